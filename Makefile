@@ -1,0 +1,33 @@
+# tune — build, test, benchmark and demo targets. `make test` is what CI runs (.ci/run).
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/ldd-tools/tune/internal/cli.Version=$(VERSION)
+BIN     := bin/tune
+
+.PHONY: build test vet bench demo fuzz corpus clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tune
+
+vet:
+	$(GO) vet ./...
+
+# The whole test suite: unit, golden, txtar end-to-end, and the fuzz seed corpora (run as plain tests).
+test: vet
+	$(GO) test -count=1 ./...
+
+# Benchmarks; compare two runs with benchstat (go run golang.org/x/perf/cmd/benchstat old.txt new.txt).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
+
+# Short fuzz run of every fuzz target (FUZZTIME=1m for longer).
+FUZZTIME ?= 20s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin bench.txt

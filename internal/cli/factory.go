@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// IOStreams are the streams a command reads and writes. Tests replace them with buffers.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// ErrIsTerminal reports whether ErrOut is a terminal (progress bars are drawn only then).
+	ErrIsTerminal bool
+	// OutIsTerminal reports whether Out is a terminal.
+	OutIsTerminal bool
+}
+
+// Factory hands each command its dependencies, so that tests can substitute any of them.
+type Factory struct {
+	IO *IOStreams
+	// Now is the clock. TUNE_NOW (RFC 3339) fixes it, which keeps reports and stored versions reproducible.
+	Now func() time.Time
+	// Getenv reads the environment.
+	Getenv func(string) string
+	// WeightsDir is the weights store directory (--weights-dir, TUNE_WEIGHTS_DIR, default "weights").
+	WeightsDir string
+	// FixturesDir is the fixture suite directory (--fixtures-dir, TUNE_FIXTURES_DIR, default "fixtures").
+	FixturesDir string
+	// ReportsDir is where reports are written (--reports-dir, TUNE_REPORTS_DIR, default "reports").
+	ReportsDir string
+}
+
+// NewFactory builds the production factory from the process environment.
+func NewFactory() *Factory {
+	f := &Factory{
+		IO: &IOStreams{
+			In:            os.Stdin,
+			Out:           os.Stdout,
+			ErrOut:        os.Stderr,
+			ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+			OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		},
+		Getenv: os.Getenv,
+	}
+	f.Now = func() time.Time { return time.Now().UTC() }
+	return f
+}
+
+// clockFromEnv fixes the clock when TUNE_NOW is set.
+func (f *Factory) clockFromEnv() error {
+	v := f.Getenv("TUNE_NOW")
+	if v == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return fmt.Errorf("TUNE_NOW=%q: want an RFC 3339 time such as 2026-12-01T03:00:00Z", v)
+	}
+	f.Now = func() time.Time { return t.UTC() }
+	return nil
+}
+
+// envOr returns the environment value of key, or def when it is unset.
+func (f *Factory) envOr(key, def string) string {
+	if v := f.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,71 @@
+// Package cli wires the tune commands: one cobra command per file, each with an options struct and a
+// runF hook that tests use to check flag parsing without running the command.
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X github.com/ldd-tools/tune/internal/cli.Version=…".
+var Version = "dev"
+
+// Main runs tune with the process arguments and returns the exit code.
+func Main() int {
+	return Run(NewFactory(), nil)
+}
+
+// Run runs tune with f and args (nil means the process arguments) and returns the exit code.
+func Run(f *Factory, args []string) int {
+	if err := f.clockFromEnv(); err != nil {
+		return exitCode(FlagErrorf("%v", err), f.IO.ErrOut)
+	}
+	root := NewRootCmd(f)
+	if args != nil {
+		root.SetArgs(args)
+	}
+	cmd, err := root.ExecuteC()
+	if err != nil && cmd != nil && isCobraUsageError(err) {
+		err = &FlagError{err: err}
+	}
+	return exitCode(err, f.IO.ErrOut)
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tune <command>",
+		Short: "Tune the LDD level scorer from trace logs, and audit where agent effort goes",
+		Long: `tune is the outer loop of the LDD thinking-levels scorer.
+
+Agents record every task in .ldd/trace.log. tune reads those logs, finds tasks that were
+dispatched too low and later regressed, finds the signal behind them, proposes one +1 weight
+change, replays the fixture suite (a level too low costs twice a level too high), and accepts
+or rolls back. Every weights version is an immutable, checksummed file under weights/.
+
+It also audits Claude Code transcripts: where tokens, thinking and money go, and whether a
+higher effort level really costs or buys anything (A/B).
+
+Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a human).`,
+		Example: `  tune score "fix the typo in README.md line 12"
+  tune trace .ldd/trace.log --last 20
+  tune nightly --logs 'projects/*/.ldd/trace.log'
+  tune audit ~/.claude/projects --by model`,
+		Version:       Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{err: err} })
+	root.PersistentFlags().StringVar(&f.WeightsDir, "weights-dir", f.envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
+	root.PersistentFlags().StringVar(&f.FixturesDir, "fixtures-dir", f.envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
+	root.PersistentFlags().StringVar(&f.ReportsDir, "reports-dir", f.envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")
+
+	for _, add := range []func(*Factory) *cobra.Command{
+		// One line per command; each lives in its own file.
+	} {
+		root.AddCommand(add(f))
+	}
+	return root
+}

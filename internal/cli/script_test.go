@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/ldd-tools/tune/internal/testutil"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"tune": func() { os.Exit(Main()) },
+	})
+}
+
+// repoRoot is the module root, so scripts can copy the bundled weights, fixtures and test data.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// TestScripts runs the end-to-end CLI scripts in testdata/script. Each script gets $ROOT (the
+// repository), a fixed clock (TUNE_NOW) and a private weights, fixtures and reports directory.
+func TestScripts(t *testing.T) {
+	root := repoRoot()
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		UpdateScripts:       *testutil.Update,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("ROOT", root)
+			env.Setenv("TESTDATA", filepath.Join(root, "testdata"))
+			env.Setenv("TUNE_NOW", "2026-12-01T03:00:00Z")
+			env.Setenv("TUNE_WEIGHTS_DIR", filepath.Join(env.WorkDir, "weights"))
+			env.Setenv("TUNE_FIXTURES_DIR", filepath.Join(env.WorkDir, "fixtures"))
+			env.Setenv("TUNE_REPORTS_DIR", filepath.Join(env.WorkDir, "reports"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// copydir SRC DST copies a directory tree (the bundled weights or fixtures) into $WORK.
+			"copydir": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: copydir SRC DST")
+				}
+				ts.Check(copyDir(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+			},
+		},
+	})
+}
+
+func copyDir(src, dst string) error {
+	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+}

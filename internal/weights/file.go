@@ -1,0 +1,237 @@
+package weights
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// fileShape is the TOML layout of a version file. Numbers are read as floats so that 2.5 is accepted and
+// then checked to be a multiple of 0.5.
+type fileShape struct {
+	Schema  int                `toml:"schema"`
+	Version int                `toml:"version"`
+	Parent  int                `toml:"parent"`
+	Created time.Time          `toml:"created"`
+	Reason  string             `toml:"reason"`
+	Evidence string            `toml:"evidence"`
+	Signals map[string]float64 `toml:"signals"`
+	Buckets map[string]float64 `toml:"buckets"`
+	Cost    map[string]int     `toml:"cost"`
+}
+
+var bucketKeys = [NumLevels - 1]string{"L0", "L1", "L2", "L3"}
+
+var costKeys = []string{"too_low", "too_high", "other_item"}
+
+// Parse reads a weights version from TOML. name (usually the file path) prefixes every error, and every
+// error names the offending key.
+func Parse(name string, data []byte) (Weights, error) {
+	var f fileShape
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		return Weights{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return Weights{}, fmt.Errorf("%s: unknown key %s", name, strings.Join(keys, ", "))
+	}
+	fail := func(key, format string, args ...any) (Weights, error) {
+		return Weights{}, fmt.Errorf("%s: %s: %s", name, key, fmt.Sprintf(format, args...))
+	}
+	if !md.IsDefined("schema") {
+		return fail("schema", "missing")
+	}
+	if f.Schema != Schema {
+		return fail("schema", "is %d, this build reads schema %d", f.Schema, Schema)
+	}
+	if f.Version <= 0 {
+		return fail("version", "must be a positive integer")
+	}
+	if f.Parent < 0 || (f.Parent >= f.Version) {
+		return fail("parent", "must be 0 (none) or an earlier version than %d", f.Version)
+	}
+	w := Weights{Schema: f.Schema, Version: f.Version, Parent: f.Parent, Created: f.Created.UTC(), Reason: f.Reason, Evidence: f.Evidence}
+	seen := [NumSignals]bool{}
+	names := make([]string, 0, len(f.Signals))
+	for n := range f.Signals {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s, ok := SignalByName(n)
+		if !ok {
+			return fail("signals."+quoteKey(n), "unknown signal (known: %s)", strings.Join(signalNames[:], ", "))
+		}
+		h, err := HalfFromFloat(f.Signals[n])
+		if err != nil {
+			return fail("signals."+quoteKey(n), "%v", err)
+		}
+		w.Signals[s] = h
+		seen[s] = true
+	}
+	for i, ok := range seen {
+		if !ok {
+			return fail("signals."+quoteKey(signalNames[i]), "missing")
+		}
+	}
+	for k := range f.Buckets {
+		if !contains(bucketKeys[:], k) {
+			return fail("buckets."+k, "unknown bucket edge (known: L0, L1, L2, L3)")
+		}
+	}
+	for i, k := range bucketKeys {
+		v, ok := f.Buckets[k]
+		if !ok {
+			return fail("buckets."+k, "missing")
+		}
+		h, err := HalfFromFloat(v)
+		if err != nil {
+			return fail("buckets."+k, "%v", err)
+		}
+		w.Buckets.Edges[i] = h
+		if i > 0 && h <= w.Buckets.Edges[i-1] {
+			return fail("buckets."+k, "edge %s must be above %s = %s (edges must increase)", h.Plain(), bucketKeys[i-1], w.Buckets.Edges[i-1].Plain())
+		}
+	}
+	for k := range f.Cost {
+		if !contains(costKeys, k) {
+			return fail("cost."+k, "unknown cost (known: %s)", strings.Join(costKeys, ", "))
+		}
+	}
+	for _, k := range costKeys {
+		v, ok := f.Cost[k]
+		if !ok {
+			return fail("cost."+k, "missing")
+		}
+		if v < 0 {
+			return fail("cost."+k, "must not be negative")
+		}
+	}
+	w.Cost = Cost{TooLow: f.Cost["too_low"], TooHigh: f.Cost["too_high"], OtherItem: f.Cost["other_item"]}
+	return w, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func quoteKey(k string) string {
+	if bareKey.MatchString(k) {
+		return k
+	}
+	return `"` + k + `"`
+}
+
+// Marshal writes w in the canonical layout: a header comment, fixed key order, one weight per line. The
+// same value always gives the same bytes, so version files diff well in a pull request.
+func (w *Weights) Marshal() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# tune weights %s", VersionName(w.Version))
+	if w.Parent > 0 {
+		fmt.Fprintf(&b, " (parent %s)", VersionName(w.Parent))
+	}
+	b.WriteString("\n")
+	if w.Reason != "" {
+		fmt.Fprintf(&b, "# reason: %s\n", oneLine(w.Reason))
+	}
+	if w.Evidence != "" {
+		fmt.Fprintf(&b, "# evidence: %s\n", oneLine(w.Evidence))
+	}
+	b.WriteString("# Weights are multiples of 0.5. Buckets are inclusive upper edges; L4 is everything above L3.\n\n")
+	fmt.Fprintf(&b, "schema = %d\n", w.Schema)
+	fmt.Fprintf(&b, "version = %d\n", w.Version)
+	fmt.Fprintf(&b, "parent = %d\n", w.Parent)
+	fmt.Fprintf(&b, "created = %s\n", w.Created.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "reason = %s\n", tomlString(w.Reason))
+	if w.Evidence != "" {
+		fmt.Fprintf(&b, "evidence = %s\n", tomlString(w.Evidence))
+	}
+	b.WriteString("\n[signals]\n")
+	for i, h := range w.Signals {
+		fmt.Fprintf(&b, "%s = %s\n", quoteKey(signalNames[i]), h.Plain())
+	}
+	b.WriteString("\n[buckets]\n")
+	for i, h := range w.Buckets.Edges {
+		fmt.Fprintf(&b, "%s = %s\n", bucketKeys[i], h.Plain())
+	}
+	b.WriteString("\n[cost]\n")
+	fmt.Fprintf(&b, "too_low = %d\n", w.Cost.TooLow)
+	fmt.Fprintf(&b, "too_high = %d\n", w.Cost.TooHigh)
+	fmt.Fprintf(&b, "other_item = %d\n", w.Cost.OtherItem)
+	return b.Bytes()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func tomlString(s string) string {
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(map[string]string{"s": s}); err != nil {
+		panic(err) // a string always encodes
+	}
+	return strings.TrimSpace(strings.TrimPrefix(b.String(), "s = "))
+}
+
+// Load reads one version file.
+func Load(path string) (Weights, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Weights{}, err
+	}
+	return Parse(path, data)
+}
+
+var versionFile = regexp.MustCompile(`^v(\d{4,})\.toml$`)
+
+// ErrNoVersions is returned when a weights directory holds no version file.
+var ErrNoVersions = errors.New("no weights version (vNNNN.toml) found")
+
+// VersionFiles lists the version files of dir in version order.
+func VersionFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&fs.ModeType == 0 && versionFile.MatchString(e.Name()) {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// LoadHighest loads the highest version in dir. The weights store derives the active version from its
+// evolution log; this is the fallback for a directory without one.
+func LoadHighest(dir string) (Weights, string, error) {
+	files, err := VersionFiles(dir)
+	if err != nil {
+		return Weights{}, "", err
+	}
+	if len(files) == 0 {
+		return Weights{}, "", fmt.Errorf("%s: %w", dir, ErrNoVersions)
+	}
+	p := files[len(files)-1]
+	w, err := Load(p)
+	return w, p, err
+}
