@@ -1,0 +1,513 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Decisions a proposal can carry. Only accept and halve can be applied.
+const (
+	DecisionAccept = "accept"
+	DecisionHalve  = "halve"
+	DecisionRevert = "revert"
+	DecisionNone   = "none"
+)
+
+// ProposalsDir is the sub-directory of the weights store that holds pending proposals.
+const ProposalsDir = "proposals"
+
+// Proposal is one evolution result waiting to be applied: the candidate weights, the steps that led to
+// them, the flagged tasks behind them and the suite losses measured by replay. It is stored as JSON in
+// weights/proposals/<ID>.json; the same proposal always serialises to the same bytes.
+//
+// JSON shape (field order fixed, 2-space indent):
+//
+//	{"id", "created", "parent", "decision", "reason", "suite_loss_before", "suite_loss_after",
+//	 "confidence"?, "candidate": {"signals": {name: number}, "buckets": {"L0".."L3": number},
+//	 "cost": {"too_low", "too_high", "other_item"}}, "steps": [...], "evidence": [...]}
+//
+// Only the signals, buckets and cost of Candidate are stored; its other fields are filled when the
+// proposal is read (Schema, Parent, Reason) or applied (Version, Created, Evidence).
+type Proposal struct {
+	ID              string
+	Created         time.Time
+	Parent          int    // weights version it was measured against
+	Decision        string // accept | halve | revert | none
+	Candidate       weights.Weights
+	Steps           []ProposalStep
+	Evidence        []FlaggedTask
+	SuiteLossBefore float64
+	SuiteLossAfter  float64
+	Reason          string
+	// Confidence summarises the evidence for a PR reader: strong | provisional | underpowered ("" unknown).
+	Confidence string
+}
+
+// ProposalStep is one attempted change: +Delta on a signal weight or on a bucket edge.
+type ProposalStep struct {
+	Kind            string // signal | bucket
+	Signal          string // reference signal name when Kind is signal
+	Edge            string // "L0".."L3" when Kind is bucket
+	Delta           weights.Half
+	Decision        string // accept | halve | revert
+	SuiteLossBefore float64
+	SuiteLossAfter  float64
+	// Optional screen statistics for the PR table; nil or "" when the evolution step did not report them.
+	Counts     *TwoByTwo // signal present/absent × task flagged/not
+	FisherP    *float64  // one-sided Fisher p, raw
+	HolmP      *float64  // Holm-adjusted across signals
+	Confidence string    // strong | provisional | underpowered
+}
+
+// TwoByTwo is the screen table of one signal: A present & flagged, B present & not flagged, C absent &
+// flagged, D absent & not flagged.
+type TwoByTwo struct {
+	A int `json:"a"`
+	B int `json:"b"`
+	C int `json:"c"`
+	D int `json:"d"`
+}
+
+// FlaggedTask is one low-side regression that motivated a proposal. Prompt (the task text) is what
+// harvesting turns into a fixture; it is empty when the trace did not keep it.
+type FlaggedTask struct {
+	MetaTimestamp string
+	Title         string
+	Level         string // level it was dispatched at, "L0".."L4"
+	Source        string // trace log path
+	Evidence      []string
+	Prompt        string
+}
+
+// --- JSON shapes. Hand-written shadow structs keep the field order fixed and print weights as numbers
+// (2, -5, 2.5) rather than as internal half-points.
+
+type proposalJSON struct {
+	ID              string             `json:"id,omitempty"`
+	Created         *time.Time         `json:"created,omitempty"`
+	Parent          int                `json:"parent"`
+	Decision        string             `json:"decision"`
+	Reason          string             `json:"reason"`
+	SuiteLossBefore float64            `json:"suite_loss_before"`
+	SuiteLossAfter  float64            `json:"suite_loss_after"`
+	Confidence      string             `json:"confidence,omitempty"`
+	Candidate       candidateJSON      `json:"candidate"`
+	Steps           []proposalStepJSON `json:"steps"`
+	Evidence        []flaggedTaskJSON  `json:"evidence"`
+}
+
+type candidateJSON struct {
+	Signals orderedNumbers `json:"signals"`
+	Buckets orderedNumbers `json:"buckets"`
+	Cost    orderedNumbers `json:"cost"`
+}
+
+type proposalStepJSON struct {
+	Kind            string    `json:"kind"`
+	Signal          string    `json:"signal,omitempty"`
+	Edge            string    `json:"edge,omitempty"`
+	Delta           float64   `json:"delta"`
+	Decision        string    `json:"decision"`
+	SuiteLossBefore float64   `json:"suite_loss_before"`
+	SuiteLossAfter  float64   `json:"suite_loss_after"`
+	Counts          *TwoByTwo `json:"counts,omitempty"`
+	FisherP         *float64  `json:"fisher_p,omitempty"`
+	HolmP           *float64  `json:"holm_p,omitempty"`
+	Confidence      string    `json:"confidence,omitempty"`
+}
+
+type flaggedTaskJSON struct {
+	MetaTimestamp string   `json:"meta_timestamp"`
+	Title         string   `json:"title"`
+	Level         string   `json:"level"`
+	Source        string   `json:"source"`
+	Evidence      []string `json:"evidence"`
+	Prompt        string   `json:"prompt,omitempty"`
+}
+
+// namedNumber and orderedNumbers print a JSON object in a fixed key order (table order), which a Go map
+// cannot do; reading goes through an ordinary map.
+type namedNumber struct {
+	Name  string
+	Value float64
+}
+
+type orderedNumbers []namedNumber
+
+func (o orderedNumbers) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, n := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := marshalNoEscape(n.Name)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := json.Marshal(n.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func (o *orderedNumbers) UnmarshalJSON(data []byte) error {
+	// Decode into a map, but keep the keys in file order so that errors and re-marshals are stable.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("want an object of numbers")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key := tok.(string)
+		var v float64
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("%q: %w", key, err)
+		}
+		if seen[key] {
+			return fmt.Errorf("%q: duplicate key", key)
+		}
+		seen[key] = true
+		*o = append(*o, namedNumber{key, v})
+	}
+	_, err = dec.Token()
+	return err
+}
+
+func (o orderedNumbers) lookup(name string) (float64, bool) {
+	for _, n := range o {
+		if n.Name == name {
+			return n.Value, true
+		}
+	}
+	return 0, false
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep "components>=3" readable instead of "components\u003e=3"
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+var bucketNames = [weights.NumLevels - 1]string{"L0", "L1", "L2", "L3"}
+
+func weightsToCandidate(w *weights.Weights) candidateJSON {
+	var c candidateJSON
+	for _, s := range weights.Signals() {
+		c.Signals = append(c.Signals, namedNumber{s.String(), w.Signals[s].Float()})
+	}
+	for i, e := range w.Buckets.Edges {
+		c.Buckets = append(c.Buckets, namedNumber{bucketNames[i], e.Float()})
+	}
+	c.Cost = orderedNumbers{
+		{"too_low", float64(w.Cost.TooLow)},
+		{"too_high", float64(w.Cost.TooHigh)},
+		{"other_item", float64(w.Cost.OtherItem)},
+	}
+	return c
+}
+
+// candidateToWeights checks a candidate the way weights.Parse checks a version file: all nine signals, four
+// increasing bucket edges, three non-negative integer costs, every weight a multiple of 0.5.
+func candidateToWeights(c candidateJSON) (weights.Weights, error) {
+	w := weights.Weights{Schema: weights.Schema}
+	seen := [weights.NumSignals]bool{}
+	for _, n := range c.Signals {
+		s, ok := weights.SignalByName(n.Name)
+		if !ok {
+			return w, fmt.Errorf("candidate.signals.%q: unknown signal", n.Name)
+		}
+		h, err := weights.HalfFromFloat(n.Value)
+		if err != nil {
+			return w, fmt.Errorf("candidate.signals.%q: %v", n.Name, err)
+		}
+		w.Signals[s], seen[s] = h, true
+	}
+	for _, s := range weights.Signals() {
+		if !seen[s] {
+			return w, fmt.Errorf("candidate.signals.%q: missing", s.String())
+		}
+	}
+	for _, n := range c.Buckets {
+		if _, ok := indexOf(bucketNames[:], n.Name); !ok {
+			return w, fmt.Errorf("candidate.buckets.%s: unknown bucket edge (known: L0, L1, L2, L3)", n.Name)
+		}
+	}
+	for i, name := range bucketNames {
+		v, ok := c.Buckets.lookup(name)
+		if !ok {
+			return w, fmt.Errorf("candidate.buckets.%s: missing", name)
+		}
+		h, err := weights.HalfFromFloat(v)
+		if err != nil {
+			return w, fmt.Errorf("candidate.buckets.%s: %v", name, err)
+		}
+		if i > 0 && h <= w.Buckets.Edges[i-1] {
+			return w, fmt.Errorf("candidate.buckets.%s: edge %s must be above %s (edges must increase)", name, h.Plain(), w.Buckets.Edges[i-1].Plain())
+		}
+		w.Buckets.Edges[i] = h
+	}
+	costs := []*int{&w.Cost.TooLow, &w.Cost.TooHigh, &w.Cost.OtherItem}
+	for _, n := range c.Cost {
+		if _, ok := indexOf([]string{"too_low", "too_high", "other_item"}, n.Name); !ok {
+			return w, fmt.Errorf("candidate.cost.%s: unknown cost (known: too_low, too_high, other_item)", n.Name)
+		}
+	}
+	for i, name := range []string{"too_low", "too_high", "other_item"} {
+		v, ok := c.Cost.lookup(name)
+		if !ok {
+			return w, fmt.Errorf("candidate.cost.%s: missing", name)
+		}
+		if v < 0 || v != float64(int(v)) {
+			return w, fmt.Errorf("candidate.cost.%s: must be a non-negative integer", name)
+		}
+		*costs[i] = int(v)
+	}
+	return w, nil
+}
+
+func indexOf(list []string, s string) (int, bool) {
+	for i, x := range list {
+		if x == s {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+func (p *Proposal) toJSON(withIdentity bool) proposalJSON {
+	j := proposalJSON{
+		Parent:          p.Parent,
+		Decision:        p.Decision,
+		Reason:          p.Reason,
+		SuiteLossBefore: p.SuiteLossBefore,
+		SuiteLossAfter:  p.SuiteLossAfter,
+		Confidence:      p.Confidence,
+		Candidate:       weightsToCandidate(&p.Candidate),
+		Steps:           []proposalStepJSON{},
+		Evidence:        []flaggedTaskJSON{},
+	}
+	if withIdentity {
+		j.ID = p.ID
+		if !p.Created.IsZero() {
+			t := p.Created.UTC()
+			j.Created = &t
+		}
+	}
+	for _, s := range p.Steps {
+		j.Steps = append(j.Steps, proposalStepJSON{
+			Kind: s.Kind, Signal: s.Signal, Edge: s.Edge, Delta: s.Delta.Float(), Decision: s.Decision,
+			SuiteLossBefore: s.SuiteLossBefore, SuiteLossAfter: s.SuiteLossAfter,
+			Counts: s.Counts, FisherP: s.FisherP, HolmP: s.HolmP, Confidence: s.Confidence,
+		})
+	}
+	for _, t := range p.Evidence {
+		ev := t.Evidence
+		if ev == nil {
+			ev = []string{}
+		}
+		j.Evidence = append(j.Evidence, flaggedTaskJSON{
+			MetaTimestamp: t.MetaTimestamp, Title: t.Title, Level: t.Level, Source: t.Source, Evidence: ev, Prompt: t.Prompt,
+		})
+	}
+	return j
+}
+
+func encodeIndented(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// ComputeID returns the proposal's content ID: "p-" + the first 12 hex digits of the sha256 of its
+// canonical JSON without the id and created fields, so re-running the same evolution gives the same ID.
+func (p *Proposal) ComputeID() string {
+	data, err := encodeIndented(p.toJSON(false))
+	if err != nil {
+		panic(err) // plain structs of strings and numbers always encode
+	}
+	sum := sha256.Sum256(data)
+	return "p-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// MarshalJSON writes the canonical form (ID recomputed from the content).
+func (p *Proposal) MarshalJSON() ([]byte, error) {
+	q := *p
+	q.ID = p.ComputeID()
+	return encodeIndented(q.toJSON(true))
+}
+
+func validDecision(d string) bool {
+	switch d {
+	case DecisionAccept, DecisionHalve, DecisionRevert, DecisionNone:
+		return true
+	}
+	return false
+}
+
+// Applicable reports whether the proposal carries a change that `tune apply` may write.
+func (p *Proposal) Applicable() bool {
+	return p.Decision == DecisionAccept || p.Decision == DecisionHalve
+}
+
+// WriteProposal stores p in dir as <ID>.json (atomically) and sets p.ID. It is idempotent: when a file with
+// the same ID exists, nothing is rewritten and created is false.
+func WriteProposal(dir string, p *Proposal) (path string, created bool, err error) {
+	if !validDecision(p.Decision) {
+		return "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
+	}
+	if _, err := candidateToWeights(weightsToCandidate(&p.Candidate)); err != nil {
+		return "", false, fmt.Errorf("proposal: %w", err)
+	}
+	p.ID = p.ComputeID()
+	if p.Created.IsZero() {
+		return "", false, fmt.Errorf("proposal %s: created time is not set", p.ID)
+	}
+	data, err := encodeIndented(p.toJSON(true))
+	if err != nil {
+		return "", false, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, err
+	}
+	path = filepath.Join(dir, p.ID+".json")
+	if _, err := os.Stat(path); err == nil {
+		return path, false, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, err
+	}
+	if err := writeFileAtomic(path, data); err != nil {
+		return "", false, err
+	}
+	return path, true, nil
+}
+
+// ReadProposal reads and checks a proposal file. Errors name the file and, for syntax errors, the line.
+// A missing id is computed; an id that does not match the content is refused (the file was edited).
+func ReadProposal(path string) (*Proposal, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProposal(path, data)
+}
+
+// ParseProposal is ReadProposal on bytes already read; name prefixes every error.
+func ParseProposal(name string, data []byte) (*Proposal, error) {
+	var j proposalJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, describeJSONError(data, err))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s:%d: unexpected data after the proposal object", name, lineAt(data, dec.InputOffset()))
+	}
+	if !validDecision(j.Decision) {
+		return nil, fmt.Errorf("%s: decision %q: want accept, halve, revert or none", name, j.Decision)
+	}
+	if j.Parent < 0 {
+		return nil, fmt.Errorf("%s: parent %d: must be a weights version (1, 2, …)", name, j.Parent)
+	}
+	cand, err := candidateToWeights(j.Candidate)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	p := &Proposal{
+		Parent: j.Parent, Decision: j.Decision, Reason: j.Reason,
+		SuiteLossBefore: j.SuiteLossBefore, SuiteLossAfter: j.SuiteLossAfter, Confidence: j.Confidence,
+		Candidate: cand,
+	}
+	if j.Created != nil {
+		p.Created = j.Created.UTC()
+	}
+	p.Candidate.Parent = j.Parent
+	p.Candidate.Reason = j.Reason
+	for i, s := range j.Steps {
+		d, err := weights.HalfFromFloat(s.Delta)
+		if err != nil {
+			return nil, fmt.Errorf("%s: steps[%d].delta: %v", name, i, err)
+		}
+		switch s.Kind {
+		case "signal":
+			if _, ok := weights.SignalByName(s.Signal); !ok {
+				return nil, fmt.Errorf("%s: steps[%d].signal %q: unknown signal", name, i, s.Signal)
+			}
+		case "bucket":
+			if _, ok := indexOf(bucketNames[:], s.Edge); !ok {
+				return nil, fmt.Errorf("%s: steps[%d].edge %q: want L0, L1, L2 or L3", name, i, s.Edge)
+			}
+		default:
+			return nil, fmt.Errorf("%s: steps[%d].kind %q: want signal or bucket", name, i, s.Kind)
+		}
+		p.Steps = append(p.Steps, ProposalStep{
+			Kind: s.Kind, Signal: s.Signal, Edge: s.Edge, Delta: d, Decision: s.Decision,
+			SuiteLossBefore: s.SuiteLossBefore, SuiteLossAfter: s.SuiteLossAfter,
+			Counts: s.Counts, FisherP: s.FisherP, HolmP: s.HolmP, Confidence: s.Confidence,
+		})
+	}
+	for _, t := range j.Evidence {
+		p.Evidence = append(p.Evidence, FlaggedTask{
+			MetaTimestamp: t.MetaTimestamp, Title: t.Title, Level: t.Level, Source: t.Source, Evidence: t.Evidence, Prompt: t.Prompt,
+		})
+	}
+	id := p.ComputeID()
+	if j.ID != "" && j.ID != id {
+		return nil, fmt.Errorf("%s: id %s does not match the content (hash gives %s): the proposal was edited after it was written", name, j.ID, id)
+	}
+	p.ID = id
+	return p, nil
+}
+
+func describeJSONError(data []byte, err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("line %d: %v", lineAt(data, syn.Offset), err)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("line %d: %s: want %s, got %s", lineAt(data, typ.Offset), typ.Field, typ.Type, typ.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func lineAt(data []byte, offset int64) int {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	return 1 + bytes.Count(data[:offset], []byte("\n"))
+}
