@@ -3,6 +3,12 @@
 // tests, bootstrap effect sizes). Nothing here prints or reads files; where
 // a result needs a caveat, the caveat is returned as data (Warnings).
 //
+// Every 2×2 table function takes its cells in this layout:
+//
+//	                 flagged (miss)   not flagged
+//	signal present        a               b
+//	signal absent         c               d
+//
 // Conventions and assumptions, function by function:
 //
 //   - Median is the ordinary sample median: the middle value, or the mean of
@@ -23,8 +29,8 @@
 //     rank sum, conditional on the tie pattern) when both samples have ≤ 50
 //     values and there are no ties, or ≤ 25 values with ties — benchstat's
 //     limits, so our p matches benchstat's. Above that it is the normal
-//     approximation with tie and continuity correction. Empty samples give
-//     p=NaN; all values equal give p=1. MannWhitneyMinP gives the smallest
+//     approximation with tie and continuity correction. Empty samples or a NaN
+//     value give U=p=NaN; all values equal give p=1. MannWhitneyMinP gives the smallest
 //     p attainable for the sizes; MinMWUSamples the per-arm n needed for
 //     that to reach α (4 at 0.05).
 //
@@ -43,13 +49,8 @@
 //     each ≥ its raw p, capped at 1, monotone in the raw order. NaN entries
 //     stay NaN and do not count towards the family size.
 //
-//   - 2×2 tables use the layout
-//
-//	                 flagged (miss)   not flagged
-//	signal present        a               b
-//	signal absent         c               d
-//
-//     FisherGreater is the one-sided Fisher exact p that the signal raises
+//   - 2×2 tables use the layout shown below (a = signal present and
+//     flagged). FisherGreater is the one-sided Fisher exact p that the signal raises
 //     the miss rate: P(X ≥ a) under the hypergeometric law with the table's
 //     margins (computed from math.Lgamma; gonum has no hypergeometric).
 //     FisherMinP is the smallest p attainable with those margins; if it is

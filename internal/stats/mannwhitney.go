@@ -41,7 +41,7 @@ func MannWhitney(x, y []float64) (u, p float64) {
 func MannWhitneyTest(x, y []float64) MannWhitneyResult {
 	n1, n2 := len(x), len(y)
 	res := MannWhitneyResult{N1: n1, N2: n2, U: math.NaN(), P: math.NaN()}
-	if n1 == 0 || n2 == 0 {
+	if n1 == 0 || n2 == 0 || hasNaN(x) || hasNaN(y) {
 		return res
 	}
 	all := make([]float64, 0, n1+n2)
@@ -177,4 +177,13 @@ func logChoose(n, k int) float64 {
 	b, _ := math.Lgamma(float64(k + 1))
 	c, _ := math.Lgamma(float64(n - k + 1))
 	return a - b - c
+}
+
+func hasNaN(xs []float64) bool {
+	for _, v := range xs {
+		if math.IsNaN(v) {
+			return true
+		}
+	}
+	return false
 }
