@@ -1,0 +1,50 @@
+package traceparse
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// ParseSignals reads a meta signals= field, "name:±w,…". Like the reference aggregator it splits on
+// "," and then on the LAST ":" (so "components>=3:+2" works); unlike it, weights may be halves
+// ("+2.5") and every malformed pair is reported in problems instead of dropped silently. A later
+// duplicate name updates the earlier one in place. Known names are given in their reference spelling
+// (the docs' "components≥3" becomes "components>=3"); unknown names are kept and reported.
+// The result is never nil, so a present but empty field reads as an empty list.
+func ParseSignals(raw string) (sigs []SignalWeight, problems []string) {
+	sigs = []SignalWeight{}
+	for _, pair := range strings.Split(raw, ",") {
+		pair = trimPy(pair)
+		if pair == "" {
+			continue
+		}
+		i := strings.LastIndexByte(pair, ':')
+		if i < 0 {
+			problems = append(problems, fmt.Sprintf("signals: %q has no :weight, ignored", pair))
+			continue
+		}
+		name, weight := trimPy(pair[:i]), trimPy(pair[i+1:])
+		w, err := weights.ParseHalf(weight)
+		if err != nil || name == "" {
+			problems = append(problems, fmt.Sprintf("signals: %q is not name:±weight (weights are multiples of 0.5), ignored", pair))
+			continue
+		}
+		if s, ok := weights.SignalByName(name); ok {
+			name = s.String()
+		} else {
+			problems = append(problems, fmt.Sprintf("signals: %q is not a scorer signal", name))
+		}
+		replaced := false
+		for j := range sigs {
+			if sigs[j].Name == name {
+				sigs[j].Weight, replaced = w, true
+			}
+		}
+		if !replaced {
+			sigs = append(sigs, SignalWeight{Name: name, Weight: w})
+		}
+	}
+	return sigs, problems
+}

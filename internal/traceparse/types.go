@@ -1,0 +1,153 @@
+package traceparse
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Warning is a line that was skipped (Skipped) or kept with a caveat. Line counts from the start of
+// the file, or from the tail start for a tail read (see the package doc); Offset is always the
+// absolute byte offset of the line.
+type Warning struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Offset  int64  `json:"offset"`
+	Reason  string `json:"reason"`
+	Skipped bool   `json:"skipped"`
+}
+
+// LineCounts accounts for every physical line read: Read == Parsed + Skipped. Blank and Comment are
+// the part of Skipped that is harmless and has no warning.
+type LineCounts struct {
+	Read    int `json:"read"`
+	Parsed  int `json:"parsed"`
+	Skipped int `json:"skipped"`
+	Blank   int `json:"blank"`
+	Comment int `json:"comment"`
+}
+
+// Add sums two counts (for several logs).
+func (c *LineCounts) Add(o LineCounts) {
+	c.Read += o.Read
+	c.Parsed += o.Parsed
+	c.Skipped += o.Skipped
+	c.Blank += o.Blank
+	c.Comment += o.Comment
+}
+
+// Entry kinds.
+const (
+	KindMeta  = "meta"
+	KindIter  = "iter"
+	KindClose = "close"
+	KindEpoch = "epoch"
+)
+
+// Entry is one parsed line. Fields holds the key=value pairs as the reference reader produces them
+// (including its synthesised level, level_name, level_chosen, baseline and k=0), plus the legacy
+// aliases the package doc lists. The typed fields below are this package's reading of them.
+type Entry struct {
+	Line      int               `json:"line"`
+	Offset    int64             `json:"offset"`
+	Timestamp string            `json:"timestamp"`
+	Loop      string            `json:"loop"`
+	Kind      string            `json:"kind"` // meta | iter | close | epoch
+	Fields    map[string]string `json:"fields"`
+	// K is the iteration index (k=, else r=/o=/phase=); nil when absent or not an integer.
+	K        *int `json:"k"`
+	Baseline bool `json:"baseline"`
+	// Epoch is the iteration's epoch= value, else the last epoch line seen in its task, else 0.
+	Epoch int `json:"epoch"`
+	// Loss is loss= (or legacy loss_norm=); nil when absent or not a finite number.
+	Loss *float64 `json:"loss"`
+	// DeltaLoss is Loss minus the previous known Loss of the same task, loop and epoch (rounded to 1e-6);
+	// nil for a baseline, for the first iteration of a group, or when either loss is unknown.
+	DeltaLoss *float64 `json:"delta_loss"`
+}
+
+// SignalWeight is one name:weight pair of a meta line's signals= field.
+type SignalWeight struct {
+	Name   string       `json:"name"`
+	Weight weights.Half `json:"weight"`
+}
+
+// MarshalJSON writes the weight in points (2, -5, 2.5), not in half-points.
+func (s SignalWeight) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Name   string  `json:"name"`
+		Weight float64 `json:"weight"`
+	}{s.Name, s.Weight.Float()})
+}
+
+// Task is one meta-delimited slice of a log (or the legacy slice before the first meta line).
+type Task struct {
+	Source string `json:"source"`
+	// Line is the meta line (the first line of a legacy task); Offset its absolute byte offset.
+	Line          int    `json:"line"`
+	Offset        int64  `json:"offset"`
+	MetaTimestamp string `json:"meta_timestamp"`
+	// MetaTime is MetaTimestamp parsed as RFC 3339; zero when it is not (the task then stays out of
+	// time windows, Decision 1.10.6).
+	MetaTime time.Time `json:"-"`
+	// Legacy marks the synthetic task of the lines before the first meta line; it has no level.
+	Legacy bool `json:"legacy"`
+	// Level is "L0".."L4" or "" when unknown.
+	Level string `json:"level"`
+	// Dispatch is the short form auto|explicit|bump|override-down; unknown values pass through; "" none.
+	Dispatch   string `json:"dispatch"`
+	Creativity string `json:"creativity"`
+	// Signals is nil when the meta line has no signals= field (HasSignals false).
+	Signals    []SignalWeight `json:"signals"`
+	HasSignals bool           `json:"-"`
+	// WeightsVersion is the meta weights= field (e.g. "v0002"), "" when absent.
+	WeightsVersion string `json:"weights_version"`
+	// Title is task=; a legacy task gets the reference's "(legacy-trace, no meta header)".
+	Title string `json:"task"`
+	// Loops is the declared loops= list; LoopsUsed the loops of its iterations in order of appearance.
+	Loops     []string `json:"loops"`
+	LoopsUsed []string `json:"loops_used"`
+	Closed    bool     `json:"closed"`
+	// Terminal and LossFinal come from the last close line. Without a loss_final there, LossFinal is
+	// the last iteration's loss (as the reference aggregator does); nil when that is unknown too.
+	Terminal  string   `json:"terminal"`
+	LossFinal *float64 `json:"loss_final"`
+	// LossFinalFrom says where LossFinal came from: "close", "iteration" or "" (unknown).
+	LossFinalFrom      string `json:"loss_final_from"`
+	RegressionFollowed bool   `json:"regression_followed"`
+	// RegressionOf is regression_of= (the meta timestamp of an earlier task), "" when absent.
+	RegressionOf string `json:"regression_of"`
+	// Files is the union of files= on any of its lines, sorted and deduplicated.
+	Files []string `json:"files"`
+	// Meta is the meta line itself (zero for a legacy task).
+	Meta Entry `json:"-"`
+	// Entries are its iteration, close and epoch lines in file order.
+	Entries []Entry `json:"iterations"`
+}
+
+// Tail records that a log was read from Offset rather than from its start: its line numbers count
+// from 1 at that offset.
+type Tail struct {
+	File   string `json:"file"`
+	Offset int64  `json:"offset"`
+}
+
+// Result is what a read returns: the tasks in file order, the line accounting, and the warnings.
+type Result struct {
+	Tasks    []Task     `json:"tasks"`
+	Lines    LineCounts `json:"lines"`
+	Warnings []Warning  `json:"warnings"`
+	Tails    []Tail     `json:"tails,omitempty"`
+}
+
+// SkippedWarnings returns the warnings of skipped lines (blank and comment lines have none).
+func (r *Result) SkippedWarnings() []Warning {
+	var out []Warning
+	for _, w := range r.Warnings {
+		if w.Skipped {
+			out = append(out, w)
+		}
+	}
+	return out
+}
