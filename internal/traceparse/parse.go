@@ -48,12 +48,12 @@ type parser struct {
 	// still be continuations of its value; 0 when there is none.
 	openQuoteLine int
 
-	cur      Task // the open task, when open
-	open     bool
-	epoch    int         // current epoch of the open task (from its epoch lines)
-	groups   []lossGroup // Δloss state of the open task, per loop and epoch
-	lastIter int         // index in cur.Entries of its last iteration, -1 none
-	lastClose int        // index in cur.Entries of its last close, -1 none
+	cur       Task // the open task, when open
+	open      bool
+	epoch     int         // current epoch of the open task (from its epoch lines)
+	groups    []lossGroup // Δloss state of the open task, per loop and epoch
+	lastIter  int         // index in cur.Entries of its last iteration, -1 none
+	lastClose int         // index in cur.Entries of its last close, -1 none
 }
 
 type lossGroup struct {
