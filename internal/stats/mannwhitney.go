@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 )
 
 // Exact-distribution limits for the Mann–Whitney U test, per sample. They
@@ -107,26 +108,32 @@ func exactRankSumP(ranks2 []int, n1 int) float64 {
 // subsetSumCounts returns counts[s] = number of k-element subsets of ranks
 // whose sum is s. Counts are float64: C(100,50)≈1e29 exceeds any integer
 // type, and the relative error of float64 is far below what a p-value needs.
+//
+// The ranks are taken in ascending order so that j picks among the first i
+// of them can only sum to [smallest j, largest j of those i]; looping over
+// that band alone, and skipping pick counts that can no longer reach k, makes
+// 50 v 50 several times cheaper than the full table.
 func subsetSumCounts(ranks []int, k int) []float64 {
-	maxSum := 0
-	for _, r := range ranks {
-		maxSum += r
+	sorted := slices.Clone(ranks)
+	slices.Sort(sorted)
+	prefix := make([]int, len(sorted)+1)
+	for i, r := range sorted {
+		prefix[i+1] = prefix[i] + r
 	}
 	// dp[j][s]: ways to pick j of the ranks seen so far with sum s.
 	dp := make([][]float64, k+1)
 	for j := range dp {
-		dp[j] = make([]float64, maxSum+1)
+		dp[j] = make([]float64, prefix[len(sorted)]+1)
 	}
 	dp[0][0] = 1
-	seen := 0
-	for i, r := range ranks {
-		seen += r
-		for j := min(i+1, k); j >= 1; j-- {
+	for i, r := range sorted {
+		// Before this rank, j−1 picks among the first i ranks sum to
+		// [prefix[j−1], prefix[i]−prefix[i−j+1]]. Counts for j < k−(ranks
+		// still to come) can never grow to k picks, so they are skipped.
+		for j := min(i+1, k); j >= max(1, k-(len(sorted)-1-i)); j-- {
 			prev, cur := dp[j-1], dp[j]
-			for s := seen; s >= r; s-- {
-				if c := prev[s-r]; c != 0 {
-					cur[s] += c
-				}
+			for s := prefix[j-1]; s <= prefix[i]-prefix[i-j+1]; s++ {
+				cur[s+r] += prev[s]
 			}
 		}
 	}
