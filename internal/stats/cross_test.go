@@ -316,3 +316,14 @@ func TestMedianCICoverage(t *testing.T) {
 		}
 	}
 }
+
+func TestMannWhitneyTiedRegressions(t *testing.T) {
+	// Tied cases where go-moremath's symmetric shortcut is wrong (it returns
+	// 0 and 1.333 here); the permutation distribution, counted by hand:
+	// pool {0,0,0,2,2,3,3}, x={3}: U ∈ {1 (×3), 3.5 (×2), 5.5 (×2)}, observed
+	// 5.5, upper tail 2/7 → p = 4/7.
+	near(t, "x={3}", MannWhitneyTest([]float64{3}, []float64{0, 2, 2, 3, 0, 0}).P, 4.0/7, 1e-15)
+	// pool {1,1,2}, x={2}: U ∈ {0.5 (×2), 2 (×1)}, observed 2, upper tail
+	// 1/3 → p = 2/3.
+	near(t, "x={2}", MannWhitneyTest([]float64{2}, []float64{1, 1}).P, 2.0/3, 1e-15)
+}

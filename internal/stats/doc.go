@@ -28,11 +28,14 @@
 //     mid-ranks. The p-value is exact (the permutation distribution of the
 //     rank sum, conditional on the tie pattern) when both samples have ≤ 50
 //     values and there are no ties, or ≤ 25 values with ties — benchstat's
-//     limits, so our p matches benchstat's. Above that it is the normal
-//     approximation with tie and continuity correction. Empty samples or a NaN
-//     value give U=p=NaN; all values equal give p=1. MannWhitneyMinP gives the smallest
-//     p attainable for the sizes; MinMWUSamples the per-arm n needed for
-//     that to reach α (4 at 0.05).
+//     limits. Without ties p equals benchstat's (go-moremath); with ties it
+//     can differ, because go-moremath doubles one tail as if the tied null
+//     distribution were symmetric and can return p>1 or even 0 (see the
+//     tests). Above the limits it is the normal approximation with tie and
+//     continuity correction, as benchstat. Empty samples or a NaN value give
+//     U=p=NaN; all values equal give p=1. MannWhitneyMinP gives the smallest
+//     p attainable for the sizes; MinMWUSamples the per-arm n needed for that
+//     to reach α (4 at 0.05).
 //
 //   - SignTest: exact two-sided binomial test with P=½ on the counts of
 //     positive and negative differences (McNemar exact on discordant pairs);
