@@ -1,0 +1,136 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// LogFile is the append-only, hash-chained evolution log.
+const LogFile = "evolution.jsonl"
+
+// Log actions. init is written once, by the first write to a store that has no log yet; it records the
+// version files that existed then.
+const (
+	ActionInit           = "init"
+	ActionProposeAttempt = "propose-attempt"
+	ActionAccept         = "accept"
+	ActionHalve          = "halve"
+	ActionRevert         = "revert"
+	ActionApply          = "apply"
+	ActionRollback       = "rollback"
+	ActionRepair         = "repair"
+)
+
+// ValidAction reports whether a is a log action this build knows.
+func ValidAction(a string) bool {
+	switch a {
+	case ActionInit, ActionProposeAttempt, ActionAccept, ActionHalve, ActionRevert, ActionApply, ActionRollback, ActionRepair:
+		return true
+	}
+	return false
+}
+
+// LogEntry is one line of weights/evolution.jsonl (compact JSON, fields in this order).
+//
+// The store fills Serial, Lineage, Time and PrevHash; callers of Store.Log fill the rest. Serial goes up by
+// one per line; Lineage is fixed by the init entry (Terraform state serial/lineage); PrevHash is the
+// sha256 (hex) of the previous line's bytes ("" on the first line), which makes the log a hash chain.
+type LogEntry struct {
+	Serial  int       `json:"serial"`
+	Lineage string    `json:"lineage"`
+	Action  string    `json:"action"`
+	Time    time.Time `json:"time"`
+	// Parent is the active version when the action started; Result the version it wrote or made active
+	// (0 when none, e.g. a reverted attempt).
+	Parent int `json:"parent"`
+	Result int `json:"result,omitempty"`
+	// ResultSHA256 is the sha256 (hex) of the result version file, checked by Verify.
+	ResultSHA256 string `json:"result_sha256,omitempty"`
+	// Restores is, for a rollback, the version whose content the result repeats.
+	Restores        int      `json:"restores,omitempty"`
+	Proposal        string   `json:"proposal,omitempty"` // proposal id
+	Change          string   `json:"change,omitempty"`   // e.g. "ambiguous +1", "bucket L1 +0.5"
+	Decision        string   `json:"decision,omitempty"` // accept | halve | revert | none, or what a repair did
+	Evidence        []string `json:"evidence,omitempty"`
+	SuiteLossBefore *float64 `json:"suite_loss_before,omitempty"`
+	SuiteLossAfter  *float64 `json:"suite_loss_after,omitempty"`
+	// Harvested lists the fixture files an apply added.
+	Harvested []string `json:"harvested,omitempty"`
+	// Files records the sha256 of version files: every file for init, the re-signed files for a resign.
+	Files    []FileHash `json:"files,omitempty"`
+	Reason   string     `json:"reason,omitempty"`
+	PrevHash string     `json:"prev_hash"`
+}
+
+// FileHash is a version file and the sha256 (hex) of its bytes.
+type FileHash struct {
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+}
+
+// Loss returns a pointer to v, for the optional loss fields.
+func Loss(v float64) *float64 { return &v }
+
+func (e *LogEntry) marshalLine() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		panic(err) // strings, numbers and times always encode
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+func lineHash(line []byte) string {
+	h := sha256.Sum256(line)
+	return hex.EncodeToString(h[:])
+}
+
+func fileSHA(data []byte) string {
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:])
+}
+
+// logLine is one line of the log with its raw bytes and line number; OK is false when it did not parse.
+type logLine struct {
+	No    int
+	Raw   []byte
+	Entry LogEntry
+	OK    bool
+}
+
+// parseLog splits the log into lines. A line that is not a valid entry is kept (OK false, for the hash
+// chain) and reported as a problem; chain checks happen in Verify. complete is false when the file does not end in a newline
+// (an append that was cut short).
+func parseLog(data []byte) (lines []logLine, bad []Problem, complete bool) {
+	complete = len(data) == 0 || data[len(data)-1] == '\n'
+	no := 0
+	for len(data) > 0 {
+		no++
+		raw := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			raw, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		var e LogEntry
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			bad = append(bad, Problem{Kind: ProblemLog, File: LogFile, Line: no, Message: fmt.Sprintf("not a log entry: %v", err)})
+			lines = append(lines, logLine{No: no, Raw: raw})
+			continue
+		}
+		if !ValidAction(e.Action) {
+			bad = append(bad, Problem{Kind: ProblemLog, File: LogFile, Line: no, Message: fmt.Sprintf("unknown action %q", e.Action)})
+		}
+		lines = append(lines, logLine{No: no, Raw: raw, Entry: e, OK: true})
+	}
+	return lines, bad, complete
+}
+
+func unmarshalEntry(line []byte, e *LogEntry) error { return json.Unmarshal(line, e) }

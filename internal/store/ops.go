@@ -1,0 +1,518 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// pendingOp is weights/.pending.json: everything a multi-step operation will write, recorded before the
+// first write and removed after the last (the golang-migrate "dirty" flag, with enough content that
+// `tune repair` can finish the operation instead of guessing).
+type pendingOp struct {
+	Op      string         `json:"op"`     // apply | rollback
+	Serial  int            `json:"serial"` // serial of the log entry the operation appends
+	Lineage string         `json:"lineage"`
+	Started time.Time      `json:"started"`
+	Writes  []pendingWrite `json:"writes"` // new files in write order: the version file, then harvested fixtures
+	PrevSum string         `json:"prev_sum"`
+	NewSum  string         `json:"new_sum"`
+	Entry   string         `json:"entry"` // the log line it appends
+}
+
+type pendingWrite struct {
+	Step    string `json:"step"`    // crash-hook name of this write
+	Path    string `json:"path"`    // version files: relative to the store; fixtures: absolute
+	Content string `json:"content"` // the exact bytes
+}
+
+func parsePending(data []byte) (*pendingOp, error) {
+	var op pendingOp
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&op); err != nil {
+		return nil, err
+	}
+	if op.Op == "" || op.Serial <= 0 || op.Entry == "" {
+		return nil, errors.New("incomplete marker")
+	}
+	return &op, nil
+}
+
+func (op *pendingOp) describeWrites() string {
+	names := make([]string, len(op.Writes))
+	for i, w := range op.Writes {
+		names[i] = filepath.Base(w.Path)
+	}
+	if len(names) == 0 {
+		return "no new files"
+	}
+	return "writing " + strings.Join(names, ", ")
+}
+
+func (s *Store) path(name string) string { return filepath.Join(s.Dir, name) }
+
+func (s *Store) absPath(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return s.path(p)
+}
+
+// step is called after every write; the test hook CrashAfter stops the operation there.
+func (s *Store) step(name string) error {
+	if s.CrashAfter != "" && s.CrashAfter == name {
+		return fmt.Errorf("%w after step %q", ErrInjectedCrash, name)
+	}
+	return nil
+}
+
+// mutate runs fn under the store lock on a fresh read of the store, after checking that the log head is
+// where this Store expects it (serial and lineage). On success the expected head moves to the new one.
+func (s *Store) mutate(fn func(st *state) error) error {
+	timeout := s.LockTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	lock := flock.New(s.path(LockFile))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ok, err := lock.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("lock %s: %w", s.path(LockFile), err)
+	}
+	if !ok {
+		return fmt.Errorf("weights store %s is locked by another tune run (%s held for more than %s); try again when it finishes", s.Dir, LockFile, timeout)
+	}
+	defer lock.Unlock()
+	st, err := loadState(s.Dir)
+	if err != nil {
+		return err
+	}
+	serial, lineage := st.head()
+	if serial != s.serial || (s.lineage != "" && lineage != s.lineage) {
+		return &StaleError{Dir: s.Dir, ExpectedSerial: s.serial, HeadSerial: serial, ExpectedLineage: s.lineage, HeadLineage: lineage}
+	}
+	if err := fn(st); err != nil {
+		return err
+	}
+	after, err := loadState(s.Dir)
+	if err != nil {
+		return err
+	}
+	s.serial, s.lineage = after.head()
+	return nil
+}
+
+// requireClean refuses to build on a store that is dirty (an interrupted operation) or does not verify.
+func (st *state) requireClean() error {
+	if st.pendingData != nil {
+		return fmt.Errorf("weights store %s has an interrupted operation (%s); run `tune verify` to see it, then `tune repair`", st.dir, PendingFile)
+	}
+	if probs := st.verify(); len(probs) > 0 {
+		more := ""
+		if len(probs) > 1 {
+			more = fmt.Sprintf(" (and %d more)", len(probs)-1)
+		}
+		return fmt.Errorf("weights store %s does not verify: %s%s; run `tune verify`", st.dir, probs[0], more)
+	}
+	return nil
+}
+
+// appendLine appends one log line, filling serial, lineage, time and prev_hash from the current head. The
+// whole log is rewritten through a temp file and renamed, so a crash can never leave half a line.
+func (s *Store) appendLine(st *state, e LogEntry) ([]byte, error) {
+	line := s.buildLine(st, e)
+	if err := s.writeLog(st, line); err != nil {
+		return nil, err
+	}
+	return line, nil
+}
+
+func (s *Store) buildLine(st *state, e LogEntry) []byte {
+	serial, lineage := st.head()
+	e.Serial = serial + 1
+	if e.Lineage == "" {
+		e.Lineage = lineage
+	}
+	if e.Time.IsZero() {
+		e.Time = s.Now().UTC()
+	}
+	e.PrevHash = ""
+	if n := len(st.lines); n > 0 {
+		e.PrevHash = lineHash(st.lines[n-1].Raw)
+	}
+	return e.marshalLine()
+}
+
+func (s *Store) writeLog(st *state, line []byte) error {
+	old, err := os.ReadFile(s.path(LogFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	data := append(append(old, line...), '\n')
+	if err := writeFileAtomic(s.path(LogFile), data); err != nil {
+		return err
+	}
+	st.lines = append(st.lines, logLine{No: len(st.lines) + 1, Raw: line, OK: true})
+	return json.Unmarshal(line, &st.lines[len(st.lines)-1].Entry)
+}
+
+// bootstrap starts the log of a store that has none (as shipped: only v0001.toml): it signs the version
+// files into weights.sum, then writes an init entry that records each file's sha256 and a new lineage.
+// A crash between the two leaves a signed store without a log, which verifies and is bootstrapped again.
+func (s *Store) bootstrap(st *state) error {
+	if st.logExists {
+		return nil
+	}
+	sum := marshalSum(sumOf(st.files))
+	if err := writeFileAtomic(s.path(SumFile), sum); err != nil {
+		return err
+	}
+	st.sumExists, st.sumData = true, sum
+	if err := s.step("init-sum"); err != nil {
+		return err
+	}
+	now := s.Now().UTC()
+	hs, _, _ := parseSum(sum)
+	e := LogEntry{
+		Action:  ActionInit,
+		Lineage: fileSHA([]byte("tune lineage\n" + now.Format(time.RFC3339Nano) + "\n" + hs))[:16],
+		Time:    now,
+		Result:  st.active(),
+		Reason:  fmt.Sprintf("store initialised with %d version file(s); %s active", len(st.files), weights.VersionName(st.active())),
+	}
+	for _, f := range st.files {
+		e.Files = append(e.Files, FileHash{f.Name, f.SHA})
+	}
+	if _, err := s.appendLine(st, e); err != nil {
+		return err
+	}
+	st.logExists, st.logComplete = true, true
+	return s.step("init-log")
+}
+
+// Outcome is the result of Apply or Rollback.
+type Outcome struct {
+	Weights   weights.Weights // the new version
+	Entry     LogEntry        // its log entry
+	Harvested []string        // fixture files added
+}
+
+// Apply writes proposal p as the next version (parent = the active version), harvests its flagged tasks
+// into fixtures and logs it. It refuses a proposal that is not accept/halve, one measured against a
+// version that is no longer active, and one already applied (ErrNothingToDo).
+func (s *Store) Apply(p *Proposal) (weights.Weights, error) {
+	out, err := s.ApplyProposal(p)
+	if err != nil {
+		return weights.Weights{}, err
+	}
+	return out.Weights, nil
+}
+
+// ApplyProposal is Apply with the full outcome.
+func (s *Store) ApplyProposal(p *Proposal) (*Outcome, error) {
+	if p.ID == "" {
+		p.ID = p.ComputeID()
+	}
+	if !p.Applicable() {
+		return nil, fmt.Errorf("proposal %s has decision %q: the evolution step did not accept a change, so there is nothing to apply", p.ID, p.Decision)
+	}
+	var out *Outcome
+	err := s.mutate(func(st *state) error {
+		if err := st.requireClean(); err != nil {
+			return err
+		}
+		if e := st.appliedEntry(p.ID); e != nil {
+			return fmt.Errorf("%w: proposal %s was already applied as %s (log serial %d)", ErrNothingToDo, p.ID, weights.VersionName(e.Result), e.Serial)
+		}
+		active := st.active()
+		if p.Parent != active {
+			return fmt.Errorf("proposal %s was measured against %s, but the active version is %s: its evidence and replay no longer hold; run `tune propose` again",
+				p.ID, weights.VersionName(p.Parent), weights.VersionName(active))
+		}
+		activeW, err := st.loadVersion(active)
+		if err != nil {
+			return err
+		}
+		changes := Changes(&activeW, &p.Candidate)
+		if len(changes) == 0 {
+			return fmt.Errorf("%w: proposal %s changes nothing against %s", ErrNothingToDo, p.ID, weights.VersionName(active))
+		}
+		if err := s.bootstrap(st); err != nil {
+			return err
+		}
+		n := st.nextVersion()
+		w := p.Candidate
+		w.Schema, w.Version, w.Parent, w.Created = weights.Schema, n, active, s.Now().UTC()
+		w.Reason = p.Reason
+		if w.Reason == "" {
+			w.Reason = "apply proposal " + p.ID
+		}
+		w.Evidence = proposalEvidence(p)
+		harvest, err := harvestFixtures(s.FixturesDir, p, n)
+		if err != nil {
+			return err
+		}
+		entry := LogEntry{
+			Action: ActionApply, Parent: active, Result: n, Proposal: p.ID, Change: describeChanges(changes),
+			Decision: p.Decision, Evidence: flaggedLines(p.Evidence),
+			SuiteLossBefore: Loss(p.SuiteLossBefore), SuiteLossAfter: Loss(p.SuiteLossAfter), Reason: w.Reason,
+		}
+		var writes []pendingWrite
+		for _, h := range harvest {
+			if _, err := os.Stat(h.Path); err == nil {
+				continue // harvested by an earlier proposal (or written by hand): never overwrite a fixture
+			}
+			writes = append(writes, pendingWrite{Step: "fixture:" + filepath.Base(h.Path), Path: h.Path, Content: string(h.Content)})
+			// the log names fixtures relative to the fixtures directory, so it does not depend on where
+			// the repository is checked out
+			entry.Harvested = append(entry.Harvested, filepath.ToSlash(filepath.Join(HarvestDir, filepath.Base(h.Path))))
+		}
+		o, err := s.writeVersion(st, ActionApply, w, entry, writes)
+		if err != nil {
+			return err
+		}
+		out = o
+		return nil
+	})
+	return out, err
+}
+
+func (st *state) appliedEntry(id string) *LogEntry {
+	for i := range st.lines {
+		if e := &st.lines[i].Entry; st.lines[i].OK && e.Action == ActionApply && e.Proposal == id {
+			return e
+		}
+	}
+	return nil
+}
+
+func proposalEvidence(p *Proposal) string {
+	return fmt.Sprintf("proposal %s (%s): %d flagged task(s); suite loss %.3f -> %.3f",
+		p.ID, p.Decision, len(p.Evidence), p.SuiteLossBefore, p.SuiteLossAfter)
+}
+
+func flaggedLines(ts []FlaggedTask) []string {
+	var out []string
+	for _, t := range ts {
+		kinds := strings.Join(t.Evidence, ",")
+		out = append(out, strings.TrimSpace(fmt.Sprintf("%s %s %s %q [%s]", t.Source, t.MetaTimestamp, t.Level, t.Title, kinds)))
+	}
+	return out
+}
+
+// Rollback writes a new version whose content equals version to (0: the parent of the active version)
+// and makes it active. Nothing is deleted: history only grows (git-revert semantics).
+func (s *Store) Rollback(to int) (weights.Weights, error) {
+	out, err := s.RollbackTo(to)
+	if err != nil {
+		return weights.Weights{}, err
+	}
+	return out.Weights, nil
+}
+
+// RollbackTo is Rollback with the full outcome.
+func (s *Store) RollbackTo(to int) (*Outcome, error) {
+	var out *Outcome
+	err := s.mutate(func(st *state) error {
+		if err := st.requireClean(); err != nil {
+			return err
+		}
+		active := st.active()
+		activeW, err := st.loadVersion(active)
+		if err != nil {
+			return err
+		}
+		target := to
+		if target == 0 {
+			if activeW.Parent == 0 {
+				return fmt.Errorf("%w: the active version %s has no parent to roll back to (use --to vN)", ErrNothingToDo, weights.VersionName(active))
+			}
+			target = activeW.Parent
+		}
+		if target == active {
+			return fmt.Errorf("%w: %s is already the active version", ErrNothingToDo, weights.VersionName(target))
+		}
+		targetW, err := st.loadVersion(target)
+		if err != nil {
+			return err
+		}
+		changes := Changes(&activeW, &targetW)
+		if len(changes) == 0 {
+			return fmt.Errorf("%w: %s holds the same weights as the active version %s", ErrNothingToDo, weights.VersionName(target), weights.VersionName(active))
+		}
+		if err := s.bootstrap(st); err != nil {
+			return err
+		}
+		n := st.nextVersion()
+		w := targetW
+		w.Version, w.Parent, w.Created = n, active, s.Now().UTC()
+		w.Reason = "rollback to " + weights.VersionName(target)
+		w.Evidence = fmt.Sprintf("restores the content of %s; undoes %s (%s)", weights.VersionName(target), weights.VersionName(active), activeW.Reason)
+		entry := LogEntry{
+			Action: ActionRollback, Parent: active, Result: n, Restores: target, Change: describeChanges(changes),
+			Reason: w.Reason,
+		}
+		o, err := s.writeVersion(st, ActionRollback, w, entry, nil)
+		if err != nil {
+			return err
+		}
+		out = o
+		return nil
+	})
+	return out, err
+}
+
+// Steps lists the crash-hook step names of an apply that harvests the given fixture files, in order.
+// Bootstrapping a store without a log adds "init-sum" and "init-log" before them.
+func Steps(harvested ...string) []string {
+	steps := []string{"pending", "version"}
+	for _, h := range harvested {
+		steps = append(steps, "fixture:"+filepath.Base(h))
+	}
+	return append(steps, "sum", "log", "done")
+}
+
+// writeVersion is the multi-step write shared by apply and rollback: marker, version file, fixtures,
+// sum, log line, marker removed — each atomic, each followed by a crash-hook step.
+func (s *Store) writeVersion(st *state, action string, w weights.Weights, entry LogEntry, extra []pendingWrite) (*Outcome, error) {
+	name := weights.VersionName(w.Version) + ".toml"
+	if _, err := os.Stat(s.path(name)); err == nil {
+		return nil, fmt.Errorf("%s already exists; refusing to overwrite a version", s.path(name))
+	}
+	data := w.Marshal()
+	if _, err := weights.Parse(name, data); err != nil {
+		return nil, fmt.Errorf("internal error: the new version does not parse: %w", err)
+	}
+	entry.ResultSHA256 = fileSHA(data)
+	files := append(append([]versionFile(nil), st.files...), versionFile{Version: w.Version, Name: name, Data: data, SHA: entry.ResultSHA256})
+	line := s.buildLine(st, entry)
+	serial, lineage := st.head()
+	op := &pendingOp{
+		Op: action, Serial: serial + 1, Lineage: lineage, Started: s.Now().UTC(),
+		Writes:  append([]pendingWrite{{Step: "version", Path: name, Content: string(data)}}, extra...),
+		PrevSum: string(st.sumData), NewSum: string(marshalSum(sumOf(files))), Entry: string(line),
+	}
+	if err := s.runOp(st, op); err != nil {
+		return nil, err
+	}
+	var e LogEntry
+	if err := json.Unmarshal(line, &e); err != nil {
+		return nil, err
+	}
+	out := &Outcome{Weights: w, Entry: e}
+	for _, x := range extra {
+		out.Harvested = append(out.Harvested, filepath.Join(s.FixturesDir, HarvestDir, filepath.Base(x.Path)))
+	}
+	return out, nil
+}
+
+func (s *Store) runOp(st *state, op *pendingOp) error {
+	marker, err := encodeIndented(op)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.path(PendingFile), marker); err != nil {
+		return err
+	}
+	if err := s.step("pending"); err != nil {
+		return err
+	}
+	return s.finishOp(st, op, true)
+}
+
+// finishOp performs (or, for repair, completes) every write of op after the marker: each file that is not
+// there yet, the sum, the log line unless it is already the head, then removes the marker (repair removes
+// it itself, after logging).
+func (s *Store) finishOp(st *state, op *pendingOp, removeMarker bool) error {
+	for _, w := range op.Writes {
+		p := s.absPath(w.Path)
+		existing, err := os.ReadFile(p)
+		switch {
+		case err == nil && string(existing) == w.Content:
+			// already written before the interruption
+		case err == nil:
+			return fmt.Errorf("%s exists with other content than the interrupted %s wrote; refusing to overwrite it (inspect it, then `tune repair --abort`)", p, op.Op)
+		case errors.Is(err, fs.ErrNotExist):
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if err := writeFileAtomic(p, []byte(w.Content)); err != nil {
+				return err
+			}
+			if err := s.step(w.Step); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+	if err := writeFileAtomic(s.path(SumFile), []byte(op.NewSum)); err != nil {
+		return err
+	}
+	if err := s.step("sum"); err != nil {
+		return err
+	}
+	if !st.headIs(op.Entry) {
+		if err := s.writeLog(st, []byte(op.Entry)); err != nil {
+			return err
+		}
+		if err := s.step("log"); err != nil {
+			return err
+		}
+	}
+	if !removeMarker {
+		return nil
+	}
+	if err := os.Remove(s.path(PendingFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := syncDir(s.Dir); err != nil {
+		return err
+	}
+	return s.step("done")
+}
+
+func (st *state) headIs(line string) bool {
+	n := len(st.lines)
+	return n > 0 && string(st.lines[n-1].Raw) == line
+}
+
+// Log appends an evolution attempt (propose-attempt, accept, halve, revert) to the log. The store fills
+// serial, lineage, time and prev_hash; Parent defaults to the active version. It refuses when the log moved
+// since Open (another run wrote to it) or the store does not verify.
+func (s *Store) Log(entry LogEntry) error {
+	switch entry.Action {
+	case ActionProposeAttempt, ActionAccept, ActionHalve, ActionRevert:
+	default:
+		return fmt.Errorf("Store.Log: action %q is not an evolution attempt (want propose-attempt, accept, halve or revert; versions are written by Apply and Rollback)", entry.Action)
+	}
+	return s.mutate(func(st *state) error {
+		if err := st.requireClean(); err != nil {
+			return err
+		}
+		if err := s.bootstrap(st); err != nil {
+			return err
+		}
+		if entry.Parent == 0 {
+			entry.Parent = st.active()
+		}
+		entry.Serial, entry.Lineage, entry.PrevHash, entry.Time = 0, "", "", time.Time{}
+		if _, err := s.appendLine(st, entry); err != nil {
+			return err
+		}
+		return s.step("log")
+	})
+}

@@ -1,0 +1,300 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Names of the store's bookkeeping files inside the weights directory.
+const (
+	LockFile    = ".lock"
+	PendingFile = ".pending.json"
+)
+
+// ErrInjectedCrash is returned when Store.CrashAfter stops an operation (tests only).
+var ErrInjectedCrash = errors.New("injected crash")
+
+// ErrNothingToDo means the request was valid but changes nothing (exit 0 in the CLI).
+var ErrNothingToDo = errors.New("nothing to do")
+
+// StaleError refuses a writer whose view of the store is out of date (Terraform-style serial and lineage).
+type StaleError struct {
+	Dir                          string
+	ExpectedSerial, HeadSerial   int
+	ExpectedLineage, HeadLineage string
+}
+
+func (e *StaleError) Error() string {
+	if e.ExpectedLineage != "" && e.HeadLineage != e.ExpectedLineage {
+		return fmt.Sprintf("%s: refusing to write: the evolution log has lineage %s, this run expected %s (an unrelated store was put in its place)",
+			e.Dir, e.HeadLineage, e.ExpectedLineage)
+	}
+	return fmt.Sprintf("%s: refusing to write: this run expected the evolution log at serial %d, but it is at serial %d (another tune run changed the store meanwhile); re-run to work from the new state",
+		e.Dir, e.ExpectedSerial, e.HeadSerial)
+}
+
+// Store is the weights store in Dir. Open records the log head (serial, lineage); every mutation checks,
+// under the lock, that the head has not moved since, and refuses otherwise.
+type Store struct {
+	Dir string
+	Now func() time.Time
+	// FixturesDir is where Apply harvests flagged tasks (under harvested/); "" disables harvesting.
+	FixturesDir string
+	// LockTimeout bounds the wait for weights/.lock (default 10s).
+	LockTimeout time.Duration
+	// CrashAfter is a test hook: the multi-step operation stops right after the write step of this name,
+	// as if the process had died (see Steps). Empty in production.
+	CrashAfter string
+
+	serial  int
+	lineage string
+}
+
+// Open opens the store in dir. dir must hold at least one version file.
+func Open(dir string, now func() time.Time) (*Store, error) {
+	if now == nil {
+		now = func() time.Time { return time.Now().UTC() }
+	}
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{Dir: dir, Now: now, LockTimeout: 10 * time.Second}
+	s.serial, s.lineage = st.head()
+	return s, nil
+}
+
+// Head returns the serial and lineage this Store expects to find at the head of the log (0, "" when the
+// store has no log yet).
+func (s *Store) Head() (serial int, lineage string) { return s.serial, s.lineage }
+
+// Expect sets the serial a later mutation must find (e.g. from `tune apply --expect-serial`).
+func (s *Store) Expect(serial int) { s.serial = serial }
+
+// versionFile is one vNNNN.toml as read from disk.
+type versionFile struct {
+	Version int
+	Name    string
+	Data    []byte
+	SHA     string
+}
+
+// state is everything the store reads from disk, read in one go.
+type state struct {
+	dir         string
+	files       []versionFile // in version order
+	logExists   bool
+	lines       []logLine
+	logBad      []Problem
+	logComplete bool
+	sumExists   bool
+	sumData     []byte
+	pendingData []byte // nil when there is no marker
+}
+
+func loadState(dir string) (*state, error) {
+	paths, err := weights.VersionFiles(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("weights store %s does not exist (point --weights-dir or TUNE_WEIGHTS_DIR at a directory holding v0001.toml)", dir)
+		}
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%s: %w", dir, weights.ErrNoVersions)
+	}
+	st := &state{dir: dir}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		name := filepath.Base(p)
+		v, err := weights.ParseVersionName(strings.TrimSuffix(name, ".toml"))
+		if err != nil {
+			return nil, err
+		}
+		st.files = append(st.files, versionFile{Version: v, Name: name, Data: data, SHA: fileSHA(data)})
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, LogFile)); err == nil {
+		st.logExists = true
+		st.lines, st.logBad, st.logComplete = parseLog(data)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, SumFile)); err == nil {
+		st.sumExists, st.sumData = true, data
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, PendingFile)); err == nil {
+		st.pendingData = data
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return st, nil
+}
+
+// head is the serial and lineage of the last parsed log line.
+func (st *state) head() (int, string) {
+	for i := len(st.lines) - 1; i >= 0; i-- {
+		if st.lines[i].OK {
+			return st.lines[i].Entry.Serial, st.lines[i].Entry.Lineage
+		}
+	}
+	return 0, ""
+}
+
+func (st *state) file(v int) *versionFile {
+	for i := range st.files {
+		if st.files[i].Version == v {
+			return &st.files[i]
+		}
+	}
+	return nil
+}
+
+func (st *state) highest() int { return st.files[len(st.files)-1].Version }
+
+// nextVersion is one above every version on disk or in the log, so a number is never reused.
+func (st *state) nextVersion() int {
+	n := st.highest()
+	for _, l := range st.lines {
+		if l.OK && l.Entry.Result > n {
+			n = l.Entry.Result
+		}
+	}
+	return n + 1
+}
+
+// changesActive reports whether an action moves the active version.
+func changesActive(action string) bool {
+	return action == ActionInit || action == ActionApply || action == ActionRollback
+}
+
+// active is the version named by the last init/apply/rollback entry; without one, the highest version.
+func (st *state) active() int {
+	for i := len(st.lines) - 1; i >= 0; i-- {
+		if e := st.lines[i].Entry; st.lines[i].OK && changesActive(e.Action) && e.Result > 0 {
+			return e.Result
+		}
+	}
+	return st.highest()
+}
+
+// loadVersion parses version v from the state, checking that its content still matches the log.
+func (st *state) loadVersion(v int) (weights.Weights, error) {
+	f := st.file(v)
+	if f == nil {
+		return weights.Weights{}, fmt.Errorf("%s: %s does not exist (versions: %s)", st.dir, weights.VersionName(v)+".toml", st.versionList())
+	}
+	w, err := weights.Parse(filepath.Join(st.dir, f.Name), f.Data)
+	if err != nil {
+		return weights.Weights{}, err
+	}
+	if want, line := st.loggedSHA(f.Name); want != "" && want != f.SHA {
+		return weights.Weights{}, fmt.Errorf("%s: edited after it was written (sha256 differs from %s line %d); run tune verify",
+			filepath.Join(st.dir, f.Name), LogFile, line)
+	}
+	return w, nil
+}
+
+func (st *state) versionList() string {
+	var names []string
+	for _, f := range st.files {
+		names = append(names, strings.TrimSuffix(f.Name, ".toml"))
+	}
+	return strings.Join(names, ", ")
+}
+
+// loggedSHA is the latest sha256 the log records for a version file, and the line that records it.
+func (st *state) loggedSHA(name string) (sha string, line int) {
+	for _, l := range st.lines {
+		if !l.OK {
+			continue
+		}
+		e := l.Entry
+		if e.Result > 0 && e.ResultSHA256 != "" && weights.VersionName(e.Result)+".toml" == name {
+			sha, line = e.ResultSHA256, l.No
+		}
+		for _, fh := range e.Files {
+			if fh.File == name {
+				sha, line = fh.SHA256, l.No
+			}
+		}
+	}
+	return sha, line
+}
+
+// Active returns the active weights: the result of the last apply or rollback in the log, else the highest
+// version. It refuses a file edited since the log recorded it.
+func (s *Store) Active() (weights.Weights, error) {
+	st, err := loadState(s.Dir)
+	if err != nil {
+		return weights.Weights{}, err
+	}
+	return st.loadVersion(st.active())
+}
+
+// Version returns version v (it refuses a file edited since the log recorded it).
+func (s *Store) Version(v int) (weights.Weights, error) {
+	st, err := loadState(s.Dir)
+	if err != nil {
+		return weights.Weights{}, err
+	}
+	return st.loadVersion(v)
+}
+
+// ActiveVersion returns the number of the active version.
+func (s *Store) ActiveVersion() (int, error) {
+	st, err := loadState(s.Dir)
+	if err != nil {
+		return 0, err
+	}
+	return st.active(), nil
+}
+
+// Entries returns the parsed log entries in order (nil when the store has no log yet).
+func (s *Store) Entries() ([]LogEntry, error) {
+	st, err := loadState(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []LogEntry
+	for _, l := range st.lines {
+		if l.OK {
+			out = append(out, l.Entry)
+		}
+	}
+	return out, nil
+}
+
+// Versions lists the version numbers on disk in order.
+func (s *Store) Versions() ([]int, error) {
+	st, err := loadState(s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(st.files))
+	for i, f := range st.files {
+		out[i] = f.Version
+	}
+	return out, nil
+}
+
+// ActiveWeights is the one call other commands need (e.g. `tune score`): the active weights of the store in
+// dir, derived from the evolution log when there is one, else the highest version.
+func ActiveWeights(dir string) (weights.Weights, error) {
+	st, err := loadState(dir)
+	if err != nil {
+		return weights.Weights{}, err
+	}
+	return st.loadVersion(st.active())
+}

@@ -1,0 +1,268 @@
+package store
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Problem kinds reported by Verify.
+const (
+	ProblemPending = "pending" // an interrupted operation left its marker
+	ProblemInvalid = "invalid" // a version file does not parse or names the wrong version
+	ProblemEdited  = "edited"  // a version file differs from its recorded checksum
+	ProblemMissing = "missing" // a recorded version file (or the sum file) is gone
+	ProblemExtra   = "extra"   // a version file nobody recorded
+	ProblemSum     = "sum"     // weights.sum is malformed or was edited
+	ProblemChain   = "chain"   // prev_hash does not match the previous line
+	ProblemSerial  = "serial"  // serial does not go up by one
+	ProblemLineage = "lineage" // lineage changed within the log
+	ProblemLog     = "log"     // a log line does not parse, or contradicts the log before it
+)
+
+// Problem is one finding of Verify. File is relative to the store directory; Line is 1-based, 0 when the
+// problem is about the whole file.
+type Problem struct {
+	Kind    string `json:"kind"`
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string {
+	loc := p.File
+	if p.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, p.Kind, p.Message)
+}
+
+// Verify checks the whole store and returns every problem found (nil when intact): the pending marker,
+// every version file against weights.sum and against the checksums in the log, the sum file's own header,
+// the log's hash chain, serial continuity and lineage.
+func (s *Store) Verify() []Problem {
+	st, err := loadState(s.Dir)
+	if err != nil {
+		return []Problem{{Kind: ProblemMissing, File: ".", Message: err.Error()}}
+	}
+	return st.verify()
+}
+
+type problemList struct {
+	list []Problem
+	seen map[string]bool
+}
+
+// add keeps the first whole-file problem of each kind per file, so a file that both the sum and the log
+// say was edited is reported once. Line-level problems are all kept.
+func (pl *problemList) add(p Problem) {
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%s", p.Kind, p.File, p.Line, p.Message)
+	if p.Line == 0 {
+		key = p.Kind + "\x00" + p.File
+	}
+	if pl.seen == nil {
+		pl.seen = map[string]bool{}
+	}
+	if pl.seen[key] {
+		return
+	}
+	pl.seen[key] = true
+	pl.list = append(pl.list, p)
+}
+
+func (st *state) verify() []Problem {
+	var pl problemList
+	pendingWrites := map[string]bool{}
+	if st.pendingData != nil {
+		msg := "an interrupted operation left this marker; run `tune repair` to complete it (or `tune repair --abort` to undo it)"
+		if op, err := parsePending(st.pendingData); err != nil {
+			msg = fmt.Sprintf("unreadable marker of an interrupted operation (%v); run `tune repair --abort`", err)
+		} else {
+			for _, w := range op.Writes {
+				pendingWrites[filepath.Base(w.Path)] = true
+			}
+			msg = fmt.Sprintf("an interrupted %s (serial %d, %s, started %s) left this marker; run `tune repair` to complete it (or `tune repair --abort` to undo it)",
+				op.Op, op.Serial, op.describeWrites(), op.Started.Format("2006-01-02T15:04:05Z07:00"))
+		}
+		pl.add(Problem{Kind: ProblemPending, File: PendingFile, Message: msg})
+	}
+	for _, f := range st.files {
+		w, err := weights.Parse(f.Name, f.Data)
+		if err != nil {
+			pl.add(Problem{Kind: ProblemInvalid, File: f.Name, Message: err.Error()})
+		} else if w.Version != f.Version {
+			pl.add(Problem{Kind: ProblemInvalid, File: f.Name, Message: fmt.Sprintf("says version = %d, its name says %d", w.Version, f.Version)})
+		}
+	}
+	logged := st.verifyLog(&pl)
+	st.verifySum(&pl, logged)
+	for i, p := range pl.list {
+		if p.Kind == ProblemExtra && pendingWrites[p.File] {
+			pl.list[i].Message = "written by the interrupted operation in " + PendingFile + " and not yet committed; `tune repair` completes it"
+		}
+	}
+	return pl.list
+}
+
+// recorded is what the log says about a version file: its checksum and the line that said so.
+type recorded struct {
+	sha  string
+	line int
+}
+
+// verifyLog checks the chain, serials, lineage and the active-version story, then each version file
+// against the checksum the log recorded last. It returns those checksums.
+func (st *state) verifyLog(pl *problemList) map[string]recorded {
+	logged := map[string]recorded{}
+	if !st.logExists {
+		return logged
+	}
+	for _, p := range st.logBad {
+		pl.add(p)
+	}
+	if !st.logComplete {
+		pl.add(Problem{Kind: ProblemLog, File: LogFile, Line: len(st.lines), Message: "the last line has no newline (an append was cut short)"})
+	}
+	if len(st.lines) == 0 {
+		pl.add(Problem{Kind: ProblemLog, File: LogFile, Message: "empty log (it should start with an init entry)"})
+		return logged
+	}
+	var prevSerial int
+	var lineage string
+	active := 0
+	for i, l := range st.lines {
+		want := ""
+		if i > 0 {
+			want = lineHash(st.lines[i-1].Raw)
+		}
+		if !l.OK {
+			continue
+		}
+		e := l.Entry
+		if e.PrevHash != want {
+			what := fmt.Sprintf("prev_hash does not match line %d (that line was edited, or a line was removed or inserted)", l.No-1)
+			if i == 0 {
+				what = "the first entry has a prev_hash (lines before it were removed)"
+			}
+			pl.add(Problem{Kind: ProblemChain, File: LogFile, Line: l.No, Message: what})
+		}
+		switch {
+		case i == 0 && e.Serial != 1:
+			pl.add(Problem{Kind: ProblemSerial, File: LogFile, Line: l.No, Message: fmt.Sprintf("the log starts at serial %d, not 1", e.Serial)})
+		case i > 0 && prevSerial != 0 && e.Serial != prevSerial+1:
+			pl.add(Problem{Kind: ProblemSerial, File: LogFile, Line: l.No, Message: fmt.Sprintf("serial %d follows serial %d (gap or repeat)", e.Serial, prevSerial)})
+		}
+		prevSerial = e.Serial
+		if i == 0 {
+			lineage = e.Lineage
+			if e.Action != ActionInit {
+				pl.add(Problem{Kind: ProblemLog, File: LogFile, Line: l.No, Message: fmt.Sprintf("the first entry is %q, not init", e.Action)})
+			}
+		} else if e.Lineage != lineage {
+			pl.add(Problem{Kind: ProblemLineage, File: LogFile, Line: l.No, Message: fmt.Sprintf("lineage changed from %s to %s", lineage, e.Lineage)})
+		}
+		if (e.Action == ActionApply || e.Action == ActionRollback) && active != 0 && e.Parent != active {
+			pl.add(Problem{Kind: ProblemLog, File: LogFile, Line: l.No, Message: fmt.Sprintf("%s on %s, but %s was active", e.Action, weights.VersionName(e.Parent), weights.VersionName(active))})
+		}
+		if changesActive(e.Action) && e.Result > 0 {
+			active = e.Result
+		}
+		if e.Result > 0 && e.ResultSHA256 != "" {
+			logged[weights.VersionName(e.Result)+".toml"] = recorded{e.ResultSHA256, l.No}
+		}
+		for _, fh := range e.Files {
+			logged[fh.File] = recorded{fh.SHA256, l.No}
+		}
+	}
+	onDisk := map[string]*versionFile{}
+	for i := range st.files {
+		onDisk[st.files[i].Name] = &st.files[i]
+	}
+	for _, name := range sortedKeys(logged) {
+		r := logged[name]
+		f := onDisk[name]
+		switch {
+		case f == nil:
+			pl.add(Problem{Kind: ProblemMissing, File: name, Message: fmt.Sprintf("recorded in %s line %d but not on disk (versions are never deleted)", LogFile, r.line)})
+		case f.SHA != r.sha:
+			pl.add(Problem{Kind: ProblemEdited, File: name, Message: fmt.Sprintf("content differs from the sha256 recorded in %s line %d (edited by hand? undo the edit, or run `tune repair --resign` if it was intended)", LogFile, r.line)})
+		}
+	}
+	for _, f := range st.files {
+		if _, ok := logged[f.Name]; !ok {
+			pl.add(Problem{Kind: ProblemExtra, File: f.Name, Message: fmt.Sprintf("not recorded in %s (new versions are written by tune apply or tune rollback, never by hand)", LogFile)})
+		}
+	}
+	return logged
+}
+
+// verifySum checks weights.sum: its header against its entries, then the entries against the files on disk.
+// The running hash chains entries, so after the first mismatch the later entries cannot be checked one by
+// one; the log's per-file checksums (when present) tell whether the file or the sum file was edited.
+func (st *state) verifySum(pl *problemList, logged map[string]recorded) {
+	if !st.sumExists {
+		if st.logExists {
+			pl.add(Problem{Kind: ProblemMissing, File: SumFile, Message: "missing, but the store has an evolution log (it was deleted); run `tune repair --resign` to re-create it"})
+		}
+		return
+	}
+	header, entries, err := parseSum(st.sumData)
+	if err != nil {
+		pl.add(Problem{Kind: ProblemSum, File: SumFile, Message: fmt.Sprintf("malformed: %v", err)})
+		return
+	}
+	if header != sumHeader(entries) {
+		pl.add(Problem{Kind: ProblemSum, File: SumFile, Line: 1, Message: "the header checksum does not match the entries below it (the sum file was edited)"})
+	}
+	onDisk := map[string]*versionFile{}
+	for i := range st.files {
+		onDisk[st.files[i].Name] = &st.files[i]
+	}
+	listed := map[string]bool{}
+	var present []versionFile
+	var presentLines []int
+	for i, e := range entries {
+		listed[e.Name] = true
+		if f := onDisk[e.Name]; f == nil {
+			pl.add(Problem{Kind: ProblemMissing, File: e.Name, Message: fmt.Sprintf("listed in %s line %d but not on disk (versions are never deleted)", SumFile, i+2)})
+		} else {
+			present = append(present, *f)
+			presentLines = append(presentLines, i+2)
+		}
+	}
+	for _, f := range st.files {
+		if !listed[f.Name] {
+			pl.add(Problem{Kind: ProblemExtra, File: f.Name, Message: fmt.Sprintf("not listed in %s (added by hand? new versions are written by tune apply or tune rollback)", SumFile)})
+		}
+	}
+	if len(present) != len(entries) {
+		return // a missing file breaks the running hash; it has been reported
+	}
+	got := sumOf(present)
+	for i := range got {
+		if got[i].Hash == entries[i].Hash {
+			continue
+		}
+		f := present[i]
+		if r, ok := logged[f.Name]; ok && r.sha == f.SHA {
+			pl.add(Problem{Kind: ProblemSum, File: SumFile, Line: presentLines[i], Message: fmt.Sprintf("the entry for %s does not match, but the file matches %s line %d (the sum file was edited)", f.Name, LogFile, r.line)})
+		} else {
+			pl.add(Problem{Kind: ProblemEdited, File: f.Name, Message: fmt.Sprintf("checksum mismatch with %s line %d (edited after it was written; undo the edit, or run `tune repair --resign` if it was intended)", SumFile, presentLines[i])})
+		}
+		break // later entries chain on this one
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// relPath names a store file for messages.
+func (st *state) relPath(name string) string { return filepath.Join(st.dir, name) }
