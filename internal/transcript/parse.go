@@ -1,0 +1,779 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// usageFields is one usage object, as recorded on a line.
+type usageFields struct {
+	Input, Output       uint64
+	HasInput, HasOutput bool
+	CacheCreation       uint64 // the flat cache_creation_input_tokens
+	CacheRead           uint64
+	HasSplit            bool // a cache_creation {ephemeral_5m…, ephemeral_1h…} object was present
+	Cache5m, Cache1h    uint64
+	Thinking            uint64 // output_tokens_details.thinking_tokens
+	HasThinking         bool
+	Speed               string
+}
+
+// cacheWrite is the cache-write total as ccusage counts it: the TTL split replaces the flat field
+// when the split object is present.
+func (u *usageFields) cacheWrite() uint64 {
+	if u.HasSplit {
+		return u.Cache5m + u.Cache1h
+	}
+	return u.CacheCreation
+}
+
+func (u *usageFields) total() uint64 {
+	return u.Input + u.Output + u.cacheWrite() + u.CacheRead
+}
+
+// messageFields is the part of an assistant message the audit needs.
+type messageFields struct {
+	ID, Model       string
+	HasID, HasModel bool
+	HasUsage        bool
+	Usage           usageFields
+	ThinkingBlocks  int   // thinking and redacted_thinking blocks on this line
+	ThinkingChars   int64 // characters of thinking text on this line
+}
+
+// lineFields is what the audit reads from one record. Progress holds the nested record of an
+// agent_progress line (data.message).
+type lineFields struct {
+	Type, Subtype string
+	Timestamp     string
+	RequestID     string
+	HasRequestID  bool
+	Version       string
+	HasVersion    bool
+	SessionID     string
+	HasSessionID  bool
+	Effort        string
+	AgentID       string
+	Sidechain     bool
+	DurationMs    float64
+	HasDuration   bool
+	HasMessage    bool
+	Message       messageFields
+
+	DataType    string
+	DataAgentID string
+	HasProgress bool // data.message was an object
+	Progress    progressFields
+}
+
+type progressFields struct {
+	Type         string
+	Timestamp    string
+	RequestID    string
+	HasRequestID bool
+	Sidechain    bool
+	Effort       string
+	HasMessage   bool
+	Message      messageFields
+}
+
+// errTruncated marks input that ended inside a value.
+var errTruncated = errors.New("unexpected end of JSON input")
+
+// errSyntax marks invalid JSON.
+var errSyntax = errors.New("invalid JSON")
+
+// errType marks a field ccusage also reads with a value of the wrong type (ccusage then drops the line).
+var errType = errors.New("field of the wrong type")
+
+// maxDepth bounds nesting, so that adversarial input cannot exhaust the stack.
+const maxDepth = 512
+
+// scanner is a minimal JSON reader that visits only the fields the audit needs and skips everything
+// else without building values. encoding/json decodes the same records at about 110 MB/s here (it
+// validates and scans every byte of every skipped tool input); skipping strings with IndexByte is
+// several times faster, and the audit reads a gigabyte. FuzzRecord checks it against encoding/json.
+//
+// It is deliberately lenient where leniency costs nothing: raw control characters inside strings and
+// invalid UTF-8 are accepted. Whenever encoding/json accepts a record, this reader extracts the same
+// fields from it.
+type scanner struct {
+	b     []byte
+	i     int
+	err   error
+	depth int
+}
+
+func (s *scanner) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+	s.i = len(s.b)
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, 0 at the end.
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// rawString reads a string and returns its bytes between the quotes, still escaped, and whether they
+// contain a backslash.
+func (s *scanner) rawString() (raw []byte, escaped bool) {
+	if s.peek() != '"' {
+		s.fail(s.endOr(errSyntax))
+		return nil, false
+	}
+	begin := s.i + 1
+	from := begin
+	for {
+		j := bytes.IndexByte(s.b[from:], '"')
+		if j < 0 {
+			s.fail(errTruncated)
+			return nil, false
+		}
+		q := from + j
+		// A quote preceded by an odd run of backslashes is escaped.
+		n := 0
+		for p := q - 1; p >= begin && s.b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			raw = s.b[begin:q]
+			s.i = q + 1
+			return raw, bytes.IndexByte(raw, '\\') >= 0
+		}
+		from = q + 1
+	}
+}
+
+// endOr returns errTruncated at the end of the input, else err.
+func (s *scanner) endOr(err error) error {
+	if s.i >= len(s.b) {
+		return errTruncated
+	}
+	return err
+}
+
+// str reads a string value and unescapes it.
+func (s *scanner) str() string {
+	raw, esc := s.rawString()
+	if s.err != nil {
+		return ""
+	}
+	if !esc {
+		return string(raw)
+	}
+	return s.unescape(raw)
+}
+
+// unescape decodes an escaped string with encoding/json (rare on the fields read as text).
+func (s *scanner) unescape(raw []byte) string {
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(quoted, '"')
+	quoted = append(quoted, raw...)
+	quoted = append(quoted, '"')
+	var v string
+	if err := json.Unmarshal(quoted, &v); err != nil {
+		s.fail(errSyntax)
+		return ""
+	}
+	return v
+}
+
+// key reads an object key and the colon after it. Keys without escapes (all the ones the audit reads)
+// are returned as they are; escaped keys are decoded.
+func (s *scanner) key() []byte {
+	raw, esc := s.rawString()
+	if s.err != nil {
+		return nil
+	}
+	if esc {
+		raw = []byte(s.unescape(raw))
+	}
+	if s.peek() != ':' {
+		s.fail(s.endOr(errSyntax))
+		return nil
+	}
+	s.i++
+	return raw
+}
+
+// object calls field for every key of the object at the cursor; field must consume the value.
+func (s *scanner) object(field func(key []byte)) {
+	if s.peek() != '{' {
+		s.fail(s.endOr(errSyntax))
+		return
+	}
+	s.depth++
+	if s.depth > maxDepth {
+		s.fail(errSyntax)
+		return
+	}
+	s.i++
+	if s.peek() == '}' {
+		s.i++
+		s.depth--
+		return
+	}
+	for s.err == nil {
+		k := s.key()
+		if s.err != nil {
+			return
+		}
+		field(k)
+		if s.err != nil {
+			return
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			s.depth--
+			return
+		default:
+			s.fail(s.endOr(errSyntax))
+		}
+	}
+}
+
+// array calls elem for every element of the array at the cursor; elem must consume the value.
+func (s *scanner) array(elem func()) {
+	if s.peek() != '[' {
+		s.fail(s.endOr(errSyntax))
+		return
+	}
+	s.depth++
+	if s.depth > maxDepth {
+		s.fail(errSyntax)
+		return
+	}
+	s.i++
+	if s.peek() == ']' {
+		s.i++
+		s.depth--
+		return
+	}
+	for s.err == nil {
+		elem()
+		if s.err != nil {
+			return
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			s.depth--
+			return
+		default:
+			s.fail(s.endOr(errSyntax))
+		}
+	}
+}
+
+// skip consumes any value.
+func (s *scanner) skip() {
+	switch s.peek() {
+	case '"':
+		s.rawString()
+	case '{':
+		s.object(func([]byte) { s.skip() })
+	case '[':
+		s.array(s.skip)
+	case 't':
+		s.literal("true")
+	case 'f':
+		s.literal("false")
+	case 'n':
+		s.literal("null")
+	case 0:
+		s.fail(errTruncated)
+	default:
+		s.number()
+	}
+}
+
+func (s *scanner) literal(word string) {
+	rest := s.b[s.i:]
+	if len(rest) < len(word) {
+		if bytes.HasPrefix([]byte(word), rest) {
+			s.fail(errTruncated)
+		} else {
+			s.fail(errSyntax)
+		}
+		return
+	}
+	if string(rest[:len(word)]) != word {
+		s.fail(errSyntax)
+		return
+	}
+	s.i += len(word)
+}
+
+// isNull consumes a null literal when one is next.
+func (s *scanner) isNull() bool {
+	if s.peek() == 'n' {
+		s.literal("null")
+		return s.err == nil
+	}
+	return false
+}
+
+// number consumes a JSON number and returns its bytes, validating the grammar.
+func (s *scanner) number() []byte {
+	b, begin := s.b, s.i
+	i := s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(b) && b[i] == '0' {
+		i++
+	} else if digits() == 0 {
+		s.i = i
+		s.fail(s.endOr(errSyntax))
+		return nil
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			s.i = i
+			s.fail(s.endOr(errSyntax))
+			return nil
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			s.i = i
+			s.fail(s.endOr(errSyntax))
+			return nil
+		}
+	}
+	s.i = i
+	return b[begin:i]
+}
+
+// uint reads an unsigned integer the way ccusage (serde u64) does: digits only; a fraction, an
+// exponent, a sign or another type is a type error. null reads as absent.
+func (s *scanner) uint() (v uint64, present bool) {
+	switch c := s.peek(); {
+	case c == 'n':
+		s.literal("null")
+		return 0, false
+	case c == '-' || (c >= '0' && c <= '9'):
+		num := s.number()
+		if s.err != nil {
+			return 0, false
+		}
+		for _, d := range num {
+			if d < '0' || d > '9' {
+				s.fail(errType)
+				return 0, false
+			}
+			next := v*10 + uint64(d-'0')
+			if next/10 != v {
+				s.fail(errType) // overflow
+				return 0, false
+			}
+			v = next
+		}
+		return v, true
+	default:
+		s.skip()
+		if s.err == nil {
+			s.fail(errType)
+		}
+		return 0, false
+	}
+}
+
+// float reads any JSON number; other types read as absent (durationMs is not a ccusage field).
+func (s *scanner) float() (float64, bool) {
+	c := s.peek()
+	if c != '-' && (c < '0' || c > '9') {
+		s.skip()
+		return 0, false
+	}
+	num := s.number()
+	if s.err != nil {
+		return 0, false
+	}
+	var f float64
+	if err := json.Unmarshal(num, &f); err != nil {
+		return 0, false
+	}
+	return f, true
+}
+
+// optString reads a string that ccusage also reads: null is absent, another type is a type error.
+func (s *scanner) optString() (string, bool) {
+	if s.isNull() {
+		return "", false
+	}
+	if s.err != nil {
+		return "", false
+	}
+	if s.peek() != '"' {
+		s.skip()
+		if s.err == nil {
+			s.fail(errType)
+		}
+		return "", false
+	}
+	return s.str(), true
+}
+
+// looseString reads a string that only the audit reads: any other type reads as absent.
+func (s *scanner) looseString() string {
+	if s.peek() != '"' {
+		s.skip()
+		return ""
+	}
+	return s.str()
+}
+
+// optBool reads a bool that ccusage also reads: null is absent, another type is a type error.
+func (s *scanner) optBool() bool {
+	switch s.peek() {
+	case 't':
+		s.literal("true")
+		return s.err == nil
+	case 'f':
+		s.literal("false")
+		return false
+	case 'n':
+		s.literal("null")
+		return false
+	default:
+		s.skip()
+		if s.err == nil {
+			s.fail(errType)
+		}
+		return false
+	}
+}
+
+// parseLine reads the fields of one record. A non-nil error means the record is not usable JSON
+// (errSyntax, errTruncated) or a field ccusage needs has the wrong type (errType).
+func parseLine(b []byte, out *lineFields) error {
+	*out = lineFields{}
+	s := scanner{b: b}
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "type":
+			out.Type = s.looseString()
+		case "subtype":
+			out.Subtype = s.looseString()
+		case "timestamp":
+			out.Timestamp, _ = s.optString()
+		case "requestId":
+			out.RequestID, out.HasRequestID = s.optString()
+		case "version":
+			out.Version, out.HasVersion = s.optString()
+		case "sessionId":
+			out.SessionID, out.HasSessionID = s.optString()
+		case "effort":
+			out.Effort = s.looseString()
+		case "agentId":
+			out.AgentID = s.looseString()
+		case "isSidechain":
+			out.Sidechain = s.optBool()
+		case "isApiErrorMessage":
+			s.optBool()
+		case "costUSD":
+			if !s.isNull() && s.err == nil {
+				if _, ok := s.float(); !ok && s.err == nil {
+					s.fail(errType)
+				}
+			}
+		case "durationMs":
+			out.DurationMs, out.HasDuration = s.float()
+		case "message":
+			if s.peek() == '{' {
+				out.HasMessage = true
+				s.message(&out.Message)
+			} else {
+				s.skip()
+			}
+		case "data":
+			if s.peek() == '{' {
+				s.data(out)
+			} else {
+				s.skip()
+			}
+		default:
+			s.skip()
+		}
+	})
+	if s.err != nil {
+		return s.err
+	}
+	if s.peek() != 0 {
+		return errSyntax // something after the object
+	}
+	return nil
+}
+
+func (s *scanner) data(out *lineFields) {
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "type":
+			out.DataType = s.looseString()
+		case "agentId":
+			out.DataAgentID = s.looseString()
+		case "message":
+			if s.peek() != '{' {
+				s.skip()
+				return
+			}
+			out.HasProgress = true
+			p := &out.Progress
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "type":
+					p.Type = s.looseString()
+				case "timestamp":
+					p.Timestamp, _ = s.optString()
+				case "requestId":
+					p.RequestID, p.HasRequestID = s.optString()
+				case "isSidechain":
+					p.Sidechain = s.optBool()
+				case "effort":
+					p.Effort = s.looseString()
+				case "message":
+					if s.peek() == '{' {
+						p.HasMessage = true
+						s.message(&p.Message)
+					} else {
+						s.skip()
+					}
+				default:
+					s.skip()
+				}
+			})
+		default:
+			s.skip()
+		}
+	})
+}
+
+func (s *scanner) message(m *messageFields) {
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "id":
+			m.ID, m.HasID = s.optString()
+		case "model":
+			m.Model, m.HasModel = s.optString()
+		case "usage":
+			if s.isNull() || s.err != nil {
+				return
+			}
+			m.HasUsage = true
+			s.usage(&m.Usage)
+		case "content":
+			if s.peek() == '[' {
+				s.array(func() { s.contentBlock(m) })
+			} else {
+				s.skip()
+			}
+		default:
+			s.skip()
+		}
+	})
+}
+
+func (s *scanner) usage(u *usageFields) {
+	if s.peek() != '{' {
+		s.skip()
+		if s.err == nil {
+			s.fail(errType)
+		}
+		return
+	}
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "input_tokens":
+			u.Input, u.HasInput = s.uint()
+		case "output_tokens":
+			u.Output, u.HasOutput = s.uint()
+		case "cache_creation_input_tokens":
+			u.CacheCreation, _ = s.uint()
+		case "cache_read_input_tokens":
+			u.CacheRead, _ = s.uint()
+		case "cache_creation":
+			if s.isNull() || s.err != nil {
+				return
+			}
+			if s.peek() != '{' {
+				s.skip()
+				if s.err == nil {
+					s.fail(errType)
+				}
+				return
+			}
+			u.HasSplit = true
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "ephemeral_5m_input_tokens":
+					u.Cache5m, _ = s.uint()
+				case "ephemeral_1h_input_tokens":
+					u.Cache1h, _ = s.uint()
+				default:
+					s.skip()
+				}
+			})
+		case "speed":
+			u.Speed, _ = s.optString()
+		case "output_tokens_details":
+			if s.peek() != '{' {
+				s.skip()
+				return
+			}
+			s.object(func(k []byte) {
+				if string(k) == "thinking_tokens" && s.peek() >= '0' && s.peek() <= '9' {
+					// Not a ccusage field: a malformed value is ignored rather than dropping the line.
+					num := s.number()
+					var v uint64
+					if err := json.Unmarshal(num, &v); err == nil {
+						u.Thinking, u.HasThinking = v, true
+					}
+					return
+				}
+				s.skip()
+			})
+		default:
+			s.skip()
+		}
+	})
+}
+
+func (s *scanner) contentBlock(m *messageFields) {
+	if s.peek() != '{' {
+		s.skip()
+		return
+	}
+	var typ []byte
+	var textRaw []byte
+	var textEsc, hasText bool
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "type":
+			if s.peek() == '"' {
+				raw, esc := s.rawString()
+				if esc {
+					raw = []byte(s.unescape(raw))
+				}
+				typ = raw
+				return
+			}
+			s.skip()
+		case "thinking":
+			if s.peek() == '"' {
+				textRaw, textEsc = s.rawString()
+				hasText = true
+				return
+			}
+			s.skip()
+		default:
+			s.skip()
+		}
+	})
+	switch string(typ) {
+	case "thinking":
+		m.ThinkingBlocks++
+		if hasText {
+			m.ThinkingChars += int64(escapedRuneCount(textRaw, textEsc))
+		}
+	case "redacted_thinking":
+		m.ThinkingBlocks++
+	}
+}
+
+// escapedRuneCount counts the characters of a JSON string body without building the string: what
+// utf8.RuneCountInString would return on the value encoding/json decodes.
+func escapedRuneCount(raw []byte, escaped bool) int {
+	if !escaped {
+		return utf8.RuneCount(raw)
+	}
+	n := 0
+	for len(raw) > 0 {
+		i := bytes.IndexByte(raw, '\\')
+		if i < 0 {
+			return n + utf8.RuneCount(raw)
+		}
+		n += utf8.RuneCount(raw[:i])
+		raw = raw[i:]
+		if len(raw) < 2 {
+			return n + 1
+		}
+		if raw[1] != 'u' {
+			n++
+			raw = raw[2:]
+			continue
+		}
+		r1, ok := hex4(raw[2:])
+		if !ok {
+			n++
+			raw = raw[2:]
+			continue
+		}
+		raw = raw[6:]
+		if utf16.IsSurrogate(r1) && len(raw) >= 6 && raw[0] == '\\' && raw[1] == 'u' {
+			if r2, ok := hex4(raw[2:]); ok && utf16.DecodeRune(r1, r2) != utf8.RuneError {
+				raw = raw[6:]
+			}
+		}
+		n++
+	}
+	return n
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
