@@ -297,9 +297,9 @@ func testSignalsField(t *testing.T, c parseCase) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	wantProblems := map[string]int{
-		"signals:x:+":                     1, // malformed weight
+		"signals:x:+":                    1, // malformed weight
 		"signals: greenfield : +3 , bad": 1, // "bad" has no :weight
-		"signals:a:b:+1":                  1, // "a:b" is not a scorer signal (kept, reported)
+		"signals:a:b:+1":                 1, // "a:b" is not a scorer signal (kept, reported)
 	}[c.ID]
 	if len(problems) != wantProblems {
 		t.Errorf("problems %q, want %d", problems, wantProblems)
