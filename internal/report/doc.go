@@ -1,0 +1,16 @@
+// Package report renders the EVAL reports — proposal, history and audit — as Markdown (tablewriter v1's
+// Markdown renderer) with SVG charts (gonum/plot), for reviewers reading them in a pull request.
+//
+// The package is pure: every Render function takes plain input values (ProposalReport, HistoryReport,
+// AuditReport) and returns the files it would write, as bytes. It does not import the packages that
+// produce the data (evolve, store, audit); internal/cli converts their values. The only file I/O is
+// WriteFiles, which the Write* helpers use to put rendered files under a directory.
+//
+// Rules every report follows:
+//   - Same input, same bytes: no clock (times come from the input), no map iteration, no randomness
+//     (the strip charts jitter by a fixed sequence), and gonum/plot's SVG output is itself deterministic.
+//   - File names are derived from the input: proposal-<id>.md, history-<hash>.md, audit-<hash>.md, and
+//     <base>-<chart>.svg beside them, so a report can be regenerated and diffed.
+//   - Free text from traces (task titles, sources, labels) passes through Redact before it is written, and
+//     no raw transcript text ever reaches a report: the audit input holds only numbers and labels.
+package report

@@ -1,0 +1,189 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Align is a column's alignment in a Markdown table.
+type Align int
+
+const (
+	Left  Align = iota // text
+	Right              // numbers: the separator becomes ----: so GitHub right-aligns them
+)
+
+// Column is one column of a Markdown table: its header, printed as given, and its alignment.
+type Column struct {
+	Header string
+	Align  Align
+}
+
+// Text and Num build columns tersely.
+func Text(header string) Column { return Column{header, Left} }
+func Num(header string) Column  { return Column{header, Right} }
+
+// WriteTable writes a GitHub Markdown table through tablewriter's Markdown renderer. Headers are printed as
+// given (tablewriter upper-cases them by default), numeric columns are right-aligned, and cells are escaped
+// so that a '|' or a newline in a value cannot break the table. Cells are used as given otherwise; pass
+// untrusted text through Redact and Escape first.
+func WriteTable(w io.Writer, cols []Column, rows [][]string) error {
+	aligns := make([]tw.Align, len(cols))
+	headers := make([]any, len(cols))
+	for i, c := range cols {
+		aligns[i] = tw.AlignLeft
+		if c.Align == Right {
+			aligns[i] = tw.AlignRight
+		}
+		headers[i] = cellText(c.Header)
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: aligns}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: aligns}),
+		// A wrapped cell would become a second table row in Markdown; never wrap.
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header(headers...)
+	for i, r := range rows {
+		if len(r) != len(cols) {
+			return fmt.Errorf("table row %d has %d cells, want %d", i+1, len(r), len(cols))
+		}
+		cells := make([]string, len(r))
+		for j, c := range r {
+			cells[j] = cellText(c)
+		}
+		if err := t.Append(cells); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// cellText keeps a value on one table line: newlines become spaces, pipes are escaped, and an empty cell
+// becomes an en dash so that a blank is never mistaken for a rendering error.
+func cellText(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", `\|`).Replace(s)
+	if strings.TrimSpace(s) == "" {
+		return "–"
+	}
+	return s
+}
+
+// Escape makes untrusted text (a task title, a label) render literally in Markdown: characters that start
+// emphasis, code, links or HTML are backslash-escaped.
+func Escape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '#', '~':
+			b.WriteByte('\\')
+		case '\n', '\r', '\t':
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Safe is Escape(Redact(s)): the form every free-text value from a trace takes in a report.
+func Safe(s string) string { return Escape(Redact(s)) }
+
+// --- number formatting, fixed so that goldens do not depend on %v heuristics.
+
+// fmtLoss prints a loss with up to three decimals and no trailing zeros (0.5, 1.333, 2).
+func fmtLoss(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	s := strconv.FormatFloat(v, 'f', 3, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// fmtDelta prints a signed change: +0.5, −1 (with a minus sign that survives Markdown), ±0 for none.
+func fmtDelta(v float64) string {
+	switch {
+	case v > 0:
+		return "+" + fmtLoss(v)
+	case v < 0:
+		return "−" + fmtLoss(-v)
+	}
+	return "±0"
+}
+
+// fmtP prints a p-value: <0.001, else three decimals.
+func fmtP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "–"
+	case p < 0.001:
+		return "<0.001"
+	}
+	return strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+// fmtFloat prints a statistic with two decimals.
+func fmtFloat(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	if s == "-0.00" {
+		s = "0.00"
+	}
+	return s
+}
+
+// fmtPct prints a share in [0,1] as a percentage with one decimal.
+func fmtPct(share float64) string {
+	if math.IsNaN(share) {
+		return "–"
+	}
+	return strconv.FormatFloat(share*100, 'f', 1, 64) + " %"
+}
+
+// fmtInt prints an integer with thin thousands separators (1,234,567) for token counts.
+func fmtInt(n int64) string {
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "−" + b.String()
+	}
+	return b.String()
+}
+
+// fmtNum prints a measured quantity (a median, a CI bound) compactly: integers as integers with separators,
+// others with up to two decimals.
+func fmtNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmtInt(int64(v))
+	}
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	return strings.TrimRight(strings.TrimRight(s, "0"), ".")
+}

@@ -1,0 +1,51 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/testutil"
+)
+
+func TestWriteTable(t *testing.T) {
+	var b bytes.Buffer
+	err := WriteTable(&b, []Column{Text("signal"), Num("old → new"), Num("Δ"), Text("task")}, [][]string{
+		{"ambiguous", "2 → 3", "+1", "fix a | b\nacross lines"},
+		{"components>=3", "2", "±0", ""},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	if !strings.Contains(got, "| signal ") || strings.Contains(got, "SIGNAL") {
+		t.Errorf("headers must be printed as given:\n%s", got)
+	}
+	if !strings.Contains(got, "-:|") || !strings.Contains(got, "|:-") {
+		t.Errorf("want right-aligned numeric and left-aligned text separators:\n%s", got)
+	}
+	if strings.Count(got, "\n") != 4 {
+		t.Errorf("a newline in a cell broke the row:\n%s", got)
+	}
+	testutil.Golden(t, "table.md", b.Bytes())
+
+	if err := WriteTable(&b, []Column{Text("a")}, [][]string{{"x", "y"}}); err == nil {
+		t.Error("a row with too many cells was accepted")
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{fmtLoss(0.5), "0.5"}, {fmtLoss(2), "2"}, {fmtLoss(4.0 / 3), "1.333"}, {fmtLoss(-0.0001), "0"}, {fmtLoss(math.NaN()), "–"},
+		{fmtDelta(1), "+1"}, {fmtDelta(-0.5), "−0.5"}, {fmtDelta(0), "±0"},
+		{fmtP(0.0004), "<0.001"}, {fmtP(0.04321), "0.043"}, {fmtP(1), "1.000"},
+		{fmtPct(0.5312), "53.1 %"}, {fmtInt(77423878), "77,423,878"}, {fmtInt(-1234), "−1,234"}, {fmtInt(999), "999"},
+		{fmtNum(195801), "195,801"}, {fmtNum(2.5), "2.5"}, {fmtNum(1.234), "1.23"}, {fmtFloat(-0.001), "0.00"},
+		{Escape("a*b_[c](d) <e> `f`"), `a\*b\_\[c\](d) \<e\> \` + "`f\\`"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
