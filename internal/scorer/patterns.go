@@ -1,0 +1,403 @@
+package scorer
+
+import (
+	"fmt"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// The reference scorer's regular expressions, verbatim from scripts/level_scorer.py (v0.14.0). Each list
+// runs on one view of the text, exactly as the reference runs it:
+//
+//	lowerFold  text.lower() with re.IGNORECASE     (_any_match / _count_matches)
+//	lower      text.lower() without IGNORECASE     (_count_layer_crossings)
+//	origFold   the original text with IGNORECASE   (natural-language bumps)
+//
+// A pattern of the form \b<finite language>\b is expanded at init into its literal strings (regexp/syntax
+// does the parsing; a \s+ inside becomes a "one or more Python spaces" gap). The few patterns with
+// unbounded parts, lookahead or state across the text are matched by hand in detect.go; they are listed
+// here too so that every reference pattern has exactly one entry.
+
+type group uint8
+
+const (
+	grpGreenfield group = iota
+	grpComponents
+	grpCrossLayer
+	grpAmbiguous
+	grpBugfix
+	grpKnownVerb
+	grpContract
+	grpInventive
+	grpConservative
+	grpLayer
+	grpBumpMax
+	grpBump2
+	grpBump1
+	numGroups
+)
+
+type view uint8
+
+const (
+	viewLowerFold view = iota
+	viewLower
+	viewOrigFold
+)
+
+// pattern is one reference regular expression.
+type pattern struct {
+	group group
+	src   string // the Python pattern, verbatim
+	// custom marks the patterns matched by hand in detect.go; the value names the matcher.
+	custom custom
+}
+
+type custom uint8
+
+const (
+	literal      custom = iota // expanded from src
+	cFixLookahead               // \bfix\b(?!\s+(?:forward|in place))
+	cWhenDoesnt                 // \bwhen.*?(?:doesn'?t|does not)\b
+	cBetweenAnd                 // \bbetween\b.*?\band\b
+	cIntoTheLoop                // \binto\s+the\s+\w+\s+loop\b
+	cRuleRef                    // \bR\d{1,3}\b
+	cNewComponent               // \b(?:a|an|the)?\s*(?:new|novel|experimental)\s+(?:\w+\s+){0,3}(?:gate|…)\b
+	cTeamOfDigit                // \bteam of \d\b
+)
+
+var patterns = []pattern{
+	// _GREENFIELD_PATTERNS
+	{group: grpGreenfield, src: `\bfrom scratch\b`},
+	{group: grpGreenfield, src: `\bnew service\b`},
+	{group: grpGreenfield, src: `\bnew module\b`},
+	{group: grpGreenfield, src: `\bgreenfield\b`},
+	{group: grpGreenfield, src: `\bno existing code\b`},
+	{group: grpGreenfield, src: `\bdesign a new\b`},
+	{group: grpGreenfield, src: `\bbuild a new\b`},
+	{group: grpGreenfield, src: `\bdesign a novel\b`},
+	{group: grpGreenfield, src: `\bprototype a novel\b`},
+	{group: grpGreenfield, src: `\bdesign (?:an? )?experimental\b`},
+	{group: grpGreenfield, src: `\bprototype (?:an? )?experimental\b`},
+
+	// _EXPLICIT_BUGFIX_PATTERNS
+	{group: grpBugfix, src: `\bfix\b(?!\s+(?:forward|in place))`, custom: cFixLookahead},
+	{group: grpBugfix, src: `\bfailing\b`},
+	{group: grpBugfix, src: `\bbroken\b`},
+	{group: grpBugfix, src: `\bdoesn'?t work\b`},
+	{group: grpBugfix, src: `\bdoes not work\b`},
+	{group: grpBugfix, src: `\boff-by-one\b`},
+	{group: grpBugfix, src: `\btypo\b`},
+
+	// _KNOWN_SOLUTION_VERBS (single-file boundedness only)
+	{group: grpKnownVerb, src: `\brename\b`},
+	{group: grpKnownVerb, src: `\bmove\b`},
+	{group: grpKnownVerb, src: `\bdelete\b`},
+	{group: grpKnownVerb, src: `\bremove\b`},
+
+	// _AMBIGUOUS_PATTERNS
+	{group: grpAmbiguous, src: `\bsomehow\b`},
+	{group: grpAmbiguous, src: `\bsomewhere\b`},
+	{group: grpAmbiguous, src: `\bmaybe\b`},
+	{group: grpAmbiguous, src: `\bafter my last change\b`},
+	{group: grpAmbiguous, src: `\bwhen.*?(?:doesn'?t|does not)\b`, custom: cWhenDoesnt},
+	{group: grpAmbiguous, src: `\bI'?m not sure\b`},
+	{group: grpAmbiguous, src: `\bI don'?t know\b`},
+	{group: grpAmbiguous, src: `\bno known pattern\b`},
+	{group: grpAmbiguous, src: `\bno known solution\b`},
+	{group: grpAmbiguous, src: `\bno existing pattern\b`},
+
+	// _CROSS_LAYER_PATTERNS
+	{group: grpCrossLayer, src: `\bacross\b`},
+	{group: grpCrossLayer, src: `\bbetween\b.*?\band\b`, custom: cBetweenAnd},
+	{group: grpCrossLayer, src: `\bintegrate\b`},
+	{group: grpCrossLayer, src: `\bwire\b`},
+	{group: grpCrossLayer, src: `\bbridge\b`},
+	{group: grpCrossLayer, src: `\bhook into\b`},
+	{group: grpCrossLayer, src: `\binto\s+the\s+\w+\s+loop\b`, custom: cIntoTheLoop},
+
+	// _CONTRACT_PATTERNS
+	{group: grpContract, src: `\bR\d{1,3}\b`, custom: cRuleRef},
+	{group: grpContract, src: `\bschema\b`},
+	{group: grpContract, src: `\bcontract\b`},
+	{group: grpContract, src: `\bAPI surface\b`},
+	{group: grpContract, src: `\binvariant\b`},
+	{group: grpContract, src: `\bmust always\b`},
+	{group: grpContract, src: `\bconfidence (?:field|threshold)\b`},
+	{group: grpContract, src: `\bcritique gate\b`},
+	{group: grpContract, src: `\bdeliverable_presence\b`},
+	{group: grpContract, src: `\bvalidator\b`},
+
+	// _NEW_COMPONENTS_PATTERNS (counted: the signal needs both)
+	{group: grpComponents, src: `\b(?:a|an|the)?\s*(?:new|novel|experimental)\s+(?:\w+\s+){0,3}(?:gate|service|module|component|components|mechanism|mechanisms|subsystem|layer|sublevel|protocol|protocols|store|stores|system|systems|pipeline|pipelines)\b`, custom: cNewComponent},
+	{group: grpComponents, src: `\b(?:recursive\s+delegation|shared\s+memory|novel\s+mechanism|partial[- ]ordering|multi-master)\b`},
+
+	// _INVENTIVE_CUES (counted for the implicit ack)
+	{group: grpInventive, src: `\bnovel\b`},
+	{group: grpInventive, src: `\bresearch\b`},
+	{group: grpInventive, src: `\bprototype\b`},
+	{group: grpInventive, src: `\bno known pattern\b`},
+	{group: grpInventive, src: `\bno known solution\b`},
+	{group: grpInventive, src: `\binvent\b`},
+	{group: grpInventive, src: `\bexperimental\b`},
+	{group: grpInventive, src: `\bparadigm\b`},
+
+	// _CONSERVATIVE_CUES
+	{group: grpConservative, src: `\bregulated\b`},
+	{group: grpConservative, src: `\bcompliance\b`},
+	{group: grpConservative, src: `\bHIPAA\b`},
+	{group: grpConservative, src: `\bPCI\b`},
+	{group: grpConservative, src: `\bSOC2\b`},
+	{group: grpConservative, src: `\bmigration of production\b`},
+	{group: grpConservative, src: `\bexisting stack only\b`},
+	{group: grpConservative, src: `\bno new tech\b`},
+	{group: grpConservative, src: `\bon-call\b`},
+	{group: grpConservative, src: `\btight deadline\b`},
+	{group: grpConservative, src: `\bteam of \d\b`, custom: cTeamOfDigit},
+
+	// _count_layer_crossings layer_terms (on text.lower(), no IGNORECASE; counted)
+	{group: grpLayer, src: `\bvalidator\b`},
+	{group: grpLayer, src: `\bcritique\b`},
+	{group: grpLayer, src: `\bdeliverable_presence\b`},
+	{group: grpLayer, src: `\bdelegation loop\b`},
+	{group: grpLayer, src: `\bmanager\b`},
+	{group: grpLayer, src: `\brunner\b`},
+	{group: grpLayer, src: `\bscorer\b`},
+	{group: grpLayer, src: `\borchestration\b`},
+	{group: grpLayer, src: `\bparser\b`},
+	{group: grpLayer, src: `\bruntime\b`},
+	{group: grpLayer, src: `\bcore\b`},
+	{group: grpLayer, src: `\bagent\b`},
+	{group: grpLayer, src: `\btool\b`},
+	{group: grpLayer, src: `\bmemory\b`},
+	{group: grpLayer, src: `\bobservability\b`},
+	{group: grpLayer, src: `\bcommunication\b`},
+	{group: grpLayer, src: `\bidentity\b`},
+	{group: grpLayer, src: `\bcapabilities\b`},
+	{group: grpLayer, src: `\bmanifest\b`},
+
+	// _NATURAL_BUMP_MAX, _NATURAL_BUMP_2, _NATURAL_BUMP_1 (on the original text with IGNORECASE; the list
+	// order is the precedence inside a tier)
+	{group: grpBumpMax, src: `\bfull LDD\b`},
+	{group: grpBumpMax, src: `\buse everything\b`},
+	{group: grpBumpMax, src: `\bmaximum deliberation\b`},
+	{group: grpBumpMax, src: `\bvolle Kanne\b`},
+	{group: grpBump2, src: `\breally think\b`},
+	{group: grpBump2, src: `\bvery careful\b`},
+	{group: grpBump2, src: `\bultra-careful\b`},
+	{group: grpBump2, src: `\bmaximum rigor\b`},
+	{group: grpBump2, src: `\bthink really hard\b`},
+	{group: grpBump2, src: `\bthink thoroughly\b`},
+	{group: grpBump2, src: `\bsehr sorgfältig\b`},
+	{group: grpBump1, src: `\btake your time\b`},
+	{group: grpBump1, src: `\bthink hard\b`},
+	{group: grpBump1, src: `\bthink carefully\b`},
+	{group: grpBump1, src: `\bdenk gründlich\b`},
+	{group: grpBump1, src: `\bdenke gründlich\b`},
+	{group: grpBump1, src: `\bsorgfältig\b`},
+	{group: grpBump1, src: `\bdurchdacht\b`},
+	{group: grpBump1, src: `\bcareful\b`},
+}
+
+// Other reference patterns, matched by hand in detect.go and paths.go:
+//
+//	_SINGLE_FILE_PATH   \b[\w./\-]+\.(?:py|ts|tsx|js|jsx|md|yaml|yml|json|toml|sh|sql|go|rs|java|rb)\b
+//	_LINE_REF           \bline\s+\d+\b                    (original text, IGNORECASE)
+//	new-noun count      \bnew\s+(\w+)                     (original text, IGNORECASE, finditer)
+//	_OVERRIDE_EXPLICIT  \bLDD\[level=L([0-4])\]:          (IGNORECASE)
+//	mode aliases        \bLDD\[mode=(architect|reactive)\]: (IGNORECASE; deprecated v0.11, still honoured)
+//	_OVERRIDE_MAX       \bLDD=max:                        (IGNORECASE)
+//	_OVERRIDE_PLUSPLUS  \bLDD\+\+:                        (case-sensitive)
+//	_OVERRIDE_PLUS      \bLDD\+:                          (case-sensitive)
+
+func (g group) view() view {
+	switch g {
+	case grpLayer:
+		return viewLower
+	case grpBumpMax, grpBump2, grpBump1:
+		return viewOrigFold
+	}
+	return viewLowerFold
+}
+
+// foldCase reports whether the group's patterns were compiled with re.IGNORECASE.
+func (g group) foldCase() bool { return g != grpLayer }
+
+// gap stands for \s+ (one or more Python whitespace characters) inside an expanded literal.
+const gap = "\x00"
+
+// litRule is one literal alternative of a pattern: it must start at a word start and end at a boundary.
+type litRule struct {
+	pat int
+	lit string // folded when the pattern ignores case; may contain gap
+}
+
+// rulesByToken maps, per view, the first word of each literal to its rules: a literal can only match
+// where the text's word is exactly that word, so the scan does one map lookup per word of the text.
+var rulesByToken [3]map[string][]litRule
+
+// patternsOf lists the pattern indexes of each group in reference order.
+var patternsOf [numGroups][]int
+
+// custom pattern indexes, for the hand-written matchers.
+var customPat = map[custom]int{}
+
+func init() {
+	for v := range rulesByToken {
+		rulesByToken[v] = map[string][]litRule{}
+	}
+	for i, p := range patterns {
+		patternsOf[p.group] = append(patternsOf[p.group], i)
+		if p.custom != literal {
+			customPat[p.custom] = i
+			continue
+		}
+		lits, err := expandPattern(p.src)
+		if err != nil {
+			panic(fmt.Sprintf("scorer: pattern %q: %v", p.src, err))
+		}
+		for _, lit := range lits {
+			if p.group.foldCase() {
+				lit = foldString(lit)
+			}
+			key := lit[:wordEnd(lit, 0)]
+			if key == "" {
+				panic(fmt.Sprintf("scorer: pattern %q: literal %q does not start with a word character", p.src, lit))
+			}
+			m := rulesByToken[p.group.view()]
+			m[key] = append(m[key], litRule{pat: i, lit: lit})
+		}
+	}
+}
+
+func foldString(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(fold(r))
+	}
+	return b.String()
+}
+
+// expandPattern turns `\b<finite language>\b` into the list of strings of the language.
+func expandPattern(src string) ([]string, error) {
+	inner, ok := strings.CutPrefix(src, `\b`)
+	if ok {
+		inner, ok = strings.CutSuffix(inner, `\b`)
+	}
+	if !ok {
+		return nil, fmt.Errorf(`not of the form \b…\b`)
+	}
+	re, err := syntax.Parse(inner, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	out, ok := expand(re)
+	if !ok {
+		return nil, fmt.Errorf("not a finite language")
+	}
+	return out, nil
+}
+
+// perlSpace is the class Perl \s parses to; a `\s+` in a pattern becomes a gap (Python's \s is wider,
+// which the matcher handles).
+var perlSpace = func() []rune {
+	re, _ := syntax.Parse(`\s`, syntax.Perl)
+	return re.Rune
+}()
+
+func expand(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch:
+		return []string{""}, true
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return nil, false
+		}
+		return []string{string(re.Rune)}, true
+	case syntax.OpCharClass:
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i+1]-re.Rune[i] > 8 {
+				return nil, false
+			}
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				out = append(out, string(r))
+			}
+		}
+		return out, true
+	case syntax.OpCapture:
+		return expand(re.Sub[0])
+	case syntax.OpQuest:
+		sub, ok := expand(re.Sub[0])
+		return append([]string{""}, sub...), ok
+	case syntax.OpPlus:
+		if re.Sub[0].Op == syntax.OpCharClass && equalRunes(re.Sub[0].Rune, perlSpace) {
+			return []string{gap}, true
+		}
+		return nil, false
+	case syntax.OpAlternate:
+		var out []string
+		for _, s := range re.Sub {
+			sub, ok := expand(s)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, sub...)
+		}
+		return out, true
+	case syntax.OpConcat:
+		out := []string{""}
+		for _, s := range re.Sub {
+			sub, ok := expand(s)
+			if !ok {
+				return nil, false
+			}
+			next := make([]string, 0, len(out)*len(sub))
+			for _, a := range out {
+				for _, b := range sub {
+					next = append(next, a+b)
+				}
+			}
+			out = next
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func equalRunes(a, b []rune) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// matchLiteral reports whether lit matches s at the word start p and ends at a word boundary; it
+// returns the end of the match.
+func matchLiteral(s string, p int, lit string) (int, bool) {
+	i := p
+	for {
+		piece, rest, hasGap := strings.Cut(lit, gap)
+		if !strings.HasPrefix(s[i:], piece) {
+			return 0, false
+		}
+		i += len(piece)
+		if !hasGap {
+			break
+		}
+		j := spacesEnd(s, i)
+		if j == i {
+			return 0, false
+		}
+		i, lit = j, rest
+	}
+	// \b at the end: the word-ness of the last matched rune differs from the next one.
+	last, _ := utf8.DecodeLastRuneInString(s[p:i])
+	return i, isWord(last) != wordAt(s, i)
+}

@@ -1,0 +1,197 @@
+package scorer
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Dispatch sources, as the reference JSON prints them (the long form).
+const (
+	SourceAuto         = "auto-level"
+	SourceExplicit     = "user-explicit"
+	SourceBump         = "user-bump"
+	SourceOverrideDown = "user-override-down"
+)
+
+// ClampedFromL4 is the reference clamp reason (v0.11+: the creativity is already in the header).
+const ClampedFromL4 = "clamped from L4"
+
+// SignalWeight is one fired signal with the weight it carried.
+type SignalWeight struct {
+	Name   string       `json:"name"`
+	Weight weights.Half `json:"weight"`
+}
+
+// Result is the reference scorer's decision for one prompt under one weights version.
+type Result struct {
+	RawScore         weights.Half
+	AutoLevel        weights.Level // after the clamp, as the reference reports it
+	FinalLevel       weights.Level
+	Creativity       string // conservative|standard|inventive
+	DispatchSource   string // auto-level|user-explicit|user-bump|user-override-down
+	Signals          []SignalWeight
+	ClampReason      *string
+	OverrideFragment *string
+	DispatchHeader   string
+	WeightsVersion   int
+}
+
+// Score scores text from scratch: Detect, then Detection.Score.
+func Score(text string, history []string, w *weights.Weights) Result {
+	return Detect(text, history).Score(w)
+}
+
+// Levels is the numeric core of Score: raw score, the (clamped) auto level, the final level after the
+// override, and whether the clamp fired. It allocates nothing; replay loops that only compare levels
+// use it instead of Score.
+func (d Detection) Levels(w *weights.Weights) (raw weights.Half, auto, final weights.Level, clamped bool) {
+	raw = w.Score(d.Fired)
+	auto = w.Level(raw)
+	// The clamp (spec §5.2): an L4 bucket without an inventive or conservative cue runs at L3. It happens
+	// before overrides, so a bump starts from L3. The reference clamps only L4+standard.
+	if auto == weights.L4 && d.Creativity == Standard {
+		auto, clamped = weights.L3, true
+	}
+	final = auto
+	if o := d.Override; o != nil {
+		if o.Absolute() {
+			final = o.Level
+		} else {
+			final = min(max(auto+weights.Level(o.Delta), weights.L0), weights.L4) // bumps saturate at L4
+		}
+	}
+	return raw, auto, final, clamped
+}
+
+// Score turns the detection into the reference result under w: no text work, only sums and comparisons.
+func (d Detection) Score(w *weights.Weights) Result {
+	raw, auto, final, clamped := d.Levels(w)
+	r := Result{
+		RawScore:       raw,
+		AutoLevel:      auto,
+		FinalLevel:     final,
+		Creativity:     d.Creativity,
+		DispatchSource: SourceAuto,
+		Signals:        make([]SignalWeight, len(d.Fired)),
+		WeightsVersion: w.Version,
+	}
+	for i, s := range d.Fired {
+		r.Signals[i] = SignalWeight{Name: s.String(), Weight: w.Signals[s]}
+	}
+	if o := d.Override; o != nil {
+		switch {
+		case o.Kind == OverrideExplicit || o.Kind == OverrideModeAlias:
+			r.DispatchSource = SourceExplicit
+			if final < auto {
+				r.DispatchSource = SourceOverrideDown
+			}
+		default: // max, natural max and every relative bump
+			r.DispatchSource = SourceBump
+		}
+		r.OverrideFragment = &o.Fragment
+	} else if clamped {
+		// clamp_reason is reported only when no override applies.
+		reason := ClampedFromL4
+		r.ClampReason = &reason
+	}
+	r.DispatchHeader = r.header()
+	return r
+}
+
+// TopSignals returns the n signals with the largest absolute weight, ties broken by name.
+func (r *Result) TopSignals(n int) []SignalWeight {
+	top := append([]SignalWeight(nil), r.Signals...)
+	sort.SliceStable(top, func(i, j int) bool { return ahead(top[i], top[j]) })
+	if len(top) > n {
+		top = top[:n]
+	}
+	return top
+}
+
+// top2 is TopSignals(2) without allocating: the indexes of the two leading signals, -1 when absent.
+func (r *Result) top2() (first, second int) {
+	first, second = -1, -1
+	for i := range r.Signals {
+		switch {
+		case first < 0 || ahead(r.Signals[i], r.Signals[first]):
+			first, second = i, first
+		case second < 0 || ahead(r.Signals[i], r.Signals[second]):
+			second = i
+		}
+	}
+	return first, second
+}
+
+// ahead orders signals as the reference's top_signals: larger absolute weight first, then by name.
+func ahead(a, b SignalWeight) bool {
+	if x, y := abs(a.Weight), abs(b.Weight); x != y {
+		return x > y
+	}
+	return a.Name < b.Name
+}
+
+func abs(h weights.Half) weights.Half {
+	if h < 0 {
+		return -h
+	}
+	return h
+}
+
+// header renders the v0.11+ dispatch header, one line:
+//
+//	Dispatched: L<n>/<name>[ · creativity=<c>] (signals: a=+3, b=+2)[ [clamped from L4]]
+//	Dispatched: L<n>/<name>[ · creativity=<c>] (user-explicit; scorer proposed L<m>)
+//	Dispatched: L<n>/<name>[ · creativity=<c>] (user-bump from L<m>, fragment: "<fragment>")
+//	Dispatched: L<n>/<name>[ · creativity=<c>] (user-override-down from L<m>). User accepts loss risk.
+//
+// The creativity part appears only at L3/L4.
+func (r *Result) header() string {
+	var b strings.Builder
+	b.Grow(96)
+	b.WriteString("Dispatched: ")
+	b.WriteString(r.FinalLevel.Label())
+	if r.FinalLevel >= weights.L3 {
+		b.WriteString(" · creativity=")
+		b.WriteString(r.Creativity)
+	}
+	switch r.DispatchSource {
+	case SourceExplicit:
+		b.WriteString(" (user-explicit; scorer proposed ")
+		b.WriteString(r.AutoLevel.String())
+		b.WriteString(")")
+	case SourceBump:
+		b.WriteString(" (user-bump from ")
+		b.WriteString(r.AutoLevel.String())
+		b.WriteString(`, fragment: "`)
+		// The reference strips the quotes around the fragment (str.strip('"')) and adds its own.
+		b.WriteString(strings.Trim(*r.OverrideFragment, `"`))
+		b.WriteString(`")`)
+	case SourceOverrideDown:
+		b.WriteString(" (user-override-down from ")
+		b.WriteString(r.AutoLevel.String())
+		b.WriteString("). User accepts loss risk.")
+	default:
+		b.WriteString(" (signals: ")
+		first, second := r.top2()
+		for i, k := range [2]int{first, second} {
+			if k < 0 {
+				break
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(r.Signals[k].Name)
+			b.WriteString("=")
+			b.WriteString(r.Signals[k].Weight.String())
+		}
+		b.WriteString(")")
+		if r.ClampReason != nil {
+			b.WriteString(" [")
+			b.WriteString(*r.ClampReason)
+			b.WriteString("]")
+		}
+	}
+	return b.String()
+}
