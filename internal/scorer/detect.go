@@ -25,15 +25,15 @@ const (
 type OverrideKind uint8
 
 const (
-	OverrideNone      OverrideKind = iota
-	OverrideExplicit               // LDD[level=Lx]:
-	OverrideModeAlias              // LDD[mode=architect|reactive]: (read as LDD[level=L3|L2]:)
-	OverrideMax                    // LDD=max:
-	OverridePlusPlus               // LDD++:
-	OverridePlus                   // LDD+:
-	OverrideNaturalMax             // "full LDD", "volle Kanne", …
-	OverrideNatural2               // "really think", "sehr sorgfältig", …
-	OverrideNatural1               // "take your time", "denk gründlich", … (all together count once)
+	OverrideNone       OverrideKind = iota
+	OverrideExplicit                // LDD[level=Lx]:
+	OverrideModeAlias               // LDD[mode=architect|reactive]: (read as LDD[level=L3|L2]:)
+	OverrideMax                     // LDD=max:
+	OverridePlusPlus                // LDD++:
+	OverridePlus                    // LDD+:
+	OverrideNaturalMax              // "full LDD", "volle Kanne", …
+	OverrideNatural2                // "really think", "sehr sorgfältig", …
+	OverrideNatural1                // "take your time", "denk gründlich", … (all together count once)
 )
 
 var overrideKindNames = [...]string{"none", "explicit", "mode-alias", "max", "plusplus", "plus", "natural-max", "natural-2", "natural-1"}
@@ -85,7 +85,7 @@ type detector struct {
 	v       views
 	hit     [numPatterns]bool
 	first   [numPatterns][2]int // first match (start, end) in origFold, for natural bumps
-	nouns   map[string]struct{}        // distinct lowercased words after "new"
+	nouns   map[string]struct{} // distinct lowercased words after "new"
 	lineRef bool
 	// overrides found in origFold: first match of each form
 	explicit, alias, max [2]int

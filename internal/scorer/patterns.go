@@ -57,7 +57,7 @@ type pattern struct {
 type custom uint8
 
 const (
-	literal      custom = iota // expanded from src
+	literal       custom = iota // expanded from src
 	cFixLookahead               // \bfix\b(?!\s+(?:forward|in place))
 	cWhenDoesnt                 // \bwhen.*?(?:doesn'?t|does not)\b
 	cBetweenAnd                 // \bbetween\b.*?\band\b
