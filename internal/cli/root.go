@@ -64,6 +64,13 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 
 	for _, add := range []func(*Factory) *cobra.Command{
 		// One line per command; each lives in its own file.
+		NewCmdApply,    // weights store (internal/store)
+		NewCmdRollback, // weights store
+		NewCmdVerify,   // weights store
+		NewCmdRepair,   // weights store
+		NewCmdHistory,  // weights store
+		NewCmdWeights,  // weights store: tune weights show
+		NewCmdDiff,     // weights store
 	} {
 		root.AddCommand(add(f))
 	}

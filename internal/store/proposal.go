@@ -108,9 +108,9 @@ type proposalJSON struct {
 }
 
 type candidateJSON struct {
-	Signals orderedNumbers `json:"signals"`
-	Buckets orderedNumbers `json:"buckets"`
-	Cost    orderedNumbers `json:"cost"`
+	Signals NumberMap `json:"signals"`
+	Buckets NumberMap `json:"buckets"`
+	Cost    NumberMap `json:"cost"`
 }
 
 type proposalStepJSON struct {
@@ -136,16 +136,17 @@ type flaggedTaskJSON struct {
 	Prompt        string   `json:"prompt,omitempty"`
 }
 
-// namedNumber and orderedNumbers print a JSON object in a fixed key order (table order), which a Go map
-// cannot do; reading goes through an ordinary map.
-type namedNumber struct {
+// NamedNumber is one key of a NumberMap.
+type NamedNumber struct {
 	Name  string
 	Value float64
 }
 
-type orderedNumbers []namedNumber
+// NumberMap is a JSON object of numbers printed in a fixed key order (table order), which a Go map cannot
+// do. It reads any key order.
+type NumberMap []NamedNumber
 
-func (o orderedNumbers) MarshalJSON() ([]byte, error) {
+func (o NumberMap) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, n := range o {
@@ -168,7 +169,7 @@ func (o orderedNumbers) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (o *orderedNumbers) UnmarshalJSON(data []byte) error {
+func (o *NumberMap) UnmarshalJSON(data []byte) error {
 	// Decode into a map, but keep the keys in file order so that errors and re-marshals are stable.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
@@ -193,13 +194,13 @@ func (o *orderedNumbers) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("%q: duplicate key", key)
 		}
 		seen[key] = true
-		*o = append(*o, namedNumber{key, v})
+		*o = append(*o, NamedNumber{key, v})
 	}
 	_, err = dec.Token()
 	return err
 }
 
-func (o orderedNumbers) lookup(name string) (float64, bool) {
+func (o NumberMap) lookup(name string) (float64, bool) {
 	for _, n := range o {
 		if n.Name == name {
 			return n.Value, true
@@ -220,15 +221,23 @@ func marshalNoEscape(v any) ([]byte, error) {
 
 var bucketNames = [weights.NumLevels - 1]string{"L0", "L1", "L2", "L3"}
 
+// WeightsJSON returns the signal weights, bucket edges and costs of w as JSON objects in table order:
+// {"greenfield": 3, …}, {"L0": -7, …}, {"too_low": 2, "too_high": 1, "other_item": 1}. Proposals and
+// `tune weights show --json` use the same shape.
+func WeightsJSON(w *weights.Weights) (signals, buckets, cost NumberMap) {
+	c := weightsToCandidate(w)
+	return c.Signals, c.Buckets, c.Cost
+}
+
 func weightsToCandidate(w *weights.Weights) candidateJSON {
 	var c candidateJSON
 	for _, s := range weights.Signals() {
-		c.Signals = append(c.Signals, namedNumber{s.String(), w.Signals[s].Float()})
+		c.Signals = append(c.Signals, NamedNumber{s.String(), w.Signals[s].Float()})
 	}
 	for i, e := range w.Buckets.Edges {
-		c.Buckets = append(c.Buckets, namedNumber{bucketNames[i], e.Float()})
+		c.Buckets = append(c.Buckets, NamedNumber{bucketNames[i], e.Float()})
 	}
-	c.Cost = orderedNumbers{
+	c.Cost = NumberMap{
 		{"too_low", float64(w.Cost.TooLow)},
 		{"too_high", float64(w.Cost.TooHigh)},
 		{"other_item", float64(w.Cost.OtherItem)},

@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+type applyOptions struct {
+	IO           *IOStreams
+	Factory      *Factory
+	Proposal     string // path or id; "" = newest pending accepted proposal
+	ExpectSerial int    // -1 = whatever the log says when the command starts
+	JSON         bool
+}
+
+// NewCmdApply builds `tune apply`.
+func NewCmdApply(f *Factory) *cobra.Command {
+	return newCmdApply(f, nil)
+}
+
+func newCmdApply(f *Factory, runF func(*applyOptions) error) *cobra.Command {
+	opts := &applyOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "apply [PROPOSAL]",
+		Short: "Write an accepted proposal as the next weights version",
+		Long: `Apply a proposal written by tune propose or tune evolve: its candidate weights become the next
+immutable version file (weights/vNNNN.toml, parent = the active version), weights.sum is re-signed
+and the evolution log gets an apply entry. The new version is active from then on.
+
+PROPOSAL is a proposal file or its id (p-…, looked up in weights/proposals/). Without it, tune applies
+the newest proposal there that was accepted (decision accept or halve) and is not applied yet.
+
+apply refuses a proposal whose decision is revert or none, and one measured against a version that
+is no longer active (its replay no longer holds: propose again). Applying the same proposal twice
+does nothing.
+
+Harvest: each flagged task of the proposal that kept its prompt becomes a fixture in
+<fixtures-dir>/harvested/, expected one level above the level it was dispatched at, so the suite grows
+from evidence. The files are listed in the log entry.
+
+Safety: the store is locked while writing; every file is written to a temp file, fsynced and
+renamed; an interrupted apply leaves weights/.pending.json, which tune verify reports and tune repair
+resolves. --expect-serial refuses to write when the log has moved past the serial you reviewed.`,
+		Example: `  tune apply
+  tune apply weights/proposals/p-98cce9bd98d5.json
+  tune apply p-98cce9bd98d5 --expect-serial 4 --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Proposal = args[0]
+			}
+			if opts.ExpectSerial < -1 {
+				return FlagErrorf("--expect-serial must be 0 or more")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return applyRun(opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.ExpectSerial, "expect-serial", -1, "refuse unless the evolution log is at this `serial` (as shown by tune history)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+type applyReport struct {
+	Applied   bool     `json:"applied"`
+	Proposal  string   `json:"proposal,omitempty"`
+	Version   string   `json:"version,omitempty"`
+	Parent    string   `json:"parent,omitempty"`
+	Change    string   `json:"change,omitempty"`
+	Serial    int      `json:"serial,omitempty"`
+	Harvested []string `json:"harvested"`
+	Note      string   `json:"note,omitempty"`
+}
+
+func applyRun(opts *applyOptions) error {
+	f := opts.Factory
+	s, err := storeOpen(f)
+	if err != nil {
+		return err
+	}
+	if opts.ExpectSerial >= 0 {
+		s.Expect(opts.ExpectSerial)
+	}
+	var p *store.Proposal
+	if opts.Proposal != "" {
+		if p, err = readProposalArg(f.WeightsDir, opts.Proposal); err != nil {
+			return err
+		}
+	} else {
+		p, err = newestPendingProposal(s, f.WeightsDir)
+		if errors.Is(err, store.ErrNothingToDo) && opts.JSON {
+			return storeWriteJSON(opts.IO.Out, applyReport{Harvested: []string{}, Note: err.Error()})
+		}
+		if err != nil {
+			return storeNothingToDo(opts.IO, err)
+		}
+	}
+	out, err := s.ApplyProposal(p)
+	if errors.Is(err, store.ErrNothingToDo) && opts.JSON {
+		return storeWriteJSON(opts.IO.Out, applyReport{Proposal: p.ID, Harvested: []string{}, Note: err.Error()})
+	}
+	if err != nil {
+		return storeNothingToDo(opts.IO, err)
+	}
+	rep := applyReport{
+		Applied: true, Proposal: p.ID, Version: weights.VersionName(out.Weights.Version), Parent: weights.VersionName(out.Weights.Parent),
+		Change: out.Entry.Change, Serial: out.Entry.Serial, Harvested: out.Harvested,
+	}
+	if rep.Harvested == nil {
+		rep.Harvested = []string{}
+	}
+	if opts.JSON {
+		return storeWriteJSON(opts.IO.Out, rep)
+	}
+	w := opts.IO.Out
+	fmt.Fprintf(w, "applied %s as %s (parent %s): %s\n", rep.Proposal, rep.Version, rep.Parent, rep.Change)
+	fmt.Fprintf(w, "active version: %s (evolution log serial %d)\n", rep.Version, rep.Serial)
+	if len(rep.Harvested) > 0 {
+		fmt.Fprintf(w, "harvested %s:\n", plural(len(rep.Harvested), "fixture"))
+		for _, h := range rep.Harvested {
+			fmt.Fprintf(w, "  %s\n", h)
+		}
+	}
+	fmt.Fprintf(w, "undo with: tune rollback (writes a new version equal to %s)\n", rep.Parent)
+	return nil
+}
+
+// readProposalArg reads a proposal given as a file path or as an id in <weights>/proposals/.
+func readProposalArg(weightsDir, arg string) (*store.Proposal, error) {
+	path := arg
+	if strings.HasPrefix(arg, "p-") && !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".json") {
+		path = filepath.Join(weightsDir, store.ProposalsDir, arg+".json")
+	}
+	p, err := store.ReadProposal(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("proposal %s: no such file (proposals live in %s)", path, filepath.Join(weightsDir, store.ProposalsDir))
+	}
+	return p, err
+}
+
+// newestPendingProposal picks the newest accepted proposal in <weights>/proposals/ that the log has not
+// applied yet. An unreadable proposal file is an error: silently skipping it could apply an older one.
+func newestPendingProposal(s *store.Store, weightsDir string) (*store.Proposal, error) {
+	dir := filepath.Join(weightsDir, store.ProposalsDir)
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		return nil, err
+	}
+	applied := map[string]bool{}
+	for _, e := range entries {
+		if e.Action == store.ActionApply {
+			applied[e.Proposal] = true
+		}
+	}
+	var pending []*store.Proposal
+	for _, path := range paths {
+		p, err := store.ReadProposal(path)
+		if err != nil {
+			return nil, err
+		}
+		if p.Applicable() && !applied[p.ID] {
+			pending = append(pending, p)
+		}
+	}
+	if len(pending) == 0 {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: no proposals in %s (tune propose writes them)", store.ErrNothingToDo, dir)
+		}
+		return nil, fmt.Errorf("%w: none of the %s in %s is accepted and not yet applied", store.ErrNothingToDo, plural(len(paths), "proposal"), dir)
+	}
+	sort.Slice(pending, func(i, j int) bool {
+		if !pending[i].Created.Equal(pending[j].Created) {
+			return pending[i].Created.After(pending[j].Created)
+		}
+		return pending[i].ID < pending[j].ID
+	})
+	return pending[0], nil
+}

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+type historyOptions struct {
+	IO         *IOStreams
+	WeightsDir string
+	JSON       bool
+}
+
+// NewCmdHistory builds `tune history`.
+func NewCmdHistory(f *Factory) *cobra.Command {
+	return newCmdHistory(f, nil)
+}
+
+func newCmdHistory(f *Factory, runF func(*historyOptions) error) *cobra.Command {
+	opts := &historyOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "List weights versions and evolution attempts in order",
+		Long: `List the evolution log in order: every attempt (propose-attempt, accept, halve, revert), every
+version written (apply, rollback), every repair — with its serial, the versions it went from and to,
+the proposal, the change, the decision and the suite loss before → after. The active version is
+marked. A store without a log yet lists its version files.
+
+--json prints {"active", "serial", "lineage", "versions": [...], "entries": [log entries]}; the entry
+fields are those of weights/evolution.jsonl.`,
+		Example: `  tune history
+  tune history --json | jq '.entries[] | select(.action == "apply")'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.WeightsDir = f.WeightsDir
+			if runF != nil {
+				return runF(opts)
+			}
+			return historyRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the history as JSON")
+	return cmd
+}
+
+type historyVersion struct {
+	Version string    `json:"version"`
+	Parent  string    `json:"parent,omitempty"`
+	Created time.Time `json:"created"`
+	Reason  string    `json:"reason"`
+	Active  bool      `json:"active"`
+}
+
+type historyReport struct {
+	Active   string           `json:"active"`
+	Serial   int              `json:"serial"`
+	Lineage  string           `json:"lineage,omitempty"`
+	Versions []historyVersion `json:"versions"`
+	Entries  []store.LogEntry `json:"entries"`
+}
+
+func historyRun(opts *historyOptions) error {
+	s, err := store.Open(opts.WeightsDir, nil)
+	if err != nil {
+		return err
+	}
+	active, err := s.ActiveVersion()
+	if err != nil {
+		return err
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		return err
+	}
+	nums, err := s.Versions()
+	if err != nil {
+		return err
+	}
+	serial, lineage := s.Head()
+	rep := historyReport{Active: weights.VersionName(active), Serial: serial, Lineage: lineage, Versions: []historyVersion{}, Entries: entries}
+	if rep.Entries == nil {
+		rep.Entries = []store.LogEntry{}
+	}
+	for _, n := range nums {
+		// history lists what is on disk even when a file was edited (verify reports that), so it reads
+		// the raw file rather than the checked Version.
+		w, err := weights.Load(fmt.Sprintf("%s/%s.toml", opts.WeightsDir, weights.VersionName(n)))
+		if err != nil {
+			return err
+		}
+		hv := historyVersion{Version: weights.VersionName(n), Created: w.Created, Reason: w.Reason, Active: n == active}
+		if w.Parent > 0 {
+			hv.Parent = weights.VersionName(w.Parent)
+		}
+		rep.Versions = append(rep.Versions, hv)
+	}
+	if opts.JSON {
+		return storeWriteJSON(opts.IO.Out, rep)
+	}
+	return printHistory(opts.IO.Out, &rep)
+}
+
+func printHistory(w io.Writer, rep *historyReport) error {
+	if len(rep.Entries) == 0 {
+		fmt.Fprintln(w, "no evolution log yet; version files:")
+		t := storeTable(w, false)
+		t.Header("Version", "Parent", "Created", "Reason")
+		for _, v := range rep.Versions {
+			name := v.Version
+			if v.Active {
+				name += " *"
+			}
+			if err := t.Append([]string{name, dash(v.Parent), v.Created.UTC().Format("2006-01-02 15:04"), v.Reason}); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "* active: %s\n", rep.Active)
+		return nil
+	}
+	t := storeTable(w, false)
+	t.Header("Serial", "Time", "Action", "Versions", "Proposal", "Change", "Decision", "Suite loss", "Reason")
+	for _, e := range rep.Entries {
+		if err := t.Append(historyCells(&e, rep.Active)); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "* active: %s; log serial %d, lineage %s\n", rep.Active, rep.Serial, rep.Lineage)
+	return nil
+}
+
+func historyCells(e *store.LogEntry, active string) []string {
+	versions := "—"
+	switch {
+	case e.Result > 0 && e.Parent > 0:
+		versions = weights.VersionName(e.Parent) + " → " + weights.VersionName(e.Result)
+	case e.Result > 0:
+		versions = weights.VersionName(e.Result)
+	case e.Parent > 0:
+		versions = "on " + weights.VersionName(e.Parent)
+	}
+	if e.Result > 0 && weights.VersionName(e.Result) == active && (e.Action == store.ActionApply || e.Action == store.ActionRollback || e.Action == store.ActionInit) {
+		versions += " *"
+	}
+	change := e.Change
+	if e.Restores > 0 {
+		change = strings.TrimSpace("restores " + weights.VersionName(e.Restores) + ": " + change)
+	}
+	return []string{
+		fmt.Sprint(e.Serial), e.Time.UTC().Format("2006-01-02 15:04"), e.Action, versions, dash(e.Proposal), dash(change),
+		dash(e.Decision), lossPair(e.SuiteLossBefore, e.SuiteLossAfter), dash(e.Reason),
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/testutil"
+)
+
+func TestHistoryGolden(t *testing.T) {
+	wd, fd := storeTestDirs(t)
+	code, out, errOut := storeRun(t, wd, fd, nil, "history")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	testutil.Golden(t, "store_history_fresh.txt", []byte(out))
+
+	s, err := store.Open(wd, func() time.Time { return storeTestNow })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// an evolution run logs its attempts, then the accepted proposal is applied and rolled back
+	if err := s.Log(store.LogEntry{Action: store.ActionProposeAttempt, Change: "greenfield +1", Decision: store.DecisionRevert,
+		SuiteLossBefore: store.Loss(0.4), SuiteLossAfter: store.Loss(0.45), Reason: "scenario loss rose"}); err != nil {
+		t.Fatal(err)
+	}
+	p := storeTestProposal(t)
+	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Proposal: p.ComputeID(), Change: "ambiguous +1", Decision: store.DecisionAccept,
+		SuiteLossBefore: store.Loss(0.4), SuiteLossAfter: store.Loss(0.3)}); err != nil {
+		t.Fatal(err)
+	}
+	writeTestProposal(t, wd, p)
+	for _, args := range [][]string{{"apply"}, {"rollback"}} {
+		if code, _, errOut := storeRun(t, wd, fd, nil, args...); code != 0 {
+			t.Fatal(args, errOut)
+		}
+	}
+	code, out, errOut = storeRun(t, wd, fd, nil, "history")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	testutil.Golden(t, "store_history.txt", []byte(out))
+
+	code, out, _ = storeRun(t, wd, fd, nil, "history", "--json")
+	var rep struct {
+		Active  string
+		Entries []store.LogEntry
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatal(err, out)
+	}
+	if rep.Active != "v0003" || len(rep.Entries) != 5 || rep.Entries[3].Action != store.ActionApply || rep.Entries[4].Restores != 1 {
+		t.Errorf("history --json: %+v", rep)
+	}
+}

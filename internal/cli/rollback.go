@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+type rollbackOptions struct {
+	IO           *IOStreams
+	Factory      *Factory
+	To           string // "" = parent of the active version
+	ExpectSerial int
+	JSON         bool
+}
+
+// NewCmdRollback builds `tune rollback`.
+func NewCmdRollback(f *Factory) *cobra.Command {
+	return newCmdRollback(f, nil)
+}
+
+func newCmdRollback(f *Factory, runF func(*rollbackOptions) error) *cobra.Command {
+	opts := &rollbackOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "rollback",
+		Short: "Undo a weights change by writing a new version equal to an earlier one",
+		Long: `Roll the active weights back. Nothing is deleted or rewritten: rollback writes a NEW version
+whose content equals the target (reason "rollback to vN") and makes it active, like git revert.
+The log entry names the version it restores.
+
+Without --to, the target is the parent of the active version, so running rollback twice undoes
+the rollback itself.`,
+		Example: `  tune rollback
+  tune rollback --to v0001
+  tune rollback --to 3 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.ExpectSerial < -1 {
+				return FlagErrorf("--expect-serial must be 0 or more")
+			}
+			if opts.To != "" {
+				if _, err := weights.ParseVersionName(opts.To); err != nil {
+					return FlagErrorf("--to: %v", err)
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return rollbackRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.To, "to", "", "restore this `version` (v0001, 1); default: the parent of the active version")
+	cmd.Flags().IntVar(&opts.ExpectSerial, "expect-serial", -1, "refuse unless the evolution log is at this `serial`")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+type rollbackReport struct {
+	Version  string `json:"version"`
+	Parent   string `json:"parent"`
+	Restores string `json:"restores"`
+	Change   string `json:"change"`
+	Serial   int    `json:"serial"`
+}
+
+func rollbackRun(opts *rollbackOptions) error {
+	s, err := storeOpen(opts.Factory)
+	if err != nil {
+		return err
+	}
+	if opts.ExpectSerial >= 0 {
+		s.Expect(opts.ExpectSerial)
+	}
+	to := 0
+	if opts.To != "" {
+		to, _ = weights.ParseVersionName(opts.To)
+	}
+	out, err := s.RollbackTo(to)
+	if err != nil {
+		return storeNothingToDo(opts.IO, err)
+	}
+	rep := rollbackReport{
+		Version: weights.VersionName(out.Weights.Version), Parent: weights.VersionName(out.Weights.Parent),
+		Restores: weights.VersionName(out.Entry.Restores), Change: out.Entry.Change, Serial: out.Entry.Serial,
+	}
+	if opts.JSON {
+		return storeWriteJSON(opts.IO.Out, rep)
+	}
+	fmt.Fprintf(opts.IO.Out, "rolled back to %s: wrote %s (parent %s) with the content of %s: %s\n",
+		rep.Restores, rep.Version, rep.Parent, rep.Restores, rep.Change)
+	fmt.Fprintf(opts.IO.Out, "active version: %s (evolution log serial %d)\n", rep.Version, rep.Serial)
+	return nil
+}
