@@ -1,0 +1,242 @@
+package evolve
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/stats"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Rescore is a flagged task re-scored from its signals under the parent and the candidate weights.
+type Rescore struct {
+	MetaTimestamp  string `json:"meta_timestamp"`
+	Title          string `json:"task"`
+	Recorded       string `json:"recorded_level"`
+	ParentSum      Points `json:"parent_sum"`
+	ParentLevel    string `json:"parent_level"`
+	CandidateSum   Points `json:"candidate_sum"`
+	CandidateLevel string `json:"candidate_level"`
+	// ParentGap and CandidateGap are the distance from the sum to the upper edge of its bucket (how much
+	// more it needs, plus a hair, to reach the next level); nil at L4.
+	ParentGap    *Points `json:"parent_gap"`
+	CandidateGap *Points `json:"candidate_gap"`
+	// Moved is "up" (a higher level, or the same level closer to the next bucket), "same" or "down".
+	Moved string `json:"moved"`
+	// OutOfLowSide: the parent scores it L0/L1 and the candidate L2 or higher.
+	OutOfLowSide bool `json:"out_of_low_side"`
+}
+
+func gap(w *weights.Weights, sum weights.Half) (weights.Level, *Points) {
+	lv := w.Level(sum)
+	if lv == weights.L4 {
+		return lv, nil
+	}
+	g := Points(w.Buckets.Edges[lv] - sum)
+	return lv, &g
+}
+
+func rescore(f *Flagged, parent, cand *weights.Weights) Rescore {
+	ps, cs := parent.Score(f.Fired), cand.Score(f.Fired)
+	pl, pg := gap(parent, ps)
+	cl, cg := gap(cand, cs)
+	r := Rescore{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Recorded: f.Level, ParentSum: Points(ps),
+		ParentLevel: pl.String(), CandidateSum: Points(cs), CandidateLevel: cl.String(), ParentGap: pg, CandidateGap: cg,
+		Moved: "same", OutOfLowSide: pl <= weights.L1 && cl >= weights.L2}
+	switch {
+	case cl > pl:
+		r.Moved = "up"
+	case cl < pl:
+		r.Moved = "down"
+	case pg != nil && cg != nil && *cg < *pg:
+		r.Moved = "up"
+	case pg != nil && cg != nil && *cg > *pg:
+		r.Moved = "down"
+	}
+	return r
+}
+
+// motivatingUp is the third acceptance rule: the flagged tasks move up under the candidate — at least one
+// moves up and none moves down (a signal change leaves the flagged tasks where it did not fire).
+func motivatingUp(rs []Rescore) bool {
+	up := false
+	for _, r := range rs {
+		switch r.Moved {
+		case "down":
+			return false
+		case "up":
+			up = true
+		}
+	}
+	return up
+}
+
+// ScenarioDelta is a scenario whose loss changed.
+type ScenarioDelta struct {
+	Name   string `json:"name"`
+	Before int    `json:"before"`
+	After  int    `json:"after"`
+}
+
+// Discordant is the exact sign test over the scenarios whose loss changed (McNemar exact on the
+// discordant pairs). Verdict is "insufficient evidence" when even a unanimous result over this many
+// scenarios could not reach Alpha.
+type Discordant struct {
+	Improved int    `json:"improved"`
+	Worsened int    `json:"worsened"`
+	P        Num    `json:"p"`
+	MinP     Num    `json:"min_p"`
+	Verdict  string `json:"verdict"`
+}
+
+func discordant(improved, worsened int) Discordant {
+	d := Discordant{Improved: improved, Worsened: worsened, P: Num(stats.SignTest(improved, worsened)),
+		MinP: Num(stats.SignTestMinP(improved + worsened))}
+	switch {
+	case !(float64(d.MinP) <= Alpha):
+		d.Verdict = "insufficient evidence"
+	case float64(d.P) <= Alpha:
+		d.Verdict = "significant"
+	default:
+		d.Verdict = "not significant"
+	}
+	return d
+}
+
+// LOO is the leave-one-out stability of a decision: the decision re-taken with each scenario left out.
+type LOO struct {
+	Folds int `json:"folds"`
+	Agree int `json:"agree"`
+	// Support is Agree/Folds.
+	Support Num `json:"support"`
+	// Flips names the scenarios whose removal flips the decision.
+	Flips []string `json:"flips"`
+}
+
+// Attempt is one measured change.
+type Attempt struct {
+	Change          Change          `json:"change"`
+	SuiteLossBefore Num             `json:"suite_loss_before"`
+	SuiteLossAfter  Num             `json:"suite_loss_after"`
+	Worse           []ScenarioDelta `json:"worse"`
+	Better          []ScenarioDelta `json:"better"`
+	Motivating      []Rescore       `json:"motivating"`
+	MotivatingUp    bool            `json:"motivating_up"`
+	Accepted        bool            `json:"accepted"`
+	// Decision is accept (the full step), halve (the half step) or revert (rejected).
+	Decision   string     `json:"decision"`
+	Reason     string     `json:"reason"`
+	Discordant Discordant `json:"discordant"`
+	LOO        LOO        `json:"loo"`
+}
+
+// evaluate measures one change against the parent's losses.
+func evaluate(c Change, half bool, parent *weights.Weights, suite *Suite, before []int, flagged []Flagged) (Attempt, weights.Weights) {
+	cand := c.Apply(*parent)
+	after := suite.Losses(&cand)
+	a := Attempt{Change: c, Worse: []ScenarioDelta{}, Better: []ScenarioDelta{}, Motivating: []Rescore{}}
+	sumB, sumA := 0, 0
+	for i := range before {
+		sumB += before[i]
+		sumA += after[i]
+		d := ScenarioDelta{Name: suite.Scenarios[i].Name, Before: before[i], After: after[i]}
+		switch {
+		case after[i] > before[i]:
+			a.Worse = append(a.Worse, d)
+		case after[i] < before[i]:
+			a.Better = append(a.Better, d)
+		}
+	}
+	if n := len(before); n > 0 {
+		a.SuiteLossBefore, a.SuiteLossAfter = Num(float64(sumB)/float64(n)), Num(float64(sumA)/float64(n))
+	}
+	for i := range flagged {
+		a.Motivating = append(a.Motivating, rescore(&flagged[i], parent, &cand))
+	}
+	a.MotivatingUp = motivatingUp(a.Motivating)
+	var why []string
+	if sumA > sumB {
+		why = append(why, fmt.Sprintf("suite loss rose %.3f → %.3f", float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)))
+	}
+	if len(a.Worse) > 0 {
+		names := make([]string, len(a.Worse))
+		for i, d := range a.Worse {
+			names[i] = fmt.Sprintf("%s %d→%d", d.Name, d.Before, d.After)
+		}
+		why = append(why, "scenario loss rose: "+strings.Join(names, ", "))
+	}
+	if !a.MotivatingUp {
+		why = append(why, "the flagged tasks do not move up")
+	}
+	a.Accepted = len(why) == 0
+	switch {
+	case !a.Accepted:
+		a.Decision, a.Reason = DecisionRevert, strings.Join(why, "; ")
+	case half:
+		a.Decision, a.Reason = DecisionHalve, "half step: suite loss does not rise, no scenario worse, flagged tasks move up"
+	default:
+		a.Decision, a.Reason = DecisionAccept, "suite loss does not rise, no scenario worse, flagged tasks move up"
+	}
+	a.Discordant = discordant(len(a.Better), len(a.Worse))
+	a.LOO = leaveOneOut(before, after, a.MotivatingUp, a.Accepted, suite)
+	return a, cand
+}
+
+// leaveOneOut re-takes the suite part of the decision with each scenario left out. The motivating rule
+// does not depend on the fixtures, so only the suite rules can flip.
+func leaveOneOut(before, after []int, motUp, accepted bool, suite *Suite) LOO {
+	l := LOO{Folds: len(before), Flips: []string{}}
+	sumB, sumA, worse := 0, 0, 0
+	for i := range before {
+		sumB += before[i]
+		sumA += after[i]
+		if after[i] > before[i] {
+			worse++
+		}
+	}
+	for i := range before {
+		w := worse
+		if after[i] > before[i] {
+			w--
+		}
+		ok := motUp && w == 0 && sumA-after[i] <= sumB-before[i]
+		if ok == accepted {
+			l.Agree++
+		} else {
+			l.Flips = append(l.Flips, suite.Scenarios[i].Name)
+		}
+	}
+	if l.Folds > 0 {
+		l.Support = Num(float64(l.Agree) / float64(l.Folds))
+	}
+	return l
+}
+
+// Holdout is the frozen split's verdict. It is read only after the decision is taken (never for it), and
+// every read — one scoring of the split under one weights vector — is counted.
+type Holdout struct {
+	Scenarios  int    `json:"scenarios"`
+	Reads      int    `json:"reads"`
+	LossBefore *Num   `json:"loss_before"`
+	LossAfter  *Num   `json:"loss_after"`
+	Verdict    string `json:"verdict"` // not read | better | no change | worse
+}
+
+func readHoldout(h *Suite, parent, cand *weights.Weights) Holdout {
+	out := Holdout{Scenarios: h.Len(), Verdict: "not read"}
+	if h.Len() == 0 {
+		return out
+	}
+	b, a := h.Score(parent).Loss, h.Score(cand).Loss
+	out.Reads = 2
+	out.LossBefore, out.LossAfter = &b, &a
+	switch {
+	case a < b:
+		out.Verdict = "better"
+	case a > b:
+		out.Verdict = "worse"
+	default:
+		out.Verdict = "no change"
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package evolve
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Detection is the result of the detect stages: window → flagged → trigger → screen → proposal.
+type Detection struct {
+	Window Window `json:"window"`
+	// Median is the window median final loss when exactly one log was read (each log has its own, in
+	// Window.Logs); nil otherwise or when no loss is known.
+	Median    *Num        `json:"median_loss_final"`
+	Flagged   []Flagged   `json:"flagged"`
+	Triggered bool        `json:"triggered"`
+	Screen    []ScreenRow `json:"screen"`
+	// Proposal is the first change to try, nil when there is none.
+	Proposal *Change `json:"proposal"`
+	// Reason says why there is no proposal (or names the rule that produced it).
+	Reason   string    `json:"reason"`
+	Warnings []Warning `json:"warnings"`
+	// EdgeTasks is how many flagged tasks sit exactly on the upper edge of their bucket (the edge the
+	// bucket rule would move).
+	EdgeTasks int `json:"edge_tasks"`
+}
+
+// DetectInput is what Detect needs.
+type DetectInput struct {
+	// Tasks are the tasks read from one or several logs, in file order per log (traceparse.ReadLogs).
+	Tasks    []traceparse.Task
+	Resolver Resolver
+	// Exclude lists changes not to propose (a loop passes the ones it already tried).
+	Exclude []Change
+}
+
+// Detect runs the stages up to the proposal. It needs Resolver.Active.
+func Detect(in DetectInput) *Detection {
+	r := in.Resolver
+	wins, warns := buildWindows(in.Tasks, &r)
+	det := &Detection{Warnings: warns, Flagged: []Flagged{}}
+	var medians []*Num
+	det.Window, medians = summarise(wins, labelledCount(in.Tasks))
+	if len(wins) == 1 {
+		det.Median = medians[0]
+	}
+	var screenTasks []screenTask
+	for i, win := range wins {
+		findEvidence(win, medians[i])
+		for _, wt := range win {
+			if len(wt.evidence) > 0 {
+				det.Flagged = append(det.Flagged, wt.flagged())
+			}
+			if wt.t.Closed {
+				st := screenTask{flagged: len(wt.evidence) > 0}
+				for _, s := range wt.fired {
+					st.fired[s] = true
+				}
+				screenTasks = append(screenTasks, st)
+			}
+		}
+	}
+	det.Triggered = len(det.Flagged) >= TriggerThreshold
+	det.Screen = Screen(screenTasks, len(det.Flagged))
+	det.Proposal, det.EdgeTasks, det.Reason = propose(det, r.Active, in.Exclude, false)
+	return det
+}
+
+// propose applies SPEC item 7. signalReverted is true when the signal change was measured and reverted,
+// which opens the bucket rule even when a consistent signal exists.
+func propose(det *Detection, parent *weights.Weights, exclude []Change, signalReverted bool) (*Change, int, string) {
+	if !det.Triggered {
+		return nil, 0, fmt.Sprintf("no trigger: %d low-side regression(s) in the window, %d needed", len(det.Flagged), TriggerThreshold)
+	}
+	if !signalReverted {
+		if s, ok := pickSignal(det.Screen, det.Flagged, parent, exclude); ok {
+			c := Change{Kind: ChangeSignal, Signal: s, Delta: weights.Whole(1)}
+			return &c, 0, fmt.Sprintf("%s is the consistent candidate with the highest z", s)
+		}
+	}
+	edge, onEdge, ok := pickEdge(det.Flagged, parent, exclude)
+	if ok {
+		why := "no consistent candidate signal"
+		if signalReverted {
+			why = "the signal change was reverted"
+		}
+		return &edge, onEdge, fmt.Sprintf("%s, and %d flagged tasks score exactly on the upper edge of %s", why, onEdge, edge.Edge)
+	}
+	titles := make([]string, len(det.Flagged))
+	for i, f := range det.Flagged {
+		titles[i] = fmt.Sprintf("%s %q", f.MetaTimestamp, f.Title)
+	}
+	return nil, onEdge, "no consistent pattern: no candidate signal fired consistently in the flagged tasks and fewer than " +
+		fmt.Sprint(TriggerThreshold) + " of them sit on a bucket edge (a detector gap weights cannot fix): " + strings.Join(titles, "; ")
+}
+
+// StepInput is one evolution step's input. A loop calls Step repeatedly: it passes the tasks once (or the
+// Detection of the first call, which does not depend on the weights), the current parent, and the changes
+// it already tried.
+type StepInput struct {
+	// Tasks are read by the caller (traceparse.ReadLogs); ignored when Detected is set.
+	Tasks []traceparse.Task
+	// Detected reuses an earlier Detection (window, flagged tasks with their signals, screen) instead of
+	// re-reading Tasks; the proposal is re-derived for Parent.
+	Detected *Detection
+	// Parent is the weights version the step measures against.
+	Parent weights.Weights
+	// WeightsFor resolves meta weights= for re-detected tasks (optional; Parent is the fallback).
+	WeightsFor func(version string) (*weights.Weights, bool)
+	// Detect overrides re-detection of task titles (optional, tests).
+	Detect func(title string) []weights.Signal
+	// Suite is the prepared fixture suite the decision is measured on; Holdout the frozen split, read
+	// only after the decision.
+	Suite   *Suite
+	Holdout *Suite
+	// Exclude lists changes not to propose again.
+	Exclude []Change
+}
+
+// StepResult is everything the step found, tried and decided.
+type StepResult struct {
+	*Detection
+	// Attempts are every measured change in order (full step, half step, then the bucket rule).
+	Attempts []Attempt `json:"attempts"`
+	// Decision is accept, halve, revert or none (no trigger or no proposal).
+	Decision string `json:"decision"`
+	// Change is the accepted change (nil unless Decision is accept or halve); Tried the first change
+	// measured (nil when none was).
+	Change *Change `json:"change"`
+	Tried  *Change `json:"tried"`
+	// Candidate is Parent with Change applied (Parent itself when nothing was accepted).
+	Candidate                       weights.Weights `json:"-"`
+	SuiteLossBefore, SuiteLossAfter Num
+	// Before and After are the suite replays under Parent and Candidate.
+	Before Replay `json:"-"`
+	After  Replay `json:"-"`
+	// Lifted are the meta timestamps of the flagged tasks the candidate lifts out of the low side (the
+	// parent scores them L0/L1 from their signals, the candidate L2 or higher).
+	Lifted  []string `json:"lifted"`
+	Holdout Holdout  `json:"holdout"`
+}
+
+// Step runs one evolution step. The only error is a missing suite; everything else is data.
+func Step(in StepInput) (*StepResult, error) {
+	if in.Suite.Len() == 0 {
+		return nil, fmt.Errorf("evolve: the fixture suite is empty; a step needs scenarios to measure on")
+	}
+	parent := in.Parent
+	det := in.Detected
+	if det == nil {
+		det = Detect(DetectInput{Tasks: in.Tasks, Exclude: in.Exclude,
+			Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect}})
+	} else {
+		d := *det
+		d.Proposal, d.EdgeTasks, d.Reason = propose(&d, &parent, in.Exclude, false)
+		det = &d
+	}
+	res := &StepResult{Detection: det, Attempts: []Attempt{}, Decision: DecisionNone, Candidate: parent, Lifted: []string{}}
+	res.Before = in.Suite.Score(&parent)
+	res.After = res.Before
+	res.SuiteLossBefore, res.SuiteLossAfter = res.Before.Loss, res.Before.Loss
+	res.Holdout = Holdout{Scenarios: in.Holdout.Len(), Verdict: "not read"}
+	if det.Proposal == nil {
+		return res, nil
+	}
+	before := in.Suite.Losses(&parent)
+	first := *det.Proposal
+	res.Tried = &first
+	// tryChange measures the full step and, when it is rejected, the half step.
+	tryChange := func(c Change) bool {
+		for _, half := range []bool{false, true} {
+			cc := c
+			if half {
+				cc = c.Halved()
+			}
+			a, cand := evaluate(cc, half, &parent, in.Suite, before, det.Flagged)
+			res.Attempts = append(res.Attempts, a)
+			if a.Accepted {
+				res.Decision, res.Change, res.Candidate = a.Decision, &cc, cand
+				return true
+			}
+		}
+		return false
+	}
+	accepted := tryChange(first)
+	if !accepted && first.Kind == ChangeSignal {
+		// The signal change was reverted: the bucket rule may move an edge instead.
+		if edge, n, _ := propose(det, &parent, in.Exclude, true); edge != nil {
+			res.EdgeTasks = n
+			accepted = tryChange(*edge)
+		}
+	}
+	if !accepted {
+		res.Decision = DecisionRevert
+		return res, nil
+	}
+	res.After = in.Suite.Score(&res.Candidate)
+	res.SuiteLossAfter = res.After.Loss
+	for i := range det.Flagged {
+		if r := rescore(&det.Flagged[i], &parent, &res.Candidate); r.OutOfLowSide {
+			res.Lifted = append(res.Lifted, r.MetaTimestamp)
+		}
+	}
+	if in.Holdout.Len() > 0 {
+		res.Holdout = readHoldout(in.Holdout, &parent, &res.Candidate)
+	}
+	return res, nil
+}

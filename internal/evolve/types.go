@@ -1,0 +1,169 @@
+package evolve
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Rules of the step. They are fixed values, as the reference keeps them (hyperparameters.md: the threshold
+// 3 and the halving are deliberately not configurable).
+const (
+	WindowSize       = 20   // tasks with a level label, per trace log
+	TriggerThreshold = 3    // distinct low-side regressions in the window
+	Alpha            = 0.05 // significance level of the screen and the sign test
+	Confidence       = 0.95 // for the Jeffreys intervals of the screen
+)
+
+// Evidence kinds.
+const (
+	KindRegressionFollowed = "regression_followed"
+	KindRegressionOf       = "regression_of"
+	KindSameArea           = "same-area"
+)
+
+// Where a task's signals came from.
+const (
+	SignalsRecorded   = "recorded"    // the meta line's signals=
+	SignalsReDetected = "re-detected" // detected from the task title (no signals= recorded)
+)
+
+// Screen verdicts.
+const (
+	VerdictCandidate    = "candidate"
+	VerdictUnderpowered = "underpowered"
+	VerdictNoSignal     = "no-signal"
+)
+
+// Decisions (the same words the store uses for proposals).
+const (
+	DecisionAccept = "accept"
+	DecisionHalve  = "halve"
+	DecisionRevert = "revert"
+	DecisionNone   = "none"
+)
+
+// Warning is a problem found on the way that does not stop the step: a damaged line, a recorded level
+// that disagrees with its recorded signals, a signal name nobody knows.
+type Warning struct {
+	Source string `json:"source,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Num is a float that marshals NaN and ±Inf as JSON null (encoding/json refuses them), and everything else
+// rounded to 6 decimals so output bytes do not depend on the last float bit.
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.FormatFloat(round6(f), 'f', -1, 64)), nil
+}
+
+func round6(f float64) float64 {
+	r := math.Round(f*1e6) / 1e6
+	if r == 0 {
+		return 0 // no "-0"
+	}
+	return r
+}
+
+// Points is a weight in half-points that marshals as a number of points (2, -5, 2.5).
+type Points weights.Half
+
+// MarshalJSON implements json.Marshaler.
+func (p Points) MarshalJSON() ([]byte, error) { return []byte(weights.Half(p).Plain()), nil }
+
+// SignalWeight is a signal with a weight, as a trace's signals= or the scorer's JSON spell it.
+type SignalWeight struct {
+	Name   string `json:"name"`
+	Weight Points `json:"weight"`
+}
+
+// Change is one proposed change: Delta on a signal weight, or on a bucket edge.
+type Change struct {
+	Kind   string         // "signal" or "bucket"
+	Signal weights.Signal // when Kind is signal
+	Edge   weights.Level  // when Kind is bucket: the upper edge of this level (L0..L3)
+	Delta  weights.Half
+}
+
+// Kinds of change.
+const (
+	ChangeSignal = "signal"
+	ChangeBucket = "bucket"
+)
+
+// MarshalJSON writes {"kind","signal"|"edge","delta"} with delta in points.
+func (c Change) MarshalJSON() ([]byte, error) {
+	type signal struct {
+		Kind   string `json:"kind"`
+		Signal string `json:"signal"`
+		Delta  Points `json:"delta"`
+	}
+	type bucket struct {
+		Kind  string `json:"kind"`
+		Edge  string `json:"edge"`
+		Delta Points `json:"delta"`
+	}
+	if c.Kind == ChangeBucket {
+		return json.Marshal(bucket{c.Kind, c.Edge.String(), Points(c.Delta)})
+	}
+	return json.Marshal(signal{c.Kind, c.Signal.String(), Points(c.Delta)})
+}
+
+// String describes the change: "ambiguous +1", "bucket L1 edge -1".
+func (c Change) String() string {
+	if c.Kind == ChangeBucket {
+		return "bucket " + c.Edge.String() + " edge " + c.Delta.String()
+	}
+	return c.Signal.String() + " " + c.Delta.String()
+}
+
+// Name is the changed knob: the signal name, or "L1 edge".
+func (c Change) Name() string {
+	if c.Kind == ChangeBucket {
+		return c.Edge.String() + " edge"
+	}
+	return c.Signal.String()
+}
+
+// Apply returns w with the change made. The result is a candidate: version 0, parent w.Version.
+func (c Change) Apply(w weights.Weights) weights.Weights {
+	out := w
+	out.Version = 0
+	out.Parent = w.Version
+	if c.Kind == ChangeBucket {
+		out.Buckets.Edges[c.Edge] += c.Delta
+	} else {
+		out.Signals[c.Signal] += c.Delta
+	}
+	return out
+}
+
+// Halved is the same change with half the delta (the +0.5 retry).
+func (c Change) Halved() Change {
+	c.Delta /= 2
+	return c
+}
+
+// Valid reports whether the change keeps the weights well formed: bucket edges strictly increasing.
+func (c Change) Valid(w *weights.Weights) bool {
+	if c.Kind != ChangeBucket {
+		return true
+	}
+	e := w.Buckets.Edges
+	e[c.Edge] += c.Delta
+	for i := 1; i < len(e); i++ {
+		if e[i] <= e[i-1] {
+			return false
+		}
+	}
+	return true
+}

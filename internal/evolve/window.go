@@ -1,0 +1,374 @@
+package evolve
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/scorer"
+	"github.com/ldd-tools/tune/internal/stats"
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// WindowLog summarises the window of one trace log.
+type WindowLog struct {
+	Source string `json:"source"`
+	// Labelled is the number of tasks with a level label that were read; Tasks how many of them are in
+	// the window (the last WindowSize).
+	Labelled int `json:"labelled"`
+	Tasks    int `json:"tasks"`
+	Closed   int `json:"closed"`
+	Eligible int `json:"eligible"`
+	// KnownLoss counts the closed window tasks with a known final loss; the median is over them.
+	KnownLoss int  `json:"known_loss"`
+	Median    *Num `json:"median_loss_final"`
+	// First and Last are the meta timestamps of the window's first and last task.
+	First string `json:"first,omitempty"`
+	Last  string `json:"last,omitempty"`
+}
+
+// Window is the window of every log read.
+type Window struct {
+	Size     int         `json:"size"`
+	Tasks    int         `json:"tasks"`
+	Closed   int         `json:"closed"`
+	Eligible int         `json:"eligible"`
+	Logs     []WindowLog `json:"logs"`
+}
+
+// Evidence is one reason to call an eligible task a low-side regression.
+type Evidence struct {
+	Kind string `json:"kind"` // regression_followed | regression_of | same-area
+	// By is the meta timestamp of the later task that supplies the evidence ("" for regression_followed).
+	By     string `json:"by,omitempty"`
+	ByLine int    `json:"by_line,omitempty"`
+	// Basis says how the code area matched (same-area only): "files=" or "paths in text".
+	Basis   string   `json:"basis,omitempty"`
+	Overlap []string `json:"overlap,omitempty"`
+	// LossFinal is the later task's final loss (same-area only), above Median.
+	LossFinal *Num `json:"loss_final,omitempty"`
+	Median    *Num `json:"median,omitempty"`
+}
+
+// String is a one-line description for tables and proposal files.
+func (e Evidence) String() string {
+	switch e.Kind {
+	case KindRegressionFollowed:
+		return "regression_followed=true on its close"
+	case KindRegressionOf:
+		return fmt.Sprintf("regression_of by the task of %s", e.By)
+	default:
+		return fmt.Sprintf("same-area (%s: %s) task of %s, loss_final %s > median %s", e.Basis,
+			strings.Join(e.Overlap, ","), e.By, fmtNum(e.LossFinal), fmtNum(e.Median))
+	}
+}
+
+func fmtNum(n *Num) string {
+	if n == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.3f", float64(*n))
+}
+
+// Flagged is a low-side regression: an eligible task with at least one piece of evidence.
+type Flagged struct {
+	MetaTimestamp string         `json:"meta_timestamp"`
+	Title         string         `json:"task"`
+	Level         string         `json:"level"`
+	Evidence      []Evidence     `json:"evidence"`
+	Signals       []SignalWeight `json:"signals"`
+	// SignalsSource is "recorded" (signals=) or "re-detected" (from the title).
+	SignalsSource string `json:"signals_source"`
+	// Source is the trace log, Line the meta line.
+	Source    string `json:"source"`
+	Line      int    `json:"line"`
+	LossFinal Num    `json:"loss_final"`
+	// Fired are the signals as the scorer's enum (Signals minus unknown names), for re-scoring.
+	Fired []weights.Signal `json:"-"`
+}
+
+// EvidenceStrings lists the evidence as sentences.
+func (f *Flagged) EvidenceStrings() []string {
+	out := make([]string, len(f.Evidence))
+	for i, e := range f.Evidence {
+		out[i] = e.String()
+	}
+	return out
+}
+
+// windowTask is a task of a window with everything the stages derive from it.
+type windowTask struct {
+	t        *traceparse.Task
+	fired    []weights.Signal
+	signals  []SignalWeight
+	source   string // SignalsRecorded | SignalsReDetected
+	closed   bool   // closed with a known final loss
+	eligible bool
+	evidence []Evidence
+}
+
+// Resolver supplies what the pure stages cannot compute themselves.
+type Resolver struct {
+	// Active is the active weights version: re-detected signals are weighed with it when the task's meta
+	// has no weights= (or it cannot be resolved), and recorded levels are checked against its buckets.
+	Active *weights.Weights
+	// WeightsFor resolves a meta weights= value ("v0002"); nil or ok=false falls back to Active.
+	WeightsFor func(version string) (*weights.Weights, bool)
+	// Detect re-detects the signals of a task title; nil uses scorer.Detect without history.
+	Detect func(title string) []weights.Signal
+}
+
+func (r *Resolver) weightsFor(version string) (*weights.Weights, string) {
+	if version != "" && r.WeightsFor != nil {
+		if w, ok := r.WeightsFor(version); ok {
+			return w, version
+		}
+	}
+	return r.Active, weights.VersionName(r.Active.Version)
+}
+
+func (r *Resolver) detect(title string) []weights.Signal {
+	if r.Detect != nil {
+		return r.Detect(title)
+	}
+	return scorer.Detect(title, nil).Fired
+}
+
+// isAuto accepts the short and the long form of the auto dispatch.
+func isAuto(dispatch string) bool { return dispatch == "auto" || dispatch == "auto-level" }
+
+// buildWindows groups tasks by log (in order of first appearance) and keeps the last WindowSize labelled
+// tasks of each, with their signals resolved.
+func buildWindows(tasks []traceparse.Task, r *Resolver) ([][]*windowTask, []Warning) {
+	var order []string
+	bySource := map[string][]*traceparse.Task{}
+	for i := range tasks {
+		t := &tasks[i]
+		if _, ok := bySource[t.Source]; !ok {
+			order = append(order, t.Source)
+		}
+		bySource[t.Source] = append(bySource[t.Source], t)
+	}
+	var warns []Warning
+	out := make([][]*windowTask, 0, len(order))
+	for _, src := range order {
+		var labelled []*traceparse.Task
+		for _, t := range bySource[src] {
+			if t.Level != "" {
+				labelled = append(labelled, t)
+			}
+		}
+		if len(labelled) > WindowSize {
+			labelled = labelled[len(labelled)-WindowSize:]
+		}
+		win := make([]*windowTask, len(labelled))
+		for i, t := range labelled {
+			wt, w := resolveTask(t, r)
+			warns = append(warns, w...)
+			win[i] = wt
+		}
+		out = append(out, win)
+	}
+	return out, warns
+}
+
+// labelledCount is the number of labelled tasks read per source, for the window summary.
+func labelledCount(tasks []traceparse.Task) map[string]int {
+	n := map[string]int{}
+	for i := range tasks {
+		if tasks[i].Level != "" {
+			n[tasks[i].Source]++
+		}
+	}
+	return n
+}
+
+// resolveTask finds the task's signals (SPEC item 5) and checks its recorded level against them.
+func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
+	wt := &windowTask{t: t}
+	var warns []Warning
+	warn := func(format string, args ...any) {
+		warns = append(warns, Warning{Source: t.Source, Line: t.Line, Reason: fmt.Sprintf(format, args...)})
+	}
+	dispatchW, dispatchName := r.weightsFor(t.WeightsVersion)
+	if t.WeightsVersion != "" && dispatchName != t.WeightsVersion {
+		warn("task %s: weights=%s is not in the store; using the active %s", t.MetaTimestamp, t.WeightsVersion, dispatchName)
+	}
+	if t.HasSignals {
+		wt.source = SignalsRecorded
+		var sum weights.Half
+		for _, s := range t.Signals {
+			wt.signals = append(wt.signals, SignalWeight{Name: s.Name, Weight: Points(s.Weight)})
+			sig, ok := weights.SignalByName(s.Name)
+			if !ok {
+				warn("task %s: unknown signal %q in signals= (ignored)", t.MetaTimestamp, s.Name)
+				continue
+			}
+			wt.fired = append(wt.fired, sig)
+			sum += s.Weight
+		}
+		checkRecordedLevel(t, sum, dispatchW, dispatchName, warn)
+	} else {
+		wt.source = SignalsReDetected
+		wt.fired = r.detect(t.Title)
+		for _, s := range wt.fired {
+			wt.signals = append(wt.signals, SignalWeight{Name: s.String(), Weight: Points(dispatchW.Signals[s])})
+		}
+	}
+	wt.closed = t.Closed && t.LossFinal != nil
+	wt.eligible = isAuto(t.Dispatch) && (t.Level == "L0" || t.Level == "L1") && wt.closed
+	return wt, warns
+}
+
+// checkRecordedLevel warns when an auto-dispatched task's recorded level is not the bucket of its recorded
+// signal sum (allowing the L4→L3 clamp at standard creativity). The recorded level stays what counts: it
+// is what was dispatched (ldd-reference.md §1.9).
+func checkRecordedLevel(t *traceparse.Task, sum weights.Half, w *weights.Weights, name string, warn func(string, ...any)) {
+	if !isAuto(t.Dispatch) {
+		return
+	}
+	recorded, err := weights.ParseLevel(t.Level)
+	if err != nil {
+		return
+	}
+	bucket := w.Level(sum)
+	standard := t.Creativity == "" || t.Creativity == "standard"
+	switch {
+	case bucket == weights.L4 && recorded == weights.L3 && standard:
+		return // the clamp
+	case bucket == weights.L4 && recorded == weights.L4 && t.Creativity == "standard":
+		warn("task %s: recorded L4 with creativity=standard, which the clamp forbids (signals sum to %s)", t.MetaTimestamp, sum.String())
+	case bucket != recorded:
+		warn("task %s: recorded %s but its signals sum to %s, which is %s under %s", t.MetaTimestamp, t.Level, sum.String(), bucket, name)
+	}
+}
+
+// summarise fills the window summary and computes each log's median final loss.
+func summarise(wins [][]*windowTask, labelled map[string]int) (Window, []*Num) {
+	out := Window{Size: WindowSize}
+	medians := make([]*Num, len(wins))
+	for i, win := range wins {
+		if len(win) == 0 {
+			continue
+		}
+		wl := WindowLog{Source: win[0].t.Source, Labelled: labelled[win[0].t.Source], Tasks: len(win),
+			First: win[0].t.MetaTimestamp, Last: win[len(win)-1].t.MetaTimestamp}
+		var losses []float64
+		for _, wt := range win {
+			if wt.t.Closed {
+				wl.Closed++
+			}
+			if wt.eligible {
+				wl.Eligible++
+			}
+			if wt.closed {
+				losses = append(losses, *wt.t.LossFinal)
+			}
+		}
+		wl.KnownLoss = len(losses)
+		if len(losses) > 0 {
+			m := Num(stats.Median(losses))
+			wl.Median = &m
+			medians[i] = &m
+		}
+		out.Tasks += wl.Tasks
+		out.Closed += wl.Closed
+		out.Eligible += wl.Eligible
+		out.Logs = append(out.Logs, wl)
+	}
+	return out, medians
+}
+
+// findEvidence attaches the evidence of SPEC item 3 to every eligible task of a window. Every later task
+// that supplies evidence must itself be inside the window (ldd-reference.md §2.2 Decision).
+func findEvidence(win []*windowTask, median *Num) {
+	for i, orig := range win {
+		if !orig.eligible {
+			continue
+		}
+		if orig.t.RegressionFollowed {
+			orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionFollowed})
+		}
+		for _, later := range win[i+1:] {
+			if later.t.RegressionOf != "" && later.t.RegressionOf == orig.t.MetaTimestamp {
+				orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionOf, By: later.t.MetaTimestamp, ByLine: later.t.Line})
+			}
+			if median == nil || !later.closed || !(*later.t.LossFinal > float64(*median)) {
+				continue
+			}
+			if basis, overlap := sameArea(orig.t, later.t); len(overlap) > 0 {
+				loss := Num(*later.t.LossFinal)
+				orig.evidence = append(orig.evidence, Evidence{Kind: KindSameArea, By: later.t.MetaTimestamp, ByLine: later.t.Line,
+					Basis: basis, Overlap: overlap, LossFinal: &loss, Median: median})
+			}
+		}
+	}
+}
+
+// sameArea compares the code areas of two tasks: their files= sets when both have one; otherwise the
+// paths each names (files=, or the paths the scorer sees in its title and its action= and layer= text).
+func sameArea(a, b *traceparse.Task) (basis string, overlap []string) {
+	if len(a.Files) > 0 && len(b.Files) > 0 {
+		return "files=", intersect(normPaths(a.Files, false), normPaths(b.Files, false))
+	}
+	return "paths in text", intersect(areaPaths(a), areaPaths(b))
+}
+
+func areaPaths(t *traceparse.Task) []string {
+	if len(t.Files) > 0 {
+		return normPaths(t.Files, true)
+	}
+	texts := []string{t.Title}
+	for _, e := range t.Entries {
+		texts = append(texts, e.Fields["action"], e.Fields["layer"])
+	}
+	var paths []string
+	for _, s := range texts {
+		if s != "" {
+			paths = append(paths, scorer.ExtractPaths(s)...)
+		}
+	}
+	return normPaths(paths, true)
+}
+
+// normPaths trims "./" and, for paths found in prose, lowercases them (as the scorer compares paths for
+// unknown-file-territory).
+func normPaths(ps []string, fold bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range ps {
+		p = strings.TrimPrefix(strings.TrimSpace(p), "./")
+		if fold {
+			p = strings.ToLower(p)
+		}
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func intersect(a, b []string) []string {
+	in := map[string]bool{}
+	for _, x := range b {
+		in[x] = true
+	}
+	var out []string
+	for _, x := range a {
+		if in[x] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (wt *windowTask) flagged() Flagged {
+	return Flagged{
+		MetaTimestamp: wt.t.MetaTimestamp, Title: wt.t.Title, Level: wt.t.Level, Evidence: wt.evidence,
+		Signals: wt.signals, SignalsSource: wt.source, Source: wt.t.Source, Line: wt.t.Line,
+		LossFinal: Num(*wt.t.LossFinal), Fired: wt.fired,
+	}
+}

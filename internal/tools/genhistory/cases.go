@@ -1,0 +1,387 @@
+package genhistory
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Expect is what the evolution rules must find in a generated history (indices are task positions in
+// History.Tasks).
+type Expect struct {
+	Flagged   []int
+	Triggered bool
+	// Signal is the signal a proposal must pick, or -1 when no signal proposal is expected.
+	Signal weights.Signal
+	// EdgeTasks > 0 when the flagged tasks sit on the upper edge of their bucket (a bucket proposal).
+	EdgeTasks int
+	// ReDetected is true when signals must come from re-detection (no signals= recorded).
+	ReDetected bool
+	// Warnings is true when reading the history must report warnings (damaged lines, inconsistent levels).
+	Warnings bool
+}
+
+// Case is a named history builder.
+type Case struct {
+	Name  string
+	Doc   string
+	Build func(seed uint64, w *weights.Weights) (*History, Expect)
+}
+
+// Cases lists the acceptance histories of the evolution step (issue 4).
+func Cases() []Case {
+	return []Case{
+		{"phase3-gate", "3 under-scored auto L1 tasks with a shared signal, each followed by a regression (evidence kinds mixed): exactly one proposal", Phase3Gate},
+		{"two-regressions", "only 2 low-side regressions: no trigger", TwoRegressions},
+		{"bump-override", "regressions after user-bump and user-override-down tasks do not count; 2 auto ones remain: no trigger", BumpOverride},
+		{"no-consistent-signal", "3 flagged tasks with no signal common to all, off the bucket edge: triggered, no proposal", NoConsistentSignal},
+		{"bucket-edge", "3 flagged tasks without a common signal, all exactly on the L1 upper edge: a bucket-edge proposal", BucketEdge},
+		{"same-area", "evidence only from later same-area tasks (files= overlap, or paths named in the text) above the median; a same-area task at or below the median does not count", SameArea},
+		{"regression-of", "evidence only from later tasks naming the original with regression_of=", RegressionOf},
+		{"outside-window", "one regression sits before the last 20 labelled tasks: only 2 count, no trigger", OutsideWindow},
+		{"legacy-v0101", "v0.10.1 meta lines (level_chosen=, dispatch_source=, no signals=): signals re-detected from the titles", LegacyV0101},
+		{"damaged", "the phase-3 history with damaged lines: same result, with warnings", Damaged},
+	}
+}
+
+// CaseByName finds a case.
+func CaseByName(name string) (Case, bool) {
+	for _, c := range Cases() {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Case{}, false
+}
+
+// knobs are the signals the preference order names; the consistent signal of a case is drawn from them.
+var knobs = []weights.Signal{weights.Ambiguous, weights.ContractRuleHit, weights.LayerCrossings}
+
+func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
+
+var start = time.Date(2026, 5, 4, 9, 0, 0, 0, time.UTC)
+
+// slot is a task before the final order is known; ref names another slot for regression_of.
+type slot struct {
+	task Task
+	id   string
+	ref  string
+}
+
+// assemble places extra slots into the filler sequence: each extra slot goes to a random position after
+// the slot it must follow (after), so that evidence always comes later than its original.
+type placement struct {
+	s     slot
+	after string // id of the slot this one must follow ("" = anywhere)
+	first bool   // keep in the first half (originals need room for later evidence)
+}
+
+func assemble(rng *rand.Rand, w *weights.Weights, fillers []Task, places []placement) (*History, map[string]int) {
+	seq := make([]slot, len(fillers))
+	for i, f := range fillers {
+		seq[i] = slot{task: f, id: fmt.Sprintf("filler-%d", i)}
+	}
+	for _, p := range places {
+		lo := 0
+		if p.after != "" {
+			for i, s := range seq {
+				if s.id == p.after {
+					lo = i + 1
+				}
+			}
+		}
+		hi := len(seq)
+		if p.first {
+			hi = max(lo, len(seq)/2)
+		}
+		pos := lo + rng.IntN(hi-lo+1)
+		seq = append(seq[:pos], append([]slot{p.s}, seq[pos:]...)...)
+	}
+	index := map[string]int{}
+	for i, s := range seq {
+		index[s.id] = i
+	}
+	h := &History{Start: start, Step: time.Hour, Weights: w}
+	for _, s := range seq {
+		t := s.task
+		t.RegressionOf = -1
+		if s.ref != "" {
+			t.RegressionOf = index[s.ref]
+		}
+		h.Tasks = append(h.Tasks, t)
+	}
+	return h, index
+}
+
+// regression builds an original low-side task (auto, L0/L1 by its signals) in area a and the evidence that
+// follows it, of the given kind: "same-area" (a later task touching the same files with a high loss),
+// "followed" (regression_followed=true on its close) or "regression-of" (a later task naming it).
+func regression(rng *rand.Rand, w *weights.Weights, id string, area int, kind string, sigs []weights.Signal) []placement {
+	a := areas[area%len(areas)]
+	orig := NewTask(w, fmt.Sprintf("%s: quick patch (%s)", a.stem, id), float64(rng.IntN(80))/1000, sigs...)
+	orig.Files = []string{a.files[0]}
+	places := []placement{{s: slot{task: orig, id: id}, first: true}}
+	switch kind {
+	case "followed":
+		places[0].s.task.RegressionFollowed = true
+	case "same-area":
+		later := NewTask(w, fmt.Sprintf("%s: regression after the quick patch (%s)", a.stem, id), 0.6+float64(rng.IntN(300))/1000)
+		later.Files = append([]string(nil), a.files...)
+		places = append(places, placement{s: slot{task: later, id: id + "-later"}, after: id})
+	case "regression-of":
+		later := NewTask(w, fmt.Sprintf("%s: follow-up (%s)", a.stem, id), float64(rng.IntN(300))/1000)
+		later.Files = []string{fmt.Sprintf("elsewhere/%s.go", id)}
+		places = append(places, placement{s: slot{task: later, id: id + "-later", ref: id}, after: id})
+	default:
+		panic("unknown evidence kind " + kind)
+	}
+	return places
+}
+
+var evidenceKinds = []string{"same-area", "followed", "regression-of"}
+
+// lowSide returns signals that put a task at L0/L1 under w: explicit-bugfix and common, sometimes with
+// unknown-file-territory, which fires in only some of the flagged tasks.
+func lowSide(rng *rand.Rand, w *weights.Weights, common weights.Signal) []weights.Signal {
+	sigs := []weights.Signal{weights.ExplicitBugfix, common}
+	if rng.IntN(2) == 0 {
+		sigs = append(sigs, weights.UnknownFileTerritory)
+	}
+	if w.Level(w.Score(sigs)) > weights.L1 {
+		sigs = []weights.Signal{weights.ExplicitBugfix, weights.SingleFile, common}
+	}
+	return sigs
+}
+
+func build(seed uint64, w *weights.Weights, n int, origs int, damaged bool) (*History, Expect) {
+	rng := newRNG(seed)
+	common := knobs[rng.IntN(len(knobs))]
+	var places []placement
+	kinds := rng.Perm(len(evidenceKinds))
+	areaPerm := rng.Perm(len(areas))
+	for k := 0; k < origs; k++ {
+		kind := evidenceKinds[kinds[k%len(kinds)]]
+		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], kind, lowSide(rng, w, common))...)
+	}
+	fillers := Filler(rng, w, n-len(places), common, weights.ExplicitBugfix)
+	h, idx := assemble(rng, w, fillers, places)
+	h.Damage = damaged
+	exp := Expect{Triggered: origs >= 3, Signal: -1, Warnings: damaged}
+	for k := 0; k < origs; k++ {
+		exp.Flagged = append(exp.Flagged, idx[fmt.Sprintf("orig-%d", k)])
+	}
+	if exp.Triggered {
+		exp.Signal = common
+	}
+	sortInts(exp.Flagged)
+	return h, exp
+}
+
+// Phase3Gate is the spec's Phase-3 gate: 20 tasks, 3 under-scored auto L1 regressions sharing one signal.
+func Phase3Gate(seed uint64, w *weights.Weights) (*History, Expect) {
+	return build(seed, w, 20, 3, false)
+}
+
+// TwoRegressions has 2 low-side regressions only.
+func TwoRegressions(seed uint64, w *weights.Weights) (*History, Expect) {
+	return build(seed, w, 20, 2, false)
+}
+
+// Damaged is Phase3Gate with damaged lines.
+func Damaged(seed uint64, w *weights.Weights) (*History, Expect) { return build(seed, w, 20, 3, true) }
+
+// BumpOverride has 2 auto regressions and 2 regressions of tasks the user bumped or forced down to L0/L1.
+func BumpOverride(seed uint64, w *weights.Weights) (*History, Expect) {
+	rng := newRNG(seed)
+	common := knobs[rng.IntN(len(knobs))]
+	areaPerm := rng.Perm(len(areas))
+	var places []placement
+	for k := 0; k < 4; k++ {
+		kind := evidenceKinds[rng.IntN(len(evidenceKinds))]
+		ps := regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], kind, lowSide(rng, w, common))
+		switch k {
+		case 2: // the user bumped an L0 task to L1
+			ps[0].s.task.Dispatch = "bump"
+			ps[0].s.task.Level = weights.L1
+		case 3: // the user forced an L3 task down to L0
+			ps[0].s.task.Dispatch = "override-down"
+			ps[0].s.task.Level = weights.L0
+		}
+		places = append(places, ps...)
+	}
+	fillers := Filler(rng, w, 20-len(places), common, weights.ExplicitBugfix)
+	h, idx := assemble(rng, w, fillers, places)
+	exp := Expect{Flagged: []int{idx["orig-0"], idx["orig-1"]}, Signal: -1}
+	sortInts(exp.Flagged)
+	return h, exp
+}
+
+// NoConsistentSignal has 3 flagged L1 tasks whose signals share nothing that fired in all three, and
+// none on a bucket edge.
+func NoConsistentSignal(seed uint64, w *weights.Weights) (*History, Expect) {
+	rng := newRNG(seed)
+	sets := [][]weights.Signal{
+		{weights.ExplicitBugfix, weights.Ambiguous},       // -3
+		{weights.ExplicitBugfix, weights.ContractRuleHit}, // -3
+		{weights.SingleFile},                              // -3
+	}
+	return distinctSets(rng, w, sets, Expect{Triggered: true, Signal: -1})
+}
+
+// BucketEdge has 3 flagged L1 tasks without a common signal, each scoring exactly the L1 upper edge.
+func BucketEdge(seed uint64, w *weights.Weights) (*History, Expect) {
+	rng := newRNG(seed)
+	sets := [][]weights.Signal{
+		{weights.ExplicitBugfix, weights.Greenfield},                                    // -2
+		{weights.SingleFile, weights.UnknownFileTerritory},                              // -2
+		{weights.ExplicitBugfix, weights.ContractRuleHit, weights.UnknownFileTerritory}, // -2
+	}
+	return distinctSets(rng, w, sets, Expect{Triggered: true, Signal: -1, EdgeTasks: 3})
+}
+
+func distinctSets(rng *rand.Rand, w *weights.Weights, sets [][]weights.Signal, exp Expect) (*History, Expect) {
+	areaPerm := rng.Perm(len(areas))
+	var places []placement
+	for k, sigs := range sets {
+		kind := evidenceKinds[rng.IntN(len(evidenceKinds))]
+		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], kind, sigs)...)
+	}
+	var avoid []weights.Signal
+	for _, s := range sets {
+		avoid = append(avoid, s...)
+	}
+	fillers := Filler(rng, w, 20-len(places), avoid...)
+	h, idx := assemble(rng, w, fillers, places)
+	for k := range sets {
+		exp.Flagged = append(exp.Flagged, idx[fmt.Sprintf("orig-%d", k)])
+	}
+	sortInts(exp.Flagged)
+	return h, exp
+}
+
+// SameArea has 3 flagged tasks whose only evidence is a later same-area task above the median: two by
+// files= overlap and one by a path named in the titles (no files= on either side). A fourth eligible task
+// has a later same-area task whose loss is not above the median, and is not flagged.
+func SameArea(seed uint64, w *weights.Weights) (*History, Expect) {
+	rng := newRNG(seed)
+	common := knobs[rng.IntN(len(knobs))]
+	areaPerm := rng.Perm(len(areas))
+	var places []placement
+	for k := 0; k < 2; k++ {
+		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], "same-area", lowSide(rng, w, common))...)
+	}
+	// By path in the text: neither task has files=.
+	path := fmt.Sprintf("src/legacy/handler_%d.py", rng.IntN(90)+10)
+	orig := NewTask(w, "patch the retry in "+path, 0.02, lowSide(rng, w, common)...)
+	later := NewTask(w, "the retry in "+path+" regressed under load", 0.75)
+	places = append(places, placement{s: slot{task: orig, id: "orig-2"}, first: true},
+		placement{s: slot{task: later, id: "orig-2-later"}, after: "orig-2"})
+	// The decoy: same area, but the later loss is 0 (never above the median).
+	decoy := regression(rng, w, "decoy", areaPerm[3], "same-area", lowSide(rng, w, common))
+	decoy[1].s.task.LossFinal = 0
+	places = append(places, decoy...)
+	fillers := Filler(rng, w, 20-len(places), common, weights.ExplicitBugfix)
+	h, idx := assemble(rng, w, fillers, places)
+	exp := Expect{Flagged: []int{idx["orig-0"], idx["orig-1"], idx["orig-2"]}, Triggered: true, Signal: common}
+	sortInts(exp.Flagged)
+	return h, exp
+}
+
+// RegressionOf has 3 flagged tasks named by later tasks with regression_of=, and one later task naming a
+// bump task (not eligible, so not flagged).
+func RegressionOf(seed uint64, w *weights.Weights) (*History, Expect) {
+	rng := newRNG(seed)
+	common := knobs[rng.IntN(len(knobs))]
+	areaPerm := rng.Perm(len(areas))
+	var places []placement
+	for k := 0; k < 4; k++ {
+		ps := regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], "regression-of", lowSide(rng, w, common))
+		if k == 3 {
+			ps[0].s.task.Dispatch = "bump"
+		}
+		places = append(places, ps...)
+	}
+	fillers := Filler(rng, w, 20-len(places), common, weights.ExplicitBugfix)
+	h, idx := assemble(rng, w, fillers, places)
+	exp := Expect{Flagged: []int{idx["orig-0"], idx["orig-1"], idx["orig-2"]}, Triggered: true, Signal: common}
+	sortInts(exp.Flagged)
+	return h, exp
+}
+
+// OutsideWindow has 25 labelled tasks. The first regression starts before the last 20; its evidence (a
+// later task naming it with regression_of=) is the first task of the window. Only 2 regressions count.
+func OutsideWindow(seed uint64, w *weights.Weights) (*History, Expect) {
+	rng := newRNG(seed)
+	common := knobs[rng.IntN(len(knobs))]
+	areaPerm := rng.Perm(len(areas))
+	early := regression(rng, w, "early", areaPerm[0], "regression-of", lowSide(rng, w, common))
+	var places []placement
+	for k := 0; k < 2; k++ {
+		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k+1], evidenceKinds[rng.IntN(3)], lowSide(rng, w, common))...)
+	}
+	inWindow, idx := assemble(rng, w, Filler(rng, w, 19-len(places), common, weights.ExplicitBugfix), places)
+	h := &History{Start: start, Step: time.Hour, Weights: w}
+	h.Tasks = append(h.Tasks, early[0].s.task)
+	h.Tasks = append(h.Tasks, Filler(rng, w, 4, common, weights.ExplicitBugfix)...)
+	h.Tasks[0].RegressionOf = -1
+	evidence := early[1].s.task
+	evidence.RegressionOf = 0
+	h.Tasks = append(h.Tasks, evidence)
+	shift := len(h.Tasks)
+	for _, t := range inWindow.Tasks {
+		if t.RegressionOf >= 0 {
+			t.RegressionOf += shift
+		}
+		h.Tasks = append(h.Tasks, t)
+	}
+	exp := Expect{Signal: -1}
+	for k := 0; k < 2; k++ {
+		exp.Flagged = append(exp.Flagged, idx[fmt.Sprintf("orig-%d", k)]+shift)
+	}
+	sortInts(exp.Flagged)
+	return h, exp
+}
+
+// legacyTitles are prompts the scorer reads as auto L1 with ambiguous among their signals, so that
+// re-detection finds a consistent signal.
+var legacyTitles = []string{
+	"the checkout test is failing and I'm not sure why",
+	"login is broken somehow after the session refactor",
+	"the export job is failing after my last change",
+	"maybe fix the crash in the digest mailer",
+}
+
+// LegacyV0101 writes every task in the v0.10.1 format (no signals=): three flagged L1 tasks whose titles
+// re-detect to a shared ambiguous signal.
+func LegacyV0101(seed uint64, w *weights.Weights) (*History, Expect) {
+	rng := newRNG(seed)
+	areaPerm := rng.Perm(len(areas))
+	titles := rng.Perm(len(legacyTitles))
+	var places []placement
+	for k := 0; k < 3; k++ {
+		ps := regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], evidenceKinds[k], []weights.Signal{weights.ExplicitBugfix, weights.Ambiguous})
+		ps[0].s.task.Title = legacyTitles[titles[k]]
+		places = append(places, ps...)
+	}
+	fillers := Filler(rng, w, 20-len(places), weights.Ambiguous, weights.ExplicitBugfix)
+	h, idx := assemble(rng, w, fillers, places)
+	for i := range h.Tasks {
+		h.Tasks[i].Legacy = true
+	}
+	exp := Expect{Triggered: true, Signal: weights.Ambiguous, ReDetected: true}
+	for k := 0; k < 3; k++ {
+		exp.Flagged = append(exp.Flagged, idx[fmt.Sprintf("orig-%d", k)])
+	}
+	sortInts(exp.Flagged)
+	return h, exp
+}
+
+func sortInts(xs []int) {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+}
