@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -79,21 +80,40 @@ func cellText(s string) string {
 	return s
 }
 
-// Escape makes untrusted text (a task title, a label) render literally in Markdown: characters that start
-// emphasis, code, links or HTML are backslash-escaped.
+// Escape makes untrusted text (a task title, a label) render literally in Markdown while staying readable
+// in a raw diff: it escapes only what would start markup — backslash, code spans, '*' emphasis, '_'
+// emphasis at a word edge, '~~' strikethrough, an HTML tag, a link target "](" — and flattens newlines.
 func Escape(s string) string {
+	rs := []rune(s)
 	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '\\', '`', '*', '_', '[', ']', '<', '>', '#', '~':
+	for i, r := range rs {
+		prev, next := ' ', ' '
+		if i > 0 {
+			prev = rs[i-1]
+		}
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		switch {
+		case r == '\\' || r == '`' || r == '*':
 			b.WriteByte('\\')
-		case '\n', '\r', '\t':
+		case r == '_' && !(isWordRune(prev) && isWordRune(next)):
+			b.WriteByte('\\')
+		case r == '~' && (next == '~' || prev == '~'):
+			b.WriteByte('\\')
+		case r == '<' && (unicode.IsLetter(next) || next == '/' || next == '!' || next == '?'):
+			b.WriteByte('\\')
+		case r == '(' && prev == ']':
+			b.WriteByte('\\')
+		case r == '\n' || r == '\r' || r == '\t':
 			r = ' '
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
 }
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // Safe is Escape(Redact(s)): the form every free-text value from a trace takes in a report.
 func Safe(s string) string { return Escape(Redact(s)) }

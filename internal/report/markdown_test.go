@@ -42,7 +42,8 @@ func TestFormatting(t *testing.T) {
 		{fmtP(0.0004), "<0.001"}, {fmtP(0.04321), "0.043"}, {fmtP(1), "1.000"},
 		{fmtPct(0.5312), "53.1 %"}, {fmtInt(77423878), "77,423,878"}, {fmtInt(-1234), "−1,234"}, {fmtInt(999), "999"},
 		{fmtNum(195801), "195,801"}, {fmtNum(2.5), "2.5"}, {fmtNum(1.234), "1.23"}, {fmtFloat(-0.001), "0.00"},
-		{Escape("a*b_[c](d) <e> `f`"), `a\*b\_\[c\](d) \<e\> \` + "`f\\`"},
+		{Escape("a*b [c](d) <e> `f`"), "a\\*b [c]\\(d) \\<e> \\`f\\`"},
+		{Escape("regression_followed _x_ ~~s~~ p < 0.05 a\\b"), `regression_followed \_x\_ \~\~s\~\~ p < 0.05 a\\b`},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

@@ -15,10 +15,10 @@ type redaction struct {
 	keep int
 }
 
-// redactions are tried in order. They aim at what leaks into task titles — pasted keys, tokens, URLs with
+// secretPatterns are tried in order. They aim at what leaks into task titles — pasted keys, tokens, URLs with
 // credentials — and accept some over-redaction (a long token-like word after "token=") over a leak.
 // Hand-written because no dependency in go.mod does this; gitleaks' rule set is the model, much reduced.
-var redactions = []redaction{
+var secretPatterns = []redaction{
 	// Credentials in a URL: scheme://user:password@host → scheme://user:[REDACTED]@host.
 	{"url-password", regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+(@)`), 1},
 	// PEM private keys (one line in a title, but never print even the header's body).
@@ -55,7 +55,7 @@ func Redact(s string) string {
 // RedactCount is Redact that also returns how many strings it replaced, for the report's footnote.
 func RedactCount(s string) (string, int) {
 	n := 0
-	for _, r := range redactions {
+	for _, r := range secretPatterns {
 		s = r.re.ReplaceAllStringFunc(s, func(m string) string {
 			n++
 			if r.keep == 0 {

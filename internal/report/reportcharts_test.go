@@ -1,4 +1,7 @@
 package report
 
 // reportCharts are the charts of the sample reports, for TestChartsPNG.
-func reportCharts() []namedChart { return nil }
+func reportCharts() []namedChart {
+	loss, _ := proposalLossChart(sampleProposal())
+	return []namedChart{{"proposal-loss", loss}}
+}

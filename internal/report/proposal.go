@@ -1,0 +1,477 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// ProposalReport is everything the proposal report shows: why a weight should change (the window and the
+// flagged tasks with their evidence, the signal screen), what the replay measured (every attempt, every
+// scenario before → after, the guardrails) and what would change (the weight diff). Sections whose data is
+// missing (nil or empty) say so instead of disappearing, so a reader can tell "none" from "not recorded".
+type ProposalReport struct {
+	ID         string    // proposal id (p-…); names the files
+	Created    time.Time // when the proposal was made (injected clock); zero when unknown
+	Parent     int       // weights version the proposal was measured against
+	Decision   string    // accept | halve | revert | none
+	Reason     string    // one line, e.g. "3 low-side regressions with ambiguous"
+	Confidence string    // strong | provisional | underpowered, "" when unknown
+	// NoPattern, when set, says why there is no change ("no consistent pattern"); the flagged tasks are then
+	// a detector gap that weights cannot fix.
+	NoPattern string
+
+	Window   *Window
+	Flagged  []FlaggedTask
+	Screen   []ScreenRow
+	Attempts []Attempt
+	Replay   []ScenarioLoss // the parent weights against the final candidate, per scenario
+	// SuiteLossBefore and SuiteLossAfter are the decision's suite losses (mean scenario loss).
+	SuiteLossBefore, SuiteLossAfter float64
+
+	// Before and After are the parent and candidate weights; their difference is the weight diff.
+	Before, After weights.Weights
+
+	Discordant  *SignTest
+	LeaveOneOut *LeaveOneOut
+	Holdout     *Holdout
+	Warnings    []string
+}
+
+// Window is the slice of trace history the evolution step looked at.
+type Window struct {
+	Sources         []string // trace logs read
+	Tasks           int      // labelled tasks in the window
+	First, Last     string   // meta timestamps of its first and last task
+	Closed          int      // closed tasks (the screen's population)
+	Eligible        int      // auto-dispatched L0/L1, closed, final loss known
+	MedianLossFinal float64
+	Triggered       bool // at least the trigger count of low-side regressions
+	Trigger         int  // the trigger count (3)
+}
+
+// FlaggedTask is one low-side regression and the evidence that flagged it.
+type FlaggedTask struct {
+	MetaTimestamp string
+	Title         string // from the trace; redacted before it is written
+	Level         string // level it was dispatched at
+	Source        string // trace log path
+	Line          int    // line of its meta line, 0 when unknown
+	Evidence      []string
+	Signals       []string
+	Redetected    bool // signals re-detected from the task text (no signals= on the meta line)
+}
+
+// ScreenRow is one signal's 2×2 screen over the closed tasks of the window.
+type ScreenRow struct {
+	Signal string
+	// A present & flagged, B present & not flagged, C absent & flagged, D absent & not flagged.
+	A, B, C, D      int
+	Phi, LogOdds, Z float64
+	FisherP, HolmP  float64
+	MinP            float64 // smallest attainable one-sided p for these margins
+	Consistent      bool    // fired in (nearly) every flagged task
+	Verdict         string  // candidate | underpowered | no signal
+	Chosen          bool    // the signal the proposal changes
+}
+
+// Attempt is one tried change and its replay.
+type Attempt struct {
+	Change                          string // e.g. "ambiguous +1", "bucket L1 +1"
+	Decision                        string // accept | halve | revert
+	SuiteLossBefore, SuiteLossAfter float64
+	ScenariosWorse                  []string // scenarios whose loss rose
+	MotivatingUp, Motivating        int      // motivating tasks that moved up, of how many
+	Note                            string   // why this decision, when not obvious from the numbers
+}
+
+// ScenarioLoss is one fixture scenario scored under the parent and the candidate.
+type ScenarioLoss struct {
+	Scenario                string
+	Expected                string // accepted levels, e.g. "L2" or "L2|L3"
+	LevelBefore, LevelAfter string
+	LossBefore, LossAfter   float64
+}
+
+// SignTest is the exact sign test over discordant scenarios (better vs worse under the candidate).
+type SignTest struct {
+	Better, Worse int
+	P             float64
+	Verdict       string // e.g. "insufficient evidence" when even a perfect result could not be significant
+}
+
+// LeaveOneOut says how many flagged tasks still support the change when each is left out in turn.
+type LeaveOneOut struct {
+	Supported, Total int
+	Verdict          string
+}
+
+// Holdout is the frozen split that never takes part in a decision.
+type Holdout struct {
+	Scenarios             int
+	LossBefore, LossAfter float64
+	Worse                 []string // holdout scenarios whose loss rose
+	Verdict               string
+	Reads                 int // how often the holdout has been read (each read spends some of its worth)
+}
+
+// ProposalBase is the file stem of a proposal's report: proposal-<id>.
+func ProposalBase(id string) string { return "proposal-" + fileStem(id) }
+
+// RenderProposal renders the proposal report: proposal-<id>.md and proposal-<id>-loss.svg (loss per
+// scenario before and after; omitted when there is no replay).
+func RenderProposal(in ProposalReport) ([]File, error) {
+	r := &renderSet{base: ProposalBase(in.ID)}
+	w := &r.md
+	red := &redactions{}
+
+	fmt.Fprintf(w, "# EVAL: proposal %s\n\n", Escape(in.ID))
+	fmt.Fprintf(w, "%s\n\n", proposalHeadline(in))
+	var meta []string
+	if !in.Created.IsZero() {
+		meta = append(meta, "created "+in.Created.UTC().Format(time.RFC3339))
+	}
+	meta = append(meta, "measured against weights "+weights.VersionName(in.Parent))
+	if in.Confidence != "" {
+		meta = append(meta, "confidence: "+Escape(in.Confidence))
+	}
+	fmt.Fprintf(w, "%s.\n\n", capitalize(strings.Join(meta, " · ")))
+	if in.Reason != "" {
+		fmt.Fprintf(w, "Reason: %s\n\n", red.safe(in.Reason))
+	}
+	if in.NoPattern != "" {
+		fmt.Fprintf(w, "> **No change proposed: %s.** The flagged tasks below are a detector gap that weights cannot fix.\n\n", red.safe(in.NoPattern))
+	}
+
+	if err := proposalWindow(w, in.Window, red); err != nil {
+		return nil, err
+	}
+	if err := proposalFlagged(w, in.Flagged, red); err != nil {
+		return nil, err
+	}
+	if err := proposalScreen(w, in.Screen); err != nil {
+		return nil, err
+	}
+	if err := proposalAttempts(w, in.Attempts, red); err != nil {
+		return nil, err
+	}
+	if err := proposalReplay(r, in); err != nil {
+		return nil, err
+	}
+	proposalGuardrails(w, in, red)
+	if err := proposalWeightDiff(w, in); err != nil {
+		return nil, err
+	}
+	if len(in.Warnings) > 0 {
+		fmt.Fprintf(w, "## Warnings\n\n")
+		for _, s := range in.Warnings {
+			fmt.Fprintf(w, "- %s\n", red.safe(s))
+		}
+		fmt.Fprintln(w)
+	}
+	red.footnote(w)
+	return r.files(), nil
+}
+
+// WriteProposal renders the proposal report and writes it under dir; it returns the written paths
+// (Markdown first). propose, nightly and `tune report proposal` all go through it.
+func WriteProposal(dir string, in ProposalReport) ([]string, error) {
+	files, err := RenderProposal(in)
+	if err != nil {
+		return nil, err
+	}
+	return WriteFiles(dir, files)
+}
+
+func proposalHeadline(in ProposalReport) string {
+	change := "no change"
+	for _, a := range in.Attempts {
+		if a.Decision == "accept" || a.Decision == "halve" {
+			change = a.Change
+		}
+	}
+	decision := in.Decision
+	if decision == "" {
+		decision = "none"
+	}
+	if len(in.Attempts) == 0 && len(in.Replay) == 0 {
+		return fmt.Sprintf("**Decision: %s** — no change; nothing was replayed.", Escape(decision))
+	}
+	return fmt.Sprintf("**Decision: %s** — %s (%s → candidate). Suite loss %s → %s.",
+		Escape(decision), Escape(change), weights.VersionName(in.Parent), fmtLoss(in.SuiteLossBefore), fmtLoss(in.SuiteLossAfter))
+}
+
+func proposalWindow(w io.Writer, win *Window, red *redactions) error {
+	fmt.Fprintf(w, "## Window\n\n")
+	if win == nil {
+		fmt.Fprintf(w, "_Not recorded in the proposal._\n\n")
+		return nil
+	}
+	trigger := win.Trigger
+	if trigger == 0 {
+		trigger = 3
+	}
+	sources := make([]string, len(win.Sources))
+	for i, s := range win.Sources {
+		sources[i] = red.code(filepath.ToSlash(s))
+	}
+	triggered := "no"
+	if win.Triggered {
+		triggered = "yes"
+	}
+	rows := [][]string{
+		{"trace logs", strings.Join(sources, ", ")},
+		{"labelled tasks in the window", strconv.Itoa(win.Tasks)},
+		{"first → last task", Escape(win.First) + " → " + Escape(win.Last)},
+		{"closed tasks (screened)", strconv.Itoa(win.Closed)},
+		{"eligible (auto, L0/L1, closed, loss known)", strconv.Itoa(win.Eligible)},
+		{"median final loss", fmtLoss(win.MedianLossFinal)},
+		{fmt.Sprintf("triggered (≥ %d low-side regressions)", trigger), triggered},
+	}
+	if err := WriteTable(w, []Column{Text("window"), Text("value")}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
+	fmt.Fprintf(w, "## Flagged tasks\n\n")
+	if len(tasks) == 0 {
+		fmt.Fprintf(w, "_None._\n\n")
+		return nil
+	}
+	rows := make([][]string, len(tasks))
+	for i, t := range tasks {
+		signals := strings.Join(t.Signals, ", ")
+		if t.Redetected {
+			signals += " (re-detected)"
+		}
+		source := filepath.ToSlash(t.Source)
+		if t.Line > 0 {
+			source += ":" + strconv.Itoa(t.Line)
+		}
+		rows[i] = []string{strconv.Itoa(i + 1), Escape(t.MetaTimestamp), red.safe(t.Title), Escape(t.Level),
+			red.safe(strings.Join(t.Evidence, "; ")), signals, red.code(source)}
+	}
+	if err := WriteTable(w, []Column{Num("#"), Text("meta time"), Text("task"), Text("level"), Text("evidence"), Text("signals"), Text("source")}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func proposalScreen(w io.Writer, screen []ScreenRow) error {
+	fmt.Fprintf(w, "## Signal screen\n\n")
+	if len(screen) == 0 {
+		fmt.Fprintf(w, "_Not recorded in the proposal._\n\n")
+		return nil
+	}
+	fmt.Fprintf(w, "Per signal over the closed tasks of the window: present & flagged (a), present & not flagged (b), absent & flagged (c), absent & not flagged (d). p is one-sided Fisher, Holm-adjusted across signals; min p is the smallest p these margins allow.\n\n")
+	rows := make([][]string, len(screen))
+	for i, s := range screen {
+		name := s.Signal
+		if s.Chosen {
+			name = "**" + name + "** ←"
+		}
+		rows[i] = []string{name, strconv.Itoa(s.A), strconv.Itoa(s.B), strconv.Itoa(s.C), strconv.Itoa(s.D),
+			fmtFloat(s.Phi), fmtFloat(s.LogOdds), fmtFloat(s.Z), fmtP(s.FisherP), fmtP(s.HolmP), fmtP(s.MinP),
+			yesNo(s.Consistent), Escape(s.Verdict)}
+	}
+	cols := []Column{Text("signal"), Num("a"), Num("b"), Num("c"), Num("d"), Num("phi"), Num("log-odds"), Num("z"),
+		Num("Fisher p"), Num("Holm p"), Num("min p"), Text("consistent"), Text("verdict")}
+	if err := WriteTable(w, cols, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {
+	fmt.Fprintf(w, "## Attempts\n\n")
+	if len(attempts) == 0 {
+		fmt.Fprintf(w, "_None: nothing was tried._\n\n")
+		return nil
+	}
+	rows := make([][]string, len(attempts))
+	for i, a := range attempts {
+		worse := "none"
+		if len(a.ScenariosWorse) > 0 {
+			worse = red.safe(strings.Join(a.ScenariosWorse, ", "))
+		}
+		up := "–"
+		if a.Motivating > 0 {
+			up = fmt.Sprintf("%d of %d", a.MotivatingUp, a.Motivating)
+		}
+		rows[i] = []string{strconv.Itoa(i + 1), Escape(a.Change), fmtLoss(a.SuiteLossBefore), fmtLoss(a.SuiteLossAfter),
+			fmtDelta(a.SuiteLossAfter - a.SuiteLossBefore), worse, up, "**" + Escape(a.Decision) + "**", red.safe(a.Note)}
+	}
+	cols := []Column{Num("#"), Text("change"), Num("suite loss before"), Num("after"), Num("Δ"), Text("scenarios worse"),
+		Num("motivating tasks up"), Text("decision"), Text("note")}
+	if err := WriteTable(w, cols, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func proposalReplay(r *renderSet, in ProposalReport) error {
+	w := &r.md
+	fmt.Fprintf(w, "## Replay per scenario\n\n")
+	if len(in.Replay) == 0 {
+		fmt.Fprintf(w, "_Not recorded in the proposal._\n\n")
+		return nil
+	}
+	fmt.Fprintf(w, "Loss per scenario under %s and the candidate (level too low: %d × levels missed; too high: %d ×; other checked item wrong: +%d).\n\n",
+		weights.VersionName(in.Parent), in.Before.Cost.TooLow, in.Before.Cost.TooHigh, in.Before.Cost.OtherItem)
+	rows := make([][]string, 0, len(in.Replay)+1)
+	for _, s := range in.Replay {
+		rows = append(rows, []string{Escape(s.Scenario), Escape(s.Expected), Escape(s.LevelBefore), Escape(s.LevelAfter),
+			fmtLoss(s.LossBefore), fmtLoss(s.LossAfter), fmtDelta(s.LossAfter - s.LossBefore)})
+	}
+	rows = append(rows, []string{"**suite (mean)**", "", "", "", fmtLoss(in.SuiteLossBefore), fmtLoss(in.SuiteLossAfter),
+		fmtDelta(in.SuiteLossAfter - in.SuiteLossBefore)})
+	cols := []Column{Text("scenario"), Text("expected"), Text("level before"), Text("level after"), Num("loss before"), Num("loss after"), Num("Δ")}
+	if err := WriteTable(w, cols, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	chart, shown := proposalLossChart(in)
+	if shown == 0 {
+		fmt.Fprintf(w, "Every scenario scores a loss of 0 before and after; no chart.\n\n")
+		return nil
+	}
+	if omitted := len(in.Replay) - shown; omitted > 0 {
+		fmt.Fprintf(w, "The chart leaves out the %d %s at loss 0 before and after.\n\n", omitted, plural(omitted, "scenario", "scenarios"))
+	}
+	return r.chart("loss", "loss per scenario before and after", chart)
+}
+
+// proposalLossChart is the per-scenario loss before and after, for the scenarios that cost something on
+// either side (the table has them all); shown is how many it holds.
+func proposalLossChart(in ProposalReport) (chart BarChart, shown int) {
+	chart = BarChart{
+		Title:      fmt.Sprintf("Loss per scenario: %s → candidate", weights.VersionName(in.Parent)),
+		ValueLabel: "scenario loss",
+		Groups:     []BarGroup{{Name: "before (" + weights.VersionName(in.Parent) + ")"}, {Name: "after (candidate)"}},
+	}
+	for _, s := range in.Replay {
+		if s.LossBefore == 0 && s.LossAfter == 0 {
+			continue
+		}
+		chart.Categories = append(chart.Categories, s.Scenario)
+		chart.Groups[0].Values = append(chart.Groups[0].Values, s.LossBefore)
+		chart.Groups[1].Values = append(chart.Groups[1].Values, s.LossAfter)
+	}
+	return chart, len(chart.Categories)
+}
+
+func proposalGuardrails(w io.Writer, in ProposalReport, red *redactions) {
+	fmt.Fprintf(w, "## Guardrails\n\n")
+	if d := in.Discordant; d != nil {
+		fmt.Fprintf(w, "- **Discordant scenarios:** %d better, %d worse; exact sign test p = %s", d.Better, d.Worse, fmtP(d.P))
+		if d.Verdict != "" {
+			fmt.Fprintf(w, " — %s", red.safe(d.Verdict))
+		}
+		fmt.Fprintln(w, ".")
+	} else {
+		fmt.Fprintln(w, "- **Discordant scenarios:** not recorded.")
+	}
+	if l := in.LeaveOneOut; l != nil {
+		fmt.Fprintf(w, "- **Leave-one-out:** the change is still chosen with %d of %d flagged tasks left out in turn", l.Supported, l.Total)
+		if l.Verdict != "" {
+			fmt.Fprintf(w, " — %s", red.safe(l.Verdict))
+		}
+		fmt.Fprintln(w, ".")
+	} else {
+		fmt.Fprintln(w, "- **Leave-one-out:** not recorded.")
+	}
+	if h := in.Holdout; h != nil {
+		fmt.Fprintf(w, "- **Holdout** (%d scenarios, never used in the decision): loss %s → %s", h.Scenarios, fmtLoss(h.LossBefore), fmtLoss(h.LossAfter))
+		if len(h.Worse) > 0 {
+			fmt.Fprintf(w, ", worse: %s", red.safe(strings.Join(h.Worse, ", ")))
+		}
+		if h.Verdict != "" {
+			fmt.Fprintf(w, " — **%s**", red.safe(h.Verdict))
+		}
+		fmt.Fprintf(w, ". Read %d %s so far.\n", h.Reads, plural(h.Reads, "time", "times"))
+	} else {
+		fmt.Fprintln(w, "- **Holdout:** not recorded.")
+	}
+	fmt.Fprintln(w)
+}
+
+func proposalWeightDiff(w io.Writer, in ProposalReport) error {
+	fmt.Fprintf(w, "## Weight diff (%s → candidate)\n\n", weights.VersionName(in.Parent))
+	var rows [][]string
+	changed := 0
+	row := func(name string, old, new weights.Half) {
+		d := weights.Half(new - old)
+		delta := "±0"
+		if d != 0 {
+			delta = d.String()
+			name = "**" + name + "**"
+			changed++
+		}
+		rows = append(rows, []string{name, old.Plain(), new.Plain(), delta})
+	}
+	for _, s := range weights.Signals() {
+		row(s.String(), in.Before.Signals[s], in.After.Signals[s])
+	}
+	for i, e := range in.Before.Buckets.Edges {
+		row(fmt.Sprintf("bucket edge %s (upper)", weights.Level(i)), e, in.After.Buckets.Edges[i])
+	}
+	if err := WriteTable(w, []Column{Text("weight"), Num("old"), Num("new"), Num("Δ")}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d %s changed.\n\n", changed, plural(changed, "weight", "weights"))
+	return nil
+}
+
+// redactions counts what Redact replaced across a report, for its footnote.
+type redactions struct{ n int }
+
+func (r *redactions) safe(s string) string {
+	out, n := RedactCount(s)
+	r.n += n
+	return Escape(out)
+}
+
+// code prints a path or label as inline code (no Markdown escaping needed, but no backtick either).
+func (r *redactions) code(s string) string {
+	out, n := RedactCount(s)
+	r.n += n
+	return "`" + strings.ReplaceAll(out, "`", "'") + "`"
+}
+
+func (r *redactions) footnote(w io.Writer) {
+	if r.n > 0 {
+		fmt.Fprintf(w, "---\n%d secret-looking %s redacted from task text.\n", r.n, plural(r.n, "string was", "strings were"))
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/testutil"
+)
+
+func TestProposalGolden(t *testing.T) {
+	files, err := RenderProposal(sampleProposal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNames := []string{"proposal-p-4f1c2a9be07d.md", "proposal-p-4f1c2a9be07d-loss.svg"}
+	if len(files) != len(wantNames) {
+		t.Fatalf("got %d files, want %v", len(files), wantNames)
+	}
+	for i, f := range files {
+		if f.Name != wantNames[i] {
+			t.Errorf("file %d is %s, want %s", i, f.Name, wantNames[i])
+		}
+		testutil.Golden(t, "proposal/"+f.Name, f.Data)
+	}
+	md := string(files[0].Data)
+	for _, s := range []string{"(proposal-p-4f1c2a9be07d-loss.svg)", "**Decision: halve** — ambiguous +0.5", "| **ambiguous**          |   2 | 2.5 | +0.5 |"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+}
+
+func TestProposalRedactsTitles(t *testing.T) {
+	in := sampleProposal()
+	in.Reason = "seen with password=hunter2"
+	files, err := RenderProposal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		for _, secret := range []string{secretKey, "hunter2"} {
+			if bytes.Contains(f.Data, []byte(secret)) {
+				t.Errorf("%s contains the secret %q", f.Name, secret)
+			}
+		}
+	}
+	md := string(files[0].Data)
+	if !strings.Contains(md, "rotate the deploy key [REDACTED] in ci/secrets.yaml") {
+		t.Errorf("redacted title not shown:\n%s", md)
+	}
+	if !strings.Contains(md, "2 secret-looking strings were redacted") {
+		t.Errorf("redaction footnote missing or wrong")
+	}
+}
+
+func TestProposalMissingSections(t *testing.T) {
+	in := ProposalReport{ID: "p-000000000000", Parent: 1, Decision: "none", NoPattern: "no consistent pattern",
+		Flagged: sampleProposal().Flagged, Before: referenceWeights(), After: referenceWeights()}
+	files, err := RenderProposal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 {
+		t.Errorf("no replay should mean no chart, got %d files", len(files))
+	}
+	md := string(files[0].Data)
+	for _, s := range []string{"No change proposed: no consistent pattern", "## Window\n\n_Not recorded", "## Attempts\n\n_None", "0 weights changed", "**Decision: none** — no change; nothing was replayed."} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q:\n%s", s, md)
+		}
+	}
+	testutil.Golden(t, "proposal/no-pattern.md", files[0].Data)
+}

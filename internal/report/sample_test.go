@@ -1,0 +1,85 @@
+package report
+
+import (
+	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Hand-built, realistic report inputs: what evolve, store and audit hand over after a typical nightly run.
+// They are shaped like the real thing (reference weights, the contract scenario names, token counts in the
+// range of the bundled transcripts) so that the goldens read like real reports.
+
+func referenceWeights() weights.Weights {
+	w := weights.Weights{Schema: 1, Version: 1, Created: time.Date(2026, 4, 23, 0, 0, 0, 0, time.UTC),
+		Reason: "reference values of scripts/level_scorer.py"}
+	for s, v := range []int{3, 2, 2, 2, -5, -3, 2, 2, 1} {
+		w.Signals[s] = weights.Whole(v)
+	}
+	w.Buckets.Edges = [4]weights.Half{weights.Whole(-7), weights.Whole(-2), weights.Whole(3), weights.Whole(7)}
+	w.Cost = weights.Cost{TooLow: 2, TooHigh: 1, OtherItem: 1}
+	return w
+}
+
+// derive returns w as a new version with one signal changed by delta half-points.
+func derive(w weights.Weights, version int, s weights.Signal, delta weights.Half, reason string, created time.Time) weights.Weights {
+	w.Parent, w.Version, w.Reason, w.Created = w.Version, version, reason, created
+	w.Signals[s] += delta
+	return w
+}
+
+// secretTitle is a task title with a pasted key: the report must never show the key.
+const secretKey = "sk-ant-api03-Zx9QmT4vLr8NwP2kYb6HcJ"
+const secretTitle = "rotate the deploy key " + secretKey + " in ci/secrets.yaml"
+
+func sampleProposal() ProposalReport {
+	before := referenceWeights()
+	before.Version = 3
+	after := before
+	after.Version, after.Parent = 0, 3
+	after.Signals[weights.Ambiguous]++ // the halved step: +0.5
+	return ProposalReport{
+		ID: "p-4f1c2a9be07d", Created: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC), Parent: 3,
+		Decision: "halve", Reason: "3 low-side regressions share ambiguous", Confidence: "provisional",
+		Window: &Window{
+			Sources: []string{"projects/api/.ldd/trace.log", "projects/web/.ldd/trace.log"},
+			Tasks:   20, First: "2026-11-20T09:12:03Z", Last: "2026-11-30T17:40:55Z",
+			Closed: 18, Eligible: 7, MedianLossFinal: 0.25, Triggered: true, Trigger: 3,
+		},
+		Flagged: []FlaggedTask{
+			{MetaTimestamp: "2026-11-21T10:02:11Z", Title: "tidy the retry helper, maybe split it?", Level: "L1",
+				Source: "projects/api/.ldd/trace.log", Line: 41, Evidence: []string{"regression_followed"},
+				Signals: []string{"ambiguous", "single-file"}},
+			{MetaTimestamp: "2026-11-24T14:30:00Z", Title: secretTitle, Level: "L1",
+				Source: "projects/api/.ldd/trace.log", Line: 77, Evidence: []string{"regression_of 2026-11-25T08:00:12Z"},
+				Signals: []string{"ambiguous"}},
+			{MetaTimestamp: "2026-11-27T16:45:09Z", Title: "clean up *whatever* is slow in [search]", Level: "L0",
+				Source: "projects/web/.ldd/trace.log", Line: 12, Evidence: []string{"same-area 2026-11-28T11:20:00Z (web/search.go)"},
+				Signals: []string{"ambiguous", "explicit-bugfix"}, Redetected: true},
+		},
+		Screen: []ScreenRow{
+			{Signal: "ambiguous", A: 3, B: 2, C: 0, D: 13, Phi: 0.67, LogOdds: 3.52, Z: 2.14, FisherP: 0.0098, HolmP: 0.088, MinP: 0.0025, Consistent: true, Verdict: "candidate", Chosen: true},
+			{Signal: "single-file", A: 1, B: 6, C: 2, D: 9, Phi: -0.07, LogOdds: -0.31, Z: -0.22, FisherP: 0.71, HolmP: 1, MinP: 0.0025, Verdict: "no signal"},
+			{Signal: "explicit-bugfix", A: 1, B: 4, C: 2, D: 11, Phi: 0.04, LogOdds: 0.25, Z: 0.17, FisherP: 0.56, HolmP: 1, MinP: 0.0025, Verdict: "no signal"},
+			{Signal: "unknown-file-territory", A: 0, B: 1, C: 3, D: 14, Phi: -0.1, LogOdds: -0.48, Z: -0.22, FisherP: 1, HolmP: 1, MinP: 0.17, Verdict: "underpowered"},
+		},
+		Attempts: []Attempt{
+			{Change: "ambiguous +1", Decision: "revert", SuiteLossBefore: 1, SuiteLossAfter: 0.8, ScenariosWorse: []string{"user-override-down"},
+				MotivatingUp: 3, Motivating: 3, Note: "a scenario's loss rose"},
+			{Change: "ambiguous +0.5", Decision: "halve", SuiteLossBefore: 1, SuiteLossAfter: 0.6, MotivatingUp: 2, Motivating: 3},
+		},
+		Replay: []ScenarioLoss{
+			{Scenario: "bugfix-single-file", Expected: "L0", LevelBefore: "L0", LevelAfter: "L0"},
+			{Scenario: "ambiguous-refactor", Expected: "L2", LevelBefore: "L1", LevelAfter: "L2", LossBefore: 2},
+			{Scenario: "greenfield-service", Expected: "L3|L4", LevelBefore: "L3", LevelAfter: "L3"},
+			{Scenario: "cross-layer-contract", Expected: "L3", LevelBefore: "L2", LevelAfter: "L2", LossBefore: 2, LossAfter: 2},
+			{Scenario: "user-override-down", Expected: "L1", LevelBefore: "L1", LevelAfter: "L1", LossBefore: 1, LossAfter: 1},
+		},
+		SuiteLossBefore: 1, SuiteLossAfter: 0.6,
+		Before: before, After: after,
+		Discordant:  &SignTest{Better: 1, Worse: 0, P: 1, Verdict: "insufficient evidence (1 discordant scenario cannot reach p < 0.05)"},
+		LeaveOneOut: &LeaveOneOut{Supported: 3, Total: 3, Verdict: "stable"},
+		Holdout:     &Holdout{Scenarios: 4, LossBefore: 0.5, LossAfter: 0.25, Verdict: "no holdout scenario got worse", Reads: 2},
+		Warnings:    []string{"task 2026-11-27T16:45:09Z: recorded level L0 disagrees with its recorded signals (raw -3 → L1)"},
+	}
+}
