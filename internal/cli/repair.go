@@ -126,7 +126,11 @@ func repairRun(opts *repairOptions) error {
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)
 	}
-	fmt.Fprintf(opts.IO.Out, "repair: %s the %s (logged as serial %d)\n", rep.Action, rep.Op, rep.Serial)
+	if opts.Resign {
+		fmt.Fprintf(opts.IO.Out, "repair: re-signed %s and recorded the current checksums (logged as serial %d)\n", store.SumFile, rep.Serial)
+	} else {
+		fmt.Fprintf(opts.IO.Out, "repair: %s the interrupted %s (logged as serial %d)\n", rep.Action, rep.Op, rep.Serial)
+	}
 	for _, d := range rep.Details {
 		fmt.Fprintf(opts.IO.Out, "  %s\n", d)
 	}
