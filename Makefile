@@ -29,5 +29,13 @@ fuzz:
 	  done; \
 	done
 
+# A ~1 GB transcript corpus for the audit benchmark (60 id-rewritten copies of the real sample, so
+# `tune audit corpus/transcripts` must report exactly 60× its totals). Never committed.
+COPIES ?= 60
+.PHONY: corpus-transcripts
+corpus-transcripts:
+	rm -rf corpus/transcripts
+	$(GO) run ./internal/tools/gencorpus -copies $(COPIES) -out corpus/transcripts testdata/transcripts/spotter/test/fixtures/transcripts
+
 clean:
 	rm -rf bin bench.txt

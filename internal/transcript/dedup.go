@@ -26,25 +26,29 @@ type observation struct {
 	Line                 int32
 }
 
-// reqState is a request being merged: the public record plus what the merge rules need.
+// reqState is a request being merged. It is kept compact (about 300 bytes plus its two ids) because
+// a scan holds one per request until the end: a later line can still raise a request's usage.
 type reqState struct {
-	Request
-	hasMessageID  bool
-	hasRequestID  bool
-	keptSidechain bool // whether the usage kept so far came from a sidechain line
-	fromProgress  bool // attribution came from an agent_progress copy
-	usage         usageFields
-	maxTotal      uint64
-	firstMs       int64
-	lastMs        int64
-	usageMs       int64
+	messageID, requestID string
+	agentID, model       string // interned
+	effort, version      string // interned
+	file                 int32  // index of the file that attributes the request (session, project)
+	class                Class
+	hasMessageID         bool
+	hasRequestID         bool
+	keptSidechain        bool // whether the usage kept so far came from a sidechain line
+	fromProgress         bool // attribution came from an agent_progress copy
+	usage                usageFields
+	maxTotal             uint64
+	firstMs, lastMs      int64
+	usageMs              int64
 	// Thinking blocks are counted per origin (file, and progress copy or not), keeping the origin with
 	// the most: the same block appears once in a subagent file and once as a progress copy, and a
 	// resumed session repeats earlier lines in a new file.
 	origin     int32
 	curBlocks  int32
-	curChars   int64
 	bestBlocks int32
+	curChars   int64
 	bestChars  int64
 }
 
@@ -74,7 +78,9 @@ type Deduper struct {
 	// rule) instead of the field-wise maximum.
 	MaxTotal bool
 
-	reqs      []reqState
+	chunks    [][]reqState // requests in order, in fixed-size chunks so that growth never copies them
+	n         int32
+	sources   []Source // per file index, registered by AddFile
 	nodes     []chainNode
 	exact     map[uint64]int32 // hash(message.id, requestId) → first chain node
 	byMessage map[uint64]int32 // hash(message.id) → first chain node
@@ -91,6 +97,17 @@ func NewDeduper() *Deduper {
 		seed:         maphash.MakeSeed(),
 		sideQuestion: make(map[string]bool),
 	}
+}
+
+const chunkBits = 12
+
+func (d *Deduper) at(i int32) *reqState {
+	return &d.chunks[i>>chunkBits][i&(1<<chunkBits-1)]
+}
+
+// AddFile registers the next file; observations name it by its index (the order of AddFile calls).
+func (d *Deduper) AddFile(src Source) {
+	d.sources = append(d.sources, src)
 }
 
 func (d *Deduper) hashKey(msg, req string, hasReq bool) uint64 {
@@ -135,58 +152,57 @@ func (d *Deduper) find(m map[uint64]int32, h uint64, match func(*reqState) bool)
 	best := int32(-1)
 	for n := head; n >= 0; n = d.nodes[n].next {
 		r := d.nodes[n].req
-		if (best < 0 || r < best) && match(&d.reqs[r]) {
+		if (best < 0 || r < best) && match(d.at(r)) {
 			best = r
 		}
 	}
 	return best
 }
 
-// Add merges one observation read from file, whose session and project the path gives.
-func (d *Deduper) Add(o *observation, session, project, file string) {
+// Add merges one observation; its file must have been registered with AddFile.
+func (d *Deduper) Add(o *observation) {
 	if !o.HasMessageID {
-		d.push(o, session, project, file)
+		d.push(o)
 		return
 	}
 	exactHash := d.hashKey(o.MessageID, o.RequestID, o.HasRequestID)
 	idx := d.find(d.exact, exactHash, func(r *reqState) bool {
-		return r.MessageID == o.MessageID && r.hasRequestID == o.HasRequestID && r.RequestID == o.RequestID
+		return r.messageID == o.MessageID && r.hasRequestID == o.HasRequestID && r.requestID == o.RequestID
 	})
 	replay := false
 	if idx < 0 {
 		idx = d.find(d.byMessage, d.hashMessage(o.MessageID), func(r *reqState) bool {
-			return r.hasMessageID && r.MessageID == o.MessageID && (o.Sidechain || r.keptSidechain)
+			return r.hasMessageID && r.messageID == o.MessageID && (o.Sidechain || r.keptSidechain)
 		})
 		replay = idx >= 0
 	}
 	if idx < 0 {
-		idx = d.push(o, session, project, file)
+		idx = d.push(o)
 		d.link(d.exact, exactHash, idx)
 		d.link(d.byMessage, d.hashMessage(o.MessageID), idx)
 		return
 	}
-	if d.merge(&d.reqs[idx], o, replay, session, file) {
-		r := &d.reqs[idx]
-		d.link(d.exact, d.hashKey(r.MessageID, r.RequestID, r.hasRequestID), idx)
-		d.link(d.byMessage, d.hashMessage(r.MessageID), idx)
+	if r := d.at(idx); d.merge(r, o, replay) {
+		d.link(d.exact, d.hashKey(r.messageID, r.requestID, r.hasRequestID), idx)
+		d.link(d.byMessage, d.hashMessage(r.messageID), idx)
 	}
 }
 
-func (d *Deduper) push(o *observation, session, project, file string) int32 {
-	r := reqState{
-		Request: Request{
-			MessageID: o.MessageID,
-			RequestID: o.RequestID,
-			Session:   session,
-			Project:   project,
-			AgentID:   o.AgentID,
-			Class:     o.Class,
-			Model:     o.Model,
-			Effort:    o.Effort,
-			Version:   o.Version,
-			Speed:     o.Usage.Speed,
-			File:      file,
-		},
+func (d *Deduper) push(o *observation) int32 {
+	if d.n&(1<<chunkBits-1) == 0 {
+		d.chunks = append(d.chunks, make([]reqState, 1<<chunkBits))
+	}
+	i := d.n
+	d.n++
+	*d.at(i) = reqState{
+		messageID:     o.MessageID,
+		requestID:     o.RequestID,
+		agentID:       o.AgentID,
+		model:         o.Model,
+		effort:        o.Effort,
+		version:       o.Version,
+		file:          o.File,
+		class:         o.Class,
 		hasMessageID:  o.HasMessageID,
 		hasRequestID:  o.HasRequestID,
 		keptSidechain: o.Sidechain,
@@ -200,8 +216,7 @@ func (d *Deduper) push(o *observation, session, project, file string) int32 {
 		curBlocks:     o.ThinkingBlocks,
 		curChars:      o.ThinkingChars,
 	}
-	d.reqs = append(d.reqs, r)
-	return int32(len(d.reqs) - 1)
+	return i
 }
 
 func originOf(o *observation) int32 {
@@ -212,7 +227,7 @@ func originOf(o *observation) int32 {
 }
 
 // merge folds o into r. It reports whether r's ids changed (so the indexes must learn them).
-func (d *Deduper) merge(r *reqState, o *observation, replay bool, session, file string) bool {
+func (d *Deduper) merge(r *reqState, o *observation, replay bool) bool {
 	if o.TimeMs < r.firstMs {
 		r.firstMs = o.TimeMs
 	}
@@ -220,13 +235,13 @@ func (d *Deduper) merge(r *reqState, o *observation, replay bool, session, file 
 		r.lastMs = o.TimeMs
 	}
 	if o.Effort != "" {
-		r.Effort = o.Effort
+		r.effort = o.Effort
 	}
-	if r.Model == "" {
-		r.Model = o.Model
+	if r.model == "" {
+		r.model = o.Model
 	}
-	if r.Version == "" {
-		r.Version = o.Version
+	if r.version == "" {
+		r.version = o.Version
 	}
 	// Thinking blocks: one accumulator per origin, keep the richest origin.
 	if org := originOf(o); org == r.origin {
@@ -244,11 +259,11 @@ func (d *Deduper) merge(r *reqState, o *observation, replay bool, session, file 
 		if o.Sidechain {
 			// A sidechain line never displaces a parent's usage.
 			if replay {
-				d.sideQuestion[session+"\x00"+o.AgentID] = true
+				d.markSideQuestion(o.File, o.AgentID)
 			}
 			if !replay && r.fromProgress && !o.Progress {
 				// The subagent's own file: its class (subagent or compaction) and agent id win.
-				r.Class, r.AgentID, r.fromProgress = o.Class, o.AgentID, false
+				r.class, r.agentID, r.file, r.fromProgress = o.Class, o.AgentID, o.File, false
 			}
 			return false
 		}
@@ -256,25 +271,22 @@ func (d *Deduper) merge(r *reqState, o *observation, replay bool, session, file 
 		if replay {
 			// The parent arrived after a /btw replay: the replay's log is a side question and the
 			// request belongs to the parent.
-			d.sideQuestion[r.Session+"\x00"+r.AgentID] = true
-			r.Class, r.AgentID, r.Session, r.File = o.Class, o.AgentID, session, file
-			r.fromProgress = o.Progress
+			d.markSideQuestion(r.file, r.agentID)
+			r.class, r.agentID, r.file, r.fromProgress = o.Class, o.AgentID, o.File, o.Progress
 		}
 		r.keptSidechain = false
-		idsChanged = r.RequestID != o.RequestID || r.hasRequestID != o.HasRequestID
-		r.RequestID, r.hasRequestID = o.RequestID, o.HasRequestID
+		idsChanged = r.requestID != o.RequestID || r.hasRequestID != o.HasRequestID
+		r.requestID, r.hasRequestID = o.RequestID, o.HasRequestID
 		r.usage, r.maxTotal, r.usageMs = o.Usage, total, o.TimeMs
-		r.Speed = o.Usage.Speed
 		return idsChanged
 	default:
 		if r.fromProgress && !o.Progress && o.Class != ClassMain {
-			r.Class, r.AgentID, r.fromProgress = o.Class, o.AgentID, false
+			r.class, r.agentID, r.file, r.fromProgress = o.Class, o.AgentID, o.File, false
 		}
 		if total > r.maxTotal {
-			idsChanged = r.RequestID != o.RequestID || r.hasRequestID != o.HasRequestID
-			r.RequestID, r.hasRequestID = o.RequestID, o.HasRequestID
+			idsChanged = r.requestID != o.RequestID || r.hasRequestID != o.HasRequestID
+			r.requestID, r.hasRequestID = o.RequestID, o.HasRequestID
 			r.maxTotal, r.usageMs = total, o.TimeMs
-			r.Speed = o.Usage.Speed
 			if d.MaxTotal {
 				r.usage = o.Usage
 			}
@@ -315,24 +327,44 @@ func (r *reqState) keepBestThinking() {
 	}
 }
 
+func (d *Deduper) markSideQuestion(file int32, agent string) {
+	d.sideQuestion[d.sources[file].Session+"\x00"+agent] = true
+}
+
 // Requests finalises the merged requests, in order of first appearance.
 func (d *Deduper) Requests() []Request {
-	out := make([]Request, len(d.reqs))
-	for i := range d.reqs {
-		r := &d.reqs[i]
+	out := make([]Request, d.n)
+	for i := int32(0); i < d.n; i++ {
+		r := d.at(i)
 		r.keepBestThinking()
-		q := r.Request
+		src := &d.sources[r.file]
 		u := &r.usage
-		q.InputTokens = u.Input
-		q.OutputTokens = u.Output
+		q := Request{
+			MessageID:       r.messageID,
+			RequestID:       r.requestID,
+			Session:         src.Session,
+			Project:         src.Project,
+			AgentID:         r.agentID,
+			Class:           r.class,
+			Model:           r.model,
+			Effort:          r.effort,
+			Version:         r.version,
+			Speed:           u.Speed,
+			File:            src.Path,
+			InputTokens:     u.Input,
+			OutputTokens:    u.Output,
+			CacheReadTokens: u.CacheRead,
+			ThinkingBlocks:  int(r.bestBlocks),
+			First:           msTime(r.firstMs),
+			Last:            msTime(r.lastMs),
+			UsageTime:       msTime(r.usageMs),
+		}
 		q.CacheCreationTokens = u.cacheWrite()
 		if u.HasSplit {
 			q.CacheCreation5m, q.CacheCreation1h = u.Cache5m, u.Cache1h
 		} else {
 			q.CacheCreation5m = u.CacheCreation
 		}
-		q.CacheReadTokens = u.CacheRead
-		q.ThinkingBlocks = int(r.bestBlocks)
 		switch {
 		case u.HasThinking:
 			q.ThinkingTokens, q.ThinkingSrc = u.Thinking, ThinkingExact
@@ -347,14 +379,13 @@ func (d *Deduper) Requests() []Request {
 		if q.Class == ClassSubagent && d.sideQuestion[q.Session+"\x00"+q.AgentID] {
 			q.Class = ClassSideQuestion
 		}
-		q.First, q.Last, q.UsageTime = msTime(r.firstMs), msTime(r.lastMs), msTime(r.usageMs)
 		out[i] = q
 	}
 	return out
 }
 
 // Len is the number of requests so far.
-func (d *Deduper) Len() int { return len(d.reqs) }
+func (d *Deduper) Len() int { return int(d.n) }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 

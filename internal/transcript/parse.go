@@ -36,7 +36,8 @@ func (u *usageFields) total() uint64 {
 
 // messageFields is the part of an assistant message the audit needs.
 type messageFields struct {
-	ID, Model       string
+	ID, Model       []byte
+	Speed           []byte // usage.speed
 	HasID, HasModel bool
 	HasUsage        bool
 	Usage           usageFields
@@ -45,37 +46,40 @@ type messageFields struct {
 }
 
 // lineFields is what the audit reads from one record. Progress holds the nested record of an
-// agent_progress line (data.message).
+// agent_progress line (data.message). Byte slices point into the record (or hold an unescaped copy).
 type lineFields struct {
-	Type, Subtype string
-	Timestamp     string
-	RequestID     string
+	Type, Subtype []byte
+	Timestamp     []byte
+	RequestID     []byte
 	HasRequestID  bool
-	Version       string
+	Version       []byte
 	HasVersion    bool
-	SessionID     string
+	SessionID     []byte
 	HasSessionID  bool
-	Effort        string
-	AgentID       string
+	Effort        []byte
+	AgentID       []byte
 	Sidechain     bool
 	DurationMs    float64
 	HasDuration   bool
 	HasMessage    bool
 	Message       messageFields
+	// NullField: one of the fields ccusage refuses to see null (id, model, speed, version, cwd,
+	// sessionId, requestId, costUSD, isApiErrorMessage, cache_*_input_tokens) is null.
+	NullField bool
 
-	DataType    string
-	DataAgentID string
+	DataType    []byte
+	DataAgentID []byte
 	HasProgress bool // data.message was an object
 	Progress    progressFields
 }
 
 type progressFields struct {
-	Type         string
-	Timestamp    string
-	RequestID    string
+	Type         []byte
+	Timestamp    []byte
+	RequestID    []byte
 	HasRequestID bool
 	Sidechain    bool
-	Effort       string
+	Effort       []byte
 	HasMessage   bool
 	Message      messageFields
 }
@@ -105,6 +109,15 @@ type scanner struct {
 	i     int
 	err   error
 	depth int
+	null  bool // a field read with nullable() was null
+}
+
+// nullable notes whether the value at the cursor is null (for ccusage's null rule) before it is read.
+func (s *scanner) nullable() *scanner {
+	if s.peek() == 'n' {
+		s.null = true
+	}
+	return s
 }
 
 func (s *scanner) fail(err error) {
@@ -172,16 +185,16 @@ func (s *scanner) endOr(err error) error {
 	return err
 }
 
-// str reads a string value and unescapes it.
-func (s *scanner) str() string {
+// str reads a string value and unescapes it. Without escapes the result points into the input.
+func (s *scanner) str() []byte {
 	raw, esc := s.rawString()
 	if s.err != nil {
-		return ""
+		return nil
 	}
 	if !esc {
-		return string(raw)
+		return raw
 	}
-	return s.unescape(raw)
+	return []byte(s.unescape(raw))
 }
 
 // unescape decodes an escaped string with encoding/json (rare on the fields read as text).
@@ -436,28 +449,28 @@ func (s *scanner) float() (float64, bool) {
 }
 
 // optString reads a string that ccusage also reads: null is absent, another type is a type error.
-func (s *scanner) optString() (string, bool) {
+func (s *scanner) optString() ([]byte, bool) {
 	if s.isNull() {
-		return "", false
+		return nil, false
 	}
 	if s.err != nil {
-		return "", false
+		return nil, false
 	}
 	if s.peek() != '"' {
 		s.skip()
 		if s.err == nil {
 			s.fail(errType)
 		}
-		return "", false
+		return nil, false
 	}
 	return s.str(), true
 }
 
 // looseString reads a string that only the audit reads: any other type reads as absent.
-func (s *scanner) looseString() string {
+func (s *scanner) looseString() []byte {
 	if s.peek() != '"' {
 		s.skip()
-		return ""
+		return nil
 	}
 	return s.str()
 }
@@ -497,11 +510,13 @@ func parseLine(b []byte, out *lineFields) error {
 		case "timestamp":
 			out.Timestamp, _ = s.optString()
 		case "requestId":
-			out.RequestID, out.HasRequestID = s.optString()
+			out.RequestID, out.HasRequestID = s.nullable().optString()
 		case "version":
-			out.Version, out.HasVersion = s.optString()
+			out.Version, out.HasVersion = s.nullable().optString()
 		case "sessionId":
-			out.SessionID, out.HasSessionID = s.optString()
+			out.SessionID, out.HasSessionID = s.nullable().optString()
+		case "cwd":
+			s.nullable().skip()
 		case "effort":
 			out.Effort = s.looseString()
 		case "agentId":
@@ -509,9 +524,9 @@ func parseLine(b []byte, out *lineFields) error {
 		case "isSidechain":
 			out.Sidechain = s.optBool()
 		case "isApiErrorMessage":
-			s.optBool()
+			s.nullable().optBool()
 		case "costUSD":
-			if !s.isNull() && s.err == nil {
+			if !s.nullable().isNull() && s.err == nil {
 				if _, ok := s.float(); !ok && s.err == nil {
 					s.fail(errType)
 				}
@@ -541,6 +556,7 @@ func parseLine(b []byte, out *lineFields) error {
 	if s.peek() != 0 {
 		return errSyntax // something after the object
 	}
+	out.NullField = s.null
 	return nil
 }
 
@@ -565,7 +581,7 @@ func (s *scanner) data(out *lineFields) {
 				case "timestamp":
 					p.Timestamp, _ = s.optString()
 				case "requestId":
-					p.RequestID, p.HasRequestID = s.optString()
+					p.RequestID, p.HasRequestID = s.nullable().optString()
 				case "isSidechain":
 					p.Sidechain = s.optBool()
 				case "effort":
@@ -591,15 +607,15 @@ func (s *scanner) message(m *messageFields) {
 	s.object(func(k []byte) {
 		switch string(k) {
 		case "id":
-			m.ID, m.HasID = s.optString()
+			m.ID, m.HasID = s.nullable().optString()
 		case "model":
-			m.Model, m.HasModel = s.optString()
+			m.Model, m.HasModel = s.nullable().optString()
 		case "usage":
 			if s.isNull() || s.err != nil {
 				return
 			}
 			m.HasUsage = true
-			s.usage(&m.Usage)
+			s.usage(m)
 		case "content":
 			if s.peek() == '[' {
 				s.array(func() { s.contentBlock(m) })
@@ -612,7 +628,8 @@ func (s *scanner) message(m *messageFields) {
 	})
 }
 
-func (s *scanner) usage(u *usageFields) {
+func (s *scanner) usage(m *messageFields) {
+	u := &m.Usage
 	if s.peek() != '{' {
 		s.skip()
 		if s.err == nil {
@@ -627,9 +644,9 @@ func (s *scanner) usage(u *usageFields) {
 		case "output_tokens":
 			u.Output, u.HasOutput = s.uint()
 		case "cache_creation_input_tokens":
-			u.CacheCreation, _ = s.uint()
+			u.CacheCreation, _ = s.nullable().uint()
 		case "cache_read_input_tokens":
-			u.CacheRead, _ = s.uint()
+			u.CacheRead, _ = s.nullable().uint()
 		case "cache_creation":
 			if s.isNull() || s.err != nil {
 				return
@@ -653,7 +670,7 @@ func (s *scanner) usage(u *usageFields) {
 				}
 			})
 		case "speed":
-			u.Speed, _ = s.optString()
+			m.Speed, _ = s.nullable().optString()
 		case "output_tokens_details":
 			if s.peek() != '{' {
 				s.skip()

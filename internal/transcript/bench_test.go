@@ -1,0 +1,42 @@
+package transcript
+
+import (
+	"os"
+	"testing"
+)
+
+// BenchmarkScan reads the 21 sample files (17 MB); MB/s is the figure to compare.
+func BenchmarkScan(b *testing.B) {
+	benchScan(b, testdataRoot)
+}
+
+// BenchmarkScanCorpus reads the generated corpus when TUNE_CORPUS names it.
+func BenchmarkScanCorpus(b *testing.B) {
+	dir := os.Getenv("TUNE_CORPUS")
+	if dir == "" {
+		b.Skip("TUNE_CORPUS not set")
+	}
+	benchScan(b, dir)
+}
+
+func benchScan(b *testing.B, dir string) {
+	files, err := Discover([]string{dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	for _, f := range files {
+		info, err := os.Stat(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size += info.Size()
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Scan(files, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
