@@ -58,7 +58,7 @@ func checkReadLast(t *testing.T, path string, data []byte, n int) {
 		if len(want) == 0 || want[0].Offset != off {
 			t.Fatalf("tail starts at %d, first task at %v", off, want)
 		}
-		shift = bytes.Count(data[:off], []byte("\n")) // the test logs here end lines with \n or \r\n
+		shift = physicalLines(data[:off])
 	} else if len(tail.Tails) > 1 {
 		t.Fatalf("tails %+v", tail.Tails)
 	}
