@@ -128,14 +128,16 @@ var palette = []color.RGBA{
 var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1.5), vg.Points(2)}}
 
 func seriesColor(i int) color.RGBA { return palette[i%len(palette)] }
+// seriesDashes alternates solid and dashed lines, so that two lines on the same values stay visible as
+// one dashed over one solid.
 func seriesDashes(i int) []vg.Length {
-	return dashes[(i/len(palette))%len(dashes)]
+	return dashes[(i+i/len(palette))%len(dashes)]
 }
 
 var (
 	green  = color.RGBA{0x00, 0x9E, 0x73, 0xff}
 	orange = color.RGBA{0xE6, 0x9F, 0x00, 0xff}
-	red    = color.RGBA{0xD5, 0x5E, 0x00, 0xff}
+	red    = color.RGBA{0xC0, 0x1C, 0x1C, 0xff}
 	purple = color.RGBA{0x88, 0x44, 0xAA, 0xff}
 	grey   = color.RGBA{0x77, 0x77, 0x77, 0xff}
 )

@@ -451,7 +451,7 @@ func (r *redactions) code(s string) string {
 
 func (r *redactions) footnote(w io.Writer) {
 	if r.n > 0 {
-		fmt.Fprintf(w, "---\n%d secret-looking %s redacted from task text.\n", r.n, plural(r.n, "string was", "strings were"))
+		fmt.Fprintf(w, "---\n%d secret-looking %s redacted.\n", r.n, plural(r.n, "string was", "strings were"))
 	}
 }
 

@@ -3,5 +3,7 @@ package report
 // reportCharts are the charts of the sample reports, for TestChartsPNG.
 func reportCharts() []namedChart {
 	loss, _ := proposalLossChart(sampleProposal())
-	return []namedChart{{"proposal-loss", loss}}
+	hloss, _ := historyLossChart(sampleHistory())
+	traj, _ := historyTrajectoryChart(sampleHistory())
+	return []namedChart{{"proposal-loss", loss}, {"history-loss", hloss}, {"history-weights", traj}}
 }

@@ -83,3 +83,32 @@ func sampleProposal() ProposalReport {
 		Warnings:    []string{"task 2026-11-27T16:45:09Z: recorded level L0 disagrees with its recorded signals (raw -3 → L1)"},
 	}
 }
+
+func loss(v float64) *float64 { return &v }
+
+func sampleHistory() HistoryReport {
+	at := func(day, hour int) time.Time { return time.Date(2026, 11, day, hour, 0, 0, 0, time.UTC) }
+	v1 := referenceWeights()
+	v2 := derive(v1, 2, weights.Ambiguous, 1, "apply p-4f1c2a9be07d: ambiguous +0.5", at(2, 9))
+	v3 := derive(v2, 3, weights.ContractRuleHit, 2, "apply p-9b0e33c1d2aa: contract-rule-hit +1", at(9, 9))
+	v4 := v2
+	v4.Version, v4.Parent, v4.Created, v4.Reason = 4, 3, at(12, 10), "rollback to v0002: docs tasks over-dispatched (see https://ops:hunter2@wiki.example.com/x)"
+	return HistoryReport{
+		Active:   4,
+		Versions: []weights.Weights{v1, v2, v3, v4},
+		Entries: []HistoryEntry{
+			{Serial: 1, Time: at(1, 3), Action: "init", Result: 1, Reason: "store created"},
+			{Serial: 2, Time: at(1, 3), Action: "revert", Parent: 1, Proposal: "p-4f1c2a9be07d", Change: "ambiguous +1", Decision: "revert",
+				SuiteLossBefore: loss(0.6), SuiteLossAfter: loss(0.8), Evidence: 3, Reason: "scenario loss rose: user-override-down 1→2"},
+			{Serial: 3, Time: at(1, 3), Action: "halve", Parent: 1, Proposal: "p-4f1c2a9be07d", Change: "ambiguous +0.5", Decision: "halve",
+				SuiteLossBefore: loss(0.6), SuiteLossAfter: loss(0.4), Evidence: 3},
+			{Serial: 4, Time: at(2, 9), Action: "apply", Parent: 1, Result: 2, Proposal: "p-4f1c2a9be07d"},
+			{Serial: 5, Time: at(8, 3), Action: "accept", Parent: 2, Proposal: "p-9b0e33c1d2aa", Change: "contract-rule-hit +1", Decision: "accept",
+				SuiteLossBefore: loss(0.4), SuiteLossAfter: loss(0.3), Evidence: 4},
+			{Serial: 6, Time: at(9, 9), Action: "apply", Parent: 2, Result: 3, Proposal: "p-9b0e33c1d2aa"},
+			{Serial: 7, Time: at(12, 10), Action: "rollback", Parent: 3, Result: 4, Restores: 2, Reason: "docs tasks over-dispatched"},
+			{Serial: 8, Time: at(15, 3), Action: "revert", Parent: 4, Proposal: "p-0c7d55e18f03", Change: "bucket L1 edge -1", Decision: "revert",
+				SuiteLossBefore: loss(0.4), SuiteLossAfter: loss(0.5), Evidence: 3, Reason: "suite loss rose 0.400 → 0.500"},
+		},
+	}
+}
