@@ -128,6 +128,7 @@ var palette = []color.RGBA{
 var dashes = [][]vg.Length{nil, {vg.Points(5), vg.Points(3)}, {vg.Points(1.5), vg.Points(2)}}
 
 func seriesColor(i int) color.RGBA { return palette[i%len(palette)] }
+
 // seriesDashes alternates solid and dashed lines, so that two lines on the same values stay visible as
 // one dashed over one solid.
 func seriesDashes(i int) []vg.Length {
