@@ -81,6 +81,7 @@ func (s *Store) step(name string) error {
 // mutate runs fn under the store lock on a fresh read of the store, after checking that the log head is
 // where this Store expects it (serial and lineage). On success the expected head moves to the new one.
 func (s *Store) mutate(fn func(st *state) error) error {
+	s.versions = nil
 	timeout := s.LockTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second

@@ -55,6 +55,10 @@ type Store struct {
 
 	serial  int
 	lineage string
+	// versions memoises Version: `tune detect` resolves a version per task. A mutation through this Store
+	// clears it; a change by another process while this one runs is caught by the lock and serial checks
+	// on write, and by Verify.
+	versions map[int]weights.Weights
 }
 
 // Open opens the store in dir. dir must hold at least one version file.
@@ -245,11 +249,22 @@ func (s *Store) Active() (weights.Weights, error) {
 
 // Version returns version v (it refuses a file edited since the log recorded it).
 func (s *Store) Version(v int) (weights.Weights, error) {
+	if w, ok := s.versions[v]; ok {
+		return w, nil
+	}
 	st, err := loadState(s.Dir)
 	if err != nil {
 		return weights.Weights{}, err
 	}
-	return st.loadVersion(v)
+	w, err := st.loadVersion(v)
+	if err != nil {
+		return w, err
+	}
+	if s.versions == nil {
+		s.versions = map[int]weights.Weights{}
+	}
+	s.versions[v] = w
+	return w, nil
 }
 
 // ActiveVersion returns the number of the active version.
