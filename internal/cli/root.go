@@ -71,6 +71,9 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		NewCmdHistory,  // weights store
 		NewCmdWeights,  // weights store: tune weights show
 		NewCmdDiff,     // weights store
+		NewCmdDetect,   // evolution step (internal/evolve)
+		NewCmdReplay,   // evolution step: fixture replay
+		NewCmdPropose,  // evolution step
 	} {
 		root.AddCommand(add(f))
 	}

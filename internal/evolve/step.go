@@ -131,8 +131,9 @@ type StepResult struct {
 	Change *Change `json:"change"`
 	Tried  *Change `json:"tried"`
 	// Candidate is Parent with Change applied (Parent itself when nothing was accepted).
-	Candidate                       weights.Weights `json:"-"`
-	SuiteLossBefore, SuiteLossAfter Num
+	Candidate       weights.Weights `json:"-"`
+	SuiteLossBefore Num             `json:"suite_loss_before"`
+	SuiteLossAfter  Num             `json:"suite_loss_after"`
 	// Before and After are the suite replays under Parent and Candidate.
 	Before Replay `json:"-"`
 	After  Replay `json:"-"`

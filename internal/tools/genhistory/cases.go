@@ -142,11 +142,12 @@ func regression(rng *rand.Rand, w *weights.Weights, id string, area int, kind st
 
 var evidenceKinds = []string{"same-area", "followed", "regression-of"}
 
-// lowSide returns signals that put a task at L0/L1 under w: explicit-bugfix and common, sometimes with
-// unknown-file-territory, which fires in only some of the flagged tasks.
-func lowSide(rng *rand.Rand, w *weights.Weights, common weights.Signal) []weights.Signal {
+// lowSide returns signals that put a task at L0/L1 under w: explicit-bugfix and common, sometimes (when
+// extra allows it) with unknown-file-territory. Callers never allow the extra on their first task, so it
+// cannot become a second signal shared by every flagged task.
+func lowSide(rng *rand.Rand, w *weights.Weights, common weights.Signal, extra bool) []weights.Signal {
 	sigs := []weights.Signal{weights.ExplicitBugfix, common}
-	if rng.IntN(2) == 0 {
+	if extra && rng.IntN(2) == 0 {
 		sigs = append(sigs, weights.UnknownFileTerritory)
 	}
 	if w.Level(w.Score(sigs)) > weights.L1 {
@@ -163,7 +164,7 @@ func build(seed uint64, w *weights.Weights, n int, origs int, damaged bool) (*Hi
 	areaPerm := rng.Perm(len(areas))
 	for k := 0; k < origs; k++ {
 		kind := evidenceKinds[kinds[k%len(kinds)]]
-		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], kind, lowSide(rng, w, common))...)
+		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], kind, lowSide(rng, w, common, k > 0))...)
 	}
 	fillers := Filler(rng, w, n-len(places), common, weights.ExplicitBugfix)
 	h, idx := assemble(rng, w, fillers, places)
@@ -200,7 +201,7 @@ func BumpOverride(seed uint64, w *weights.Weights) (*History, Expect) {
 	var places []placement
 	for k := 0; k < 4; k++ {
 		kind := evidenceKinds[rng.IntN(len(evidenceKinds))]
-		ps := regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], kind, lowSide(rng, w, common))
+		ps := regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], kind, lowSide(rng, w, common, k > 0))
 		switch k {
 		case 2: // the user bumped an L0 task to L1
 			ps[0].s.task.Dispatch = "bump"
@@ -270,16 +271,16 @@ func SameArea(seed uint64, w *weights.Weights) (*History, Expect) {
 	areaPerm := rng.Perm(len(areas))
 	var places []placement
 	for k := 0; k < 2; k++ {
-		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], "same-area", lowSide(rng, w, common))...)
+		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], "same-area", lowSide(rng, w, common, k > 0))...)
 	}
 	// By path in the text: neither task has files=.
 	path := fmt.Sprintf("src/legacy/handler_%d.py", rng.IntN(90)+10)
-	orig := NewTask(w, "patch the retry in "+path, 0.02, lowSide(rng, w, common)...)
+	orig := NewTask(w, "patch the retry in "+path, 0.02, lowSide(rng, w, common, true)...)
 	later := NewTask(w, "the retry in "+path+" regressed under load", 0.75)
 	places = append(places, placement{s: slot{task: orig, id: "orig-2"}, first: true},
 		placement{s: slot{task: later, id: "orig-2-later"}, after: "orig-2"})
 	// The decoy: same area, but the later loss is 0 (never above the median).
-	decoy := regression(rng, w, "decoy", areaPerm[3], "same-area", lowSide(rng, w, common))
+	decoy := regression(rng, w, "decoy", areaPerm[3], "same-area", lowSide(rng, w, common, true))
 	decoy[1].s.task.LossFinal = 0
 	places = append(places, decoy...)
 	fillers := Filler(rng, w, 20-len(places), common, weights.ExplicitBugfix)
@@ -297,7 +298,7 @@ func RegressionOf(seed uint64, w *weights.Weights) (*History, Expect) {
 	areaPerm := rng.Perm(len(areas))
 	var places []placement
 	for k := 0; k < 4; k++ {
-		ps := regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], "regression-of", lowSide(rng, w, common))
+		ps := regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], "regression-of", lowSide(rng, w, common, k > 0))
 		if k == 3 {
 			ps[0].s.task.Dispatch = "bump"
 		}
@@ -316,10 +317,10 @@ func OutsideWindow(seed uint64, w *weights.Weights) (*History, Expect) {
 	rng := newRNG(seed)
 	common := knobs[rng.IntN(len(knobs))]
 	areaPerm := rng.Perm(len(areas))
-	early := regression(rng, w, "early", areaPerm[0], "regression-of", lowSide(rng, w, common))
+	early := regression(rng, w, "early", areaPerm[0], "regression-of", lowSide(rng, w, common, true))
 	var places []placement
 	for k := 0; k < 2; k++ {
-		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k+1], evidenceKinds[rng.IntN(3)], lowSide(rng, w, common))...)
+		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k+1], evidenceKinds[rng.IntN(3)], lowSide(rng, w, common, k > 0))...)
 	}
 	inWindow, idx := assemble(rng, w, Filler(rng, w, 19-len(places), common, weights.ExplicitBugfix), places)
 	h := &History{Start: start, Step: time.Hour, Weights: w}

@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// DefaultTraceLog is the log the evolution commands read when no LOG is given.
+const DefaultTraceLog = ".ldd/trace.log"
+
+type detectOptions struct {
+	IO         *IOStreams
+	WeightsDir string
+	Logs       []string
+	JSON       bool
+}
+
+// NewCmdDetect builds `tune detect`.
+func NewCmdDetect(f *Factory) *cobra.Command {
+	return newCmdDetect(f, nil)
+}
+
+func newCmdDetect(f *Factory, runF func(*detectOptions) error) *cobra.Command {
+	opts := &detectOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "detect [LOG...]",
+		Short: "Find low-side regressions in the last 20 tasks and screen the signals behind them",
+		Long: `Read the last 20 tasks with a level label of each trace log (default ` + DefaultTraceLog + `) and
+look for low-side regressions: tasks dispatched automatically at L0 or L1, closed with a known final
+loss, that later regressed. The evidence is any of
+  regression_followed=true   on the task's own close line
+  regression_of=<timestamp>  a later task in the window names the task's meta timestamp
+  same-area                  a later task in the window touches the same code (files= overlap, else file
+                             paths named in task/action/layer text) and its final loss is above the
+                             window's median final loss (strict; unknown losses excluded)
+Tasks dispatched by a user bump or a user override-down never count.
+
+Three or more flagged tasks trigger a proposal. The screen builds, per signal, the 2x2 table
+present/absent x flagged/not over the closed tasks of the window, with phi, smoothed log-odds and z,
+one-sided Fisher p, Holm-adjusted p, the smallest p those margins allow, and a verdict (candidate,
+underpowered, no-signal). The proposal is +1 on the consistent candidate (fired in every flagged task)
+with the highest z; without one, a bucket edge moves by one when 3 flagged tasks sit exactly on it;
+otherwise there is no consistent pattern, and the flagged tasks are listed.
+
+A task's signals are its meta signals= field; without it they are re-detected from the task title
+(marked "re-detected"). A recorded level that disagrees with its recorded signals is a warning.
+detect changes nothing; tune propose measures the proposal on the fixture suite.
+
+--json prints {"window", "median_loss_final", "flagged": [{"meta_timestamp", "task", "level",
+"evidence", "signals", "signals_source", "source", ...}], "triggered", "screen", "proposal": null |
+{"kind", "signal" | "edge", "delta"}, "reason", "edge_tasks", "warnings", "logs", "lines"}.`,
+		Example: `  tune detect
+  tune detect projects/*/.ldd/trace.log --json | jq '.flagged[].evidence'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.WeightsDir = f.WeightsDir
+			opts.Logs = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return detectRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the detection as JSON")
+	return cmd
+}
+
+type detectReport struct {
+	*evolve.Detection
+	Logs  []string              `json:"logs"`
+	Lines traceparse.LineCounts `json:"lines"`
+}
+
+func detectRun(opts *detectOptions) error {
+	active, resolver, err := activeWeights(opts.WeightsDir)
+	if err != nil {
+		return err
+	}
+	logs, read, err := readTraceLogs(opts.Logs)
+	if err != nil {
+		return err
+	}
+	det := evolve.Detect(evolve.DetectInput{Tasks: read.Tasks, Resolver: evolve.Resolver{Active: &active, WeightsFor: resolver}})
+	det.Warnings = append(parseWarnings(read), det.Warnings...)
+	printWarnings(opts.IO.ErrOut, det.Warnings)
+	rep := detectReport{Detection: det, Logs: logs, Lines: read.Lines}
+	if opts.JSON {
+		return storeWriteJSON(opts.IO.Out, rep)
+	}
+	return printDetection(opts.IO.Out, det)
+}
+
+// activeWeights loads the store's active version and a resolver for the versions named by meta
+// weights= fields.
+func activeWeights(dir string) (weights.Weights, func(string) (*weights.Weights, bool), error) {
+	s, err := store.Open(dir, nil)
+	if err != nil {
+		return weights.Weights{}, nil, err
+	}
+	active, err := s.Active()
+	if err != nil {
+		return weights.Weights{}, nil, err
+	}
+	resolve := func(name string) (*weights.Weights, bool) {
+		v, err := weights.ParseVersionName(name)
+		if err != nil {
+			return nil, false
+		}
+		w, err := s.Version(v)
+		if err != nil {
+			return nil, false
+		}
+		return &w, true
+	}
+	return active, resolve, nil
+}
+
+// readTraceLogs reads the window of every log (the default log when none is given).
+func readTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
+	if len(paths) == 0 {
+		if _, err := os.Stat(DefaultTraceLog); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("no trace log: %s does not exist here (pass the LOG paths to read)", DefaultTraceLog)
+		}
+		paths = []string{DefaultTraceLog}
+	}
+	all := &traceparse.Result{}
+	for _, p := range paths {
+		res, err := readWindow(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		all.Tasks = append(all.Tasks, res.Tasks...)
+		all.Lines.Add(res.Lines)
+		all.Warnings = append(all.Warnings, res.Warnings...)
+	}
+	return paths, all, nil
+}
+
+// readWindow reads enough of a log's tail to hold its last evolve.WindowSize labelled tasks: the tail
+// read costs time in proportion to the tasks read, so it starts at twice the window and doubles while
+// unlabelled tasks crowd the window out and the file has more.
+func readWindow(path string) (*traceparse.Result, error) {
+	for n := 2 * evolve.WindowSize; ; n *= 2 {
+		res, err := traceparse.ReadLast(path, n)
+		if err != nil {
+			return nil, err
+		}
+		labelled := 0
+		for i := range res.Tasks {
+			if res.Tasks[i].Level != "" {
+				labelled++
+			}
+		}
+		if labelled >= evolve.WindowSize || len(res.Tasks) < n {
+			return res, nil
+		}
+	}
+}
+
+func parseWarnings(res *traceparse.Result) []evolve.Warning {
+	out := make([]evolve.Warning, 0, len(res.Warnings))
+	for _, w := range res.Warnings {
+		out = append(out, evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
+	}
+	return out
+}
+
+func printWarnings(w io.Writer, warns []evolve.Warning) {
+	for _, x := range warns {
+		loc := x.Source
+		if x.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", x.Source, x.Line)
+		}
+		if loc != "" {
+			loc += ": "
+		}
+		fmt.Fprintf(w, "warning: %s%s\n", loc, x.Reason)
+	}
+}
+
+func printDetection(w io.Writer, det *evolve.Detection) error {
+	for _, l := range det.Window.Logs {
+		median := "unknown"
+		if l.Median != nil {
+			median = fmt.Sprintf("%.3f", float64(*l.Median))
+		}
+		fmt.Fprintf(w, "window: last %d of %d labelled tasks in %s (%d closed, %d eligible), median loss_final %s\n",
+			l.Tasks, l.Labelled, l.Source, l.Closed, l.Eligible, median)
+	}
+	if len(det.Window.Logs) == 0 {
+		fmt.Fprintln(w, "window: no task with a level label")
+	}
+	state := "not triggered"
+	if det.Triggered {
+		state = "triggered"
+	}
+	fmt.Fprintf(w, "flagged: %d low-side regression(s), trigger at %d: %s\n", len(det.Flagged), evolve.TriggerThreshold, state)
+	if len(det.Flagged) > 0 {
+		if err := flaggedTable(w, det.Flagged); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "screen over %d closed window task(s):\n", det.Window.Closed)
+	if err := screenTable(w, det.Screen); err != nil {
+		return err
+	}
+	if det.Proposal != nil {
+		fmt.Fprintf(w, "proposal: %s (%s)\n", det.Proposal, det.Reason)
+	} else {
+		fmt.Fprintf(w, "proposal: none (%s)\n", det.Reason)
+	}
+	return nil
+}
+
+func flaggedTable(w io.Writer, flagged []evolve.Flagged) error {
+	t := storeTable(w, false)
+	t.Header("Meta timestamp", "Level", "Task", "Signals", "Evidence")
+	for _, f := range flagged {
+		sigs := make([]string, len(f.Signals))
+		for i, s := range f.Signals {
+			sigs[i] = s.Name + "=" + weights.Half(s.Weight).String()
+		}
+		sig := strings.Join(sigs, ", ")
+		if f.SignalsSource == evolve.SignalsReDetected {
+			sig += " (re-detected)"
+		}
+		if err := t.Append([]string{f.MetaTimestamp, f.Level, f.Title, dash(sig), strings.Join(f.EvidenceStrings(), "; ")}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
+	t := storeTable(w, false)
+	t.Header("Signal", "a", "b", "c", "d", "phi", "z", "Fisher p", "Holm p", "min p", "Consistent", "Verdict")
+	for _, r := range rows {
+		consistent := "no"
+		if r.Consistent {
+			consistent = "yes"
+		}
+		verdict := r.Verdict
+		if r.Confidence != "" && r.Confidence != r.Verdict {
+			verdict += " (" + r.Confidence + ")"
+		}
+		if err := t.Append([]string{r.Signal, fmt.Sprint(r.A), fmt.Sprint(r.B), fmt.Sprint(r.C), fmt.Sprint(r.D),
+			statNum(r.Phi, 2), statNum(r.Z, 2), statNum(r.P, 4), statNum(r.HolmP, 4), statNum(r.MinP, 4), consistent, verdict}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// statNum formats a statistic; NaN (an empty margin) prints as "—".
+func statNum(n evolve.Num, decimals int) string {
+	f := float64(n)
+	if f != f {
+		return "—"
+	}
+	s := fmt.Sprintf("%.*f", decimals, f)
+	if strings.Trim(s, "-0.") == "" {
+		s = strings.TrimPrefix(s, "-")
+	}
+	return s
+}
