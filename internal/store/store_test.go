@@ -258,6 +258,8 @@ func TestVerifyNamesEveryTamper(t *testing.T) {
 				}
 			})
 		}, []string{"evolution.jsonl:3: lineage: lineage changed from"}},
+		{"delete log", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, LogFile)) },
+			[]string{"evolution.jsonl: missing: not found, but v0002.toml has a parent (v0001)"}},
 		{"pending marker", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, PendingFile), []byte("{"), 0o644)
 		}, []string{".pending.json: pending: unreadable marker"}},

@@ -117,6 +117,14 @@ type recorded struct {
 func (st *state) verifyLog(pl *problemList) map[string]recorded {
 	logged := map[string]recorded{}
 	if !st.logExists {
+		// Without a log the store must be as shipped. A version with a parent was written by apply or
+		// rollback, which always log, so its log was deleted.
+		for _, f := range st.files {
+			if w, err := weights.Parse(f.Name, f.Data); err == nil && w.Parent > 0 {
+				pl.add(Problem{Kind: ProblemMissing, File: LogFile, Message: fmt.Sprintf("not found, but %s has a parent (%s), so tune wrote it and logged it: the log was deleted; restore it from version control", f.Name, weights.VersionName(w.Parent))})
+				break
+			}
+		}
 		return logged
 	}
 	for _, p := range st.logBad {
@@ -204,7 +212,7 @@ func (st *state) verifyLog(pl *problemList) map[string]recorded {
 func (st *state) verifySum(pl *problemList, logged map[string]recorded) {
 	if !st.sumExists {
 		if st.logExists {
-			pl.add(Problem{Kind: ProblemMissing, File: SumFile, Message: "missing, but the store has an evolution log (it was deleted); run `tune repair --resign` to re-create it"})
+			pl.add(Problem{Kind: ProblemMissing, File: SumFile, Message: "not found, but the store has an evolution log (it was deleted); run `tune repair --resign` to re-create it"})
 		}
 		return
 	}
