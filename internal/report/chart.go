@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -105,6 +106,21 @@ type DistributionPanel struct {
 type Sample struct {
 	Name   string
 	Values []float64
+}
+
+// Axis labels longer than these are cut with an ellipsis so that they never run into each other or eat
+// the data area; the report's tables carry the full names.
+const (
+	maxCategoryRunes = 40 // bar chart rows (one per line, so they can be long)
+	maxArmRunes      = 14 // distribution chart columns, two to four per panel
+)
+
+func shorten(s string, max int) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max-1]) + "…"
 }
 
 // minBoxN is the smallest sample drawn with an interquartile box; below it a box suggests a spread that
@@ -351,7 +367,7 @@ func (bc BarChart) Render(w io.Writer, f Format) error {
 	// Category i is drawn at y = nc-1-i so that the first category is at the top, as in the table.
 	names := make([]string, nc)
 	for i, c := range bc.Categories {
-		names[nc-1-i] = c
+		names[nc-1-i] = shorten(c, maxCategoryRunes)
 	}
 	var legend legendEntries
 	ng := len(bc.Groups)
@@ -500,7 +516,11 @@ func distributionPlot(panel DistributionPanel) (*plot.Plot, bool, error) {
 	anyBox := false
 	minV, maxV := math.Inf(1), math.Inf(-1)
 	for i, s := range panel.Samples {
-		names[i] = s.Name
+		lines := strings.Split(s.Name, "\n")
+		for j := range lines {
+			lines[j] = shorten(lines[j], maxArmRunes)
+		}
+		names[i] = strings.Join(lines, "\n")
 		if len(s.Values) == 0 {
 			continue
 		}
@@ -543,7 +563,9 @@ func distributionPlot(panel DistributionPanel) (*plot.Plot, bool, error) {
 	if p.Y.Max <= p.Y.Min {
 		p.Y.Max = p.Y.Min + 1
 	}
-	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.05
+	// 5 % of air at both ends, so that runs at 0 (or at the maximum) are not drawn on the frame.
+	pad := (p.Y.Max - p.Y.Min) * 0.05
+	p.Y.Min, p.Y.Max = p.Y.Min-pad, p.Y.Max+pad
 	return p, anyBox, nil
 }
 

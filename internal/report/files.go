@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // File is one rendered report file: a bare name (no directory) and its bytes.
@@ -55,15 +59,68 @@ func WriteFiles(dir string, files []File) ([]string, error) {
 	return paths, nil
 }
 
-// inputHash is the first 12 hex digits of the sha256 of v's JSON encoding. encoding/json writes struct
-// fields in declaration order and map keys sorted, so equal inputs give equal names.
+// inputHash is the first 12 hex digits of the sha256 of a canonical encoding of v: struct fields in
+// declaration order, map keys sorted, floats in shortest form (NaN included — which is why this is not
+// encoding/json, which refuses NaN), times in RFC 3339. Equal inputs give equal names.
 func inputHash(v any) string {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("report input does not encode: %v", err)) // plain data always encodes
+	h := sha256.New()
+	canonical(h, reflect.ValueOf(v))
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+
+func canonical(w io.Writer, v reflect.Value) {
+	if v.Type() == timeType {
+		fmt.Fprintf(w, "t%q", v.Interface().(time.Time).UTC().Format(time.RFC3339Nano))
+		return
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])[:12]
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			io.WriteString(w, "nil")
+			return
+		}
+		canonical(w, v.Elem())
+	case reflect.Struct:
+		io.WriteString(w, "{")
+		for i := 0; i < v.NumField(); i++ {
+			fmt.Fprintf(w, "%s:", v.Type().Field(i).Name)
+			canonical(w, v.Field(i))
+			io.WriteString(w, ",")
+		}
+		io.WriteString(w, "}")
+	case reflect.Slice, reflect.Array:
+		fmt.Fprintf(w, "[%d:", v.Len())
+		for i := 0; i < v.Len(); i++ {
+			canonical(w, v.Index(i))
+			io.WriteString(w, ",")
+		}
+		io.WriteString(w, "]")
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+		fmt.Fprintf(w, "map[%d:", len(keys))
+		for _, k := range keys {
+			canonical(w, k)
+			io.WriteString(w, "=")
+			canonical(w, v.MapIndex(k))
+			io.WriteString(w, ",")
+		}
+		io.WriteString(w, "]")
+	case reflect.String:
+		fmt.Fprintf(w, "%q", v.String())
+	case reflect.Float32, reflect.Float64:
+		io.WriteString(w, strconv.FormatFloat(v.Float(), 'g', -1, 64))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		io.WriteString(w, strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		io.WriteString(w, strconv.FormatUint(v.Uint(), 10))
+	case reflect.Bool:
+		io.WriteString(w, strconv.FormatBool(v.Bool()))
+	default:
+		panic(fmt.Sprintf("report input holds a %s, which has no canonical form", v.Kind()))
+	}
 }
 
 // fileStem keeps the characters of an id that are safe in a file name on every system.

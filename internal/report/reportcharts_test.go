@@ -5,5 +5,9 @@ func reportCharts() []namedChart {
 	loss, _ := proposalLossChart(sampleProposal())
 	hloss, _ := historyLossChart(sampleHistory())
 	traj, _ := historyTrajectoryChart(sampleHistory())
-	return []namedChart{{"proposal-loss", loss}, {"history-loss", hloss}, {"history-weights", traj}}
+	audit := sampleAudit()
+	return []namedChart{
+		{"proposal-loss", loss}, {"history-loss", hloss}, {"history-weights", traj},
+		{"audit-spend", auditSpendChart(audit.Spend)}, {"audit-ab", auditABChart(audit.AB)},
+	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/weights"
@@ -109,6 +110,65 @@ func sampleHistory() HistoryReport {
 			{Serial: 7, Time: at(12, 10), Action: "rollback", Parent: 3, Result: 4, Restores: 2, Reason: "docs tasks over-dispatched"},
 			{Serial: 8, Time: at(15, 3), Action: "revert", Parent: 4, Proposal: "p-0c7d55e18f03", Change: "bucket L1 edge -1", Decision: "revert",
 				SuiteLossBefore: loss(0.4), SuiteLossAfter: loss(0.5), Evidence: 3, Reason: "suite loss rose 0.400 → 0.500"},
+		},
+	}
+}
+
+// sampleAudit has the token totals of the 20 bundled spotter transcripts (ccusage's numbers) and an A/B of
+// two effort arms with six and four runs.
+func sampleAudit() AuditReport {
+	in, out, cw, cr := 9165.0, 195801.0, 2079960.0, 77423878.0
+	std := in + 5*out + 0.1*cr + 1.25*cw
+	ttl := in + 5*out + 0.1*cr + 2*cw
+	nan := math.NaN()
+	return AuditReport{
+		Files: 20, Sessions: 20,
+		Totals: TokenTotals{Requests: 1349, Input: 9165, Output: 195801, CacheWrite: 2079960, CacheRead: 77423878,
+			Thinking: 16240, ThinkingExactRequests: 0, ThinkingEstimatedRequests: 212},
+		Skipped: map[string]int{"truncated": 1, "not-object": 0, "malformed": 2},
+		Spend: []SpendShare{
+			{Kind: "cache read", Share: 0.1 * cr / std, ShareTTLAware: 0.1 * cr / ttl},
+			{Kind: "cache write", Share: 1.25 * cw / std, ShareTTLAware: 2 * cw / ttl},
+			{Kind: "output", Share: 5 * out / std, ShareTTLAware: 5 * out / ttl},
+			{Kind: "input", Share: in / std, ShareTTLAware: in / ttl},
+		},
+		Figures: []Figure{
+			{Name: "thinking share of output", Value: 16240.0 / 195801, Share: true},
+			{Name: "main-loop share of thinking", Value: 0.97, Share: true},
+			{Name: "mean thinking per request, main loop", Value: 88.4},
+			{Name: "mean thinking per request, subagents", Value: 21.5},
+			{Name: "mean cached context per main-loop request", Value: 61234},
+		},
+		Thinking: []ThinkingGroup{
+			{Class: "main", Effort: "high", Requests: 170, Output: 150210, Thinking: 15752, ShareOfThinking: 0.97, Estimated: true},
+			{Class: "subagent", Effort: "", Requests: 1160, Output: 44020, Thinking: 488, ShareOfThinking: 0.03, Estimated: true},
+			{Class: "compaction", Effort: "", Requests: 19, Output: 1571, Thinking: 0, ShareOfThinking: 0},
+		},
+		AB: &ABComparison{
+			Arms: []string{"medium", "high"},
+			Metrics: []ABMetric{
+				{Name: "output_tokens", Unit: "tokens", P: 0.0095, PHolm: 0.038, Significant: true, Ratio: 1.68, RatioLo: 1.21, RatioHi: 2.49,
+					Arms: []ArmStat{
+						{Arm: "medium", N: 4, Median: 8550, Runs: []float64{8000, 9100, 7600, 9900}},
+						{Arm: "high", N: 6, Median: 14400, Lo: 9800, Hi: 20100, HasCI: true, Runs: []float64{12000, 15500, 9800, 20100, 13300, 17750}},
+					}},
+				{Name: "requests", Unit: "requests", P: 0.352, PHolm: 0.704, Ratio: 1.2, RatioLo: 0.8, RatioHi: 1.6,
+					Arms: []ArmStat{
+						{Arm: "medium", N: 4, Median: 62.5, Runs: []float64{55, 70, 61, 64}},
+						{Arm: "high", N: 6, Median: 75, Lo: 58, Hi: 90, HasCI: true, Runs: []float64{58, 90, 71, 79, 66, 84}},
+					}},
+				{Name: "thinking_tokens", Unit: "tokens", P: 0.61, PHolm: 0.704, Ratio: nan, RatioLo: nan, RatioHi: nan,
+					Arms: []ArmStat{
+						{Arm: "medium", N: 4, Median: 0, Runs: []float64{0, 0, 0, 12}},
+						{Arm: "high", N: 6, Median: 0, Lo: 0, Hi: 40, HasCI: true, Runs: []float64{0, 40, 0, 0, 22, 0}},
+					}},
+				{Name: "wall_seconds", Unit: "seconds", P: 0.067, PHolm: 0.201, Ratio: 1.45, RatioLo: 1.05, RatioHi: 2.0,
+					Arms: []ArmStat{
+						{Arm: "medium", N: 4, Median: 318, Runs: []float64{300, 356, 280, 336}},
+						{Arm: "high", N: 6, Median: 435, Lo: 388, Hi: 602, HasCI: true, Runs: []float64{410, 388, 530, 460, 602, 395}},
+					}},
+			},
+			Footnotes: []string{"medium: 4 runs are too few for a 95 % CI of the median (6 needed)."},
 		},
 	}
 }

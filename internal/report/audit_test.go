@@ -1,0 +1,64 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/testutil"
+)
+
+func TestAuditGolden(t *testing.T) {
+	in := sampleAudit()
+	files, err := RenderAudit(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := AuditBase(in)
+	want := []string{base + ".md", base + "-spend.svg", base + "-ab.svg"}
+	if len(files) != len(want) {
+		t.Fatalf("got %d files, want %v", len(files), want)
+	}
+	for i, f := range files {
+		if f.Name != want[i] {
+			t.Errorf("file %d is %s, want %s", i, f.Name, want[i])
+		}
+		testutil.Golden(t, "audit/"+strings.Replace(f.Name, base, "audit", 1), f.Data)
+	}
+	md := string(files[0].Data)
+	for _, s := range []string{
+		"Skipped: 2 malformed, 1 truncated.", // sorted reasons, zero counts left out
+		"| output_tokens   | 8,550 [n too small] (n=4)",
+		"+68.4% |",    // significant: direction and size
+		"|       ~ |", // not significant
+		"| cache read  |                  68.3 % |",
+	} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+}
+
+func TestAuditWithoutAB(t *testing.T) {
+	in := sampleAudit()
+	in.AB = nil
+	files, err := RenderAudit(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 || strings.Contains(string(files[0].Data), "## A/B") {
+		t.Errorf("without an A/B comparison there is no A/B section and no A/B chart")
+	}
+}
+
+// TestAuditLabelsAreRedacted: arm names come from directory names, which can hold anything.
+func TestAuditLabelsAreRedacted(t *testing.T) {
+	in := sampleAudit()
+	in.AB.Arms[1] = "high-token=abc123"
+	files, err := RenderAudit(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(files[0].Data), "abc123") {
+		t.Error("a secret in an arm name reached the report")
+	}
+}
