@@ -43,16 +43,24 @@ type ProposalReport struct {
 	Warnings    []string
 }
 
-// Window is the slice of trace history the evolution step looked at.
+// Window is the slice of trace history the evolution step looked at: the last Size labelled tasks of each
+// trace log.
 type Window struct {
-	Sources         []string // trace logs read
-	Tasks           int      // labelled tasks in the window
-	First, Last     string   // meta timestamps of its first and last task
-	Closed          int      // closed tasks (the screen's population)
-	Eligible        int      // auto-dispatched L0/L1, closed, final loss known
-	MedianLossFinal float64
-	Triggered       bool // at least the trigger count of low-side regressions
-	Trigger         int  // the trigger count (3)
+	Size      int // tasks per log
+	Logs      []WindowLog
+	Triggered bool // at least Trigger low-side regressions
+	Trigger   int
+}
+
+// WindowLog is the window of one trace log.
+type WindowLog struct {
+	Source          string
+	Labelled        int // tasks with a level label read
+	Tasks           int // of them in the window
+	Closed          int // closed window tasks (the screen's population)
+	Eligible        int // auto-dispatched L0/L1, closed, final loss known
+	MedianLossFinal *float64
+	First, Last     string // meta timestamps of the window's first and last task
 }
 
 // FlaggedTask is one low-side regression and the evidence that flagged it.
@@ -101,23 +109,22 @@ type ScenarioLoss struct {
 // SignTest is the exact sign test over discordant scenarios (better vs worse under the candidate).
 type SignTest struct {
 	Better, Worse int
-	P             float64
-	Verdict       string // e.g. "insufficient evidence" when even a perfect result could not be significant
+	P, MinP       float64 // MinP: the p a unanimous result over this many scenarios would have
+	Verdict       string  // significant | not significant | insufficient evidence
 }
 
-// LeaveOneOut says how many flagged tasks still support the change when each is left out in turn.
+// LeaveOneOut is the decision re-taken with each scenario left out in turn.
 type LeaveOneOut struct {
-	Supported, Total int
-	Verdict          string
+	Agree, Folds int
+	Flips        []string // scenarios whose removal flips the decision
 }
 
 // Holdout is the frozen split that never takes part in a decision.
 type Holdout struct {
 	Scenarios             int
-	LossBefore, LossAfter float64
-	Worse                 []string // holdout scenarios whose loss rose
-	Verdict               string
-	Reads                 int // how often the holdout has been read (each read spends some of its worth)
+	LossBefore, LossAfter *float64 // nil when not read
+	Verdict               string   // not read | better | no change | worse
+	Reads                 int      // scorings of the split (each read spends some of its worth)
 }
 
 // ProposalBase is the file stem of a proposal's report: proposal-<id>.
@@ -216,24 +223,26 @@ func proposalWindow(w io.Writer, win *Window, red *redactions) error {
 	if trigger == 0 {
 		trigger = 3
 	}
-	sources := make([]string, len(win.Sources))
-	for i, s := range win.Sources {
-		sources[i] = red.code(filepath.ToSlash(s))
-	}
-	triggered := "no"
+	triggered := "not triggered"
 	if win.Triggered {
-		triggered = "yes"
+		triggered = "triggered"
 	}
-	rows := [][]string{
-		{"trace logs", strings.Join(sources, ", ")},
-		{"labelled tasks in the window", strconv.Itoa(win.Tasks)},
-		{"first → last task", Escape(win.First) + " → " + Escape(win.Last)},
-		{"closed tasks (screened)", strconv.Itoa(win.Closed)},
-		{"eligible (auto, L0/L1, closed, loss known)", strconv.Itoa(win.Eligible)},
-		{"median final loss", fmtLoss(win.MedianLossFinal)},
-		{fmt.Sprintf("triggered (≥ %d low-side regressions)", trigger), triggered},
+	fmt.Fprintf(w, "The last %d labelled tasks of each trace log; %s (%d low-side regressions needed).\n\n", win.Size, triggered, trigger)
+	rows := make([][]string, len(win.Logs))
+	for i, l := range win.Logs {
+		median := "–"
+		if l.MedianLossFinal != nil {
+			median = fmtLoss(*l.MedianLossFinal)
+		}
+		span := "–"
+		if l.First != "" || l.Last != "" {
+			span = Escape(l.First) + " → " + Escape(l.Last)
+		}
+		rows[i] = []string{red.code(filepath.ToSlash(l.Source)), strconv.Itoa(l.Labelled), strconv.Itoa(l.Tasks), strconv.Itoa(l.Closed),
+			strconv.Itoa(l.Eligible), median, span}
 	}
-	if err := WriteTable(w, []Column{Text("window"), Text("value")}, rows); err != nil {
+	cols := []Column{Text("trace log"), Num("labelled"), Num("in window"), Num("closed"), Num("eligible"), Num("median final loss"), Text("first → last task")}
+	if err := WriteTable(w, cols, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -374,7 +383,8 @@ func proposalLossChart(in ProposalReport) (chart BarChart, shown int) {
 func proposalGuardrails(w io.Writer, in ProposalReport, red *redactions) {
 	fmt.Fprintf(w, "## Guardrails\n\n")
 	if d := in.Discordant; d != nil {
-		fmt.Fprintf(w, "- **Discordant scenarios:** %d better, %d worse; exact sign test p = %s", d.Better, d.Worse, fmtP(d.P))
+		fmt.Fprintf(w, "- **Discordant scenarios:** %d better, %d worse; exact sign test p = %s (a unanimous result could reach %s)",
+			d.Better, d.Worse, fmtP(d.P), fmtP(d.MinP))
 		if d.Verdict != "" {
 			fmt.Fprintf(w, " — %s", red.safe(d.Verdict))
 		}
@@ -383,27 +393,32 @@ func proposalGuardrails(w io.Writer, in ProposalReport, red *redactions) {
 		fmt.Fprintln(w, "- **Discordant scenarios:** not recorded.")
 	}
 	if l := in.LeaveOneOut; l != nil {
-		fmt.Fprintf(w, "- **Leave-one-out:** the change is still chosen with %d of %d flagged tasks left out in turn", l.Supported, l.Total)
-		if l.Verdict != "" {
-			fmt.Fprintf(w, " — %s", red.safe(l.Verdict))
+		fmt.Fprintf(w, "- **Leave-one-out:** the decision holds in %d of %d folds with one scenario left out", l.Agree, l.Folds)
+		if len(l.Flips) > 0 {
+			fmt.Fprintf(w, "; leaving out %s flips it", red.safe(strings.Join(l.Flips, ", ")))
 		}
 		fmt.Fprintln(w, ".")
 	} else {
 		fmt.Fprintln(w, "- **Leave-one-out:** not recorded.")
 	}
-	if h := in.Holdout; h != nil {
-		fmt.Fprintf(w, "- **Holdout** (%d scenarios, never used in the decision): loss %s → %s", h.Scenarios, fmtLoss(h.LossBefore), fmtLoss(h.LossAfter))
-		if len(h.Worse) > 0 {
-			fmt.Fprintf(w, ", worse: %s", red.safe(strings.Join(h.Worse, ", ")))
-		}
-		if h.Verdict != "" {
-			fmt.Fprintf(w, " — **%s**", red.safe(h.Verdict))
-		}
-		fmt.Fprintf(w, ". Read %d %s so far.\n", h.Reads, plural(h.Reads, "time", "times"))
-	} else {
+	switch h := in.Holdout; {
+	case h == nil:
 		fmt.Fprintln(w, "- **Holdout:** not recorded.")
+	case h.LossBefore == nil || h.LossAfter == nil:
+		fmt.Fprintf(w, "- **Holdout** (%d scenarios, never used in the decision): %s. Read %d %s.\n",
+			h.Scenarios, red.safe(orDash(h.Verdict, "not read")), h.Reads, plural(h.Reads, "time", "times"))
+	default:
+		fmt.Fprintf(w, "- **Holdout** (%d scenarios, never used in the decision): loss %s → %s — **%s**. Read %d %s.\n",
+			h.Scenarios, fmtLoss(*h.LossBefore), fmtLoss(*h.LossAfter), red.safe(orDash(h.Verdict, "–")), h.Reads, plural(h.Reads, "time", "times"))
 	}
 	fmt.Fprintln(w)
+}
+
+func orDash(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func proposalWeightDiff(w io.Writer, in ProposalReport) error {

@@ -42,11 +42,12 @@ func sampleProposal() ProposalReport {
 	return ProposalReport{
 		ID: "p-4f1c2a9be07d", Created: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC), Parent: 3,
 		Decision: "halve", Reason: "3 low-side regressions share ambiguous", Confidence: "provisional",
-		Window: &Window{
-			Sources: []string{"projects/api/.ldd/trace.log", "projects/web/.ldd/trace.log"},
-			Tasks:   20, First: "2026-11-20T09:12:03Z", Last: "2026-11-30T17:40:55Z",
-			Closed: 18, Eligible: 7, MedianLossFinal: 0.25, Triggered: true, Trigger: 3,
-		},
+		Window: &Window{Size: 20, Triggered: true, Trigger: 3, Logs: []WindowLog{
+			{Source: "projects/api/.ldd/trace.log", Labelled: 31, Tasks: 20, Closed: 18, Eligible: 5, MedianLossFinal: loss(0.25),
+				First: "2026-11-20T09:12:03Z", Last: "2026-11-30T17:40:55Z"},
+			{Source: "projects/web/.ldd/trace.log", Labelled: 9, Tasks: 9, Closed: 9, Eligible: 2, MedianLossFinal: loss(0.5),
+				First: "2026-11-22T08:00:00Z", Last: "2026-11-29T12:05:41Z"},
+		}},
 		Flagged: []FlaggedTask{
 			{MetaTimestamp: "2026-11-21T10:02:11Z", Title: "tidy the retry helper, maybe split it?", Level: "L1",
 				Source: "projects/api/.ldd/trace.log", Line: 41, Evidence: []string{"regression_followed"},
@@ -78,9 +79,9 @@ func sampleProposal() ProposalReport {
 		},
 		SuiteLossBefore: 1, SuiteLossAfter: 0.6,
 		Before: before, After: after,
-		Discordant:  &SignTest{Better: 1, Worse: 0, P: 1, Verdict: "insufficient evidence (1 discordant scenario cannot reach p < 0.05)"},
-		LeaveOneOut: &LeaveOneOut{Supported: 3, Total: 3, Verdict: "stable"},
-		Holdout:     &Holdout{Scenarios: 4, LossBefore: 0.5, LossAfter: 0.25, Verdict: "no holdout scenario got worse", Reads: 2},
+		Discordant:  &SignTest{Better: 1, Worse: 0, P: 1, MinP: 1, Verdict: "insufficient evidence"},
+		LeaveOneOut: &LeaveOneOut{Agree: 4, Folds: 5, Flips: []string{"ambiguous-refactor"}},
+		Holdout:     &Holdout{Scenarios: 4, LossBefore: loss(0.5), LossAfter: loss(0.25), Verdict: "better", Reads: 2},
 		Warnings:    []string{"task 2026-11-27T16:45:09Z: recorded level L0 disagrees with its recorded signals (raw -3 → L1)"},
 	}
 }
