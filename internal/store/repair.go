@@ -139,6 +139,9 @@ func (s *Store) logRepairAndClear(st *state, res *RepairResult, serial int, op s
 	if err != nil {
 		return err
 	}
+	if err := s.step("repair-log"); err != nil {
+		return err
+	}
 	if err := os.Remove(s.path(PendingFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

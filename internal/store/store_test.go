@@ -569,3 +569,42 @@ func TestConcurrentAppliesAcrossProcesses(t *testing.T) {
 	s, _ := Open(dir, clock)
 	mustVerify(t, s)
 }
+
+// TestCrashDuringRepairThenRepairAgain: repair itself can be interrupted (after it logged the operation, or
+// after it logged its own entry); running it again finishes without a second copy of anything.
+func TestCrashDuringRepairThenRepairAgain(t *testing.T) {
+	for _, step := range []string{"version", "sum", "log", "repair-log"} {
+		t.Run(step, func(t *testing.T) {
+			s, dir := freshStore(t)
+			s.CrashAfter = "pending"
+			if _, err := s.Apply(sampleProposal(t)); !errors.Is(err, ErrInjectedCrash) {
+				t.Fatal(err)
+			}
+			r, _ := Open(dir, clock)
+			r.CrashAfter = step
+			if _, err := r.Repair(false); !errors.Is(err, ErrInjectedCrash) {
+				t.Fatalf("repair crash at %s: %v", step, err)
+			}
+			r2, _ := Open(dir, clock)
+			res, err := r2.Repair(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if step == "repair-log" && res.Action != "cleared" {
+				t.Errorf("second repair after the repair entry: %+v", res)
+			}
+			mustVerify(t, r2)
+			entries, _ := r2.Entries()
+			var actions []string
+			for _, e := range entries {
+				actions = append(actions, e.Action)
+			}
+			if got := strings.Join(actions, ","); got != "init,apply,repair" {
+				t.Errorf("log actions %s", got)
+			}
+			if v := activeVersion(t, dir); v != 2 {
+				t.Errorf("active %d", v)
+			}
+		})
+	}
+}
