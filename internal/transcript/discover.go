@@ -55,6 +55,7 @@ func Roots(getenv func(string) string, home string) ([]string, error) {
 func Discover(paths []string) ([]string, error) {
 	var files []string
 	for _, p := range paths {
+		p = filepath.Clean(p)
 		info, err := os.Stat(p)
 		if err != nil {
 			return nil, fmt.Errorf("transcripts: %w", err)

@@ -255,6 +255,10 @@ func (d *depthState) feed(b []byte) int {
 				return -1
 			}
 			if d.depth == 0 && d.started {
+				if c != '}' {
+					d.bad = true
+					return -1
+				}
 				return i + 1
 			}
 		}

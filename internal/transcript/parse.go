@@ -186,12 +186,13 @@ func (s *scanner) endOr(err error) error {
 }
 
 // str reads a string value and unescapes it. Without escapes the result points into the input.
+// Invalid UTF-8 is replaced by U+FFFD, as encoding/json does.
 func (s *scanner) str() []byte {
 	raw, esc := s.rawString()
 	if s.err != nil {
 		return nil
 	}
-	if !esc {
+	if !esc && utf8.Valid(raw) {
 		return raw
 	}
 	return []byte(s.unescape(raw))
@@ -218,7 +219,7 @@ func (s *scanner) key() []byte {
 	if s.err != nil {
 		return nil
 	}
-	if esc {
+	if esc || !utf8.Valid(raw) {
 		raw = []byte(s.unescape(raw))
 	}
 	if s.peek() != ':' {
@@ -706,11 +707,7 @@ func (s *scanner) contentBlock(m *messageFields) {
 		switch string(k) {
 		case "type":
 			if s.peek() == '"' {
-				raw, esc := s.rawString()
-				if esc {
-					raw = []byte(s.unescape(raw))
-				}
-				typ = raw
+				typ = s.str()
 				return
 			}
 			s.skip()
