@@ -107,9 +107,13 @@ func init() {
 func Detect(text string, history []string) Detection {
 	d := detector{text: text, v: makeViews(text)}
 	d.explicit, d.alias, d.max = [2]int{-1}, [2]int{-1}, [2]int{-1}
-	d.scanLowerFold(d.v.lowerFold)
-	d.scanLower(d.v.lower)
-	d.scanOrigFold(d.v.origFold)
+	if d.v.origAt == nil { // ASCII: the three views are one string
+		d.scan(d.v.lowerFold, maskLowerFold|maskLower|maskOrigFold)
+	} else {
+		d.scan(d.v.lowerFold, maskLowerFold)
+		d.scan(d.v.lower, maskLower)
+		d.scan(d.v.origFold, maskOrigFold)
+	}
 
 	paths := ExtractPaths(text)
 	var out Detection
@@ -155,7 +159,7 @@ func Detect(text string, history []string) Detection {
 		out.Creativity = Standard
 	}
 	// len(text) in Python counts code points, not bytes.
-	out.ImplicitAck = utf8.RuneCountInString(text) >= 100 && d.count(grpInventive) >= 2
+	out.ImplicitAck = d.count(grpInventive) >= 2 && utf8.RuneCountInString(text) >= 100
 	out.Override = d.override()
 	return out
 }
@@ -217,72 +221,6 @@ func nextWord(s string, i int) (start int, newline bool) {
 		i += n
 	}
 	return len(s), newline
-}
-
-// scanLowerFold runs the IGNORECASE patterns on text.lower().
-func (d *detector) scanLowerFold(s string) {
-	rules := rulesByToken[viewLowerFold]
-	betweenOnLine := false // a whole-word "between" earlier on this line (.*? does not cross \n)
-	whenSearched := -1     // the "when … doesn't" search already covered s[:whenSearched]
-	for i := 0; ; {
-		p, nl := nextWord(s, i)
-		if p == len(s) {
-			return
-		}
-		if nl {
-			betweenOnLine = false
-		}
-		e := wordEnd(s, p)
-		tok := s[p:e]
-		for _, r := range rules[tok] {
-			if !d.hit[r.pat] {
-				if _, ok := matchLiteral(s, p, r.lit); ok {
-					d.hit[r.pat] = true
-				}
-			}
-		}
-		switch tok {
-		case "fix":
-			if !fixForwardOrInPlace(s, e) {
-				d.hit[customPat[cFixLookahead]] = true
-			}
-		case "between":
-			betweenOnLine = true
-		case "and":
-			if betweenOnLine {
-				d.hit[customPat[cBetweenAnd]] = true
-			}
-		case "into":
-			if intoTheLoop(s, e) {
-				d.hit[customPat[cIntoTheLoop]] = true
-			}
-		case "team":
-			if teamOfDigit(s, e) {
-				d.hit[customPat[cTeamOfDigit]] = true
-			}
-		}
-		// \bwhen has no \b after it ("whenever" counts). Only the first such word of a line needs a search:
-		// a later one on the same line sees a subset of the same text.
-		if strings.HasPrefix(tok, "when") && p >= whenSearched {
-			lineEnd := strings.IndexByte(s[p:], '\n')
-			if lineEnd < 0 {
-				lineEnd = len(s)
-			} else {
-				lineEnd += p
-			}
-			if doesntAfter(s, p+len("when"), lineEnd) {
-				d.hit[customPat[cWhenDoesnt]] = true
-			}
-			whenSearched = lineEnd
-		}
-		if tok[0] == 'r' && ruleRef(tok) {
-			d.hit[customPat[cRuleRef]] = true
-		}
-		if newComponentWord(tok) && newComponentTail(s, e) {
-			d.hit[customPat[cNewComponent]] = true
-		}
-		i = e
-	}
 }
 
 // fixForwardOrInPlace is the negative lookahead (?!\s+(?:forward|in place)) after a whole-word "fix"
@@ -357,20 +295,6 @@ func ruleRef(tok string) bool {
 	return end == len(tok) && n >= 1 && n <= 3
 }
 
-// newComponentWord reports whether a whole word is (?:a|an|the)?(?:new|novel|experimental): the keyword
-// must be followed by \s+, so the word ends with it, and an article may be glued to it ("anew").
-func newComponentWord(tok string) bool {
-	for _, kw := range [...]string{"new", "novel", "experimental"} {
-		if art, ok := strings.CutSuffix(tok, kw); ok {
-			switch art {
-			case "", "a", "an", "the":
-				return true
-			}
-		}
-	}
-	return false
-}
-
 var componentNouns = []string{"gate", "service", "module", "component", "components", "mechanism", "mechanisms", "subsystem", "layer", "sublevel", "protocol", "protocols", "store", "stores", "system", "systems", "pipeline", "pipelines"}
 
 // newComponentTail matches \s+(?:\w+\s+){0,3}(?:gate|service|…)\b after the keyword ending at i.
@@ -398,68 +322,129 @@ func newComponentTail(s string, i int) bool {
 	return false
 }
 
-// scanLower runs the layer terms, which the reference matches on text.lower() without IGNORECASE.
-func (d *detector) scanLower(s string) {
-	rules := rulesByToken[viewLower]
+type viewMask uint8
+
+const (
+	maskLowerFold viewMask = 1 << viewLowerFold
+	maskLower     viewMask = 1 << viewLower
+	maskOrigFold  viewMask = 1 << viewOrigFold
+)
+
+// scan walks the words of s once and runs every pattern of the views in mask. For ASCII text the three
+// views are the same string and one scan does all the work.
+//
+//	lowerFold  the IGNORECASE patterns on text.lower() (most signals)
+//	lower      the layer terms, on text.lower() without IGNORECASE
+//	origFold   the patterns on the original text with IGNORECASE: natural bumps (first match of each, for
+//	           the fragment), the line reference, the new-noun count and the explicit/alias/max overrides
+func (d *detector) scan(s string, mask viewMask) {
+	lowerFold, origFold := mask&maskLowerFold != 0, mask&maskOrigFold != 0
+	betweenOnLine := false // a whole-word "between" earlier on this line (.*? does not cross \n)
+	whenSearched := -1     // the "when … doesn't" search already covered s[:whenSearched]
+	nounsFrom := 0         // finditer does not overlap: a word consumed as a noun cannot start the next match
 	for i := 0; ; {
-		p, _ := nextWord(s, i)
+		p, nl := nextWord(s, i)
 		if p == len(s) {
 			return
 		}
+		if nl {
+			betweenOnLine = false
+		}
 		e := wordEnd(s, p)
-		for _, r := range rules[s[p:e]] {
-			if _, ok := matchLiteral(s, p, r.lit); ok {
-				d.hit[r.pat] = true
+		i = e
+		tok := s[p:e]
+		if lowerFold {
+			// \bwhen has no \b after it ("whenever" counts). Only the first such word of a line needs a
+			// search: a later one on the same line sees a subset of the same text.
+			if p >= whenSearched && strings.HasPrefix(tok, "when") {
+				lineEnd := strings.IndexByte(s[p:], '\n')
+				if lineEnd < 0 {
+					lineEnd = len(s)
+				} else {
+					lineEnd += p
+				}
+				if doesntAfter(s, p+len("when"), lineEnd) {
+					d.hit[customPat[cWhenDoesnt]] = true
+				}
+				whenSearched = lineEnd
+			}
+			if tok[0] == 'r' && ruleRef(tok) {
+				d.hit[customPat[cRuleRef]] = true
 			}
 		}
-		i = e
-	}
-}
-
-// scanOrigFold runs the patterns the reference applies to the original text with IGNORECASE: natural
-// bumps (first match of each, for the fragment), the line reference, the new-noun count and the explicit,
-// alias and max overrides.
-func (d *detector) scanOrigFold(s string) {
-	rules := rulesByToken[viewOrigFold]
-	nounsFrom := 0 // finditer does not overlap: a word consumed as a noun cannot start the next match
-	for i := 0; ; {
-		p, _ := nextWord(s, i)
-		if p == len(s) {
-			return
+		if len(tok) >= len(wordFilter) || !wordFilter[len(tok)][tok[0]] {
+			continue // no table word has this length and first byte: skip the map lookup
 		}
-		e := wordEnd(s, p)
-		tok := s[p:e]
-		for _, r := range rules[tok] {
-			if !d.hit[r.pat] {
+		w := wordTable[tok]
+		if w == nil {
+			continue
+		}
+		for v := range numViews {
+			if mask&(1<<v) == 0 {
+				continue
+			}
+			for _, r := range w.rules[v] {
+				if d.hit[r.pat] {
+					continue
+				}
 				if end, ok := matchLiteral(s, p, r.lit); ok {
 					d.hit[r.pat] = true
 					d.first[r.pat] = [2]int{p, end}
 				}
 			}
 		}
-		switch tok {
-		case "line":
-			// \bline\s+\d+\b
-			j := spacesEnd(s, e)
-			if end, n := digitsEnd(s, j); j > e && n > 0 && !wordAt(s, end) {
-				d.lineRef = true
-			}
-		case "new":
-			// \bnew\s+(\w+), each group lowercased with str.lower()
-			if p >= nounsFrom {
-				q := spacesEnd(s, e)
-				if w := wordEnd(s, q); q > e && w > q {
-					if d.nouns == nil {
-						d.nouns = map[string]struct{}{}
-					}
-					d.nouns[pyLower(d.v.original(d.text, q, w))] = struct{}{}
-					nounsFrom = w
+		if w.hooks == 0 {
+			continue
+		}
+		if lowerFold && w.hooks&lowerFoldHooks != 0 {
+			switch {
+			case w.hooks&hookFix != 0:
+				if !fixForwardOrInPlace(s, e) {
+					d.hit[customPat[cFixLookahead]] = true
+				}
+			case w.hooks&hookBetween != 0:
+				betweenOnLine = true
+			case w.hooks&hookAnd != 0:
+				if betweenOnLine {
+					d.hit[customPat[cBetweenAnd]] = true
+				}
+			case w.hooks&hookInto != 0:
+				if intoTheLoop(s, e) {
+					d.hit[customPat[cIntoTheLoop]] = true
+				}
+			case w.hooks&hookTeam != 0:
+				if teamOfDigit(s, e) {
+					d.hit[customPat[cTeamOfDigit]] = true
 				}
 			}
-		case "ldd":
-			d.overrideAt(s, p)
+			if w.hooks&hookNewComponent != 0 && newComponentTail(s, e) {
+				d.hit[customPat[cNewComponent]] = true
+			}
 		}
-		i = e
+		if origFold && w.hooks&origFoldHooks != 0 {
+			switch {
+			case w.hooks&hookLine != 0:
+				// \bline\s+\d+\b
+				j := spacesEnd(s, e)
+				if end, n := digitsEnd(s, j); j > e && n > 0 && !wordAt(s, end) {
+					d.lineRef = true
+				}
+			case w.hooks&hookNew != 0:
+				// \bnew\s+(\w+), each group lowercased with str.lower()
+				if p >= nounsFrom {
+					q := spacesEnd(s, e)
+					if end := wordEnd(s, q); q > e && end > q {
+						if d.nouns == nil {
+							d.nouns = map[string]struct{}{}
+						}
+						d.nouns[pyLower(d.v.original(d.text, q, end))] = struct{}{}
+						nounsFrom = end
+					}
+				}
+			case w.hooks&hookLDD != 0:
+				d.overrideAt(s, p)
+			}
+		}
 	}
 }
 

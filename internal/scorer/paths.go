@@ -19,21 +19,25 @@ var pathExtensions = []string{"py", "ts", "tsx", "js", "jsx", "md", "yaml", "yml
 // later one would need a later ".ext", which the greedy match would already have taken.
 func ExtractPaths(text string) []string {
 	var out []string
-	i := 0
-	for i < len(text) {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if !pathRune(r) {
-			i += n
+	for i := 0; i < len(text); {
+		n := pathRuneLen(text, i)
+		if n == 0 {
+			_, size := utf8.DecodeRuneInString(text[i:])
+			i += size
 			continue
 		}
-		start := i
-		end := i
+		start, end, dots := i, i+n, text[i] == '.'
 		for end < len(text) {
-			r, n := utf8.DecodeRuneInString(text[end:])
-			if !pathRune(r) {
+			n := pathRuneLen(text, end)
+			if n == 0 {
 				break
 			}
+			dots = dots || text[end] == '.'
 			end += n
+		}
+		if !dots {
+			i = end
+			continue // no extension in this run
 		}
 		if p, ok := pathInRun(text, start, end); ok {
 			out = append(out, p)
@@ -43,7 +47,28 @@ func ExtractPaths(text string) []string {
 	return out
 }
 
-func pathRune(r rune) bool { return r == '.' || r == '/' || r == '-' || isWord(r) }
+// asciiPath marks the ASCII characters of the class [\w./\-].
+var asciiPath = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = asciiWord[c] || c == '.' || c == '/' || c == '-'
+	}
+	return t
+}()
+
+// pathRuneLen returns the byte length of the rune at i when it belongs to [\w./\-], else 0.
+func pathRuneLen(s string, i int) int {
+	if c := s[i]; c < utf8.RuneSelf {
+		if asciiPath[c] {
+			return 1
+		}
+		return 0
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if isWord(r) {
+		return n
+	}
+	return 0
+}
 
 // pathInRun finds the match inside text[start:end], a maximal run of path characters.
 func pathInRun(text string, start, end int) (string, bool) {
@@ -55,7 +80,9 @@ func pathInRun(text string, start, end int) (string, bool) {
 		return "", false
 	}
 	// The last '.' after the first character that starts a valid extension ends the match.
-	for dot := strings.LastIndexByte(text[:end], '.'); dot > first; dot = strings.LastIndexByte(text[:dot], '.') {
+	run := text[first:end]
+	for k := strings.LastIndexByte(run, '.'); k > 0; k = strings.LastIndexByte(run[:k], '.') {
+		dot := first + k
 		for _, ext := range pathExtensions {
 			e := dot + 1 + len(ext)
 			if e <= end && text[dot+1:e] == ext && !wordAt(text, e) {

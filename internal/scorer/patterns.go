@@ -65,6 +65,7 @@ const (
 	cRuleRef                    // \bR\d{1,3}\b
 	cNewComponent               // \b(?:a|an|the)?\s*(?:new|novel|experimental)\s+(?:\w+\s+){0,3}(?:gate|…)\b
 	cTeamOfDigit                // \bteam of \d\b
+	numCustom
 )
 
 var patterns = []pattern{
@@ -233,20 +234,59 @@ type litRule struct {
 	lit string // folded when the pattern ignores case; may contain gap
 }
 
-// rulesByToken maps, per view, the first word of each literal to its rules: a literal can only match
-// where the text's word is exactly that word, so the scan does one map lookup per word of the text.
-var rulesByToken [3]map[string][]litRule
+// wordEntry is what one word of the text can start: literal rules per view, and hand-written matchers.
+type wordEntry struct {
+	rules [numViews][]litRule
+	hooks hook
+}
+
+// hook marks the hand-written matchers (detect.go) that a whole word triggers.
+type hook uint16
+
+const (
+	hookFix          hook = 1 << iota // lowerFold: fix + lookahead
+	hookBetween                       // lowerFold: between … and
+	hookAnd                           // lowerFold
+	hookInto                          // lowerFold: into the X loop
+	hookTeam                          // lowerFold: team of N
+	hookNewComponent                  // lowerFold: (a|an|the)?(new|novel|experimental) + noun
+	hookLine                          // origFold: line N
+	hookNew                           // origFold: new <noun>
+	hookLDD                           // origFold: LDD[level=…]: / LDD[mode=…]: / LDD=max:
+
+	lowerFoldHooks = hookFix | hookBetween | hookAnd | hookInto | hookTeam | hookNewComponent
+	origFoldHooks  = hookLine | hookNew | hookLDD
+)
+
+const numViews = 3
+
+// wordTable maps a word (folded) to what it can start. A literal can only match where the text's word
+// equals the literal's first word, so the scan does one map lookup per word of the text.
+var wordTable = map[string]*wordEntry{}
+
+// wordFilter[len][first byte] is set when some table word has that length and first byte.
+var wordFilter [32][256]bool
+
+func entry(word string) *wordEntry {
+	e := wordTable[word]
+	if e == nil {
+		if len(word) >= len(wordFilter) {
+			panic("scorer: table word too long for wordFilter: " + word)
+		}
+		e = &wordEntry{}
+		wordTable[word] = e
+		wordFilter[len(word)][word[0]] = true
+	}
+	return e
+}
 
 // patternsOf lists the pattern indexes of each group in reference order.
 var patternsOf [numGroups][]int
 
 // custom pattern indexes, for the hand-written matchers.
-var customPat = map[custom]int{}
+var customPat [numCustom]int
 
 func init() {
-	for v := range rulesByToken {
-		rulesByToken[v] = map[string][]litRule{}
-	}
 	for i, p := range patterns {
 		patternsOf[p.group] = append(patternsOf[p.group], i)
 		if p.custom != literal {
@@ -265,8 +305,18 @@ func init() {
 			if key == "" {
 				panic(fmt.Sprintf("scorer: pattern %q: literal %q does not start with a word character", p.src, lit))
 			}
-			m := rulesByToken[p.group.view()]
-			m[key] = append(m[key], litRule{pat: i, lit: lit})
+			e := entry(key)
+			e.rules[p.group.view()] = append(e.rules[p.group.view()], litRule{pat: i, lit: lit})
+		}
+	}
+	for word, h := range map[string]hook{"fix": hookFix, "between": hookBetween, "and": hookAnd, "into": hookInto,
+		"team": hookTeam, "line": hookLine, "new": hookNew, "ldd": hookLDD} {
+		entry(word).hooks |= h
+	}
+	for _, kw := range [...]string{"new", "novel", "experimental"} {
+		for _, article := range [...]string{"", "a", "an", "the"} {
+			// the keyword is followed by \s+, so it ends the word; an article may be glued to it ("anew")
+			entry(article + kw).hooks |= hookNewComponent
 		}
 	}
 }
