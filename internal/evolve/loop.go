@@ -1,0 +1,199 @@
+package evolve
+
+import (
+	"fmt"
+
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Loop outcomes.
+const (
+	OutcomeConverged   = "converged"     // fewer than 3 unresolved flagged tasks remain after accepted steps
+	OutcomeStalled     = "stalled"       // StallBound consecutive steps made no progress
+	OutcomeEscalated   = "escalated"     // the step cap was reached while triggers remain: a human decides
+	OutcomeNothingToDo = "nothing-to-do" // the window never triggered
+)
+
+// Loop defaults. The cap is generous on purpose: the method expects one accepted change in three to five
+// attempts, and a healthy loop that needs more than this is doing something the rules were not made for.
+const (
+	DefaultMaxSteps   = 8
+	DefaultStallBound = 2
+)
+
+// LoopConfig bounds the loop. Zero values take the defaults.
+type LoopConfig struct {
+	// MaxSteps is the global cap on steps; reaching it while triggers remain escalates.
+	MaxSteps int `json:"max_steps"`
+	// StallBound is the number of consecutive steps without progress that stops the loop as stalled.
+	StallBound int `json:"stall_bound"`
+}
+
+func (c LoopConfig) withDefaults() LoopConfig {
+	if c.MaxSteps <= 0 {
+		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.StallBound <= 0 {
+		c.StallBound = DefaultStallBound
+	}
+	return c
+}
+
+// LoopInput is what the loop needs; the fields mean what they mean in StepInput.
+type LoopInput struct {
+	Tasks      []traceparse.Task
+	Parent     weights.Weights
+	WeightsFor func(version string) (*weights.Weights, bool)
+	Detect     func(title string) []weights.Signal
+	Suite      *Suite
+	Holdout    *Suite
+	Config     LoopConfig
+}
+
+// LoopStep is one step of the loop with its progress witness.
+type LoopStep struct {
+	N int `json:"n"`
+	*StepResult
+	// Unresolved is how many flagged tasks were still on the low side when the step started.
+	Unresolved int `json:"unresolved"`
+	// WitnessBefore/After are the suite loss plus the motivating loss (the points the unresolved flagged
+	// tasks still need to leave the low side) under the step's parent and its candidate. The step made
+	// progress exactly when the witness fell: a deterministic measurement, never a self-report.
+	WitnessBefore Num  `json:"witness_before"`
+	WitnessAfter  Num  `json:"witness_after"`
+	Progress      bool `json:"progress"`
+}
+
+// LoopResult is the whole run.
+type LoopResult struct {
+	Outcome string     `json:"outcome"`
+	Reason  string     `json:"reason"`
+	Config  LoopConfig `json:"config"`
+	// Detection is the first detection (window, flagged tasks, screen) the loop worked from.
+	Detection *Detection `json:"detection"`
+	Steps     []LoopStep `json:"steps"`
+	// Accepted are the steps whose change was kept (accept or halve), in order.
+	Accepted []int `json:"accepted_steps"`
+	// Resolved are the meta timestamps of flagged tasks lifted out of the low side by accepted steps.
+	Resolved []string `json:"resolved"`
+	// Parent is the weights the loop started from; Final is Parent with every accepted change.
+	Parent weights.Weights `json:"-"`
+	Final  weights.Weights `json:"-"`
+}
+
+// Loop repeats detect → propose → replay → decide while at least TriggerThreshold flagged tasks are
+// unresolved. After an accepted step, the flagged tasks the candidate lifts out of the low side count as
+// resolved and the candidate becomes the next step's parent. A reverted change is not proposed again
+// until a later step is accepted.
+//
+// The bound counts consecutive steps without progress (SPEC "The evolve loop", after the progress-based
+// loop bound of seed 003): a loop that keeps lowering its witness is healthy however long it runs; a loop
+// that stops lowering it stalls. The global cap ends a loop that is still progressing as an escalation,
+// keeping every accepted step.
+func Loop(in LoopInput) (*LoopResult, error) {
+	cfg := in.Config.withDefaults()
+	if in.Suite.Len() == 0 {
+		return nil, fmt.Errorf("evolve: the fixture suite is empty; a step needs scenarios to measure on")
+	}
+	parent := in.Parent
+	first := Detect(DetectInput{Tasks: in.Tasks,
+		Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect}})
+	res := &LoopResult{Config: cfg, Detection: first, Steps: []LoopStep{}, Accepted: []int{}, Resolved: []string{},
+		Parent: parent, Final: parent}
+	if !first.Triggered {
+		res.Outcome, res.Reason = OutcomeNothingToDo, first.Reason
+		return res, nil
+	}
+	resolved := map[string]bool{}
+	var exclude []Change
+	noProgress := 0
+	for n := 1; ; n++ {
+		unresolved := unresolvedFlagged(first.Flagged, resolved)
+		if len(unresolved) < TriggerThreshold {
+			res.Outcome = OutcomeConverged
+			res.Reason = fmt.Sprintf("%d accepted step(s) lifted %d flagged task(s) out of the low side; %d remain, fewer than %d",
+				len(res.Accepted), len(res.Resolved), len(unresolved), TriggerThreshold)
+			return res, nil
+		}
+		if n > cfg.MaxSteps {
+			res.Outcome = OutcomeEscalated
+			res.Reason = fmt.Sprintf("step cap %d reached with %d flagged task(s) still on the low side; %d step(s) accepted and kept",
+				cfg.MaxSteps, len(unresolved), len(res.Accepted))
+			return res, nil
+		}
+		det := *first
+		det.Flagged = unresolved
+		det.Triggered = true
+		step, err := Step(StepInput{Detected: &det, Parent: res.Final, WeightsFor: in.WeightsFor, Detect: in.Detect,
+			Suite: in.Suite, Holdout: in.Holdout, Exclude: exclude})
+		if err != nil {
+			return nil, err
+		}
+		ls := LoopStep{N: n, StepResult: step, Unresolved: len(unresolved)}
+		ls.WitnessBefore = witness(step.SuiteLossBefore, unresolved, &res.Final)
+		ls.WitnessAfter = witness(step.SuiteLossAfter, unresolved, &step.Candidate)
+		ls.Progress = ls.WitnessAfter < ls.WitnessBefore
+		res.Steps = append(res.Steps, ls)
+
+		if step.Change != nil {
+			res.Accepted = append(res.Accepted, n)
+			res.Final = step.Candidate
+			for _, ts := range step.Lifted {
+				if !resolved[ts] {
+					resolved[ts] = true
+					res.Resolved = append(res.Resolved, ts)
+				}
+			}
+			exclude = nil
+		} else {
+			for _, a := range step.Attempts {
+				exclude = append(exclude, a.Change)
+			}
+			if step.Tried != nil {
+				exclude = append(exclude, *step.Tried)
+			}
+		}
+		if ls.Progress {
+			noProgress = 0
+			continue
+		}
+		noProgress++
+		if noProgress >= cfg.StallBound {
+			res.Outcome = OutcomeStalled
+			res.Reason = fmt.Sprintf("%d consecutive step(s) without progress (last: %s); %d step(s) accepted and kept",
+				noProgress, stepSummary(step), len(res.Accepted))
+			return res, nil
+		}
+	}
+}
+
+func unresolvedFlagged(all []Flagged, resolved map[string]bool) []Flagged {
+	out := make([]Flagged, 0, len(all))
+	for _, f := range all {
+		if !resolved[f.MetaTimestamp] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// witness is the loop's progress measure: the suite loss plus, for every unresolved flagged task, the
+// points its weighted sum still lacks to leave the low side (reach the bucket above L1's upper edge).
+func witness(suiteLoss Num, flagged []Flagged, w *weights.Weights) Num {
+	var need weights.Half
+	for i := range flagged {
+		sum := w.Score(flagged[i].Fired)
+		if lack := w.Buckets.Edges[weights.L1] + 1 - sum; lack > 0 {
+			need += lack
+		}
+	}
+	return suiteLoss + Num(need.Float())
+}
+
+func stepSummary(s *StepResult) string {
+	if s.Tried == nil {
+		return "no change left to try: " + s.Reason
+	}
+	return fmt.Sprintf("%s %s", s.Tried, s.Decision)
+}
