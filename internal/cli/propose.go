@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -224,7 +225,7 @@ func printPropose(w io.Writer, rep *proposeReport) error {
 		if !rep.Created {
 			state = "unchanged (same proposal already pending)"
 		}
-		fmt.Fprintf(w, "proposal %s: %s %s\n", rep.ProposalID, *rep.ProposalFile, state)
+		fmt.Fprintf(w, "proposal %s: %s %s\n", rep.ProposalID, displayPath(*rep.ProposalFile), state)
 	}
 	return nil
 }
@@ -255,4 +256,14 @@ func attemptsTable(w io.Writer, attempts []evolve.Attempt) error {
 		}
 	}
 	return t.Render()
+}
+
+// displayPath shortens a path under the working directory for the table output (JSON keeps it as is).
+func displayPath(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+	}
+	return p
 }
