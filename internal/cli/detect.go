@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -134,7 +135,16 @@ func readTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
 		paths = []string{DefaultTraceLog}
 	}
 	all := &traceparse.Result{}
+	seen := map[string]bool{}
+	var read []string
 	for _, p := range paths {
+		// A log named twice (a shell glob and an explicit path) would double its window.
+		key := filepath.Clean(p)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		read = append(read, p)
 		res, err := readWindow(p)
 		if err != nil {
 			return nil, nil, err
@@ -143,7 +153,7 @@ func readTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
 		all.Lines.Add(res.Lines)
 		all.Warnings = append(all.Warnings, res.Warnings...)
 	}
-	return paths, all, nil
+	return read, all, nil
 }
 
 // readWindow reads enough of a log's tail to hold its last evolve.WindowSize labelled tasks: the tail
