@@ -90,6 +90,7 @@ type ScreenRow struct {
 
 // Attempt is one tried change and its replay.
 type Attempt struct {
+	Step                            int    // evolution step it belongs to (an evolve chain has several); 0 or 1 for a single step
 	Change                          string // e.g. "ambiguous +1", "bucket L1 +1"
 	Decision                        string // accept | halve | revert
 	SuiteLossBefore, SuiteLossAfter float64
@@ -196,11 +197,15 @@ func WriteProposal(dir string, in ProposalReport) ([]string, error) {
 }
 
 func proposalHeadline(in ProposalReport) string {
-	change := "no change"
+	var accepted []string
 	for _, a := range in.Attempts {
 		if a.Decision == "accept" || a.Decision == "halve" {
-			change = a.Change
+			accepted = append(accepted, Escape(a.Change))
 		}
+	}
+	change := "no change"
+	if len(accepted) > 0 {
+		change = strings.Join(accepted, ", then ")
 	}
 	decision := in.Decision
 	if decision == "" {
@@ -210,7 +215,7 @@ func proposalHeadline(in ProposalReport) string {
 		return fmt.Sprintf("**Decision: %s** — no change; nothing was replayed.", Escape(decision))
 	}
 	return fmt.Sprintf("**Decision: %s** — %s (%s → candidate). Suite loss %s → %s.",
-		Escape(decision), Escape(change), weights.VersionName(in.Parent), fmtLoss(in.SuiteLossBefore), fmtLoss(in.SuiteLossAfter))
+		Escape(decision), change, weights.VersionName(in.Parent), fmtLoss(in.SuiteLossBefore), fmtLoss(in.SuiteLossAfter))
 }
 
 func proposalWindow(w io.Writer, win *Window, red *redactions) error {
@@ -307,6 +312,10 @@ func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {
 		fmt.Fprintf(w, "_None: nothing was tried._\n\n")
 		return nil
 	}
+	multiStep := false
+	for _, a := range attempts {
+		multiStep = multiStep || a.Step > 1
+	}
 	rows := make([][]string, len(attempts))
 	for i, a := range attempts {
 		worse := "none"
@@ -319,9 +328,15 @@ func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {
 		}
 		rows[i] = []string{strconv.Itoa(i + 1), Escape(a.Change), fmtLoss(a.SuiteLossBefore), fmtLoss(a.SuiteLossAfter),
 			fmtDelta(a.SuiteLossAfter - a.SuiteLossBefore), worse, up, "**" + Escape(a.Decision) + "**", red.safe(a.Note)}
+		if multiStep {
+			rows[i] = append([]string{strconv.Itoa(a.Step)}, rows[i]...)
+		}
 	}
 	cols := []Column{Num("#"), Text("change"), Num("suite loss before"), Num("after"), Num("Δ"), Text("scenarios worse"),
 		Num("motivating tasks up"), Text("decision"), Text("note")}
+	if multiStep {
+		cols = append([]Column{Num("step")}, cols...)
+	}
 	if err := WriteTable(w, cols, rows); err != nil {
 		return err
 	}
@@ -338,25 +353,45 @@ func proposalReplay(r *renderSet, in ProposalReport) error {
 	}
 	fmt.Fprintf(w, "Loss per scenario under %s and the candidate (level too low: %d × levels missed; too high: %d ×; other checked item wrong: +%d).\n\n",
 		weights.VersionName(in.Parent), in.Before.Cost.TooLow, in.Before.Cost.TooHigh, in.Before.Cost.OtherItem)
-	rows := make([][]string, 0, len(in.Replay)+1)
-	for _, s := range in.Replay {
-		rows = append(rows, []string{Escape(s.Scenario), Escape(s.Expected), Escape(s.LevelBefore), Escape(s.LevelAfter),
-			fmtLoss(s.LossBefore), fmtLoss(s.LossAfter), fmtDelta(s.LossAfter - s.LossBefore)})
-	}
-	rows = append(rows, []string{"**suite (mean)**", "", "", "", fmtLoss(in.SuiteLossBefore), fmtLoss(in.SuiteLossAfter),
-		fmtDelta(in.SuiteLossAfter - in.SuiteLossBefore)})
+	// The main table holds the scenarios that cost something or moved; the full table follows folded
+	// (GitHub renders <details>), so a suite of a hundred green scenarios does not bury the few that matter.
 	cols := []Column{Text("scenario"), Text("expected"), Text("level before"), Text("level after"), Num("loss before"), Num("loss after"), Num("Δ")}
-	if err := WriteTable(w, cols, rows); err != nil {
-		return err
+	row := func(s ScenarioLoss) []string {
+		return []string{Escape(s.Scenario), Escape(s.Expected), Escape(s.LevelBefore), Escape(s.LevelAfter),
+			fmtLoss(s.LossBefore), fmtLoss(s.LossAfter), fmtDelta(s.LossAfter - s.LossBefore)}
 	}
-	fmt.Fprintln(w)
+	suiteRow := []string{"**suite (mean)**", "", "", "", fmtLoss(in.SuiteLossBefore), fmtLoss(in.SuiteLossAfter),
+		fmtDelta(in.SuiteLossAfter - in.SuiteLossBefore)}
+	var notable, all [][]string
+	for _, s := range in.Replay {
+		all = append(all, row(s))
+		if s.LossBefore != 0 || s.LossAfter != 0 || s.LevelBefore != s.LevelAfter {
+			notable = append(notable, row(s))
+		}
+	}
+	quiet := len(in.Replay) - len(notable)
+	if len(notable) > 0 {
+		if err := WriteTable(w, cols, append(notable, suiteRow)); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	switch {
+	case quiet == len(in.Replay):
+		fmt.Fprintf(w, "All %d scenarios score a loss of 0 at the same level before and after.\n\n", quiet)
+	case quiet > 0:
+		fmt.Fprintf(w, "The other %d %s score a loss of 0 at the same level before and after.\n\n", quiet, plural(quiet, "scenario", "scenarios"))
+	}
+	if quiet > 0 {
+		fmt.Fprintf(w, "<details><summary>All %d scenarios</summary>\n\n", len(in.Replay))
+		if err := WriteTable(w, cols, append(all, suiteRow)); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "\n</details>\n\n")
+	}
 	chart, shown := proposalLossChart(in)
 	if shown == 0 {
-		fmt.Fprintf(w, "Every scenario scores a loss of 0 before and after; no chart.\n\n")
-		return nil
-	}
-	if omitted := len(in.Replay) - shown; omitted > 0 {
-		fmt.Fprintf(w, "The chart leaves out the %d %s at loss 0 before and after.\n\n", omitted, plural(omitted, "scenario", "scenarios"))
+		return nil // nothing to draw: every bar would be 0
 	}
 	return r.chart("loss", "loss per scenario before and after", chart)
 }

@@ -72,3 +72,22 @@ func TestProposalMissingSections(t *testing.T) {
 	}
 	testutil.Golden(t, "proposal/no-pattern.md", files[0].Data)
 }
+
+// An evolve chain: attempts of several steps get a step column and the headline names every accepted change.
+func TestProposalChain(t *testing.T) {
+	in := sampleProposal()
+	for i := range in.Attempts {
+		in.Attempts[i].Step = 1
+	}
+	in.Attempts = append(in.Attempts, Attempt{Step: 2, Change: "layer-crossings +1", Decision: "accept", SuiteLossBefore: 0.6, SuiteLossAfter: 0.6, MotivatingUp: 1, Motivating: 1})
+	files, err := RenderProposal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(files[0].Data)
+	for _, s := range []string{"— ambiguous +0.5, then layer-crossings +1 (", "| step | # | change", "|    2 | 3 | layer-crossings +1"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q:\n%s", s, md)
+		}
+	}
+}
