@@ -220,3 +220,26 @@ func TestInconsistentRecordedLevelWarns(t *testing.T) {
 		t.Errorf("want 3 warnings (clamp and override-down are not inconsistent), got\n%s", all)
 	}
 }
+
+// regression_of matches the original's meta timestamp as an instant, whatever the precision written.
+func TestRegressionOfMatchesInstant(t *testing.T) {
+	log := `2026-05-01T00:00:00.000000Z  meta  L1/diagnostic  dispatch=auto  signals=explicit-bugfix:-5,ambiguous:+2  task="a"  loops=inner
+2026-05-01T00:00:02Z  inner  close  terminal=complete  loss_final=0.100
+2026-05-01T01:00:00Z  meta  L2/deliberate  dispatch=auto  task="b"  loops=inner  regression_of=2026-05-01T00:00:00Z
+2026-05-01T01:00:02Z  inner  close  terminal=complete  loss_final=0.000
+2026-05-01T02:00:00Z  meta  L2/deliberate  dispatch=auto  task="c"  loops=inner  regression_of=2026-05-01T00:00:01Z
+`
+	w := refWeights(t)
+	det := Detect(DetectInput{Tasks: parseLog(t, "o.log", []byte(log)).Tasks, Resolver: Resolver{Active: &w}})
+	if len(det.Flagged) != 1 || len(det.Flagged[0].Evidence) != 1 || det.Flagged[0].Evidence[0].By != "2026-05-01T01:00:00Z" {
+		t.Fatalf("flagged %+v", det.Flagged)
+	}
+}
+
+func TestFilePaths(t *testing.T) {
+	got := filePaths(`fix api/handler.py:L42, see ./src/lib/core.c and Makefile.am (e.g. i.e. v0.13) in "web/app.tsx"; node.js, a.b, dir/x.go.`)
+	want := []string{"api/handler.py", "src/lib/core.c", "Makefile.am", "web/app.tsx", "node.js", "dir/x.go"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}

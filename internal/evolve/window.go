@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/stats"
@@ -291,7 +293,7 @@ func findEvidence(win []*windowTask, median *Num) {
 			orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionFollowed})
 		}
 		for _, later := range win[i+1:] {
-			if later.t.RegressionOf != "" && later.t.RegressionOf == orig.t.MetaTimestamp {
+			if names(later.t.RegressionOf, orig.t) {
 				orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionOf, By: later.t.MetaTimestamp, ByLine: later.t.Line})
 			}
 			if median == nil || !later.closed || !(*later.t.LossFinal > float64(*median)) {
@@ -304,6 +306,19 @@ func findEvidence(win []*windowTask, median *Num) {
 			}
 		}
 	}
+}
+
+// names reports whether a regression_of= value names task t: the same meta timestamp, or the same instant
+// written with another precision ("…:00Z" for "…:00.000000Z").
+func names(ref string, t *traceparse.Task) bool {
+	if ref == "" {
+		return false
+	}
+	if ref == t.MetaTimestamp {
+		return true
+	}
+	at, err := time.Parse(time.RFC3339Nano, ref)
+	return err == nil && !t.MetaTime.IsZero() && at.Equal(t.MetaTime)
 }
 
 // sameArea compares the code areas of two tasks: their files= sets when both have one; otherwise the
@@ -325,11 +340,41 @@ func areaPaths(t *traceparse.Task) []string {
 	}
 	var paths []string
 	for _, s := range texts {
-		if s != "" {
-			paths = append(paths, scorer.ExtractPaths(s)...)
-		}
+		paths = append(paths, filePaths(s)...)
 	}
 	return normPaths(paths, true)
+}
+
+// filePaths finds file-like tokens in prose: a name with an extension (a letter, then up to 7 letters or
+// digits), optionally under directories. It is wider than the scorer's path pattern (scorer.ExtractPaths
+// knows 16 extensions, for its single-file signal): a code area may be a .c, .kt or Makefile.am file.
+// Single-letter names ("e.g", "i.e") and version numbers ("v0.13") are not paths.
+func filePaths(s string) []string {
+	var out []string
+	for _, tok := range strings.FieldsFunc(s, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_./-", r))
+	}) {
+		tok = strings.TrimRight(strings.TrimPrefix(tok, "./"), ".-/")
+		dot := strings.LastIndexByte(tok, '.')
+		if dot <= 0 || dot == len(tok)-1 {
+			continue
+		}
+		base, ext := tok[strings.LastIndexByte(tok[:dot], '/')+1:dot], tok[dot+1:]
+		if len([]rune(base)) < 2 && !strings.Contains(tok, "/") || len(ext) > 8 || !isExt(ext) {
+			continue
+		}
+		out = append(out, tok)
+	}
+	return out
+}
+
+func isExt(ext string) bool {
+	for i, r := range ext {
+		if r > unicode.MaxASCII || !(unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // normPaths trims "./" and, for paths found in prose, lowercases them (as the scorer compares paths for
