@@ -39,3 +39,11 @@ corpus-transcripts:
 
 clean:
 	rm -rf bin bench.txt
+
+# One chart of each kind, and every chart of the sample reports, as PNG for looking at (axes labelled,
+# legend present, no overlapping labels). Reports use the SVG form; these PNGs are never committed.
+CHARTS_DIR ?= bin/charts
+.PHONY: charts
+charts:
+	TUNE_CHARTS_DIR=$(abspath $(CHARTS_DIR)) $(GO) test -count=1 -run '^TestChartsPNG$$' ./internal/report/
+	ls $(CHARTS_DIR)/*.png
