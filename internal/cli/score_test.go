@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+var scoreTestNow = time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+
+// runScoreCmd runs tune in-process with stdin and the repository's weights; it returns the exit code, stdout
+// and stderr.
+func runScoreCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &Factory{
+		IO:  &IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut},
+		Now: func() time.Time { return scoreTestNow },
+		Getenv: func(k string) string {
+			if k == "TUNE_WEIGHTS_DIR" {
+				return filepath.Join(repoRoot(), "weights")
+			}
+			return ""
+		},
+	}
+	code := Run(f, args)
+	return code, out.String(), errOut.String()
+}
+
+// TestScoreBatchParity feeds the whole parity corpus through `tune score --batch` and compares every
+// output line with the reference scorer's recorded JSON, field by field.
+func TestScoreBatchParity(t *testing.T) {
+	corpus := filepath.Join(repoRoot(), "testdata", "ldd", "parity.jsonl")
+	code, out, errOut := runScoreCmd(t, "", "score", "--batch", corpus)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(got) != len(want) || len(want) != 255 {
+		t.Fatalf("%d result lines for %d records", len(got), len(want))
+	}
+	fields := []string{"raw_score", "auto_level", "final_level", "creativity", "dispatch_source", "signals", "clamp_reason",
+		"override_fragment", "dispatch_header"}
+	matched := 0
+	for i := range want {
+		var w, g map[string]any
+		if err := json.Unmarshal([]byte(want[i]), &w); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(got[i]), &g); err != nil {
+			t.Fatalf("line %d: %v: %s", i+1, err, got[i])
+		}
+		ok := g["weights_version"] == float64(1)
+		for _, k := range fields {
+			if !reflect.DeepEqual(w[k], g[k]) {
+				t.Errorf("%s: %s = %v, reference %v", w["id"], k, g[k], w[k])
+				ok = false
+			}
+		}
+		if ok {
+			matched++
+		}
+	}
+	t.Logf("--batch parity: %d/%d", matched, len(want))
+}
+
+func TestScoreOutputs(t *testing.T) {
+	code, out, _ := runScoreCmd(t, "", "score", "fix the typo in README.md line 12")
+	if code != 0 || out != "Dispatched: L0/reflex (signals: explicit-bugfix=-5, single-file=-3)\n" {
+		t.Errorf("header: %d %q", code, out)
+	}
+	// stdin is read as is (no trimming), both without an argument and with "-".
+	for _, args := range [][]string{{"score"}, {"score", "-"}, {"score", "--json", "-"}} {
+		code, out, errOut := runScoreCmd(t, "LDD+: take your time\n", args...)
+		if code != 0 || !strings.Contains(out, `user-bump from L2, fragment: \"LDD+\"`) && !strings.Contains(out, `fragment: "LDD+"`) {
+			t.Errorf("%v: %d %q %s", args, code, out, errOut)
+		}
+	}
+	// A prompt that starts with "-" goes after "--".
+	if code, out, errOut := runScoreCmd(t, "", "score", "--", "-fix it"); code != 0 || !strings.HasPrefix(out, "Dispatched: L1/") {
+		t.Errorf("-- prompt: %d %q %s", code, out, errOut)
+	}
+}
+
+func TestScoreFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := [][]string{
+		{"score", "a", "b"},
+		{"score", "--batch", "x.jsonl", "prompt"},
+		{"score", "--batch", "x.jsonl", "--log", filepath.Join(dir, "t.log")},
+		{"score", "--batch", "x.jsonl", "--history", "t.log"},
+		{"score", "--task", "t", "prompt"},
+		{"score", "--loops", "inner", "prompt"},
+		{"score", "--weights", "w.toml", "--weights-dir", dir, "prompt"},
+		{"score", "--batch", "-", "-"},
+		{"score", "--bogus"},
+	}
+	for _, args := range cases {
+		if code, _, errOut := runScoreCmd(t, "", args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, ExitUsage, errOut)
+		}
+	}
+}
+
+func TestScoreOptions(t *testing.T) {
+	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}},
+		Now: func() time.Time { return scoreTestNow }, Getenv: func(string) string { return "" }}
+	var got *scoreOptions
+	cmd := newCmdScore(f, func(o *scoreOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--json", "--log", "t.log", "--task", "", "--loops", "design,inner", "hello"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Prompt != "hello" || got.FromStdin || !got.JSON || got.Log != "t.log" || !got.TaskSet || got.Task != "" ||
+		!got.LoopsSet || !reflect.DeepEqual(got.Loops, []string{"design", "inner"}) {
+		t.Errorf("%+v", got)
+	}
+}
+
+func TestScoreBatchErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]string{
+		"{\"prompt\": \"ok\"}\n\nnot json\n":                  ":3: bad JSON",
+		"{\"prompt\": \"ok\"}\n{\"history\": []}\n":           `:2: missing "prompt"`,
+		"{\"prompt\": 3}\n":                                   ":1: bad JSON",
+		"{\"prompt\": \"x\", \"history\": \"a.py\"}\n":        `:1: "history" must be a list`,
+		"{\"prompt\": \"x\", \"history\": [1]}\n":             `:1: "history" must be a list`,
+		"{\"prompt\": \"fine\"}\n{\"prompt\": \"x\"} trail\n": ":2: bad JSON",
+	}
+	for in, want := range cases {
+		path := filepath.Join(dir, "b.jsonl")
+		if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runScoreCmd(t, "", "score", "--batch", path)
+		if code != ExitError || out != "" || !strings.Contains(errOut, path+want) {
+			t.Errorf("%q: exit %d, out %q, err %q; want %q", in, code, out, errOut, want)
+		}
+	}
+	// stdin batch, blank lines skipped, history null / [] / list, order kept
+	in := `{"prompt": "edit src/a.py", "history": ["src/b.py"]}` + "\n\n" +
+		`{"prompt": "edit src/a.py", "history": null}` + "\n" + `{"prompt": "edit src/a.py", "history": []}`
+	code, out, errOut := runScoreCmd(t, in, "score", "--batch", "-")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || len(lines) != 3 || !strings.Contains(lines[0], "unknown-file-territory") ||
+		strings.Contains(lines[1], "unknown-file-territory") || strings.Contains(lines[2], "unknown-file-territory") {
+		t.Errorf("%d %q %s", code, out, errOut)
+	}
+}
+
+func TestScoreHistory(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, ".ldd", "trace.log")
+	content := "2026-11-30T10:00:00.000000Z  meta  L1/diagnostic  dispatch=auto  task=\"fix docs/Guide.md typo\"  loops=inner\n" +
+		"2026-11-30T10:01:00.000000Z  inner  k=1  skill=x  action=\"edit src/net/client.py and lib/x.go\"  loss=0.000\n" +
+		"2026-11-30T10:02:00.000000Z  inner  close  terminal=complete  layer=\"4: app/main.go\"  files=cfg/a.yaml,cfg/b.yaml\n"
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := fileHistory(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"docs/Guide.md", "src/net/client.py", "lib/x.go", "app/main.go", "cfg/a.yaml", "cfg/b.yaml"} {
+		found := false
+		for _, x := range h {
+			found = found || x == p
+		}
+		if !found {
+			t.Errorf("history %q misses %s", h, p)
+		}
+	}
+	for prompt, fires := range map[string]bool{
+		"refactor src/net/client.py": false,
+		"refactor SRC/NET/CLIENT.PY": false,
+		"refactor src/net/server.py": true,
+		"refactor the retry logic":   false,
+	} {
+		code, out, _ := runScoreCmd(t, "", "score", "--history", log, "--json", prompt)
+		if code != 0 || strings.Contains(out, "unknown-file-territory") != fires {
+			t.Errorf("%q: unknown-file-territory %v, want %v\n%s", prompt, !fires, fires, out)
+		}
+	}
+	// A missing log is no history: the signal cannot fire.
+	if code, out, _ := runScoreCmd(t, "", "score", "--history", filepath.Join(dir, "none.log"), "refactor src/x.py"); code != 0 ||
+		strings.Contains(out, "unknown-file-territory") {
+		t.Errorf("missing log: %d %s", code, out)
+	}
+}
+
+func TestScoreLog(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "proj", ".ldd", "trace.log")
+	long := "design a new service integration across the payment layer, covering the runner, scorer and manager; wire it into the settlement schema"
+	for _, args := range [][]string{
+		{"score", "--log", log, "fix the typo in README.md line 12"},
+		{"score", "--log", log, "--task", "clamp case", long},
+		{"score", "--log", log, "--loops", "cot", "--json", "LDD[level=L4]: it's \"quoted\""},
+	} {
+		if code, _, errOut := runScoreCmd(t, "", args...); code != 0 {
+			t.Fatalf("%v: %s", args, errOut)
+		}
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `2026-12-01T03:00:00.000000Z  meta  L0/reflex  dispatch=auto  signals=explicit-bugfix:-5,single-file:-3  weights=v0001  task="fix the typo in README.md line 12"  loops=inner
+2026-12-01T03:00:00.000000Z  meta  L3/structural  creativity=standard  dispatch=auto  signals=greenfield:+3,cross-layer:+2,layer-crossings:+2,contract-rule-hit:+2  weights=v0001  task="clamp case"  loops=design,inner
+2026-12-01T03:00:00.000000Z  meta  L4/method  creativity=standard  dispatch=explicit  signals=  weights=v0001  task='LDD[level=L4]: it'"'"'s "quoted"'  loops=cot
+`
+	if string(data) != want {
+		t.Errorf("log:\n%s\nwant\n%s", data, want)
+	}
+	// The title defaults to the prompt on one line, cut to 80 characters.
+	code, _, _ := runScoreCmd(t, "", "score", "--log", log, long+"\n"+long)
+	data, _ = os.ReadFile(log)
+	last := lastLine(string(data))
+	if code != 0 || !strings.Contains(last, `task="design a new service integration across the payment layer, covering the runner…"`) {
+		t.Errorf("default title: %s", last)
+	}
+}
+
+func lastLine(s string) string {
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var l string
+	for sc.Scan() {
+		l = sc.Text()
+	}
+	return l
+}
+
+func TestScoreWeights(t *testing.T) {
+	dir := t.TempDir()
+	w, err := weights.Load(filepath.Join(repoRoot(), "weights", "v0001.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Version, w.Parent = 2, 1
+	w.Signals[weights.ContractRuleHit] = 5 // +2.5
+	path := filepath.Join(dir, "v0002.toml")
+	if err := os.WriteFile(path, w.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runScoreCmd(t, "", "score", "--weights", path, "--json", "update the schema")
+	if code != 0 || !strings.Contains(out, `"raw_score": 2.5`) || !strings.Contains(out, `"weights_version": 2`) ||
+		!strings.Contains(out, `contract-rule-hit=+2.5`) {
+		t.Errorf("%d %s %s", code, out, errOut)
+	}
+}
