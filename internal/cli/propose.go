@@ -139,42 +139,11 @@ func proposeRun(opts *proposeOptions) error {
 	return printPropose(opts.IO.Out, &rep)
 }
 
-// buildProposal turns a step into the store's proposal. A reverted step keeps the parent weights as its
-// candidate (nothing to apply); what was tried is in its steps.
+// buildProposal turns a step into the store's proposal. One step is a loop of one, so it is built as
+// tune evolve builds its proposal (proposalFromSteps, internal/cli/evolve.go): a reverted step keeps the
+// parent weights as its candidate, and what was tried is in its steps.
 func buildProposal(res *evolve.StepResult, parent *weights.Weights, now time.Time) *store.Proposal {
-	p := &store.Proposal{Created: now.UTC(), Parent: parent.Version, Decision: res.Decision, Candidate: res.Candidate,
-		SuiteLossBefore: float64(res.SuiteLossBefore), SuiteLossAfter: float64(res.SuiteLossAfter)}
-	var parts []string
-	for _, a := range res.Attempts {
-		st := store.ProposalStep{Kind: a.Change.Kind, Delta: a.Change.Delta, Decision: a.Decision,
-			SuiteLossBefore: float64(a.SuiteLossBefore), SuiteLossAfter: float64(a.SuiteLossAfter)}
-		if a.Change.Kind == evolve.ChangeBucket {
-			st.Edge = a.Change.Edge.String()
-		} else {
-			st.Signal = a.Change.Signal.String()
-			row := res.Screen[a.Change.Signal]
-			fisher, holm := float64(row.P), float64(row.HolmP)
-			st.Counts = &store.TwoByTwo{A: row.A, B: row.B, C: row.C, D: row.D}
-			st.FisherP, st.HolmP, st.Confidence = &fisher, &holm, row.Confidence
-		}
-		p.Steps = append(p.Steps, st)
-		parts = append(parts, fmt.Sprintf("%s: %s", a.Change, a.Decision))
-	}
-	if res.Change != nil && res.Change.Kind == evolve.ChangeSignal {
-		p.Confidence = res.Screen[res.Change.Signal].Confidence
-	}
-	for _, f := range res.Flagged {
-		ft := store.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level, Source: f.Source,
-			Evidence: f.EvidenceStrings()}
-		// The trace keeps a title, not the prompt. Only when the signals were re-detected from the title
-		// is the title what the scorer judged, and so a prompt worth harvesting as a fixture.
-		if f.SignalsSource == evolve.SignalsReDetected {
-			ft.Prompt = f.Title
-		}
-		p.Evidence = append(p.Evidence, ft)
-	}
-	p.Reason = fmt.Sprintf("%d flagged task(s); %s; %s", len(res.Flagged), res.Reason, strings.Join(parts, ", "))
-	return p
+	return proposalFromSteps([]*evolve.StepResult{res}, parent, res.Candidate, now)
 }
 
 // logAttempts appends every attempt to the evolution log (once: only when the proposal is new).
@@ -183,14 +152,21 @@ func logAttempts(opts *proposeOptions, p *store.Proposal, res *evolve.StepResult
 	if err != nil {
 		return err
 	}
+	return appendAttemptLog(s, p, res.Attempts, "")
+}
+
+// appendAttemptLog writes one evolution-log entry per attempt of a step (action = its decision: accept,
+// halve or revert), with the proposal's evidence and the attempt's losses. reasonPrefix labels the step
+// (e.g. "evolve step 2: ") when several steps share a proposal.
+func appendAttemptLog(s *store.Store, p *store.Proposal, attempts []evolve.Attempt, reasonPrefix string) error {
 	var evidence []string
 	for _, f := range p.Evidence {
 		evidence = append(evidence, fmt.Sprintf("%s %s %q: %s", f.MetaTimestamp, f.Level, f.Title, strings.Join(f.Evidence, "; ")))
 	}
-	for _, a := range res.Attempts {
+	for _, a := range attempts {
 		before, after := float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)
 		err := s.Log(store.LogEntry{Action: a.Decision, Parent: p.Parent, Proposal: p.ID, Change: a.Change.String(),
-			Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after, Reason: a.Reason})
+			Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after, Reason: reasonPrefix + a.Reason})
 		if err != nil {
 			return err
 		}
