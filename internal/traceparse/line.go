@@ -15,7 +15,10 @@ const MagicPrefix = "⟪LDD-TRACE-v1⟫"
 // LegacyTitle is the title the reference gives the synthetic task of the lines before the first meta.
 const LegacyTitle = "(legacy-trace, no meta header)"
 
-var bom = []byte("\ufeff")
+var (
+	bom         = []byte("\ufeff")
+	magicPrefix = []byte(MagicPrefix)
+)
 
 // skipCode says why a line is not an entry.
 type skipCode int
@@ -37,43 +40,66 @@ type lineClass struct {
 	openQuote bool // its quotes do not balance (a value may continue on the next line)
 	entry     Entry
 	epochSet  bool     // entry.Epoch came from an epoch= field
+	taskKeys  bool     // it has files=, regression_followed= or regression_of=
 	notes     []string // caveats on a kept line
 }
 
-// classifier holds scratch space reused from line to line.
+// classifier holds scratch space reused from line to line, and slabs for the small values entries
+// point to (one allocation per 1024 values instead of one each; the parser is allocation-bound).
 type classifier struct {
-	toks []string
+	buf    []byte
+	spans  []span
+	toks   []string
+	ints   slab[int]
+	floats slab[float64]
 }
 
-func (c *classifier) classify(raw []byte) (lc lineClass) {
+type slab[T any] struct{ free []T }
+
+func (s *slab[T]) new(v T) *T {
+	if len(s.free) == 0 {
+		s.free = make([]T, 1024)
+	}
+	p := &s.free[0]
+	*p, s.free = v, s.free[1:]
+	return p
+}
+
+// classify fills lc with the verdict on the line raw.
+func (c *classifier) classify(raw []byte, lc *lineClass) {
+	*lc = lineClass{}
 	b := trimPy(raw)
 	if bytes.HasPrefix(b, bom) { // Decision: strip a BOM (start of file, or of a log joined with cat)
 		b = trimPy(b[len(bom):])
 	}
 	if len(b) == 0 {
 		lc.skip = skipBlank
-		return lc
+		return
 	}
 	if b[0] == '#' {
 		lc.skip = skipComment
-		return lc
+		return
 	}
 	if !utf8.Valid(b) {
 		lc.notes = append(lc.notes, "not valid UTF-8: invalid bytes read as U+FFFD")
 		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
 	}
-	line := string(b)
-	if i := strings.Index(line, MagicPrefix); i >= 0 {
-		line = trimPy(line[i+len(MagicPrefix):])
-		if line == "" {
+	if i := bytes.Index(b, magicPrefix); i >= 0 {
+		b = trimPy(b[i+len(magicPrefix):])
+		if len(b) == 0 {
 			lc.skip = skipEmptyMagic
-			return lc
+			return
 		}
 	}
-	toks, err := splitPOSIX(line, c.toks[:0])
-	if err != nil {
+	var toks []string
+	var err error
+	c.buf = append(c.buf[:0], b...)
+	if c.buf, c.spans, err = tokenize(c.buf, len(b), c.spans[:0]); err == nil {
+		// One string holds the line and its unquoted tokens; every token and field slices it.
+		toks = appendTokens(c.toks[:0], string(c.buf), c.spans)
+	} else {
 		lc.openQuote = true
-		toks = fallbackSplit(line, c.toks[:0])
+		toks = fallbackSplit(string(b), c.toks[:0])
 		defer func() {
 			if lc.skip == keep {
 				lc.notes = append(lc.notes, fmt.Sprintf("quotes do not balance (%v): read by a whitespace split, quoted values may be cut", err))
@@ -83,14 +109,13 @@ func (c *classifier) classify(raw []byte) (lc lineClass) {
 	c.toks = toks
 	if !timestampLike(toks[0]) {
 		lc.skip = skipNoTimestamp
-		return lc
+		return
 	}
 	if len(toks) < 2 {
 		lc.skip = skipNoLoop
-		return lc
+		return
 	}
-	c.build(&lc, toks)
-	return lc
+	c.build(lc, toks)
 }
 
 // timestampLike accepts a token that starts with a date, YYYY-MM-DD. Anything else in first place is
@@ -150,8 +175,18 @@ func (c *classifier) build(lc *lineClass, toks []string) {
 		e.Loop = "refine"
 	}
 	isMetaLoop := e.Loop == "meta"
-	fields := make(map[string]string, len(toks))
-	var hasClose, hasBaseline bool
+	// Size hint: one field per token after the timestamp and loop, two more for a meta label's
+	// synthesised keys. Up to 8 fields fit Go's small map (one allocation); an overestimate past 8
+	// would allocate a full table.
+	hint := len(toks) - 2
+	if isMetaLoop {
+		hint += 2
+	}
+	fields := make(map[string]string, hint)
+	// The keys the typed fields and the legacy aliases need are noted while the tokens go by, so
+	// they cost no map lookups afterwards (the parser spends most of its time on the map).
+	var k, loss, lossNorm, dloss, dlossNorm, legacyK, epoch, baseline optional
+	var hasClose, hasBaseline, hasLevelChosen bool
 	var ignored []string
 	for _, tok := range toks[2:] {
 		switch {
@@ -162,14 +197,37 @@ func (c *classifier) build(lc *lineClass, toks []string) {
 		case isMetaLoop && levelLabel(tok):
 			fields["level"] = tok[:2]
 			fields["level_name"] = tok[3:]
-			if _, ok := fields["level_chosen"]; !ok { // the first label stays in level_chosen
-				fields["level_chosen"] = tok[:2]
+			if !hasLevelChosen { // the first label stays in level_chosen
+				fields["level_chosen"], hasLevelChosen = tok[:2], true
 			}
 		default:
-			if k, v, ok := strings.Cut(tok, "="); ok {
-				fields[k] = v // a later duplicate key wins
-			} else {
+			key, v, ok := strings.Cut(tok, "=")
+			if !ok {
 				ignored = append(ignored, tok)
+				continue
+			}
+			fields[key] = v // a later duplicate key wins
+			switch key {
+			case "k":
+				k.set(v)
+			case "loss":
+				loss.set(v)
+			case "loss_norm":
+				lossNorm.set(v)
+			case "Δloss":
+				dloss.set(v)
+			case "Δloss_norm":
+				dlossNorm.set(v)
+			case "r", "o", "phase":
+				legacyK.set(v)
+			case "epoch":
+				epoch.set(v)
+			case "baseline":
+				baseline.set(v)
+			case "level_chosen":
+				hasLevelChosen = true
+			case "files", "regression_followed", "regression_of":
+				lc.taskKeys = true
 			}
 		}
 	}
@@ -181,12 +239,8 @@ func (c *classifier) build(lc *lineClass, toks []string) {
 		e.Kind = KindClose
 	case hasBaseline:
 		e.Kind = KindIter
-		if _, ok := fields["k"]; !ok {
-			fields["k"] = "0"
-		}
-		if _, ok := fields["baseline"]; !ok {
-			fields["baseline"] = "true"
-		}
+		k.alias(fields, "k", optional{"0", true})
+		baseline.alias(fields, "baseline", optional{"true", true})
 	case isMetaLoop:
 		e.Kind = KindMeta
 	case e.Loop == "epoch":
@@ -199,30 +253,47 @@ func (c *classifier) build(lc *lineClass, toks []string) {
 		normaliseMeta(lc, fields)
 		return
 	}
-	aliasField(fields, "loss", "loss_norm")
-	aliasField(fields, "Δloss", "Δloss_norm")
-	aliasField(fields, "k", "r", "o", "phase")
-	if v, ok := fields["k"]; ok {
-		if k, err := strconv.Atoi(v); err == nil {
-			e.K = &k
+	loss.alias(fields, "loss", lossNorm)
+	dloss.alias(fields, "Δloss", dlossNorm)
+	k.alias(fields, "k", legacyK)
+	if k.ok {
+		if n, err := strconv.Atoi(k.v); err == nil {
+			e.K = c.ints.new(n)
 		} else if e.Kind == KindIter {
-			lc.notes = append(lc.notes, fmt.Sprintf("k=%q is not an integer: iteration index unknown", v))
+			lc.notes = append(lc.notes, fmt.Sprintf("k=%q is not an integer: iteration index unknown", k.v))
 		}
 	}
-	e.Baseline = fields["baseline"] == "true"
-	if v, ok := fields["epoch"]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
+	e.Baseline = baseline.v == "true"
+	if epoch.ok {
+		if n, err := strconv.Atoi(epoch.v); err == nil {
 			e.Epoch, lc.epochSet = n, true
 		} else {
-			lc.notes = append(lc.notes, fmt.Sprintf("epoch=%q is not an integer: the task's current epoch is used", v))
+			lc.notes = append(lc.notes, fmt.Sprintf("epoch=%q is not an integer: the task's current epoch is used", epoch.v))
 		}
 	}
-	if v, ok := fields["loss"]; ok {
-		if f, ok := parseFinite(v); ok {
-			e.Loss = &f
+	if loss.ok {
+		if f, ok := parseFinite(loss.v); ok {
+			e.Loss = c.floats.new(f)
 		} else {
-			lc.notes = append(lc.notes, fmt.Sprintf("loss=%q is not a number: loss unknown", v))
+			lc.notes = append(lc.notes, fmt.Sprintf("loss=%q is not a number: loss unknown", loss.v))
 		}
+	}
+}
+
+// optional is a field value noted while tokenising; ok says the key was present.
+type optional struct {
+	v  string
+	ok bool
+}
+
+func (o *optional) set(v string) { *o = optional{v, true} }
+
+// alias gives fields[key] the value of from when key is absent (a legacy spelling or a synthesised
+// default), and notes it.
+func (o *optional) alias(fields map[string]string, key string, from optional) {
+	if !o.ok && from.ok {
+		fields[key] = from.v
+		*o = from
 	}
 }
 
@@ -240,19 +311,6 @@ func normaliseMeta(lc *lineClass, fields map[string]string) {
 	if _, ok := fields["dispatch"]; !ok {
 		if src, ok := fields["dispatch_source"]; ok {
 			fields["dispatch"] = ShortDispatch(src)
-		}
-	}
-}
-
-// aliasField sets fields[key] from the first legacy key present, when key itself is absent.
-func aliasField(fields map[string]string, key string, legacy ...string) {
-	if _, ok := fields[key]; ok {
-		return
-	}
-	for _, l := range legacy {
-		if v, ok := fields[l]; ok {
-			fields[key] = v
-			return
 		}
 	}
 }

@@ -2,7 +2,6 @@ package traceparse
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -17,24 +16,10 @@ import (
 // problems with the content are warnings in the result.
 func Parse(r io.Reader, source string) (*Result, error) {
 	p := newParser(source, 0)
-	buf := make([]byte, 0, 1<<20)
-	for {
-		if len(buf) == cap(buf) { // a line longer than the buffer
-			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		atEOF := errors.Is(err, io.EOF)
-		if err != nil && !atEOF {
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		used := p.feed(buf, atEOF)
-		buf = buf[:copy(buf, buf[used:])]
-		if atEOF {
-			p.end(buf)
-			return p.res, nil
-		}
+	if err := p.read(r); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
+	return p.result(), nil
 }
 
 // parser turns physical lines into entries, and entries into tasks.
@@ -43,13 +28,16 @@ type parser struct {
 	res    *Result
 	cls    classifier
 	line   int   // number of the last line handled
-	offset int64 // absolute offset of the next byte to be fed
+	offset int64 // absolute offset of the next byte to read
 	// openQuoteLine is the last line whose quotes did not balance, while the lines after it may
 	// still be continuations of its value; 0 when there is none.
 	openQuoteLine int
 
 	cur       Task // the open task, when open
 	open      bool
+	ents      []Entry // chunk holding the open task's entries from entStart on
+	entStart  int
+	done      [][]Task    // finished tasks, in chunks (one copy into Result.Tasks at the end)
 	epoch     int         // current epoch of the open task (from its epoch lines)
 	groups    []lossGroup // Δloss state of the open task, per loop and epoch
 	lastIter  int         // index in cur.Entries of its last iteration, -1 none
@@ -67,9 +55,10 @@ func newParser(source string, offset int64) *parser {
 	return &parser{source: source, res: &Result{Tasks: []Task{}, Warnings: []Warning{}}, offset: offset}
 }
 
-// feed handles every complete line at the start of data and returns how many bytes it used. A line
-// ends at "\n", "\r\n" or a lone "\r"; a "\r" as the last byte waits for more data unless atEOF.
-func (p *parser) feed(data []byte, atEOF bool) int {
+// splitLines calls fn with the bounds of every complete line at the start of data (line end
+// excluded) and the offset of the next line, and returns how many bytes it used. A line ends at "\n",
+// "\r\n" or a lone "\r"; a "\r" as the last byte waits for more data unless atEOF.
+func splitLines(data []byte, atEOF bool, fn func(start, end, next int)) int {
 	pos, nl := 0, -1
 	for pos < len(data) {
 		if nl < pos {
@@ -93,31 +82,21 @@ func (p *parser) feed(data []byte, atEOF bool) int {
 		} else if nl == len(data) {
 			return pos
 		}
-		p.handle(data[pos:end], true)
-		p.offset += int64(next - pos)
+		fn(pos, end, next)
 		pos = next
 	}
 	return pos
-}
-
-// end handles the bytes after the last line end (an incomplete line) and closes the last task.
-func (p *parser) end(rest []byte) {
-	if len(rest) > 0 {
-		p.handle(rest, false)
-		p.offset += int64(len(rest))
-	}
-	p.finishTask()
 }
 
 func (p *parser) warn(line int, offset int64, reason string, skipped bool) {
 	p.res.Warnings = append(p.res.Warnings, Warning{File: p.source, Line: line, Offset: offset, Reason: reason, Skipped: skipped})
 }
 
-// handle accounts for one physical line: it becomes an entry or is skipped with a reason.
-func (p *parser) handle(raw []byte, terminated bool) {
+// account takes one classified physical line, at offset: it becomes an entry or is skipped with a
+// reason. Lines must come in file order.
+func (p *parser) account(lc *lineClass, terminated bool, offset int64) {
 	p.line++
 	p.res.Lines.Read++
-	lc := p.cls.classify(raw)
 	if !terminated && lc.skip != skipBlank {
 		lc.skip = skipIncomplete
 	}
@@ -129,7 +108,7 @@ func (p *parser) handle(raw []byte, terminated bool) {
 		case skipComment:
 			p.res.Lines.Comment++
 		default:
-			p.warn(p.line, p.offset, p.skipReason(lc), true)
+			p.warn(p.line, offset, p.skipReason(lc.skip), true)
 		}
 		if lc.skip == skipNoTimestamp && lc.openQuote {
 			p.openQuoteLine = 0 // this continuation closed the quote it continued
@@ -142,16 +121,16 @@ func (p *parser) handle(raw []byte, terminated bool) {
 	} else {
 		p.openQuoteLine = 0
 	}
-	e := lc.entry
-	e.Line, e.Offset = p.line, p.offset
+	e := &lc.entry
+	e.Line, e.Offset = p.line, offset
 	for _, n := range lc.notes {
 		p.warn(e.Line, e.Offset, n, false)
 	}
-	p.add(e, lc.epochSet)
+	p.add(e, lc.epochSet, lc.taskKeys)
 }
 
-func (p *parser) skipReason(lc lineClass) string {
-	switch lc.skip {
+func (p *parser) skipReason(skip skipCode) string {
+	switch skip {
 	case skipNoTimestamp:
 		if p.openQuoteLine > 0 {
 			return fmt.Sprintf("continuation of line %d: a quoted value there holds a newline", p.openQuoteLine)
@@ -169,7 +148,7 @@ func (p *parser) skipReason(lc lineClass) string {
 
 // add attaches an entry to the task segmentation: a meta line opens a task; any other line joins
 // the open task, or opens the legacy task when no meta line came before.
-func (p *parser) add(e Entry, epochSet bool) {
+func (p *parser) add(e *Entry, epochSet, taskKeys bool) {
 	if e.Kind == KindMeta {
 		p.finishTask()
 		p.openTask(e, false)
@@ -189,7 +168,7 @@ func (p *parser) add(e Entry, epochSet bool) {
 		if !epochSet {
 			e.Epoch = p.epoch
 		}
-		p.delta(&e)
+		p.delta(e)
 		p.lastIter = len(t.Entries)
 	case KindClose:
 		t.Closed = true
@@ -197,16 +176,31 @@ func (p *parser) add(e Entry, epochSet bool) {
 		p.lastClose = len(t.Entries)
 	}
 	if e.Kind != KindMeta {
-		t.Entries = append(t.Entries, e)
+		p.appendEntry(e)
 	}
-	p.taskFields(e)
+	if taskKeys {
+		p.taskFields(e)
+	}
+}
+
+// appendEntry adds an entry to the open task. Entries of successive tasks share large chunks, so a
+// task costs no slice growth of its own; a task that outgrows a chunk moves to a fresh one.
+func (p *parser) appendEntry(e *Entry) {
+	if len(p.ents) == cap(p.ents) {
+		n := len(p.ents) - p.entStart
+		chunk := make([]Entry, n, max(4096, 2*n))
+		copy(chunk, p.ents[p.entStart:])
+		p.ents, p.entStart = chunk, 0
+	}
+	p.ents = append(p.ents, *e)
+	p.cur.Entries = p.ents[p.entStart:len(p.ents):len(p.ents)]
 }
 
 // taskFields takes the task-level fields that may sit on any of its lines.
-func (p *parser) taskFields(e Entry) {
+func (p *parser) taskFields(e *Entry) {
 	t := &p.cur
 	if v, ok := e.Fields["files"]; ok {
-		for _, f := range strings.Split(v, ",") {
+		for f := range strings.SplitSeq(v, ",") {
 			if f = trimPy(f); f != "" {
 				t.Files = append(t.Files, f)
 			}
@@ -227,9 +221,10 @@ func (p *parser) taskFields(e Entry) {
 	}
 }
 
-func (p *parser) openTask(e Entry, legacy bool) {
+func (p *parser) openTask(e *Entry, legacy bool) {
 	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp, Legacy: legacy}
 	p.open, p.epoch, p.groups, p.lastIter, p.lastClose = true, 0, p.groups[:0], -1, -1
+	p.entStart = len(p.ents)
 	t := &p.cur
 	if ts, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
 		t.MetaTime = ts
@@ -241,14 +236,14 @@ func (p *parser) openTask(e Entry, legacy bool) {
 		return
 	}
 	f := e.Fields
-	t.Meta = e
+	t.Meta = *e
 	if lvl := f["level"]; validLevel(lvl) {
 		t.Level = lvl
 	}
 	t.Dispatch = ShortDispatch(f["dispatch"])
 	t.Creativity = f["creativity"]
 	t.Title = f["task"]
-	for _, l := range strings.Split(f["loops"], ",") {
+	for l := range strings.SplitSeq(f["loops"], ",") {
 		if l = trimPy(l); l != "" {
 			t.Loops = append(t.Loops, l)
 		}
@@ -287,8 +282,7 @@ func (p *parser) delta(e *Entry) {
 		return
 	}
 	if !e.Baseline && g.known {
-		d := math.Round((*e.Loss-g.prev)*1e6) / 1e6
-		e.DeltaLoss = &d
+		e.DeltaLoss = p.cls.floats.new(math.Round((*e.Loss-g.prev)*1e6) / 1e6)
 	}
 	g.prev, g.known = *e.Loss, true
 }
@@ -302,7 +296,7 @@ func (p *parser) finishTask() {
 	if p.lastClose >= 0 {
 		if v, ok := t.Entries[p.lastClose].Fields["loss_final"]; ok {
 			if f, ok := parseFinite(v); ok {
-				t.LossFinal, t.LossFinalFrom = &f, "close"
+				t.LossFinal, t.LossFinalFrom = p.cls.floats.new(f), "close"
 			} else {
 				c := t.Entries[p.lastClose]
 				p.warn(c.Line, c.Offset, fmt.Sprintf("loss_final=%q is not a number: ignored", v), false)
@@ -311,8 +305,7 @@ func (p *parser) finishTask() {
 	}
 	if t.LossFinal == nil && p.lastIter >= 0 {
 		if l := t.Entries[p.lastIter].Loss; l != nil {
-			f := *l
-			t.LossFinal, t.LossFinalFrom = &f, "iteration"
+			t.LossFinal, t.LossFinalFrom = p.cls.floats.new(*l), "iteration"
 		}
 	}
 	t.LoopsUsed = []string{}
@@ -332,6 +325,23 @@ func (p *parser) finishTask() {
 	if t.Entries == nil {
 		t.Entries = []Entry{}
 	}
-	p.res.Tasks = append(p.res.Tasks, *t)
+	if n := len(p.done); n == 0 || len(p.done[n-1]) == cap(p.done[n-1]) {
+		p.done = append(p.done, make([]Task, 0, 1024))
+	}
+	p.done[len(p.done)-1] = append(p.done[len(p.done)-1], *t)
 	p.cur, p.open = Task{}, false
+}
+
+// result gathers the finished tasks into the result.
+func (p *parser) result() *Result {
+	n := 0
+	for _, c := range p.done {
+		n += len(c)
+	}
+	p.res.Tasks = make([]Task, 0, n)
+	for _, c := range p.done {
+		p.res.Tasks = append(p.res.Tasks, c...)
+	}
+	p.done = nil
+	return p.res
 }

@@ -1,6 +1,7 @@
 package traceparse
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -17,63 +18,83 @@ var (
 	errNoEscaped      = errors.New("no escaped character after the final backslash")
 )
 
-func isSep(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+func isSep(c byte) bool { return byteClass[c] == classSep }
 
-// splitPOSIX appends the tokens of s to out. Tokens without quotes or backslashes are substrings of
-// s (no allocation); the rest are assembled in a byte buffer.
-func splitPOSIX(s string, out []string) ([]string, error) {
-	n := len(s)
+// byteClass sorts bytes for the tokenizer's inner scan: one table load instead of five compares.
+var byteClass = func() (t [256]uint8) {
+	for _, c := range []byte(" \t\r\n") {
+		t[c] = classSep
+	}
+	for _, c := range []byte("\"'\\") {
+		t[c] = classQuote
+	}
+	return t
+}()
+
+const (
+	classPlain = iota
+	classSep
+	classQuote // a quote or a backslash
+)
+
+// span is a token's place in the tokenizer's buffer.
+type span struct{ start, end int }
+
+// tokenize splits buf[:n]. A token without quotes or backslashes is a span of buf[:n]; an unquoted
+// token is appended to buf after n and its span points there. The caller turns buf into one string
+// and slices every token from it: one allocation per line, however many tokens are quoted.
+func tokenize(buf []byte, n int, spans []span) ([]byte, []span, error) {
 	i := 0
-	var buf []byte
 	for {
-		for i < n && isSep(s[i]) {
+		for i < n && isSep(buf[i]) {
 			i++
 		}
 		if i >= n {
-			return out, nil
+			return buf, spans, nil
 		}
 		start := i
-		for i < n && !isSep(s[i]) && s[i] != '"' && s[i] != '\'' && s[i] != '\\' {
+		for i < n && byteClass[buf[i]] == classPlain {
 			i++
 		}
-		if i == n || isSep(s[i]) {
-			out = append(out, s[start:i])
+		if i == n || isSep(buf[i]) {
+			spans = append(spans, span{start, i})
 			continue
 		}
-		buf = append(buf[:0], s[start:i]...)
-		for i < n && !isSep(s[i]) {
-			switch c := s[i]; c {
+		out := len(buf)
+		buf = append(buf, buf[start:i]...)
+		for i < n && !isSep(buf[i]) {
+			switch c := buf[i]; c {
 			case '\\':
 				if i+1 >= n {
-					return out, errNoEscaped
+					return buf, spans, errNoEscaped
 				}
 				// The escaped character may be multi-byte: its first byte is taken here and its
 				// continuation bytes by the default case, which is the same thing.
-				buf = append(buf, s[i+1])
+				buf = append(buf, buf[i+1])
 				i += 2
 			case '\'':
-				end := strings.IndexByte(s[i+1:], '\'')
+				end := bytes.IndexByte(buf[i+1:n], '\'')
 				if end < 0 {
-					return out, errNoClosingQuote
+					return buf, spans, errNoClosingQuote
 				}
-				buf = append(buf, s[i+1:i+1+end]...)
+				buf = append(buf, buf[i+1:i+1+end]...)
 				i += end + 2
 			case '"':
 				i++
 				for {
 					if i >= n {
-						return out, errNoClosingQuote
+						return buf, spans, errNoClosingQuote
 					}
-					c := s[i]
+					c := buf[i]
 					if c == '"' {
 						i++
 						break
 					}
 					if c == '\\' {
 						if i+1 >= n {
-							return out, errNoEscaped
+							return buf, spans, errNoEscaped
 						}
-						if next := s[i+1]; next == '"' || next == '\\' {
+						if next := buf[i+1]; next == '"' || next == '\\' {
 							buf = append(buf, next)
 							i += 2
 							continue
@@ -87,8 +108,24 @@ func splitPOSIX(s string, out []string) ([]string, error) {
 				i++
 			}
 		}
-		out = append(out, string(buf))
+		spans = append(spans, span{out, len(buf)})
 	}
+}
+
+// splitPOSIX appends the tokens of s to out.
+func splitPOSIX(s string, out []string) ([]string, error) {
+	buf, spans, err := tokenize([]byte(s), len(s), nil)
+	if err != nil {
+		return out, err
+	}
+	return appendTokens(out, string(buf), spans), nil
+}
+
+func appendTokens(out []string, s string, spans []span) []string {
+	for _, sp := range spans {
+		out = append(out, s[sp.start:sp.end])
+	}
+	return out
 }
 
 // fallbackSplit is the recovery for a line whose quotes do not balance (Decision 1.10.1): split at

@@ -45,12 +45,14 @@ func ReadLast(path string, n int) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	p := newParser(path, start)
-	used := p.feed(data, true)
-	p.end(data[used:])
-	if start > 0 {
-		p.res.Tails = []Tail{{File: path, Offset: start}}
+	if err := p.read(bytes.NewReader(data)); err != nil {
+		return nil, err
 	}
-	return p.res, nil
+	res := p.result()
+	if start > 0 {
+		res.Tails = []Tail{{File: path, Offset: start}}
+	}
+	return res, nil
 }
 
 // tailStart finds the start of the n-th meta line counted from the end of the first size bytes of r,
@@ -65,6 +67,7 @@ func tailStart(r io.ReaderAt, size int64, n int) ([]byte, int64, error) {
 		lineEnd = 0 // end (exclusive, index into data) of the line to examine next
 		metas   = 0
 		cls     classifier
+		lc      lineClass
 	)
 	for {
 		i := lastLineEnd(data[:lineEnd])
@@ -87,7 +90,7 @@ func tailStart(r io.ReaderAt, size int64, n int) ([]byte, int64, error) {
 		// A line counts only when a line end follows it: the bytes after the last line end are an
 		// incomplete line, never a meta.
 		if line := data[start:lineEnd]; lineEnd < len(data) && bytes.Contains(line, metaWord) {
-			if lc := cls.classify(line); lc.skip == keep && lc.entry.Kind == KindMeta {
+			if cls.classify(line, &lc); lc.skip == keep && lc.entry.Kind == KindMeta {
 				if metas++; metas == n {
 					return data[start:], pos + int64(start), nil
 				}

@@ -1,0 +1,165 @@
+package traceparse
+
+import (
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+)
+
+// batchSize is how much of a log one batch holds. Classifying a line (tokens, the per-line string
+// and fields map) is most of the work and depends on the line alone, so batches of lines are
+// classified on all CPUs while the task segmentation, which must see lines in order, consumes them.
+const batchSize = 1 << 20
+
+// batch is a run of complete lines with their classification.
+type batch struct {
+	data    []byte // owned: the lines' bytes
+	lines   []lineSpan
+	offset  int64 // absolute offset of data[0]
+	classes []lineClass
+	done    chan struct{} // closed when classes is filled
+}
+
+type lineSpan struct {
+	start, end int
+	terminated bool
+}
+
+// read parses everything r yields into p, then closes the last task.
+func (p *parser) read(r io.Reader) error {
+	workers := runtime.GOMAXPROCS(0)
+	var err error
+	if workers == 1 {
+		err = p.readSequential(r)
+	} else {
+		err = p.readParallel(r, workers)
+	}
+	p.finishTask()
+	return err
+}
+
+// fill reads from r until buf is full or r ends; it reports whether r ended.
+func fill(r io.Reader, buf []byte) ([]byte, bool, error) {
+	for len(buf) < cap(buf) {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, true, nil
+		}
+		if err != nil {
+			return buf, false, err
+		}
+	}
+	return buf, false, nil
+}
+
+// nextBuffer returns a buffer that starts with carry and has room for at least batchSize more
+// bytes, reusing old when it is big enough (carry may lie inside old: append copies like memmove).
+func nextBuffer(old, carry []byte) []byte {
+	need := len(carry) + batchSize
+	if cap(old) < need {
+		old = make([]byte, 0, max(need, 2*len(carry)))
+	}
+	return append(old[:0], carry...)
+}
+
+func (p *parser) readSequential(r io.Reader) error {
+	var buf []byte
+	var used int
+	var lc lineClass
+	for {
+		buf = nextBuffer(buf, buf[used:])
+		var atEOF bool
+		var err error
+		if buf, atEOF, err = fill(r, buf); err != nil {
+			return err
+		}
+		base := p.offset
+		used = splitLines(buf, atEOF, func(start, end, next int) {
+			p.cls.classify(buf[start:end], &lc)
+			p.account(&lc, true, base+int64(start))
+		})
+		if atEOF && used < len(buf) {
+			p.cls.classify(buf[used:], &lc)
+			p.account(&lc, false, base+int64(used))
+			used = len(buf)
+		}
+		p.offset += int64(used)
+		if atEOF {
+			return nil
+		}
+	}
+}
+
+// readParallel: this goroutine reads and cuts batches, workers classify them, and a consumer
+// goroutine accounts for their lines in order. Buffers go back to the reader once consumed.
+func (p *parser) readParallel(r io.Reader, workers int) error {
+	work := make(chan *batch, 2*workers)
+	ordered := make(chan *batch, 2*workers)
+	free := make(chan *batch, 2*workers+2)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			var cls classifier
+			for b := range work {
+				for i, l := range b.lines {
+					cls.classify(b.data[l.start:l.end], &b.classes[i])
+				}
+				close(b.done)
+			}
+		})
+	}
+	consumed := make(chan struct{})
+	go func() {
+		defer close(consumed)
+		for b := range ordered {
+			<-b.done
+			for i, l := range b.lines {
+				p.account(&b.classes[i], l.terminated, b.offset+int64(l.start))
+			}
+			select {
+			case free <- b:
+			default: // enough spare batches already
+			}
+		}
+	}()
+
+	var carry []byte
+	var err error
+	for atEOF := false; !atEOF && err == nil; {
+		var b *batch
+		select {
+		case b = <-free:
+		default:
+			b = &batch{}
+		}
+		b.data = nextBuffer(b.data, carry)
+		if b.data, atEOF, err = fill(r, b.data); err != nil {
+			break
+		}
+		b.lines, b.offset, b.done = b.lines[:0], p.offset, make(chan struct{})
+		used := splitLines(b.data, atEOF, func(start, end, next int) {
+			b.lines = append(b.lines, lineSpan{start, end, true})
+		})
+		if atEOF && used < len(b.data) {
+			b.lines = append(b.lines, lineSpan{used, len(b.data), false})
+			used = len(b.data)
+		}
+		p.offset += int64(used)
+		// The bytes after the last line end are copied into the next batch's buffer, since this
+		// one is shared with a worker from now on.
+		carry = append([]byte(nil), b.data[used:]...)
+		if cap(b.classes) < len(b.lines) {
+			b.classes = make([]lineClass, len(b.lines))
+		}
+		b.classes = b.classes[:len(b.lines)]
+		work <- b
+		ordered <- b
+	}
+	close(work)
+	close(ordered)
+	wg.Wait()
+	<-consumed
+	return err
+}
