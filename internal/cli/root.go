@@ -74,6 +74,8 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		NewCmdDetect,   // evolution step (internal/evolve)
 		NewCmdReplay,   // evolution step: fixture replay
 		NewCmdPropose,  // evolution step
+		NewCmdEvolve,   // evolve loop (internal/evolve/loop.go)
+		NewCmdNightly,  // cron entry point: lock + evolve + report
 		NewCmdReport,   // EVAL reports (internal/report)
 		NewCmdScore,    // scorer port (internal/scorer): tune score
 	} {

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/gofrs/flock"
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/report"
+)
+
+// nightlyLockName is the lock file in the weights directory that keeps two nightly runs apart.
+const nightlyLockName = ".nightly.lock"
+
+type nightlyOptions struct {
+	evolveOptions
+	Globs []string
+}
+
+// NewCmdNightly builds `tune nightly`.
+func NewCmdNightly(f *Factory) *cobra.Command { return newCmdNightly(f, nil) }
+
+func newCmdNightly(f *Factory, runF func(*nightlyOptions) error) *cobra.Command {
+	opts := &nightlyOptions{evolveOptions: evolveOptions{IO: f.IO}}
+	cmd := &cobra.Command{
+		Use:   "nightly [LOG... | --logs GLOB]",
+		Short: "The cron entry point: lock, evolve, write the EVAL report, print a summary",
+		Long: `Run the evolve loop (tune evolve) over the trace logs under a lock, write the pending proposal
+and its EVAL report under --reports-dir, and print a summary a scheduler can act on:
+
+  exit 0  done (a proposal is pending) or nothing to do
+  exit 1  error, or another tune nightly holds the lock (the second run exits at once)
+  exit 3  escalation: the loop hit its step cap while progressing; the state dump is written and
+          the output points to ` + EscalationDoc + `
+
+Safe to run twice: the proposal id is derived from its content, so a re-run on the same inputs
+finds the same proposal, writes the same report bytes and adds nothing to the evolution log.
+Nothing is applied: a reviewer runs tune apply after reading the report (see docs/nightly.md for a
+crontab line and a CI workflow that opens a pull request).`,
+		Example: `  tune nightly
+  tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Now, opts.Getenv, opts.Logs = f.Now, f.Getenv, args
+			opts.WeightsDir, opts.FixturesDir, opts.ReportsDir = f.WeightsDir, f.FixturesDir, f.ReportsDir
+			if opts.MaxSteps < 0 || opts.StallBound < 0 {
+				return FlagErrorf("--max-steps and --stall-bound must be positive")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return nightlyRun(opts)
+		},
+	}
+	addEvolveFlags(cmd, &opts.evolveOptions)
+	cmd.Flags().StringArrayVar(&opts.Globs, "logs", nil, "trace logs to read, as a shell `glob` (repeatable)")
+	_ = cmd.Flags().MarkHidden("apply") // nightly never applies: a reviewer does
+	return cmd
+}
+
+func nightlyRun(opts *nightlyOptions) error {
+	logs, err := expandLogs(opts.Logs, opts.Globs)
+	if err != nil {
+		return err
+	}
+	opts.Logs, opts.Apply = logs, false
+	if err := os.MkdirAll(opts.WeightsDir, 0o755); err != nil {
+		return err
+	}
+	lockPath := filepath.Join(opts.WeightsDir, nightlyLockName)
+	lock := flock.New(lockPath)
+	ok, err := lock.TryLock()
+	if err != nil {
+		return fmt.Errorf("nightly lock %s: %w", lockPath, err)
+	}
+	if !ok {
+		return fmt.Errorf("another tune nightly is running (it holds %s); this run did nothing", lockPath)
+	}
+	defer lock.Unlock()
+
+	out, err := runEvolve(&opts.evolveOptions)
+	if err != nil {
+		return err
+	}
+	if out.proposal != nil {
+		in := ProposalReportFromSteps(stepResults(out.loop), out.loop.Parent, out.proposal)
+		paths, err := report.WriteProposal(opts.ReportsDir, in)
+		if err != nil {
+			return err
+		}
+		out.Reports = paths
+	}
+	if err := printEvolve(&opts.evolveOptions, out); err != nil {
+		return err
+	}
+	return out.exitError()
+}
+
+// expandLogs joins the LOG arguments and the --logs globs, sorted and without duplicates. A glob that
+// matches nothing is an error: a nightly job pointed at the wrong place must say so, not report
+// "nothing to do".
+func expandLogs(args, globs []string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, a := range args {
+		add(a)
+	}
+	for _, g := range globs {
+		matches, err := filepath.Glob(g)
+		if err != nil {
+			return nil, FlagErrorf("--logs %q: %v", g, err)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("--logs %q matches no trace log", g)
+		}
+		sort.Strings(matches)
+		for _, m := range matches {
+			add(m)
+		}
+	}
+	return out, nil
+}
