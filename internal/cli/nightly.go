@@ -66,8 +66,8 @@ func nightlyRun(opts *nightlyOptions) error {
 		return err
 	}
 	opts.Logs, opts.Apply = logs, false
-	if err := os.MkdirAll(opts.WeightsDir, 0o755); err != nil {
-		return err
+	if st, err := os.Stat(opts.WeightsDir); err != nil || !st.IsDir() {
+		return fmt.Errorf("weights store %s: not a directory (set --weights-dir or TUNE_WEIGHTS_DIR)", opts.WeightsDir)
 	}
 	lockPath := filepath.Join(opts.WeightsDir, nightlyLockName)
 	lock := flock.New(lockPath)
