@@ -381,19 +381,9 @@ func logLoopAttempts(opts *evolveOptions, p *store.Proposal, res *evolve.LoopRes
 	if err != nil {
 		return err
 	}
-	var evidence []string
-	for _, f := range p.Evidence {
-		evidence = append(evidence, fmt.Sprintf("%s %s %q: %s", f.MetaTimestamp, f.Level, f.Title, strings.Join(f.Evidence, "; ")))
-	}
 	for _, step := range res.Steps {
-		for _, a := range step.Attempts {
-			before, after := float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)
-			err := s.Log(store.LogEntry{Action: a.Decision, Parent: p.Parent, Proposal: p.ID, Change: a.Change.String(),
-				Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after,
-				Reason: fmt.Sprintf("evolve step %d: %s", step.N, a.Reason)})
-			if err != nil {
-				return err
-			}
+		if err := appendAttemptLog(s, p, step.Attempts, fmt.Sprintf("evolve step %d: ", step.N)); err != nil {
+			return err
 		}
 	}
 	return nil
