@@ -37,13 +37,27 @@ corpus-transcripts:
 	rm -rf corpus/transcripts
 	$(GO) run ./internal/tools/gencorpus -copies $(COPIES) -out corpus/transcripts testdata/transcripts/spotter/test/fixtures/transcripts
 
+# The main job on bundled demo data, in a scratch copy of the store (bin/demo): the nightly run over the
+# demo trace logs (detect, propose, replay, decide, report), then the transcript audit of the bundled
+# Claude Code transcripts. Exit code 3 (escalation) would still show its output.
+DEMO := bin/demo
+demo: build
+	@rm -rf $(DEMO) && mkdir -p $(DEMO) && cp -r weights fixtures $(DEMO)/
+	@echo '$$ tune nightly --logs "demo/traces/*.log"'
+	@cd $(DEMO) && TUNE_NOW=2026-12-01T03:00:00Z ../tune nightly --logs '../../demo/traces/*.log'; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
+	@echo; echo '$$ tune diff v0001 <proposal> --format markdown'
+	@cd $(DEMO) && ../tune diff v0001 weights/proposals/*.json --format markdown
+	@echo; echo '$$ tune audit testdata/transcripts/spotter'
+	@cd $(DEMO) && ../tune audit ../../testdata/transcripts/spotter
+	@echo; echo "Reports and the pending proposal are in $(DEMO)/reports and $(DEMO)/weights/proposals."
+
 clean:
 	rm -rf bin bench.txt
 
-# One chart of each kind, and every chart of the sample reports, as PNG for looking at (axes labelled,
+# One chart of each kind, every chart of the sample reports and of the README excerpts, as PNG for looking at (axes labelled,
 # legend present, no overlapping labels). Reports use the SVG form; these PNGs are never committed.
 CHARTS_DIR ?= bin/charts
 .PHONY: charts
 charts:
-	TUNE_CHARTS_DIR=$(abspath $(CHARTS_DIR)) $(GO) test -count=1 -run '^TestChartsPNG$$' ./internal/report/
+	TUNE_CHARTS_DIR=$(abspath $(CHARTS_DIR)) $(GO) test -count=1 -run '^(TestChartsPNG|TestReportExcerpts)$$' ./internal/report/ ./internal/cli/
 	ls $(CHARTS_DIR)/*.png
