@@ -3,12 +3,16 @@ package cli
 import (
 	"bytes"
 	"math"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/report"
+	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/tools/genhistory"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -95,6 +99,132 @@ func TestReportErrors(t *testing.T) {
 		code, _, errOut := storeRun(t, wd, fd, nil, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.msg)
+		}
+	}
+}
+
+// TestReportExcerpts keeps docs/report-excerpts.md (the README's report excerpts) and its charts in step
+// with the code: it runs the commands on the bundled weights and fixtures and on generated trace
+// histories (docs/synthetic-histories.md), cuts a few sections out of each report and compares them with
+// the committed files (-update rewrites them).
+func TestReportExcerpts(t *testing.T) {
+	var proposalMD, historyMD []byte
+	var charts = map[string][]byte{}
+	t.Run("generate", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := copyDir(filepath.Join(repoRoot(), "weights"), filepath.Join(dir, "weights")); err != nil {
+			t.Fatal(err)
+		}
+		if err := copyDir(filepath.Join(repoRoot(), "fixtures"), filepath.Join(dir, "fixtures")); err != nil {
+			t.Fatal(err)
+		}
+		w, err := weights.Load(filepath.Join(dir, "weights", "v0001.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		phase3, _ := genhistory.Phase3Gate(1, &w)
+		edge, _ := genhistory.BucketEdge(1, &w)
+		// Paths in the reports are as given on the command line: run from the directory, with relative paths.
+		t.Chdir(dir)
+		for name, h := range map[string]*genhistory.History{"api.trace.log": phase3, "web.trace.log": edge} {
+			if err := os.WriteFile(name, h.Render(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run := func(args ...string) string {
+			t.Helper()
+			code, out, errOut := storeRun(t, "weights", "fixtures", nil, append([]string{"--reports-dir", "reports"}, args...)...)
+			if code != 0 {
+				t.Fatalf("tune %v: exit %d\n%s", args, code, errOut)
+			}
+			return out
+		}
+		run("propose", "api.trace.log")
+		paths := strings.Fields(run("report", "proposal"))
+		run("apply")
+		run("propose", "web.trace.log") // a bucket-edge change that the replay reverts
+		run("rollback")
+		paths = append(paths, strings.Fields(run("report", "history"))...)
+		if pngDir := os.Getenv("TUNE_CHARTS_DIR"); pngDir != "" { // make charts: these charts as PNG too
+			in, err := HistoryReportFromStore("weights")
+			if err != nil {
+				t.Fatal(err)
+			}
+			writePNGs(t, pngDir, "excerpt-history-", report.HistoryCharts(in))
+		}
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := filepath.Base(p)
+			switch {
+			case strings.HasPrefix(base, "proposal-") && strings.HasSuffix(base, ".md"):
+				proposalMD = data
+			case strings.HasPrefix(base, "history-") && strings.HasSuffix(base, ".md"):
+				historyMD = data
+			case strings.HasSuffix(base, "-loss.svg") && strings.HasPrefix(base, "history-"):
+				charts["history-loss.svg"] = data
+			case strings.HasSuffix(base, "-weights.svg"):
+				charts["history-weights.svg"] = data
+			}
+		}
+	})
+	if proposalMD == nil || historyMD == nil || len(charts) != 2 {
+		t.Fatalf("reports missing: proposal %t, history %t, charts %d", proposalMD != nil, historyMD != nil, len(charts))
+	}
+	var doc strings.Builder
+	doc.WriteString(`# EVAL report excerpts
+
+Cut from reports that ` + "`go test ./internal/cli -run TestReportExcerpts -update`" + ` writes from the bundled
+weights (v0001) and fixtures and two generated trace histories (` + "`internal/tools/genhistory`" + `, cases
+phase3-gate and bucket-edge, seed 1): propose on the first, apply, propose on the second (reverted),
+rollback. Full reports: ` + "`tune report proposal`, `tune report history`, `tune report audit`" + `.
+
+## Proposal report
+
+`)
+	doc.WriteString(excerpt(proposalMD, "Flagged tasks", "Attempts", "Guardrails"))
+	doc.WriteString("## History report\n\n")
+	doc.WriteString(excerpt(historyMD, "Suite loss by generation", "Every attempt and action", "Weight trajectory"))
+	testutil.Golden(t, "../../../docs/report-excerpts.md", []byte(doc.String()))
+	for name, data := range charts {
+		testutil.Golden(t, "../../../docs/report-excerpts/"+name, data)
+	}
+}
+
+// excerpt keeps a report's head and the named sections, demotes its headings by two levels for embedding,
+// and points chart links at docs/report-excerpts/.
+func excerpt(md []byte, sections ...string) string {
+	parts := strings.Split(string(md), "\n## ")
+	var b strings.Builder
+	b.WriteString("#" + "#" + strings.TrimRight(parts[0], "\n") + "\n\n")
+	for _, p := range parts[1:] {
+		title, _, _ := strings.Cut(p, "\n")
+		for _, s := range sections {
+			if title == s {
+				b.WriteString("#### " + strings.TrimRight(p, "\n") + "\n\n")
+			}
+		}
+	}
+	out := chartLink.ReplaceAllString(b.String(), "](report-excerpts/$1-$2.svg)")
+	return out
+}
+
+var chartLink = regexp.MustCompile(`\]\((proposal|history|audit)-[A-Za-z0-9_-]+?-(loss|weights|spend|ab)\.svg\)`)
+
+func writePNGs(t *testing.T, dir, prefix string, charts []report.NamedChart) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range charts {
+		var b bytes.Buffer
+		if err := c.Chart.Render(&b, report.PNG); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, prefix+c.Name+".png"), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

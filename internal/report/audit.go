@@ -373,12 +373,19 @@ func auditAB(r *renderSet, ab *ABComparison, red *redactions) error {
 	if len(ab.Footnotes) > 0 {
 		fmt.Fprintln(w)
 	}
+	if !abHasRuns(ab) {
+		return nil
+	}
+	return r.chart("ab", "every run per arm, one panel per metric", auditABChart(ab))
+}
+
+func abHasRuns(ab *ABComparison) bool {
 	for _, m := range ab.Metrics {
 		for _, a := range m.Arms {
 			if len(a.Runs) > 0 {
-				return r.chart("ab", "every run per arm, one panel per metric", auditABChart(ab))
+				return true
 			}
 		}
 	}
-	return nil
+	return false
 }

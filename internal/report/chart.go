@@ -605,3 +605,43 @@ func quantile(sorted []float64, q float64) float64 {
 	frac := pos - float64(i)
 	return sorted[i] + frac*(sorted[i+1]-sorted[i])
 }
+
+// NamedChart is a chart with the suffix its report gives its file (<base>-<Name>.svg).
+type NamedChart struct {
+	Name  string
+	Chart Chart
+}
+
+// ProposalCharts, HistoryCharts and AuditCharts are the charts a report draws, for rendering them in
+// another format (make charts renders PNGs to look at).
+func ProposalCharts(in ProposalReport) []NamedChart {
+	var out []NamedChart
+	if c, n := proposalLossChart(in); n > 0 {
+		out = append(out, NamedChart{"loss", c})
+	}
+	return out
+}
+
+// HistoryCharts: see ProposalCharts.
+func HistoryCharts(in HistoryReport) []NamedChart {
+	var out []NamedChart
+	if c, ok := historyLossChart(in); ok {
+		out = append(out, NamedChart{"loss", c})
+	}
+	if c, ok := historyTrajectoryChart(in); ok {
+		out = append(out, NamedChart{"weights", c})
+	}
+	return out
+}
+
+// AuditCharts: see ProposalCharts.
+func AuditCharts(in AuditReport) []NamedChart {
+	var out []NamedChart
+	if len(in.Spend) > 0 {
+		out = append(out, NamedChart{"spend", auditSpendChart(in.Spend)})
+	}
+	if in.AB != nil && abHasRuns(in.AB) {
+		out = append(out, NamedChart{"ab", auditABChart(in.AB)})
+	}
+	return out
+}

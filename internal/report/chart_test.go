@@ -10,17 +10,11 @@ import (
 	"github.com/ldd-tools/tune/internal/testutil"
 )
 
-// namedChart is a chart with the golden file stem it is checked against.
-type namedChart struct {
-	name  string
-	chart Chart
-}
-
 // sampleCharts is one chart of each kind with realistic data: loss by attempt with every mark style, a
 // grouped bar chart of per-scenario losses with long names, and per-arm run distributions (one arm under
 // and one over the box threshold).
-func sampleCharts() []namedChart {
-	return []namedChart{
+func sampleCharts() []NamedChart {
+	return []NamedChart{
 		{"line", LineChart{
 			Title:  "Suite loss by attempt",
 			XLabel: "attempt (log order)", YLabel: "suite loss (mean per scenario)",
@@ -68,25 +62,25 @@ func renderChart(t *testing.T, c Chart, f Format) []byte {
 
 func TestChartsGoldenAndDeterministic(t *testing.T) {
 	for _, nc := range sampleCharts() {
-		t.Run(nc.name, func(t *testing.T) {
-			first := renderChart(t, nc.chart, SVG)
-			second := renderChart(t, nc.chart, SVG)
+		t.Run(nc.Name, func(t *testing.T) {
+			first := renderChart(t, nc.Chart, SVG)
+			second := renderChart(t, nc.Chart, SVG)
 			if !bytes.Equal(first, second) {
 				t.Fatal("two renders of the same chart differ")
 			}
 			if !bytes.HasPrefix(first, []byte("<?xml")) || !bytes.Contains(first, []byte("</svg>")) {
 				t.Fatalf("not an SVG document: %.80q", first)
 			}
-			testutil.Golden(t, "charts/"+nc.name+".svg", first)
+			testutil.Golden(t, "charts/"+nc.Name+".svg", first)
 		})
 	}
 }
 
 func TestChartsShowLabelsAndLegend(t *testing.T) {
 	for _, nc := range sampleCharts() {
-		svg := string(renderChart(t, nc.chart, SVG))
+		svg := string(renderChart(t, nc.Chart, SVG))
 		var want []string
-		switch c := nc.chart.(type) {
+		switch c := nc.Chart.(type) {
 		case LineChart:
 			want = []string{c.Title, c.XLabel, c.YLabel, "accepted", "halved", "reverted", "rolled back", "active weights"}
 		case BarChart:
@@ -102,7 +96,7 @@ func TestChartsShowLabelsAndLegend(t *testing.T) {
 		}
 		for _, s := range want {
 			if !strings.Contains(svg, ">"+xmlEscape(s)+"<") {
-				t.Errorf("%s chart: text %q not drawn", nc.name, s)
+				t.Errorf("%s chart: text %q not drawn", nc.Name, s)
 			}
 		}
 	}
@@ -141,8 +135,8 @@ func TestChartsPNG(t *testing.T) {
 	charts := sampleCharts()
 	charts = append(charts, reportCharts()...)
 	for _, nc := range charts {
-		path := filepath.Join(dir, nc.name+".png")
-		if err := os.WriteFile(path, renderChart(t, nc.chart, PNG), 0o644); err != nil {
+		path := filepath.Join(dir, nc.Name+".png")
+		if err := os.WriteFile(path, renderChart(t, nc.Chart, PNG), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		t.Log("wrote", path)

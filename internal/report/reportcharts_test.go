@@ -1,13 +1,16 @@
 package report
 
 // reportCharts are the charts of the sample reports, for TestChartsPNG.
-func reportCharts() []namedChart {
-	loss, _ := proposalLossChart(sampleProposal())
-	hloss, _ := historyLossChart(sampleHistory())
-	traj, _ := historyTrajectoryChart(sampleHistory())
-	audit := sampleAudit()
-	return []namedChart{
-		{"proposal-loss", loss}, {"history-loss", hloss}, {"history-weights", traj},
-		{"audit-spend", auditSpendChart(audit.Spend)}, {"audit-ab", auditABChart(audit.AB)},
+func reportCharts() []NamedChart {
+	var out []NamedChart
+	for _, c := range ProposalCharts(sampleProposal()) {
+		out = append(out, NamedChart{"proposal-" + c.Name, c.Chart})
 	}
+	for _, c := range HistoryCharts(sampleHistory()) {
+		out = append(out, NamedChart{"history-" + c.Name, c.Chart})
+	}
+	for _, c := range AuditCharts(sampleAudit()) {
+		out = append(out, NamedChart{"audit-" + c.Name, c.Chart})
+	}
+	return out
 }
