@@ -199,10 +199,9 @@ func auditSpend(r *renderSet, spend []SpendShare, red *redactions) error {
 	for i, s := range spend {
 		rows[i] = []string{red.safe(s.Kind), fmtPct(s.Share), fmtPct(s.ShareTTLAware)}
 	}
-	if err := WriteTable(w, []Column{Text("token kind"), Num("share of weighted spend"), Num("TTL-aware")}, rows); err != nil {
+	if err := tableBlock(w, []Column{Text("token kind"), Num("share of weighted spend"), Num("TTL-aware")}, rows); err != nil {
 		return err
 	}
-	fmt.Fprintln(w)
 	return r.chart("spend", "share of weighted spend by token kind", auditSpendChart(spend))
 }
 
@@ -219,11 +218,7 @@ func auditFigures(w io.Writer, figures []Figure, red *redactions) error {
 		}
 		rows[i] = []string{red.safe(f.Name), v}
 	}
-	if err := WriteTable(w, []Column{Text("figure"), Num("value")}, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return nil
+	return tableBlock(w, []Column{Text("figure"), Num("value")}, rows)
 }
 
 func auditThinking(w io.Writer, groups []ThinkingGroup, red *redactions) error {
@@ -363,10 +358,9 @@ func auditAB(r *renderSet, ab *ABComparison, red *redactions) error {
 		}
 		rows[i] = append(row, ratioCell(m), fmtP(m.P), fmtP(m.PHolm), abVerdict(m))
 	}
-	if err := WriteTable(w, cols, rows); err != nil {
+	if err := tableBlock(w, cols, rows); err != nil {
 		return err
 	}
-	fmt.Fprintln(w)
 	for _, f := range ab.Footnotes {
 		fmt.Fprintf(w, "- %s\n", red.safe(f))
 	}

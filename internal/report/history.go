@@ -214,11 +214,7 @@ func historyVersions(w io.Writer, in HistoryReport, red *redactions) error {
 		}
 		rows[i] = []string{name, parent, v.Created.UTC().Format(time.RFC3339), changes, red.safe(v.Reason)}
 	}
-	if err := WriteTable(w, []Column{Text("version"), Text("parent"), Text("created"), Text("changes from parent"), Text("reason")}, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return nil
+	return tableBlock(w, []Column{Text("version"), Text("parent"), Text("created"), Text("changes from parent"), Text("reason")}, rows)
 }
 
 // weightChanges lists the weights that differ between a and b: "ambiguous 2 → 3".
@@ -274,11 +270,7 @@ func historyEntries(w io.Writer, entries []HistoryEntry, red *redactions) error 
 	}
 	cols := []Column{Num("serial"), Text("time"), Text("action"), Text("versions"), Text("change"), Text("decision"),
 		Num("suite loss before"), Num("after"), Num("Δ"), Num("evidence"), Text("proposal"), Text("reason")}
-	if err := WriteTable(w, cols, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return nil
+	return tableBlock(w, cols, rows)
 }
 
 // trajectoryKnobs are the weights (signals, then bucket edges) that differ between any two versions.

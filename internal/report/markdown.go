@@ -70,6 +70,15 @@ func WriteTable(w io.Writer, cols []Column, rows [][]string) error {
 	return t.Render()
 }
 
+// tableBlock is a table followed by the blank line that ends a Markdown block.
+func tableBlock(w io.Writer, cols []Column, rows [][]string) error {
+	if err := WriteTable(w, cols, rows); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
 // cellText keeps a value on one table line: newlines become spaces, pipes are escaped, and an empty cell
 // becomes an en dash so that a blank is never mistaken for a rendering error.
 func cellText(s string) string {

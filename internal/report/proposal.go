@@ -247,11 +247,7 @@ func proposalWindow(w io.Writer, win *Window, red *redactions) error {
 			strconv.Itoa(l.Eligible), median, span}
 	}
 	cols := []Column{Text("trace log"), Num("labelled"), Num("in window"), Num("closed"), Num("eligible"), Num("median final loss"), Text("first → last task")}
-	if err := WriteTable(w, cols, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return nil
+	return tableBlock(w, cols, rows)
 }
 
 func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
@@ -273,11 +269,7 @@ func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
 		rows[i] = []string{strconv.Itoa(i + 1), Escape(t.MetaTimestamp), red.safe(t.Title), Escape(t.Level),
 			red.safe(strings.Join(t.Evidence, "; ")), signals, red.code(source)}
 	}
-	if err := WriteTable(w, []Column{Num("#"), Text("meta time"), Text("task"), Text("level"), Text("evidence"), Text("signals"), Text("source")}, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return nil
+	return tableBlock(w, []Column{Num("#"), Text("meta time"), Text("task"), Text("level"), Text("evidence"), Text("signals"), Text("source")}, rows)
 }
 
 func proposalScreen(w io.Writer, screen []ScreenRow) error {
@@ -299,11 +291,7 @@ func proposalScreen(w io.Writer, screen []ScreenRow) error {
 	}
 	cols := []Column{Text("signal"), Num("a"), Num("b"), Num("c"), Num("d"), Num("phi"), Num("log-odds"), Num("z"),
 		Num("Fisher p"), Num("Holm p"), Num("min p"), Text("consistent"), Text("verdict")}
-	if err := WriteTable(w, cols, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return nil
+	return tableBlock(w, cols, rows)
 }
 
 func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {
@@ -337,11 +325,7 @@ func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {
 	if multiStep {
 		cols = append([]Column{Num("step")}, cols...)
 	}
-	if err := WriteTable(w, cols, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	return nil
+	return tableBlock(w, cols, rows)
 }
 
 func proposalReplay(r *renderSet, in ProposalReport) error {
@@ -371,10 +355,9 @@ func proposalReplay(r *renderSet, in ProposalReport) error {
 	}
 	quiet := len(in.Replay) - len(notable)
 	if len(notable) > 0 {
-		if err := WriteTable(w, cols, append(notable, suiteRow)); err != nil {
+		if err := tableBlock(w, cols, append(notable, suiteRow)); err != nil {
 			return err
 		}
-		fmt.Fprintln(w)
 	}
 	switch {
 	case quiet == len(in.Replay):
