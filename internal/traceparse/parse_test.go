@@ -1,6 +1,7 @@
 package traceparse_test
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
@@ -224,5 +225,17 @@ func TestWarningsForQuestionableFields(t *testing.T) {
 	}
 	if task := res.Tasks[0]; task.Level != "" || !task.MetaTime.IsZero() || task.RegressionFollowed {
 		t.Errorf("task %+v", task)
+	}
+}
+
+// Weights are written in points, and an encoder that leaves HTML characters alone (as the CLI's does)
+// prints the signal name as written.
+func TestSignalWeightJSON(t *testing.T) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode([]traceparse.SignalWeight{{Name: "components>=3", Weight: 5}, {Name: "single-file", Weight: weights.Whole(-3)}})
+	if want := `[{"name":"components>=3","weight":2.5},{"name":"single-file","weight":-3}]` + "\n"; err != nil || b.String() != want {
+		t.Errorf("got %s (%v), want %s", b.String(), err, want)
 	}
 }

@@ -1,6 +1,7 @@
 package traceparse
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -73,12 +74,17 @@ type SignalWeight struct {
 	Weight weights.Half `json:"weight"`
 }
 
-// MarshalJSON writes the weight in points (2, -5, 2.5), not in half-points.
+// MarshalJSON writes the weight in points (2, -5, 2.5), not in half-points, and leaves the name
+// readable ("components>=3"): json.Marshal would escape ">" whatever the caller's encoder says.
 func (s SignalWeight) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		Name   string  `json:"name"`
 		Weight float64 `json:"weight"`
 	}{s.Name, s.Weight.Float()})
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
 // Task is one meta-delimited slice of a log (or the legacy slice before the first meta line).

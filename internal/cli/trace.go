@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/traceparse"
+)
+
+// defaultTraceLog is where agents write their trace, relative to the project directory.
+const defaultTraceLog = ".ldd/trace.log"
+
+// A single log smaller than this is shown whole by default; anything bigger shows its last tasks.
+const (
+	smallTraceLog   = 1 << 20
+	defaultLastTask = 20
+)
+
+type traceOptions struct {
+	IO      *IOStreams
+	Logs    []string
+	Last    int
+	LastSet bool // --last given; otherwise the default depends on the logs
+	JSON    bool
+	Strict  bool
+}
+
+// NewCmdTrace builds `tune trace`.
+func NewCmdTrace(f *Factory) *cobra.Command {
+	return newCmdTrace(f, nil)
+}
+
+func newCmdTrace(f *Factory, runF func(*traceOptions) error) *cobra.Command {
+	opts := &traceOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "trace [LOG...]",
+		Short: "Read LDD trace logs: tasks, levels, outcomes, and every line that could not be read",
+		Long: `Read one or more .ldd/trace.log files (default: .ldd/trace.log in the current directory) and
+list their tasks: the meta line that opened each (level, dispatch, title), its iterations, its
+last close (terminal, final loss).
+
+Every era of the format is read, from hand-written v0.3.1 logs to the v0.14 writer. Lines before
+the first meta line form one legacy task without a level. A missing loss is unknown ("—"), never
+0. Δloss is recomputed within each task, loop and epoch rather than trusted from the writer.
+
+Nothing is dropped silently: every line is parsed or skipped, and the summary says how many of
+each. Skipped lines (a continuation of a value that held a newline, an incomplete last line
+still being written, …) and lines kept with a caveat (unbalanced quotes read by a whitespace
+split, a malformed signals= pair, …) are listed on stderr with file, line and reason.
+
+--last N reads only the last N tasks of each log, backwards from its end, so its cost does not
+grow with the log. Then line numbers count from where the read started (the byte offset is
+given too); byte offsets are exact in any case. The default is the whole log for a single log
+under 1 MB and the last 20 tasks otherwise; --last 0 reads everything.
+
+--json prints {"tasks": [...], "lines": {"read", "parsed", "skipped", "blank", "comment"},
+"warnings": [{"file", "line", "offset", "reason", "skipped"}], "tails": [{"file", "offset"}]}.
+Task fields: source, line, offset, meta_timestamp, legacy, level, dispatch, creativity, signals
+[{name, weight}], weights_version, task, loops, loops_used, closed, terminal, loss_final (null
+when unknown), loss_final_from (close | iteration), regression_followed, regression_of, files,
+iterations (its iteration, close and epoch lines, each with its fields and the recomputed
+delta_loss).
+
+--strict exits 1 when any line was skipped (blank and comment lines aside).`,
+		Example: `  tune trace
+  tune trace .ldd/trace.log --last 5
+  tune trace projects/*/.ldd/trace.log --json | jq '.tasks[] | select(.level == "L1")'
+  tune trace --strict ci/trace.log`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Logs = args
+			if len(opts.Logs) == 0 {
+				opts.Logs = []string{defaultTraceLog}
+			}
+			opts.LastSet = cmd.Flags().Changed("last")
+			if opts.Last < 0 {
+				return FlagErrorf("--last %d: want a number of tasks, or 0 for all", opts.Last)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return traceRun(opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.Last, "last", 0, "read only the last `N` tasks of each log, 0 for all (default: all for one log under 1 MB, else 20)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print tasks, line counts and warnings as JSON")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "exit 1 if any line was skipped (blank and comment lines aside)")
+	return cmd
+}
+
+// lastTasks is the number of tasks to read per log: --last, or the default for these logs.
+func (opts *traceOptions) lastTasks() int {
+	if opts.LastSet {
+		return opts.Last
+	}
+	if len(opts.Logs) == 1 {
+		if fi, err := os.Stat(opts.Logs[0]); err == nil && fi.Size() < smallTraceLog {
+			return 0
+		}
+	}
+	return defaultLastTask
+}
+
+func traceRun(opts *traceOptions) error {
+	res, err := traceparse.ReadLogs(opts.Logs, opts.lastTasks())
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && len(opts.Logs) == 1 && opts.Logs[0] == defaultTraceLog {
+			return fmt.Errorf("no trace log at %s: run tune trace in a project that has one, or name the LOG files", defaultTraceLog)
+		}
+		return err
+	}
+	if opts.JSON {
+		if err := storeWriteJSON(opts.IO.Out, res); err != nil {
+			return err
+		}
+	} else {
+		if err := traceTable(opts.IO.Out, res, len(opts.Logs) > 1); err != nil {
+			return err
+		}
+		fmt.Fprintln(opts.IO.Out, traceSummary(res, len(opts.Logs)))
+		printTraceWarnings(opts.IO.ErrOut, res)
+	}
+	if skipped := len(res.SkippedWarnings()); opts.Strict && skipped > 0 {
+		return fmt.Errorf("--strict: %s skipped (see the warnings)", plural(skipped, "line"))
+	}
+	return nil
+}
+
+func traceTable(w io.Writer, res *traceparse.Result, withSource bool) error {
+	if len(res.Tasks) == 0 {
+		_, err := fmt.Fprintln(w, "no tasks")
+		return err
+	}
+	t := storeTable(w, false)
+	header := []string{"Line", "Meta time", "Level", "Dispatch", "Task", "Iters", "Loops", "Terminal", "Loss"}
+	if withSource {
+		header = append([]string{"Log"}, header...)
+	}
+	t.Header(header)
+	for _, task := range res.Tasks {
+		iters := 0
+		for _, e := range task.Entries {
+			if e.Kind == traceparse.KindIter {
+				iters++
+			}
+		}
+		level := dash(task.Level)
+		if task.Legacy {
+			level = "legacy"
+		}
+		terminal := dash(task.Terminal)
+		if !task.Closed {
+			terminal = "in-progress"
+		}
+		loss := "—"
+		if task.LossFinal != nil {
+			loss = strconv.FormatFloat(*task.LossFinal, 'f', 3, 64)
+		}
+		row := []string{strconv.Itoa(task.Line), traceTime(task), level, dash(task.Dispatch), clip(task.Title, 48),
+			strconv.Itoa(iters), dash(strings.Join(task.LoopsUsed, ",")), terminal, loss}
+		if withSource {
+			row = append([]string{task.Source}, row...)
+		}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// traceTime shows the meta time to the second in UTC, or as written when it is not RFC 3339.
+func traceTime(task traceparse.Task) string {
+	if task.MetaTime.IsZero() {
+		return dash(task.MetaTimestamp)
+	}
+	return task.MetaTime.UTC().Format(time.DateOnly + "T" + time.TimeOnly + "Z")
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func traceSummary(res *traceparse.Result, logs int) string {
+	l := res.Lines
+	s := fmt.Sprintf("%s from %s · %s read: %d parsed, %d skipped", plural(len(res.Tasks), "task"), plural(logs, "log"), plural(l.Read, "line"), l.Parsed, l.Skipped)
+	if l.Blank+l.Comment > 0 {
+		s += fmt.Sprintf(" (%d blank, %d comment)", l.Blank, l.Comment)
+	}
+	if n := len(res.Warnings); n > 0 {
+		s += fmt.Sprintf(" · %s on stderr", plural(n, "warning"))
+	}
+	for _, tail := range res.Tails {
+		s += fmt.Sprintf("\n%s: read from byte %d to its end; its line numbers count from there", tail.File, tail.Offset)
+	}
+	return s
+}
+
+// printTraceWarnings lists the warnings as file:line: reason. For a log read from its tail, the line
+// counts from the tail's start, so the exact byte offset is given as well.
+func printTraceWarnings(w io.Writer, res *traceparse.Result) {
+	tailed := map[string]bool{}
+	for _, t := range res.Tails {
+		tailed[t.File] = true
+	}
+	for _, warn := range res.Warnings {
+		where := fmt.Sprintf("%s:%d", warn.File, warn.Line)
+		if tailed[warn.File] {
+			where = fmt.Sprintf("%s: byte %d (line %d of the tail)", warn.File, warn.Offset, warn.Line)
+		}
+		what := warn.Reason
+		if warn.Skipped {
+			what = "skipped: " + what
+		}
+		fmt.Fprintf(w, "%s: %s\n", where, what)
+	}
+}

@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
+)
+
+// traceCLI runs tune with args and returns the exit code, stdout and stderr.
+func traceCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Getenv: func(string) string { return "" }}
+	code := Run(f, args)
+	return code, out.String(), errOut.String()
+}
+
+func TestTraceFlags(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		logs    []string
+		last    int
+		lastSet bool
+		json    bool
+		strict  bool
+	}{
+		{nil, []string{".ldd/trace.log"}, 0, false, false, false},
+		{[]string{"a.log", "b.log", "--last", "5", "--json"}, []string{"a.log", "b.log"}, 5, true, true, false},
+		{[]string{"--last", "0", "--strict", "x.log"}, []string{"x.log"}, 0, true, false, true},
+	} {
+		var got *traceOptions
+		f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: func(string) string { return "" }}
+		cmd := newCmdTrace(f, func(o *traceOptions) error { got = o; return nil })
+		cmd.SetArgs(append([]string{}, c.args...)) // never nil: cobra would read os.Args
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(c.args, err)
+		}
+		if strings.Join(got.Logs, " ") != strings.Join(c.logs, " ") || got.Last != c.last || got.LastSet != c.lastSet || got.JSON != c.json || got.Strict != c.strict {
+			t.Errorf("%v: options %+v", c.args, got)
+		}
+	}
+	if code, _, errOut := traceCLI(t, "trace", "--last", "-2"); code != ExitUsage || !strings.Contains(errOut, "--last -2") {
+		t.Errorf("--last -2: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestTraceGolden(t *testing.T) {
+	code, out, errOut := traceCLI(t, "trace", "../../testdata/ldd/traces/e2e-demos__v013x__merged-view.log")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	testutil.Golden(t, "trace_table.txt", []byte(out))
+
+	// A messy log: BOM, comment, blank line, a legacy task, v0.10.1 meta spellings, a bad signals
+	// pair, a value with a newline, a cut last line.
+	code, out, errOut = traceCLI(t, "trace", "testdata/trace_messy.log")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	testutil.Golden(t, "trace_messy.txt", []byte(out+"--- stderr\n"+errOut))
+
+	code, out, errOut = traceCLI(t, "trace", "--json", "testdata/trace_messy.log")
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	testutil.Golden(t, "trace_messy.json", []byte(out))
+	var res struct {
+		Tasks []struct {
+			Level     string   `json:"level"`
+			Dispatch  string   `json:"dispatch"`
+			LossFinal *float64 `json:"loss_final"`
+			Signals   []struct {
+				Name   string  `json:"name"`
+				Weight float64 `json:"weight"`
+			} `json:"signals"`
+		} `json:"tasks"`
+		Lines    map[string]int `json:"lines"`
+		Warnings []struct {
+			File   string `json:"file"`
+			Line   int    `json:"line"`
+			Reason string `json:"reason"`
+		} `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tasks) != 4 || res.Tasks[0].Level != "" || res.Tasks[0].LossFinal != nil || res.Tasks[1].Level != "L1" || res.Tasks[1].Dispatch != "auto" ||
+		len(res.Tasks[1].Signals) != 2 || res.Tasks[1].Signals[0].Weight != -5 || res.Lines["read"] != res.Lines["parsed"]+res.Lines["skipped"] ||
+		len(res.Warnings) != 5 || res.Warnings[4].Line != 14 || res.Warnings[4].File != "testdata/trace_messy.log" {
+		t.Errorf("--json: %+v", res)
+	}
+}
+
+func TestTraceStrict(t *testing.T) {
+	code, _, errOut := traceCLI(t, "trace", "--strict", "testdata/trace_messy.log")
+	if code != ExitError || !strings.Contains(errOut, "tune: --strict: 2 lines skipped") {
+		t.Errorf("messy log: exit %d, stderr %q", code, errOut)
+	}
+	// Blank and comment lines are not a reason to fail.
+	path := filepath.Join(t.TempDir(), "trace.log")
+	if err := os.WriteFile(path, []byte("# notes\n\n2026-04-22T12:00:00Z  meta  L1/diagnostic  task=t\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := traceCLI(t, "trace", "--strict", path); code != 0 {
+		t.Errorf("clean log: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// A single small log is shown whole; a log of 1 MB or more, or several logs, show their last 20 tasks,
+// read from the end.
+func TestTraceDefaultWindow(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.log")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tracegen.Write(f, 1<<20, tracegen.DefaultTail); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	count := func(args ...string) (tasks, tails int) {
+		code, out, errOut := traceCLI(t, append([]string{"trace", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s", args, code, errOut)
+		}
+		var res struct {
+			Tasks []json.RawMessage `json:"tasks"`
+			Tails []json.RawMessage `json:"tails"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		return len(res.Tasks), len(res.Tails)
+	}
+	if n, tails := count(big); n != 20 || tails != 1 {
+		t.Errorf("1 MB log: %d tasks, %d tails; want the last 20 read from the end", n, tails)
+	}
+	if n, _ := count(big, "--last", "0"); n < 500 {
+		t.Errorf("--last 0: %d tasks, want the whole log", n)
+	}
+	small := "../../testdata/ldd/traces/e2e-demos__v013x__merged-view.log"
+	if n, tails := count(small, "--last", "2"); n != 2 || tails != 1 {
+		t.Errorf("--last 2: %d tasks, %d tails", n, tails)
+	}
+	if n, _ := count(small, small); n != 6 {
+		t.Errorf("two logs: %d tasks, want 3 each", n)
+	}
+}
+
+func TestTraceMissingDefaultLog(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, _, errOut := traceCLI(t, "trace")
+	if code != ExitError || !strings.Contains(errOut, "no trace log at .ldd/trace.log") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
