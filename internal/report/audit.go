@@ -22,6 +22,8 @@ type AuditReport struct {
 	// Figures are the headline numbers of the §3 table: output share, thinking share, main-loop share of
 	// thinking, mean thinking per request main vs subagent, mean cached context per main-loop request.
 	Figures []Figure
+	// Notes are caveats on the numbers (estimated thinking, versions that record partial output …).
+	Notes []string
 	// Thinking is one row per (class, effort) group.
 	Thinking []ThinkingGroup
 	AB       *ABComparison
@@ -59,9 +61,10 @@ type ThinkingGroup struct {
 	Estimated bool
 }
 
-// ABComparison is the effort A/B: runs are sessions, arms are effort levels or labelled directories.
+// ABComparison is the effort A/B: runs are sessions, arms are effort levels or labelled directories. Each
+// metric row compares one arm with the baseline (Arms[0]); with three arms there are two rows per metric.
 type ABComparison struct {
-	Arms    []string // arm order; ratios are Arms[1] over Arms[0]
+	Arms    []string // Arms[0] is the baseline
 	Paired  bool
 	Metrics []ABMetric
 	// Warnings are loud flags (e.g. arms mixing Claude Code versions with different output-token semantics).
@@ -69,14 +72,14 @@ type ABComparison struct {
 	Footnotes []string // minimum-sample notes and the like
 }
 
-// ABMetric is one metric compared across arms.
+// ABMetric is one metric compared between the baseline and one arm.
 type ABMetric struct {
-	Name        string // requests | output_tokens | thinking_tokens | wall_seconds | active_seconds …
-	Unit        string // for the chart axis: requests, tokens, seconds
-	Arms        []ArmStat
-	P, PHolm    float64
+	Name        string     // requests | output_tokens | thinking_tokens | wall_seconds | active_seconds …
+	Unit        string     // for the chart axis: requests, tokens, seconds
+	Arms        [2]ArmStat // the baseline, then the compared arm
+	P, PHolm    float64    // NaN when no test could run
 	Significant bool
-	// Ratio is the ratio of medians Arms[1]/Arms[0], with its seeded bootstrap CI; NaN when undefined.
+	// Ratio is the ratio of medians (arm over baseline) with its seeded bootstrap CI; NaN when undefined.
 	Ratio, RatioLo, RatioHi float64
 }
 
@@ -116,6 +119,12 @@ func RenderAudit(in AuditReport) ([]File, error) {
 	}
 	if err := auditFigures(w, in.Figures, red); err != nil {
 		return nil, err
+	}
+	for _, n := range in.Notes {
+		fmt.Fprintf(w, "- %s\n", red.safe(n))
+	}
+	if len(in.Notes) > 0 {
+		fmt.Fprintln(w)
 	}
 	if err := auditThinking(w, in.Thinking, red); err != nil {
 		return nil, err
@@ -264,7 +273,7 @@ func abVerdict(m ABMetric) string {
 	if !m.Significant {
 		return "~"
 	}
-	if len(m.Arms) == 2 && m.Arms[0].Median != 0 {
+	if m.Arms[0].Median != 0 {
 		change := (m.Arms[1].Median/m.Arms[0].Median - 1) * 100
 		return fmt.Sprintf("%s%s%%", signOf(change), strconv.FormatFloat(abs(change), 'f', 1, 64))
 	}
@@ -309,24 +318,40 @@ func ratioCell(m ABMetric) string {
 	return s
 }
 
+// auditABChart has one panel per metric and one column per arm in every panel (with three arms, the
+// baseline appears once, not once per comparison).
 func auditABChart(ab *ABComparison) DistributionChart {
 	arms := make([]string, len(ab.Arms))
 	for i, a := range ab.Arms {
 		arms[i] = Redact(a)
 	}
 	chart := DistributionChart{Title: "Runs per arm: " + strings.Join(arms, " vs ")}
+	panelOf := map[string]int{}
+	seen := map[string]bool{}
 	for _, m := range ab.Metrics {
-		panel := DistributionPanel{Title: Redact(m.Name), ValueLabel: Redact(m.Unit) + " per run"}
-		for _, a := range m.Arms {
-			panel.Samples = append(panel.Samples, Sample{Name: fmt.Sprintf("%s\nn=%d", Redact(a.Arm), len(a.Runs)), Values: a.Runs})
+		i, ok := panelOf[m.Name]
+		if !ok {
+			i = len(chart.Panels)
+			panelOf[m.Name] = i
+			chart.Panels = append(chart.Panels, DistributionPanel{Title: Redact(m.Name), ValueLabel: Redact(m.Unit) + " per run"})
 		}
-		chart.Panels = append(chart.Panels, panel)
+		for _, a := range m.Arms {
+			if key := m.Name + "\x00" + a.Arm; !seen[key] {
+				seen[key] = true
+				chart.Panels[i].Samples = append(chart.Panels[i].Samples,
+					Sample{Name: fmt.Sprintf("%s\nn=%d", Redact(a.Arm), len(a.Runs)), Values: a.Runs})
+			}
+		}
 	}
 	return chart
 }
 
 func auditAB(r *renderSet, ab *ABComparison, red *redactions) error {
 	w := &r.md
+	if len(ab.Arms) < 2 {
+		fmt.Fprintf(w, "## A/B\n\n_Fewer than two arms: nothing to compare._\n\n")
+		return nil
+	}
 	arms := make([]string, len(ab.Arms))
 	for i, a := range ab.Arms {
 		arms[i] = red.safe(a)
@@ -339,24 +364,25 @@ func auditAB(r *renderSet, ab *ABComparison, red *redactions) error {
 	if ab.Paired {
 		test = "exact paired test"
 	}
-	fmt.Fprintf(w, "Runs are sessions. Medians with a distribution-free 95 %% CI; p from %s, Holm-adjusted across metrics; ratio is %s over %s with a seeded bootstrap 95 %% CI. \"~\" means no significant difference.\n\n",
-		test, arms[len(arms)-1], arms[0])
-	cols := []Column{Text("metric")}
-	for _, a := range arms {
-		cols = append(cols, Num(a+" median [95% CI]"))
+	two := len(ab.Arms) == 2
+	other := "each arm"
+	if two {
+		other = arms[1]
 	}
-	cols = append(cols, Num("ratio [95% CI]"), Num("p"), Num("p (Holm)"), Num("verdict"))
+	fmt.Fprintf(w, "Runs are sessions. Medians with a distribution-free 95 %% CI; p from %s, Holm-adjusted across metrics; ratio is %s over %s with a seeded bootstrap 95 %% CI. \"~\" means no significant difference.\n\n",
+		test, other, arms[0])
+	armCol := "arm median [95% CI]"
+	if two {
+		armCol = arms[1] + " median [95% CI]"
+	}
+	cols := []Column{Text("metric"), Num(arms[0] + " median [95% CI]"), Num(armCol), Num("ratio [95% CI]"), Num("p"), Num("p (Holm)"), Num("verdict")}
 	rows := make([][]string, len(ab.Metrics))
 	for i, m := range ab.Metrics {
-		row := []string{red.safe(m.Name)}
-		for j := range ab.Arms {
-			cell := "–"
-			if j < len(m.Arms) {
-				cell = armCell(m.Arms[j])
-			}
-			row = append(row, cell)
+		name := red.safe(m.Name)
+		if !two {
+			name += ": " + red.safe(m.Arms[1].Arm)
 		}
-		rows[i] = append(row, ratioCell(m), fmtP(m.P), fmtP(m.PHolm), abVerdict(m))
+		rows[i] = []string{name, armCell(m.Arms[0]), armCell(m.Arms[1]), ratioCell(m), fmtP(m.P), fmtP(m.PHolm), abVerdict(m)}
 	}
 	if err := tableBlock(w, cols, rows); err != nil {
 		return err

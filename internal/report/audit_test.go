@@ -62,3 +62,31 @@ func TestAuditLabelsAreRedacted(t *testing.T) {
 		t.Error("a secret in an arm name reached the report")
 	}
 }
+
+// Three arms: one row per metric and compared arm, named; the chart has each arm once per panel.
+func TestAuditThreeArms(t *testing.T) {
+	in := sampleAudit()
+	low := ArmStat{Arm: "low", N: 3, Median: 5000, Runs: []float64{4000, 5000, 6100}}
+	extra := in.AB.Metrics[0]
+	extra.Arms = [2]ArmStat{in.AB.Metrics[0].Arms[0], low}
+	in.AB.Arms = []string{"medium", "high", "low"}
+	in.AB.Metrics = append(in.AB.Metrics, extra)
+	files, err := RenderAudit(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(files[0].Data)
+	for _, s := range []string{"| output_tokens: high ", "| output_tokens: low ", " arm median [95% CI] ", "ratio is each arm over medium"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+	chart := auditABChart(in.AB)
+	if got := len(chart.Panels[0].Samples); got != 3 {
+		t.Errorf("output_tokens panel has %d arms, want 3 (medium once)", got)
+	}
+	in.AB.Arms = in.AB.Arms[:1]
+	if _, err := RenderAudit(in); err != nil {
+		t.Errorf("one arm: %v", err)
+	}
+}

@@ -140,6 +140,7 @@ func sampleAudit() AuditReport {
 			{Name: "mean thinking per request, subagents", Value: 21.5},
 			{Name: "mean cached context per main-loop request", Value: 61234},
 		},
+		Notes: []string{"thinking tokens are partly estimated from stored thinking text (characters / 4): a lower bound"},
 		Thinking: []ThinkingGroup{
 			{Class: "main", Effort: "high", Requests: 170, Output: 150210, Thinking: 15752, ShareOfThinking: 0.97, Estimated: true},
 			{Class: "subagent", Effort: "", Requests: 1160, Output: 44020, Thinking: 488, ShareOfThinking: 0.03, Estimated: true},
@@ -149,22 +150,22 @@ func sampleAudit() AuditReport {
 			Arms: []string{"medium", "high"},
 			Metrics: []ABMetric{
 				{Name: "output_tokens", Unit: "tokens", P: 0.0095, PHolm: 0.038, Significant: true, Ratio: 1.68, RatioLo: 1.21, RatioHi: 2.49,
-					Arms: []ArmStat{
+					Arms: [2]ArmStat{
 						{Arm: "medium", N: 4, Median: 8550, Runs: []float64{8000, 9100, 7600, 9900}},
 						{Arm: "high", N: 6, Median: 14400, Lo: 9800, Hi: 20100, HasCI: true, Runs: []float64{12000, 15500, 9800, 20100, 13300, 17750}},
 					}},
 				{Name: "requests", Unit: "requests", P: 0.352, PHolm: 0.704, Ratio: 1.2, RatioLo: 0.8, RatioHi: 1.6,
-					Arms: []ArmStat{
+					Arms: [2]ArmStat{
 						{Arm: "medium", N: 4, Median: 62.5, Runs: []float64{55, 70, 61, 64}},
 						{Arm: "high", N: 6, Median: 75, Lo: 58, Hi: 90, HasCI: true, Runs: []float64{58, 90, 71, 79, 66, 84}},
 					}},
 				{Name: "thinking_tokens", Unit: "tokens", P: 0.61, PHolm: 0.704, Ratio: nan, RatioLo: nan, RatioHi: nan,
-					Arms: []ArmStat{
+					Arms: [2]ArmStat{
 						{Arm: "medium", N: 4, Median: 0, Runs: []float64{0, 0, 0, 12}},
 						{Arm: "high", N: 6, Median: 0, Lo: 0, Hi: 40, HasCI: true, Runs: []float64{0, 40, 0, 0, 22, 0}},
 					}},
 				{Name: "wall_seconds", Unit: "seconds", P: 0.067, PHolm: 0.201, Ratio: 1.45, RatioLo: 1.05, RatioHi: 2.0,
-					Arms: []ArmStat{
+					Arms: [2]ArmStat{
 						{Arm: "medium", N: 4, Median: 318, Runs: []float64{300, 356, 280, 336}},
 						{Arm: "high", N: 6, Median: 435, Lo: 388, Hi: 602, HasCI: true, Runs: []float64{410, 388, 530, 460, 602, 395}},
 					}},
