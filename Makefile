@@ -37,6 +37,13 @@ corpus-transcripts:
 	rm -rf corpus/transcripts
 	$(GO) run ./internal/tools/gencorpus -copies $(COPIES) -out corpus/transcripts testdata/transcripts/spotter/test/fixtures/transcripts
 
+# A 300 MB synthetic trace log and a 1 MB one ending with the same 20 tasks, to time tail reads:
+#   time bin/tune trace --last 20 corpus/trace-300mb.log  vs  corpus/trace-1mb.log. Never committed.
+.PHONY: corpus-trace
+corpus-trace:
+	$(GO) run ./internal/traceparse/cmd/gentrace -size 300MB -o corpus/trace-300mb.log
+	$(GO) run ./internal/traceparse/cmd/gentrace -size 1MB -o corpus/trace-1mb.log
+
 # The main job on bundled demo data, in a scratch copy of the store (bin/demo): the nightly run over the
 # demo trace logs (detect, propose, replay, decide, report), then the transcript audit of the bundled
 # Claude Code transcripts. Exit code 3 (escalation) would still show its output.
