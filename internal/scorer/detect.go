@@ -372,8 +372,8 @@ func (d *detector) scan(s string, mask viewMask) {
 				d.hit[customPat[cRuleRef]] = true
 			}
 		}
-		if len(tok) >= len(wordFilter) || !wordFilter[len(tok)][tok[0]] {
-			continue // no table word has this length and first byte: skip the map lookup
+		if !mayBeTableWord(tok) {
+			continue
 		}
 		w := wordTable[tok]
 		if w == nil {

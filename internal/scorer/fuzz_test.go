@@ -43,6 +43,12 @@ func FuzzDetect(f *testing.F) {
 		if history == nil && has(d, weights.UnknownFileTerritory) {
 			t.Fatal("unknown-file-territory without history")
 		}
+		if paths := ExtractPaths(text); !reflect.DeepEqual(paths, extractPathsForward(text)) {
+			t.Fatalf("ExtractPaths %q, forward walk %q", paths, extractPathsForward(text))
+		}
+		if low := asciiLower(text); isASCII(text) && low != strings.ToLower(text) {
+			t.Fatalf("asciiLower %q", low)
+		}
 		if has(d, weights.SingleFile) && len(ExtractPaths(text)) != 1 {
 			t.Fatal("single-file needs exactly one path")
 		}

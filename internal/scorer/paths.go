@@ -19,32 +19,43 @@ var pathExtensions = []string{"py", "ts", "tsx", "js", "jsx", "md", "yaml", "yml
 // later one would need a later ".ext", which the greedy match would already have taken.
 func ExtractPaths(text string) []string {
 	var out []string
-	for i := 0; i < len(text); {
-		n := pathRuneLen(text, i)
-		if n == 0 {
-			_, size := utf8.DecodeRuneInString(text[i:])
-			i += size
-			continue
+	// Only runs that hold a '.' can match, so the scan jumps from dot to dot (IndexByte is fast) and
+	// widens each into its run.
+	for from := 0; ; {
+		k := strings.IndexByte(text[from:], '.')
+		if k < 0 {
+			return out
 		}
-		start, end, dots := i, i+n, text[i] == '.'
+		dot := from + k
+		start := dot
+		for start > from {
+			c := text[start-1]
+			if c < utf8.RuneSelf {
+				if !asciiPath[c] {
+					break
+				}
+				start--
+				continue
+			}
+			r, n := utf8.DecodeLastRuneInString(text[from:start])
+			if !isWord(r) {
+				break
+			}
+			start -= n
+		}
+		end := dot + 1
 		for end < len(text) {
 			n := pathRuneLen(text, end)
 			if n == 0 {
 				break
 			}
-			dots = dots || text[end] == '.'
 			end += n
-		}
-		if !dots {
-			i = end
-			continue // no extension in this run
 		}
 		if p, ok := pathInRun(text, start, end); ok {
 			out = append(out, p)
 		}
-		i = end
+		from = end
 	}
-	return out
 }
 
 // asciiPath marks the ASCII characters of the class [\w./\-].

@@ -264,18 +264,33 @@ const numViews = 3
 // equals the literal's first word, so the scan does one map lookup per word of the text.
 var wordTable = map[string]*wordEntry{}
 
-// wordFilter[len][first byte] is set when some table word has that length and first byte.
-var wordFilter [32][256]bool
+// wordFilter is a one-hash Bloom filter of the table words: most words of a prompt are not in the
+// table, and one bit test is much cheaper than a map lookup.
+var wordFilter [1 << 16 / 64]uint64
+
+// filterHash mixes a word's length and its first, middle and last bytes.
+func filterHash(w string) uint32 {
+	n := len(w)
+	h := uint32(n)*0x9e3779b1 ^ uint32(w[0])<<8 ^ uint32(w[n-1]) ^ uint32(w[n/2])<<16
+	h ^= h >> 15
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	return h & (1<<16 - 1)
+}
+
+// mayBeTableWord reports false only for words that are certainly not in wordTable.
+func mayBeTableWord(w string) bool {
+	h := filterHash(w)
+	return wordFilter[h/64]&(1<<(h%64)) != 0
+}
 
 func entry(word string) *wordEntry {
 	e := wordTable[word]
 	if e == nil {
-		if len(word) >= len(wordFilter) {
-			panic("scorer: table word too long for wordFilter: " + word)
-		}
 		e = &wordEntry{}
 		wordTable[word] = e
-		wordFilter[len(word)][word[0]] = true
+		h := filterHash(word)
+		wordFilter[h/64] |= 1 << (h % 64)
 	}
 	return e
 }

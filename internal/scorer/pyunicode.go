@@ -1,9 +1,11 @@
 package scorer
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file reproduces the parts of Python's str and re semantics that the reference scorer depends on.
@@ -132,7 +134,13 @@ func digitsEnd(s string, i int) (end, count int) {
 
 // isASCII reports whether s has only ASCII bytes; then every view of it is plain ASCII lowercase.
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if load64(s, i)&highBits != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
 		}
@@ -140,20 +148,57 @@ func isASCII(s string) bool {
 	return true
 }
 
+// The ASCII lowercasing below works on 8 bytes at a time (SWAR): prompts are mostly ASCII, and this is
+// the one pass over the whole text that every prompt pays.
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// load64 reads s[i:i+8] as a little-endian word (the compiler turns this into one load).
+func load64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// upperBits has the high bit of every byte of the ASCII word x that is in 'A'..'Z'.
+func upperBits(x uint64) uint64 {
+	geA := x + (0x80-'A')*lowBits   // high bit set where byte >= 'A' (no carries: bytes are < 0x80)
+	gtZ := x + (0x80-'Z'-1)*lowBits // high bit set where byte > 'Z'
+	return geA &^ gtZ & highBits
+}
+
 // asciiLower lowercases an ASCII string, returning s itself when it has no capitals.
 func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; c >= 'A' && c <= 'Z' {
-					b[j] = c + 'a' - 'A'
-				}
-			}
-			return string(b)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if upperBits(load64(s, i)) != 0 {
+			break
 		}
 	}
-	return s
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			break
+		}
+	}
+	if i >= len(s) {
+		return s
+	}
+	b := []byte(s)
+	j := i &^ 7
+	for ; j+8 <= len(b); j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		binary.LittleEndian.PutUint64(b[j:], x|upperBits(x)>>2) // 0x80 >> 2 is the 0x20 case bit
+	}
+	for ; j < len(b); j++ {
+		if c := b[j]; c >= 'A' && c <= 'Z' {
+			b[j] = c + 'a' - 'A'
+		}
+	}
+	// b is never written again, so it can become the string without a second copy (as strings.Builder
+	// does); long prompts are 10-20 kB.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 const (

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -427,5 +428,44 @@ func TestDetectionIsWeightIndependent(t *testing.T) {
 	}
 	if !reflect.DeepEqual(d, Detect("fix the typo in README.md line 12", nil)) {
 		t.Error("Detect is not deterministic")
+	}
+}
+
+// extractPathsForward is the plain form of ExtractPaths: walk every run of path characters from the left.
+// The fuzz target checks the dot-driven ExtractPaths against it.
+func extractPathsForward(text string) []string {
+	var out []string
+	for i := 0; i < len(text); {
+		n := pathRuneLen(text, i)
+		if n == 0 {
+			_, size := utf8.DecodeRuneInString(text[i:])
+			i += size
+			continue
+		}
+		end := i + n
+		for end < len(text) {
+			n := pathRuneLen(text, end)
+			if n == 0 {
+				break
+			}
+			end += n
+		}
+		if p, ok := pathInRun(text, i, end); ok {
+			out = append(out, p)
+		}
+		i = end
+	}
+	return out
+}
+
+func TestASCIILower(t *testing.T) {
+	for _, s := range []string{"", "abc", "ABC", "Hello, World! 0123456789 @[`{ AZaz", strings.Repeat("xY@[", 9), "lower only and long enough"} {
+		want := strings.ToLower(s)
+		if got := asciiLower(s); got != want {
+			t.Errorf("asciiLower(%q) = %q, want %q", s, got, want)
+		}
+	}
+	if isASCII("abcdefgh\u00e9") || !isASCII(strings.Repeat("a", 17)) || isASCII("abcdefghijklmnop\x80") {
+		t.Error("isASCII")
 	}
 }
