@@ -46,7 +46,7 @@ func Score(text string, history []string, w *weights.Weights) Result {
 // Levels is the numeric core of Score: raw score, the (clamped) auto level, the final level after the
 // override, and whether the clamp fired. It allocates nothing; replay loops that only compare levels
 // use it instead of Score.
-func (d Detection) Levels(w *weights.Weights) (raw weights.Half, auto, final weights.Level, clamped bool) {
+func (d *Detection) Levels(w *weights.Weights) (raw weights.Half, auto, final weights.Level, clamped bool) {
 	raw = w.Score(d.Fired)
 	auto = w.Level(raw)
 	// The clamp (spec §5.2): an L4 bucket without an inventive or conservative cue runs at L3. It happens
