@@ -27,8 +27,9 @@ type parser struct {
 	source string
 	res    *Result
 	cls    classifier
-	line   int   // number of the last line handled
-	offset int64 // absolute offset of the next byte to read
+	lc     lineClass // the line being classified, on the sequential path
+	line   int       // number of the last line handled
+	offset int64     // absolute offset of the next byte to read
 	// openQuoteLine is the last line whose quotes did not balance, while the lines after it may
 	// still be continuations of its value; 0 when there is none.
 	openQuoteLine int
@@ -188,7 +189,7 @@ func (p *parser) add(e *Entry, epochSet, taskKeys bool) {
 func (p *parser) appendEntry(e *Entry) {
 	if len(p.ents) == cap(p.ents) {
 		n := len(p.ents) - p.entStart
-		chunk := make([]Entry, n, max(4096, 2*n))
+		chunk := make([]Entry, n, max(min(2*cap(p.ents), 4096), 64, 2*n)) // small logs, small chunks
 		copy(chunk, p.ents[p.entStart:])
 		p.ents, p.entStart = chunk, 0
 	}
@@ -325,8 +326,10 @@ func (p *parser) finishTask() {
 	if t.Entries == nil {
 		t.Entries = []Entry{}
 	}
-	if n := len(p.done); n == 0 || len(p.done[n-1]) == cap(p.done[n-1]) {
-		p.done = append(p.done, make([]Task, 0, 1024))
+	if n := len(p.done); n == 0 {
+		p.done = append(p.done, make([]Task, 0, 16))
+	} else if last := p.done[n-1]; len(last) == cap(last) {
+		p.done = append(p.done, make([]Task, 0, min(2*cap(last), 1024)))
 	}
 	p.done[len(p.done)-1] = append(p.done[len(p.done)-1], *t)
 	p.cur, p.open = Task{}, false

@@ -1,6 +1,7 @@
 package traceparse
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"runtime"
@@ -28,6 +29,13 @@ type lineSpan struct {
 
 // read parses everything r yields into p, then closes the last task.
 func (p *parser) read(r io.Reader) error {
+	if lr, ok := r.(interface{ Len() int }); ok && lr.Len() <= batchSize { // bytes or strings.Reader
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		return p.readBytes(data)
+	}
 	workers := runtime.GOMAXPROCS(0)
 	var err error
 	if workers == 1 {
@@ -37,6 +45,17 @@ func (p *parser) read(r io.Reader) error {
 	}
 	p.finishTask()
 	return err
+}
+
+// readBytes parses data already in memory: in place when it is one batch or less (a tail read, a
+// small log), where goroutines and batch buffers would cost more than they save.
+func (p *parser) readBytes(data []byte) error {
+	if len(data) > batchSize && runtime.GOMAXPROCS(0) > 1 {
+		return p.read(bytes.NewReader(data))
+	}
+	p.feedSequential(data, true)
+	p.finishTask()
+	return nil
 }
 
 // fill reads from r until buf is full or r ends; it reports whether r ended.
@@ -67,7 +86,6 @@ func nextBuffer(old, carry []byte) []byte {
 func (p *parser) readSequential(r io.Reader) error {
 	var buf []byte
 	var used int
-	var lc lineClass
 	for {
 		buf = nextBuffer(buf, buf[used:])
 		var atEOF bool
@@ -75,21 +93,28 @@ func (p *parser) readSequential(r io.Reader) error {
 		if buf, atEOF, err = fill(r, buf); err != nil {
 			return err
 		}
-		base := p.offset
-		used = splitLines(buf, atEOF, func(start, end, next int) {
-			p.cls.classify(buf[start:end], &lc)
-			p.account(&lc, true, base+int64(start))
-		})
-		if atEOF && used < len(buf) {
-			p.cls.classify(buf[used:], &lc)
-			p.account(&lc, false, base+int64(used))
-			used = len(buf)
-		}
-		p.offset += int64(used)
-		if atEOF {
+		if used = p.feedSequential(buf, atEOF); atEOF {
 			return nil
 		}
 	}
+}
+
+// feedSequential classifies and accounts for the complete lines of buf (and at EOF the incomplete
+// one after them), and returns how many bytes it used.
+func (p *parser) feedSequential(buf []byte, atEOF bool) int {
+	base := p.offset
+	lc := &p.lc
+	used := splitLines(buf, atEOF, func(start, end, next int) {
+		p.cls.classify(buf[start:end], lc)
+		p.account(lc, true, base+int64(start))
+	})
+	if atEOF && used < len(buf) {
+		p.cls.classify(buf[used:], lc)
+		p.account(lc, false, base+int64(used))
+		used = len(buf)
+	}
+	p.offset += int64(used)
+	return used
 }
 
 // readParallel: this goroutine reads and cuts batches, workers classify them, and a consumer

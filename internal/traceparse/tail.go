@@ -45,7 +45,7 @@ func ReadLast(path string, n int) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	p := newParser(path, start)
-	if err := p.read(bytes.NewReader(data)); err != nil {
+	if err := p.readBytes(data); err != nil {
 		return nil, err
 	}
 	res := p.result()
