@@ -30,15 +30,20 @@ func candidateWeights(b *testing.B) *weights.Weights {
 	return &w
 }
 
-// BenchmarkReweight re-scores already-detected prompts under new weights with Detection.Score (the full
-// Result, header included).
-func BenchmarkReweight(b *testing.B) {
+// detectedCorpus detects every parity prompt once, as replay does before trying weights.
+func detectedCorpus(b *testing.B) []Detection {
 	recs := loadParity(b)
 	dets := make([]Detection, len(recs))
 	for i, r := range recs {
 		dets[i] = Detect(r.Prompt, r.History)
 	}
-	w := candidateWeights(b)
+	return dets
+}
+
+// BenchmarkReweight re-scores already-detected prompts under new weights with Detection.Score (the full
+// Result, header included).
+func BenchmarkReweight(b *testing.B) {
+	dets, w := detectedCorpus(b), candidateWeights(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -51,12 +56,7 @@ func BenchmarkReweight(b *testing.B) {
 
 // BenchmarkReweightLevels is the numeric core replay needs (raw score, auto and final level).
 func BenchmarkReweightLevels(b *testing.B) {
-	recs := loadParity(b)
-	dets := make([]Detection, len(recs))
-	for i, r := range recs {
-		dets[i] = Detect(r.Prompt, r.History)
-	}
-	w := candidateWeights(b)
+	dets, w := detectedCorpus(b), candidateWeights(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var sink weights.Level
