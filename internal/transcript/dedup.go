@@ -331,10 +331,16 @@ func (d *Deduper) markSideQuestion(file int32, agent string) {
 	d.sideQuestion[d.sources[file].Session+"\x00"+agent] = true
 }
 
-// Requests finalises the merged requests, in order of first appearance.
+// Requests finalises the merged requests, in order of first appearance. It consumes the Deduper:
+// the merge state is released chunk by chunk as the requests are built, so that the two never
+// both fill memory.
 func (d *Deduper) Requests() []Request {
 	out := make([]Request, d.n)
+	d.exact, d.byMessage, d.nodes = nil, nil, nil
 	for i := int32(0); i < d.n; i++ {
+		if i > 0 && i&(1<<chunkBits-1) == 0 {
+			d.chunks[(i>>chunkBits)-1] = nil
+		}
 		r := d.at(i)
 		r.keepBestThinking()
 		src := &d.sources[r.file]
@@ -381,6 +387,7 @@ func (d *Deduper) Requests() []Request {
 		}
 		out[i] = q
 	}
+	d.chunks, d.n = nil, 0
 	return out
 }
 

@@ -248,12 +248,13 @@ func TestSideQuestionReplayBeforeParent(t *testing.T) {
 	// A later line of the parent's request finds it under its own request id.
 	d.Add(&observation{MessageID: "m1", HasMessageID: true, RequestID: "r1", HasRequestID: true,
 		Class: ClassMain, File: 1, Usage: usageFields{Input: 3, Output: 12, CacheRead: 1000, HasInput: true, HasOutput: true}})
-	got := briefs(d.Requests())
+	rs := d.Requests()
+	got := briefs(rs)
 	want := []brief{{"m1", "main", "", "s", 3, 12, 0, 1000}, {"m9", "side-question", "b1", "s", 2, 30, 0, 0}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
-	if rs := d.Requests(); rs[0].RequestID != "r1" || rs[0].File != "projects/p/s.jsonl" {
+	if rs[0].RequestID != "r1" || rs[0].File != "projects/p/s.jsonl" {
 		t.Errorf("request id %q, file %q", rs[0].RequestID, rs[0].File)
 	}
 }
