@@ -1,0 +1,543 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/stats"
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// Metrics are the per-run quantities an A/B compares, in report order.
+var Metrics = []string{"requests", "output_tokens", "thinking_tokens", "wall_seconds", "active_seconds"}
+
+// metricUnit is the Go benchmark-format unit of each metric.
+var metricUnit = map[string]string{
+	"requests": "requests", "output_tokens": "output-tokens", "thinking_tokens": "thinking-tokens",
+	"wall_seconds": "wall-sec", "active_seconds": "active-sec",
+}
+
+// Run is one session of an A/B arm.
+type Run struct {
+	Arm               string    `json:"arm"`
+	Session           string    `json:"session"`
+	Task              string    `json:"task,omitempty"` // pairing label: the first directory under the arm's path
+	First             time.Time `json:"first"`
+	Requests          int       `json:"requests"`
+	OutputTokens      uint64    `json:"output_tokens"`
+	ThinkingTokens    uint64    `json:"thinking_tokens"`
+	ThinkingEstimated bool      `json:"thinking_estimated"` // some of it estimated from text, or unknown
+	WallSeconds       float64   `json:"wall_seconds"`       // first to last timestamp over all its files
+	ActiveSeconds     float64   `json:"active_seconds"`     // Σ turn durations
+	HasActive         bool      `json:"has_active"`         // turn durations were recorded
+	Versions          []string  `json:"versions"`
+	Effort            string    `json:"effort"`        // the main loop's most frequent effort
+	EffortSource      string    `json:"effort_source"` // transcript, label, mixed or none
+}
+
+// Value returns a metric of the run and whether the run records it.
+func (r *Run) Value(metric string) (float64, bool) {
+	switch metric {
+	case "requests":
+		return float64(r.Requests), true
+	case "output_tokens":
+		return float64(r.OutputTokens), true
+	case "thinking_tokens":
+		return float64(r.ThinkingTokens), true
+	case "wall_seconds":
+		return r.WallSeconds, true
+	case "active_seconds":
+		return r.ActiveSeconds, r.HasActive
+	}
+	return 0, false
+}
+
+// RunsOf makes one run per session that has requests. arm names the runs (it may be "" when arms
+// come from the effort field); roots are the paths the runs were found under, from which the pairing
+// label (Task) is taken.
+func RunsOf(res *transcript.Result, arm string, roots []string) []Run {
+	type acc struct {
+		run     Run
+		efforts map[string]int
+		sources map[transcript.EffortSource]bool
+	}
+	bySession := map[string]*acc{}
+	for i := range res.Requests {
+		q := &res.Requests[i]
+		a := bySession[q.Session]
+		if a == nil {
+			a = &acc{run: Run{Arm: arm, Session: q.Session}, efforts: map[string]int{}, sources: map[transcript.EffortSource]bool{}}
+			bySession[q.Session] = a
+		}
+		a.run.Requests++
+		a.run.OutputTokens += q.OutputTokens
+		a.run.ThinkingTokens += q.ThinkingTokens
+		if q.ThinkingSrc != transcript.ThinkingExact {
+			a.run.ThinkingEstimated = true
+		}
+		if q.Class == transcript.ClassMain {
+			a.efforts[q.Effort]++
+		}
+		a.sources[q.EffortSrc] = true
+	}
+	var runs []Run
+	for _, s := range res.Sessions {
+		a := bySession[s.ID]
+		if a == nil {
+			continue
+		}
+		r := a.run
+		r.First = s.First
+		r.WallSeconds = s.Last.Sub(s.First).Seconds()
+		r.ActiveSeconds = float64(s.ActiveMs) / 1000
+		r.HasActive = s.Turns > 0
+		r.Versions = s.Versions
+		r.Task = taskOf(roots, s.Directory)
+		r.Effort = modeOf(a.efforts)
+		switch {
+		case len(a.sources) > 1:
+			r.EffortSource = "mixed"
+		default:
+			for src := range a.sources {
+				r.EffortSource = src.String()
+			}
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// taskOf is the first directory of dir under the first root that contains it, skipping a projects/
+// level: the task a run belongs to when runs are laid out as ARM/TASK/….
+func taskOf(roots []string, dir string) string {
+	for _, root := range roots {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if rel == "." {
+			return ""
+		}
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		if parts[0] == "projects" {
+			parts = parts[1:]
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return parts[0]
+	}
+	return ""
+}
+
+// modeOf returns the most frequent key (ties: the higher effort rank, then the name).
+func modeOf(counts map[string]int) string {
+	best, bestN := "", 0
+	for k, n := range counts {
+		if n > bestN || n == bestN && EffortLess(best, k) {
+			best, bestN = k, n
+		}
+	}
+	return best
+}
+
+// effortRank orders Claude Code's effort levels.
+var effortRank = map[string]int{"low": 1, "medium": 2, "high": 3, "xhigh": 4, "max": 5}
+
+// EffortLess orders effort levels low < medium < high < xhigh < max, other names after them
+// alphabetically.
+func EffortLess(a, b string) bool {
+	ra, rb := effortRank[a], effortRank[b]
+	if ra == 0 {
+		ra = 100
+	}
+	if rb == 0 {
+		rb = 100
+	}
+	if ra != rb {
+		return ra < rb
+	}
+	return a < b
+}
+
+// Arm is a named set of runs.
+type Arm struct {
+	Name string
+	Runs []Run
+}
+
+// ArmsByEffort groups runs by their main-loop effort, lowest level first. Runs without an effort are
+// returned apart.
+func ArmsByEffort(runs []Run) (arms []Arm, noEffort []Run) {
+	index := map[string]int{}
+	for _, r := range runs {
+		if r.Effort == "" {
+			noEffort = append(noEffort, r)
+			continue
+		}
+		r.Arm = r.Effort
+		j, ok := index[r.Effort]
+		if !ok {
+			j = len(arms)
+			index[r.Effort] = j
+			arms = append(arms, Arm{Name: r.Effort})
+		}
+		arms[j].Runs = append(arms[j].Runs, r)
+	}
+	sort.SliceStable(arms, func(i, j int) bool { return EffortLess(arms[i].Name, arms[j].Name) })
+	return arms, noEffort
+}
+
+// ArmInfo describes an arm in a report.
+type ArmInfo struct {
+	Name          string   `json:"name"`
+	Runs          int      `json:"runs"`
+	Versions      []string `json:"versions"`
+	Families      []Family `json:"families"`
+	EffortSources []string `json:"effort_sources"`
+	Sessions      []string `json:"sessions"`
+}
+
+func infoOf(a *Arm) ArmInfo {
+	info := ArmInfo{Name: a.Name, Runs: len(a.Runs), Versions: []string{}, Families: []Family{}, EffortSources: []string{}, Sessions: []string{}}
+	versions, families, sources := map[string]bool{}, map[Family]bool{}, map[string]bool{}
+	for _, r := range a.Runs {
+		for _, v := range r.Versions {
+			versions[v] = true
+			if f := VersionFamily(v); f != FamilyUnknown {
+				families[f] = true
+			}
+		}
+		sources[r.EffortSource] = true
+		info.Sessions = append(info.Sessions, r.Session)
+	}
+	for v := range versions {
+		info.Versions = append(info.Versions, v)
+	}
+	sort.Slice(info.Versions, func(i, j int) bool { return versionLess(info.Versions[i], info.Versions[j]) })
+	for f := range families {
+		info.Families = append(info.Families, f)
+	}
+	sort.Slice(info.Families, func(i, j int) bool { return info.Families[i] < info.Families[j] })
+	for s := range sources {
+		info.EffortSources = append(info.EffortSources, s)
+	}
+	sort.Strings(info.EffortSources)
+	sort.Strings(info.Sessions)
+	return info
+}
+
+// versionLess orders versions numerically part by part ("2.1.9" < "2.1.39").
+func versionLess(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if pa[i] == pb[i] {
+			continue
+		}
+		var na, nb int
+		_, ea := fmt.Sscanf(pa[i], "%d", &na)
+		_, eb := fmt.Sscanf(pb[i], "%d", &nb)
+		if ea == nil && eb == nil && na != nb {
+			return na < nb
+		}
+		return pa[i] < pb[i]
+	}
+	return len(pa) < len(pb)
+}
+
+// ErrMixedVersions is returned (wrapped in a *MixedVersionsError) when arms mix Claude Code versions
+// whose output_tokens mean different things.
+var ErrMixedVersions = errors.New("arms mix Claude Code versions with different output-token semantics")
+
+// MixedVersionsError lists the versions of each arm.
+type MixedVersionsError struct{ Arms []ArmInfo }
+
+func (e *MixedVersionsError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrMixedVersions.Error() + ":\n")
+	for _, a := range e.Arms {
+		fmt.Fprintf(&b, "  %s: Claude Code %s (%s)\n", a.Name, strings.Join(a.Versions, ", "), joinFamilies(a.Families))
+	}
+	b.WriteString("Output and thinking counts are then not comparable between the arms:\n")
+	for _, f := range []Family{FamilyPartial, FamilyLastLine, FamilyFinal} {
+		fmt.Fprintf(&b, "  %s: %s\n", f, FamilyDescription(f))
+	}
+	b.WriteString("Rerun the arms on one Claude Code version, or pass --allow-mixed to compare anyway.")
+	return b.String()
+}
+
+func (e *MixedVersionsError) Unwrap() error { return ErrMixedVersions }
+
+func joinFamilies(fs []Family) string {
+	if len(fs) == 0 {
+		return "unknown"
+	}
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = string(f)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ABOptions configure a comparison.
+type ABOptions struct {
+	Paired     bool    // compare paired runs (x[i], y[i]) with the signed-rank test
+	PairBy     string  // "order" (the i-th run of each arm by start time) or "task" (same Task label)
+	Alpha      float64 // significance level (0: 0.05)
+	Confidence float64 // CI level (0: 0.95)
+	AllowMixed bool    // compare arms whose versions have different output-token semantics
+}
+
+// ArmStat is an arm's summary of one metric. Lo and Hi are nil when n is too small for a CI.
+type ArmStat struct {
+	N      int      `json:"n"`
+	Median *float64 `json:"median"`
+	Lo     *float64 `json:"lo"`
+	Hi     *float64 `json:"hi"`
+}
+
+// MetricResult compares one metric between the baseline and one other arm.
+type MetricResult struct {
+	Name        string             `json:"name"`
+	Baseline    string             `json:"baseline"`
+	Arm         string             `json:"arm"`
+	Arms        map[string]ArmStat `json:"arms"`
+	Test        string             `json:"test"`
+	Exact       bool               `json:"exact"`
+	N1          int                `json:"n1"`
+	N2          int                `json:"n2"`
+	P           *float64           `json:"p"`
+	PHolm       *float64           `json:"p_holm"`
+	Significant bool               `json:"significant"`
+	Ratio       *float64           `json:"ratio"`
+	RatioLo     *float64           `json:"ratio_lo"`
+	RatioHi     *float64           `json:"ratio_hi"`
+	Warnings    []string           `json:"warnings"`
+}
+
+// ABReport is the outcome of CompareArms.
+type ABReport struct {
+	Arms          []ArmInfo      `json:"arms"`
+	Metrics       []MetricResult `json:"metrics"`
+	Paired        bool           `json:"paired"`
+	PairBy        string         `json:"pair_by,omitempty"`
+	Alpha         float64        `json:"alpha"`
+	Confidence    float64        `json:"confidence"`
+	Resamples     int            `json:"bootstrap_resamples"`
+	MixedVersions bool           `json:"mixed_versions"`
+	Notes         []string       `json:"notes"`
+	Runs          []Run          `json:"runs"`
+}
+
+func ptr(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+// CompareArms compares every arm with the first (the baseline) on every metric: per arm the median
+// and its distribution-free CI; per comparison a two-sided Mann–Whitney U test (exact for small
+// samples), or with Paired the exact Wilcoxon signed-rank test on paired differences; Holm's
+// adjustment over all the comparisons; and a seeded bootstrap CI of the ratio of medians (arm over
+// baseline). It refuses arms that mix version families unless AllowMixed.
+func CompareArms(arms []Arm, opt ABOptions) (*ABReport, error) {
+	if opt.Alpha == 0 {
+		opt.Alpha = 0.05
+	}
+	if opt.Confidence == 0 {
+		opt.Confidence = 0.95
+	}
+	if len(arms) < 2 {
+		return nil, fmt.Errorf("need at least two arms, got %d", len(arms))
+	}
+	rep := &ABReport{Paired: opt.Paired, Alpha: opt.Alpha, Confidence: opt.Confidence, Resamples: stats.DefaultResamples, Notes: []string{}, Runs: []Run{}}
+	families := map[Family]bool{}
+	for i := range arms {
+		if len(arms[i].Runs) == 0 {
+			return nil, fmt.Errorf("arm %s has no run (no session with requests)", arms[i].Name)
+		}
+		info := infoOf(&arms[i])
+		rep.Arms = append(rep.Arms, info)
+		for _, f := range info.Families {
+			families[f] = true
+		}
+	}
+	if len(families) > 1 {
+		if !opt.AllowMixed {
+			return nil, &MixedVersionsError{Arms: rep.Arms}
+		}
+		rep.MixedVersions = true
+		rep.Notes = append(rep.Notes, "MIXED VERSIONS (--allow-mixed): the arms' Claude Code versions record output_tokens differently; output and thinking are not comparable.")
+	}
+	if opt.Paired {
+		if opt.PairBy == "" {
+			opt.PairBy = "order"
+		}
+		rep.PairBy = opt.PairBy
+		var err error
+		if arms, err = pairRuns(arms, opt.PairBy); err != nil {
+			return nil, err
+		}
+	}
+	for i := range arms {
+		rep.Runs = append(rep.Runs, arms[i].Runs...)
+	}
+	base := &arms[0]
+	for i := 1; i < len(arms); i++ {
+		arm := &arms[i]
+		for _, m := range Metrics {
+			rep.Metrics = append(rep.Metrics, compareMetric(base, arm, m, opt))
+		}
+	}
+	var ps []float64
+	for _, mr := range rep.Metrics {
+		if mr.P != nil {
+			ps = append(ps, *mr.P)
+		} else {
+			ps = append(ps, math.NaN())
+		}
+	}
+	adj := stats.Holm(ps)
+	for i := range rep.Metrics {
+		rep.Metrics[i].PHolm = ptr(adj[i])
+		rep.Metrics[i].Significant = rep.Metrics[i].PHolm != nil && *rep.Metrics[i].PHolm <= opt.Alpha
+	}
+	return rep, nil
+}
+
+// values returns the recorded values of a metric, in run order, and whether every run records it.
+func values(a *Arm, metric string) ([]float64, bool) {
+	out := make([]float64, 0, len(a.Runs))
+	all := true
+	for i := range a.Runs {
+		if v, ok := a.Runs[i].Value(metric); ok {
+			out = append(out, v)
+		} else {
+			all = false
+		}
+	}
+	return out, all
+}
+
+func armStat(xs []float64, confidence float64) (ArmStat, []string) {
+	s := stats.Summarize(xs, confidence)
+	st := ArmStat{N: s.N, Median: ptr(s.Center)}
+	if s.CIOK {
+		st.Lo, st.Hi = ptr(s.Lo), ptr(s.Hi)
+	}
+	return st, s.Warnings
+}
+
+func compareMetric(base, arm *Arm, metric string, opt ABOptions) MetricResult {
+	mr := MetricResult{Name: metric, Baseline: base.Name, Arm: arm.Name, Arms: map[string]ArmStat{}, Warnings: []string{}}
+	x, xAll := values(base, metric)
+	y, yAll := values(arm, metric)
+	var w []string
+	mr.Arms[base.Name], w = armStat(x, opt.Confidence)
+	mr.Warnings = appendUnique(mr.Warnings, w...)
+	mr.Arms[arm.Name], w = armStat(y, opt.Confidence)
+	mr.Warnings = appendUnique(mr.Warnings, w...)
+	if !xAll || !yAll {
+		mr.Warnings = appendUnique(mr.Warnings, "not recorded in every run (turn durations exist only in some Claude Code versions)")
+	}
+	if len(x) == 0 || len(y) == 0 {
+		mr.Test = "none"
+		return mr
+	}
+	var c stats.Comparison
+	if opt.Paired && xAll && yAll {
+		var err error
+		c, err = stats.ComparePaired(x, y, opt.Alpha, opt.Confidence, stats.PairedSignedRank)
+		if err != nil {
+			mr.Warnings = appendUnique(mr.Warnings, err.Error())
+			mr.Test = "none"
+			return mr
+		}
+	} else {
+		if opt.Paired {
+			mr.Warnings = appendUnique(mr.Warnings, "compared unpaired: not recorded in every run")
+		}
+		c = stats.CompareUnpaired(x, y, opt.Alpha, opt.Confidence)
+	}
+	mr.Test, mr.Exact, mr.N1, mr.N2 = c.Test, c.Exact, c.N1, c.N2
+	mr.P = ptr(c.P)
+	mr.Ratio, mr.RatioLo, mr.RatioHi = ptr(c.Ratio), ptr(c.RatioLo), ptr(c.RatioHi)
+	mr.Warnings = appendUnique(mr.Warnings, c.Warnings...)
+	return mr
+}
+
+func appendUnique(xs []string, add ...string) []string {
+	for _, a := range add {
+		dup := false
+		for _, x := range xs {
+			if x == a {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			xs = append(xs, a)
+		}
+	}
+	return xs
+}
+
+// ErrPairing is returned when runs cannot be paired.
+var ErrPairing = errors.New("cannot pair runs")
+
+// pairRuns reorders each arm's runs so that run i of every arm belongs to pair i: by start time
+// ("order"), or by task label ("task", one run per task and arm).
+func pairRuns(arms []Arm, by string) ([]Arm, error) {
+	out := make([]Arm, len(arms))
+	switch by {
+	case "order":
+		for i, a := range arms {
+			runs := append([]Run(nil), a.Runs...)
+			sort.SliceStable(runs, func(p, q int) bool { return runs[p].First.Before(runs[q].First) })
+			out[i] = Arm{Name: a.Name, Runs: runs}
+			if len(runs) != len(arms[0].Runs) {
+				return nil, fmt.Errorf("%w by order: arm %s has %d runs, arm %s has %d", ErrPairing, a.Name, len(runs), arms[0].Name, len(arms[0].Runs))
+			}
+		}
+	case "task":
+		var tasks []string
+		for i, a := range arms {
+			byTask := map[string]Run{}
+			for _, r := range a.Runs {
+				if r.Task == "" {
+					return nil, fmt.Errorf("%w by task: run %s of arm %s is not in a task directory (ARM/TASK/…)", ErrPairing, r.Session, a.Name)
+				}
+				if _, dup := byTask[r.Task]; dup {
+					return nil, fmt.Errorf("%w by task: arm %s has several runs of task %s", ErrPairing, a.Name, r.Task)
+				}
+				byTask[r.Task] = r
+			}
+			if i == 0 {
+				for t := range byTask {
+					tasks = append(tasks, t)
+				}
+				sort.Strings(tasks)
+			}
+			if len(byTask) != len(tasks) {
+				return nil, fmt.Errorf("%w by task: arm %s has %d tasks, arm %s has %d", ErrPairing, a.Name, len(byTask), arms[0].Name, len(tasks))
+			}
+			out[i] = Arm{Name: a.Name}
+			for _, t := range tasks {
+				r, ok := byTask[t]
+				if !ok {
+					return nil, fmt.Errorf("%w by task: arm %s has no run of task %s", ErrPairing, a.Name, t)
+				}
+				out[i].Runs = append(out[i].Runs, r)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("%w: unknown pairing %q (want order or task)", ErrPairing, by)
+	}
+	return out, nil
+}

@@ -1,0 +1,391 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// Input describes what was read, for the report's header and the JSON "skipped" object.
+type Input struct {
+	Files    int
+	Bytes    int64
+	Sessions int
+	Lines    transcript.LineCounts
+	Skipped  map[string]int
+	Warnings []transcript.Warning
+	First    time.Time // earliest request
+	Last     time.Time // latest request
+}
+
+// InputOf summarises a scan.
+func InputOf(res *transcript.Result) Input {
+	in := Input{Files: len(res.Files), Bytes: res.Bytes, Lines: res.Lines, Skipped: res.Skipped, Warnings: res.Warnings}
+	for _, s := range res.Sessions {
+		if s.Requests > 0 {
+			in.Sessions++
+		}
+	}
+	for i := range res.Requests {
+		r := &res.Requests[i]
+		if in.First.IsZero() || r.First.Before(in.First) {
+			in.First = r.First
+		}
+		if r.Last.After(in.Last) {
+			in.Last = r.Last
+		}
+	}
+	return in
+}
+
+// skipReasons lists every skip reason, so that JSON output always has the same keys.
+var skipReasons = []string{
+	transcript.ReasonNotObject, transcript.ReasonTruncated, transcript.ReasonMalformed,
+	transcript.ReasonInvalidUsage, transcript.ReasonNoTimestamp, transcript.ReasonInvalidField,
+	transcript.ReasonNullField,
+}
+
+// SkippedCounts returns the skip counts with every reason present.
+func SkippedCounts(m map[string]int) map[string]int {
+	out := make(map[string]int, len(skipReasons))
+	for _, r := range skipReasons {
+		out[r] = m[r]
+	}
+	for r, n := range m {
+		out[r] = n
+	}
+	return out
+}
+
+// jsonReport is the --json document of `tune audit`.
+type jsonReport struct {
+	Totals   Totals                `json:"totals"`
+	Shares   Shares                `json:"shares"`
+	By       GroupBy               `json:"by,omitempty"`
+	Groups   []Group               `json:"groups"`
+	Skipped  map[string]int        `json:"skipped"`
+	Lines    transcript.LineCounts `json:"lines"`
+	Files    int                   `json:"files"`
+	Bytes    int64                 `json:"bytes"`
+	Sessions int                   `json:"sessions"`
+	Weights  map[string]Weights    `json:"weights"`
+	Warnings []transcript.Warning  `json:"warnings"`
+}
+
+// WriteJSON writes the report as one JSON document.
+func WriteJSON(w io.Writer, rep *Report, in Input) error {
+	doc := jsonReport{
+		Totals: rep.Totals, Shares: rep.Shares, By: rep.By, Groups: rep.Groups,
+		Skipped: SkippedCounts(in.Skipped), Lines: in.Lines, Files: in.Files, Bytes: in.Bytes, Sessions: in.Sessions,
+		Weights:  map[string]Weights{"spend": BriefWeights, "spend_ttl": TTLWeights},
+		Warnings: in.Warnings,
+	}
+	if doc.Warnings == nil {
+		doc.Warnings = []transcript.Warning{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// commas formats n with thousands separators.
+func commas(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }
+
+func pctOrDash(f *float64) string {
+	if f == nil {
+		return "–"
+	}
+	return pct(*f)
+}
+
+func tokensOrDash(f *float64) string {
+	if f == nil {
+		return "–"
+	}
+	return commas(uint64(*f + 0.5))
+}
+
+// megabytes formats a size for humans.
+func megabytes(n int64) string {
+	if n < 1e6 {
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return commas(uint64(n)) + " " + word + "s"
+}
+
+// newASCIITable returns a table with ASCII borders (stable in golden files and any terminal) and
+// headers as given (tablewriter upper-cases them by default). Column 0 is left-aligned, the rest
+// right-aligned.
+func newASCIITable(w io.Writer) *tablewriter.Table {
+	return tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
+	)
+}
+
+// WriteText writes the seed-002 §3 table, the token totals and, with a breakdown, one row per group.
+func WriteText(w io.Writer, rep *Report, in Input) error {
+	var b bytes.Buffer
+	t := &rep.Totals
+	fmt.Fprintf(&b, "%s in %s, %s (%s)", plural(t.Requests, "request"), plural(in.Sessions, "session"), plural(in.Files, "file"), megabytes(in.Bytes))
+	if !in.First.IsZero() {
+		fmt.Fprintf(&b, ", %s to %s UTC", in.First.UTC().Format("2006-01-02 15:04"), in.Last.UTC().Format("2006-01-02 15:04"))
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "tokens: input %s, output %s, cache write %s (5m %s, 1h %s), cache read %s, thinking %s\n\n",
+		commas(t.InputTokens), commas(t.OutputTokens), commas(t.CacheCreationInputTokens), commas(t.CacheCreation5m),
+		commas(t.CacheCreation1h), commas(t.CacheReadInputTokens), commas(t.ThinkingTokens))
+
+	var notes footnotes
+	outNote, thinkNote := "", ""
+	if rep.Shares.OutputPartialVersion {
+		outNote = notes.add("Claude Code before 2.1.70 records streaming snapshots of output_tokens: output is a lower bound.")
+	}
+	if n := thinkingNote(t); n != "" {
+		thinkNote = notes.add(n)
+	}
+	s := &rep.Shares
+	b.WriteString("Share of weighted spend: input ×1, output ×5, cache read ×0.1, cache write ×1.25 (TTL-aware: 1h cache writes ×2)\n")
+	tbl := newASCIITable(&b)
+	tbl.Header("Item", "Share", "TTL-aware")
+	rows := [][]string{
+		{"Cache reads (context re-read per request)", pct(s.Spend.CacheRead), pct(s.TTL.CacheRead)},
+		{"Cache writes", pct(s.Spend.CacheWrite), pct(s.TTL.CacheWrite)},
+		{"Uncached input", pct(s.Spend.Input), pct(s.TTL.Input)},
+		{"All output tokens" + outNote, pct(s.Spend.Output), pct(s.TTL.Output)},
+		{"Thinking (part of output)" + thinkNote, pct(s.Spend.Thinking), pct(s.TTL.Thinking)},
+		{"Outside the main loop (subagents, compaction, /btw)", pct(s.Spend.NonMain), pct(s.TTL.NonMain)},
+		{"Weighted spend (input-token units)", commas(uint64(t.Spend + 0.5)), commas(uint64(t.SpendTTL + 0.5))},
+	}
+	if err := tbl.Bulk(rows); err != nil {
+		return err
+	}
+	if err := tbl.Render(); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	tbl = newASCIITable(&b)
+	tbl.Header("Item", "Value")
+	rows = [][]string{
+		{"Thinking located in the main loop" + thinkNote, pctOrDash(s.ThinkingInMain) + " of thinking"},
+		{"Mean thinking per request: main loop / outside" + thinkNote, tokensOrDash(s.MeanThinkingMain) + " / " + tokensOrDash(s.MeanThinkingSub) + " tokens"},
+		{"Mean cached context per main-loop request", tokensOrDash(s.MeanContextMain) + " tokens"},
+		{"Requests: main loop / outside", commas(uint64(t.MainRequests)) + " / " + commas(uint64(t.SubRequests))},
+	}
+	if err := tbl.Bulk(rows); err != nil {
+		return err
+	}
+	if err := tbl.Render(); err != nil {
+		return err
+	}
+	if rep.By != "" {
+		b.WriteString("\n")
+		if err := writeGroups(&b, rep, thinkNote); err != nil {
+			return err
+		}
+	}
+	notes.write(&b)
+	if n := skippedLine(in); n != "" {
+		b.WriteString("\n" + n + "\n")
+	}
+	_, err := w.Write(trimTrailingSpaces(b.Bytes()))
+	return err
+}
+
+func writeGroups(b *bytes.Buffer, rep *Report, thinkNote string) error {
+	tbl := newASCIITable(b)
+	tbl.Header(string(rep.By), "requests", "spend", "cache read", "cache write", "output", "thinking"+thinkNote,
+		"outside main", "thinking main / outside", "context / main req")
+	for _, g := range rep.Groups {
+		s := &g.Shares
+		if err := tbl.Append(
+			g.Key,
+			commas(uint64(g.Totals.Requests)),
+			pct(s.OfTotal),
+			pct(s.Spend.CacheRead),
+			pct(s.Spend.CacheWrite),
+			pct(s.Spend.Output),
+			pct(s.Spend.Thinking),
+			pct(s.Spend.NonMain),
+			tokensOrDash(s.MeanThinkingMain)+" / "+tokensOrDash(s.MeanThinkingSub),
+			tokensOrDash(s.MeanContextMain),
+		); err != nil {
+			return err
+		}
+	}
+	return tbl.Render()
+}
+
+// thinkingNote explains how the thinking figures are known, or "" when all are exact.
+func thinkingNote(t *Totals) string {
+	if t.ThinkingEstimatedRequests == 0 && t.ThinkingUnknownRequests == 0 {
+		return ""
+	}
+	return fmt.Sprintf("thinking tokens: exact (usage.output_tokens_details) for %s requests, estimated from thinking text "+
+		"(characters/4, a summary of the real thinking) for %s, unknown for %s (no thinking text) — estimated figures are lower bounds.",
+		commas(uint64(t.ThinkingExactRequests)), commas(uint64(t.ThinkingEstimatedRequests)), commas(uint64(t.ThinkingUnknownRequests)))
+}
+
+// skippedLine summarises skipped lines in one sentence, "" when none.
+func skippedLine(in Input) string {
+	var parts []string
+	total := 0
+	for _, r := range skipReasons {
+		if n := in.Skipped[r]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", commas(uint64(n)), r))
+			total += n
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("skipped: %s of %s lines (%s)", commas(uint64(total)), commas(uint64(in.Lines.Lines)), strings.Join(parts, ", "))
+}
+
+// footnotes numbers notes with superscripts, benchstat style.
+type footnotes []string
+
+var superscripts = []string{"¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"}
+
+func (f *footnotes) add(note string) string {
+	for i, n := range *f {
+		if n == note {
+			return " " + superscripts[i]
+		}
+	}
+	*f = append(*f, note)
+	i := len(*f) - 1
+	if i >= len(superscripts) {
+		return " (" + strconv.Itoa(i+1) + ")"
+	}
+	return " " + superscripts[i]
+}
+
+func (f footnotes) write(b *bytes.Buffer) {
+	if len(f) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	for i, n := range f {
+		mark := "(" + strconv.Itoa(i+1) + ")"
+		if i < len(superscripts) {
+			mark = superscripts[i]
+		}
+		fmt.Fprintf(b, "%s %s\n", mark, n)
+	}
+}
+
+// trimTrailingSpaces removes spaces at line ends (tablewriter pads the last column).
+func trimTrailingSpaces(b []byte) []byte {
+	lines := bytes.Split(b, []byte("\n"))
+	for i, l := range lines {
+		lines[i] = bytes.TrimRight(l, " ")
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// timeFormat is Claude Code's own timestamp format (UTC, milliseconds).
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+// RowHeader is the column list of the per-request CSV and JSONL rows.
+var RowHeader = []string{
+	"session", "project", "class", "agent_id", "model", "effort", "effort_source", "version", "speed",
+	"message_id", "request_id", "first", "last", "input_tokens", "output_tokens", "cache_creation_input_tokens",
+	"cache_creation_5m_input_tokens", "cache_creation_1h_input_tokens", "cache_read_input_tokens",
+	"thinking_tokens", "thinking_source", "thinking_blocks", "file",
+}
+
+func row(r *transcript.Request) []any {
+	return []any{
+		r.Session, r.Project, r.Class.String(), r.AgentID, r.Model, r.Effort, r.EffortSrc.String(), r.Version, r.Speed,
+		r.MessageID, r.RequestID, r.First.UTC().Format(timeFormat), r.Last.UTC().Format(timeFormat),
+		r.InputTokens, r.OutputTokens, r.CacheCreationTokens, r.CacheCreation5m, r.CacheCreation1h, r.CacheReadTokens,
+		r.ThinkingTokens, r.ThinkingSrc.String(), r.ThinkingBlocks, r.File,
+	}
+}
+
+// WriteRows writes one row per request as "csv" (with a header) or "jsonl" (one object per line,
+// keys as RowHeader). Both are meant for DuckDB and the like.
+func WriteRows(w io.Writer, reqs []transcript.Request, format string) error {
+	switch format {
+	case "csv":
+		cw := csv.NewWriter(w)
+		if err := cw.Write(RowHeader); err != nil {
+			return err
+		}
+		rec := make([]string, len(RowHeader))
+		for i := range reqs {
+			for j, v := range row(&reqs[i]) {
+				rec[j] = fmt.Sprint(v)
+			}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	case "jsonl":
+		var b bytes.Buffer
+		for i := range reqs {
+			b.Reset()
+			b.WriteByte('{')
+			for j, v := range row(&reqs[i]) {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				k, _ := json.Marshal(RowHeader[j])
+				val, err := json.Marshal(v)
+				if err != nil {
+					return err
+				}
+				b.Write(k)
+				b.WriteByte(':')
+				b.Write(val)
+			}
+			b.WriteString("}\n")
+			if _, err := w.Write(b.Bytes()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown row format %q (want csv or jsonl)", format)
+}

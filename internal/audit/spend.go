@@ -1,0 +1,287 @@
+// Package audit turns deduplicated transcript requests into the effort audit: where weighted spend,
+// output and thinking go (overall and by session, model, effort, class or day), and the effort A/B
+// comparison of runs (medians with distribution-free CIs, Mann–Whitney or paired tests, Holm, a
+// bootstrap CI of the ratio of medians). It is pure: requests in, values and text out.
+package audit
+
+import (
+	"sort"
+
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// Weights are token prices relative to one uncached input token.
+type Weights struct {
+	Input        float64 `json:"input"`
+	Output       float64 `json:"output"`
+	CacheRead    float64 `json:"cache_read"`
+	CacheWrite5m float64 `json:"cache_write_5m"`
+	CacheWrite1h float64 `json:"cache_write_1h"`
+}
+
+// BriefWeights are the relative prices of the effort-tiering design (seed 002 §3): output ×5, cache
+// read ×0.1, cache write ×1.25 whatever its TTL.
+var BriefWeights = Weights{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite5m: 1.25, CacheWrite1h: 1.25}
+
+// TTLWeights are BriefWeights with one-hour cache writes at ×2, Anthropic's price for them.
+var TTLWeights = Weights{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite5m: 1.25, CacheWrite1h: 2}
+
+// Totals are summed token counts. The first six JSON keys are the ones ccusage users compare.
+type Totals struct {
+	Requests                 int    `json:"requests"`
+	InputTokens              uint64 `json:"input_tokens"`
+	OutputTokens             uint64 `json:"output_tokens"`
+	CacheCreationInputTokens uint64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     uint64 `json:"cache_read_input_tokens"`
+	ThinkingTokens           uint64 `json:"thinking_tokens"` // exact + estimated
+	CacheCreation5m          uint64 `json:"cache_creation_5m_input_tokens"`
+	CacheCreation1h          uint64 `json:"cache_creation_1h_input_tokens"`
+	ThinkingExactTokens      uint64 `json:"thinking_tokens_exact"`
+	ThinkingEstimatedTokens  uint64 `json:"thinking_tokens_estimated"`
+	// Requests by how their thinking is known: exact (usage.output_tokens_details), estimated (from
+	// thinking text, chars/4) or unknown (no usable thinking block).
+	ThinkingExactRequests     int    `json:"thinking_exact_requests"`
+	ThinkingEstimatedRequests int    `json:"thinking_estimated_requests"`
+	ThinkingUnknownRequests   int    `json:"thinking_unknown_requests"`
+	ThinkingBlocks            int    `json:"thinking_blocks"`
+	MainRequests              int    `json:"main_requests"`
+	SubRequests               int    `json:"sub_requests"` // subagent, compaction and side-question
+	MainThinkingTokens        uint64 `json:"main_thinking_tokens"`
+	SubThinkingTokens         uint64 `json:"sub_thinking_tokens"`
+	MainContextTokens         uint64 `json:"main_context_tokens"` // Σ cache read + cache write + input, main loop
+	// Weighted spend in input-token units (BriefWeights, TTLWeights), overall and outside the main loop.
+	Spend       float64 `json:"weighted_spend"`
+	SpendTTL    float64 `json:"weighted_spend_ttl"`
+	SubSpend    float64 `json:"sub_weighted_spend"`
+	SubSpendTTL float64 `json:"sub_weighted_spend_ttl"`
+}
+
+// Add counts one request.
+func (t *Totals) Add(r *transcript.Request) {
+	t.Requests++
+	t.InputTokens += r.InputTokens
+	t.OutputTokens += r.OutputTokens
+	t.CacheCreationInputTokens += r.CacheCreationTokens
+	t.CacheCreation5m += r.CacheCreation5m
+	t.CacheCreation1h += r.CacheCreation1h
+	t.CacheReadInputTokens += r.CacheReadTokens
+	t.ThinkingTokens += r.ThinkingTokens
+	t.ThinkingBlocks += r.ThinkingBlocks
+	switch r.ThinkingSrc {
+	case transcript.ThinkingExact:
+		t.ThinkingExactRequests++
+		t.ThinkingExactTokens += r.ThinkingTokens
+	case transcript.ThinkingEstimated:
+		t.ThinkingEstimatedRequests++
+		t.ThinkingEstimatedTokens += r.ThinkingTokens
+	default:
+		t.ThinkingUnknownRequests++
+	}
+	spend, spendTTL := Spend(r, BriefWeights), Spend(r, TTLWeights)
+	t.Spend += spend
+	t.SpendTTL += spendTTL
+	if r.Class == transcript.ClassMain {
+		t.MainRequests++
+		t.MainThinkingTokens += r.ThinkingTokens
+		t.MainContextTokens += r.CacheReadTokens + r.CacheCreationTokens + r.InputTokens
+	} else {
+		t.SubRequests++
+		t.SubThinkingTokens += r.ThinkingTokens
+		t.SubSpend += spend
+		t.SubSpendTTL += spendTTL
+	}
+}
+
+// Spend is a request's weighted spend in input-token units.
+func Spend(r *transcript.Request, w Weights) float64 {
+	return float64(r.InputTokens)*w.Input + float64(r.OutputTokens)*w.Output +
+		float64(r.CacheReadTokens)*w.CacheRead +
+		float64(r.CacheCreation5m)*w.CacheWrite5m + float64(r.CacheCreation1h)*w.CacheWrite1h
+}
+
+// SpendShares split weighted spend by token kind. Thinking is a part of output.
+type SpendShares struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cache_read"`
+	CacheWrite float64 `json:"cache_write"`
+	Thinking   float64 `json:"thinking"`
+	NonMain    float64 `json:"non_main"` // subagents, compaction and side questions
+}
+
+// Shares are the seed-002 §3 figures derived from Totals. Means are nil when there is no request to
+// average over.
+type Shares struct {
+	Spend SpendShares `json:"spend"`     // BriefWeights
+	TTL   SpendShares `json:"spend_ttl"` // TTLWeights
+	// OfTotal is the part of the whole audit's weighted spend (1 for the whole audit).
+	OfTotal float64 `json:"of_total_spend"`
+	// OutputOfTokens and ThinkingOfOutput are plain token ratios.
+	ThinkingOfOutput float64 `json:"thinking_of_output"`
+	// ThinkingInMain is the part of all thinking tokens spent in the main loop.
+	ThinkingInMain       *float64 `json:"thinking_in_main"`
+	MeanThinkingMain     *float64 `json:"mean_thinking_main"`
+	MeanThinkingSub      *float64 `json:"mean_thinking_sub"`
+	MeanContextMain      *float64 `json:"mean_context_main"`
+	ThinkingEstimated    bool     `json:"thinking_estimated"`     // some thinking is estimated from text
+	ThinkingIncomplete   bool     `json:"thinking_incomplete"`    // some requests' thinking is unknown
+	OutputPartialVersion bool     `json:"output_partial_version"` // set by the caller (see PartialOutput)
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func mean(sum uint64, n int) *float64 {
+	if n == 0 {
+		return nil
+	}
+	v := float64(sum) / float64(n)
+	return &v
+}
+
+func spendShares(t *Totals, w Weights, total, sub float64) SpendShares {
+	cacheWrite := float64(t.CacheCreation5m)*w.CacheWrite5m + float64(t.CacheCreation1h)*w.CacheWrite1h
+	return SpendShares{
+		Input:      ratio(float64(t.InputTokens)*w.Input, total),
+		Output:     ratio(float64(t.OutputTokens)*w.Output, total),
+		CacheRead:  ratio(float64(t.CacheReadInputTokens)*w.CacheRead, total),
+		CacheWrite: ratio(cacheWrite, total),
+		Thinking:   ratio(float64(t.ThinkingTokens)*w.Output, total),
+		NonMain:    ratio(sub, total),
+	}
+}
+
+// SharesOf derives the shares of t; whole is the audit's total spend (for OfTotal).
+func SharesOf(t *Totals, whole float64) Shares {
+	s := Shares{
+		Spend:              spendShares(t, BriefWeights, t.Spend, t.SubSpend),
+		TTL:                spendShares(t, TTLWeights, t.SpendTTL, t.SubSpendTTL),
+		OfTotal:            ratio(t.Spend, whole),
+		ThinkingOfOutput:   ratio(float64(t.ThinkingTokens), float64(t.OutputTokens)),
+		MeanThinkingMain:   mean(t.MainThinkingTokens, t.MainRequests),
+		MeanThinkingSub:    mean(t.SubThinkingTokens, t.SubRequests),
+		MeanContextMain:    mean(t.MainContextTokens, t.MainRequests),
+		ThinkingEstimated:  t.ThinkingEstimatedRequests > 0,
+		ThinkingIncomplete: t.ThinkingUnknownRequests > 0,
+	}
+	if t.ThinkingTokens > 0 {
+		v := float64(t.MainThinkingTokens) / float64(t.ThinkingTokens)
+		s.ThinkingInMain = &v
+	}
+	return s
+}
+
+// Group is one row of a breakdown.
+type Group struct {
+	Key    string `json:"key"`
+	Totals Totals `json:"totals"`
+	Shares Shares `json:"shares"`
+}
+
+// GroupBy names a breakdown.
+type GroupBy string
+
+// Breakdowns.
+const (
+	BySession GroupBy = "session"
+	ByModel   GroupBy = "model"
+	ByEffort  GroupBy = "effort"
+	ByClass   GroupBy = "class"
+	ByDay     GroupBy = "day"
+)
+
+// GroupBys lists the breakdowns, for flag validation and help.
+var GroupBys = []GroupBy{BySession, ByModel, ByEffort, ByClass, ByDay}
+
+// NoEffort is the effort group of requests that record none and have no label.
+const NoEffort = "(none)"
+
+// KeyOf returns the group key of a request. Days are UTC dates of the line whose usage was kept,
+// as ccusage buckets them with -z UTC.
+func KeyOf(r *transcript.Request, by GroupBy) string {
+	switch by {
+	case BySession:
+		return r.Session
+	case ByModel:
+		return r.Model
+	case ByEffort:
+		if r.Effort == "" {
+			return NoEffort
+		}
+		return r.Effort
+	case ByClass:
+		return r.Class.String()
+	case ByDay:
+		return r.UsageTime.UTC().Format("2006-01-02")
+	}
+	return ""
+}
+
+// Report is the spend audit of a set of requests.
+type Report struct {
+	Totals Totals  `json:"totals"`
+	Shares Shares  `json:"shares"`
+	By     GroupBy `json:"by,omitempty"`
+	Groups []Group `json:"groups"`
+}
+
+// Aggregate builds the report; by may be "" for no breakdown. Groups are ordered by weighted spend,
+// largest first (days chronologically, classes in their fixed order), ties by key.
+func Aggregate(reqs []transcript.Request, by GroupBy) *Report {
+	rep := &Report{By: by, Groups: []Group{}}
+	index := map[string]int{}
+	for i := range reqs {
+		r := &reqs[i]
+		rep.Totals.Add(r)
+		if by == "" {
+			continue
+		}
+		k := KeyOf(r, by)
+		j, ok := index[k]
+		if !ok {
+			j = len(rep.Groups)
+			index[k] = j
+			rep.Groups = append(rep.Groups, Group{Key: k})
+		}
+		rep.Groups[j].Totals.Add(r)
+	}
+	rep.Shares = SharesOf(&rep.Totals, rep.Totals.Spend)
+	rep.Shares.OutputPartialVersion = PartialOutput(reqs)
+	for i := range rep.Groups {
+		rep.Groups[i].Shares = SharesOf(&rep.Groups[i].Totals, rep.Totals.Spend)
+	}
+	classOrder := map[string]int{}
+	for c := transcript.ClassMain; c <= transcript.ClassSideQuestion; c++ {
+		classOrder[c.String()] = int(c)
+	}
+	sort.SliceStable(rep.Groups, func(i, j int) bool {
+		a, b := rep.Groups[i], rep.Groups[j]
+		switch by {
+		case ByDay:
+			return a.Key < b.Key
+		case ByClass:
+			return classOrder[a.Key] < classOrder[b.Key]
+		}
+		if a.Totals.Spend != b.Totals.Spend {
+			return a.Totals.Spend > b.Totals.Spend
+		}
+		return a.Key < b.Key
+	})
+	return rep
+}
+
+// PartialOutput reports whether any request comes from a Claude Code version whose transcripts
+// record only streaming snapshots of output_tokens (before 2.1.70): output and its shares are then
+// lower bounds.
+func PartialOutput(reqs []transcript.Request) bool {
+	for i := range reqs {
+		if VersionFamily(reqs[i].Version) == FamilyPartial {
+			return true
+		}
+	}
+	return false
+}
