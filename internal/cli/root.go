@@ -78,6 +78,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		NewCmdNightly,  // cron entry point: lock + evolve + report
 		NewCmdReport,   // EVAL reports (internal/report)
 		NewCmdScore,    // scorer port (internal/scorer): tune score
+		NewCmdAudit,    // transcript audit (internal/transcript, internal/audit): tune audit, tune audit ab
 		NewCmdTrace,    // trace parsing (internal/traceparse): tune trace
 	} {
 		root.AddCommand(add(f))

@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// progressMinBytes is the input size from which `tune audit` draws a progress bar on a terminal.
+const progressMinBytes = 64 << 20
+
+type auditOptions struct {
+	IO     *IOStreams
+	Getenv func(string) string
+
+	Paths   []string
+	By      string
+	JSON    bool
+	Format  string
+	CCUsage string
+	Label   string
+}
+
+// NewCmdAudit builds `tune audit` (and `tune audit ab`).
+func NewCmdAudit(f *Factory) *cobra.Command {
+	return newCmdAudit(f, nil)
+}
+
+func newCmdAudit(f *Factory, runF func(*auditOptions) error) *cobra.Command {
+	opts := &auditOptions{IO: f.IO, Getenv: f.Getenv}
+	cmd := &cobra.Command{
+		Use:   "audit [PATH...]",
+		Short: "Show where tokens, thinking and weighted spend go in Claude Code transcripts",
+		Long: `Read Claude Code transcripts and show where the money and the reasoning effort go: the share of
+weighted spend of cache reads, cache writes, input and output (output ×5, cache read ×0.1, cache write
+×1.25 relative to input; a TTL-aware column prices 1-hour cache writes ×2), the share of thinking, how
+much of it happens in the main loop, mean thinking per request in and outside the main loop, and the
+mean cached context per main-loop request. --by breaks it down by session, model, effort, class
+(main, subagent, compaction, side-question) or day (UTC).
+
+Transcripts are found as ccusage finds them: the comma-separated entries of CLAUDE_CONFIG_DIR (each a
+Claude config directory or its projects/ directory), else ~/.config/claude/projects and
+~/.claude/projects. PATH arguments replace that: a config directory, a projects/ directory, any folder
+(searched for *.jsonl; symbolic links are not followed) or a file.
+
+Claude Code writes one line per streamed content block, each repeating the request's usage, and
+copies subagent calls into the parent file (agent_progress). Lines are merged into one record per
+request as ccusage 20.x merges them — key (message.id, requestId), the largest usage, sidechain lines
+never overriding the main loop, /btw replays collapsed — so token totals equal "ccusage claude daily".
+Thinking tokens are exact where usage.output_tokens_details records them, else estimated from the
+thinking text (characters/4) and flagged, else unknown.
+
+Bad lines never stop the audit: lines that are not JSON objects, truncated lines (a session still
+being written) and invalid usage records are counted by reason, shown on stderr and in --json under
+"skipped". Unlike ccusage, records written with spaces or pretty-printed over several lines are read;
+--ccusage daily|session reads lines exactly as ccusage does (and, for session, ignores agent_progress
+copies), for cross-checks.
+
+--json prints {"totals", "shares", "groups", "skipped", ...}. --format csv|jsonl prints one row per
+request instead (session, class, model, effort, tokens, thinking and its source, …), for DuckDB and
+the like.`,
+		Example: `  tune audit
+  tune audit ~/.claude/projects/-home-me-shop-api --by session
+  tune audit --by effort --label high runs/high
+  tune audit --json | jq .shares.spend
+  tune audit --format csv > requests.csv
+  tune audit ab --arm low=runs/low --arm high=runs/high`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Paths = args
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return auditRun(opts)
+		},
+	}
+	var by []string
+	for _, b := range audit.GroupBys {
+		by = append(by, string(b))
+	}
+	cmd.Flags().StringVar(&opts.By, "by", "", "break down by `KEY`: "+strings.Join(by, ", "))
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv or jsonl (csv and jsonl: one row per request)")
+	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.x's `MODE` report does: daily or session")
+	cmd.Flags().StringVar(&opts.Label, "label", "", "effort `LEVEL` of requests whose transcript records none (e.g. the effort the runs were started with)")
+	cmd.AddCommand(newCmdAuditAB(f, nil))
+	return cmd
+}
+
+func (o *auditOptions) validate() error {
+	if o.JSON {
+		if o.Format != "text" && o.Format != "json" {
+			return FlagErrorf("--json and --format %s conflict", o.Format)
+		}
+		o.Format = "json"
+	}
+	switch o.Format {
+	case "text", "json", "csv", "jsonl":
+	default:
+		return FlagErrorf("--format %q: want text, json, csv or jsonl", o.Format)
+	}
+	if o.By != "" {
+		ok := false
+		for _, b := range audit.GroupBys {
+			ok = ok || string(b) == o.By
+		}
+		if !ok {
+			return FlagErrorf("--by %q: want session, model, effort, class or day", o.By)
+		}
+	}
+	return validateCCUsage(o.CCUsage)
+}
+
+func validateCCUsage(mode string) error {
+	switch mode {
+	case "", "daily", "session":
+		return nil
+	}
+	return FlagErrorf("--ccusage %q: want daily or session", mode)
+}
+
+// scanOptions maps the shared flags onto transcript.Options.
+func scanOptions(ccusage, label string) transcript.Options {
+	opt := transcript.Options{Label: label}
+	switch ccusage {
+	case "daily":
+		opt.CCUsage, opt.MaxTotal = true, true
+	case "session":
+		opt.CCUsage, opt.MaxTotal, opt.NoProgress = true, true, true
+	}
+	return opt
+}
+
+// findTranscripts lists the files of paths, or of the default roots when there is none.
+func findTranscripts(paths []string, getenv func(string) string) (files, roots []string, err error) {
+	roots = paths
+	if len(roots) == 0 {
+		home := getenv("HOME")
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		if roots, err = transcript.Roots(getenv, home); err != nil {
+			return nil, nil, err
+		}
+	}
+	files, err = transcript.Discover(roots)
+	return files, roots, err
+}
+
+// scanWithProgress scans files, drawing a progress bar on stderr when it is a terminal and the input
+// is large.
+func scanWithProgress(io *IOStreams, files []string, opt transcript.Options) (*transcript.Result, error) {
+	var total int64
+	for _, f := range files {
+		if info, err := os.Stat(f); err == nil {
+			total += info.Size()
+		}
+	}
+	if io.ErrIsTerminal && total >= progressMinBytes {
+		start := time.Now()
+		opt.Progress = func(done, total int64) { drawProgress(io.ErrOut, done, total, time.Since(start)) }
+		defer fmt.Fprint(io.ErrOut, "\r\033[K")
+	}
+	return transcript.Scan(files, opt)
+}
+
+func drawProgress(w io.Writer, done, total int64, elapsed time.Duration) {
+	const width = 30
+	frac := 0.0
+	if total > 0 {
+		frac = min(float64(done)/float64(total), 1)
+	}
+	n := int(frac * width)
+	fmt.Fprintf(w, "\rreading transcripts [%s%s] %3.0f%% %d/%d MB %.1fs", strings.Repeat("=", n), strings.Repeat(" ", width-n),
+		100*frac, done/1e6, total/1e6, elapsed.Seconds())
+}
+
+// warnSkipped reports skipped lines on stderr: one summary line and the first few file:line samples.
+func warnSkipped(w io.Writer, res *transcript.Result) {
+	total := 0
+	for _, n := range res.Skipped {
+		total += n
+	}
+	if total == 0 {
+		return
+	}
+	var parts []string
+	for _, r := range []string{transcript.ReasonNotObject, transcript.ReasonTruncated, transcript.ReasonMalformed,
+		transcript.ReasonInvalidUsage, transcript.ReasonNoTimestamp, transcript.ReasonInvalidField, transcript.ReasonNullField} {
+		if n := res.Skipped[r]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, r))
+		}
+	}
+	fmt.Fprintf(w, "tune: warning: skipped %d of %d lines (%s)\n", total, res.Lines.Lines, strings.Join(parts, ", "))
+	const samples = 10
+	for i, warn := range res.Warnings {
+		if i == samples {
+			fmt.Fprintf(w, "tune: warning: … (%d more in --json \"warnings\")\n", len(res.Warnings)-samples)
+			break
+		}
+		fmt.Fprintf(w, "tune: warning: %s:%d: %s\n", warn.File, warn.Line, warn.Reason)
+	}
+}
+
+func auditRun(opts *auditOptions) error {
+	files, roots, err := findTranscripts(opts.Paths, opts.Getenv)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", describeRoots(roots))
+	}
+	res, err := scanWithProgress(opts.IO, files, scanOptions(opts.CCUsage, opts.Label))
+	if err != nil {
+		return err
+	}
+	warnSkipped(opts.IO.ErrOut, res)
+	switch opts.Format {
+	case "csv", "jsonl":
+		return audit.WriteRows(opts.IO.Out, res.Requests, opts.Format)
+	}
+	rep := audit.Aggregate(res.Requests, audit.GroupBy(opts.By))
+	if opts.Format == "json" {
+		return audit.WriteJSON(opts.IO.Out, rep, audit.InputOf(res))
+	}
+	return audit.WriteText(opts.IO.Out, rep, audit.InputOf(res))
+}
+
+func describeRoots(roots []string) string {
+	if len(roots) == 0 {
+		return "~/.config/claude/projects or ~/.claude/projects (neither exists; set CLAUDE_CONFIG_DIR or pass a path)"
+	}
+	return strings.Join(roots, ", ")
+}

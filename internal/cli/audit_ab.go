@@ -1,0 +1,254 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+type auditABOptions struct {
+	IO     *IOStreams
+	Getenv func(string) string
+
+	Arms       []string // NAME=PATH
+	ByEffort   bool
+	Paths      []string
+	Baseline   string
+	Paired     bool
+	PairBy     string
+	Alpha      float64
+	Confidence float64
+	AllowMixed bool
+	JSON       bool
+	Format     string
+	CCUsage    string
+
+	arms []armSpec
+}
+
+type armSpec struct {
+	Name  string
+	Paths []string
+}
+
+func newCmdAuditAB(f *Factory, runF func(*auditABOptions) error) *cobra.Command {
+	opts := &auditABOptions{IO: f.IO, Getenv: f.Getenv}
+	cmd := &cobra.Command{
+		Use:   "ab (--arm NAME=PATH... | --by-effort [PATH...])",
+		Short: "Compare runs at two effort levels (or any two arms): requests, output, thinking, time",
+		Long: `Compare arms of runs, such as the same task run at effort high and at xhigh. A run is a session
+(its main file and its subagent files). Per run: requests, output tokens, thinking tokens, wall
+seconds (first to last timestamp over all its files) and active seconds (the sum of the turn
+durations Claude Code records, where it does).
+
+Arms come from --arm NAME=PATH (repeat it; a name given twice gathers several paths; the first arm is
+the baseline unless --baseline says otherwise; requests that record no effort take the arm name as
+their effort label), or from --by-effort, which groups the runs found under PATH (or the default
+transcript folders, see tune audit) by the effort level their main loop records (the top-level
+"effort" of assistant lines, Claude Code ≥ 2.1.21x; the most frequent level of a run wins). Arms are
+then ordered low, medium, high, xhigh, max and the lowest is the baseline.
+
+For each metric and arm: the median with a distribution-free 95% confidence interval (none below 6
+runs: "± ∞" and a footnote). For each arm against the baseline: a two-sided Mann–Whitney U test (exact
+for small samples) or, with --paired, the exact Wilcoxon signed-rank test on paired differences;
+Holm's adjustment across all metrics and arms; "~" when the adjusted p is above --alpha (no
+difference detected at this n — not "no difference"); and a bootstrap 95% CI of the ratio of medians
+(1,000 resamples, seeded from the data, so the output is reproducible). Footnotes say when n is too
+small for a CI or for any significant result.
+
+Pairing (--paired): --pair-by order pairs the i-th run of each arm by start time (run the tasks in
+the same order in each arm); --pair-by task pairs runs by their task directory, the first directory
+under the arm's path (lay runs out as ARM/TASK/… with one run per task and arm).
+
+Output counts mean different things across Claude Code versions (≤ 2.1.6x streaming snapshots,
+2.1.70–2.1.96 the last line final, ≥ 2.1.97 every line final): arms that mix these are refused unless
+--allow-mixed, which prints the comparison with a loud warning.
+
+Formats: text (benchstat style), markdown, json ({"metrics": [{"name", "arms": {NAME: {"n", "median",
+"lo", "hi"}}, "p", "p_holm", "significant", "ratio", "ratio_lo", "ratio_hi", …}], "arms", "runs", …}),
+csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run, that
+"benchstat -col /effort FILE" compares with its own statistics.`,
+		Example: `  tune audit ab --arm high=runs/high --arm xhigh=runs/xhigh
+  tune audit ab --arm high=runs/high --arm xhigh=runs/xhigh --paired --pair-by task
+  tune audit ab --by-effort ~/.claude/projects/-home-me-shop-api --format markdown
+  tune audit ab --arm low=a --arm high=b --format benchfmt > ab.txt && benchstat -col /effort ab.txt`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Paths = args
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return auditABRun(opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Arms, "arm", nil, "an arm: `NAME=PATH` (repeatable; the first is the baseline)")
+	cmd.Flags().BoolVar(&opts.ByEffort, "by-effort", false, "make arms from the effort level the transcripts record")
+	cmd.Flags().StringVar(&opts.Baseline, "baseline", "", "the baseline arm `NAME` (default: the first --arm, or the lowest effort)")
+	cmd.Flags().BoolVar(&opts.Paired, "paired", false, "compare paired runs (exact signed-rank test)")
+	cmd.Flags().StringVar(&opts.PairBy, "pair-by", "order", "how runs pair with --paired: `order` (start time) or task (ARM/TASK/ directories)")
+	cmd.Flags().Float64Var(&opts.Alpha, "alpha", 0.05, "significance `level` after Holm's adjustment")
+	cmd.Flags().Float64Var(&opts.Confidence, "confidence", 0.95, "confidence `level` of the intervals")
+	cmd.Flags().BoolVar(&opts.AllowMixed, "allow-mixed", false, "compare arms whose Claude Code versions count output tokens differently")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the comparison as JSON (same as --format json)")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: "+strings.Join(audit.ABFormats, ", "))
+	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.x's `MODE` report does: daily or session")
+	return cmd
+}
+
+func (o *auditABOptions) validate() error {
+	if o.JSON {
+		if o.Format != "text" && o.Format != "json" {
+			return FlagErrorf("--json and --format %s conflict", o.Format)
+		}
+		o.Format = "json"
+	}
+	known := false
+	for _, f := range audit.ABFormats {
+		known = known || f == o.Format
+	}
+	if !known {
+		return FlagErrorf("--format %q: want %s", o.Format, strings.Join(audit.ABFormats, ", "))
+	}
+	switch {
+	case o.ByEffort && len(o.Arms) > 0:
+		return FlagErrorf("--arm and --by-effort are exclusive: arms come from labels or from the effort field")
+	case !o.ByEffort && len(o.Arms) == 0:
+		return FlagErrorf("give the arms: --arm NAME=PATH (at least two names), or --by-effort")
+	case !o.ByEffort && len(o.Paths) > 0:
+		return FlagErrorf("with --arm, paths belong to the arms (NAME=PATH); %q is extra", o.Paths[0])
+	}
+	o.arms = nil
+	for _, a := range o.Arms {
+		name, path, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(name) == "" || path == "" {
+			return FlagErrorf("--arm %q: want NAME=PATH", a)
+		}
+		name = strings.TrimSpace(name)
+		found := false
+		for i := range o.arms {
+			if o.arms[i].Name == name {
+				o.arms[i].Paths = append(o.arms[i].Paths, path)
+				found = true
+			}
+		}
+		if !found {
+			o.arms = append(o.arms, armSpec{Name: name, Paths: []string{path}})
+		}
+	}
+	if !o.ByEffort && len(o.arms) < 2 {
+		return FlagErrorf("need at least two arms, got %d (--arm NAME=PATH with different names)", len(o.arms))
+	}
+	if o.Baseline != "" && !o.ByEffort {
+		found := false
+		for _, a := range o.arms {
+			found = found || a.Name == o.Baseline
+		}
+		if !found {
+			return FlagErrorf("--baseline %q is not one of the arms", o.Baseline)
+		}
+	}
+	if o.PairBy != "order" && o.PairBy != "task" {
+		return FlagErrorf("--pair-by %q: want order or task", o.PairBy)
+	}
+	if o.Alpha <= 0 || o.Alpha >= 1 {
+		return FlagErrorf("--alpha %v: want a level between 0 and 1", o.Alpha)
+	}
+	if o.Confidence <= 0 || o.Confidence >= 1 {
+		return FlagErrorf("--confidence %v: want a level between 0 and 1", o.Confidence)
+	}
+	return validateCCUsage(o.CCUsage)
+}
+
+func auditABRun(opts *auditABOptions) error {
+	var arms []audit.Arm
+	if opts.ByEffort {
+		files, roots, err := findTranscripts(opts.Paths, opts.Getenv)
+		if err != nil {
+			return err
+		}
+		res, err := scanWithProgress(opts.IO, files, scanOptions(opts.CCUsage, ""))
+		if err != nil {
+			return err
+		}
+		warnSkipped(opts.IO.ErrOut, res)
+		var noEffort []audit.Run
+		arms, noEffort = audit.ArmsByEffort(audit.RunsOf(res, "", roots))
+		if len(noEffort) > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %d of %d runs record no effort level and are left out\n", len(noEffort), len(noEffort)+countRuns(arms))
+		}
+		if len(arms) < 2 {
+			var found []string
+			for _, a := range arms {
+				found = append(found, fmt.Sprintf("%s (%d runs)", a.Name, len(a.Runs)))
+			}
+			return fmt.Errorf("--by-effort needs runs at two effort levels; found %s. Transcripts record the effort only from Claude Code 2.1.21x on: for older runs label the arms with --arm NAME=PATH",
+				orNone(strings.Join(found, ", ")))
+		}
+	} else {
+		for _, spec := range opts.arms {
+			files, err := findArmFiles(spec)
+			if err != nil {
+				return err
+			}
+			res, err := scanWithProgress(opts.IO, files, scanOptions(opts.CCUsage, spec.Name))
+			if err != nil {
+				return err
+			}
+			warnSkipped(opts.IO.ErrOut, res)
+			arms = append(arms, audit.Arm{Name: spec.Name, Runs: audit.RunsOf(res, spec.Name, spec.Paths)})
+		}
+	}
+	if opts.Baseline != "" {
+		i := 0
+		for i < len(arms) && arms[i].Name != opts.Baseline {
+			i++
+		}
+		if i == len(arms) {
+			return FlagErrorf("--baseline %q is not one of the arms", opts.Baseline)
+		}
+		arms = append([]audit.Arm{arms[i]}, append(arms[:i:i], arms[i+1:]...)...)
+	}
+	rep, err := audit.CompareArms(arms, audit.ABOptions{
+		Paired: opts.Paired, PairBy: opts.PairBy, Alpha: opts.Alpha, Confidence: opts.Confidence, AllowMixed: opts.AllowMixed,
+	})
+	if err != nil {
+		return err
+	}
+	if rep.MixedVersions {
+		fmt.Fprintln(opts.IO.ErrOut, "tune: WARNING: the arms mix Claude Code versions that count output tokens differently (--allow-mixed); output and thinking are not comparable")
+	}
+	return audit.WriteAB(opts.IO.Out, rep, opts.Format)
+}
+
+func findArmFiles(spec armSpec) ([]string, error) {
+	files, err := transcript.Discover(spec.Paths)
+	if err != nil {
+		return nil, fmt.Errorf("arm %s: %w", spec.Name, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("arm %s: no transcript (*.jsonl) in %s", spec.Name, strings.Join(spec.Paths, ", "))
+	}
+	return files, nil
+}
+
+func countRuns(arms []audit.Arm) int {
+	n := 0
+	for _, a := range arms {
+		n += len(a.Runs)
+	}
+	return n
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

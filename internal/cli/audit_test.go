@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func testFactory() (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	f := &Factory{
+		IO:     &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut},
+		Now:    func() time.Time { return time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC) },
+		Getenv: func(string) string { return "" },
+	}
+	return f, out, errOut
+}
+
+func runCmd(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	return cmd.Execute()
+}
+
+func TestAuditFlags(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		want    string // formatted options, or the usage error
+		isUsage bool
+	}{
+		{[]string{"a", "b"}, "[a b] by= format=text ccusage= label=", false},
+		{[]string{"--json", "--by", "day"}, "[] by=day format=json ccusage= label=", false},
+		{[]string{"--format", "jsonl", "--ccusage", "session", "--label", "high"}, "[] by= format=jsonl ccusage=session label=high", false},
+		{[]string{"--by", "week"}, "--by \"week\"", true},
+		{[]string{"--format", "xml"}, "--format \"xml\"", true},
+		{[]string{"--json", "--format", "csv"}, "--json and --format csv conflict", true},
+		{[]string{"--ccusage", "weekly"}, "--ccusage \"weekly\"", true},
+	} {
+		f, _, _ := testFactory()
+		var got *auditOptions
+		cmd := newCmdAudit(f, func(o *auditOptions) error { got = o; return nil })
+		err := runCmd(cmd, c.args...)
+		if c.isUsage {
+			var fe *FlagError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%v: error %v, want usage error %q", c.args, err, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		s := fmt.Sprintf("%v by=%s format=%s ccusage=%s label=%s", got.Paths, got.By, got.Format, got.CCUsage, got.Label)
+		if s != c.want {
+			t.Errorf("%v: %s, want %s", c.args, s, c.want)
+		}
+	}
+}
+
+func TestAuditABFlags(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		want    string
+		isUsage bool
+	}{
+		{[]string{"--arm", "low=a", "--arm", "high=b", "--arm", "low=c"}, "[{low [a c]} {high [b]}] effort=false paired=false/order", false},
+		{[]string{"--by-effort", "x", "--paired", "--pair-by", "task"}, "[] effort=true paired=true/task", false},
+		{[]string{}, "give the arms", true},
+		{[]string{"--arm", "a=x"}, "need at least two arms", true},
+		{[]string{"--arm", "a=x", "--arm", "a=y"}, "need at least two arms", true},
+		{[]string{"--arm", "=x", "--arm", "b=y"}, "want NAME=PATH", true},
+		{[]string{"--arm", "a=x", "--by-effort"}, "exclusive", true},
+		{[]string{"--arm", "a=x", "--arm", "b=y", "z"}, "is extra", true},
+		{[]string{"--arm", "a=x", "--arm", "b=y", "--baseline", "c"}, "--baseline \"c\"", true},
+		{[]string{"--by-effort", "--alpha", "1.5"}, "--alpha", true},
+		{[]string{"--by-effort", "--confidence", "0"}, "--confidence", true},
+		{[]string{"--by-effort", "--json", "--format", "csv"}, "conflict", true},
+	} {
+		f, _, _ := testFactory()
+		var got *auditABOptions
+		cmd := newCmdAuditAB(f, func(o *auditABOptions) error { got = o; return nil })
+		err := runCmd(cmd, c.args...)
+		if c.isUsage {
+			var fe *FlagError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%v: error %v, want usage error %q", c.args, err, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		s := fmt.Sprintf("%v effort=%v paired=%v/%s", got.arms, got.ByEffort, got.Paired, got.PairBy)
+		if s != c.want {
+			t.Errorf("%v: %s, want %s", c.args, s, c.want)
+		}
+	}
+}
+
+func TestDrawProgress(t *testing.T) {
+	var b bytes.Buffer
+	drawProgress(&b, 500e6, 1000e6, 1500*time.Millisecond)
+	if got := b.String(); !strings.Contains(got, "[===============               ]  50% 500/1000 MB 1.5s") {
+		t.Errorf("progress line %q", got)
+	}
+}
