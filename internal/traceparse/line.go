@@ -6,7 +6,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // MagicPrefix marks a trace entry inside free text (Tier-2 transcripts): 14 code points, 18 bytes.
@@ -41,6 +44,7 @@ type lineClass struct {
 	entry     Entry
 	epochSet  bool     // entry.Epoch came from an epoch= field
 	taskKeys  bool     // it has files=, regression_followed= or regression_of=
+	head      metaHead // what a meta line says about its task
 	notes     []string // caveats on a kept line
 }
 
@@ -251,6 +255,7 @@ func (c *classifier) build(lc *lineClass, toks []string) {
 	e.Fields = fields
 	if e.Kind == KindMeta {
 		normaliseMeta(lc, fields)
+		lc.head.read(lc, e)
 		return
 	}
 	loss.alias(fields, "loss", lossNorm)
@@ -295,6 +300,54 @@ func (o *optional) alias(fields map[string]string, key string, from optional) {
 		fields[key] = from.v
 		*o = from
 	}
+}
+
+// metaHead is what a meta line says about the task it opens. It is worked out while classifying
+// (in parallel) so that the in-order segmentation only copies it.
+type metaHead struct {
+	time                                               time.Time // zero unless RFC 3339
+	level, dispatch, creativity, title, weightsVersion string
+	loops                                              []string
+	signals                                            []SignalWeight
+	hasSignals                                         bool
+}
+
+func (h *metaHead) read(lc *lineClass, e *Entry) {
+	f := e.Fields
+	h.time = parseMetaTime(lc, e.Timestamp)
+	if lvl := f["level"]; validLevel(lvl) {
+		h.level = lvl
+	}
+	h.dispatch = ShortDispatch(f["dispatch"])
+	h.creativity = f["creativity"]
+	h.title = f["task"]
+	for l := range strings.SplitSeq(f["loops"], ",") {
+		if l = trimPy(l); l != "" {
+			h.loops = append(h.loops, l)
+		}
+	}
+	if raw, ok := f["signals"]; ok {
+		var problems []string
+		h.hasSignals = true
+		h.signals, problems = ParseSignals(raw)
+		lc.notes = append(lc.notes, problems...)
+	}
+	if v, ok := f["weights"]; ok {
+		h.weightsVersion = v
+		if _, err := weights.ParseVersionName(v); err != nil {
+			lc.notes = append(lc.notes, "weights="+err.Error())
+		}
+	}
+}
+
+// parseMetaTime reads the timestamp of a line that opens a task; one that is not RFC 3339 is kept
+// and noted, and the task stays out of time windows (Decision 1.10.6).
+func parseMetaTime(lc *lineClass, ts string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		lc.notes = append(lc.notes, fmt.Sprintf("timestamp %q is not RFC 3339: the task is left out of time windows", ts))
+	}
+	return t
 }
 
 // normaliseMeta applies the meta-line Decisions: level_chosen → level, long dispatch_source → short

@@ -7,9 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // Parse reads a whole log from r. source names it in tasks and warnings. The error is a read error;
@@ -127,7 +124,7 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64) {
 	for _, n := range lc.notes {
 		p.warn(e.Line, e.Offset, n, false)
 	}
-	p.add(e, lc.epochSet, lc.taskKeys)
+	p.add(e, lc)
 }
 
 func (p *parser) skipReason(skip skipCode) string {
@@ -149,24 +146,24 @@ func (p *parser) skipReason(skip skipCode) string {
 
 // add attaches an entry to the task segmentation: a meta line opens a task; any other line joins
 // the open task, or opens the legacy task when no meta line came before.
-func (p *parser) add(e *Entry, epochSet, taskKeys bool) {
+func (p *parser) add(e *Entry, lc *lineClass) {
 	if e.Kind == KindMeta {
 		p.finishTask()
-		p.openTask(e, false)
+		p.openTask(e, &lc.head)
 	} else if !p.open {
-		p.openTask(e, true)
+		p.openTask(e, nil)
 	}
 	t := &p.cur
 	switch e.Kind {
 	case KindEpoch:
-		if epochSet {
+		if lc.epochSet {
 			p.epoch = e.Epoch
 		} else {
 			e.Epoch = p.epoch
 			p.warn(e.Line, e.Offset, "epoch line without epoch=N: the epoch is unchanged", false)
 		}
 	case KindIter:
-		if !epochSet {
+		if !lc.epochSet {
 			e.Epoch = p.epoch
 		}
 		p.delta(e)
@@ -179,7 +176,7 @@ func (p *parser) add(e *Entry, epochSet, taskKeys bool) {
 	if e.Kind != KindMeta {
 		p.appendEntry(e)
 	}
-	if taskKeys {
+	if lc.taskKeys {
 		p.taskFields(e)
 	}
 }
@@ -222,47 +219,23 @@ func (p *parser) taskFields(e *Entry) {
 	}
 }
 
-func (p *parser) openTask(e *Entry, legacy bool) {
-	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp, Legacy: legacy}
+// openTask opens a task at e: a meta line with its head, or the first line of the legacy task.
+func (p *parser) openTask(e *Entry, head *metaHead) {
+	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp}
 	p.open, p.epoch, p.groups, p.lastIter, p.lastClose = true, 0, p.groups[:0], -1, -1
 	p.entStart = len(p.ents)
 	t := &p.cur
-	if ts, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
-		t.MetaTime = ts
-	} else {
-		p.warn(e.Line, e.Offset, fmt.Sprintf("timestamp %q is not RFC 3339: the task is left out of time windows", e.Timestamp), false)
-	}
-	if legacy {
-		t.Title = LegacyTitle
+	if head == nil {
+		var lc lineClass
+		t.Legacy, t.Title, t.MetaTime = true, LegacyTitle, parseMetaTime(&lc, e.Timestamp)
+		for _, n := range lc.notes {
+			p.warn(e.Line, e.Offset, n, false)
+		}
 		return
 	}
-	f := e.Fields
-	t.Meta = *e
-	if lvl := f["level"]; validLevel(lvl) {
-		t.Level = lvl
-	}
-	t.Dispatch = ShortDispatch(f["dispatch"])
-	t.Creativity = f["creativity"]
-	t.Title = f["task"]
-	for l := range strings.SplitSeq(f["loops"], ",") {
-		if l = trimPy(l); l != "" {
-			t.Loops = append(t.Loops, l)
-		}
-	}
-	if raw, ok := f["signals"]; ok {
-		var problems []string
-		t.HasSignals = true
-		t.Signals, problems = ParseSignals(raw)
-		for _, pr := range problems {
-			p.warn(e.Line, e.Offset, pr, false)
-		}
-	}
-	if v, ok := f["weights"]; ok {
-		t.WeightsVersion = v
-		if _, err := weights.ParseVersionName(v); err != nil {
-			p.warn(e.Line, e.Offset, "weights="+err.Error(), false)
-		}
-	}
+	t.Meta, t.MetaTime = *e, head.time
+	t.Level, t.Dispatch, t.Creativity, t.Title, t.WeightsVersion = head.level, head.dispatch, head.creativity, head.title, head.weightsVersion
+	t.Loops, t.Signals, t.HasSignals = head.loops, head.signals, head.hasSignals
 }
 
 // delta recomputes Δloss within the task, loop and epoch (Decision 1.10.14). A baseline resets the
