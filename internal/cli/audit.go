@@ -160,13 +160,7 @@ func findTranscripts(paths []string, getenv func(string) string) (files, roots [
 // scanWithProgress scans files, drawing a progress bar on stderr when it is a terminal and the input
 // is large.
 func scanWithProgress(io *IOStreams, files []string, opt transcript.Options) (*transcript.Result, error) {
-	var total int64
-	for _, f := range files {
-		if info, err := os.Stat(f); err == nil {
-			total += info.Size()
-		}
-	}
-	if io.ErrIsTerminal && total >= progressMinBytes {
+	if io.ErrIsTerminal && transcript.TotalSize(files) >= progressMinBytes {
 		start := time.Now()
 		opt.Progress = func(done, total int64) { drawProgress(io.ErrOut, done, total, time.Since(start)) }
 		defer fmt.Fprint(io.ErrOut, "\r\033[K")

@@ -24,15 +24,7 @@ func benchScan(b *testing.B, dir string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var size int64
-	for _, f := range files {
-		info, err := os.Stat(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		size += info.Size()
-	}
-	b.SetBytes(size)
+	b.SetBytes(TotalSize(files))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Scan(files, Options{}); err != nil {

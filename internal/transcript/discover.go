@@ -88,6 +88,18 @@ func Discover(paths []string) ([]string, error) {
 	return dedupeStrings(files), nil
 }
 
+// TotalSize is the summed size of files; files that cannot be stat'ed count as empty (Scan reports
+// them when it opens them).
+func TotalSize(files []string) int64 {
+	var total int64
+	for _, f := range files {
+		if info, err := os.Stat(f); err == nil {
+			total += info.Size()
+		}
+	}
+	return total
+}
+
 func isDir(p string) bool {
 	info, err := os.Stat(p)
 	return err == nil && info.IsDir()

@@ -47,12 +47,7 @@ func Scan(files []string, opt Options) (*Result, error) {
 	if workers > len(files) {
 		workers = len(files)
 	}
-	var total int64
-	for _, f := range files {
-		if info, err := os.Stat(f); err == nil {
-			total += info.Size()
-		}
-	}
+	total := TotalSize(files)
 	var done atomic.Int64
 
 	// Files are parsed in parallel and merged in path order, so the result is the same for any
