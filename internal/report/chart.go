@@ -242,7 +242,7 @@ func compose(w io.Writer, f Format, width, height vg.Length, title string, legen
 		c = draw.Crop(c, 0, 0, 0, -(sty.Rectangle(title).Size().Y + vg.Points(6)))
 	}
 	if legend.n > 0 {
-		lw := legend.Rectangle(c).Size().X + vg.Points(12)
+		lw := legend.Rectangle(c).Size().X + vg.Points(16)
 		legend.Draw(draw.Crop(c, c.Size().X-lw+vg.Points(12), 0, 0, -vg.Points(10)))
 		c = draw.Crop(c, 0, -lw, 0, 0)
 	}
@@ -267,6 +267,40 @@ func integerTicks(min, max float64) []plot.Tick {
 		ticks = append(ticks, plot.Tick{Value: v, Label: label})
 	}
 	return ticks
+}
+
+// numberTicks are gonum's default ticks with compact labels: 25000 rather than "25000.00", and 50k / 1.5M
+// for large counts (one unit for the whole axis: 0, 8k, 16k — never 8000 next to 16k).
+func numberTicks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	top := 0.0
+	for _, t := range ticks {
+		if t.Label != "" {
+			top = math.Max(top, math.Abs(t.Value))
+		}
+	}
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = compactNumber(ticks[i].Value, top)
+		}
+	}
+	return ticks
+}
+
+// compactNumber prints v in the unit that suits the largest label of its axis, top.
+func compactNumber(v, top float64) string {
+	if v == 0 {
+		return "0"
+	}
+	unit, suffix := 1.0, ""
+	switch {
+	case top >= 1e6:
+		unit, suffix = 1e6, "M"
+	case top >= 1e4:
+		unit, suffix = 1e3, "k"
+	}
+	// Tick values carry float noise (0.30000000000000004): round to what the axis can show.
+	return strconv.FormatFloat(math.Round(v/unit*1e6)/1e6, 'f', -1, 64) + suffix
 }
 
 // percentTicks formats the default ticks of a share axis as percentages.
@@ -298,6 +332,7 @@ const chartWidth = 7 * vg.Inch
 func (lc LineChart) Render(w io.Writer, f Format) error {
 	p := newPlot(lc.XLabel, lc.YLabel)
 	p.X.Tick.Marker = plot.TickerFunc(integerTicks)
+	p.Y.Tick.Marker = plot.TickerFunc(numberTicks)
 	p.Add(plotter.NewGrid())
 	var legend legendEntries
 	n := 0
@@ -361,6 +396,7 @@ func (bc BarChart) Render(w io.Writer, f Format) error {
 	}
 	p := newPlot(bc.ValueLabel, "")
 	p.Add(&plotter.Grid{Vertical: plotter.NewGrid().Vertical})
+	p.X.Tick.Marker = plot.TickerFunc(numberTicks)
 	if bc.Percent {
 		p.X.Tick.Marker = plot.TickerFunc(percentTicks)
 	}
@@ -510,6 +546,7 @@ func jitter(i int) float64 {
 
 func distributionPlot(panel DistributionPanel) (*plot.Plot, bool, error) {
 	p := newPlot("", panel.ValueLabel)
+	p.Y.Tick.Marker = plot.TickerFunc(numberTicks)
 	p.Title.Text = panel.Title
 	p.Add(&plotter.Grid{Horizontal: plotter.NewGrid().Horizontal})
 	names := make([]string, len(panel.Samples))

@@ -204,15 +204,23 @@ func fmtInt(n int64) string {
 	return b.String()
 }
 
-// fmtNum prints a measured quantity (a median, a CI bound) compactly: integers as integers with separators,
-// others with up to two decimals.
+// fmtNum prints a measured quantity (a median, a CI bound) compactly: integers as integers, others with up
+// to two decimals, both with thousands separators.
 func fmtNum(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "–"
 	}
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return fmtInt(int64(v))
+	if math.Abs(v) >= 1e15 {
+		return strconv.FormatFloat(v, 'g', 6, 64)
 	}
-	s := strconv.FormatFloat(v, 'f', 2, 64)
-	return strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	whole, frac := math.Modf(math.Abs(v))
+	s := strconv.FormatFloat(frac, 'f', 2, 64) // "0.25", or "1.00" when the fraction rounds up
+	if s[0] == '1' {
+		whole, s = whole+1, "0.00"
+	}
+	out := fmtInt(int64(whole)) + strings.TrimRight(strings.TrimRight(s[1:], "0"), ".")
+	if v < 0 && out != "0" {
+		return "−" + out
+	}
+	return out
 }

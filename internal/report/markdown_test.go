@@ -41,7 +41,10 @@ func TestFormatting(t *testing.T) {
 		{fmtDelta(1), "+1"}, {fmtDelta(-0.5), "−0.5"}, {fmtDelta(0), "±0"},
 		{fmtP(0.0004), "<0.001"}, {fmtP(0.04321), "0.043"}, {fmtP(1), "1.000"},
 		{fmtPct(0.5312), "53.1 %"}, {fmtInt(77423878), "77,423,878"}, {fmtInt(-1234), "−1,234"}, {fmtInt(999), "999"},
-		{fmtNum(195801), "195,801"}, {fmtNum(2.5), "2.5"}, {fmtNum(1.234), "1.23"}, {fmtFloat(-0.001), "0.00"},
+		{fmtNum(195801), "195,801"}, {fmtNum(2.5), "2.5"}, {fmtNum(1.234), "1.23"}, {fmtNum(93294.8), "93,294.8"},
+		{fmtNum(4369.714), "4,369.71"}, {fmtNum(9.999), "10"}, {fmtNum(-1234.5), "−1,234.5"}, {fmtNum(0), "0"}, {fmtFloat(-0.001), "0.00"},
+		{compactNumber(50000, 50000), "50k"}, {compactNumber(1.5e6, 2e6), "1.5M"}, {compactNumber(0.30000000000000004, 1), "0.3"},
+		{compactNumber(2500, 2500), "2500"}, {compactNumber(8000, 16000), "8k"}, {compactNumber(0, 16000), "0"},
 		{Escape("a*b [c](d) <e> `f`"), "a\\*b [c]\\(d) \\<e> \\`f\\`"},
 		{Escape("regression_followed _x_ ~~s~~ p < 0.05 a\\b"), `regression_followed \_x\_ \~\~s\~\~ p < 0.05 a\\b`},
 	} {
