@@ -18,15 +18,15 @@ import (
 // fileShape is the TOML layout of a version file. Numbers are read as floats so that 2.5 is accepted and
 // then checked to be a multiple of 0.5.
 type fileShape struct {
-	Schema  int                `toml:"schema"`
-	Version int                `toml:"version"`
-	Parent  int                `toml:"parent"`
-	Created time.Time          `toml:"created"`
-	Reason  string             `toml:"reason"`
-	Evidence string            `toml:"evidence"`
-	Signals map[string]float64 `toml:"signals"`
-	Buckets map[string]float64 `toml:"buckets"`
-	Cost    map[string]int     `toml:"cost"`
+	Schema   int                `toml:"schema"`
+	Version  int                `toml:"version"`
+	Parent   int                `toml:"parent"`
+	Created  time.Time          `toml:"created"`
+	Reason   string             `toml:"reason"`
+	Evidence string             `toml:"evidence"`
+	Signals  map[string]float64 `toml:"signals"`
+	Buckets  map[string]float64 `toml:"buckets"`
+	Cost     map[string]int     `toml:"cost"`
 }
 
 var bucketKeys = [NumLevels - 1]string{"L0", "L1", "L2", "L3"}
