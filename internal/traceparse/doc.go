@@ -37,5 +37,9 @@
 // recorded in Result.Tails; every Entry, Task and Warning also carries Offset, the absolute byte offset
 // of its line, which stays exact because logs only grow.
 //
+// Speed: classifying a line (tokens, its string, its Fields map) depends on the line alone, so logs
+// bigger than one 1 MB batch are classified on all CPUs while the task segmentation consumes the
+// batches in order; smaller input (a tail read) is parsed in place.
+//
 // The package is pure: it never prints and never writes to a log. Problems are returned as warnings.
 package traceparse

@@ -54,9 +54,9 @@ func newParser(source string, offset int64) *parser {
 }
 
 // splitLines calls fn with the bounds of every complete line at the start of data (line end
-// excluded) and the offset of the next line, and returns how many bytes it used. A line ends at "\n",
+// excluded) and returns how many bytes it used. A line ends at "\n",
 // "\r\n" or a lone "\r"; a "\r" as the last byte waits for more data unless atEOF.
-func splitLines(data []byte, atEOF bool, fn func(start, end, next int)) int {
+func splitLines(data []byte, atEOF bool, fn func(start, end int)) int {
 	pos, nl := 0, -1
 	for pos < len(data) {
 		if nl < pos {
@@ -80,7 +80,7 @@ func splitLines(data []byte, atEOF bool, fn func(start, end, next int)) int {
 		} else if nl == len(data) {
 			return pos
 		}
-		fn(pos, end, next)
+		fn(pos, end)
 		pos = next
 	}
 	return pos

@@ -104,7 +104,7 @@ func (p *parser) readSequential(r io.Reader) error {
 func (p *parser) feedSequential(buf []byte, atEOF bool) int {
 	base := p.offset
 	lc := &p.lc
-	used := splitLines(buf, atEOF, func(start, end, next int) {
+	used := splitLines(buf, atEOF, func(start, end int) {
 		p.cls.classify(buf[start:end], lc)
 		p.account(lc, true, base+int64(start))
 	})
@@ -164,7 +164,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 			break
 		}
 		b.lines, b.offset, b.done = b.lines[:0], p.offset, make(chan struct{})
-		used := splitLines(b.data, atEOF, func(start, end, next int) {
+		used := splitLines(b.data, atEOF, func(start, end int) {
 			b.lines = append(b.lines, lineSpan{start, end, true})
 		})
 		if atEOF && used < len(b.data) {
