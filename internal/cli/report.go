@@ -24,14 +24,19 @@ import (
 type reportOptions struct {
 	IO          *IOStreams
 	Now         func() time.Time
+	Getenv      func(string) string
 	WeightsDir  string
 	FixturesDir string
 	OutDir      string
 	JSON        bool
 
-	Kind     string   // proposal | history
+	Kind     string   // proposal | history | audit
 	Proposal string   // proposal file or id; "" = the newest proposal
 	Logs     []string // trace logs a proposal was made from; default the sources of its flagged tasks
+
+	Paths      []string // audit: transcript paths
+	Arms       []string // audit: NAME=PATH
+	AllowMixed bool
 }
 
 // NewCmdReport builds `tune report` and its subcommands.
@@ -40,7 +45,7 @@ func NewCmdReport(f *Factory) *cobra.Command {
 }
 
 func newCmdReport(f *Factory, runF func(*reportOptions) error) *cobra.Command {
-	opts := &reportOptions{IO: f.IO}
+	opts := &reportOptions{IO: f.IO, Getenv: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "report <command>",
 		Short: "Write an EVAL report (Markdown with SVG charts) for a proposal, the weights history or an audit",
@@ -48,23 +53,24 @@ func newCmdReport(f *Factory, runF func(*reportOptions) error) *cobra.Command {
 SVG charts beside it, meant to be read in a pull request.
 
 Reports are byte-for-byte reproducible: the same input gives the same bytes and the same file
-names (proposal-<id>.md, history-<hash>.md; the hash is of the report's input), so regenerating one
+names (proposal-<id>.md, history-<hash>.md, audit-<hash>.md; the hash is of the report's input), so regenerating one
 changes nothing and a diff shows only what really changed. Task titles and labels pass through a
 redaction of secret-looking strings (API keys, tokens, passwords in URLs); no transcript text is
 ever copied into a report.
 
-tune propose and tune nightly write the proposal report themselves; these commands write one on
-demand. The written paths are printed one per line (--json: {"report", "files", ...}).`,
+tune propose and tune nightly write the proposal report themselves (tune audit --report the audit
+report); these commands write one on demand. The written paths are printed one per line (--json: {"report", "files", ...}).`,
 		Example: `  tune report proposal
   tune report proposal weights/proposals/p-4f1c2a9be07d.json --out /tmp/review
-  tune report history --json`,
+  tune report history --json
+  tune report audit --arm high=runs/high --arm xhigh=runs/xhigh`,
 		Args: cobra.ArbitraryArgs,
 		// A parent without RunE would print its help and exit 0 even for "tune report bogus".
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return FlagErrorf("unknown report %q: want proposal or history", args[0])
+				return FlagErrorf("unknown report %q: want proposal, history or audit", args[0])
 			}
-			return FlagErrorf("which report? tune report proposal|history")
+			return FlagErrorf("which report? tune report proposal|history|audit")
 		},
 	}
 	cmd.PersistentFlags().StringVar(&opts.OutDir, "out", "", "write the report into `DIR` (default the --reports-dir)")
@@ -76,7 +82,10 @@ demand. The written paths are printed one per line (--json: {"report", "files", 
 			if opts.OutDir == "" {
 				opts.OutDir = f.ReportsDir
 			}
-			if len(args) > 0 {
+			switch {
+			case kind == "audit":
+				opts.Paths = args
+			case len(args) > 0:
 				opts.Proposal = args[0]
 			}
 			if runF != nil {
@@ -115,7 +124,7 @@ reverted, applied and rolled-back steps marked, and the trajectory of every weig
 		Args:    cobra.NoArgs,
 		RunE:    run("history"),
 	}
-	cmd.AddCommand(proposal, history)
+	cmd.AddCommand(proposal, history, newCmdReportAudit(opts, run))
 	return cmd
 }
 
@@ -135,6 +144,8 @@ func reportRun(opts *reportOptions) error {
 		res, err = proposalReportRun(opts)
 	case "history":
 		res, err = historyReportRun(opts)
+	case "audit":
+		res, err = auditReportRun(opts)
 	default:
 		err = fmt.Errorf("unknown report %q", opts.Kind)
 	}

@@ -23,13 +23,15 @@ func TestReportFlags(t *testing.T) {
 	for _, c := range []struct {
 		args                []string
 		kind, proposal, out string
-		logs                []string
-		json                bool
+		logs, paths, arms   []string
+		json, mixed         bool
 	}{
 		{args: []string{"proposal"}, kind: "proposal", out: "rep"},
 		{args: []string{"proposal", "p-0123456789ab", "--out", "x", "--logs", "a.log", "--logs", "b.log", "--json"},
 			kind: "proposal", proposal: "p-0123456789ab", out: "x", logs: []string{"a.log", "b.log"}, json: true},
 		{args: []string{"history", "--out", "h"}, kind: "history", out: "h"},
+		{args: []string{"audit", "t1", "t2", "--arm", "high=a", "--arm", "xhigh=b", "--allow-mixed"}, kind: "audit", out: "rep",
+			paths: []string{"t1", "t2"}, arms: []string{"high=a", "xhigh=b"}, mixed: true},
 	} {
 		got = nil
 		cmd := newCmdReport(f, func(o *reportOptions) error { got = o; return nil })
@@ -38,7 +40,9 @@ func TestReportFlags(t *testing.T) {
 			t.Fatalf("%v: %v", c.args, err)
 		}
 		if got.Kind != c.kind || got.Proposal != c.proposal || got.OutDir != c.out || got.JSON != c.json ||
-			strings.Join(got.Logs, ",") != strings.Join(c.logs, ",") || got.WeightsDir != "w" || got.FixturesDir != "fx" {
+			strings.Join(got.Logs, ",") != strings.Join(c.logs, ",") || got.WeightsDir != "w" || got.FixturesDir != "fx" ||
+			strings.Join(got.Paths, ",") != strings.Join(c.paths, ",") || strings.Join(got.Arms, ",") != strings.Join(c.arms, ",") ||
+			got.AllowMixed != c.mixed {
 			t.Errorf("%v: options %+v", c.args, *got)
 		}
 	}
@@ -108,7 +112,7 @@ func TestReportErrors(t *testing.T) {
 // histories (docs/synthetic-histories.md), cuts a few sections out of each report and compares them with
 // the committed files (-update rewrites them).
 func TestReportExcerpts(t *testing.T) {
-	var proposalMD, historyMD []byte
+	var proposalMD, historyMD, auditMD []byte
 	var charts = map[string][]byte{}
 	t.Run("generate", func(t *testing.T) {
 		dir := t.TempDir()
@@ -145,6 +149,28 @@ func TestReportExcerpts(t *testing.T) {
 		run("propose", "web.trace.log") // a bucket-edge change that the replay reverts
 		run("rollback")
 		paths = append(paths, strings.Fields(run("report", "history"))...)
+		// The audit: two labelled arms of three bundled spotter sessions each.
+		transcripts := filepath.Join(repoRoot(), "testdata", "transcripts", "spotter", "test", "fixtures", "transcripts")
+		for arm, sessions := range map[string][]string{
+			"high":  {"4d5611e5-241a-462a-8d15-5122611a9569", "ae4a77f8-aedd-4bc1-888f-c94edc91af04", "8463c716-a2ea-4c14-9efa-87158ebd9f20"},
+			"xhigh": {"258c7280-ae70-4798-800f-63464d01a85d", "fa812bfe-b295-4cca-9c2f-fdf01028cb46", "6c2214d7-b87e-4432-8e41-22ba294ea584"},
+		} {
+			for _, s := range sessions {
+				src := filepath.Join(transcripts, s)
+				if data, err := os.ReadFile(src + ".jsonl"); err == nil {
+					if err := os.MkdirAll(filepath.Join("arms", arm), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join("arms", arm, s+".jsonl"), data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := copyDir(src, filepath.Join("arms", arm, s)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		paths = append(paths, strings.Fields(run("report", "audit", "--arm", "high=arms/high", "--arm", "xhigh=arms/xhigh"))...)
 		if pngDir := os.Getenv("TUNE_CHARTS_DIR"); pngDir != "" { // make charts: these charts as PNG too
 			in, err := HistoryReportFromStore("weights")
 			if err != nil {
@@ -167,11 +193,17 @@ func TestReportExcerpts(t *testing.T) {
 				charts["history-loss.svg"] = data
 			case strings.HasSuffix(base, "-weights.svg"):
 				charts["history-weights.svg"] = data
+			case strings.HasPrefix(base, "audit-") && strings.HasSuffix(base, ".md"):
+				auditMD = data
+			case strings.HasPrefix(base, "audit-") && strings.HasSuffix(base, "-spend.svg"):
+				charts["audit-spend.svg"] = data
+			case strings.HasPrefix(base, "audit-") && strings.HasSuffix(base, "-ab.svg"):
+				charts["audit-ab.svg"] = data
 			}
 		}
 	})
-	if proposalMD == nil || historyMD == nil || len(charts) != 2 {
-		t.Fatalf("reports missing: proposal %t, history %t, charts %d", proposalMD != nil, historyMD != nil, len(charts))
+	if proposalMD == nil || historyMD == nil || auditMD == nil || len(charts) != 4 {
+		t.Fatalf("reports missing: proposal %t, history %t, audit %t, charts %d", proposalMD != nil, historyMD != nil, auditMD != nil, len(charts))
 	}
 	var doc strings.Builder
 	doc.WriteString(`# EVAL report excerpts
@@ -179,7 +211,8 @@ func TestReportExcerpts(t *testing.T) {
 Cut from reports that ` + "`go test ./internal/cli -run TestReportExcerpts -update`" + ` writes from the bundled
 weights (v0001) and fixtures and two generated trace histories (` + "`internal/tools/genhistory`" + `, cases
 phase3-gate and bucket-edge, seed 1): propose on the first, apply, propose on the second (reverted),
-rollback. Full reports: ` + "`tune report proposal`, `tune report history`, `tune report audit`" + `.
+rollback; and from the bundled spotter transcripts, six sessions split into two labelled arms (an A/B
+of labels, not of real effort levels: it shows the form, not a finding). Full reports: ` + "`tune report proposal`, `tune report history`, `tune report audit`" + `.
 
 ## Proposal report
 
@@ -187,6 +220,8 @@ rollback. Full reports: ` + "`tune report proposal`, `tune report history`, `tun
 	doc.WriteString(excerpt(proposalMD, "Flagged tasks", "Attempts", "Guardrails"))
 	doc.WriteString("## History report\n\n")
 	doc.WriteString(excerpt(historyMD, "Suite loss by generation", "Every attempt and action", "Weight trajectory"))
+	doc.WriteString("## Audit report\n\n")
+	doc.WriteString(excerpt(auditMD, "Spend shares", "Thinking by class and effort", "A/B"))
 	testutil.Golden(t, "../../../docs/report-excerpts.md", []byte(doc.String()))
 	for name, data := range charts {
 		testutil.Golden(t, "../../../docs/report-excerpts/"+name, data)
@@ -202,7 +237,7 @@ func excerpt(md []byte, sections ...string) string {
 	for _, p := range parts[1:] {
 		title, _, _ := strings.Cut(p, "\n")
 		for _, s := range sections {
-			if title == s {
+			if title == s || strings.HasPrefix(title, s+":") {
 				b.WriteString("#### " + strings.TrimRight(p, "\n") + "\n\n")
 			}
 		}
