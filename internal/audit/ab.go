@@ -57,37 +57,60 @@ func (r *Run) Value(metric string) (float64, bool) {
 	return 0, false
 }
 
-// RunsOf makes one run per session that has requests. arm names the runs (it may be "" when arms
-// come from the effort field); roots are the paths the runs were found under, from which the pairing
-// label (Task) is taken.
+// RunsOf makes one run per session that has requests (see RunBuilder).
 func RunsOf(res *transcript.Result, arm string, roots []string) []Run {
-	type acc struct {
-		run     Run
-		efforts map[string]int
-		sources map[transcript.EffortSource]bool
-	}
-	bySession := map[string]*acc{}
+	rb := NewRunBuilder(arm, roots)
 	for i := range res.Requests {
-		q := &res.Requests[i]
-		a := bySession[q.Session]
-		if a == nil {
-			a = &acc{run: Run{Arm: arm, Session: q.Session}, efforts: map[string]int{}, sources: map[transcript.EffortSource]bool{}}
-			bySession[q.Session] = a
-		}
-		a.run.Requests++
-		a.run.OutputTokens += q.OutputTokens
-		a.run.ThinkingTokens += q.ThinkingTokens
-		if q.ThinkingSrc != transcript.ThinkingExact {
-			a.run.ThinkingEstimated = true
-		}
-		if q.Class == transcript.ClassMain {
-			a.efforts[q.Effort]++
-		}
-		a.sources[q.EffortSrc] = true
+		rb.Add(&res.Requests[i])
 	}
+	return rb.Runs(res)
+}
+
+// RunBuilder gathers runs one request at a time, so that a scan can stream its requests. arm names
+// the runs ("" when arms come from the effort field); roots are the paths the runs were found under,
+// from which the pairing label (Task) is taken.
+type RunBuilder struct {
+	arm       string
+	roots     []string
+	bySession map[string]*runAcc
+}
+
+type runAcc struct {
+	run     Run
+	efforts map[string]int
+	sources map[transcript.EffortSource]bool
+}
+
+// NewRunBuilder starts gathering runs.
+func NewRunBuilder(arm string, roots []string) *RunBuilder {
+	return &RunBuilder{arm: arm, roots: roots, bySession: map[string]*runAcc{}}
+}
+
+// Add counts one request in its session's run.
+func (rb *RunBuilder) Add(q *transcript.Request) {
+	a := rb.bySession[q.Session]
+	if a == nil {
+		a = &runAcc{run: Run{Arm: rb.arm, Session: q.Session}, efforts: map[string]int{}, sources: map[transcript.EffortSource]bool{}}
+		rb.bySession[q.Session] = a
+	}
+	a.run.Requests++
+	a.run.OutputTokens += q.OutputTokens
+	a.run.ThinkingTokens += q.ThinkingTokens
+	if q.ThinkingSrc != transcript.ThinkingExact {
+		a.run.ThinkingEstimated = true
+	}
+	if q.Class == transcript.ClassMain {
+		a.efforts[q.Effort]++
+	}
+	a.sources[q.EffortSrc] = true
+}
+
+// Runs completes the runs with what the scan says about their sessions (span, turn durations,
+// versions), in session order.
+func (rb *RunBuilder) Runs(res *transcript.Result) []Run {
 	var runs []Run
 	for _, s := range res.Sessions {
-		a := bySession[s.ID]
+		a := rb.bySession[s.ID]
 		if a == nil {
 			continue
 		}
@@ -97,7 +120,7 @@ func RunsOf(res *transcript.Result, arm string, roots []string) []Run {
 		r.ActiveSeconds = float64(s.ActiveMs) / 1000
 		r.HasActive = s.Turns > 0
 		r.Versions = s.Versions
-		r.Task = taskOf(roots, s.Directory)
+		r.Task = taskOf(rb.roots, s.Directory)
 		r.Effort = modeOf(a.efforts)
 		switch {
 		case len(a.sources) > 1:

@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -25,8 +24,6 @@ type Input struct {
 	Lines    transcript.LineCounts
 	Skipped  map[string]int
 	Warnings []transcript.Warning
-	First    time.Time // earliest request
-	Last     time.Time // latest request
 }
 
 // InputOf summarises a scan.
@@ -35,15 +32,6 @@ func InputOf(res *transcript.Result) Input {
 	for _, s := range res.Sessions {
 		if s.Requests > 0 {
 			in.Sessions++
-		}
-	}
-	for i := range res.Requests {
-		r := &res.Requests[i]
-		if in.First.IsZero() || r.First.Before(in.First) {
-			in.First = r.First
-		}
-		if r.Last.After(in.Last) {
-			in.Last = r.Last
 		}
 	}
 	return in
@@ -166,8 +154,8 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 	var b bytes.Buffer
 	t := &rep.Totals
 	fmt.Fprintf(&b, "%s in %s, %s (%s)", plural(t.Requests, "request"), plural(in.Sessions, "session"), plural(in.Files, "file"), megabytes(in.Bytes))
-	if !in.First.IsZero() {
-		fmt.Fprintf(&b, ", %s to %s UTC", in.First.UTC().Format("2006-01-02 15:04"), in.Last.UTC().Format("2006-01-02 15:04"))
+	if !rep.First.IsZero() {
+		fmt.Fprintf(&b, ", %s to %s UTC", rep.First.UTC().Format("2006-01-02 15:04"), rep.Last.UTC().Format("2006-01-02 15:04"))
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "tokens: input %s, output %s, cache write %s (5m %s, 1h %s), cache read %s, thinking %s\n\n",
@@ -342,50 +330,79 @@ func row(r *transcript.Request) []any {
 	}
 }
 
-// WriteRows writes one row per request as "csv" (with a header) or "jsonl" (one object per line,
-// keys as RowHeader). Both are meant for DuckDB and the like.
-func WriteRows(w io.Writer, reqs []transcript.Request, format string) error {
+// RowWriter writes one row per request as "csv" (with a header) or "jsonl" (one object per line,
+// keys as RowHeader, in that order). Both are meant for DuckDB and the like.
+type RowWriter struct {
+	format string
+	w      io.Writer
+	csv    *csv.Writer
+	rec    []string
+	buf    bytes.Buffer
+}
+
+// NewRowWriter starts writing rows (the CSV header at once).
+func NewRowWriter(w io.Writer, format string) (*RowWriter, error) {
+	rw := &RowWriter{format: format, w: w}
 	switch format {
 	case "csv":
-		cw := csv.NewWriter(w)
-		if err := cw.Write(RowHeader); err != nil {
+		rw.csv = csv.NewWriter(w)
+		rw.rec = make([]string, len(RowHeader))
+		return rw, rw.csv.Write(RowHeader)
+	case "jsonl":
+		return rw, nil
+	}
+	return nil, fmt.Errorf("unknown row format %q (want csv or jsonl)", format)
+}
+
+// Write writes one request.
+func (rw *RowWriter) Write(r *transcript.Request) error {
+	if rw.csv != nil {
+		for j, v := range row(r) {
+			rw.rec[j] = fmt.Sprint(v)
+		}
+		return rw.csv.Write(rw.rec)
+	}
+	// Built by hand to keep RowHeader's column order (a map would be sorted).
+	b := &rw.buf
+	b.Reset()
+	b.WriteByte('{')
+	for j, v := range row(r) {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(RowHeader[j])
+		val, err := json.Marshal(v)
+		if err != nil {
 			return err
 		}
-		rec := make([]string, len(RowHeader))
-		for i := range reqs {
-			for j, v := range row(&reqs[i]) {
-				rec[j] = fmt.Sprint(v)
-			}
-			if err := cw.Write(rec); err != nil {
-				return err
-			}
-		}
-		cw.Flush()
-		return cw.Error()
-	case "jsonl":
-		var b bytes.Buffer
-		for i := range reqs {
-			b.Reset()
-			b.WriteByte('{')
-			for j, v := range row(&reqs[i]) {
-				if j > 0 {
-					b.WriteByte(',')
-				}
-				k, _ := json.Marshal(RowHeader[j])
-				val, err := json.Marshal(v)
-				if err != nil {
-					return err
-				}
-				b.Write(k)
-				b.WriteByte(':')
-				b.Write(val)
-			}
-			b.WriteString("}\n")
-			if _, err := w.Write(b.Bytes()); err != nil {
-				return err
-			}
-		}
-		return nil
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(val)
 	}
-	return fmt.Errorf("unknown row format %q (want csv or jsonl)", format)
+	b.WriteString("}\n")
+	_, err := rw.w.Write(b.Bytes())
+	return err
+}
+
+// Close flushes buffered rows.
+func (rw *RowWriter) Close() error {
+	if rw.csv != nil {
+		rw.csv.Flush()
+		return rw.csv.Error()
+	}
+	return nil
+}
+
+// WriteRows writes the rows of reqs (see RowWriter).
+func WriteRows(w io.Writer, reqs []transcript.Request, format string) error {
+	rw, err := NewRowWriter(w, format)
+	if err != nil {
+		return err
+	}
+	for i := range reqs {
+		if err := rw.Write(&reqs[i]); err != nil {
+			return err
+		}
+	}
+	return rw.Close()
 }

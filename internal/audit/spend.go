@@ -6,6 +6,7 @@ package audit
 
 import (
 	"sort"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -227,30 +228,63 @@ type Report struct {
 	Shares Shares  `json:"shares"`
 	By     GroupBy `json:"by,omitempty"`
 	Groups []Group `json:"groups"`
+	// First and Last are the earliest and latest request lines.
+	First time.Time `json:"first,omitzero"`
+	Last  time.Time `json:"last,omitzero"`
 }
 
-// Aggregate builds the report; by may be "" for no breakdown. Groups are ordered by weighted spend,
-// largest first (days chronologically, classes in their fixed order), ties by key.
+// Aggregate builds the report of reqs; by may be "" for no breakdown (see Aggregator).
 func Aggregate(reqs []transcript.Request, by GroupBy) *Report {
-	rep := &Report{By: by, Groups: []Group{}}
-	index := map[string]int{}
+	a := NewAggregator(by)
 	for i := range reqs {
-		r := &reqs[i]
-		rep.Totals.Add(r)
-		if by == "" {
-			continue
-		}
-		k := KeyOf(r, by)
-		j, ok := index[k]
-		if !ok {
-			j = len(rep.Groups)
-			index[k] = j
-			rep.Groups = append(rep.Groups, Group{Key: k})
-		}
-		rep.Groups[j].Totals.Add(r)
+		a.Add(&reqs[i])
 	}
+	return a.Report()
+}
+
+// Aggregator builds a Report one request at a time, so that a scan can stream its requests
+// (transcript.Options.OnRequest) instead of holding them all.
+type Aggregator struct {
+	rep     *Report
+	index   map[string]int
+	partial bool
+}
+
+// NewAggregator starts a report; by may be "" for no breakdown.
+func NewAggregator(by GroupBy) *Aggregator {
+	return &Aggregator{rep: &Report{By: by, Groups: []Group{}}, index: map[string]int{}}
+}
+
+// Add counts one request.
+func (a *Aggregator) Add(r *transcript.Request) {
+	rep := a.rep
+	rep.Totals.Add(r)
+	if rep.First.IsZero() || r.First.Before(rep.First) {
+		rep.First = r.First
+	}
+	if r.Last.After(rep.Last) {
+		rep.Last = r.Last
+	}
+	a.partial = a.partial || VersionFamily(r.Version) == FamilyPartial
+	if rep.By == "" {
+		return
+	}
+	k := KeyOf(r, rep.By)
+	j, ok := a.index[k]
+	if !ok {
+		j = len(rep.Groups)
+		a.index[k] = j
+		rep.Groups = append(rep.Groups, Group{Key: k})
+	}
+	rep.Groups[j].Totals.Add(r)
+}
+
+// Report derives the shares and orders the groups: by weighted spend, largest first (days
+// chronologically, classes in their fixed order), ties by key.
+func (a *Aggregator) Report() *Report {
+	rep := a.rep
 	rep.Shares = SharesOf(&rep.Totals, rep.Totals.Spend)
-	rep.Shares.OutputPartialVersion = PartialOutput(reqs)
+	rep.Shares.OutputPartialVersion = a.partial
 	for i := range rep.Groups {
 		rep.Groups[i].Shares = SharesOf(&rep.Groups[i].Totals, rep.Totals.Spend)
 	}
@@ -258,6 +292,7 @@ func Aggregate(reqs []transcript.Request, by GroupBy) *Report {
 	for c := transcript.ClassMain; c <= transcript.ClassSideQuestion; c++ {
 		classOrder[c.String()] = int(c)
 	}
+	by := rep.By
 	sort.SliceStable(rep.Groups, func(i, j int) bool {
 		a, b := rep.Groups[i], rep.Groups[j]
 		switch by {
@@ -272,16 +307,4 @@ func Aggregate(reqs []transcript.Request, by GroupBy) *Report {
 		return a.Key < b.Key
 	})
 	return rep
-}
-
-// PartialOutput reports whether any request comes from a Claude Code version whose transcripts
-// record only streaming snapshots of output_tokens (before 2.1.70): output and its shares are then
-// lower bounds.
-func PartialOutput(reqs []transcript.Request) bool {
-	for i := range reqs {
-		if VersionFamily(reqs[i].Version) == FamilyPartial {
-			return true
-		}
-	}
-	return false
 }

@@ -214,16 +214,37 @@ func auditRun(opts *auditOptions) error {
 	if len(files) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", describeRoots(roots))
 	}
-	res, err := scanWithProgress(opts.IO, files, scanOptions(opts.CCUsage, opts.Label))
+	// Requests are aggregated (or written as rows) as the scan finalises them, never all held.
+	scan := scanOptions(opts.CCUsage, opts.Label)
+	var agg *audit.Aggregator
+	var rows *audit.RowWriter
+	var rowErr error
+	switch opts.Format {
+	case "csv", "jsonl":
+		if rows, err = audit.NewRowWriter(opts.IO.Out, opts.Format); err != nil {
+			return err
+		}
+		scan.OnRequest = func(r *transcript.Request) {
+			if rowErr == nil {
+				rowErr = rows.Write(r)
+			}
+		}
+	default:
+		agg = audit.NewAggregator(audit.GroupBy(opts.By))
+		scan.OnRequest = agg.Add
+	}
+	res, err := scanWithProgress(opts.IO, files, scan)
 	if err != nil {
 		return err
 	}
 	warnSkipped(opts.IO.ErrOut, res)
-	switch opts.Format {
-	case "csv", "jsonl":
-		return audit.WriteRows(opts.IO.Out, res.Requests, opts.Format)
+	if rows != nil {
+		if rowErr != nil {
+			return rowErr
+		}
+		return rows.Close()
 	}
-	rep := audit.Aggregate(res.Requests, audit.GroupBy(opts.By))
+	rep := agg.Report()
 	if opts.Format == "json" {
 		return audit.WriteJSON(opts.IO.Out, rep, audit.InputOf(res))
 	}

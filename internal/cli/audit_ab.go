@@ -173,13 +173,16 @@ func auditABRun(opts *auditABOptions) error {
 		if err != nil {
 			return err
 		}
-		res, err := scanWithProgress(opts.IO, files, scanOptions(opts.CCUsage, ""))
+		rb := audit.NewRunBuilder("", roots)
+		scan := scanOptions(opts.CCUsage, "")
+		scan.OnRequest = rb.Add
+		res, err := scanWithProgress(opts.IO, files, scan)
 		if err != nil {
 			return err
 		}
 		warnSkipped(opts.IO.ErrOut, res)
 		var noEffort []audit.Run
-		arms, noEffort = audit.ArmsByEffort(audit.RunsOf(res, "", roots))
+		arms, noEffort = audit.ArmsByEffort(rb.Runs(res))
 		if len(noEffort) > 0 {
 			fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %d of %d runs record no effort level and are left out\n", len(noEffort), len(noEffort)+countRuns(arms))
 		}
@@ -197,12 +200,15 @@ func auditABRun(opts *auditABOptions) error {
 			if err != nil {
 				return err
 			}
-			res, err := scanWithProgress(opts.IO, files, scanOptions(opts.CCUsage, spec.Name))
+			rb := audit.NewRunBuilder(spec.Name, spec.Paths)
+			scan := scanOptions(opts.CCUsage, spec.Name)
+			scan.OnRequest = rb.Add
+			res, err := scanWithProgress(opts.IO, files, scan)
 			if err != nil {
 				return err
 			}
 			warnSkipped(opts.IO.ErrOut, res)
-			arms = append(arms, audit.Arm{Name: spec.Name, Runs: audit.RunsOf(res, spec.Name, spec.Paths)})
+			arms = append(arms, audit.Arm{Name: spec.Name, Runs: rb.Runs(res)})
 		}
 	}
 	if opts.Baseline != "" {

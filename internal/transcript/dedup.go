@@ -331,13 +331,20 @@ func (d *Deduper) markSideQuestion(file int32, agent string) {
 	d.sideQuestion[d.sources[file].Session+"\x00"+agent] = true
 }
 
-// Requests finalises the merged requests, in order of first appearance. It consumes the Deduper:
-// the merge state is released chunk by chunk as the requests are built, so that the two never
-// both fill memory.
+// Requests finalises the merged requests, in order of first appearance (see Each).
 func (d *Deduper) Requests() []Request {
-	out := make([]Request, d.n)
+	out := make([]Request, 0, d.n)
+	d.Each(func(r *Request) { out = append(out, *r) })
+	return out
+}
+
+// Each finalises the merged requests one at a time, in order of first appearance; r is valid only
+// during the call. It consumes the Deduper: the merge state is released chunk by chunk, so that a
+// caller that aggregates as it goes never holds every request twice.
+func (d *Deduper) Each(fn func(r *Request)) {
+	n := d.n
 	d.exact, d.byMessage, d.nodes = nil, nil, nil
-	for i := int32(0); i < d.n; i++ {
+	for i := int32(0); i < n; i++ {
 		if i > 0 && i&(1<<chunkBits-1) == 0 {
 			d.chunks[(i>>chunkBits)-1] = nil
 		}
@@ -385,10 +392,9 @@ func (d *Deduper) Requests() []Request {
 		if q.Class == ClassSubagent && d.sideQuestion[q.Session+"\x00"+q.AgentID] {
 			q.Class = ClassSideQuestion
 		}
-		out[i] = q
+		fn(&q)
 	}
 	d.chunks, d.n = nil, 0
-	return out
 }
 
 // Len is the number of requests so far.

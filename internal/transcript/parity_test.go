@@ -125,3 +125,22 @@ func TestCCUsagePerFile(t *testing.T) {
 		t.Errorf("edge_cases ccusage: got %+v, want %+v", got, edgeWant)
 	}
 }
+
+// TestOnRequestStreamsTheSameRequests: streaming (Options.OnRequest) gives the requests Result.Requests
+// holds, in the same order, and the same sessions.
+func TestOnRequestStreamsTheSameRequests(t *testing.T) {
+	want := scanOrFail(t, daily, testdataRoot)
+	var got []Request
+	res := scanOrFail(t, Options{OnRequest: func(r *Request) { got = append(got, *r) }}, testdataRoot)
+	if res.Requests != nil || len(got) != len(want.Requests) {
+		t.Fatalf("streamed %d requests (Result.Requests %d), want %d", len(got), len(res.Requests), len(want.Requests))
+	}
+	for i := range got {
+		if got[i] != want.Requests[i] {
+			t.Fatalf("request %d differs:\n%+v\n%+v", i, got[i], want.Requests[i])
+		}
+	}
+	if len(res.Sessions) != len(want.Sessions) || res.Sessions[0].Requests != want.Sessions[0].Requests {
+		t.Errorf("sessions differ")
+	}
+}

@@ -34,6 +34,10 @@ type Options struct {
 	Progress func(done, total int64)
 	// WarningsPerReason caps the warnings kept per file and reason (0: 3). Counts are never capped.
 	WarningsPerReason int
+	// OnRequest, when set, receives every request once the scan is complete, in order, instead of
+	// Result.Requests (which stays nil): aggregating as they come saves holding them all. r is valid
+	// only during the call. It runs before Scan returns, before Result.Sessions is filled.
+	OnRequest func(r *Request)
 }
 
 // Scan reads the files (in the given order; Discover sorts them) and returns the deduplicated
@@ -664,10 +668,11 @@ func (m *merger) add(fr *fileResult) {
 
 func (m *merger) result() *Result {
 	res := m.res
-	res.Requests = m.dedup.Requests()
 	versions := make(map[string]map[string]bool)
-	for i := range res.Requests {
-		r := &res.Requests[i]
+	if m.opt.OnRequest == nil {
+		res.Requests = make([]Request, 0, m.dedup.Len())
+	}
+	m.dedup.Each(func(r *Request) {
 		if r.Effort == "" && m.opt.Label != "" {
 			r.Effort, r.EffortSrc = m.opt.Label, EffortLabel
 		}
@@ -683,7 +688,12 @@ func (m *merger) result() *Result {
 			}
 			versions[r.Session][r.Version] = true
 		}
-	}
+		if m.opt.OnRequest != nil {
+			m.opt.OnRequest(r)
+		} else {
+			res.Requests = append(res.Requests, *r)
+		}
+	})
 	ids := make([]string, 0, len(m.sessions))
 	for id := range m.sessions {
 		ids = append(ids, id)
