@@ -198,9 +198,7 @@ func auditSpendChart(spend []SpendShare) BarChart {
 
 func auditSpend(r *renderSet, spend []SpendShare, red *redactions) error {
 	w := &r.md
-	fmt.Fprintf(w, "## Spend shares\n\n")
-	if len(spend) == 0 {
-		fmt.Fprintf(w, "_No requests._\n\n")
+	if !section(w, "Spend shares", len(spend), "No requests.") {
 		return nil
 	}
 	fmt.Fprintf(w, "Token kinds weighted by price relative to input: input ×1, output ×5, cache read ×0.1, cache write ×1.25; the TTL-aware variant prices 1-hour cache writes ×2.\n\n")
@@ -231,9 +229,7 @@ func auditFigures(w io.Writer, figures []Figure, red *redactions) error {
 }
 
 func auditThinking(w io.Writer, groups []ThinkingGroup, red *redactions) error {
-	fmt.Fprintf(w, "## Thinking by class and effort\n\n")
-	if len(groups) == 0 {
-		fmt.Fprintf(w, "_No requests._\n\n")
+	if !section(w, "Thinking by class and effort", len(groups), "No requests.") {
 		return nil
 	}
 	rows := make([][]string, len(groups))

@@ -187,9 +187,7 @@ func lossOfProposal(entries []HistoryEntry, apply HistoryEntry) (float64, bool) 
 }
 
 func historyVersions(w io.Writer, in HistoryReport, red *redactions) error {
-	fmt.Fprintf(w, "## Versions\n\n")
-	if len(in.Versions) == 0 {
-		fmt.Fprintf(w, "_No version file._\n\n")
+	if !section(w, "Versions", len(in.Versions), "No version file.") {
 		return nil
 	}
 	byVersion := map[int]weights.Weights{}
@@ -234,9 +232,7 @@ func weightChanges(a, b weights.Weights) []string {
 }
 
 func historyEntries(w io.Writer, entries []HistoryEntry, red *redactions) error {
-	fmt.Fprintf(w, "## Every attempt and action\n\n")
-	if len(entries) == 0 {
-		fmt.Fprintf(w, "_The evolution log is empty._\n\n")
+	if !section(w, "Every attempt and action", len(entries), "The evolution log is empty.") {
 		return nil
 	}
 	rows := make([][]string, len(entries))

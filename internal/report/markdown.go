@@ -70,6 +70,17 @@ func WriteTable(w io.Writer, cols []Column, rows [][]string) error {
 	return t.Render()
 }
 
+// section writes a "## title" heading and, when the section has no items, the sentence that says so;
+// it reports whether there is anything to write under the heading.
+func section(w io.Writer, title string, items int, empty string) bool {
+	fmt.Fprintf(w, "## %s\n\n", title)
+	if items == 0 {
+		fmt.Fprintf(w, "_%s_\n\n", empty)
+		return false
+	}
+	return true
+}
+
 // tableBlock is a table followed by the blank line that ends a Markdown block.
 func tableBlock(w io.Writer, cols []Column, rows [][]string) error {
 	if err := WriteTable(w, cols, rows); err != nil {

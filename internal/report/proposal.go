@@ -251,9 +251,7 @@ func proposalWindow(w io.Writer, win *Window, red *redactions) error {
 }
 
 func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
-	fmt.Fprintf(w, "## Flagged tasks\n\n")
-	if len(tasks) == 0 {
-		fmt.Fprintf(w, "_None._\n\n")
+	if !section(w, "Flagged tasks", len(tasks), "None.") {
 		return nil
 	}
 	rows := make([][]string, len(tasks))
@@ -273,9 +271,7 @@ func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
 }
 
 func proposalScreen(w io.Writer, screen []ScreenRow) error {
-	fmt.Fprintf(w, "## Signal screen\n\n")
-	if len(screen) == 0 {
-		fmt.Fprintf(w, "_Not recorded in the proposal._\n\n")
+	if !section(w, "Signal screen", len(screen), "Not recorded in the proposal.") {
 		return nil
 	}
 	fmt.Fprintf(w, "Per signal over the closed tasks of the window: present & flagged (a), present & not flagged (b), absent & flagged (c), absent & not flagged (d). p is one-sided Fisher, Holm-adjusted across signals; min p is the smallest p these margins allow.\n\n")
@@ -295,9 +291,7 @@ func proposalScreen(w io.Writer, screen []ScreenRow) error {
 }
 
 func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {
-	fmt.Fprintf(w, "## Attempts\n\n")
-	if len(attempts) == 0 {
-		fmt.Fprintf(w, "_None: nothing was tried._\n\n")
+	if !section(w, "Attempts", len(attempts), "None: nothing was tried.") {
 		return nil
 	}
 	multiStep := false
@@ -330,9 +324,7 @@ func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {
 
 func proposalReplay(r *renderSet, in ProposalReport) error {
 	w := &r.md
-	fmt.Fprintf(w, "## Replay per scenario\n\n")
-	if len(in.Replay) == 0 {
-		fmt.Fprintf(w, "_Not recorded in the proposal._\n\n")
+	if !section(w, "Replay per scenario", len(in.Replay), "Not recorded in the proposal.") {
 		return nil
 	}
 	fmt.Fprintf(w, "Loss per scenario under %s and the candidate (level too low: %d × levels missed; too high: %d ×; other checked item wrong: +%d).\n\n",
