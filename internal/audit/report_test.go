@@ -398,3 +398,48 @@ func TestTaskOf(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsWallAndActiveTime checks each session's wall time (first to last line over its files) and
+// Σ turn durations against the reference breakdown (transcripts.md §10.6).
+func TestRunsWallAndActiveTime(t *testing.T) {
+	want := map[string][2]float64{ // minutes: wall, active (-1: none recorded)
+		"258c7280-ae70-4798-800f-63464d01a85d": {74.5, 45.5},
+		"4d5611e5-241a-462a-8d15-5122611a9569": {301.2, 31.2},
+		"8463c716-a2ea-4c14-9efa-87158ebd9f20": {72.8, 65.0},
+		"ae4a77f8-aedd-4bc1-888f-c94edc91af04": {53.1, 35.5},
+		"fa812bfe-b295-4cca-9c2f-fdf01028cb46": {41.8, 38.6},
+		"subagent":                             {9.6, -1},
+	}
+	for _, r := range RunsOf(scan(t, transcript.Options{}, spotterDir), "x", nil) {
+		w, ok := want[r.Session]
+		if !ok {
+			continue
+		}
+		active := -1.0
+		if r.HasActive {
+			active = math.Round(r.ActiveSeconds/6) / 10
+		}
+		if got := [2]float64{math.Round(r.WallSeconds/6) / 10, active}; got != w {
+			t.Errorf("%s: wall/active %v min, want %v", r.Session, got, w)
+		}
+		delete(want, r.Session)
+	}
+	if len(want) > 0 {
+		t.Errorf("missing runs %v", want)
+	}
+}
+
+// TestThinkingBlocksPerSession: thinking blocks per session, as the reference breakdown counts them
+// (transcripts.md §10.6), with no block counted twice across progress copies and subagent files.
+func TestThinkingBlocksPerSession(t *testing.T) {
+	want := map[string]int{
+		"258c7280-ae70-4798-800f-63464d01a85d": 19, "4d5611e5-241a-462a-8d15-5122611a9569": 14,
+		"8463c716-a2ea-4c14-9efa-87158ebd9f20": 19, "ae4a77f8-aedd-4bc1-888f-c94edc91af04": 6,
+		"fa812bfe-b295-4cca-9c2f-fdf01028cb46": 11, "subagent": 4,
+	}
+	for _, g := range Aggregate(scan(t, transcript.Options{}, spotterDir).Requests, BySession).Groups {
+		if w, ok := want[g.Key]; ok && g.Totals.ThinkingBlocks != w {
+			t.Errorf("%s: %d thinking blocks, want %d", g.Key, g.Totals.ThinkingBlocks, w)
+		}
+	}
+}
