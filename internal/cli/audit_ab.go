@@ -92,7 +92,7 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 	cmd.Flags().BoolVar(&opts.ByEffort, "by-effort", false, "make arms from the effort level the transcripts record")
 	cmd.Flags().StringVar(&opts.Baseline, "baseline", "", "the baseline arm `NAME` (default: the first --arm, or the lowest effort)")
 	cmd.Flags().BoolVar(&opts.Paired, "paired", false, "compare paired runs (exact signed-rank test)")
-	cmd.Flags().StringVar(&opts.PairBy, "pair-by", "order", "how runs pair with --paired: `order` (start time) or task (ARM/TASK/ directories)")
+	cmd.Flags().StringVar(&opts.PairBy, "pair-by", "order", "how runs pair with --paired: `MODE` order (start time) or task (ARM/TASK/ directories)")
 	cmd.Flags().Float64Var(&opts.Alpha, "alpha", 0.05, "significance `level` after Holm's adjustment")
 	cmd.Flags().Float64Var(&opts.Confidence, "confidence", 0.95, "confidence `level` of the intervals")
 	cmd.Flags().BoolVar(&opts.AllowMixed, "allow-mixed", false, "compare arms whose Claude Code versions count output tokens differently")

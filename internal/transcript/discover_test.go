@@ -111,3 +111,20 @@ func TestDiscover(t *testing.T) {
 		t.Error("missing path accepted")
 	}
 }
+
+// TestScanUnreadableFile: a file that cannot be read is an error naming it (bad lines never are),
+// and the parallel scan stops cleanly whatever its position.
+func TestScanUnreadableFile(t *testing.T) {
+	files, err := Discover([]string{spotterDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int{0, 7, len(files)} {
+		list := append(append(append([]string{}, files[:at]...), filepath.Join(t.TempDir(), "gone.jsonl")), files[at:]...)
+		for _, workers := range []int{1, 2, 4} {
+			if _, err := Scan(list, Options{Workers: workers}); err == nil || !strings.Contains(err.Error(), "gone.jsonl") {
+				t.Errorf("missing file at %d, %d workers: %v", at, workers, err)
+			}
+		}
+	}
+}
