@@ -15,6 +15,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/fixtures"
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -352,12 +353,14 @@ func proposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 		p.Decision = evolve.DecisionHalve
 	}
 	for _, f := range first.Flagged {
-		ft := store.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level, Source: f.Source,
+		// Proposal files travel into pull requests: a secret-looking string in a title never goes with them.
+		title := report.Redact(f.Title)
+		ft := store.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: title, Level: f.Level, Source: f.Source,
 			Evidence: f.EvidenceStrings()}
 		// The trace keeps a title, not the prompt. Only when the signals were re-detected from the title
 		// is the title what the scorer judged, and so a prompt worth harvesting as a fixture.
 		if f.SignalsSource == evolve.SignalsReDetected {
-			ft.Prompt = f.Title
+			ft.Prompt = title
 		}
 		p.Evidence = append(p.Evidence, ft)
 	}
