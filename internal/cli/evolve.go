@@ -78,10 +78,8 @@ when it exists):
   tune evolve projects/*/.ldd/trace.log --max-steps 4 --json | jq .outcome
   tune evolve --apply`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Now, opts.Getenv, opts.Logs = f.Now, f.Getenv, args
-			opts.WeightsDir, opts.FixturesDir, opts.ReportsDir = f.WeightsDir, f.FixturesDir, f.ReportsDir
-			if opts.MaxSteps < 0 || opts.StallBound < 0 {
-				return FlagErrorf("--max-steps and --stall-bound must be positive")
+			if err := opts.bind(f, args); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -98,6 +96,16 @@ when it exists):
 	}
 	addEvolveFlags(cmd, opts)
 	return cmd
+}
+
+// bind takes the factory's clock, environment and directories and the LOG arguments, and checks the flags.
+func (opts *evolveOptions) bind(f *Factory, logs []string) error {
+	opts.Now, opts.Getenv, opts.Logs = f.Now, f.Getenv, logs
+	opts.WeightsDir, opts.FixturesDir, opts.ReportsDir = f.WeightsDir, f.FixturesDir, f.ReportsDir
+	if opts.MaxSteps < 0 || opts.StallBound < 0 {
+		return FlagErrorf("--max-steps and --stall-bound must be positive")
+	}
+	return nil
 }
 
 func addEvolveFlags(cmd *cobra.Command, opts *evolveOptions) {

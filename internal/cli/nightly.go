@@ -43,10 +43,8 @@ crontab line and a CI workflow that opens a pull request).`,
 		Example: `  tune nightly
   tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Now, opts.Getenv, opts.Logs = f.Now, f.Getenv, args
-			opts.WeightsDir, opts.FixturesDir, opts.ReportsDir = f.WeightsDir, f.FixturesDir, f.ReportsDir
-			if opts.MaxSteps < 0 || opts.StallBound < 0 {
-				return FlagErrorf("--max-steps and --stall-bound must be positive")
+			if err := opts.bind(f, args); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
