@@ -75,7 +75,8 @@ type LoopResult struct {
 	Steps     []LoopStep `json:"steps"`
 	// Accepted are the steps whose change was kept (accept or halve), in order.
 	Accepted []int `json:"accepted_steps"`
-	// Resolved are the meta timestamps of flagged tasks lifted out of the low side by accepted steps.
+	// Resolved are the meta timestamps of flagged tasks lifted out of the low side by accepted steps (with
+	// several logs, the same timestamp may appear once per log).
 	Resolved []string `json:"resolved"`
 	// Parent is the weights the loop started from; Final is Parent with every accepted change.
 	Parent weights.Weights `json:"-"`
@@ -138,13 +139,15 @@ func Loop(in LoopInput) (*LoopResult, error) {
 
 		if step.Change != nil {
 			res.Accepted = append(res.Accepted, n)
-			res.Final = step.Candidate
-			for _, ts := range step.Lifted {
-				if !resolved[ts] {
-					resolved[ts] = true
-					res.Resolved = append(res.Resolved, ts)
+			// The tasks the candidate lifts out of the low side (step.Lifted) are resolved. They are keyed
+			// by log and meta line, not by meta timestamp: two projects' logs may share a timestamp.
+			for i := range unresolved {
+				if f := &unresolved[i]; rescore(f, &res.Final, &step.Candidate).OutOfLowSide {
+					resolved[f.key()] = true
+					res.Resolved = append(res.Resolved, f.MetaTimestamp)
 				}
 			}
+			res.Final = step.Candidate
 			exclude = nil
 		} else {
 			for _, a := range step.Attempts {
@@ -171,7 +174,7 @@ func Loop(in LoopInput) (*LoopResult, error) {
 func unresolvedFlagged(all []Flagged, resolved map[string]bool) []Flagged {
 	out := make([]Flagged, 0, len(all))
 	for _, f := range all {
-		if !resolved[f.MetaTimestamp] {
+		if !resolved[f.key()] {
 			out = append(out, f)
 		}
 	}

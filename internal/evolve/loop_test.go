@@ -16,6 +16,12 @@ import (
 // explicit bug fixes, so that explicit-bugfix is never the consistent pattern by itself).
 func loopHistory(t *testing.T, w *weights.Weights, seed int, flaggedSignals ...weights.Signal) []traceparse.Task {
 	t.Helper()
+	return loopHistoryIn(t, fmt.Sprintf("loop-%d.log", seed), w, seed, flaggedSignals...)
+}
+
+// loopHistoryIn is loopHistory written to the log name (two logs of the same seed share every timestamp).
+func loopHistoryIn(t *testing.T, name string, w *weights.Weights, seed int, flaggedSignals ...weights.Signal) []traceparse.Task {
+	t.Helper()
 	h := &genhistory.History{Weights: w}
 	h.Start = time.Date(2026, 5, 1+seed, 9, 0, 0, 0, time.UTC)
 	for i := 0; i < 20; i++ {
@@ -31,7 +37,7 @@ func loopHistory(t *testing.T, w *weights.Weights, seed int, flaggedSignals ...w
 		}
 		h.Tasks = append(h.Tasks, task)
 	}
-	return parseLog(t, fmt.Sprintf("loop-%d.log", seed), h.Render()).Tasks
+	return parseLog(t, name, h.Render()).Tasks
 }
 
 func runLoop(t *testing.T, maxSteps int, flaggedSignals ...weights.Signal) *LoopResult {
@@ -69,6 +75,36 @@ func TestLoopConvergesInTwoAcceptedSteps(t *testing.T) {
 	}
 	if res.Steps[0].SuiteLossAfter != 0 || res.Steps[1].SuiteLossAfter != 0 {
 		t.Fatal("an accepted step turned a contract scenario red")
+	}
+}
+
+// Two projects' logs can hold the same meta timestamps. Lifting the tasks of one log must not count the
+// other log's tasks, still on the low side, as resolved.
+func TestLoopResolvesTasksPerLogNotPerTimestamp(t *testing.T) {
+	w := refWeights(t)
+	suite, holdout := repoSuite(t)
+	tasks := loopHistoryIn(t, "a/trace.log", &w, 3, weights.ExplicitBugfix, weights.Ambiguous)
+	// -5 +2 -3 = -6: two more +1 steps on ambiguous than the first log's tasks need.
+	tasks = append(tasks, loopHistoryIn(t, "b/trace.log", &w, 3, weights.ExplicitBugfix, weights.Ambiguous, weights.SingleFile)...)
+	res, err := Loop(LoopInput{Tasks: tasks, Parent: w, Suite: suite, Holdout: holdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Detection.Flagged) != 6 {
+		t.Fatalf("%d flagged tasks, want 3 per log", len(res.Detection.Flagged))
+	}
+	// After the second step the first log's tasks are lifted (-5 +4 = -1); the second log's are at -4.
+	if len(res.Steps) < 3 || res.Steps[2].Unresolved != 3 {
+		t.Fatalf("outcome %s (%s) after %d steps; the third step must still see the second log's 3 tasks",
+			res.Outcome, res.Reason, len(res.Steps))
+	}
+	if res.Outcome != OutcomeConverged {
+		return
+	}
+	for _, f := range res.Detection.Flagged {
+		if lv := res.Final.Level(res.Final.Score(f.Fired)); lv <= weights.L1 {
+			t.Fatalf("converged with %s %s still at %s", f.Source, f.MetaTimestamp, lv)
+		}
 	}
 }
 

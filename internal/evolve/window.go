@@ -410,6 +410,9 @@ func intersect(a, b []string) []string {
 	return out
 }
 
+// key identifies a flagged task across several logs: its log and meta line.
+func (f *Flagged) key() string { return fmt.Sprintf("%s\x00%d", f.Source, f.Line) }
+
 func (wt *windowTask) flagged() Flagged {
 	return Flagged{
 		MetaTimestamp: wt.t.MetaTimestamp, Title: wt.t.Title, Level: wt.t.Level, Evidence: wt.evidence,
