@@ -88,12 +88,50 @@ func propose(det *Detection, parent *weights.Weights, exclude []Change, signalRe
 		}
 		return &edge, onEdge, fmt.Sprintf("%s, and %d flagged tasks score exactly on the upper edge of %s", why, onEdge, edge.Edge)
 	}
+	return nil, onEdge, noProposalReason(det, exclude, onEdge)
+}
+
+// noProposalReason says precisely why neither rule produced a change: which signals fired consistently
+// and why the screen does not back them (or that they were tried already), how many flagged tasks sit
+// on a bucket edge, and the flagged tasks themselves.
+func noProposalReason(det *Detection, exclude []Change, onEdge int) string {
+	var tried, unbacked []string
+	for s, r := range det.Screen {
+		switch {
+		case !r.Consistent:
+		case r.Verdict == VerdictCandidate:
+			// Consistent candidates only fail to be picked when the loop already tried them.
+			tried = append(tried, r.Signal)
+		case r.Verdict == VerdictUnderpowered:
+			unbacked = append(unbacked, fmt.Sprintf("%s is underpowered (even the most extreme table gives p %.3g > %g)", weights.Signal(s), float64(r.MinP), Alpha))
+		default:
+			unbacked = append(unbacked, fmt.Sprintf("%s is no signal (Fisher p %.3g, log-odds %.2f)", weights.Signal(s), float64(r.P), float64(r.LogOR)))
+		}
+	}
+	var parts []string
+	switch {
+	case len(tried) > 0:
+		parts = append(parts, "every consistent candidate was tried and reverted ("+strings.Join(tried, ", ")+")")
+	case len(unbacked) > 0:
+		parts = append(parts, "the signals that fired consistently in the flagged tasks are not backed by the screen: "+strings.Join(unbacked, "; "))
+	default:
+		parts = append(parts, "no signal fired consistently in the flagged tasks")
+	}
+	switch {
+	case onEdge < TriggerThreshold:
+		parts = append(parts, fmt.Sprintf("%d flagged task(s) score exactly on a bucket edge, %d needed to move it", onEdge, TriggerThreshold))
+	default:
+		parts = append(parts, fmt.Sprintf("%d flagged tasks score exactly on a bucket edge, but moving it was tried already or would break the bucket order", onEdge))
+	}
 	titles := make([]string, len(det.Flagged))
 	for i, f := range det.Flagged {
 		titles[i] = fmt.Sprintf("%s %q", f.MetaTimestamp, f.Title)
 	}
-	return nil, onEdge, "no consistent pattern: no candidate signal fired consistently in the flagged tasks and fewer than " +
-		fmt.Sprint(TriggerThreshold) + " of them sit on a bucket edge (a detector gap weights cannot fix): " + strings.Join(titles, "; ")
+	flagged := "; flagged: " + strings.Join(titles, "; ")
+	if len(tried) > 0 || onEdge >= TriggerThreshold {
+		return strings.Join(parts, "; ") + flagged
+	}
+	return "no consistent pattern: " + strings.Join(parts, "; ") + " (a detector gap weights cannot fix)" + flagged
 }
 
 // StepInput is one evolution step's input. A loop calls Step repeatedly: it passes the tasks once (or the

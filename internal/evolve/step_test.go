@@ -3,10 +3,12 @@ package evolve
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/scorer"
@@ -324,4 +326,45 @@ func TestJSONNumbers(t *testing.T) {
 func nan() float64 {
 	z := 0.0
 	return z / z
+}
+
+// A window too small for the screen: explicit-bugfix and ambiguous fire in all three flagged tasks, but
+// with five closed tasks no count can reach Alpha (the most extreme table gives 1/C(5,3) = 0.1). The reason must say that, not that nothing fired consistently.
+func TestNoProposalReasonNamesUnderpoweredConsistentSignal(t *testing.T) {
+	w := refWeights(t)
+	h := &genhistory.History{Weights: &w, Start: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	for i := 0; i < 5; i++ {
+		task := genhistory.NewTask(&w, fmt.Sprintf("task %d", i), 0.1, weights.Components)
+		if i%2 == 0 {
+			task = genhistory.NewTask(&w, fmt.Sprintf("fix %d", i), 0.1, weights.ExplicitBugfix, weights.Ambiguous)
+			task.RegressionFollowed = true
+		}
+		h.Tasks = append(h.Tasks, task)
+	}
+	det := Detect(DetectInput{Tasks: parseLog(t, "small.log", h.Render()).Tasks, Resolver: Resolver{Active: &w}})
+	if !det.Triggered || det.Proposal != nil {
+		t.Fatalf("triggered=%v proposal=%v, want a trigger without a proposal", det.Triggered, det.Proposal)
+	}
+	for _, want := range []string{"no consistent pattern: ", "explicit-bugfix is underpowered", "ambiguous is underpowered", `"fix 0"`} {
+		if !strings.Contains(det.Reason, want) {
+			t.Errorf("reason %q\nlacks %q", det.Reason, want)
+		}
+	}
+	if strings.Contains(det.Reason, "no signal fired consistently") {
+		t.Errorf("reason %q denies the consistent signals", det.Reason)
+	}
+}
+
+// In a loop, a consistent candidate that was tried and reverted is excluded; the reason says so.
+func TestNoProposalReasonNamesTriedCandidates(t *testing.T) {
+	w := refWeights(t)
+	tasks := loopHistory(t, &w, 5, weights.ExplicitBugfix, weights.Ambiguous)
+	tried := []Change{{Kind: ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(1)}}
+	det := Detect(DetectInput{Tasks: tasks, Resolver: Resolver{Active: &w}, Exclude: tried})
+	if det.Proposal != nil {
+		t.Fatalf("proposal %v, want none once ambiguous is excluded", det.Proposal)
+	}
+	if !strings.Contains(det.Reason, "every consistent candidate was tried and reverted (ambiguous)") {
+		t.Errorf("reason %q", det.Reason)
+	}
 }
