@@ -13,15 +13,17 @@ import (
 // its patterns are matched by hand against the text views built here, which is also what makes it fast.
 //
 //   Python          here
-//   \w  (str)       isWord: categories L* and N* plus '_' (= str.isalnum() or '_'; checked against
-//                   CPython 3.11 for every code point). Combining marks (Mn/Mc) are NOT word characters.
-//   \d              isDigit: category Nd (any script's decimal digits, e.g. full-width ５).
+//   \w  (str)       isWord: categories L* and N* plus '_', minus Unicode 15 additions (= str.isalnum() or
+//                   '_'; compared with CPython 3.11 for every code point). Combining marks (Mn/Mc) are not.
+//   \d              isDigit: category Nd (any script's decimal digits, e.g. full-width ５), same exception.
 //   \s              isSpace: str.isspace(), which also covers VT, FS..US (0x1c-0x1f), NEL and NBSP.
 //   \b              wordBoundary: isWord differs on the two sides (string ends count as non-word).
 //   str.lower()     pyLower: full mapping, so İ becomes "i" + U+0307; Σ becomes ς in final position.
 //   re.IGNORECASE   fold: simple lowercase plus CPython's extra equivalences ı≡i and ſ≡s (İ≡i and K≡k
 //                   already follow from the simple lowercase).
-// Go's unicode tables are Unicode 15.0; CPython 3.11 uses 14.0. Only code points assigned in 15.0 can differ.
+// Go's unicode tables are Unicode 15.0; CPython 3.11 uses 14.0. The letters and digits new in 15.0 are
+// unassigned in Python, so neither \w nor \d: pythonUnassigned takes them out. Lowercasing and \s do not
+// differ (compared for every code point).
 
 // asciiWord marks the ASCII word characters [A-Za-z0-9_].
 var asciiWord = func() (t [utf8.RuneSelf]bool) {
@@ -36,7 +38,7 @@ func isWord(r rune) bool {
 	if r < utf8.RuneSelf {
 		return asciiWord[r]
 	}
-	return unicode.IsLetter(r) || unicode.IsNumber(r)
+	return (unicode.IsLetter(r) || unicode.IsNumber(r)) && !newerThanPython(r)
 }
 
 // isDigit reports whether r is a Python \d character (Unicode category Nd).
@@ -44,7 +46,37 @@ func isDigit(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r >= '0' && r <= '9'
 	}
-	return unicode.Is(unicode.Nd, r)
+	return unicode.Is(unicode.Nd, r) && !newerThanPython(r)
+}
+
+// goUnicodeVersion is the Unicode version of Go's tables that pythonUnassigned was computed against; a
+// test fails when the toolchain's tables change, because then the list must be computed again.
+const goUnicodeVersion = "15.0.0"
+
+// pythonUnassigned holds the letters and numbers (Go's Unicode 15.0) that CPython 3.11's Unicode 14.0
+// does not assign: every code point where str.isalnum() is false but unicode.IsLetter/IsNumber is true.
+var pythonUnassigned = &unicode.RangeTable{R32: []unicode.Range32{
+	{Lo: 0x1123f, Hi: 0x11240, Stride: 1}, // Khojki
+	{Lo: 0x11f02, Hi: 0x11f02, Stride: 1}, // Kawi
+	{Lo: 0x11f04, Hi: 0x11f10, Stride: 1},
+	{Lo: 0x11f12, Hi: 0x11f33, Stride: 1},
+	{Lo: 0x11f50, Hi: 0x11f59, Stride: 1}, // Kawi digits
+	{Lo: 0x1342f, Hi: 0x1342f, Stride: 1}, // Egyptian hieroglyphs
+	{Lo: 0x13441, Hi: 0x13446, Stride: 1},
+	{Lo: 0x1b132, Hi: 0x1b132, Stride: 1}, // small kana
+	{Lo: 0x1b155, Hi: 0x1b155, Stride: 1},
+	{Lo: 0x1d2c0, Hi: 0x1d2d3, Stride: 1}, // Kaktovik numerals
+	{Lo: 0x1df25, Hi: 0x1df2a, Stride: 1}, // Latin Extended-G
+	{Lo: 0x1e030, Hi: 0x1e06d, Stride: 1}, // Cyrillic Extended-D
+	{Lo: 0x1e4d0, Hi: 0x1e4eb, Stride: 1}, // Nag Mundari
+	{Lo: 0x1e4f0, Hi: 0x1e4f9, Stride: 1}, // Nag Mundari digits
+	{Lo: 0x2b739, Hi: 0x2b739, Stride: 1}, // CJK Extension B
+	{Lo: 0x31350, Hi: 0x323af, Stride: 1}, // CJK Extension H
+}}
+
+// newerThanPython reports whether r is a letter or number only in Go's newer Unicode tables.
+func newerThanPython(r rune) bool {
+	return r >= 0x1123f && unicode.Is(pythonUnassigned, r)
 }
 
 // isSpace reports whether r is a Python \s character (str.isspace). Go's unicode.IsSpace lacks 0x1c-0x1f.

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/ldd-tools/tune/internal/weights"
@@ -304,6 +305,15 @@ func TestOverrides(t *testing.T) {
 	}
 }
 
+// TestUnicodeVersion guards pythonUnassigned: it lists what Go's Unicode tables add to CPython 3.11's, so
+// a toolchain with other tables needs a new list.
+func TestUnicodeVersion(t *testing.T) {
+	if unicode.Version != goUnicodeVersion {
+		t.Fatalf("Go's Unicode tables are %s; pythonUnassigned was computed for %s: recompute it by comparing "+
+			"CPython 3.11's str.isalnum() and re \\d with isWord and isDigit for every code point", unicode.Version, goUnicodeVersion)
+	}
+}
+
 // TestQuirks pins the reference behaviours of ldd-reference §5 that a naive port gets wrong.
 func TestQuirks(t *testing.T) {
 	w := referenceWeights(t)
@@ -329,6 +339,8 @@ func TestQuirks(t *testing.T) {
 		{"unicode \\s: line NBSP 4", "update the heading in docs/intro.md line\u00a04", nil, "L1", "single-file"},
 		{"unicode \\s: NBSP into the loop", "push the metrics into\u00a0the\u00a0render\u00a0loop", nil, "L2", "cross-layer"},
 		{"unicode \\s: VT is whitespace", "push the metrics into\vthe\vrender\vloop", nil, "L2", "cross-layer"},
+		{"Unicode 15 letters are not \\w in Python 3.11", "update the schema\U00031350 and the 𱍐validator", nil, "L2", "contract-rule-hit"},
+		{"Unicode 15 digits are not \\d in Python 3.11", "hook it into R123\U00011F50", nil, "L2", "contract-rule-hit"},
 		{"lower(İ) is i + U+0307", "FİX the crash in parser.py", nil, "L2", ""},
 		{"IGNORECASE ı ≡ i", "fıx the crash in worker.py", nil, "L0", "explicit-bugfix,single-file"},
 		{"IGNORECASE ſ ≡ s", "update the ſchema for orders", nil, "L2", "contract-rule-hit"},
