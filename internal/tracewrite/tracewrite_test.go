@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -238,24 +240,28 @@ func TestMetaRoundTrip(t *testing.T) {
 	}
 }
 
+// TestAppendConcurrent runs writers in separate processes, as two agents would be, each appending long
+// lines, and checks that every line arrives whole and once. (On a local Linux file system O_APPEND alone
+// keeps a single write whole; TestAppendWaitsForLock is what shows that the lock is taken.)
 func TestAppendConcurrent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "b", "trace.log")
-	const writers, each = 8, 50
-	long := strings.Repeat("x", 8000) // longer than a pipe buffer, so a torn write would show
-	var wg sync.WaitGroup
+	const writers, each = 4, 50
+	var cmds []*exec.Cmd
 	for g := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				if err := Append(path, fmt.Sprintf("w%d-%d %s end", g, i, long)); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestAppendHelperProcess$")
+		cmd.Env = append(os.Environ(), "TRACEWRITE_HELPER="+path, fmt.Sprintf("TRACEWRITE_WRITER=%d", g),
+			fmt.Sprintf("TRACEWRITE_LINES=%d", each))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
 	}
-	wg.Wait()
+	for _, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("writer process: %v", err)
+		}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -267,13 +273,64 @@ func TestAppendConcurrent(t *testing.T) {
 	seen := map[string]bool{}
 	for _, l := range lines {
 		var g, i int
-		if _, err := fmt.Sscanf(l, "w%d-%d", &g, &i); err != nil || !strings.HasSuffix(l, long+" end") || len(l) != len(fmt.Sprintf("w%d-%d %s end", g, i, long)) {
+		if _, err := fmt.Sscanf(l, "w%d-%d", &g, &i); err != nil || l != helperLine(g, i) {
 			t.Fatalf("torn line: %.60q…", l)
 		}
 		seen[l[:strings.IndexByte(l, ' ')]] = true
 	}
 	if len(seen) != writers*each {
 		t.Errorf("%d distinct lines", len(seen))
+	}
+}
+
+// helperLine is the line writer g appends as its i-th: longer than a page, so a write split in two would
+// show.
+func helperLine(g, i int) string {
+	return fmt.Sprintf("w%d-%d %s end", g, i, strings.Repeat("x", 8000))
+}
+
+// TestAppendHelperProcess is one writer process of TestAppendConcurrent; it does nothing on its own.
+func TestAppendHelperProcess(t *testing.T) {
+	path := os.Getenv("TRACEWRITE_HELPER")
+	if path == "" {
+		t.Skip("helper process for TestAppendConcurrent")
+	}
+	var g, n int
+	fmt.Sscan(os.Getenv("TRACEWRITE_WRITER"), &g)
+	fmt.Sscan(os.Getenv("TRACEWRITE_LINES"), &n)
+	for i := range n {
+		if err := Append(path, helperLine(g, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAppendWaitsForLock holds the log's lock as another writer would: Append must wait for it, and write
+// once it is released.
+func TestAppendWaitsForLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.log")
+	other := flock.New(path + ".lock")
+	if err := other.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Append(path, "entry") }()
+	select {
+	case err := <-done:
+		t.Fatalf("Append returned while another writer held the lock (err %v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if data, _ := os.ReadFile(path); len(data) != 0 {
+		t.Fatalf("wrote %q while another writer held the lock", data)
+	}
+	if err := other.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "entry\n" {
+		t.Errorf("after the lock: %q", data)
 	}
 }
 
