@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/store"
@@ -68,8 +69,9 @@ with "-" must follow "--".
 dispatch_source, signals, clamp_reason, override_fragment, dispatch_header) plus weights_version.
 
 --history TRACE lets unknown-file-territory fire: the file history is every path named in the last 20
-tasks of that trace log (files=, task titles, action= and layer= text). A missing log means no history,
-as in the reference, where the signal then never fires.
+tasks of that trace log (files=, task titles, action= and layer= text). Without --history there is no
+history and, as in the reference, the signal never fires; a --history log that does not exist is an
+error, so a mistyped path cannot silently turn the signal off.
 
 --batch FILE (or - for stdin) scores JSON Lines {"prompt": "...", "history": [...] or null}, other
 keys ignored, and writes one compact JSON result per line, in order. A bad line stops the run with its
@@ -140,6 +142,10 @@ func scoreRun(opts *scoreOptions) error {
 	}
 	prompt := opts.Prompt
 	if opts.FromStdin {
+		if isTerminal(opts.IO.In) {
+			// The reference also waits for stdin here; say so, or a bare `tune score` looks hung.
+			fmt.Fprintln(opts.IO.ErrOut, "tune score: reading the prompt from the terminal; end it with Ctrl-D (or give it as an argument)")
+		}
 		data, err := io.ReadAll(opts.IO.In)
 		if err != nil {
 			return fmt.Errorf("reading the prompt from stdin: %w", err)
@@ -173,6 +179,12 @@ func scoreRun(opts *scoreOptions) error {
 	return err
 }
 
+// isTerminal reports whether r is a terminal (an interactive stdin).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 // scoreWeights is the one place `tune score` picks its weights: the file given, else the active version
 // of the weights store.
 func scoreWeights(file, dir string) (weights.Weights, error) {
@@ -200,12 +212,11 @@ func defaultLoops(l weights.Level) []string {
 }
 
 // fileHistory collects the paths named in the last tasks of a trace log: files= lists, and the paths the
-// scorer's own extractor finds in task titles and in action= and layer= text. A missing log is no
-// history.
+// scorer's own extractor finds in task titles and in action= and layer= text.
 func fileHistory(path string) ([]string, error) {
 	res, err := traceparse.ReadLast(path, historyTasks)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, fmt.Errorf("--history %s: no such trace log (without a log there is no file history: leave out --history)", path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--history: %w", err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/tracewrite"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -197,10 +199,11 @@ func TestScoreHistory(t *testing.T) {
 			t.Errorf("%q: unknown-file-territory %v, want %v\n%s", prompt, !fires, fires, out)
 		}
 	}
-	// A missing log is no history: the signal cannot fire.
-	if code, out, _ := runScoreCmd(t, "", "score", "--history", filepath.Join(dir, "none.log"), "refactor src/x.py"); code != 0 ||
-		strings.Contains(out, "unknown-file-territory") {
-		t.Errorf("missing log: %d %s", code, out)
+	// A missing log is an error naming it: a mistyped path must not silently turn the signal off.
+	missing := filepath.Join(dir, "none.log")
+	if code, out, errOut := runScoreCmd(t, "", "score", "--history", missing, "refactor src/x.py"); code != ExitError || out != "" ||
+		!strings.Contains(errOut, "--history "+missing+": no such trace log") {
+		t.Errorf("missing log: exit %d, out %q, err %q", code, out, errOut)
 	}
 }
 
@@ -236,6 +239,93 @@ func TestScoreLog(t *testing.T) {
 	}
 }
 
+// TestScoreLogRoundTrip: every --log line reads back through traceparse as the decision that
+// `tune score --json` reports for the same prompt: level, dispatch, creativity, signals (half weights
+// too), weights version, task title and loops.
+func TestScoreLogRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	w, err := weights.Load(filepath.Join(repoRoot(), "weights", "v0001.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Version, w.Parent = 7, 1
+	w.Signals[weights.ContractRuleHit] = 5 // +2.5
+	wfile := filepath.Join(dir, "v0007.toml")
+	if err := os.WriteFile(wfile, w.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "new", ".ldd", "trace.log")
+	type run struct{ prompt, task string }
+	runs := []run{
+		{"fix the typo in README.md line 12", ""},
+		{"LDD+: design a new service from scratch across the schema and the validator", "a \"quoted\" title, it's"},
+		{"LDD[level=L0]: hook the runner into the R12 contract", ""},
+		{"volle Kanne: Schemaänderung im Parser und in der Runtime\n\tzweite Zeile", ""},
+		{"prototype a novel paradigm; no known solution", "tab\there  and  spaces"},
+		{"   ", ""},
+	}
+	var want []scoreJSON
+	for _, r := range runs {
+		args := []string{"score", "--weights", wfile, "--log", log}
+		if r.task != "" {
+			args = append(args, "--task", r.task)
+		}
+		if code, _, errOut := runScoreCmd(t, "", append(args, "--", r.prompt)...); code != 0 {
+			t.Fatalf("%q: %s", r.prompt, errOut)
+		}
+		code, out, errOut := runScoreCmd(t, "", "score", "--weights", wfile, "--json", "--", r.prompt)
+		var j scoreJSON
+		if err := json.Unmarshal([]byte(out), &j); code != 0 || err != nil {
+			t.Fatalf("%q: %v %s", r.prompt, err, errOut)
+		}
+		want = append(want, j)
+	}
+	res, err := traceparse.ReadLast(log, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) > 0 || len(res.Tasks) != len(runs) {
+		t.Fatalf("%d tasks for %d runs, warnings %v", len(res.Tasks), len(runs), res.Warnings)
+	}
+	short := map[string]string{"auto-level": "auto", "user-explicit": "explicit", "user-bump": "bump", "user-override-down": "override-down"}
+	for i, task := range res.Tasks {
+		j, r := want[i], runs[i]
+		title := r.task
+		if title == "" {
+			title = tracewrite.Title(r.prompt, titleRunes)
+		}
+		creativity, loops := "", []string{"inner"}
+		if j.FinalLevel >= "L3" {
+			creativity, loops = j.Creativity, []string{"design", "inner"}
+		}
+		var signals []string
+		for _, s := range task.Signals {
+			signals = append(signals, s.Name+"="+s.Weight.Plain())
+		}
+		var wantSignals []string
+		for _, s := range j.Signals {
+			wantSignals = append(wantSignals, s.Name+"="+s.Weight.String())
+		}
+		if task.Level != j.FinalLevel || task.Dispatch != short[j.DispatchSource] || task.Creativity != creativity ||
+			!task.HasSignals || strings.Join(signals, ",") != strings.Join(wantSignals, ",") || task.WeightsVersion != "v0007" ||
+			task.Title != title || !reflect.DeepEqual(task.Loops, loops) {
+			t.Errorf("run %d (%q) reads back as level %s dispatch %s creativity %q signals %v weights %s task %q loops %v; want %+v",
+				i, r.prompt, task.Level, task.Dispatch, task.Creativity, signals, task.WeightsVersion, task.Title, task.Loops, j)
+		}
+	}
+}
+
+// scoreJSON is the part of the --json payload the round trip compares; weights stay strings.
+type scoreJSON struct {
+	FinalLevel     string `json:"final_level"`
+	Creativity     string `json:"creativity"`
+	DispatchSource string `json:"dispatch_source"`
+	Signals        []struct {
+		Name   string      `json:"name"`
+		Weight json.Number `json:"weight"`
+	} `json:"signals"`
+}
+
 func lastLine(s string) string {
 	sc := bufio.NewScanner(strings.NewReader(s))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -262,5 +352,36 @@ func TestScoreWeights(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"raw_score": 2.5`) || !strings.Contains(out, `"weights_version": 2`) ||
 		!strings.Contains(out, `contract-rule-hit=+2.5`) {
 		t.Errorf("%d %s %s", code, out, errOut)
+	}
+}
+
+// TestScoreBadWeights: each way a weights file can be wrong is exit 1 with an error naming the file and the
+// key, and nothing on stdout.
+func TestScoreBadWeights(t *testing.T) {
+	ref, err := os.ReadFile(filepath.Join(repoRoot(), "weights", "v0001.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ name, old, new, want string }{
+		{"unknown", "greenfield = 3\n", "greenfield = 3\nfancy = 1\n", "signals.fancy: unknown signal"},
+		{"missing", "greenfield = 3\n", "", "signals.greenfield: missing"},
+		{"quarter", "contract-rule-hit = 2\n", "contract-rule-hit = 2.25\n", "signals.contract-rule-hit: 2.25 is not a multiple of 0.5"},
+		{"unordered", "L1 = -2\n", "L1 = -8\n", "buckets.L1: edge -8 must be above L0 = -7"},
+		{"equal", "L3 = 7\n", "L3 = 3\n", "buckets.L3: edge 3 must be above L2 = 3"},
+		{"bucket", "L3 = 7\n", "L3 = 7\nL4 = 9\n", "buckets.L4: unknown bucket edge"},
+	} {
+		edited := strings.Replace(string(ref), c.old, c.new, 1)
+		if edited == string(ref) {
+			t.Fatalf("%s: the edit does not apply", c.name)
+		}
+		path := filepath.Join(dir, c.name+".toml")
+		if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runScoreCmd(t, "", "score", "--weights", path, "update the schema")
+		if code != ExitError || out != "" || !strings.Contains(errOut, path+": "+c.want) {
+			t.Errorf("%s: exit %d, out %q, err %q; want exit %d and %q", c.name, code, out, errOut, ExitError, path+": "+c.want)
+		}
 	}
 }
