@@ -327,7 +327,7 @@ func jsonStep(s evolve.LoopStep) evolveStep {
 // A run without an accepted change keeps the parent weights as its candidate (nothing to apply).
 func proposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, final weights.Weights, now time.Time) *store.Proposal {
 	first, last := steps[0], steps[len(steps)-1]
-	p := &store.Proposal{Created: now.UTC(), Parent: parent.Version, Decision: last.Decision, Candidate: final,
+	p := &store.Proposal{Created: now.UTC(), Parent: parent.Version, Candidate: final,
 		SuiteLossBefore: float64(first.SuiteLossBefore), SuiteLossAfter: float64(last.SuiteLossAfter)}
 	var parts []string
 	accepted := []string{}
@@ -354,11 +354,18 @@ func proposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 			}
 		}
 	}
+	// The run's decision: accept when a full step was kept, halve when only half steps were; without a
+	// kept change, revert when something was measured (the last step may have had nothing left to try),
+	// else none.
 	switch {
 	case contains(accepted, evolve.DecisionAccept):
 		p.Decision = evolve.DecisionAccept
 	case len(accepted) > 0:
 		p.Decision = evolve.DecisionHalve
+	case len(p.Steps) > 0:
+		p.Decision = evolve.DecisionRevert
+	default:
+		p.Decision = evolve.DecisionNone
 	}
 	for _, f := range first.Flagged {
 		// Proposal files travel into pull requests: a secret-looking string in a title never goes with them.
