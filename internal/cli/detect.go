@@ -58,9 +58,14 @@ A task's signals are its meta signals= field; without it they are re-detected fr
 (marked "re-detected"). A recorded level that disagrees with its recorded signals is a warning.
 detect changes nothing; tune propose measures the proposal on the fixture suite.
 
+Several logs are read as several windows (one per log, each with its own median); their flagged
+tasks and closed tasks are pooled for the trigger and the screen.
+
 --json prints {"window", "median_loss_final", "flagged": [{"meta_timestamp", "task", "level",
-"evidence", "signals", "signals_source", "source", ...}], "triggered", "screen", "proposal": null |
-{"kind", "signal" | "edge", "delta"}, "reason", "edge_tasks", "warnings", "logs", "lines"}.`,
+"evidence", "signals", "signals_source", "source", "line", ...}], "triggered", "screen", "proposal":
+null | {"kind", "signal" | "edge", "delta"}, "reason", "edge_tasks", "warnings", "logs", "lines"}.
+"median_loss_final" is the window median when one log is read (null with several: see
+window.logs[].median_loss_final); "source" and "line" locate the task's meta line.`,
 		Example: `  tune detect
   tune detect projects/*/.ldd/trace.log --json | jq '.flagged[].evidence'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -234,7 +239,8 @@ func printDetection(w io.Writer, det *evolve.Detection) error {
 
 func flaggedTable(w io.Writer, flagged []evolve.Flagged) error {
 	t := storeTable(w, false)
-	t.Header("Meta timestamp", "Level", "Task", "Signals", "Evidence")
+	// Where (log:line of the meta line) tells tasks of several logs apart; their timestamps may repeat.
+	t.Header("Where", "Meta timestamp", "Level", "Task", "Signals", "Evidence")
 	for _, f := range flagged {
 		sigs := make([]string, len(f.Signals))
 		for i, s := range f.Signals {
@@ -244,7 +250,8 @@ func flaggedTable(w io.Writer, flagged []evolve.Flagged) error {
 		if f.SignalsSource == evolve.SignalsReDetected {
 			sig += " (re-detected)"
 		}
-		if err := t.Append([]string{f.MetaTimestamp, f.Level, f.Title, dash(sig), strings.Join(f.EvidenceStrings(), "; ")}); err != nil {
+		if err := t.Append([]string{fmt.Sprintf("%s:%d", f.Source, f.Line), f.MetaTimestamp, f.Level, f.Title, dash(sig),
+			strings.Join(f.EvidenceStrings(), "; ")}); err != nil {
 			return err
 		}
 	}
