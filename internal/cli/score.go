@@ -235,8 +235,8 @@ func fileHistory(path string) ([]string, error) {
 		add(t.Files...)
 		add(scorer.ExtractPaths(t.Title)...)
 		for _, e := range t.Entries {
-			add(scorer.ExtractPaths(e.Fields["action"])...)
-			add(scorer.ExtractPaths(e.Fields["layer"])...)
+			add(scorer.ExtractPaths(e.Fields.Value("action"))...)
+			add(scorer.ExtractPaths(e.Fields.Value("layer"))...)
 		}
 	}
 	return out, nil

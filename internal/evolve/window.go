@@ -336,7 +336,7 @@ func areaPaths(t *traceparse.Task) []string {
 	}
 	texts := []string{t.Title}
 	for _, e := range t.Entries {
-		texts = append(texts, e.Fields["action"], e.Fields["layer"])
+		texts = append(texts, e.Fields.Value("action"), e.Fields.Value("layer"))
 	}
 	var paths []string
 	for _, s := range texts {

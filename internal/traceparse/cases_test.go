@@ -274,7 +274,7 @@ func testSerializedKV(t *testing.T, c parseCase) {
 	if len(got) != 1 {
 		t.Fatalf("entries %+v", got)
 	}
-	if v, ok := got[0].Fields[in.Key]; !ok || v != in.Value {
+	if v, ok := got[0].Fields.Get(in.Key); !ok || v != in.Value {
 		t.Errorf("%s read back as %q, want %q", written, v, in.Value)
 	}
 }

@@ -32,7 +32,7 @@ func physicalLines(data []byte) int {
 }
 
 // FuzzParse feeds whole logs: no panic, every line accounted for (read == parsed + skipped, and read
-// is the number of physical lines), the result encodes as JSON, and ReadLast(n) is the last n tasks
+// is the number of physical lines), the result encodes as JSON (each entry's fields exactly as a map), and ReadLast(n) is the last n tasks
 // of Parse. The seed corpus in testdata/fuzz/FuzzParse holds the 25 real logs.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
@@ -56,6 +56,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := json.Marshal(res); err != nil {
 			t.Fatalf("result does not encode: %v", err)
+		}
+		for _, e := range entries(res) {
+			sameJSONAsMap(t, e.Fields)
 		}
 		path := filepath.Join(dir, "fuzz.log")
 		if err := os.WriteFile(path, data, 0o644); err != nil {

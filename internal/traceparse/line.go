@@ -34,7 +34,12 @@ const (
 	skipNoLoop
 	skipEmptyMagic
 	skipIncomplete
+	skipTooLong
 )
+
+// maxLineBytes bounds a line so that the offsets of its fields fit in 32 bits with room for its
+// unquoted tokens; no writer produces lines anywhere near it.
+const maxLineBytes = 1 << 30
 
 // lineClass is the verdict on one physical line; it depends on the line's bytes alone, so reading
 // forwards and backwards classify a line identically.
@@ -48,26 +53,90 @@ type lineClass struct {
 	notes     []string // caveats on a kept line
 }
 
-// classifier holds scratch space reused from line to line, and slabs for the small values entries
-// point to (one allocation per 1024 values instead of one each; the parser is allocation-bound).
+// classifier holds scratch space reused from line to line, an arena for the lines' text, and slabs
+// for the small values entries point to. The parser is allocation-bound: with these a line costs no
+// allocation of its own, only a share of large blocks.
 type classifier struct {
-	buf    []byte
-	spans  []span
-	toks   []string
-	ints   slab[int]
-	floats slab[float64]
+	text  arena
+	base  int    // offset in text of the current line's text
+	line  string // the current line's text so far: its bytes, unquoted tokens, synthesised keys
+	spans []span // its tokens
+	pos   []fieldPos
+	// index finds a key among pos once a line has more than manyFields fields, so that a line of
+	// thousands of fields costs linear time, as a map would.
+	index   map[string]int
+	indexed bool
+	loops   []string
+	sigs    []SignalWeight
+
+	ints      slab[int]
+	floats    slab[float64]
+	fieldPoss slab[fieldPos]
+	strs      slab[string]
+	signals   slab[SignalWeight]
 }
 
-type slab[T any] struct{ free []T }
+const manyFields = 32
+
+// arena holds the text of many lines in append-only chunks, so that a line's string is a slice of a
+// large block rather than an allocation of its own. strings.Builder is the append-only buffer
+// without unsafe code: bytes it has written never change, so slices of String() stay valid.
+type arena struct {
+	b     strings.Builder
+	chunk int // size of the last chunk started
+}
+
+// reserve makes room for n more bytes in the current chunk, so that the line being built never
+// moves. Chunks double up to 1 MB: a tail read of a few KB stays small.
+func (a *arena) reserve(n int) {
+	if a.b.Cap()-a.b.Len() >= n {
+		return
+	}
+	a.chunk = min(max(2*a.chunk, 4<<10), 1<<20)
+	a.b.Reset()
+	a.b.Grow(max(n, a.chunk))
+}
+
+// slab hands out small values and short slices from shared chunks: one allocation per chunk
+// instead of one each. Chunks grow to 1024 elements, so a small read allocates little.
+type slab[T any] struct {
+	free []T
+	size int
+}
+
+func (s *slab[T]) grow(n int) {
+	s.size = min(max(2*s.size, 32), 1024)
+	s.free = make([]T, max(n, s.size))
+}
 
 func (s *slab[T]) new(v T) *T {
 	if len(s.free) == 0 {
-		s.free = make([]T, 1024)
+		s.grow(1)
 	}
 	p := &s.free[0]
 	*p, s.free = v, s.free[1:]
 	return p
 }
+
+// clone returns a copy of vs with no spare capacity (appending to it cannot touch its neighbours),
+// nil when vs is empty.
+func (s *slab[T]) clone(vs []T) []T {
+	if len(vs) == 0 {
+		return nil
+	}
+	if len(vs) > len(s.free) {
+		s.grow(len(vs))
+	}
+	out := s.free[:len(vs):len(vs)]
+	copy(out, vs)
+	s.free = s.free[len(vs):]
+	return out
+}
+
+// synthesisedRoom bounds the text build adds to a line: each synthesised key (level, level_name,
+// level_chosen, k, baseline, loss, Δloss, dispatch) once, plus the values 0, true and a short
+// dispatch.
+const synthesisedRoom = 128
 
 // classify fills lc with the verdict on the line raw.
 func (c *classifier) classify(raw []byte, lc *lineClass) {
@@ -95,32 +164,40 @@ func (c *classifier) classify(raw []byte, lc *lineClass) {
 			return
 		}
 	}
-	var toks []string
+	if len(b) > maxLineBytes {
+		lc.skip = skipTooLong
+		return
+	}
+	// The line's text: its bytes, then the unquoted text of its quoted tokens (at most its length;
+	// twice that when the quotes do not balance and it is split again), then synthesised keys.
+	c.text.reserve(3*len(b) + synthesisedRoom)
+	c.base = c.text.b.Len()
+	c.text.b.Write(b)
+	line := c.text.b.String()[c.base:]
 	var err error
-	c.buf = append(c.buf[:0], b...)
-	if c.buf, c.spans, err = tokenize(c.buf, len(b), c.spans[:0]); err == nil {
-		// One string holds the line and its unquoted tokens; every token and field slices it.
-		toks = appendTokens(c.toks[:0], string(c.buf), c.spans)
-	} else {
+	if c.spans, err = tokenize(line, 0, &c.text.b, c.base, c.spans[:0]); err != nil {
 		lc.openQuote = true
-		toks = fallbackSplit(string(b), c.toks[:0])
+		c.spans = fallbackSplit(line, &c.text.b, c.base, c.spans[:0])
 		defer func() {
 			if lc.skip == keep {
 				lc.notes = append(lc.notes, fmt.Sprintf("quotes do not balance (%v): read by a whitespace split, quoted values may be cut", err))
 			}
 		}()
 	}
-	c.toks = toks
-	if !timestampLike(toks[0]) {
+	c.line = c.text.b.String()[c.base:]
+	if !timestampLike(c.token(0)) {
 		lc.skip = skipNoTimestamp
 		return
 	}
-	if len(toks) < 2 {
+	if len(c.spans) < 2 {
 		lc.skip = skipNoLoop
 		return
 	}
-	c.build(lc, toks)
+	c.build(lc)
 }
+
+// token is the i-th token of the current line.
+func (c *classifier) token(i int) string { return c.line[c.spans[i].start:c.spans[i].end] }
 
 // timestampLike accepts a token that starts with a date, YYYY-MM-DD. Anything else in first place is
 // not an entry (most often the continuation of a value that held a newline).
@@ -168,10 +245,10 @@ func ShortDispatch(s string) string {
 func validLevel(s string) bool { return len(s) == 2 && s[0] == 'L' && s[1] >= '0' && s[1] <= '4' }
 
 // build turns the tokens of a line into an entry, following the reference _parse_line.
-func (c *classifier) build(lc *lineClass, toks []string) {
+func (c *classifier) build(lc *lineClass) {
 	e := &lc.entry
-	e.Timestamp = toks[0]
-	e.Loop = toks[1]
+	e.Timestamp = c.token(0)
+	e.Loop = c.token(1)
 	switch e.Loop {
 	case "architect": // as the reference
 		e.Loop = "design"
@@ -179,55 +256,52 @@ func (c *classifier) build(lc *lineClass, toks []string) {
 		e.Loop = "refine"
 	}
 	isMetaLoop := e.Loop == "meta"
-	// Size hint: one field per token after the timestamp and loop, two more for a meta label's
-	// synthesised keys. Up to 8 fields fit Go's small map (one allocation); an overestimate past 8
-	// would allocate a full table.
-	hint := len(toks) - 2
-	if isMetaLoop {
-		hint += 2
-	}
-	fields := make(map[string]string, hint)
+	c.pos, c.indexed = c.pos[:0], false
 	// The keys the typed fields and the legacy aliases need are noted while the tokens go by, so
-	// they cost no map lookups afterwards (the parser spends most of its time on the map).
+	// they cost no lookups afterwards.
 	var k, loss, lossNorm, dloss, dlossNorm, legacyK, epoch, baseline optional
 	var hasClose, hasBaseline, hasLevelChosen bool
 	var ignored []string
-	for _, tok := range toks[2:] {
+	for _, sp := range c.spans[2:] {
+		tok := c.line[sp.start:sp.end]
 		switch {
 		case tok == "close":
 			hasClose = true
 		case tok == "baseline":
 			hasBaseline = true
 		case isMetaLoop && levelLabel(tok):
-			fields["level"] = tok[:2]
-			fields["level_name"] = tok[3:]
+			level := optional{sp.start, sp.start + 2, true}
+			c.setNamed("level", level)
+			c.setNamed("level_name", optional{sp.start + 3, sp.end, true})
 			if !hasLevelChosen { // the first label stays in level_chosen
-				fields["level_chosen"], hasLevelChosen = tok[:2], true
+				c.setNamed("level_chosen", level)
+				hasLevelChosen = true
 			}
 		default:
-			key, v, ok := strings.Cut(tok, "=")
-			if !ok {
+			eq := strings.IndexByte(tok, '=')
+			if eq < 0 {
 				ignored = append(ignored, tok)
 				continue
 			}
-			fields[key] = v // a later duplicate key wins
-			switch key {
+			v := optional{sp.start + eq + 1, sp.end, true}
+			c.set(sp.start, sp.start+eq, v) // a later duplicate key wins
+			switch tok[:eq] {
 			case "k":
-				k.set(v)
+				k = v
 			case "loss":
-				loss.set(v)
+				loss = v
 			case "loss_norm":
-				lossNorm.set(v)
+				lossNorm = v
 			case "Δloss":
-				dloss.set(v)
+				dloss = v
 			case "Δloss_norm":
-				dlossNorm.set(v)
+				dlossNorm = v
 			case "r", "o", "phase":
-				legacyK.set(v)
+				legacyK = v
 			case "epoch":
-				epoch.set(v)
+				epoch = v
 			case "baseline":
-				baseline.set(v)
+				baseline = v
 			case "level_chosen":
 				hasLevelChosen = true
 			case "files", "regression_followed", "regression_of":
@@ -243,8 +317,12 @@ func (c *classifier) build(lc *lineClass, toks []string) {
 		e.Kind = KindClose
 	case hasBaseline:
 		e.Kind = KindIter
-		k.alias(fields, "k", optional{"0", true})
-		baseline.alias(fields, "baseline", optional{"true", true})
+		if !k.ok {
+			c.alias(&k, "k", c.appendText("0"))
+		}
+		if !baseline.ok {
+			c.alias(&baseline, "baseline", c.appendText("true"))
+		}
 	case isMetaLoop:
 		e.Kind = KindMeta
 	case e.Loop == "epoch":
@@ -252,54 +330,127 @@ func (c *classifier) build(lc *lineClass, toks []string) {
 	default:
 		e.Kind = KindIter
 	}
-	e.Fields = fields
 	if e.Kind == KindMeta {
-		normaliseMeta(lc, fields)
-		lc.head.read(lc, e)
+		c.normaliseMeta(lc)
+		e.Fields = c.fields()
+		c.readHead(lc)
 		return
 	}
-	loss.alias(fields, "loss", lossNorm)
-	dloss.alias(fields, "Δloss", dlossNorm)
-	k.alias(fields, "k", legacyK)
+	c.alias(&loss, "loss", lossNorm)
+	c.alias(&dloss, "Δloss", dlossNorm)
+	c.alias(&k, "k", legacyK)
+	e.Fields = c.fields()
 	if k.ok {
-		if n, err := strconv.Atoi(k.v); err == nil {
+		if n, err := strconv.Atoi(c.str(k)); err == nil {
 			e.K = c.ints.new(n)
 		} else if e.Kind == KindIter {
-			lc.notes = append(lc.notes, fmt.Sprintf("k=%q is not an integer: iteration index unknown", k.v))
+			lc.notes = append(lc.notes, fmt.Sprintf("k=%q is not an integer: iteration index unknown", c.str(k)))
 		}
 	}
-	e.Baseline = baseline.v == "true"
+	e.Baseline = baseline.ok && c.str(baseline) == "true"
 	if epoch.ok {
-		if n, err := strconv.Atoi(epoch.v); err == nil {
+		if n, err := strconv.Atoi(c.str(epoch)); err == nil {
 			e.Epoch, lc.epochSet = n, true
 		} else {
-			lc.notes = append(lc.notes, fmt.Sprintf("epoch=%q is not an integer: the task's current epoch is used", epoch.v))
+			lc.notes = append(lc.notes, fmt.Sprintf("epoch=%q is not an integer: the task's current epoch is used", c.str(epoch)))
 		}
 	}
 	if loss.ok {
-		if f, ok := parseFinite(loss.v); ok {
+		if f, ok := parseFinite(c.str(loss)); ok {
 			e.Loss = c.floats.new(f)
 		} else {
-			lc.notes = append(lc.notes, fmt.Sprintf("loss=%q is not a number: loss unknown", loss.v))
+			lc.notes = append(lc.notes, fmt.Sprintf("loss=%q is not a number: loss unknown", c.str(loss)))
 		}
 	}
 }
 
-// optional is a field value noted while tokenising; ok says the key was present.
+// optional is a value in the current line's text, [start, end); ok says it is present.
 type optional struct {
-	v  string
-	ok bool
+	start, end int
+	ok         bool
 }
 
-func (o *optional) set(v string) { *o = optional{v, true} }
+func (c *classifier) str(o optional) string { return c.line[o.start:o.end] }
 
-// alias gives fields[key] the value of from when key is absent (a legacy spelling or a synthesised
+// appendText adds s to the current line's text and returns where it is.
+func (c *classifier) appendText(s string) optional {
+	start := c.text.b.Len() - c.base
+	c.text.b.WriteString(s)
+	c.line = c.text.b.String()[c.base:]
+	return optional{start, start + len(s), true}
+}
+
+// find returns the position in c.pos of key, or -1.
+func (c *classifier) find(key string) int {
+	if c.indexed {
+		if i, ok := c.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, p := range c.pos {
+		if c.line[p.keyStart:p.keyEnd] == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// get returns the value of key on the current line.
+func (c *classifier) get(key string) optional {
+	if i := c.find(key); i >= 0 {
+		return optional{int(c.pos[i].valStart), int(c.pos[i].valEnd), true}
+	}
+	return optional{}
+}
+
+// set gives the key at [keyStart, keyEnd) of the line's text the value v: a new field, or a new
+// value for a key seen before.
+func (c *classifier) set(keyStart, keyEnd int, v optional) {
+	key := c.line[keyStart:keyEnd]
+	if i := c.find(key); i >= 0 {
+		c.pos[i].valStart, c.pos[i].valEnd = uint32(v.start), uint32(v.end)
+		return
+	}
+	c.pos = append(c.pos, fieldPos{uint32(keyStart), uint32(keyEnd), uint32(v.start), uint32(v.end)})
+	switch {
+	case c.indexed:
+		c.index[key] = len(c.pos) - 1
+	case len(c.pos) > manyFields:
+		if c.index == nil {
+			c.index = make(map[string]int)
+		}
+		clear(c.index)
+		for i, p := range c.pos {
+			c.index[c.line[p.keyStart:p.keyEnd]] = i
+		}
+		c.indexed = true
+	}
+}
+
+// setNamed sets a key that need not be in the line (a synthesised or aliased one); its name is
+// added to the line's text only when the key is new.
+func (c *classifier) setNamed(key string, v optional) {
+	if i := c.find(key); i >= 0 {
+		c.pos[i].valStart, c.pos[i].valEnd = uint32(v.start), uint32(v.end)
+		return
+	}
+	k := c.appendText(key)
+	c.set(k.start, k.end, v)
+}
+
+// alias gives key the value of from when key is absent (a legacy spelling or a synthesised
 // default), and notes it.
-func (o *optional) alias(fields map[string]string, key string, from optional) {
+func (c *classifier) alias(o *optional, key string, from optional) {
 	if !o.ok && from.ok {
-		fields[key] = from.v
+		c.setNamed(key, from)
 		*o = from
 	}
+}
+
+// fields returns the current line's fields, their positions copied out of the scratch space.
+func (c *classifier) fields() Fields {
+	return Fields{text: c.line, pos: c.fieldPoss.clone(c.pos)}
 }
 
 // metaHead is what a meta line says about the task it opens. It is worked out while classifying
@@ -312,27 +463,32 @@ type metaHead struct {
 	hasSignals                                         bool
 }
 
-func (h *metaHead) read(lc *lineClass, e *Entry) {
-	f := e.Fields
-	h.time = parseMetaTime(lc, e.Timestamp)
-	if lvl := f["level"]; validLevel(lvl) {
+func (c *classifier) readHead(lc *lineClass) {
+	h, f := &lc.head, lc.entry.Fields
+	h.time = parseMetaTime(lc, lc.entry.Timestamp)
+	if lvl := f.Value("level"); validLevel(lvl) {
 		h.level = lvl
 	}
-	h.dispatch = ShortDispatch(f["dispatch"])
-	h.creativity = f["creativity"]
-	h.title = f["task"]
-	for l := range strings.SplitSeq(f["loops"], ",") {
+	h.dispatch = ShortDispatch(f.Value("dispatch"))
+	h.creativity = f.Value("creativity")
+	h.title = f.Value("task")
+	c.loops = c.loops[:0]
+	for l := range strings.SplitSeq(f.Value("loops"), ",") {
 		if l = trimPy(l); l != "" {
-			h.loops = append(h.loops, l)
+			c.loops = append(c.loops, l)
 		}
 	}
-	if raw, ok := f["signals"]; ok {
+	h.loops = c.strs.clone(c.loops)
+	if raw, ok := f.Get("signals"); ok {
 		var problems []string
 		h.hasSignals = true
-		h.signals, problems = ParseSignals(raw)
+		c.sigs, problems = appendSignals(c.sigs[:0], raw)
+		if h.signals = c.signals.clone(c.sigs); h.signals == nil {
+			h.signals = []SignalWeight{} // present but empty
+		}
 		lc.notes = append(lc.notes, problems...)
 	}
-	if v, ok := f["weights"]; ok {
+	if v, ok := f.Get("weights"); ok {
 		h.weightsVersion = v
 		if _, err := weights.ParseVersionName(v); err != nil {
 			lc.notes = append(lc.notes, "weights="+err.Error())
@@ -352,18 +508,22 @@ func parseMetaTime(lc *lineClass, ts string) time.Time {
 
 // normaliseMeta applies the meta-line Decisions: level_chosen → level, long dispatch_source → short
 // dispatch, both only when the current key is absent.
-func normaliseMeta(lc *lineClass, fields map[string]string) {
-	if _, ok := fields["level"]; !ok {
-		if lvl, ok := fields["level_chosen"]; ok && validLevel(lvl) {
-			fields["level"] = lvl
+func (c *classifier) normaliseMeta(lc *lineClass) {
+	level := c.get("level")
+	if !level.ok {
+		if chosen := c.get("level_chosen"); chosen.ok && validLevel(c.str(chosen)) {
+			c.alias(&level, "level", chosen)
 		}
 	}
-	if lvl, ok := fields["level"]; ok && !validLevel(lvl) {
-		lc.notes = append(lc.notes, fmt.Sprintf("level=%q is not L0..L4: level unknown", lvl))
+	if level.ok && !validLevel(c.str(level)) {
+		lc.notes = append(lc.notes, fmt.Sprintf("level=%q is not L0..L4: level unknown", c.str(level)))
 	}
-	if _, ok := fields["dispatch"]; !ok {
-		if src, ok := fields["dispatch_source"]; ok {
-			fields["dispatch"] = ShortDispatch(src)
+	if dispatch := c.get("dispatch"); !dispatch.ok {
+		if src := c.get("dispatch_source"); src.ok {
+			if short := ShortDispatch(c.str(src)); short != c.str(src) {
+				src = c.appendText(short)
+			}
+			c.alias(&dispatch, "dispatch", src)
 		}
 	}
 }

@@ -40,6 +40,8 @@ type parser struct {
 	groups    []lossGroup // Δloss state of the open task, per loop and epoch
 	lastIter  int         // index in cur.Entries of its last iteration, -1 none
 	lastClose int         // index in cur.Entries of its last close, -1 none
+	files     []string    // files= of the open task, in order of appearance
+	loopsUsed []string    // scratch for finishTask
 }
 
 type lossGroup struct {
@@ -138,6 +140,8 @@ func (p *parser) skipReason(skip skipCode) string {
 		return "a timestamp with no loop name"
 	case skipEmptyMagic:
 		return "magic prefix " + MagicPrefix + " with no entry after it"
+	case skipTooLong:
+		return "line longer than 1 GiB: not read"
 	case skipIncomplete:
 		return "incomplete last line (no line end): a write in progress or a cut file"
 	}
@@ -170,7 +174,7 @@ func (p *parser) add(e *Entry, lc *lineClass) {
 		p.lastIter = len(t.Entries)
 	case KindClose:
 		t.Closed = true
-		t.Terminal = e.Fields["terminal"]
+		t.Terminal = e.Fields.Value("terminal")
 		p.lastClose = len(t.Entries)
 	}
 	if e.Kind != KindMeta {
@@ -197,14 +201,14 @@ func (p *parser) appendEntry(e *Entry) {
 // taskFields takes the task-level fields that may sit on any of its lines.
 func (p *parser) taskFields(e *Entry) {
 	t := &p.cur
-	if v, ok := e.Fields["files"]; ok {
+	if v, ok := e.Fields.Get("files"); ok {
 		for f := range strings.SplitSeq(v, ",") {
 			if f = trimPy(f); f != "" {
-				t.Files = append(t.Files, f)
+				p.files = append(p.files, f)
 			}
 		}
 	}
-	if v, ok := e.Fields["regression_followed"]; ok {
+	if v, ok := e.Fields.Get("regression_followed"); ok {
 		switch {
 		case strings.EqualFold(v, "true"):
 			t.RegressionFollowed = true
@@ -214,7 +218,7 @@ func (p *parser) taskFields(e *Entry) {
 			p.warn(e.Line, e.Offset, fmt.Sprintf("regression_followed=%q is neither true nor false: ignored", v), false)
 		}
 	}
-	if v := e.Fields["regression_of"]; v != "" {
+	if v := e.Fields.Value("regression_of"); v != "" {
 		t.RegressionOf = v
 	}
 }
@@ -268,7 +272,7 @@ func (p *parser) finishTask() {
 	}
 	t := &p.cur
 	if p.lastClose >= 0 {
-		if v, ok := t.Entries[p.lastClose].Fields["loss_final"]; ok {
+		if v, ok := t.Entries[p.lastClose].Fields.Get("loss_final"); ok {
 			if f, ok := parseFinite(v); ok {
 				t.LossFinal, t.LossFinalFrom = p.cls.floats.new(f), "close"
 			} else {
@@ -282,17 +286,21 @@ func (p *parser) finishTask() {
 			t.LossFinal, t.LossFinalFrom = p.cls.floats.new(*l), "iteration"
 		}
 	}
-	t.LoopsUsed = []string{}
-	for _, e := range t.Entries {
-		if e.Kind == KindIter && !slices.Contains(t.LoopsUsed, e.Loop) {
-			t.LoopsUsed = append(t.LoopsUsed, e.Loop)
+	p.loopsUsed = p.loopsUsed[:0]
+	for i := range t.Entries {
+		if e := &t.Entries[i]; e.Kind == KindIter && !slices.Contains(p.loopsUsed, e.Loop) {
+			p.loopsUsed = append(p.loopsUsed, e.Loop)
 		}
 	}
-	slices.Sort(t.Files)
-	t.Files = slices.Compact(t.Files)
-	if t.Files == nil {
+	// Empty lists stay non-nil so that JSON shows [] rather than null.
+	if t.LoopsUsed = p.cls.strs.clone(p.loopsUsed); t.LoopsUsed == nil {
+		t.LoopsUsed = []string{}
+	}
+	slices.Sort(p.files)
+	if t.Files = p.cls.strs.clone(slices.Compact(p.files)); t.Files == nil {
 		t.Files = []string{}
 	}
+	p.files = p.files[:0]
 	if t.Loops == nil {
 		t.Loops = []string{}
 	}

@@ -71,7 +71,7 @@ func expectDecisions(e refEntry) refEntry {
 }
 
 func toRef(e traceparse.Entry) refEntry {
-	return refEntry{Timestamp: e.Timestamp, Loop: e.Loop, Kind: e.Kind, Fields: e.Fields}
+	return refEntry{Timestamp: e.Timestamp, Loop: e.Loop, Kind: e.Kind, Fields: e.Fields.Map()}
 }
 
 // entries lists every entry of a result in line order, meta lines included.
@@ -204,7 +204,7 @@ func compareSlice(t *testing.T, task traceparse.Task, ws refSlice) {
 		}
 	} else {
 		wantMeta := expectDecisions(refEntry{Kind: "meta", Fields: ws.MetaFields}).Fields
-		if !reflect.DeepEqual(task.Meta.Fields, wantMeta) {
+		if !reflect.DeepEqual(task.Meta.Fields.Map(), wantMeta) {
 			t.Errorf("meta fields\n got %v\nwant %v", task.Meta.Fields, wantMeta)
 		}
 		if task.Level != ws.MetaFields["level"] || task.Dispatch != ws.MetaFields["dispatch"] || task.Creativity != ws.MetaFields["creativity"] {

@@ -1,7 +1,6 @@
 package traceparse
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -37,109 +36,125 @@ const (
 	classQuote // a quote or a backslash
 )
 
-// span is a token's place in the tokenizer's buffer.
+// span is a token's place in a line's text: a Fields.text under construction.
 type span struct{ start, end int }
 
-// tokenize splits buf[:n]. A token without quotes or backslashes is a span of buf[:n]; an unquoted
-// token is appended to buf after n and its span points there. The caller turns buf into one string
-// and slices every token from it: one allocation per line, however many tokens are quoted.
-func tokenize(buf []byte, n int, spans []span) ([]byte, []span, error) {
-	i := 0
+// tokenize appends the spans of the tokens of src to spans. src is a piece of a line's text that
+// starts at srcOff in it; the text itself starts at offset base of a. A token without quotes or
+// backslashes is a span of src; the unquoted text of any other token is written to a, after the
+// line, and its span points there. So all tokens are slices of one string, whatever their quoting.
+// The caller reserves room in a for len(src) more bytes, so that the writes never move a's buffer.
+func tokenize(src string, srcOff int, a *strings.Builder, base int, spans []span) ([]span, error) {
+	i, n := 0, len(src)
 	for {
-		for i < n && isSep(buf[i]) {
+		for i < n && isSep(src[i]) {
 			i++
 		}
 		if i >= n {
-			return buf, spans, nil
+			return spans, nil
 		}
 		start := i
-		for i < n && byteClass[buf[i]] == classPlain {
+		for i < n && byteClass[src[i]] == classPlain {
 			i++
 		}
-		if i == n || isSep(buf[i]) {
-			spans = append(spans, span{start, i})
+		if i == n || isSep(src[i]) {
+			spans = append(spans, span{srcOff + start, srcOff + i})
 			continue
 		}
-		out := len(buf)
-		buf = append(buf, buf[start:i]...)
-		for i < n && !isSep(buf[i]) {
-			switch c := buf[i]; c {
+		out := a.Len() - base
+		a.WriteString(src[start:i])
+		for i < n && !isSep(src[i]) {
+			switch src[i] {
 			case '\\':
 				if i+1 >= n {
-					return buf, spans, errNoEscaped
+					return spans, errNoEscaped
 				}
 				// The escaped character may be multi-byte: its first byte is taken here and its
 				// continuation bytes by the default case, which is the same thing.
-				buf = append(buf, buf[i+1])
+				a.WriteByte(src[i+1])
 				i += 2
 			case '\'':
-				end := bytes.IndexByte(buf[i+1:n], '\'')
+				end := strings.IndexByte(src[i+1:], '\'')
 				if end < 0 {
-					return buf, spans, errNoClosingQuote
+					return spans, errNoClosingQuote
 				}
-				buf = append(buf, buf[i+1:i+1+end]...)
+				a.WriteString(src[i+1 : i+1+end])
 				i += end + 2
 			case '"':
 				i++
 				for {
-					if i >= n {
-						return buf, spans, errNoClosingQuote
+					run := i
+					for i < n && src[i] != '"' && src[i] != '\\' {
+						i++
 					}
-					c := buf[i]
-					if c == '"' {
+					a.WriteString(src[run:i])
+					if i >= n {
+						return spans, errNoClosingQuote
+					}
+					if src[i] == '"' {
 						i++
 						break
 					}
-					if c == '\\' {
-						if i+1 >= n {
-							return buf, spans, errNoEscaped
-						}
-						if next := buf[i+1]; next == '"' || next == '\\' {
-							buf = append(buf, next)
-							i += 2
-							continue
-						}
+					if i+1 >= n {
+						return spans, errNoEscaped
 					}
-					buf = append(buf, c)
+					if next := src[i+1]; next == '"' || next == '\\' {
+						a.WriteByte(next)
+						i += 2
+						continue
+					}
+					a.WriteByte('\\') // a backslash before anything else is itself
 					i++
 				}
 			default:
-				buf = append(buf, c)
-				i++
+				run := i
+				for i < n && byteClass[src[i]] == classPlain {
+					i++
+				}
+				a.WriteString(src[run:i])
 			}
 		}
-		spans = append(spans, span{out, len(buf)})
+		spans = append(spans, span{out, a.Len() - base})
 	}
 }
 
 // splitPOSIX appends the tokens of s to out.
 func splitPOSIX(s string, out []string) ([]string, error) {
-	buf, spans, err := tokenize([]byte(s), len(s), nil)
+	var a strings.Builder
+	a.Grow(2 * len(s))
+	a.WriteString(s)
+	spans, err := tokenize(s, 0, &a, 0, nil)
 	if err != nil {
 		return out, err
 	}
-	return appendTokens(out, string(buf), spans), nil
-}
-
-func appendTokens(out []string, s string, spans []span) []string {
+	text := a.String()
 	for _, sp := range spans {
-		out = append(out, s[sp.start:sp.end])
+		out = append(out, text[sp.start:sp.end])
 	}
-	return out
+	return out, nil
 }
 
 // fallbackSplit is the recovery for a line whose quotes do not balance (Decision 1.10.1): split at
 // runs of space and tab, then unquote each token on its own when it balances by itself; a token that
-// does not is kept exactly as written, quote characters included, so nothing is invented.
-func fallbackSplit(s string, out []string) []string {
-	for _, tok := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' }) {
-		if parts, err := splitPOSIX(tok, nil); err == nil && len(parts) == 1 {
-			out = append(out, parts[0])
-		} else {
-			out = append(out, tok)
+// does not is kept exactly as written, quote characters included, so nothing is invented. line is
+// the line's text at offset base of a, as for tokenize; a needs room for len(line) more bytes.
+func fallbackSplit(line string, a *strings.Builder, base int, spans []span) []span {
+	for i := 0; i < len(line); {
+		if line[i] == ' ' || line[i] == '\t' {
+			i++
+			continue
+		}
+		start := i
+		for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+			i++
+		}
+		before := len(spans)
+		var err error
+		if spans, err = tokenize(line[start:i], start, a, base, spans); err != nil || len(spans) != before+1 {
+			spans = append(spans[:before], span{start, i})
 		}
 	}
-	return out
+	return spans
 }
 
 // isPySpace reports whether Python's str.strip() removes r: Unicode White_Space plus the ASCII

@@ -14,8 +14,13 @@ import (
 // (the docs' "components≥3" becomes "components>=3"); unknown names are kept and reported.
 // The result is never nil, so a present but empty field reads as an empty list.
 func ParseSignals(raw string) (sigs []SignalWeight, problems []string) {
-	sigs = []SignalWeight{}
-	for _, pair := range strings.Split(raw, ",") {
+	return appendSignals([]SignalWeight{}, raw)
+}
+
+// appendSignals appends the pairs of raw to sigs (whose existing pairs it may update).
+func appendSignals(sigs []SignalWeight, raw string) ([]SignalWeight, []string) {
+	var problems []string
+	for pair := range strings.SplitSeq(raw, ",") {
 		pair = trimPy(pair)
 		if pair == "" {
 			continue

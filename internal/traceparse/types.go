@@ -50,12 +50,12 @@ const (
 // (including its synthesised level, level_name, level_chosen, baseline and k=0), plus the legacy
 // aliases the package doc lists. The typed fields below are this package's reading of them.
 type Entry struct {
-	Line      int               `json:"line"`
-	Offset    int64             `json:"offset"`
-	Timestamp string            `json:"timestamp"`
-	Loop      string            `json:"loop"`
-	Kind      string            `json:"kind"` // meta | iter | close | epoch
-	Fields    map[string]string `json:"fields"`
+	Line      int    `json:"line"`
+	Offset    int64  `json:"offset"`
+	Timestamp string `json:"timestamp"`
+	Loop      string `json:"loop"`
+	Kind      string `json:"kind"` // meta | iter | close | epoch
+	Fields    Fields `json:"fields"`
 	// K is the iteration index (k=, else r=/o=/phase=); nil when absent or not an integer.
 	K        *int `json:"k"`
 	Baseline bool `json:"baseline"`

@@ -1,0 +1,148 @@
+package traceparse
+
+import (
+	"bytes"
+	"encoding/json"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Fields are the key=value pairs of one line, each key once (a later duplicate's value wins), in the
+// order their keys first appear. It replaces a map[string]string: a line has a handful of fields,
+// so a scan finds one as fast as a hash, and the pairs cost no allocation of their own. Every key and
+// value is a slice of one string per line (the line, then the unquoted text of its quoted tokens,
+// then any synthesised keys), located by offsets that hold no pointers, so the garbage collector
+// never scans them. The zero value has no fields.
+type Fields struct {
+	text string
+	pos  []fieldPos
+}
+
+// fieldPos locates one key and its value in Fields.text. uint32 keeps a field at 16 bytes; lines
+// are limited to maxLineBytes so the offsets always fit.
+type fieldPos struct{ keyStart, keyEnd, valStart, valEnd uint32 }
+
+// FieldsFrom returns the pairs of m, keys in sorted order (for tests and hand-built entries).
+func FieldsFrom(m map[string]string) Fields {
+	keys := slices.Sorted(maps.Keys(m))
+	var text strings.Builder
+	pos := make([]fieldPos, 0, len(keys))
+	for _, k := range keys {
+		p := fieldPos{keyStart: uint32(text.Len())}
+		text.WriteString(k)
+		p.keyEnd, p.valStart = uint32(text.Len()), uint32(text.Len())
+		text.WriteString(m[k])
+		p.valEnd = uint32(text.Len())
+		pos = append(pos, p)
+	}
+	if len(pos) == 0 {
+		pos = nil
+	}
+	return Fields{text: text.String(), pos: pos}
+}
+
+// Len is the number of fields.
+func (f Fields) Len() int { return len(f.pos) }
+
+// At returns the i-th field, 0 <= i < Len().
+func (f Fields) At(i int) (key, value string) {
+	p := f.pos[i]
+	return f.text[p.keyStart:p.keyEnd], f.text[p.valStart:p.valEnd]
+}
+
+func (f Fields) index(key string) int {
+	for i, p := range f.pos {
+		if f.text[p.keyStart:p.keyEnd] == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// Get returns the value of key and whether the line has it.
+func (f Fields) Get(key string) (string, bool) {
+	if i := f.index(key); i >= 0 {
+		p := f.pos[i]
+		return f.text[p.valStart:p.valEnd], true
+	}
+	return "", false
+}
+
+// Value returns the value of key, "" when the line does not have it (as indexing a map would).
+func (f Fields) Value(key string) string {
+	v, _ := f.Get(key)
+	return v
+}
+
+// All yields the fields in order.
+func (f Fields) All() iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for i := range f.pos {
+			if !yield(f.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Map returns the fields as a new map (never nil).
+func (f Fields) Map() map[string]string {
+	m := make(map[string]string, len(f.pos))
+	for k, v := range f.All() {
+		m[k] = v
+	}
+	return m
+}
+
+// MarshalJSON writes the object a map[string]string with the same pairs gives: keys sorted, each
+// string escaped by encoding/json itself. It escapes no HTML characters, as the encoder that calls
+// it applies its own SetEscapeHTML choice to this output, exactly as for a map.
+func (f Fields) MarshalJSON() ([]byte, error) {
+	order := make([]int, len(f.pos))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ka, _ := f.At(a)
+		kb, _ := f.At(b)
+		return strings.Compare(ka, kb)
+	})
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	str := func(s string) error {
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode ends every value with a newline
+		return nil
+	}
+	buf.WriteByte('{')
+	for n, i := range order {
+		if n > 0 {
+			buf.WriteByte(',')
+		}
+		k, v := f.At(i)
+		if err := str(k); err != nil {
+			return nil, err
+		}
+		buf.WriteByte(':')
+		if err := str(v); err != nil {
+			return nil, err
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads a JSON object of strings (null reads as no fields).
+func (f *Fields) UnmarshalJSON(data []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*f = FieldsFrom(m)
+	return nil
+}
