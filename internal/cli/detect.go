@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,9 @@ type detectReport struct {
 	*evolve.Detection
 	Logs  []string              `json:"logs"`
 	Lines traceparse.LineCounts `json:"lines"`
+	// Tails lists the logs read from a byte offset whose line numbers count from there (see
+	// absoluteLines); empty for every log of ordinary size.
+	Tails []traceparse.Tail `json:"tails,omitempty"`
 }
 
 func detectRun(opts *detectOptions) error {
@@ -98,12 +102,13 @@ func detectRun(opts *detectOptions) error {
 	}
 	det := evolve.Detect(evolve.DetectInput{Tasks: read.Tasks, Resolver: evolve.Resolver{Active: &active, WeightsFor: resolver}})
 	det.Warnings = append(parseWarnings(read), det.Warnings...)
-	printWarnings(opts.IO.ErrOut, det.Warnings)
-	rep := detectReport{Detection: det, Logs: logs, Lines: read.Lines}
+	tails := newTailLines(read)
+	printWarnings(opts.IO.ErrOut, det.Warnings, tails)
+	rep := detectReport{Detection: det, Logs: logs, Lines: read.Lines, Tails: read.Tails}
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)
 	}
-	return printDetection(opts.IO.Out, det)
+	return printDetection(opts.IO.Out, det, tails)
 }
 
 // activeWeights loads the store's active version and a resolver for the versions named by meta
@@ -157,6 +162,7 @@ func readTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
 		all.Tasks = append(all.Tasks, res.Tasks...)
 		all.Lines.Add(res.Lines)
 		all.Warnings = append(all.Warnings, res.Warnings...)
+		all.Tails = append(all.Tails, res.Tails...)
 	}
 	return read, all, nil
 }
@@ -177,7 +183,78 @@ func readWindow(path string) (*traceparse.Result, error) {
 			}
 		}
 		if labelled >= evolve.WindowSize || len(res.Tasks) < n {
-			return res, nil
+			return res, absoluteLines(path, res)
+		}
+	}
+}
+
+// maxLineCountPrefix bounds the part of a log before a tail read that is scanned to turn the tail's
+// line numbers into the file's. Counting newlines costs time in proportion to that prefix; up to a few
+// MB it is negligible, beyond it the tail read's promise (cost in proportion to the tasks read) wins
+// and the lines stay counted from the tail, which the output then says.
+const maxLineCountPrefix = 16 << 20
+
+// absoluteLines makes the line numbers of a tail read count from the start of the file (warnings,
+// tasks and their lines), when the part before the tail is at most maxLineCountPrefix bytes. Errors,
+// messages and proposals then name the line an editor shows.
+func absoluteLines(path string, res *traceparse.Result) error {
+	if len(res.Tails) != 1 || res.Tails[0].Offset > maxLineCountPrefix {
+		return nil
+	}
+	before, err := countLines(path, res.Tails[0].Offset)
+	if err != nil {
+		return err
+	}
+	for i := range res.Warnings {
+		res.Warnings[i].Line += before
+	}
+	for i := range res.Tasks {
+		t := &res.Tasks[i]
+		t.Line += before
+		if t.Meta.Line > 0 {
+			t.Meta.Line += before
+		}
+		for j := range t.Entries {
+			t.Entries[j].Line += before
+		}
+	}
+	res.Tails = nil
+	return nil
+}
+
+// countLines counts the lines that end in the first n bytes of the file, with the reader's line
+// terminators: \n, \r\n and a lone \r.
+func countLines(path string, n int64) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r := io.LimitReader(f, n)
+	buf := make([]byte, 1<<20)
+	lines, prevCR := 0, false
+	for {
+		k, err := r.Read(buf)
+		chunk := buf[:k]
+		if bytes.IndexByte(chunk, '\r') < 0 {
+			lines += bytes.Count(chunk, []byte{'\n'}) // the usual case: no CR anywhere
+			if prevCR && k > 0 && chunk[0] == '\n' {
+				lines-- // the \n of a \r\n split across reads, counted at the \r
+			}
+			prevCR = false
+		} else {
+			for _, b := range chunk {
+				if b == '\r' || b == '\n' && !prevCR {
+					lines++
+				}
+				prevCR = b == '\r'
+			}
+		}
+		if err == io.EOF {
+			return lines, nil
+		}
+		if err != nil {
+			return 0, err
 		}
 	}
 }
@@ -190,12 +267,33 @@ func parseWarnings(res *traceparse.Result) []evolve.Warning {
 	return out
 }
 
-func printWarnings(w io.Writer, warns []evolve.Warning) {
+// tailLines maps the logs whose line numbers count from a tail read (the part before it was too long to
+// count, see absoluteLines) to the byte offset the read started at.
+type tailLines map[string]int64
+
+func newTailLines(res *traceparse.Result) tailLines {
+	t := tailLines{}
+	for _, tail := range res.Tails {
+		t[tail.File] = tail.Offset
+	}
+	return t
+}
+
+// at locates a line of a log: "log:line", or "log: line N of the tail read from byte B" when the line
+// counts from a tail.
+func (t tailLines) at(source string, line int) string {
+	switch off, tailed := t[source]; {
+	case line <= 0:
+		return source
+	case tailed:
+		return fmt.Sprintf("%s: line %d of the tail read from byte %d", source, line, off)
+	}
+	return fmt.Sprintf("%s:%d", source, line)
+}
+
+func printWarnings(w io.Writer, warns []evolve.Warning, tails tailLines) {
 	for _, x := range warns {
-		loc := x.Source
-		if x.Line > 0 {
-			loc = fmt.Sprintf("%s:%d", x.Source, x.Line)
-		}
+		loc := tails.at(x.Source, x.Line)
 		if loc != "" {
 			loc += ": "
 		}
@@ -203,14 +301,19 @@ func printWarnings(w io.Writer, warns []evolve.Warning) {
 	}
 }
 
-func printDetection(w io.Writer, det *evolve.Detection) error {
+func printDetection(w io.Writer, det *evolve.Detection, tails tailLines) error {
 	for _, l := range det.Window.Logs {
 		median := "unknown"
 		if l.Median != nil {
 			median = fmt.Sprintf("%.3f", float64(*l.Median))
 		}
-		fmt.Fprintf(w, "window: last %d of %d labelled tasks in %s (%d closed, %d eligible), median loss_final %s\n",
-			l.Tasks, l.Labelled, l.Source, l.Closed, l.Eligible, median)
+		// A log is read from its end, so the number of labelled tasks before the window is not known.
+		which := fmt.Sprintf("the last %d", l.Tasks)
+		if l.Tasks < evolve.WindowSize {
+			which = fmt.Sprintf("all %d", l.Tasks)
+		}
+		fmt.Fprintf(w, "window: %s labelled tasks of %s (%d closed, %d eligible), median loss_final %s\n",
+			which, l.Source, l.Closed, l.Eligible, median)
 	}
 	if len(det.Window.Logs) == 0 {
 		fmt.Fprintln(w, "window: no task with a level label")
@@ -221,7 +324,7 @@ func printDetection(w io.Writer, det *evolve.Detection) error {
 	}
 	fmt.Fprintf(w, "flagged: %d low-side regression(s), trigger at %d: %s\n", len(det.Flagged), evolve.TriggerThreshold, state)
 	if len(det.Flagged) > 0 {
-		if err := flaggedTable(w, det.Flagged); err != nil {
+		if err := flaggedTable(w, det.Flagged, tails); err != nil {
 			return err
 		}
 	}
@@ -237,7 +340,7 @@ func printDetection(w io.Writer, det *evolve.Detection) error {
 	return nil
 }
 
-func flaggedTable(w io.Writer, flagged []evolve.Flagged) error {
+func flaggedTable(w io.Writer, flagged []evolve.Flagged, tails tailLines) error {
 	t := storeTable(w, false)
 	// Where (log:line of the meta line) tells tasks of several logs apart; their timestamps may repeat.
 	t.Header("Where", "Meta timestamp", "Level", "Task", "Signals", "Evidence")
@@ -250,7 +353,7 @@ func flaggedTable(w io.Writer, flagged []evolve.Flagged) error {
 		if f.SignalsSource == evolve.SignalsReDetected {
 			sig += " (re-detected)"
 		}
-		if err := t.Append([]string{fmt.Sprintf("%s:%d", f.Source, f.Line), f.MetaTimestamp, f.Level, f.Title, dash(sig),
+		if err := t.Append([]string{tails.at(f.Source, f.Line), f.MetaTimestamp, f.Level, f.Title, dash(sig),
 			strings.Join(f.EvidenceStrings(), "; ")}); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,5 +187,82 @@ func TestEvolveCommandFlags(t *testing.T) {
 	pcmd.SetArgs([]string{"l.log"})
 	if err := pcmd.Execute(); err != nil || len(pgot.Logs) != 1 || pgot.JSON {
 		t.Fatalf("propose options %+v (%v)", pgot, err)
+	}
+}
+
+// A log with more tasks than the first tail read holds is read from a byte offset; warnings and flagged
+// tasks must still name the line an editor shows (they counted from the tail's start before).
+func TestDetectNamesFileLinesOfATailRead(t *testing.T) {
+	e := newEvolveEnv(t)
+	var b strings.Builder
+	line := 0
+	add := func(format string, args ...any) int {
+		line++
+		fmt.Fprintf(&b, format+"\n", args...)
+		return line
+	}
+	b.WriteString("2026-01-01T00:00:00Z  inner  k=1  loss=0.1\r\n2026-01-01T00:00:01Z  inner  k=2  loss=0.1\r") // CRLF and a lone CR
+	line = 2
+	for i := 0; i < 60; i++ {
+		add("2026-01-02T%02d:%02d:00Z  meta  L2/deliberate  dispatch=auto  signals=components>=3:+2  task=\"chore %d\"  loops=inner", i/60, i%60, i)
+		add("2026-01-02T%02d:%02d:30Z  inner  close  terminal=complete  loss_final=0.100", i/60, i%60)
+	}
+	var metas []int
+	for i := 0; i < 3; i++ {
+		metas = append(metas, add("2026-01-03T00:0%d:00Z  meta  L1/diagnostic  dispatch=auto  signals=explicit-bugfix:-5,ambiguous:+2  task=\"fix %d\"  loops=inner", i, i))
+		add("2026-01-03T00:0%d:30Z  inner  close  terminal=complete  loss_final=0.200  regression_followed=true", i)
+	}
+	damaged := add(`2026-01-03T00:09:00Z  inner  k=2  action="unbalanced`)
+	p := filepath.Join(e.root, "long.log")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := e.run("detect", p, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := fmt.Sprintf("long.log:%d: quotes do not balance", damaged); !strings.Contains(errOut, want) {
+		t.Errorf("stderr %q\nlacks %q", errOut, want)
+	}
+	var rep struct {
+		Flagged []struct {
+			Line int `json:"line"`
+		} `json:"flagged"`
+		Tails []any `json:"tails"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Flagged) != 3 || rep.Tails != nil {
+		t.Fatalf("flagged %+v, tails %v", rep.Flagged, rep.Tails)
+	}
+	for i, f := range rep.Flagged {
+		if f.Line != metas[i] {
+			t.Errorf("flagged task %d on line %d, want %d", i, f.Line, metas[i])
+		}
+	}
+}
+
+func TestCountLinesUsesTheReadersTerminators(t *testing.T) {
+	dir := t.TempDir()
+	split := strings.Repeat("a", 1<<20-1) + "\r\n" // a CRLF across the 1 MiB read boundary
+	for _, c := range []struct {
+		text string
+		want int
+	}{
+		{"a\nb\nc", 2},
+		{"a\r\nb\rc\n", 3},
+		{"\r\r\n\n", 3},
+		{split + "x\n", 2},
+		{strings.Repeat("z", 1<<20) + "\n\n", 2},
+	} {
+		p := filepath.Join(dir, "f")
+		if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := countLines(p, int64(len(c.text)))
+		if err != nil || got != c.want {
+			t.Errorf("countLines(%q…) = %d, %v; want %d", c.text[:min(len(c.text), 12)], got, err, c.want)
+		}
 	}
 }

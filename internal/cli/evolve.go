@@ -204,6 +204,7 @@ type evolveOutcome struct {
 
 	loop     *evolve.LoopResult
 	proposal *store.Proposal
+	tails    tailLines
 }
 
 // exitError maps the outcome to the process result: an escalation exits 3.
@@ -239,7 +240,7 @@ func runEvolve(opts *evolveOptions) (*evolveOutcome, error) {
 		return nil, err
 	}
 	out := &evolveOutcome{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
-		Config: res.Config, Steps: []evolveStep{}, loop: res,
+		Config: res.Config, Steps: []evolveStep{}, loop: res, tails: newTailLines(read),
 		Warnings: append(parseWarnings(read), res.Detection.Warnings...)}
 	for _, s := range res.Steps {
 		out.Steps = append(out.Steps, jsonStep(s))
@@ -471,7 +472,7 @@ func writeStateDump(dir string, out *evolveOutcome) (string, error) {
 }
 
 func printEvolve(opts *evolveOptions, out *evolveOutcome) error {
-	printWarnings(opts.IO.ErrOut, out.Warnings)
+	printWarnings(opts.IO.ErrOut, out.Warnings, out.tails)
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, out)
 	}

@@ -87,6 +87,7 @@ type proposeReport struct {
 	Holdout         evolve.Holdout    `json:"holdout"`
 	Warnings        []evolve.Warning  `json:"warnings"`
 	detection       *evolve.Detection // for the table
+	tails           tailLines
 }
 
 func proposeRun(opts *proposeOptions) error {
@@ -108,12 +109,13 @@ func proposeRun(opts *proposeOptions) error {
 		return err
 	}
 	res.Warnings = append(parseWarnings(read), res.Warnings...)
-	printWarnings(opts.IO.ErrOut, res.Warnings)
+	tails := newTailLines(read)
+	printWarnings(opts.IO.ErrOut, res.Warnings, tails)
 
 	rep := proposeReport{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
 		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
 		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
-		detection: res.Detection}
+		detection: res.Detection, tails: tails}
 	switch {
 	case res.Change != nil:
 		rep.Proposal = res.Change
@@ -175,7 +177,7 @@ func appendAttemptLog(s *store.Store, p *store.Proposal, attempts []evolve.Attem
 }
 
 func printPropose(w io.Writer, rep *proposeReport) error {
-	if err := printDetection(w, rep.detection); err != nil {
+	if err := printDetection(w, rep.detection, rep.tails); err != nil {
 		return err
 	}
 	if len(rep.Attempts) > 0 {
