@@ -266,3 +266,54 @@ func TestCountLinesUsesTheReadersTerminators(t *testing.T) {
 		}
 	}
 }
+
+// Every measured attempt reaches the evolution log, even when the run that wrote the proposal file
+// could not log (here: a log edit made the store refuse writes). The next run on the same inputs logs
+// the attempts once; a further run adds nothing.
+func TestProposeLogsAttemptsOnceEvenAfterAFailedRun(t *testing.T) {
+	e := newEvolveEnv(t)
+	logPath := filepath.Join(e.weights, "evolution.jsonl")
+	if code, _, errOut := e.run("propose", e.history("phase3-gate", 1)); code != 0 {
+		t.Fatalf("first propose: exit %d: %s", code, errOut)
+	}
+	good, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := bytes.Replace(good, []byte(`"action":"init"`), []byte(`"action":"init" `), 1)
+	if err := os.WriteFile(logPath, tampered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := e.history("phase3-gate", 2)
+	if code, out, _ := e.run("propose", second, "--json"); code != 1 || out != "" {
+		t.Fatalf("propose on a store that does not verify: exit %d, output %q; want exit 1", code, out)
+	}
+	if err := os.WriteFile(logPath, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entriesOf := func(id string) int {
+		data, _ := os.ReadFile(logPath)
+		return bytes.Count(data, []byte(`"proposal":"`+id+`"`))
+	}
+	_, out, _ := e.run("propose", second, "--json")
+	var rep struct {
+		ID       string `json:"proposal_id"`
+		Created  bool   `json:"created"`
+		Attempts []any  `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Created || len(rep.Attempts) == 0 {
+		t.Fatalf("re-run: created=%v with %d attempts; want the pending proposal of the failed run", rep.Created, len(rep.Attempts))
+	}
+	if got := entriesOf(rep.ID); got != len(rep.Attempts) {
+		t.Fatalf("%d log entries for %s, want its %d attempts", got, rep.ID, len(rep.Attempts))
+	}
+	if code, _, _ := e.run("propose", second); code != 0 || entriesOf(rep.ID) != len(rep.Attempts) {
+		t.Fatalf("a further run changed the log: exit %d, %d entries", code, entriesOf(rep.ID))
+	}
+	if code, out, _ := e.run("verify"); code != 0 {
+		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+}

@@ -263,10 +263,8 @@ func runEvolve(opts *evolveOptions) (*evolveOutcome, error) {
 		sig, bkt, _ := store.WeightsJSON(&p.Candidate)
 		out.Proposal = &evolveProposal{ID: p.ID, File: path, Decision: p.Decision, Created: created,
 			Weights: evolveProposalWeights{Signals: sig, Buckets: bkt}}
-		if created {
-			if err := logLoopAttempts(opts, p, res); err != nil {
-				return nil, err
-			}
+		if err := logLoopAttempts(opts, p, res); err != nil {
+			return nil, err
 		}
 	}
 	if res.Outcome == evolve.OutcomeEscalated {
@@ -393,11 +391,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// logLoopAttempts appends every attempt of every step to the evolution log (once: only when the
-// proposal is new, so a re-run on the same inputs adds nothing).
+// logLoopAttempts appends every attempt of every step to the evolution log, once per proposal (see
+// openUnlogged).
 func logLoopAttempts(opts *evolveOptions, p *store.Proposal, res *evolve.LoopResult) error {
-	s, err := store.Open(opts.WeightsDir, opts.Now)
-	if err != nil {
+	s, err := openUnlogged(opts.WeightsDir, opts.Now, p.ID)
+	if s == nil || err != nil {
 		return err
 	}
 	for _, step := range res.Steps {

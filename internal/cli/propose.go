@@ -129,10 +129,8 @@ func proposeRun(opts *proposeOptions) error {
 			return err
 		}
 		rep.ProposalFile, rep.ProposalID, rep.Created = &path, p.ID, created
-		if created {
-			if err := logAttempts(opts, p, res); err != nil {
-				return err
-			}
+		if err := logAttempts(opts, p, res); err != nil {
+			return err
 		}
 	}
 	if opts.JSON {
@@ -148,13 +146,37 @@ func buildProposal(res *evolve.StepResult, parent *weights.Weights, now time.Tim
 	return proposalFromSteps([]*evolve.StepResult{res}, parent, res.Candidate, now)
 }
 
-// logAttempts appends every attempt to the evolution log (once: only when the proposal is new).
+// logAttempts appends every attempt to the evolution log, once per proposal (see openUnlogged).
 func logAttempts(opts *proposeOptions, p *store.Proposal, res *evolve.StepResult) error {
-	s, err := store.Open(opts.WeightsDir, opts.Now)
-	if err != nil {
+	s, err := openUnlogged(opts.WeightsDir, opts.Now, p.ID)
+	if s == nil || err != nil {
 		return err
 	}
 	return appendAttemptLog(s, p, res.Attempts, "")
+}
+
+// openUnlogged opens the store to log the attempts of proposal id, or returns nil when the log already
+// holds them (a re-run on the same inputs adds nothing). It asks the log, not whether the proposal file
+// was new: a run that wrote the file but could not log (a store that did not verify, a lock held too
+// long) logs its attempts on the next run instead of never.
+func openUnlogged(dir string, now func() time.Time, id string) (*store.Store, error) {
+	s, err := store.Open(dir, now)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		switch e.Action {
+		case store.ActionProposeAttempt, store.ActionAccept, store.ActionHalve, store.ActionRevert:
+			if e.Proposal == id {
+				return nil, nil
+			}
+		}
+	}
+	return s, nil
 }
 
 // appendAttemptLog writes one evolution-log entry per attempt of a step (action = its decision: accept,
