@@ -108,7 +108,7 @@ func detectRun(opts *detectOptions) error {
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)
 	}
-	return printDetection(opts.IO.Out, det, tails)
+	return printDetection(opts.IO.Out, det, logs, tails)
 }
 
 // activeWeights loads the store's active version and a resolver for the versions named by meta
@@ -301,8 +301,12 @@ func printWarnings(w io.Writer, warns []evolve.Warning, tails tailLines) {
 	}
 }
 
-func printDetection(w io.Writer, det *evolve.Detection, tails tailLines) error {
+// printDetection prints the window of every log read (logs, as named), the flagged tasks, the screen
+// and the proposal.
+func printDetection(w io.Writer, det *evolve.Detection, logs []string, tails tailLines) error {
+	windowed := map[string]bool{}
 	for _, l := range det.Window.Logs {
+		windowed[l.Source] = true
 		median := "unknown"
 		if l.Median != nil {
 			median = fmt.Sprintf("%.3f", float64(*l.Median))
@@ -315,8 +319,10 @@ func printDetection(w io.Writer, det *evolve.Detection, tails tailLines) error {
 		fmt.Fprintf(w, "window: %s labelled tasks of %s (%d closed, %d eligible), median loss_final %s\n",
 			which, l.Source, l.Closed, l.Eligible, median)
 	}
-	if len(det.Window.Logs) == 0 {
-		fmt.Fprintln(w, "window: no task with a level label")
+	for _, l := range logs {
+		if !windowed[l] {
+			fmt.Fprintf(w, "window: no task with a level label in %s\n", l)
+		}
 	}
 	state := "not triggered"
 	if det.Triggered {

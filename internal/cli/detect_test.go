@@ -91,15 +91,30 @@ func TestDetectRealLogs(t *testing.T) {
 	}
 }
 
+// runInRoot runs tune from the temp root, so that logs can be named by relative paths: table widths
+// and proposal ids then do not depend on the temp directory's name.
+func (e *evolveEnv) runInRoot(args ...string) (int, string, string) {
+	e.t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.Chdir(e.root); err != nil {
+		e.t.Fatal(err)
+	}
+	defer os.Chdir(wd) //nolint:errcheck // back to the package dir for the golden files
+	return e.run(args...)
+}
+
 func TestDetectGolden(t *testing.T) {
 	e := newEvolveEnv(t)
-	log := e.history("same-area", 2)
-	code, out, _ := e.run("detect", log)
+	log := filepath.Base(e.history("same-area", 2))
+	code, out, _ := e.runInRoot("detect", log)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	testutil.Golden(t, "evolve_detect_same_area.txt", []byte(out))
-	code, out, _ = e.run("detect", log, "--json")
+	code, out, _ = e.runInRoot("detect", log, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -109,18 +124,8 @@ func TestDetectGolden(t *testing.T) {
 func TestProposeGoldenAndIdempotent(t *testing.T) {
 	e := newEvolveEnv(t)
 	// Relative log paths: the source is part of the proposal's evidence, hence of its id.
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := filepath.Base(e.history("legacy-v0101", 4))
-	inRoot := func(args ...string) (int, string, string) {
-		if err := os.Chdir(e.root); err != nil {
-			t.Fatal(err)
-		}
-		defer os.Chdir(wd) //nolint:errcheck // back to the package dir for the golden files
-		return e.run(args...)
-	}
+	inRoot := e.runInRoot
 	code, out, errOut := inRoot("propose", log, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -315,5 +320,23 @@ func TestProposeLogsAttemptsOnceEvenAfterAFailedRun(t *testing.T) {
 	}
 	if code, out, _ := e.run("verify"); code != 0 {
 		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+}
+
+// Every log read is accounted for in the table output, also one that holds no labelled task.
+func TestDetectNamesALogWithoutWindow(t *testing.T) {
+	e := newEvolveEnv(t)
+	empty := filepath.Join(e.root, "empty.log")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := e.run("detect", e.history("two-regressions", 1), empty)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"window: the last 20 labelled tasks of $ROOT/two-regressions.log", "window: no task with a level label in $ROOT/empty.log"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

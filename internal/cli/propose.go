@@ -87,6 +87,7 @@ type proposeReport struct {
 	Holdout         evolve.Holdout    `json:"holdout"`
 	Warnings        []evolve.Warning  `json:"warnings"`
 	detection       *evolve.Detection // for the table
+	logs            []string
 	tails           tailLines
 }
 
@@ -99,7 +100,7 @@ func proposeRun(opts *proposeOptions) error {
 	if err != nil {
 		return err
 	}
-	_, read, err := readTraceLogs(opts.Logs)
+	logs, read, err := readTraceLogs(opts.Logs)
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func proposeRun(opts *proposeOptions) error {
 	rep := proposeReport{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
 		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
 		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
-		detection: res.Detection, tails: tails}
+		detection: res.Detection, logs: logs, tails: tails}
 	switch {
 	case res.Change != nil:
 		rep.Proposal = res.Change
@@ -199,7 +200,7 @@ func appendAttemptLog(s *store.Store, p *store.Proposal, attempts []evolve.Attem
 }
 
 func printPropose(w io.Writer, rep *proposeReport) error {
-	if err := printDetection(w, rep.detection, rep.tails); err != nil {
+	if err := printDetection(w, rep.detection, rep.logs, rep.tails); err != nil {
 		return err
 	}
 	if len(rep.Attempts) > 0 {
