@@ -102,6 +102,14 @@ func (r *Request) TotalTokens() uint64 {
 	return r.InputTokens + r.OutputTokens + r.CacheCreationTokens + r.CacheReadTokens
 }
 
+// Sink receives the requests of a scan as their session groups complete (Options.Sink). A later copy
+// of a request in another session can change it: the sink then gets Remove with the version it was
+// given, followed by Add with the new one. r is valid only during the call.
+type Sink interface {
+	Add(r *Request)
+	Remove(r *Request)
+}
+
 // Session is what a session's files say beyond their requests: the span of all timestamped lines
 // (main and subagent files) and the recorded turn durations.
 type Session struct {
