@@ -244,16 +244,7 @@ func TestScoreLog(t *testing.T) {
 // too), weights version, task title and loops.
 func TestScoreLogRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	w, err := weights.Load(filepath.Join(repoRoot(), "weights", "v0001.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Version, w.Parent = 7, 1
-	w.Signals[weights.ContractRuleHit] = 5 // +2.5
-	wfile := filepath.Join(dir, "v0007.toml")
-	if err := os.WriteFile(wfile, w.Marshal(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wfile := halfWeightsFile(t, dir, 7)
 	log := filepath.Join(dir, "new", ".ldd", "trace.log")
 	type run struct{ prompt, task string }
 	runs := []run{
@@ -336,18 +327,25 @@ func lastLine(s string) string {
 	return l
 }
 
-func TestScoreWeights(t *testing.T) {
-	dir := t.TempDir()
+// halfWeightsFile writes the reference weights as the given version, with contract-rule-hit at +2.5, to
+// dir, and returns the file's path.
+func halfWeightsFile(t *testing.T, dir string, version int) string {
+	t.Helper()
 	w, err := weights.Load(filepath.Join(repoRoot(), "weights", "v0001.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Version, w.Parent = 2, 1
+	w.Version, w.Parent = version, 1
 	w.Signals[weights.ContractRuleHit] = 5 // +2.5
-	path := filepath.Join(dir, "v0002.toml")
+	path := filepath.Join(dir, weights.VersionName(version)+".toml")
 	if err := os.WriteFile(path, w.Marshal(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+func TestScoreWeights(t *testing.T) {
+	path := halfWeightsFile(t, t.TempDir(), 2)
 	code, out, errOut := runScoreCmd(t, "", "score", "--weights", path, "--json", "update the schema")
 	if code != 0 || !strings.Contains(out, `"raw_score": 2.5`) || !strings.Contains(out, `"weights_version": 2`) ||
 		!strings.Contains(out, `contract-rule-hit=+2.5`) {
