@@ -113,9 +113,6 @@ level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's desig
 			if opts.Log == "" && (opts.TaskSet || opts.LoopsSet) {
 				return FlagErrorf("--task and --loops describe the --log entry; give --log TRACE too")
 			}
-			if opts.Batch == "-" && opts.FromStdin {
-				return FlagErrorf("stdin cannot hold both the batch and the prompt")
-			}
 			if runF != nil {
 				return runF(opts)
 			}
