@@ -505,6 +505,21 @@ func printEvolveText(w io.Writer, out *evolveOutcome) error {
 		if err := t.Render(); err != nil {
 			return err
 		}
+		// Every measured attempt with its numbers, also the reverted ones the step table sums up.
+		var attempts []evolve.Attempt
+		var labels []string
+		for _, s := range out.Steps {
+			for i, a := range s.Attempts {
+				attempts = append(attempts, a)
+				labels = append(labels, fmt.Sprintf("%d.%d", s.N, i+1))
+			}
+		}
+		if len(attempts) > 0 {
+			fmt.Fprintln(w, "attempts:")
+			if err := attemptsTable(w, attempts, labels); err != nil {
+				return err
+			}
+		}
 	}
 	if p := out.Proposal; p != nil {
 		state := "written"

@@ -205,7 +205,7 @@ func printPropose(w io.Writer, rep *proposeReport) error {
 	}
 	if len(rep.Attempts) > 0 {
 		fmt.Fprintln(w, "attempts:")
-		if err := attemptsTable(w, rep.Attempts); err != nil {
+		if err := attemptsTable(w, rep.Attempts, nil); err != nil {
 			return err
 		}
 	}
@@ -231,7 +231,9 @@ func printPropose(w io.Writer, rep *proposeReport) error {
 	return nil
 }
 
-func attemptsTable(w io.Writer, attempts []evolve.Attempt) error {
+// attemptsTable lists measured changes with their numbers; labels name the rows ("2.1": step 2, its
+// first attempt), nil numbers them 1, 2, ….
+func attemptsTable(w io.Writer, attempts []evolve.Attempt, labels []string) error {
 	t := storeTable(w, false)
 	t.Header("#", "Change", "Suite loss", "Worse", "Flagged moved up", "Sign test", "LOO", "Decision", "Reason")
 	for i, a := range attempts {
@@ -250,7 +252,11 @@ func attemptsTable(w io.Writer, attempts []evolve.Attempt) error {
 		if len(a.LOO.Flips) > 0 {
 			loo += " flips: " + strings.Join(a.LOO.Flips, ",")
 		}
-		if err := t.Append([]string{fmt.Sprint(i + 1), a.Change.String(),
+		label := fmt.Sprint(i + 1)
+		if labels != nil {
+			label = labels[i]
+		}
+		if err := t.Append([]string{label, a.Change.String(),
 			fmt.Sprintf("%.3f → %.3f", float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)), dash(strings.Join(worse, ", ")),
 			fmt.Sprintf("%d/%d", up, len(a.Motivating)), sign, loo, a.Decision, a.Reason}); err != nil {
 			return err
