@@ -2,6 +2,7 @@ package traceparse
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -48,9 +49,19 @@ type lineClass struct {
 	openQuote bool // its quotes do not balance (a value may continue on the next line)
 	entry     Entry
 	epochSet  bool     // entry.Epoch came from an epoch= field
-	taskKeys  bool     // it has files=, regression_followed= or regression_of=
+	task      taskKeys // its keys that describe its task
 	head      metaHead // what a meta line says about its task
 	notes     []string // caveats on a kept line
+}
+
+// taskKeys are the task-level keys a line may hold. They are read while classifying, from cache-hot
+// text, so that the in-order pass never goes back to the entry's fields.
+type taskKeys struct {
+	any                                     bool // it has files=, regression_followed= or regression_of=
+	terminal, lossFinal                     string
+	hasLossFinal                            bool
+	files, regressionFollowed, regressionOf string
+	hasFiles, hasRegressionFollowed         bool
 }
 
 // classifier holds scratch space reused from line to line, an arena for the lines' text, and slabs
@@ -118,6 +129,28 @@ func (s *slab[T]) new(v T) *T {
 	return p
 }
 
+// open returns an empty slice over the free space of the slab with room for n elements, for the
+// caller to append to in place and then close.
+func (s *slab[T]) open(n int) []T {
+	if len(s.free) < n {
+		s.grow(n)
+	}
+	return s.free[:0]
+}
+
+// close takes the elements appended to vs (from open) out of the free space and returns them with
+// no spare capacity, nil when there are none. Had the appends outgrown the room asked for, vs would
+// be an allocation of its own and is returned as it is.
+func (s *slab[T]) close(vs []T) []T {
+	if len(vs) == 0 {
+		return nil
+	}
+	if cap(vs) == cap(s.free) && &vs[0] == &s.free[:1][0] {
+		s.free = s.free[len(vs):]
+	}
+	return vs[:len(vs):len(vs)]
+}
+
 // clone returns a copy of vs with no spare capacity (appending to it cannot touch its neighbours),
 // nil when vs is empty.
 func (s *slab[T]) clone(vs []T) []T {
@@ -153,7 +186,7 @@ func (c *classifier) classify(raw []byte, lc *lineClass) {
 		lc.skip = skipComment
 		return
 	}
-	if !utf8.Valid(b) {
+	if !validUTF8(b) {
 		lc.notes = append(lc.notes, "not valid UTF-8: invalid bytes read as U+FFFD")
 		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
 	}
@@ -194,6 +227,29 @@ func (c *classifier) classify(raw []byte, lc *lineClass) {
 		return
 	}
 	c.build(lc)
+}
+
+// validUTF8 is utf8.Valid, hand-written because utf8.Valid checks bytes one at a time from the first
+// non-ASCII byte on, and trace lines carry a "→" or "Δ" early: this one returns to 8 bytes at a
+// time after each multi-byte character.
+func validUTF8(b []byte) bool {
+	for {
+		for len(b) >= 8 && binary.LittleEndian.Uint64(b)&0x8080808080808080 == 0 {
+			b = b[8:]
+		}
+		i := 0
+		for i < len(b) && b[i] < utf8.RuneSelf {
+			i++
+		}
+		if i == len(b) {
+			return true
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return false
+		}
+		b = b[i+size:]
+	}
 }
 
 // token is the i-th token of the current line.
@@ -256,10 +312,12 @@ func (c *classifier) build(lc *lineClass) {
 		e.Loop = "refine"
 	}
 	isMetaLoop := e.Loop == "meta"
-	c.pos, c.indexed = c.pos[:0], false
+	// A token gives at most one field, the meta labels three in all, and the aliases five more.
+	c.pos, c.indexed = c.fieldPoss.open(len(c.spans)+8), false
 	// The keys the typed fields and the legacy aliases need are noted while the tokens go by, so
 	// they cost no lookups afterwards.
 	var k, loss, lossNorm, dloss, dlossNorm, legacyK, epoch, baseline optional
+	var terminal, lossFinal, files, regressionFollowed, regressionOf optional
 	var hasClose, hasBaseline, hasLevelChosen bool
 	var ignored []string
 	for _, sp := range c.spans[2:] {
@@ -304,10 +362,25 @@ func (c *classifier) build(lc *lineClass) {
 				baseline = v
 			case "level_chosen":
 				hasLevelChosen = true
-			case "files", "regression_followed", "regression_of":
-				lc.taskKeys = true
+			case "terminal":
+				terminal = v
+			case "loss_final":
+				lossFinal = v
+			case "files":
+				files = v
+			case "regression_followed":
+				regressionFollowed = v
+			case "regression_of":
+				regressionOf = v
 			}
 		}
+	}
+	lc.task = taskKeys{
+		any:      files.ok || regressionFollowed.ok || regressionOf.ok,
+		terminal: c.str(terminal), lossFinal: c.str(lossFinal), hasLossFinal: lossFinal.ok,
+		files: c.str(files), hasFiles: files.ok,
+		regressionFollowed: c.str(regressionFollowed), hasRegressionFollowed: regressionFollowed.ok,
+		regressionOf: c.str(regressionOf),
 	}
 	if len(ignored) > 0 {
 		lc.notes = append(lc.notes, fmt.Sprintf("bare words ignored (no key=): %s", quoteList(ignored)))
@@ -450,7 +523,7 @@ func (c *classifier) alias(o *optional, key string, from optional) {
 
 // fields returns the current line's fields, their positions copied out of the scratch space.
 func (c *classifier) fields() Fields {
-	return Fields{text: c.line, pos: c.fieldPoss.clone(c.pos)}
+	return Fields{text: c.line, pos: c.fieldPoss.close(c.pos)}
 }
 
 // metaHead is what a meta line says about the task it opens. It is worked out while classifying
@@ -464,33 +537,51 @@ type metaHead struct {
 }
 
 func (c *classifier) readHead(lc *lineClass) {
-	h, f := &lc.head, lc.entry.Fields
+	h := &lc.head
 	h.time = parseMetaTime(lc, lc.entry.Timestamp)
-	if lvl := f.Value("level"); validLevel(lvl) {
-		h.level = lvl
+	// One pass over the fields rather than a lookup per key: keys are unique.
+	var loops, signals, weightsVersion optional
+	for _, p := range c.pos {
+		v := optional{int(p.valStart), int(p.valEnd), true}
+		switch c.line[p.keyStart:p.keyEnd] {
+		case "level":
+			if lvl := c.str(v); validLevel(lvl) {
+				h.level = lvl
+			}
+		case "dispatch":
+			h.dispatch = c.str(v)
+		case "creativity":
+			h.creativity = c.str(v)
+		case "task":
+			h.title = c.str(v)
+		case "loops":
+			loops = v
+		case "signals":
+			signals = v
+		case "weights":
+			weightsVersion = v
+		}
 	}
-	h.dispatch = ShortDispatch(f.Value("dispatch"))
-	h.creativity = f.Value("creativity")
-	h.title = f.Value("task")
+	h.dispatch = ShortDispatch(h.dispatch)
 	c.loops = c.loops[:0]
-	for l := range strings.SplitSeq(f.Value("loops"), ",") {
+	for l := range strings.SplitSeq(c.str(loops), ",") {
 		if l = trimPy(l); l != "" {
 			c.loops = append(c.loops, l)
 		}
 	}
 	h.loops = c.strs.clone(c.loops)
-	if raw, ok := f.Get("signals"); ok {
+	if signals.ok {
 		var problems []string
 		h.hasSignals = true
-		c.sigs, problems = appendSignals(c.sigs[:0], raw)
+		c.sigs, problems = appendSignals(c.sigs[:0], c.str(signals))
 		if h.signals = c.signals.clone(c.sigs); h.signals == nil {
 			h.signals = []SignalWeight{} // present but empty
 		}
 		lc.notes = append(lc.notes, problems...)
 	}
-	if v, ok := f.Get("weights"); ok {
-		h.weightsVersion = v
-		if _, err := weights.ParseVersionName(v); err != nil {
+	if weightsVersion.ok {
+		h.weightsVersion = c.str(weightsVersion)
+		if _, err := weights.ParseVersionName(h.weightsVersion); err != nil {
 			lc.notes = append(lc.notes, "weights="+err.Error())
 		}
 	}

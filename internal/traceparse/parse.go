@@ -27,6 +27,9 @@ type parser struct {
 	lc     lineClass // the line being classified, on the sequential path
 	line   int       // number of the last line handled
 	offset int64     // absolute offset of the next byte to read
+	start  int64     // absolute offset where the read started
+	at     int64     // absolute offset of the line being accounted for
+	size   int64     // bytes the read will cover when known (for sizing the task list), else 0
 	// openQuoteLine is the last line whose quotes did not balance, while the lines after it may
 	// still be continuations of its value; 0 when there is none.
 	openQuoteLine int
@@ -35,13 +38,15 @@ type parser struct {
 	open      bool
 	ents      []Entry // chunk holding the open task's entries from entStart on
 	entStart  int
-	done      [][]Task    // finished tasks, in chunks (one copy into Result.Tasks at the end)
 	epoch     int         // current epoch of the open task (from its epoch lines)
 	groups    []lossGroup // Δloss state of the open task, per loop and epoch
 	lastIter  int         // index in cur.Entries of its last iteration, -1 none
 	lastClose int         // index in cur.Entries of its last close, -1 none
-	files     []string    // files= of the open task, in order of appearance
-	loopsUsed []string    // scratch for finishTask
+	// lastCloseLossFinal is the loss_final= of the last close, when it has one.
+	lastCloseLossFinal    string
+	lastCloseHasLossFinal bool
+	files                 []string // files= of the open task, in order of appearance
+	loopsUsed             []string // scratch for finishTask
 }
 
 type lossGroup struct {
@@ -52,7 +57,7 @@ type lossGroup struct {
 }
 
 func newParser(source string, offset int64) *parser {
-	return &parser{source: source, res: &Result{Tasks: []Task{}, Warnings: []Warning{}}, offset: offset}
+	return &parser{source: source, res: &Result{Tasks: []Task{}, Warnings: []Warning{}}, offset: offset, start: offset}
 }
 
 // splitLines calls fn with the bounds of every complete line at the start of data (line end
@@ -96,6 +101,7 @@ func (p *parser) warn(line int, offset int64, reason string, skipped bool) {
 // reason. Lines must come in file order.
 func (p *parser) account(lc *lineClass, terminated bool, offset int64) {
 	p.line++
+	p.at = offset
 	p.res.Lines.Read++
 	if !terminated && lc.skip != skipBlank {
 		lc.skip = skipIncomplete
@@ -174,14 +180,15 @@ func (p *parser) add(e *Entry, lc *lineClass) {
 		p.lastIter = len(t.Entries)
 	case KindClose:
 		t.Closed = true
-		t.Terminal = e.Fields.Value("terminal")
+		t.Terminal = lc.task.terminal
 		p.lastClose = len(t.Entries)
+		p.lastCloseLossFinal, p.lastCloseHasLossFinal = lc.task.lossFinal, lc.task.hasLossFinal
 	}
 	if e.Kind != KindMeta {
 		p.appendEntry(e)
 	}
-	if lc.taskKeys {
-		p.taskFields(e)
+	if lc.task.any {
+		p.taskFields(e, &lc.task)
 	}
 }
 
@@ -199,16 +206,16 @@ func (p *parser) appendEntry(e *Entry) {
 }
 
 // taskFields takes the task-level fields that may sit on any of its lines.
-func (p *parser) taskFields(e *Entry) {
+func (p *parser) taskFields(e *Entry, k *taskKeys) {
 	t := &p.cur
-	if v, ok := e.Fields.Get("files"); ok {
-		for f := range strings.SplitSeq(v, ",") {
+	if k.hasFiles {
+		for f := range strings.SplitSeq(k.files, ",") {
 			if f = trimPy(f); f != "" {
 				p.files = append(p.files, f)
 			}
 		}
 	}
-	if v, ok := e.Fields.Get("regression_followed"); ok {
+	if v := k.regressionFollowed; k.hasRegressionFollowed {
 		switch {
 		case strings.EqualFold(v, "true"):
 			t.RegressionFollowed = true
@@ -218,7 +225,7 @@ func (p *parser) taskFields(e *Entry) {
 			p.warn(e.Line, e.Offset, fmt.Sprintf("regression_followed=%q is neither true nor false: ignored", v), false)
 		}
 	}
-	if v := e.Fields.Value("regression_of"); v != "" {
+	if v := k.regressionOf; v != "" {
 		t.RegressionOf = v
 	}
 }
@@ -227,6 +234,7 @@ func (p *parser) taskFields(e *Entry) {
 func (p *parser) openTask(e *Entry, head *metaHead) {
 	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp}
 	p.open, p.epoch, p.groups, p.lastIter, p.lastClose = true, 0, p.groups[:0], -1, -1
+	p.lastCloseLossFinal, p.lastCloseHasLossFinal = "", false
 	p.entStart = len(p.ents)
 	t := &p.cur
 	if head == nil {
@@ -272,7 +280,7 @@ func (p *parser) finishTask() {
 	}
 	t := &p.cur
 	if p.lastClose >= 0 {
-		if v, ok := t.Entries[p.lastClose].Fields.Get("loss_final"); ok {
+		if v, ok := p.lastCloseLossFinal, p.lastCloseHasLossFinal; ok {
 			if f, ok := parseFinite(v); ok {
 				t.LossFinal, t.LossFinalFrom = p.cls.floats.new(f), "close"
 			} else {
@@ -307,25 +315,33 @@ func (p *parser) finishTask() {
 	if t.Entries == nil {
 		t.Entries = []Entry{}
 	}
-	if n := len(p.done); n == 0 {
-		p.done = append(p.done, make([]Task, 0, 16))
-	} else if last := p.done[n-1]; len(last) == cap(last) {
-		p.done = append(p.done, make([]Task, 0, min(2*cap(last), 1024)))
-	}
-	p.done[len(p.done)-1] = append(p.done[len(p.done)-1], *t)
+	p.growTasks()
+	p.res.Tasks = append(p.res.Tasks, *t)
 	p.cur, p.open = Task{}, false
 }
 
-// result gathers the finished tasks into the result.
+// growTasks makes room for one more task. Tasks are the largest values of a result, and each copy
+// of them costs write barriers while the GC runs, so when the input's size is known the slice grows
+// once to the estimated final count, from the bytes per task in the first eighth of the input;
+// before that, and when the estimate falls short, it doubles.
+func (p *parser) growTasks() {
+	ts := p.res.Tasks
+	if len(ts) < cap(ts) {
+		return
+	}
+	n := max(2*cap(ts), 16)
+	if read := p.at - p.start; p.size > 0 && read > 0 && read >= p.size/8 {
+		n = max(n, int(float64(len(ts)+1)*float64(p.size)/float64(read)*1.1)+16)
+	}
+	grown := make([]Task, len(ts), n)
+	copy(grown, ts)
+	p.res.Tasks = grown
+}
+
+// result returns the result, its task list trimmed when the estimate was well above the count.
 func (p *parser) result() *Result {
-	n := 0
-	for _, c := range p.done {
-		n += len(c)
+	if ts := p.res.Tasks; cap(ts) > len(ts)+len(ts)/4+16 {
+		p.res.Tasks = slices.Clone(ts)
 	}
-	p.res.Tasks = make([]Task, 0, n)
-	for _, c := range p.done {
-		p.res.Tasks = append(p.res.Tasks, c...)
-	}
-	p.done = nil
 	return p.res
 }

@@ -29,7 +29,13 @@ type lineSpan struct {
 
 // read parses everything r yields into p, then closes the last task.
 func (p *parser) read(r io.Reader) error {
-	if lr, ok := r.(interface{ Len() int }); ok && lr.Len() <= batchSize { // bytes or strings.Reader
+	switch sized := r.(type) {
+	case interface{ Len() int }: // bytes or strings.Reader: what is left to read
+		p.size = int64(sized.Len())
+	case interface{ Size() int64 }: // io.SectionReader
+		p.size = sized.Size()
+	}
+	if _, ok := r.(interface{ Len() int }); ok && p.size <= batchSize {
 		data, err := io.ReadAll(r)
 		if err != nil {
 			return err
@@ -50,6 +56,7 @@ func (p *parser) read(r io.Reader) error {
 // readBytes parses data already in memory: in place when it is one batch or less (a tail read, a
 // small log), where goroutines and batch buffers would cost more than they save.
 func (p *parser) readBytes(data []byte) error {
+	p.size = int64(len(data))
 	if len(data) > batchSize && runtime.GOMAXPROCS(0) > 1 {
 		return p.read(bytes.NewReader(data))
 	}
