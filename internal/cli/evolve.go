@@ -246,18 +246,9 @@ func runEvolve(opts *evolveOptions) (*evolveOutcome, error) {
 		out.Steps = append(out.Steps, jsonStep(s))
 	}
 	if len(res.Steps) > 0 {
-		p := proposalFromSteps(stepResults(res), &parent, res.Final, opts.Now())
-		dir := filepath.Join(opts.WeightsDir, store.ProposalsDir)
-		path, created, err := store.WriteProposal(dir, p)
+		p, path, created, err := writeProposalOnce(opts.WeightsDir, proposalFromSteps(stepResults(res), &parent, res.Final, opts.Now()))
 		if err != nil {
 			return nil, err
-		}
-		if !created {
-			// The same proposal is already pending: keep its bytes (and created time) as they are, so a
-			// re-run reports exactly what the first run wrote.
-			if p, err = store.ReadProposal(path); err != nil {
-				return nil, err
-			}
 		}
 		out.proposal = p
 		sig, bkt, _ := store.WeightsJSON(&p.Candidate)
@@ -290,6 +281,17 @@ func runEvolve(opts *evolveOptions) (*evolveOutcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// writeProposalOnce writes p as a pending proposal unless the same proposal is already pending; then it
+// returns the stored one, so a re-run reports exactly what the first run wrote (its created time too).
+func writeProposalOnce(weightsDir string, p *store.Proposal) (*store.Proposal, string, bool, error) {
+	path, created, err := store.WriteProposal(filepath.Join(weightsDir, store.ProposalsDir), p)
+	if err != nil || created {
+		return p, path, created, err
+	}
+	stored, err := store.ReadProposal(path)
+	return stored, path, false, err
 }
 
 func stepResults(res *evolve.LoopResult) []*evolve.StepResult {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/fixtures"
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -21,6 +22,7 @@ type proposeOptions struct {
 	Now         func() time.Time
 	WeightsDir  string
 	FixturesDir string
+	ReportsDir  string
 	Logs        []string
 	JSON        bool
 }
@@ -59,7 +61,7 @@ lifted tasks, holdout verdict and warnings.`,
 		Example: `  tune propose
   tune propose projects/*/.ldd/trace.log --json | jq '{decision, proposal_file}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Now, opts.WeightsDir, opts.FixturesDir, opts.Logs = f.Now, f.WeightsDir, f.FixturesDir, args
+			opts.Now, opts.WeightsDir, opts.FixturesDir, opts.ReportsDir, opts.Logs = f.Now, f.WeightsDir, f.FixturesDir, f.ReportsDir, args
 			if runF != nil {
 				return runF(opts)
 			}
@@ -79,6 +81,7 @@ type proposeReport struct {
 	ProposalFile    *string           `json:"proposal_file"`
 	ProposalID      string            `json:"proposal_id,omitempty"`
 	Created         bool              `json:"created"`
+	Reports         []string          `json:"reports"`
 	Parent          string            `json:"parent"`
 	Reason          string            `json:"reason"`
 	Flagged         []evolve.Flagged  `json:"flagged"`
@@ -124,13 +127,16 @@ func proposeRun(opts *proposeOptions) error {
 		rep.Proposal = res.Tried
 	}
 	if len(res.Attempts) > 0 {
-		p := buildProposal(res, &parent, opts.Now())
-		path, created, err := store.WriteProposal(filepath.Join(opts.WeightsDir, store.ProposalsDir), p)
+		p, path, created, err := writeProposalOnce(opts.WeightsDir, buildProposal(res, &parent, opts.Now()))
 		if err != nil {
 			return err
 		}
 		rep.ProposalFile, rep.ProposalID, rep.Created = &path, p.ID, created
 		if err := logAttempts(opts, p, res); err != nil {
+			return err
+		}
+		// The EVAL report goes through the same code as tune report proposal and tune nightly.
+		if rep.Reports, err = report.WriteProposal(opts.ReportsDir, ProposalReportFromSteps([]*evolve.StepResult{res}, parent, p)); err != nil {
 			return err
 		}
 	}
@@ -227,6 +233,9 @@ func printPropose(w io.Writer, rep *proposeReport) error {
 			state = "unchanged (same proposal already pending)"
 		}
 		fmt.Fprintf(w, "proposal %s: %s %s\n", rep.ProposalID, displayPath(*rep.ProposalFile), state)
+	}
+	for _, r := range rep.Reports {
+		fmt.Fprintf(w, "report: %s\n", displayPath(r))
 	}
 	return nil
 }
