@@ -66,19 +66,23 @@ func RunsOf(res *transcript.Result, arm string, roots []string) []Run {
 	return rb.Runs(res)
 }
 
-// RunBuilder gathers runs one request at a time, so that a scan can stream its requests. arm names
-// the runs ("" when arms come from the effort field); roots are the paths the runs were found under,
-// from which the pairing label (Task) is taken.
+// RunBuilder gathers runs one request at a time; it is a transcript.Sink, so that a scan can stream
+// its requests (and retract the few a later copy changes). arm names the runs ("" when arms come from
+// the effort field); roots are the paths the runs were found under, from which the pairing label
+// (Task) is taken.
 type RunBuilder struct {
 	arm       string
 	roots     []string
 	bySession map[string]*runAcc
 }
 
+var _ transcript.Sink = (*RunBuilder)(nil)
+
 type runAcc struct {
-	run     Run
-	efforts map[string]int
-	sources map[transcript.EffortSource]bool
+	run          Run
+	notExact     int            // requests whose thinking is estimated or unknown
+	efforts      map[string]int // main-loop requests by effort
+	effortSource map[transcript.EffortSource]int
 }
 
 // NewRunBuilder starts gathering runs.
@@ -87,22 +91,36 @@ func NewRunBuilder(arm string, roots []string) *RunBuilder {
 }
 
 // Add counts one request in its session's run.
-func (rb *RunBuilder) Add(q *transcript.Request) {
+func (rb *RunBuilder) Add(q *transcript.Request) { rb.count(q, 1) }
+
+// Remove takes out a request added before.
+func (rb *RunBuilder) Remove(q *transcript.Request) { rb.count(q, -1) }
+
+func (rb *RunBuilder) count(q *transcript.Request, sign int) {
 	a := rb.bySession[q.Session]
 	if a == nil {
-		a = &runAcc{run: Run{Arm: rb.arm, Session: q.Session}, efforts: map[string]int{}, sources: map[transcript.EffortSource]bool{}}
+		a = &runAcc{run: Run{Arm: rb.arm, Session: q.Session}, efforts: map[string]int{}, effortSource: map[transcript.EffortSource]int{}}
 		rb.bySession[q.Session] = a
 	}
-	a.run.Requests++
-	a.run.OutputTokens += q.OutputTokens
-	a.run.ThinkingTokens += q.ThinkingTokens
+	n := uint64(sign) // subtracts by two's complement
+	a.run.Requests += sign
+	a.run.OutputTokens += n * q.OutputTokens
+	a.run.ThinkingTokens += n * q.ThinkingTokens
 	if q.ThinkingSrc != transcript.ThinkingExact {
-		a.run.ThinkingEstimated = true
+		a.notExact += sign
 	}
 	if q.Class == transcript.ClassMain {
-		a.efforts[q.Effort]++
+		addCount(a.efforts, q.Effort, sign)
 	}
-	a.sources[q.EffortSrc] = true
+	addCount(a.effortSource, q.EffortSrc, sign)
+}
+
+// addCount adds to a count and forgets keys that fall to zero, so that a retracted request leaves
+// no trace.
+func addCount[K comparable](m map[K]int, k K, n int) {
+	if m[k] += n; m[k] == 0 {
+		delete(m, k)
+	}
 }
 
 // Runs completes the runs with what the scan says about their sessions (span, turn durations,
@@ -111,10 +129,11 @@ func (rb *RunBuilder) Runs(res *transcript.Result) []Run {
 	var runs []Run
 	for _, s := range res.Sessions {
 		a := rb.bySession[s.ID]
-		if a == nil {
+		if a == nil || a.run.Requests == 0 {
 			continue
 		}
 		r := a.run
+		r.ThinkingEstimated = a.notExact > 0
 		r.First = s.First
 		r.WallSeconds = s.Last.Sub(s.First).Seconds()
 		r.ActiveSeconds = float64(s.ActiveMs) / 1000
@@ -123,10 +142,10 @@ func (rb *RunBuilder) Runs(res *transcript.Result) []Run {
 		r.Task = taskOf(rb.roots, s.Directory)
 		r.Effort = modeOf(a.efforts)
 		switch {
-		case len(a.sources) > 1:
+		case len(a.effortSource) > 1:
 			r.EffortSource = "mixed"
 		default:
-			for src := range a.sources {
+			for src := range a.effortSource {
 				r.EffortSource = src.String()
 			}
 		}

@@ -28,6 +28,8 @@ var BriefWeights = Weights{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite5m: 1.
 var TTLWeights = Weights{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite5m: 1.25, CacheWrite1h: 2}
 
 // Totals are summed token counts. The first six JSON keys are the ones ccusage users compare.
+// Every count is an integer, so that a request can be taken out again exactly (Remove); the weighted
+// spend is derived from the token sums (Settle), the same whatever the order of the requests.
 type Totals struct {
 	Requests                 int    `json:"requests"`
 	InputTokens              uint64 `json:"input_tokens"`
@@ -50,47 +52,75 @@ type Totals struct {
 	MainThinkingTokens        uint64 `json:"main_thinking_tokens"`
 	SubThinkingTokens         uint64 `json:"sub_thinking_tokens"`
 	MainContextTokens         uint64 `json:"main_context_tokens"` // Σ cache read + cache write + input, main loop
-	// Weighted spend in input-token units (BriefWeights, TTLWeights), overall and outside the main loop.
+	// Weighted spend in input-token units (BriefWeights, TTLWeights), overall and outside the main loop,
+	// as of the last Settle.
 	Spend       float64 `json:"weighted_spend"`
 	SpendTTL    float64 `json:"weighted_spend_ttl"`
 	SubSpend    float64 `json:"sub_weighted_spend"`
 	SubSpendTTL float64 `json:"sub_weighted_spend_ttl"`
+
+	sub tokenSums // the token sums outside the main loop, for SubSpend
 }
 
-// Add counts one request.
-func (t *Totals) Add(r *transcript.Request) {
-	t.Requests++
-	t.InputTokens += r.InputTokens
-	t.OutputTokens += r.OutputTokens
-	t.CacheCreationInputTokens += r.CacheCreationTokens
-	t.CacheCreation5m += r.CacheCreation5m
-	t.CacheCreation1h += r.CacheCreation1h
-	t.CacheReadInputTokens += r.CacheReadTokens
-	t.ThinkingTokens += r.ThinkingTokens
-	t.ThinkingBlocks += r.ThinkingBlocks
+// tokenSums are the token kinds that weighted spend prices.
+type tokenSums struct {
+	input, output, cacheRead, cacheWrite5m, cacheWrite1h uint64
+}
+
+func (s tokenSums) spend(w Weights) float64 {
+	return float64(s.input)*w.Input + float64(s.output)*w.Output + float64(s.cacheRead)*w.CacheRead +
+		float64(s.cacheWrite5m)*w.CacheWrite5m + float64(s.cacheWrite1h)*w.CacheWrite1h
+}
+
+// Add counts one request; call Settle before reading the spend.
+func (t *Totals) Add(r *transcript.Request) { t.count(r, 1) }
+
+// Remove takes out a request counted before (a transcript.Sink retraction).
+func (t *Totals) Remove(r *transcript.Request) { t.count(r, -1) }
+
+// count adds (sign 1) or subtracts (sign -1) a request. Unsigned sums subtract by adding the two's
+// complement, which is exact as long as what is removed was added.
+func (t *Totals) count(r *transcript.Request, sign int) {
+	n := uint64(sign) // 1 or 2^64-1
+	t.Requests += sign
+	t.InputTokens += n * r.InputTokens
+	t.OutputTokens += n * r.OutputTokens
+	t.CacheCreationInputTokens += n * r.CacheCreationTokens
+	t.CacheCreation5m += n * r.CacheCreation5m
+	t.CacheCreation1h += n * r.CacheCreation1h
+	t.CacheReadInputTokens += n * r.CacheReadTokens
+	t.ThinkingTokens += n * r.ThinkingTokens
+	t.ThinkingBlocks += sign * r.ThinkingBlocks
 	switch r.ThinkingSrc {
 	case transcript.ThinkingExact:
-		t.ThinkingExactRequests++
-		t.ThinkingExactTokens += r.ThinkingTokens
+		t.ThinkingExactRequests += sign
+		t.ThinkingExactTokens += n * r.ThinkingTokens
 	case transcript.ThinkingEstimated:
-		t.ThinkingEstimatedRequests++
-		t.ThinkingEstimatedTokens += r.ThinkingTokens
+		t.ThinkingEstimatedRequests += sign
+		t.ThinkingEstimatedTokens += n * r.ThinkingTokens
 	default:
-		t.ThinkingUnknownRequests++
+		t.ThinkingUnknownRequests += sign
 	}
-	spend, spendTTL := Spend(r, BriefWeights), Spend(r, TTLWeights)
-	t.Spend += spend
-	t.SpendTTL += spendTTL
 	if r.Class == transcript.ClassMain {
-		t.MainRequests++
-		t.MainThinkingTokens += r.ThinkingTokens
-		t.MainContextTokens += r.CacheReadTokens + r.CacheCreationTokens + r.InputTokens
+		t.MainRequests += sign
+		t.MainThinkingTokens += n * r.ThinkingTokens
+		t.MainContextTokens += n * (r.CacheReadTokens + r.CacheCreationTokens + r.InputTokens)
 	} else {
-		t.SubRequests++
-		t.SubThinkingTokens += r.ThinkingTokens
-		t.SubSpend += spend
-		t.SubSpendTTL += spendTTL
+		t.SubRequests += sign
+		t.SubThinkingTokens += n * r.ThinkingTokens
+		t.sub.input += n * r.InputTokens
+		t.sub.output += n * r.OutputTokens
+		t.sub.cacheRead += n * r.CacheReadTokens
+		t.sub.cacheWrite5m += n * r.CacheCreation5m
+		t.sub.cacheWrite1h += n * r.CacheCreation1h
 	}
+}
+
+// Settle derives the weighted spend from the token sums.
+func (t *Totals) Settle() {
+	all := tokenSums{t.InputTokens, t.OutputTokens, t.CacheReadInputTokens, t.CacheCreation5m, t.CacheCreation1h}
+	t.Spend, t.SpendTTL = all.spend(BriefWeights), all.spend(TTLWeights)
+	t.SubSpend, t.SubSpendTTL = t.sub.spend(BriefWeights), t.sub.spend(TTLWeights)
 }
 
 // Spend is a request's weighted spend in input-token units.
@@ -242,13 +272,15 @@ func Aggregate(reqs []transcript.Request, by GroupBy) *Report {
 	return a.Report()
 }
 
-// Aggregator builds a Report one request at a time, so that a scan can stream its requests
-// (transcript.Options.OnRequest) instead of holding them all.
+// Aggregator builds a Report one request at a time. It is a transcript.Sink: a scan streams its
+// requests into it instead of holding them all, and retracts the few that a later copy changes.
 type Aggregator struct {
 	rep     *Report
 	index   map[string]int
 	partial bool
 }
+
+var _ transcript.Sink = (*Aggregator)(nil)
 
 // NewAggregator starts a report; by may be "" for no breakdown.
 func NewAggregator(by GroupBy) *Aggregator {
@@ -266,8 +298,25 @@ func (a *Aggregator) Add(r *transcript.Request) {
 		rep.Last = r.Last
 	}
 	a.partial = a.partial || VersionFamily(r.Version) == FamilyPartial
+	if g := a.group(r); g != nil {
+		g.Totals.Add(r)
+	}
+}
+
+// Remove takes out a request added before. The span (First, Last) and the partial-output flag stay:
+// a scan only retracts a request to add a version of it that spans at least as much and keeps its
+// version.
+func (a *Aggregator) Remove(r *transcript.Request) {
+	a.rep.Totals.Remove(r)
+	if g := a.group(r); g != nil {
+		g.Totals.Remove(r)
+	}
+}
+
+func (a *Aggregator) group(r *transcript.Request) *Group {
+	rep := a.rep
 	if rep.By == "" {
-		return
+		return nil
 	}
 	k := KeyOf(r, rep.By)
 	j, ok := a.index[k]
@@ -276,18 +325,26 @@ func (a *Aggregator) Add(r *transcript.Request) {
 		a.index[k] = j
 		rep.Groups = append(rep.Groups, Group{Key: k})
 	}
-	rep.Groups[j].Totals.Add(r)
+	return &rep.Groups[j]
 }
 
 // Report derives the shares and orders the groups: by weighted spend, largest first (days
-// chronologically, classes in their fixed order), ties by key.
+// chronologically, classes in their fixed order), ties by key. Groups left empty by retractions are
+// dropped.
 func (a *Aggregator) Report() *Report {
 	rep := a.rep
+	rep.Totals.Settle()
 	rep.Shares = SharesOf(&rep.Totals, rep.Totals.Spend)
 	rep.Shares.OutputPartialVersion = a.partial
-	for i := range rep.Groups {
-		rep.Groups[i].Shares = SharesOf(&rep.Groups[i].Totals, rep.Totals.Spend)
+	groups := rep.Groups[:0]
+	for _, g := range rep.Groups {
+		if g.Totals.Requests > 0 {
+			g.Totals.Settle()
+			g.Shares = SharesOf(&g.Totals, rep.Totals.Spend)
+			groups = append(groups, g)
+		}
 	}
+	rep.Groups = groups
 	classOrder := map[string]int{}
 	for c := transcript.ClassMain; c <= transcript.ClassSideQuestion; c++ {
 		classOrder[c.String()] = int(c)
@@ -306,5 +363,9 @@ func (a *Aggregator) Report() *Report {
 		}
 		return a.Key < b.Key
 	})
+	clear(a.index) // positions changed: keep counting into the right groups after a Report
+	for i, g := range rep.Groups {
+		a.index[g.Key] = i
+	}
 	return rep
 }

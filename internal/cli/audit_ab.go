@@ -175,7 +175,7 @@ func auditABRun(opts *auditABOptions) error {
 		}
 		rb := audit.NewRunBuilder("", roots)
 		scan := scanOptions(opts.CCUsage, "")
-		scan.OnRequest = rb.Add
+		scan.Sink = rb
 		res, err := scanWithProgress(opts.IO, files, scan)
 		if err != nil {
 			return err
@@ -202,7 +202,7 @@ func auditABRun(opts *auditABOptions) error {
 			}
 			rb := audit.NewRunBuilder(spec.Name, spec.Paths)
 			scan := scanOptions(opts.CCUsage, spec.Name)
-			scan.OnRequest = rb.Add
+			scan.Sink = rb
 			res, err := scanWithProgress(opts.IO, files, scan)
 			if err != nil {
 				return err
