@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -17,8 +18,9 @@ import (
 const progressMinBytes = 64 << 20
 
 type auditOptions struct {
-	IO     *IOStreams
-	Getenv func(string) string
+	IO         *IOStreams
+	Getenv     func(string) string
+	ReportsDir string
 
 	Paths   []string
 	By      string
@@ -26,6 +28,8 @@ type auditOptions struct {
 	Format  string
 	CCUsage string
 	Label   string
+	Report  bool
+	OutDir  string
 }
 
 // NewCmdAudit builds `tune audit` (and `tune audit ab`).
@@ -34,7 +38,7 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 }
 
 func newCmdAudit(f *Factory, runF func(*auditOptions) error) *cobra.Command {
-	opts := &auditOptions{IO: f.IO, Getenv: f.Getenv}
+	opts := &auditOptions{IO: f.IO, Getenv: f.Getenv, ReportsDir: f.ReportsDir}
 	cmd := &cobra.Command{
 		Use:   "audit [PATH...]",
 		Short: "Show where tokens, thinking and weighted spend go in Claude Code transcripts",
@@ -65,12 +69,23 @@ copies), for cross-checks.
 
 --json prints {"totals", "shares", "groups", "skipped", ...}. --format csv|jsonl prints one row per
 request instead (session, class, model, effort, tokens, thinking and its source, …), for DuckDB and
-the like.`,
+the like.
+
+--report also writes the EVAL report of the audit (Markdown and an SVG chart, numbers and labels
+only, never transcript text) into --out (default the --reports-dir), from the same single pass: it
+is the report "tune report audit" writes for the same transcripts. The written paths are printed on
+stderr.
+
+Memory stays nearly flat however large the input: requests are finalised as each session's files
+have been read, and only a few dozen bytes per request are kept, for copies of it in later
+sessions (resumed or forked sessions). --format csv|jsonl keeps about twice that, to write the rows
+in order at the end.`,
 		Example: `  tune audit
   tune audit ~/.claude/projects/-home-me-shop-api --by session
   tune audit --by effort --label high runs/high
   tune audit --json | jq .shares.spend
   tune audit --format csv > requests.csv
+  tune audit --report --out reports/
   tune audit ab --arm low=runs/low --arm high=runs/high`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -93,6 +108,8 @@ the like.`,
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv or jsonl (csv and jsonl: one row per request)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.x's `MODE` report does: daily or session")
 	cmd.Flags().StringVar(&opts.Label, "label", "", "effort `LEVEL` of requests whose transcript records none (e.g. the effort the runs were started with)")
+	cmd.Flags().BoolVar(&opts.Report, "report", false, "also write the EVAL report of the audit (as tune report audit)")
+	cmd.Flags().StringVar(&opts.OutDir, "out", "", "write the --report into `DIR` (default the --reports-dir)")
 	cmd.AddCommand(newCmdAuditAB(f, nil))
 	return cmd
 }
@@ -108,6 +125,12 @@ func (o *auditOptions) validate() error {
 	case "text", "json", "csv", "jsonl":
 	default:
 		return FlagErrorf("--format %q: want text, json, csv or jsonl", o.Format)
+	}
+	if o.OutDir != "" && !o.Report {
+		return FlagErrorf("--out is where --report writes: add --report")
+	}
+	if o.OutDir == "" {
+		o.OutDir = o.ReportsDir
 	}
 	if o.By != "" {
 		ok := false
@@ -214,13 +237,17 @@ func auditRun(opts *auditOptions) error {
 	if len(files) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", describeRoots(roots))
 	}
-	// Requests are aggregated (or written as rows) as the scan finalises them, never all held.
+	// Requests are aggregated as the scan finalises them, never all held; rows are written at the end,
+	// in order of first appearance, from compact records.
 	scan := scanOptions(opts.CCUsage, opts.Label)
-	var agg *audit.Aggregator
+	var aggs *auditAggregates
+	if opts.Format == "text" || opts.Format == "json" || opts.Report {
+		aggs = newAuditAggregates(audit.GroupBy(opts.By))
+		scan.Sink = aggs.sink()
+	}
 	var rows *audit.RowWriter
 	var rowErr error
-	switch opts.Format {
-	case "csv", "jsonl":
+	if opts.Format == "csv" || opts.Format == "jsonl" {
 		if rows, err = audit.NewRowWriter(opts.IO.Out, opts.Format); err != nil {
 			return err
 		}
@@ -229,26 +256,32 @@ func auditRun(opts *auditOptions) error {
 				rowErr = rows.Write(r)
 			}
 		}
-	default:
-		agg = audit.NewAggregator(audit.GroupBy(opts.By))
-		scan.OnRequest = agg.Add
 	}
 	res, err := scanWithProgress(opts.IO, files, scan)
 	if err != nil {
 		return err
 	}
 	warnSkipped(opts.IO.ErrOut, res)
-	if rows != nil {
+	input := audit.InputOf(res)
+	if opts.Report {
+		paths, err := report.WriteAudit(opts.OutDir, aggs.reportInput(input, nil))
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			fmt.Fprintf(opts.IO.ErrOut, "tune: report: %s\n", p)
+		}
+	}
+	switch opts.Format {
+	case "csv", "jsonl":
 		if rowErr != nil {
 			return rowErr
 		}
 		return rows.Close()
+	case "json":
+		return audit.WriteJSON(opts.IO.Out, aggs.spend.Report(), input)
 	}
-	rep := agg.Report()
-	if opts.Format == "json" {
-		return audit.WriteJSON(opts.IO.Out, rep, audit.InputOf(res))
-	}
-	return audit.WriteText(opts.IO.Out, rep, audit.InputOf(res))
+	return audit.WriteText(opts.IO.Out, aggs.spend.Report(), input)
 }
 
 func describeRoots(roots []string) string {

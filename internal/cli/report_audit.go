@@ -43,6 +43,9 @@ The report holds numbers and labels only: no transcript text is ever copied into
 
 func auditReportRun(opts *reportOptions) (reportResult, error) {
 	res := reportResult{Report: "audit"}
+	// The spend part streams from the scans (of the paths, else of the arms) into one aggregate.
+	spend := newAuditAggregates("")
+	overArms := len(opts.Paths) == 0 && len(opts.Arms) > 0
 	var arms []audit.Arm
 	var armScans []*transcript.Result
 	if len(opts.Arms) > 0 {
@@ -56,17 +59,25 @@ func auditReportRun(opts *reportOptions) (reportResult, error) {
 			if err != nil {
 				return res, err
 			}
-			scan, err := scanWithProgress(opts.IO, files, scanOptions("", spec.Name))
+			rb := audit.NewRunBuilder(spec.Name, spec.Paths)
+			scan := scanOptions("", spec.Name)
+			scan.Sink = rb
+			if overArms {
+				scan.Sink = audit.Tee{rb, spend.sink()}
+			}
+			armScan, err := scanWithProgress(opts.IO, files, scan)
 			if err != nil {
 				return res, err
 			}
-			warnSkipped(opts.IO.ErrOut, scan)
-			armScans = append(armScans, scan)
-			arms = append(arms, audit.Arm{Name: spec.Name, Runs: audit.RunsOf(scan, spec.Name, spec.Paths)})
+			warnSkipped(opts.IO.ErrOut, armScan)
+			armScans = append(armScans, armScan)
+			arms = append(arms, audit.Arm{Name: spec.Name, Runs: rb.Runs(armScan)})
 		}
 	}
 	var overview *transcript.Result
-	if len(opts.Paths) > 0 || len(arms) == 0 {
+	if overArms {
+		overview = mergeScans(armScans)
+	} else {
 		files, roots, err := findTranscripts(opts.Paths, opts.Getenv)
 		if err != nil {
 			return res, err
@@ -74,12 +85,12 @@ func auditReportRun(opts *reportOptions) (reportResult, error) {
 		if len(files) == 0 {
 			return res, fmt.Errorf("no transcript (*.jsonl) found in %s", describeRoots(roots))
 		}
-		if overview, err = scanWithProgress(opts.IO, files, scanOptions("", "")); err != nil {
+		scan := scanOptions("", "")
+		scan.Sink = spend.sink()
+		if overview, err = scanWithProgress(opts.IO, files, scan); err != nil {
 			return res, err
 		}
 		warnSkipped(opts.IO.ErrOut, overview)
-	} else {
-		overview = mergeScans(armScans)
 	}
 	var ab *audit.ABReport
 	if len(arms) > 0 {
@@ -94,17 +105,19 @@ func auditReportRun(opts *reportOptions) (reportResult, error) {
 		}
 	}
 	var err error
-	res.Files, err = report.WriteAudit(opts.OutDir, AuditReportFrom(overview, ab))
+	res.Files, err = report.WriteAudit(opts.OutDir, spend.reportInput(audit.InputOf(overview), ab))
 	return res, err
 }
 
-// mergeScans joins the scans of several arms for the spend part of the report.
+// mergeScans joins what the scans of several arms read (files, sessions, lines, skips) for the spend
+// part of the report; their requests went to the aggregates as they were read.
 func mergeScans(scans []*transcript.Result) *transcript.Result {
 	out := &transcript.Result{Skipped: map[string]int{}}
 	for _, s := range scans {
-		out.Requests = append(out.Requests, s.Requests...)
 		out.Sessions = append(out.Sessions, s.Sessions...)
 		out.Files = append(out.Files, s.Files...)
+		out.Bytes += s.Bytes
+		out.Warnings = append(out.Warnings, s.Warnings...)
 		for k, n := range s.Skipped {
 			out.Skipped[k] += n
 		}
@@ -113,12 +126,30 @@ func mergeScans(scans []*transcript.Result) *transcript.Result {
 	return out
 }
 
-// AuditReportFrom converts a transcript scan and, when arms were compared, tune audit ab's comparison
-// into the audit report's input: numbers and labels only. `tune audit --report` can call it with the
-// scan it already has and report.WriteAudit(dir, in).
-func AuditReportFrom(scan *transcript.Result, ab *audit.ABReport) report.AuditReport {
-	rep := audit.Aggregate(scan.Requests, "")
-	input := audit.InputOf(scan)
+// auditAggregates are what a scan streams into for tune audit and its EVAL report: the spend
+// aggregate (broken down as tune audit --by asks; the report reads its totals and shares) and
+// thinking by class and effort. tune audit --report and tune report audit both fill one and write
+// the report through reportInput, so the two give the same report for the same transcripts.
+type auditAggregates struct {
+	spend    *audit.Aggregator
+	thinking *audit.ClassEffort
+}
+
+func newAuditAggregates(by audit.GroupBy) *auditAggregates {
+	return &auditAggregates{spend: audit.NewAggregator(by), thinking: audit.NewClassEffort()}
+}
+
+func (a *auditAggregates) sink() transcript.Sink { return audit.Tee{a.spend, a.thinking} }
+
+// reportInput is the audit report of the aggregates (see AuditReportFrom).
+func (a *auditAggregates) reportInput(in audit.Input, ab *audit.ABReport) report.AuditReport {
+	return AuditReportFrom(a.spend.Report(), a.thinking, in, ab)
+}
+
+// AuditReportFrom converts an audit — the aggregate report, thinking by class and effort, what was
+// read and, when arms were compared, tune audit ab's comparison — into the audit report's input:
+// numbers and labels only, never transcript text.
+func AuditReportFrom(rep *audit.Report, thinking *audit.ClassEffort, input audit.Input, ab *audit.ABReport) report.AuditReport {
 	t, sh := rep.Totals, rep.Shares
 	in := report.AuditReport{
 		Files: input.Files, Sessions: input.Sessions, Skipped: map[string]int{},
@@ -126,7 +157,7 @@ func AuditReportFrom(scan *transcript.Result, ab *audit.ABReport) report.AuditRe
 			CacheWrite: int64(t.CacheCreationInputTokens), CacheRead: int64(t.CacheReadInputTokens), Thinking: int64(t.ThinkingTokens),
 			ThinkingExactRequests: t.ThinkingExactRequests, ThinkingEstimatedRequests: t.ThinkingEstimatedRequests},
 	}
-	for k, n := range scan.Skipped {
+	for k, n := range input.Skipped {
 		if n > 0 {
 			in.Skipped[k] = n
 		}
@@ -171,39 +202,29 @@ func AuditReportFrom(scan *transcript.Result, ab *audit.ABReport) report.AuditRe
 	if sh.OutputPartialVersion {
 		in.Notes = append(in.Notes, "Some requests come from Claude Code versions before 2.1.70, whose transcripts keep streaming snapshots of output_tokens: output and its shares are lower bounds.")
 	}
-	in.Thinking = thinkingGroups(scan.Requests, t.ThinkingTokens)
+	in.Thinking = thinkingGroups(thinking, t.ThinkingTokens)
 	if ab != nil {
 		in.AB = abComparison(ab)
 	}
 	return in
 }
 
-// thinkingGroups is thinking by class (fixed order) and, within a class, by effort (low to max).
-func thinkingGroups(reqs []transcript.Request, totalThinking uint64) []report.ThinkingGroup {
-	byClass := map[transcript.Class][]transcript.Request{}
-	for i := range reqs {
-		byClass[reqs[i].Class] = append(byClass[reqs[i].Class], reqs[i])
-	}
+// thinkingGroups is the report's thinking table: by class (fixed order) and, within a class, by
+// effort (low to max).
+func thinkingGroups(thinking *audit.ClassEffort, totalThinking uint64) []report.ThinkingGroup {
 	var out []report.ThinkingGroup
-	for c := transcript.ClassMain; c <= transcript.ClassSideQuestion; c++ {
-		if len(byClass[c]) == 0 {
-			continue
+	for _, g := range thinking.Groups() {
+		effort := g.Effort
+		if effort == audit.NoEffort {
+			effort = ""
 		}
-		groups := audit.Aggregate(byClass[c], audit.ByEffort).Groups
-		sort.SliceStable(groups, func(i, j int) bool { return audit.EffortLess(groups[i].Key, groups[j].Key) })
-		for _, g := range groups {
-			effort := g.Key
-			if effort == audit.NoEffort {
-				effort = ""
-			}
-			share := 0.0
-			if totalThinking > 0 {
-				share = float64(g.Totals.ThinkingTokens) / float64(totalThinking)
-			}
-			out = append(out, report.ThinkingGroup{Class: c.String(), Effort: effort, Requests: g.Totals.Requests,
-				Output: int64(g.Totals.OutputTokens), Thinking: int64(g.Totals.ThinkingTokens), ShareOfThinking: share,
-				Estimated: g.Totals.ThinkingEstimatedRequests > 0})
+		share := 0.0
+		if totalThinking > 0 {
+			share = float64(g.Totals.ThinkingTokens) / float64(totalThinking)
 		}
+		out = append(out, report.ThinkingGroup{Class: g.Class.String(), Effort: effort, Requests: g.Totals.Requests,
+			Output: int64(g.Totals.OutputTokens), Thinking: int64(g.Totals.ThinkingTokens), ShareOfThinking: share,
+			Estimated: g.Totals.ThinkingEstimatedRequests > 0})
 	}
 	return out
 }
