@@ -10,6 +10,22 @@ func BenchmarkScan(b *testing.B) {
 	benchScan(b, testdataRoot)
 }
 
+// BenchmarkScanSink reads the sample into a Sink, as tune audit does (requests finalised per session
+// group instead of held to the end).
+func BenchmarkScanSink(b *testing.B) {
+	files, err := Discover([]string{testdataRoot})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(TotalSize(files))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Scan(files, Options{Sink: &tokenSink{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkScanCorpus reads the generated corpus when TUNE_CORPUS names it.
 func BenchmarkScanCorpus(b *testing.B) {
 	dir := os.Getenv("TUNE_CORPUS")

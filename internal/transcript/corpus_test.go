@@ -29,7 +29,34 @@ func TestCorpusIsNTimesTheSample(t *testing.T) {
 	if st, ct := sumThinking(sample.Requests), sumThinking(corpus.Requests); ct != n*st {
 		t.Errorf("corpus thinking %d, want %d × %d", ct, n, st)
 	}
+	// The same through a Sink, as tune audit reads it: requests as their session groups complete.
+	var streamed tokenSink
+	scanOrFail(t, Options{Sink: &streamed}, dir)
+	if streamed.sum != c || streamed.requests != len(corpus.Requests) || streamed.thinking != sumThinking(corpus.Requests) {
+		t.Errorf("streamed: %+v in %d requests, %d thinking; held: %+v in %d", streamed.sum, streamed.requests, streamed.thinking, c, len(corpus.Requests))
+	}
 	t.Logf("%d copies, %d files, %.0f MB, %d requests", n, len(corpus.Files), float64(corpus.Bytes)/1e6, len(corpus.Requests))
+}
+
+// tokenSink sums what a Sink is given, taking retractions back.
+type tokenSink struct {
+	sum      tokens
+	thinking uint64
+	requests int
+}
+
+func (s *tokenSink) Add(r *Request) { s.count(r, 1) }
+
+func (s *tokenSink) Remove(r *Request) { s.count(r, -1) }
+
+func (s *tokenSink) count(r *Request, sign int) {
+	n := uint64(sign)
+	s.requests += sign
+	s.sum.In += n * r.InputTokens
+	s.sum.Out += n * r.OutputTokens
+	s.sum.CacheWrite += n * r.CacheCreationTokens
+	s.sum.CacheRead += n * r.CacheReadTokens
+	s.thinking += n * r.ThinkingTokens
 }
 
 func sumThinking(rs []Request) uint64 {
