@@ -77,6 +77,7 @@ type classifier struct {
 	// thousands of fields costs linear time, as a map would.
 	index   map[string]int
 	indexed bool
+	keyMask uint64 // a bit per key of pos (keyBit): a key whose bit is clear is not there
 	loops   []string
 	sigs    []SignalWeight
 
@@ -313,7 +314,7 @@ func (c *classifier) build(lc *lineClass) {
 	}
 	isMetaLoop := e.Loop == "meta"
 	// A token gives at most one field, the meta labels three in all, and the aliases five more.
-	c.pos, c.indexed = c.fieldPoss.open(len(c.spans)+8), false
+	c.pos, c.indexed, c.keyMask = c.fieldPoss.open(len(c.spans)+8), false, 0
 	// The keys the typed fields and the legacy aliases need are noted while the tokens go by, so
 	// they cost no lookups afterwards.
 	var k, loss, lossNorm, dloss, dlossNorm, legacyK, epoch, baseline optional
@@ -336,7 +337,7 @@ func (c *classifier) build(lc *lineClass) {
 				hasLevelChosen = true
 			}
 		default:
-			eq := strings.IndexByte(tok, '=')
+			eq := indexEq(tok)
 			if eq < 0 {
 				ignored = append(ignored, tok)
 				continue
@@ -437,6 +438,26 @@ func (c *classifier) build(lc *lineClass) {
 	}
 }
 
+// indexEq is strings.IndexByte(tok, '='), as a plain loop: the '=' of a key=value token comes after
+// a short key, where a call to the vectorised search costs more than it saves.
+func indexEq(tok string) int {
+	for i := 0; i < len(tok); i++ {
+		if tok[i] == '=' {
+			return i
+		}
+	}
+	return -1
+}
+
+// keyBit hashes a key to one of 64 bits, for keyMask.
+func keyBit(key string) uint64 {
+	h := uint(len(key)) * 7
+	if len(key) > 0 {
+		h += uint(key[0]) + 3*uint(key[len(key)-1])
+	}
+	return 1 << (h & 63)
+}
+
 // optional is a value in the current line's text, [start, end); ok says it is present.
 type optional struct {
 	start, end int
@@ -455,6 +476,9 @@ func (c *classifier) appendText(s string) optional {
 
 // find returns the position in c.pos of key, or -1.
 func (c *classifier) find(key string) int {
+	if c.keyMask&keyBit(key) == 0 { // the usual case: a key not seen on this line
+		return -1
+	}
 	if c.indexed {
 		if i, ok := c.index[key]; ok {
 			return i
@@ -486,6 +510,7 @@ func (c *classifier) set(keyStart, keyEnd int, v optional) {
 		return
 	}
 	c.pos = append(c.pos, fieldPos{uint32(keyStart), uint32(keyEnd), uint32(v.start), uint32(v.end)})
+	c.keyMask |= keyBit(key)
 	switch {
 	case c.indexed:
 		c.index[key] = len(c.pos) - 1
