@@ -61,7 +61,8 @@ func (e *evolveEnv) run(args ...string) (int, string, string) {
 		Now:    func() time.Time { return time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC) },
 		Getenv: func(string) string { return "" },
 	}
-	code := Run(f, append([]string{"--weights-dir", e.weights, "--fixtures-dir", e.fixtures}, args...))
+	code := Run(f, append([]string{"--weights-dir", e.weights, "--fixtures-dir", e.fixtures,
+		"--reports-dir", filepath.Join(e.root, "reports")}, args...))
 	clean := func(s string) string { return strings.ReplaceAll(s, e.root, "$ROOT") }
 	return code, clean(out.String()), clean(errOut.String())
 }
