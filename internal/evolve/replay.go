@@ -80,17 +80,22 @@ func (s *Suite) Score(w *weights.Weights) Replay {
 	return rep
 }
 
-// Losses returns the per-scenario losses only (the decision's hot path: no rows, no strings).
+// Losses returns the per-scenario losses only: the decision's hot path, which never builds a Result (no
+// header, no strings, no allocation per scenario). TestLossesAgreeWithScore holds it to Score.
 func (s *Suite) Losses(w *weights.Weights) []int {
 	out := make([]int, len(s.Scenarios))
 	for i := range s.Scenarios {
-		out[i] = scenarioLoss(&s.Scenarios[i], s.Detections[i].Score(w), &w.Cost)
+		sc, d := &s.Scenarios[i], &s.Detections[i]
+		_, auto, final, _ := d.Levels(w)
+		out[i] = scenarioLoss(sc, final, d.DispatchSource(auto, final) == sc.DispatchSource, detectionItemOK(sc, d, w), &w.Cost)
 	}
 	return out
 }
 
-func scenarioLoss(sc *fixtures.Scenario, r scorer.Result, cost *weights.Cost) int {
-	off := levelsOff(sc, r.FinalLevel)
+// scenarioLoss prices one scenario (SPEC item 8): levels missed times the cost of the direction, plus
+// other_item for a wrong dispatch source and for a wrong top-2 signals / fragment where it is named.
+func scenarioLoss(sc *fixtures.Scenario, final weights.Level, sourceOK, itemOK bool, cost *weights.Cost) int {
+	off := levelsOff(sc, final)
 	loss := 0
 	switch {
 	case off < 0:
@@ -98,10 +103,10 @@ func scenarioLoss(sc *fixtures.Scenario, r scorer.Result, cost *weights.Cost) in
 	case off > 0:
 		loss = off * cost.TooHigh
 	}
-	if r.DispatchSource != sc.DispatchSource {
+	if !sourceOK {
 		loss += cost.OtherItem
 	}
-	if !itemOK(sc, r) {
+	if !itemOK {
 		loss += cost.OtherItem
 	}
 	return loss
@@ -110,7 +115,7 @@ func scenarioLoss(sc *fixtures.Scenario, r scorer.Result, cost *weights.Cost) in
 func scoreScenario(sc *fixtures.Scenario, r scorer.Result, cost *weights.Cost) Row {
 	row := Row{Name: sc.Name, Got: r.FinalLevel.String(), Raw: Points(r.RawScore), Source: r.DispatchSource,
 		WantSource: sc.DispatchSource, WantTop2: sc.Top2, LevelsOff: levelsOff(sc, r.FinalLevel),
-		Loss: scenarioLoss(sc, r, cost), SourceOK: r.DispatchSource == sc.DispatchSource, ItemOK: itemOK(sc, r),
+		SourceOK: r.DispatchSource == sc.DispatchSource, ItemOK: itemOK(sc, r),
 		CreativityOK: sc.Creativity == "" || sc.Creativity == r.Creativity}
 	for _, l := range sc.Levels {
 		row.Accepted = append(row.Accepted, l.String())
@@ -121,6 +126,7 @@ func scoreScenario(sc *fixtures.Scenario, r scorer.Result, cost *weights.Cost) R
 	if r.OverrideFragment != nil {
 		row.Fragment = *r.OverrideFragment
 	}
+	row.Loss = scenarioLoss(sc, r.FinalLevel, row.SourceOK, row.ItemOK, cost)
 	row.Red = row.Loss > 0 || !row.CreativityOK
 	return row
 }
@@ -137,21 +143,46 @@ func levelsOff(sc *fixtures.Scenario, got weights.Level) int {
 
 // itemOK is rubric item 3 where the scenario names it: the top-2 signals (as a set) and the fragment.
 func itemOK(sc *fixtures.Scenario, r scorer.Result) bool {
+	got := top2(&r)
+	return top2OK(sc, got) && fragmentOK(sc, r.OverrideFragment)
+}
+
+// detectionItemOK is itemOK on a detection, for the hot path.
+func detectionItemOK(sc *fixtures.Scenario, d *scorer.Detection, w *weights.Weights) bool {
 	if len(sc.Top2) > 0 {
-		got := top2(&r)
-		if len(got) != len(sc.Top2) {
+		top, n := d.Top2(w)
+		var names [2]string
+		for i := 0; i < n; i++ {
+			names[i] = top[i].String()
+		}
+		if !top2OK(sc, names[:n]) {
 			return false
 		}
-		for _, want := range sc.Top2 {
-			if want != got[0] && (len(got) < 2 || want != got[1]) {
-				return false
-			}
-		}
 	}
-	if sc.Fragment != "" && (r.OverrideFragment == nil || *r.OverrideFragment != sc.Fragment) {
+	var frag *string
+	if d.Override != nil {
+		frag = &d.Override.Fragment
+	}
+	return fragmentOK(sc, frag)
+}
+
+func top2OK(sc *fixtures.Scenario, got []string) bool {
+	if len(sc.Top2) == 0 {
+		return true
+	}
+	if len(got) != len(sc.Top2) {
 		return false
 	}
+	for _, want := range sc.Top2 {
+		if want != got[0] && (len(got) < 2 || want != got[1]) {
+			return false
+		}
+	}
 	return true
+}
+
+func fragmentOK(sc *fixtures.Scenario, frag *string) bool {
+	return sc.Fragment == "" || (frag != nil && *frag == sc.Fragment)
 }
 
 // top2 names the header's top-2 signals (absolute weight, then name).

@@ -80,16 +80,8 @@ func (d Detection) Score(w *weights.Weights) Result {
 	for i, s := range d.Fired {
 		r.Signals[i] = SignalWeight{Name: s.String(), Weight: w.Signals[s]}
 	}
+	r.DispatchSource = d.DispatchSource(auto, final)
 	if o := d.Override; o != nil {
-		switch {
-		case o.Kind == OverrideExplicit || o.Kind == OverrideModeAlias:
-			r.DispatchSource = SourceExplicit
-			if final < auto {
-				r.DispatchSource = SourceOverrideDown
-			}
-		default: // max, natural max and every relative bump
-			r.DispatchSource = SourceBump
-		}
 		r.OverrideFragment = &o.Fragment
 	} else if clamped {
 		// clamp_reason is reported only when no override applies.
@@ -98,6 +90,41 @@ func (d Detection) Score(w *weights.Weights) Result {
 	}
 	r.DispatchHeader = r.header()
 	return r
+}
+
+// DispatchSource is the reference's dispatch source (long form) for a detection scored at auto and final:
+// the only weight-dependent part is that an explicit level below the scorer's is an override-down.
+func (d *Detection) DispatchSource(auto, final weights.Level) string {
+	o := d.Override
+	switch {
+	case o == nil:
+		return SourceAuto
+	case o.Kind == OverrideExplicit || o.Kind == OverrideModeAlias:
+		if final < auto {
+			return SourceOverrideDown
+		}
+		return SourceExplicit
+	default: // max, natural max and every relative bump
+		return SourceBump
+	}
+}
+
+// Top2 returns the two leading fired signals under w, as the header orders them (larger absolute weight
+// first, then by name), without building a Result; n is how many there are (0, 1 or 2).
+func (d *Detection) Top2(w *weights.Weights) (top [2]weights.Signal, n int) {
+	for _, s := range d.Fired {
+		sw := SignalWeight{Name: s.String(), Weight: w.Signals[s]}
+		switch {
+		case n == 0 || ahead(sw, SignalWeight{Name: top[0].String(), Weight: w.Signals[top[0]]}):
+			top[1], top[0] = top[0], s
+		case n == 1 || ahead(sw, SignalWeight{Name: top[1].String(), Weight: w.Signals[top[1]]}):
+			top[1] = s
+		default:
+			continue
+		}
+		n = min(n+1, 2)
+	}
+	return top, n
 }
 
 // TopSignals returns the n signals with the largest absolute weight, ties broken by name.
