@@ -37,9 +37,13 @@
 // recorded in Result.Tails; every Entry, Task and Warning also carries Offset, the absolute byte offset
 // of its line, which stays exact because logs only grow.
 //
-// Speed: classifying a line (tokens, its string, its Fields map) depends on the line alone, so logs
-// bigger than one 1 MB batch are classified on all CPUs while the task segmentation consumes the
-// batches in order; smaller input (a tail read) is parsed in place.
+// Speed: classifying a line (tokens, its text, its fields and entry) depends on the line alone, so
+// logs bigger than one 256 KB batch are classified on all CPUs while the task segmentation consumes
+// the batches in order; smaller input (a tail read) is parsed in place. The parser is bound by memory
+// more than by computation, so a line costs no allocation of its own: its text (the line, then the
+// unquoted text of its quoted tokens) is a slice of a large append-only arena, Entry.Fields holds
+// 32-bit offsets into it rather than a map, entries are built in place in the arrays that tasks then
+// slice, and small values come from shared slabs.
 //
 // The package is pure: it never prints and never writes to a log. Problems are returned as warnings.
 package traceparse

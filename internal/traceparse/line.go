@@ -46,8 +46,8 @@ const maxLineBytes = 1 << 30
 // forwards and backwards classify a line identically.
 type lineClass struct {
 	skip      skipCode
-	openQuote bool // its quotes do not balance (a value may continue on the next line)
-	entry     Entry
+	openQuote bool     // its quotes do not balance (a value may continue on the next line)
+	entry     int      // index of its entry in the batch's entries (parallel reads)
 	epochSet  bool     // entry.Epoch came from an epoch= field
 	task      taskKeys // its keys that describe its task
 	head      metaHead // what a meta line says about its task
@@ -172,8 +172,9 @@ func (s *slab[T]) clone(vs []T) []T {
 // dispatch.
 const synthesisedRoom = 128
 
-// classify fills lc with the verdict on the line raw.
-func (c *classifier) classify(raw []byte, lc *lineClass) {
+// classify fills lc with the verdict on the line raw and, when it is kept, e with its entry. e must
+// be zero: entries are built in place, in the arrays that tasks then slice.
+func (c *classifier) classify(raw []byte, lc *lineClass, e *Entry) {
 	*lc = lineClass{}
 	b := trimPy(raw)
 	if bytes.HasPrefix(b, bom) { // Decision: strip a BOM (start of file, or of a log joined with cat)
@@ -227,7 +228,7 @@ func (c *classifier) classify(raw []byte, lc *lineClass) {
 		lc.skip = skipNoLoop
 		return
 	}
-	c.build(lc)
+	c.build(lc, e)
 }
 
 // validUTF8 is utf8.Valid, hand-written because utf8.Valid checks bytes one at a time from the first
@@ -302,8 +303,7 @@ func ShortDispatch(s string) string {
 func validLevel(s string) bool { return len(s) == 2 && s[0] == 'L' && s[1] >= '0' && s[1] <= '4' }
 
 // build turns the tokens of a line into an entry, following the reference _parse_line.
-func (c *classifier) build(lc *lineClass) {
-	e := &lc.entry
+func (c *classifier) build(lc *lineClass, e *Entry) {
 	e.Timestamp = c.token(0)
 	e.Loop = c.token(1)
 	switch e.Loop {
@@ -407,7 +407,7 @@ func (c *classifier) build(lc *lineClass) {
 	if e.Kind == KindMeta {
 		c.normaliseMeta(lc)
 		e.Fields = c.fields()
-		c.readHead(lc)
+		c.readHead(lc, e)
 		return
 	}
 	c.alias(&loss, "loss", lossNorm)
@@ -561,9 +561,9 @@ type metaHead struct {
 	hasSignals                                         bool
 }
 
-func (c *classifier) readHead(lc *lineClass) {
+func (c *classifier) readHead(lc *lineClass, e *Entry) {
 	h := &lc.head
-	h.time = parseMetaTime(lc, lc.entry.Timestamp)
+	h.time = parseMetaTime(lc, e.Timestamp)
 	// One pass over the fields rather than a lookup per key: keys are unique.
 	var loops, signals, weightsVersion optional
 	for _, p := range c.pos {

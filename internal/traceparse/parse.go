@@ -34,14 +34,17 @@ type parser struct {
 	// still be continuations of its value; 0 when there is none.
 	openQuoteLine int
 
-	cur       Task // the open task, when open
-	open      bool
-	ents      []Entry // chunk holding the open task's entries from entStart on
-	entStart  int
-	epoch     int         // current epoch of the open task (from its epoch lines)
-	groups    []lossGroup // Δloss state of the open task, per loop and epoch
-	lastIter  int         // index in cur.Entries of its last iteration, -1 none
-	lastClose int         // index in cur.Entries of its last close, -1 none
+	cur  Task // the open task, when open
+	open bool
+	// seq is the chunk the sequential read builds entries in; tasks slice it.
+	seq []Entry
+	// ownEntries says the open task's entries moved to a slice of their own (they crossed from one
+	// array of entries to the next); otherwise they are a slice of the array they were built in.
+	ownEntries bool
+	epoch      int         // current epoch of the open task (from its epoch lines)
+	groups     []lossGroup // Δloss state of the open task, per loop and epoch
+	lastIter   int         // index in cur.Entries of its last iteration, -1 none
+	lastClose  int         // index in cur.Entries of its last close, -1 none
 	// lastCloseLossFinal is the loss_final= of the last close, when it has one.
 	lastCloseLossFinal    string
 	lastCloseHasLossFinal bool
@@ -98,8 +101,8 @@ func (p *parser) warn(line int, offset int64, reason string, skipped bool) {
 }
 
 // account takes one classified physical line, at offset: it becomes an entry or is skipped with a
-// reason. Lines must come in file order.
-func (p *parser) account(lc *lineClass, terminated bool, offset int64) {
+// reason. Lines must come in file order. A kept line's entry is ents[i].
+func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []Entry, i int) {
 	p.line++
 	p.at = offset
 	p.res.Lines.Read++
@@ -127,12 +130,12 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64) {
 	} else {
 		p.openQuoteLine = 0
 	}
-	e := &lc.entry
+	e := &ents[i]
 	e.Line, e.Offset = p.line, offset
 	for _, n := range lc.notes {
 		p.warn(e.Line, e.Offset, n, false)
 	}
-	p.add(e, lc)
+	p.add(lc, ents, i)
 }
 
 func (p *parser) skipReason(skip skipCode) string {
@@ -156,7 +159,8 @@ func (p *parser) skipReason(skip skipCode) string {
 
 // add attaches an entry to the task segmentation: a meta line opens a task; any other line joins
 // the open task, or opens the legacy task when no meta line came before.
-func (p *parser) add(e *Entry, lc *lineClass) {
+func (p *parser) add(lc *lineClass, ents []Entry, i int) {
+	e := &ents[i]
 	if e.Kind == KindMeta {
 		p.finishTask()
 		p.openTask(e, &lc.head)
@@ -185,24 +189,29 @@ func (p *parser) add(e *Entry, lc *lineClass) {
 		p.lastCloseLossFinal, p.lastCloseHasLossFinal = lc.task.lossFinal, lc.task.hasLossFinal
 	}
 	if e.Kind != KindMeta {
-		p.appendEntry(e)
+		p.appendEntry(ents, i)
 	}
 	if lc.task.any {
 		p.taskFields(e, &lc.task)
 	}
 }
 
-// appendEntry adds an entry to the open task. Entries of successive tasks share large chunks, so a
-// task costs no slice growth of its own; a task that outgrows a chunk moves to a fresh one.
-func (p *parser) appendEntry(e *Entry) {
-	if len(p.ents) == cap(p.ents) {
-		n := len(p.ents) - p.entStart
-		chunk := make([]Entry, n, max(min(2*cap(p.ents), 4096), 64, 2*n)) // small logs, small chunks
-		copy(chunk, p.ents[p.entStart:])
-		p.ents, p.entStart = chunk, 0
+// appendEntry adds ents[i] to the open task. Entries are built in place in large arrays (a chunk,
+// or a batch's), and a task's entries are a slice of that array as long as they sit side by side
+// there; a task that crosses from one array to the next moves to a slice of its own.
+func (p *parser) appendEntry(ents []Entry, i int) {
+	t := &p.cur
+	n := len(t.Entries)
+	switch {
+	case n == 0:
+		t.Entries, p.ownEntries = ents[i:i+1], false
+	case p.ownEntries:
+		t.Entries = append(t.Entries, ents[i])
+	case n < cap(t.Entries) && &t.Entries[:n+1][n] == &ents[i]:
+		t.Entries = t.Entries[:n+1]
+	default:
+		t.Entries, p.ownEntries = append(t.Entries[:n:n], ents[i]), true
 	}
-	p.ents = append(p.ents, *e)
-	p.cur.Entries = p.ents[p.entStart:len(p.ents):len(p.ents)]
 }
 
 // taskFields takes the task-level fields that may sit on any of its lines.
@@ -235,7 +244,6 @@ func (p *parser) openTask(e *Entry, head *metaHead) {
 	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp}
 	p.open, p.epoch, p.groups, p.lastIter, p.lastClose = true, 0, p.groups[:0], -1, -1
 	p.lastCloseLossFinal, p.lastCloseHasLossFinal = "", false
-	p.entStart = len(p.ents)
 	t := &p.cur
 	if head == nil {
 		var lc lineClass
@@ -312,7 +320,8 @@ func (p *parser) finishTask() {
 	if t.Loops == nil {
 		t.Loops = []string{}
 	}
-	if t.Entries == nil {
+	// Clipped, so that appending to one task's entries cannot overwrite the next task's.
+	if t.Entries = t.Entries[:len(t.Entries):len(t.Entries)]; t.Entries == nil {
 		t.Entries = []Entry{}
 	}
 	p.growTasks()

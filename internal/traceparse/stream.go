@@ -8,10 +8,12 @@ import (
 	"sync"
 )
 
-// batchSize is how much of a log one batch holds. Classifying a line (tokens, the per-line string
-// and fields map) is most of the work and depends on the line alone, so batches of lines are
-// classified on all CPUs while the task segmentation, which must see lines in order, consumes them.
-const batchSize = 1 << 20
+// batchSize is how much of a log one batch holds. Classifying a line (tokens, its text, its fields
+// and entry) is most of the work and depends on the line alone, so batches of lines are classified
+// on all CPUs while the task segmentation, which must see lines in order, consumes them. 256 KB
+// rather than more: the batches in flight (each with ~300 bytes of verdict per line) are allocated
+// per parse, and 1 MB batches made them a sixth of a parse's memory.
+const batchSize = 256 << 10
 
 // batch is a run of complete lines with their classification.
 type batch struct {
@@ -19,7 +21,10 @@ type batch struct {
 	lines   []lineSpan
 	offset  int64 // absolute offset of data[0]
 	classes []lineClass
-	done    chan struct{} // closed when classes is filled
+	// entries are the entries of its kept lines, built in place by the worker; tasks slice them, so
+	// each batch gets a new array.
+	entries []Entry
+	done    chan struct{} // closed when classes and entries are filled
 }
 
 type lineSpan struct {
@@ -110,14 +115,25 @@ func (p *parser) readSequential(r io.Reader) error {
 // one after them), and returns how many bytes it used.
 func (p *parser) feedSequential(buf []byte, atEOF bool) int {
 	base := p.offset
-	lc := &p.lc
-	used := splitLines(buf, atEOF, func(start, end int) {
-		p.cls.classify(buf[start:end], lc)
-		p.account(lc, true, base+int64(start))
-	})
+	line := func(start, end int, terminated bool) {
+		// The entry is built in the next free place of the chunk, which it keeps when the line is
+		// kept and is not a meta line (the task copies that into Task.Meta).
+		if len(p.seq) == cap(p.seq) {
+			p.seq = make([]Entry, 0, min(max(2*cap(p.seq), 64), 4096)) // small logs, small chunks
+		}
+		n := len(p.seq)
+		p.seq = p.seq[:n+1]
+		if p.cls.classify(buf[start:end], &p.lc, &p.seq[n]); p.lc.skip != keep {
+			p.seq = p.seq[:n]
+		}
+		p.account(&p.lc, terminated, base+int64(start), p.seq, n)
+		if len(p.seq) > n && p.seq[n].Kind == KindMeta {
+			p.seq[n], p.seq = Entry{}, p.seq[:n]
+		}
+	}
+	used := splitLines(buf, atEOF, func(start, end int) { line(start, end, true) })
 	if atEOF && used < len(buf) {
-		p.cls.classify(buf[used:], lc)
-		p.account(lc, false, base+int64(used))
+		line(used, len(buf), false)
 		used = len(buf)
 	}
 	p.offset += int64(used)
@@ -135,8 +151,13 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 		wg.Go(func() {
 			var cls classifier
 			for b := range work {
+				b.entries = make([]Entry, 0, len(b.lines))
 				for i, l := range b.lines {
-					cls.classify(b.data[l.start:l.end], &b.classes[i])
+					n := len(b.entries)
+					lc := &b.classes[i]
+					if cls.classify(b.data[l.start:l.end], lc, &b.entries[:n+1][n]); lc.skip == keep {
+						lc.entry, b.entries = n, b.entries[:n+1]
+					}
 				}
 				close(b.done)
 			}
@@ -148,8 +169,9 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 		for b := range ordered {
 			<-b.done
 			for i, l := range b.lines {
-				p.account(&b.classes[i], l.terminated, b.offset+int64(l.start))
+				p.account(&b.classes[i], l.terminated, b.offset+int64(l.start), b.entries, b.classes[i].entry)
 			}
+			b.entries = nil // the result's now
 			select {
 			case free <- b:
 			default: // enough spare batches already

@@ -68,6 +68,7 @@ func tailStart(r io.ReaderAt, size int64, n int) ([]byte, int64, error) {
 		metas   = 0
 		cls     classifier
 		lc      lineClass
+		e       Entry
 	)
 	for {
 		i := lastLineEnd(data[:lineEnd])
@@ -90,7 +91,8 @@ func tailStart(r io.ReaderAt, size int64, n int) ([]byte, int64, error) {
 		// A line counts only when a line end follows it: the bytes after the last line end are an
 		// incomplete line, never a meta.
 		if line := data[start:lineEnd]; lineEnd < len(data) && bytes.Contains(line, metaWord) {
-			if cls.classify(line, &lc); lc.skip == keep && lc.entry.Kind == KindMeta {
+			e = Entry{}
+			if cls.classify(line, &lc, &e); lc.skip == keep && e.Kind == KindMeta {
 				if metas++; metas == n {
 					return data[start:], pos + int64(start), nil
 				}
