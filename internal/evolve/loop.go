@@ -110,7 +110,8 @@ func Loop(in LoopInput) (*LoopResult, error) {
 	var exclude []Change
 	noProgress := 0
 	for n := 1; ; n++ {
-		unresolved := unresolvedFlagged(first.Flagged, resolved)
+		det := first.withResolved(resolved)
+		unresolved := det.Flagged
 		if len(unresolved) < TriggerThreshold {
 			res.Outcome = OutcomeConverged
 			res.Reason = fmt.Sprintf("%d accepted step(s) lifted %d flagged task(s) out of the low side; %d remain, fewer than %d",
@@ -123,10 +124,7 @@ func Loop(in LoopInput) (*LoopResult, error) {
 				cfg.MaxSteps, len(unresolved), len(res.Accepted))
 			return res, nil
 		}
-		det := *first
-		det.Flagged = unresolved
-		det.Triggered = true
-		step, err := Step(StepInput{Detected: &det, Parent: res.Final, WeightsFor: in.WeightsFor, Detect: in.Detect,
+		step, err := Step(StepInput{Detected: det, Parent: res.Final, WeightsFor: in.WeightsFor, Detect: in.Detect,
 			Suite: in.Suite, Holdout: in.Holdout, Exclude: exclude})
 		if err != nil {
 			return nil, err
@@ -169,16 +167,6 @@ func Loop(in LoopInput) (*LoopResult, error) {
 			return res, nil
 		}
 	}
-}
-
-func unresolvedFlagged(all []Flagged, resolved map[string]bool) []Flagged {
-	out := make([]Flagged, 0, len(all))
-	for _, f := range all {
-		if !resolved[f.key()] {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // witness is the loop's progress measure: the suite loss plus, for every unresolved flagged task, the

@@ -167,3 +167,22 @@ func TestLoopWitnessCountsPointsToLeaveTheLowSide(t *testing.T) {
 		t.Fatalf("witness %v for a lifted task, want 0", got)
 	}
 }
+
+// After a step resolves flagged tasks, the screen and the trigger count only the tasks still on the low
+// side: a resolved task is no longer a flagged one anywhere.
+func TestWithResolvedRescreensWithoutTheResolvedTasks(t *testing.T) {
+	w := refWeights(t)
+	det := Detect(DetectInput{Tasks: loopHistory(t, &w, 0, weights.ExplicitBugfix, weights.Ambiguous), Resolver: Resolver{Active: &w}})
+	if len(det.Flagged) != 3 || det.Screen[weights.Ambiguous].A != 3 {
+		t.Fatalf("setup: %d flagged, ambiguous a=%d", len(det.Flagged), det.Screen[weights.Ambiguous].A)
+	}
+	later := det.withResolved(map[string]bool{det.Flagged[0].key(): true})
+	row := later.Screen[weights.Ambiguous]
+	if len(later.Flagged) != 2 || later.Triggered || row.A != 2 || row.B != 1 {
+		t.Fatalf("after resolving one: %d flagged, triggered %v, ambiguous a=%d b=%d; want 2, false, 2, 1",
+			len(later.Flagged), later.Triggered, row.A, row.B)
+	}
+	if det.Screen[weights.Ambiguous].A != 3 || len(det.Flagged) != 3 {
+		t.Fatal("withResolved changed the detection it was derived from")
+	}
+}

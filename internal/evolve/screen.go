@@ -39,6 +39,7 @@ type ScreenRow struct {
 type screenTask struct {
 	fired   [weights.NumSignals]bool
 	flagged bool
+	key     string // taskKey of the task
 }
 
 // Screen builds the per-signal rows in signal table order.

@@ -25,6 +25,31 @@ type Detection struct {
 	// EdgeTasks is how many flagged tasks sit exactly on the upper edge of their bucket (the edge the
 	// bucket rule would move).
 	EdgeTasks int `json:"edge_tasks"`
+
+	// screenTasks are the closed window tasks the screen counted, kept so that a loop can screen again
+	// once some flagged tasks are resolved.
+	screenTasks []screenTask
+}
+
+// withResolved is the detection as a later loop step sees it: the resolved flagged tasks (by taskKey)
+// count as not flagged, in the trigger and in the screen, so consistency is judged on the tasks that
+// are still on the low side. The proposal is left for Step to derive.
+func (d *Detection) withResolved(resolved map[string]bool) *Detection {
+	out := *d
+	out.Flagged = make([]Flagged, 0, len(d.Flagged))
+	for _, f := range d.Flagged {
+		if !resolved[f.key()] {
+			out.Flagged = append(out.Flagged, f)
+		}
+	}
+	out.screenTasks = make([]screenTask, len(d.screenTasks))
+	for i, st := range d.screenTasks {
+		st.flagged = st.flagged && !resolved[st.key]
+		out.screenTasks[i] = st
+	}
+	out.Triggered = len(out.Flagged) >= TriggerThreshold
+	out.Screen = Screen(out.screenTasks, len(out.Flagged))
+	return &out
 }
 
 // DetectInput is what Detect needs.
@@ -54,7 +79,7 @@ func Detect(in DetectInput) *Detection {
 				det.Flagged = append(det.Flagged, wt.flagged())
 			}
 			if wt.t.Closed {
-				st := screenTask{flagged: len(wt.evidence) > 0}
+				st := screenTask{flagged: len(wt.evidence) > 0, key: taskKey(wt.t.Source, wt.t.Line)}
 				for _, s := range wt.fired {
 					st.fired[s] = true
 				}
@@ -63,6 +88,7 @@ func Detect(in DetectInput) *Detection {
 		}
 	}
 	det.Triggered = len(det.Flagged) >= TriggerThreshold
+	det.screenTasks = screenTasks
 	det.Screen = Screen(screenTasks, len(det.Flagged))
 	det.Proposal, det.EdgeTasks, det.Reason = propose(det, r.Active, in.Exclude, false)
 	return det

@@ -411,7 +411,10 @@ func intersect(a, b []string) []string {
 }
 
 // key identifies a flagged task across several logs: its log and meta line.
-func (f *Flagged) key() string { return fmt.Sprintf("%s\x00%d", f.Source, f.Line) }
+func (f *Flagged) key() string { return taskKey(f.Source, f.Line) }
+
+// taskKey identifies a task by its log and meta line: meta timestamps can repeat across projects' logs.
+func taskKey(source string, line int) string { return fmt.Sprintf("%s\x00%d", source, line) }
 
 func (wt *windowTask) flagged() Flagged {
 	return Flagged{
