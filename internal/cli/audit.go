@@ -65,7 +65,7 @@ Bad lines never stop the audit: lines that are not JSON objects, truncated lines
 being written) and invalid usage records are counted by reason, shown on stderr and in --json under
 "skipped". Unlike ccusage, records written with spaces or pretty-printed over several lines are read;
 --ccusage daily|session reads lines exactly as ccusage does (and, for session, ignores agent_progress
-copies), for cross-checks.
+copies and counts /btw replays as requests of their own, as that report does), for cross-checks.
 
 --json prints {"totals", "shares", "groups", "skipped", ...}. --format csv|jsonl prints one row per
 request instead (session, class, model, effort, tokens, thinking and its source, …), for DuckDB and
@@ -159,7 +159,7 @@ func scanOptions(ccusage, label string) transcript.Options {
 	case "daily":
 		opt.CCUsage, opt.MaxTotal = true, true
 	case "session":
-		opt.CCUsage, opt.MaxTotal, opt.NoProgress = true, true, true
+		opt.CCUsage, opt.MaxTotal, opt.NoProgress, opt.NoReplay = true, true, true, true
 	}
 	return opt
 }

@@ -135,6 +135,9 @@ type Deduper struct {
 	// MaxTotal keeps, per request, the whole usage of the line with the largest total (ccusage's exact
 	// rule) instead of the field-wise maximum.
 	MaxTotal bool
+	// NoReplay skips rule 3 (/btw replays), as ccusage's session report does: a replay with a new
+	// requestId is then a request of its own.
+	NoReplay bool
 	// Label is the effort of requests whose lines record none (Options.Label).
 	Label string
 
@@ -194,7 +197,7 @@ func (d *Deduper) Add(o *observation) {
 	k := keyOf(o.MessageID, o.RequestID, o.HasRequestID)
 	idx := d.findExact(k)
 	replay := false
-	if idx < 0 {
+	if idx < 0 && !d.NoReplay {
 		idx = d.findReplay(k.msg, o.Sidechain)
 		replay = idx >= 0
 	}

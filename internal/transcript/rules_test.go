@@ -233,6 +233,23 @@ func TestSideQuestionReplay(t *testing.T) {
 	}
 }
 
+// TestSideQuestionReplayInSessionReport: ccusage 20.0.24's session report does not apply the /btw
+// rule (its daily report does): on this tree ccusage session prints input 8, output 50, cache read
+// 51,700, three requests. NoReplay reproduces that; the exact-key sidechain rule still applies.
+func TestSideQuestionReplayInSessionReport(t *testing.T) {
+	parent := assistant("m1", "r1", 0, usage(3, 10, 100, 1000))
+	replay := assistant("m1", "r-replay", 20, usage(3, 10, 0, 50000)).with("isSidechain", true).with("agentId", "b1")
+	answer := assistant("m9", "r9", 21, usage(2, 30, 10, 700)).with("isSidechain", true).with("agentId", "b1")
+	res := scanTree(t, Options{CCUsage: true, MaxTotal: true, NoProgress: true, NoReplay: true}, map[string]string{
+		"projects/p/s.jsonl":                    encode(t, parent),
+		"projects/p/s/subagents/agent-b1.jsonl": encode(t, replay, answer),
+	})
+	want := []brief{{"m1", "main", "", "s", 3, 10, 100, 1000}, {"m1", "subagent", "b1", "s", 3, 10, 0, 50000}, {"m9", "subagent", "b1", "s", 2, 30, 10, 700}}
+	if got := briefs(res.Requests); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
 // TestSideQuestionReplayBeforeParent drives the Deduper directly with the replay first: the parent
 // then takes the request back (usage, request id and attribution).
 func TestSideQuestionReplayBeforeParent(t *testing.T) {

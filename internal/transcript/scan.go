@@ -22,6 +22,10 @@ type Options struct {
 	// NoProgress ignores agent_progress copies (ccusage's `session` report). By default they are read,
 	// deduplicated against the subagent files and attributed to the subagent (ccusage's `daily`).
 	NoProgress bool
+	// NoReplay turns off the /btw replay rule (Deduper.NoReplay): ccusage's `session` report, unlike
+	// `daily`, counts a sidechain line that replays a parent message under a new requestId as a
+	// request of its own (checked against ccusage 20.0.24).
+	NoReplay bool
 	// MaxTotal keeps the usage of the line with the largest total per request (ccusage's exact rule)
 	// instead of the field-wise maximum. The two agree on Claude Code's monotone streaming counts.
 	MaxTotal bool
@@ -623,7 +627,7 @@ func newMerger(opt Options) *merger {
 		versions: make(map[string]map[string]int),
 	}
 	d := NewDeduper()
-	d.MaxTotal, d.Label = opt.MaxTotal, opt.Label
+	d.MaxTotal, d.Label, d.NoReplay = opt.MaxTotal, opt.Label, opt.NoReplay
 	// Ids are only needed to hand out the requests at the end (Result.Requests, OnRequest).
 	d.keepIDs = opt.OnRequest != nil || opt.Sink == nil
 	d.reclassify = opt.Sink != nil
