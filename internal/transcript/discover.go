@@ -68,7 +68,15 @@ func Discover(paths []string) ([]string, error) {
 		if isDir(filepath.Join(p, "projects")) {
 			root = filepath.Join(p, "projects")
 		}
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		// The walk starts from the root's target: WalkDir does not descend into a root that is a
+		// symbolic link, but ccusage does follow a linked projects/ (only links met inside are skipped),
+		// and a folder given explicitly is meant to be read. Paths keep the name the root was given by,
+		// since project and session come from them.
+		walkRoot := root
+		if resolved, rerr := filepath.EvalSymlinks(root); rerr == nil {
+			walkRoot = resolved
+		}
+		err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -76,7 +84,11 @@ func Discover(paths []string) ([]string, error) {
 				return nil
 			}
 			if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".jsonl") {
-				files = append(files, path)
+				rel, rerr := filepath.Rel(walkRoot, path)
+				if rerr != nil {
+					return rerr
+				}
+				files = append(files, filepath.Join(root, rel))
 			}
 			return nil
 		})

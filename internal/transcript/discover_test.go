@@ -112,6 +112,39 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
+// TestDiscoverLinkedRoot: a root that is itself a symbolic link is read (ccusage 20.0.24 reads a
+// config directory whose projects/ is a link; a folder given explicitly is meant to be read), under
+// the name it was given by; links met inside it are still skipped.
+func TestDiscoverLinkedRoot(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"real/projects/p/s.jsonl":     "{}\n",
+		"real/projects/p/s/sub.jsonl": "{}\n",
+		"cfg/settings.json":           "{}",
+	})
+	if err := os.Symlink(filepath.Join(root, "real", "projects"), filepath.Join(root, "cfg", "projects")); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	if err := os.Symlink(filepath.Join(root, "real", "projects", "p"), filepath.Join(root, "plink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "real", "projects", "p", "s.jsonl"), filepath.Join(root, "real", "projects", "p", "s", "inner.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Discover([]string{filepath.Join(root, "cfg"), filepath.Join(root, "plink")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		r, _ := filepath.Rel(root, f)
+		got = append(got, filepath.ToSlash(r))
+	}
+	want := "cfg/projects/p/s.jsonl cfg/projects/p/s/sub.jsonl plink/s.jsonl plink/s/sub.jsonl"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got  %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
 // TestScanUnreadableFile: a file that cannot be read is an error naming it (bad lines never are),
 // and the parallel scan stops cleanly whatever its position.
 func TestScanUnreadableFile(t *testing.T) {
