@@ -360,6 +360,8 @@ type MetricResult struct {
 	RatioLo     *float64           `json:"ratio_lo"`
 	RatioHi     *float64           `json:"ratio_hi"`
 	Warnings    []string           `json:"warnings"`
+
+	minP float64 // the smallest p the test can give at these sizes (0: no test)
 }
 
 // ABReport is the outcome of CompareArms.
@@ -450,6 +452,7 @@ func CompareArms(arms []Arm, opt ABOptions) (*ABReport, error) {
 		rep.Metrics[i].PHolm = ptr(adj[i])
 		rep.Metrics[i].Significant = rep.Metrics[i].PHolm != nil && *rep.Metrics[i].PHolm <= opt.Alpha
 	}
+	holmFootnotes(rep.Metrics, opt.Alpha)
 	return rep, nil
 }
 
@@ -511,7 +514,49 @@ func compareMetric(base, arm *Arm, metric string, opt ABOptions) MetricResult {
 	mr.P = ptr(c.P)
 	mr.Ratio, mr.RatioLo, mr.RatioHi = ptr(c.Ratio), ptr(c.RatioLo), ptr(c.RatioHi)
 	mr.Warnings = appendUnique(mr.Warnings, c.Warnings...)
+	mr.minP = c.MinP
 	return mr
+}
+
+// holmFootnotes flags what the per-test footnote misses: when no test can pass Holm's first
+// threshold α/m, no result can be significant at these sizes, even where a test alone could reach
+// p ≤ α (4 runs per arm: smallest Mann–Whitney p 0.029, above 0.05/5). It names the runs per arm (or
+// pairs) that would do.
+func holmFootnotes(ms []MetricResult, alpha float64) {
+	m, best := 0, math.Inf(1)
+	paired := false
+	for _, mr := range ms {
+		if mr.P != nil && !math.IsNaN(*mr.P) {
+			m++
+			if mr.minP > 0 {
+				best = math.Min(best, mr.minP)
+			}
+			paired = paired || mr.Test != stats.KindMannWhitney
+		}
+	}
+	if m < 2 || math.IsInf(best, 1) || best <= alpha/float64(m) {
+		return
+	}
+	need := 1
+	for ; need < 1<<10; need++ {
+		p := stats.MannWhitneyMinP(need, need)
+		if paired {
+			p = stats.SignTestMinP(need)
+		}
+		if p <= alpha/float64(m) {
+			break
+		}
+	}
+	unit := "runs per arm"
+	if paired {
+		unit = "pairs"
+	}
+	note := fmt.Sprintf("need ≥ %d %s for any significant result at alpha level %v after Holm over %d tests", need, unit, alpha, m)
+	for i := range ms {
+		if ms[i].P != nil && !math.IsNaN(*ms[i].P) {
+			ms[i].Warnings = appendUnique(ms[i].Warnings, note)
+		}
+	}
 }
 
 func appendUnique(xs []string, add ...string) []string {

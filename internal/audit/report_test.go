@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -334,6 +335,35 @@ func TestHolmAndSignificance(t *testing.T) {
 	again, _ := CompareArms(effortArms(t), ABOptions{})
 	if *again.Metrics[2].RatioLo != *rep.Metrics[2].RatioLo {
 		t.Error("bootstrap not reproducible")
+	}
+}
+
+// TestHolmFootnote: 4 runs per arm, completely separated, give p = 2/70 = 0.029 ≤ 0.05, so the
+// per-test footnote stays silent, yet Holm over five metrics needs p ≤ 0.01: nothing can be
+// significant, and a footnote must say so (5 runs per arm: 2/252·5 = 0.040). At 6 it is silent.
+func TestHolmFootnote(t *testing.T) {
+	arms := effortArms(t)
+	small := []Arm{{Name: arms[0].Name, Runs: arms[0].Runs[:4]}, {Name: arms[1].Name, Runs: arms[1].Runs[:4]}}
+	rep, err := CompareArms(small, ABOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "need ≥ 5 runs per arm for any significant result at alpha level 0.05 after Holm over 5 tests"
+	for _, mr := range rep.Metrics {
+		if mr.Significant || !slices.Contains(mr.Warnings, want) {
+			t.Errorf("%s: significant %v, warnings %q", mr.Name, mr.Significant, mr.Warnings)
+		}
+	}
+	rep, err = CompareArms(arms, ABOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mr := range rep.Metrics {
+		for _, w := range mr.Warnings {
+			if strings.Contains(w, "after Holm") {
+				t.Errorf("%s: %q with 6 runs per arm", mr.Name, w)
+			}
+		}
 	}
 }
 
