@@ -270,28 +270,26 @@ func nameValue(s string) string {
 	}, s)
 }
 
-// writeBenchfmt writes one Go benchmark result per run, named BenchmarkAudit/effort=ARM (plus
-// /task=T when the runs belong to several tasks), with one value per metric, preceded by unit
-// metadata. The session is not part of the name: benchstat would make every session its own row. Runs of
-// an arm are repeated samples of one benchmark, so `benchstat -col /effort FILE` compares the arms
-// with its own median CIs and Mann–Whitney tests. Each result is preceded by a comment naming its
-// session (benchstat ignores such lines).
+// writeBenchfmt writes one Go benchmark result per run, named BenchmarkAudit/effort=ARM, with one
+// value per metric, preceded by unit metadata. Neither the session nor the task is part of the name:
+// benchstat makes every distinct name its own row, so with /task=T (the ARM/TASK layout of
+// --pair-by task) it compared one run per task and never the arms. Runs of an arm are repeated
+// samples of one benchmark, so `benchstat -col /effort FILE` compares the arms with its own median
+// CIs and Mann–Whitney tests. Each result is preceded by a comment naming its session and task
+// (benchstat ignores such lines).
 func writeBenchfmt(w io.Writer, rep *ABReport) error {
 	var b bytes.Buffer
 	b.WriteString("# tune audit ab: one result per run (a session); compare with: benchstat -col /effort FILE\n")
 	for _, m := range Metrics {
 		fmt.Fprintf(&b, "Unit %s better=lower\n", metricUnit[m])
 	}
-	tasks := map[string]bool{}
-	for _, r := range rep.Runs {
-		tasks[r.Task] = true
-	}
 	for _, r := range rep.Runs {
 		name := "BenchmarkAudit/effort=" + nameValue(r.Arm)
-		if len(tasks) > 1 && r.Task != "" {
-			name += "/task=" + nameValue(r.Task)
+		fmt.Fprintf(&b, "# session %s", r.Session)
+		if r.Task != "" {
+			fmt.Fprintf(&b, " task %s", r.Task)
 		}
-		fmt.Fprintf(&b, "# session %s\n%s 1", r.Session, name)
+		fmt.Fprintf(&b, "\n%s 1", name)
 		for _, m := range Metrics {
 			v, ok := r.Value(m)
 			if !ok {
