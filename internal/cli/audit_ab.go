@@ -27,7 +27,8 @@ type auditABOptions struct {
 	Format     string
 	CCUsage    string
 
-	arms []armSpec
+	arms      []armSpec
+	pairBySet bool // --pair-by given: it means nothing without --paired
 }
 
 type armSpec struct {
@@ -77,8 +78,9 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
   tune audit ab --by-effort ~/.claude/projects/-home-me-shop-api --format markdown
   tune audit ab --arm low=a --arm high=b --format benchfmt > ab.txt && benchstat -col /effort ab.txt`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
+			opts.pairBySet = cmd.Flags().Changed("pair-by")
 			if err := opts.validate(); err != nil {
 				return err
 			}
@@ -156,6 +158,10 @@ func (o *auditABOptions) validate() error {
 	}
 	if o.PairBy != "order" && o.PairBy != "task" {
 		return FlagErrorf("--pair-by %q: want order or task", o.PairBy)
+	}
+	if o.pairBySet && !o.Paired {
+		// An unpaired comparison was silently run instead of the paired one asked for.
+		return FlagErrorf("--pair-by %s needs --paired", o.PairBy)
 	}
 	if o.Alpha <= 0 || o.Alpha >= 1 {
 		return FlagErrorf("--alpha %v: want a level between 0 and 1", o.Alpha)

@@ -82,6 +82,7 @@ func TestAuditABFlags(t *testing.T) {
 		{[]string{"--by-effort", "--alpha", "1.5"}, "--alpha", true},
 		{[]string{"--by-effort", "--confidence", "0"}, "--confidence", true},
 		{[]string{"--by-effort", "--json", "--format", "csv"}, "conflict", true},
+		{[]string{"--by-effort", "--pair-by", "task"}, "--pair-by task needs --paired", true},
 	} {
 		f, _, _ := testFactory()
 		var got *auditABOptions
