@@ -43,15 +43,19 @@ type Totals struct {
 	ThinkingEstimatedTokens  uint64 `json:"thinking_tokens_estimated"`
 	// Requests by how their thinking is known: exact (usage.output_tokens_details), estimated (from
 	// thinking text, chars/4) or unknown (no usable thinking block).
-	ThinkingExactRequests     int    `json:"thinking_exact_requests"`
-	ThinkingEstimatedRequests int    `json:"thinking_estimated_requests"`
-	ThinkingUnknownRequests   int    `json:"thinking_unknown_requests"`
-	ThinkingBlocks            int    `json:"thinking_blocks"`
-	MainRequests              int    `json:"main_requests"`
-	SubRequests               int    `json:"sub_requests"` // subagent, compaction and side-question
-	MainThinkingTokens        uint64 `json:"main_thinking_tokens"`
-	SubThinkingTokens         uint64 `json:"sub_thinking_tokens"`
-	MainContextTokens         uint64 `json:"main_context_tokens"` // Σ cache read + cache write + input, main loop
+	ThinkingExactRequests     int `json:"thinking_exact_requests"`
+	ThinkingEstimatedRequests int `json:"thinking_estimated_requests"`
+	ThinkingUnknownRequests   int `json:"thinking_unknown_requests"`
+	ThinkingBlocks            int `json:"thinking_blocks"`
+	MainRequests              int `json:"main_requests"`
+	SubRequests               int `json:"sub_requests"` // subagent, compaction and side-question
+	// SyntheticRequests are the "<synthetic>" error replies Claude Code writes without calling the API;
+	// they count as requests (as in ccusage) but not in the per-request means.
+	SyntheticMainRequests int    `json:"synthetic_main_requests"`
+	SyntheticSubRequests  int    `json:"synthetic_sub_requests"`
+	MainThinkingTokens    uint64 `json:"main_thinking_tokens"`
+	SubThinkingTokens     uint64 `json:"sub_thinking_tokens"`
+	MainContextTokens     uint64 `json:"main_context_tokens"` // Σ cache read + cache write + input, main loop
 	// Weighted spend in input-token units (BriefWeights, TTLWeights), overall and outside the main loop,
 	// as of the last Settle.
 	Spend       float64 `json:"weighted_spend"`
@@ -61,6 +65,9 @@ type Totals struct {
 
 	sub tokenSums // the token sums outside the main loop, for SubSpend
 }
+
+// SyntheticModel is the model name of the error replies Claude Code writes itself (no API call).
+const SyntheticModel = "<synthetic>"
 
 // tokenSums are the token kinds that weighted spend prices.
 type tokenSums struct {
@@ -101,12 +108,18 @@ func (t *Totals) count(r *transcript.Request, sign int) {
 	default:
 		t.ThinkingUnknownRequests += sign
 	}
+	synthetic := 0
+	if r.Model == SyntheticModel {
+		synthetic = sign
+	}
 	if r.Class == transcript.ClassMain {
 		t.MainRequests += sign
+		t.SyntheticMainRequests += synthetic
 		t.MainThinkingTokens += n * r.ThinkingTokens
 		t.MainContextTokens += n * (r.CacheReadTokens + r.CacheCreationTokens + r.InputTokens)
 	} else {
 		t.SubRequests += sign
+		t.SyntheticSubRequests += synthetic
 		t.SubThinkingTokens += n * r.ThinkingTokens
 		t.sub.input += n * r.InputTokens
 		t.sub.output += n * r.OutputTokens
@@ -193,9 +206,9 @@ func SharesOf(t *Totals, whole float64) Shares {
 		TTL:                spendShares(t, TTLWeights, t.SpendTTL, t.SubSpendTTL),
 		OfTotal:            ratio(t.Spend, whole),
 		ThinkingOfOutput:   ratio(float64(t.ThinkingTokens), float64(t.OutputTokens)),
-		MeanThinkingMain:   mean(t.MainThinkingTokens, t.MainRequests),
-		MeanThinkingSub:    mean(t.SubThinkingTokens, t.SubRequests),
-		MeanContextMain:    mean(t.MainContextTokens, t.MainRequests),
+		MeanThinkingMain:   mean(t.MainThinkingTokens, t.MainRequests-t.SyntheticMainRequests),
+		MeanThinkingSub:    mean(t.SubThinkingTokens, t.SubRequests-t.SyntheticSubRequests),
+		MeanContextMain:    mean(t.MainContextTokens, t.MainRequests-t.SyntheticMainRequests),
 		ThinkingEstimated:  t.ThinkingEstimatedRequests > 0,
 		ThinkingIncomplete: t.ThinkingUnknownRequests > 0,
 	}

@@ -1,0 +1,28 @@
+package audit
+
+import (
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// A "<synthetic>" error reply is a request (ccusage counts it) but no API call: it must not dilute the
+// per-request means of the main loop.
+func TestSyntheticRepliesStayOutOfTheMeans(t *testing.T) {
+	var tot Totals
+	tot.Add(&transcript.Request{Class: transcript.ClassMain, Model: "claude-opus-4-6", CacheReadTokens: 1000, InputTokens: 10,
+		ThinkingTokens: 40, ThinkingSrc: transcript.ThinkingExact})
+	tot.Add(&transcript.Request{Class: transcript.ClassMain, Model: SyntheticModel})
+	tot.Settle()
+	sh := SharesOf(&tot, tot.Spend)
+	if tot.Requests != 2 || tot.MainRequests != 2 {
+		t.Fatalf("requests %d / main %d, want 2 / 2", tot.Requests, tot.MainRequests)
+	}
+	if sh.MeanContextMain == nil || *sh.MeanContextMain != 1010 || sh.MeanThinkingMain == nil || *sh.MeanThinkingMain != 40 {
+		t.Fatalf("means %v context, %v thinking; want 1010 and 40", sh.MeanContextMain, sh.MeanThinkingMain)
+	}
+	tot.Remove(&transcript.Request{Class: transcript.ClassMain, Model: SyntheticModel})
+	if tot.SyntheticMainRequests != 0 {
+		t.Fatal("Remove did not take the synthetic reply out")
+	}
+}
