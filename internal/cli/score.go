@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	tune "github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -38,8 +39,11 @@ type scoreOptions struct {
 	JSON        bool
 	WeightsFile string
 	WeightsDir  string
-	HistoryLog  string
-	Batch       string // file or "-"
+	// WeightsDirChosen is true when --weights-dir or TUNE_WEIGHTS_DIR named the store; otherwise a
+	// missing ./weights falls back to the built-in reference weights.
+	WeightsDirChosen bool
+	HistoryLog       string
+	Batch            string // file or "-"
 
 	Log      string
 	Task     string
@@ -91,6 +95,7 @@ level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's desig
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Now = f.Now
 			opts.WeightsDir = f.WeightsDir
+			opts.WeightsDirChosen = cmd.Flags().Changed("weights-dir") || f.Getenv("TUNE_WEIGHTS_DIR") != ""
 			opts.TaskSet = cmd.Flags().Changed("task")
 			opts.LoopsSet = cmd.Flags().Changed("loops")
 			if opts.WeightsFile != "" && cmd.Flags().Changed("weights-dir") {
@@ -130,7 +135,7 @@ level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's desig
 }
 
 func scoreRun(opts *scoreOptions) error {
-	w, err := scoreWeights(opts.WeightsFile, opts.WeightsDir)
+	w, err := scoreWeights(opts.WeightsFile, opts.WeightsDir, opts.WeightsDirChosen, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -184,9 +189,13 @@ func isTerminal(r io.Reader) bool {
 
 // scoreWeights is the one place `tune score` picks its weights: the file given, else the active version
 // of the weights store.
-func scoreWeights(file, dir string) (weights.Weights, error) {
+func scoreWeights(file, dir string, dirChosen bool, stderr io.Writer) (weights.Weights, error) {
 	if file != "" {
 		return weights.Load(file)
+	}
+	if _, err := os.Stat(dir); !dirChosen && errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "note: no weights store at %s; scoring with the built-in reference weights v0001\n", dir)
+		return weights.Parse("built-in weights/v0001.toml", tune.ReferenceWeights)
 	}
 	s, err := store.Open(dir, nil)
 	if err != nil {
