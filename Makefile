@@ -49,13 +49,13 @@ corpus-trace:
 # Claude Code transcripts. Exit code 3 (escalation) would still show its output.
 DEMO := bin/demo
 demo: build
-	@rm -rf $(DEMO) && mkdir -p $(DEMO) && cp -r weights fixtures $(DEMO)/
+	@rm -rf $(DEMO) && mkdir -p $(DEMO) && cp -r weights fixtures $(DEMO)/ && ln -s ../../demo ../../testdata $(DEMO)/
 	@echo '$$ tune nightly --logs "demo/traces/*.log"'
-	@cd $(DEMO) && TUNE_NOW=2026-12-01T03:00:00Z ../tune nightly --logs '../../demo/traces/*.log'; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
+	@cd $(DEMO) && TUNE_NOW=2026-12-01T03:00:00Z ../tune nightly --logs 'demo/traces/*.log'; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ]
 	@echo; echo '$$ tune diff v0001 <proposal> --format markdown'
 	@cd $(DEMO) && ../tune diff v0001 weights/proposals/*.json --format markdown
 	@echo; echo '$$ tune audit testdata/transcripts/spotter'
-	@cd $(DEMO) && ../tune audit ../../testdata/transcripts/spotter
+	@cd $(DEMO) && ../tune audit testdata/transcripts/spotter
 	@echo; echo "Reports and the pending proposal are in $(DEMO)/reports and $(DEMO)/weights/proposals."
 
 clean:
