@@ -60,6 +60,37 @@ func TestREADMEExamples(t *testing.T) {
 	}
 }
 
+// TestREADMEReportExcerpts: every quoted line of the README ("> …") is a line of docs/report-excerpts.md,
+// which TestReportExcerpts keeps equal to what the reports print, so the README's excerpts cannot drift.
+func TestREADMEReportExcerpts(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	excerpts, err := os.ReadFile(filepath.Join(repoRoot(), "docs", "report-excerpts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, line := range strings.Split(string(excerpts), "\n") {
+		have[strings.TrimSpace(line)] = true
+	}
+	quoted := 0
+	for i, line := range strings.Split(string(readme), "\n") {
+		text, ok := strings.CutPrefix(line, "> ")
+		if !ok {
+			continue
+		}
+		quoted++
+		if !have[strings.TrimSpace(text)] {
+			t.Errorf("README.md:%d: quoted line is not in docs/report-excerpts.md: %s", i+1, text)
+		}
+	}
+	if quoted == 0 {
+		t.Fatal("README.md quotes no report lines; the parser or the README changed")
+	}
+}
+
 type readmeExample struct {
 	args []string
 	want []string
