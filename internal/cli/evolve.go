@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -359,7 +360,7 @@ func proposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 	// kept change, revert when something was measured (the last step may have had nothing left to try),
 	// else none.
 	switch {
-	case contains(accepted, evolve.DecisionAccept):
+	case slices.Contains(accepted, evolve.DecisionAccept):
 		p.Decision = evolve.DecisionAccept
 	case len(accepted) > 0:
 		p.Decision = evolve.DecisionHalve
@@ -382,15 +383,6 @@ func proposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 	}
 	p.Reason = fmt.Sprintf("%d flagged task(s); %s; %s", len(first.Flagged), first.Reason, strings.Join(parts, ", "))
 	return p
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // logLoopAttempts appends every attempt of every step to the evolution log, once per proposal (see

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -271,7 +272,7 @@ func abVerdict(m ABMetric) string {
 	}
 	if m.Arms[0].Median != 0 {
 		change := (m.Arms[1].Median/m.Arms[0].Median - 1) * 100
-		return fmt.Sprintf("%s%s%%", signOf(change), strconv.FormatFloat(abs(change), 'f', 1, 64))
+		return fmt.Sprintf("%s%s%%", signOf(change), strconv.FormatFloat(math.Abs(change), 'f', 1, 64))
 	}
 	return "significant"
 }
@@ -281,13 +282,6 @@ func signOf(v float64) string {
 		return "−"
 	}
 	return "+"
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 func armCell(a ArmStat) string {

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -267,7 +268,7 @@ func candidateToWeights(c candidateJSON) (weights.Weights, error) {
 		}
 	}
 	for _, n := range c.Buckets {
-		if _, ok := indexOf(bucketNames[:], n.Name); !ok {
+		if !slices.Contains(bucketNames[:], n.Name) {
 			return w, fmt.Errorf("candidate.buckets.%s: unknown bucket edge (known: L0, L1, L2, L3)", n.Name)
 		}
 	}
@@ -287,7 +288,7 @@ func candidateToWeights(c candidateJSON) (weights.Weights, error) {
 	}
 	costs := []*int{&w.Cost.TooLow, &w.Cost.TooHigh, &w.Cost.OtherItem}
 	for _, n := range c.Cost {
-		if _, ok := indexOf([]string{"too_low", "too_high", "other_item"}, n.Name); !ok {
+		if !slices.Contains([]string{"too_low", "too_high", "other_item"}, n.Name) {
 			return w, fmt.Errorf("candidate.cost.%s: unknown cost (known: too_low, too_high, other_item)", n.Name)
 		}
 	}
@@ -302,15 +303,6 @@ func candidateToWeights(c candidateJSON) (weights.Weights, error) {
 		*costs[i] = int(v)
 	}
 	return w, nil
-}
-
-func indexOf(list []string, s string) (int, bool) {
-	for i, x := range list {
-		if x == s {
-			return i, true
-		}
-	}
-	return -1, false
 }
 
 func (p *Proposal) toJSON(withIdentity bool) proposalJSON {
@@ -477,7 +469,7 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 				return nil, fmt.Errorf("%s: steps[%d].signal %q: unknown signal", name, i, s.Signal)
 			}
 		case "bucket":
-			if _, ok := indexOf(bucketNames[:], s.Edge); !ok {
+			if !slices.Contains(bucketNames[:], s.Edge) {
 				return nil, fmt.Errorf("%s: steps[%d].edge %q: want L0, L1, L2 or L3", name, i, s.Edge)
 			}
 		default:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -88,7 +89,7 @@ func Parse(name string, data []byte) (Weights, error) {
 		}
 	}
 	for k := range f.Buckets {
-		if !contains(bucketKeys[:], k) {
+		if !slices.Contains(bucketKeys[:], k) {
 			return fail("buckets."+k, "unknown bucket edge (known: L0, L1, L2, L3)")
 		}
 	}
@@ -107,7 +108,7 @@ func Parse(name string, data []byte) (Weights, error) {
 		}
 	}
 	for k := range f.Cost {
-		if !contains(costKeys, k) {
+		if !slices.Contains(costKeys, k) {
 			return fail("cost."+k, "unknown cost (known: %s)", strings.Join(costKeys, ", "))
 		}
 	}
@@ -122,15 +123,6 @@ func Parse(name string, data []byte) (Weights, error) {
 	}
 	w.Cost = Cost{TooLow: f.Cost["too_low"], TooHigh: f.Cost["too_high"], OtherItem: f.Cost["other_item"]}
 	return w, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
