@@ -165,6 +165,8 @@ func TestStoreCommandFlagErrors(t *testing.T) {
 		{"repair", "--reason", "x"},
 		{"apply", "a", "b"},
 		{"apply", "--expect-serial", "-5"},
+		{"apply", "--expect-serial", "-1"}, // the internal "not given" value is not a serial either
+		{"rollback", "--expect-serial", "-1"},
 	} {
 		if code, _, errOut := storeRun(t, wd, fd, nil, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)

@@ -37,8 +37,8 @@ the rollback itself.`,
   tune rollback --to 3 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.ExpectSerial < -1 {
-				return FlagErrorf("--expect-serial must be 0 or more")
+			if err := resolveExpectSerial(cmd, &opts.ExpectSerial); err != nil {
+				return err
 			}
 			if opts.To != "" {
 				if _, err := weights.ParseVersionName(opts.To); err != nil {
@@ -52,7 +52,7 @@ the rollback itself.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.To, "to", "", "restore this `version` (v0001, 1); default: the parent of the active version")
-	cmd.Flags().IntVar(&opts.ExpectSerial, "expect-serial", -1, "refuse unless the evolution log is at this `serial`")
+	addExpectSerialFlag(cmd, &opts.ExpectSerial)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
