@@ -142,7 +142,7 @@ func loopConfig(opts *evolveOptions) (evolve.LoopConfig, error) {
 		return evolve.LoopConfig{}, fmt.Errorf("config %s: %w", path, err)
 	default:
 		if und := md.Undecoded(); len(und) > 0 {
-			return evolve.LoopConfig{}, fmt.Errorf("config %s: unknown key %s", path, und[0])
+			return evolve.LoopConfig{}, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps and stall_bound)", path, und[0])
 		}
 		if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
 			return evolve.LoopConfig{}, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
