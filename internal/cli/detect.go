@@ -297,7 +297,7 @@ func printWarnings(w io.Writer, warns []evolve.Warning, tails tailLines) {
 		if loc != "" {
 			loc += ": "
 		}
-		fmt.Fprintf(w, "warning: %s%s\n", loc, x.Reason)
+		fmt.Fprintf(w, "tune: warning: %s%s\n", loc, x.Reason)
 	}
 }
 

@@ -153,7 +153,7 @@ func reportRun(opts *reportOptions) error {
 		return err
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", n)
+		fmt.Fprintf(opts.IO.ErrOut, "tune: note: %s\n", n)
 	}
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, res)

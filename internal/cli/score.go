@@ -194,7 +194,7 @@ func scoreWeights(file, dir string, dirChosen bool, stderr io.Writer) (weights.W
 		return weights.Load(file)
 	}
 	if _, err := os.Stat(dir); !dirChosen && errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(stderr, "note: no weights store at %s; scoring with the built-in reference weights v0001\n", dir)
+		fmt.Fprintf(stderr, "tune: note: no weights store at %s; scoring with the built-in reference weights v0001\n", dir)
 		return weights.Parse("built-in weights/v0001.toml", tune.ReferenceWeights)
 	}
 	s, err := store.Open(dir, nil)

@@ -224,6 +224,6 @@ func printTraceWarnings(w io.Writer, res *traceparse.Result) {
 		if warn.Skipped {
 			what = "skipped: " + what
 		}
-		fmt.Fprintf(w, "%s: %s\n", where, what)
+		fmt.Fprintf(w, "tune: warning: %s: %s\n", where, what)
 	}
 }
