@@ -84,7 +84,7 @@ func (s *Store) mutate(fn func(st *state) error) error {
 	s.versions = nil
 	timeout := s.LockTimeout
 	if timeout <= 0 {
-		timeout = 10 * time.Second
+		timeout = DefaultLockTimeout
 	}
 	lock := flock.New(s.path(LockFile))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)

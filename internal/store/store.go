@@ -40,6 +40,9 @@ func (e *StaleError) Error() string {
 		e.Dir, e.ExpectedSerial, e.HeadSerial)
 }
 
+// DefaultLockTimeout is how long a writer waits for another writer's lock before giving up.
+const DefaultLockTimeout = 10 * time.Second
+
 // Store is the weights store in Dir. Open records the log head (serial, lineage); every mutation checks,
 // under the lock, that the head has not moved since, and refuses otherwise.
 type Store struct {
@@ -47,7 +50,7 @@ type Store struct {
 	Now func() time.Time
 	// FixturesDir is where Apply harvests flagged tasks (under harvested/); "" disables harvesting.
 	FixturesDir string
-	// LockTimeout bounds the wait for weights/.lock (default 10s).
+	// LockTimeout bounds the wait for weights/.lock (DefaultLockTimeout when zero).
 	LockTimeout time.Duration
 	// CrashAfter is a test hook: the multi-step operation stops right after the write step of this name,
 	// as if the process had died (see Steps). Empty in production.
@@ -70,7 +73,7 @@ func Open(dir string, now func() time.Time) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{Dir: dir, Now: now, LockTimeout: 10 * time.Second}
+	s := &Store{Dir: dir, Now: now, LockTimeout: DefaultLockTimeout}
 	s.serial, s.lineage = st.head()
 	return s, nil
 }
