@@ -3,16 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/store"
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 type applyOptions struct {
@@ -93,53 +88,13 @@ func resolveExpectSerial(cmd *cobra.Command, serial *int) error {
 	return nil
 }
 
-type applyReport struct {
-	Applied   bool     `json:"applied"`
-	Proposal  string   `json:"proposal,omitempty"`
-	Version   string   `json:"version,omitempty"`
-	Parent    string   `json:"parent,omitempty"`
-	Change    string   `json:"change,omitempty"`
-	Serial    int      `json:"serial,omitempty"`
-	Harvested []string `json:"harvested"`
-	Note      string   `json:"note,omitempty"`
-}
-
 func applyRun(opts *applyOptions) error {
-	f := opts.Factory
-	s, err := storeOpen(f)
-	if err != nil {
-		return err
-	}
-	if opts.ExpectSerial >= 0 {
-		s.Expect(opts.ExpectSerial)
-	}
-	var p *store.Proposal
-	if opts.Proposal != "" {
-		if p, err = readProposalArg(f.WeightsDir, opts.Proposal); err != nil {
-			return err
-		}
-	} else {
-		p, err = newestPendingProposal(s, f.WeightsDir)
-		if errors.Is(err, store.ErrNothingToDo) && opts.JSON {
-			return storeWriteJSON(opts.IO.Out, applyReport{Harvested: []string{}, Note: err.Error()})
-		}
-		if err != nil {
-			return storeNothingToDo(opts.IO, err)
-		}
-	}
-	out, err := s.ApplyProposal(p)
+	rep, err := app.Apply(opts.Factory.Env(), opts.Proposal, opts.ExpectSerial)
 	if errors.Is(err, store.ErrNothingToDo) && opts.JSON {
-		return storeWriteJSON(opts.IO.Out, applyReport{Proposal: p.ID, Harvested: []string{}, Note: err.Error()})
+		return storeWriteJSON(opts.IO.Out, rep)
 	}
 	if err != nil {
 		return storeNothingToDo(opts.IO, err)
-	}
-	rep := applyReport{
-		Applied: true, Proposal: p.ID, Version: weights.VersionName(out.Weights.Version), Parent: weights.VersionName(out.Weights.Parent),
-		Change: out.Entry.Change, Serial: out.Entry.Serial, Harvested: out.Harvested,
-	}
-	if rep.Harvested == nil {
-		rep.Harvested = []string{}
 	}
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)
@@ -155,60 +110,4 @@ func applyRun(opts *applyOptions) error {
 	}
 	fmt.Fprintf(w, "undo with: tune rollback (writes a new version equal to %s)\n", rep.Parent)
 	return nil
-}
-
-// readProposalArg reads a proposal given as a file path or as an id in <weights>/proposals/.
-func readProposalArg(weightsDir, arg string) (*store.Proposal, error) {
-	path := arg
-	if strings.HasPrefix(arg, "p-") && !strings.ContainsAny(arg, `/\`) && !strings.HasSuffix(arg, ".json") {
-		path = filepath.Join(weightsDir, store.ProposalsDir, arg+".json")
-	}
-	p, err := store.ReadProposal(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("proposal %s: no such file (proposals live in %s)", path, filepath.Join(weightsDir, store.ProposalsDir))
-	}
-	return p, err
-}
-
-// newestPendingProposal picks the newest accepted proposal in <weights>/proposals/ that the log has not
-// applied yet. An unreadable proposal file is an error: silently skipping it could apply an older one.
-func newestPendingProposal(s *store.Store, weightsDir string) (*store.Proposal, error) {
-	dir := filepath.Join(weightsDir, store.ProposalsDir)
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	entries, err := s.Entries()
-	if err != nil {
-		return nil, err
-	}
-	applied := map[string]bool{}
-	for _, e := range entries {
-		if e.Action == store.ActionApply {
-			applied[e.Proposal] = true
-		}
-	}
-	var pending []*store.Proposal
-	for _, path := range paths {
-		p, err := store.ReadProposal(path)
-		if err != nil {
-			return nil, err
-		}
-		if p.Applicable() && !applied[p.ID] {
-			pending = append(pending, p)
-		}
-	}
-	if len(pending) == 0 {
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: no proposals in %s (tune propose writes them)", store.ErrNothingToDo, dir)
-		}
-		return nil, fmt.Errorf("%w: none of the %s in %s is accepted and not yet applied", store.ErrNothingToDo, plural(len(paths), "proposal"), dir)
-	}
-	sort.Slice(pending, func(i, j int) bool {
-		if !pending[i].Created.Equal(pending[j].Created) {
-			return pending[i].Created.After(pending[j].Created)
-		}
-		return pending[i].ID < pending[j].ID
-	})
-	return pending[0], nil
 }

@@ -1,31 +1,23 @@
 package cli
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
-	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// DefaultTraceLog is the log the evolution commands read when no LOG is given.
-const DefaultTraceLog = ".ldd/trace.log"
-
 type detectOptions struct {
-	IO         *IOStreams
-	WeightsDir string
-	Logs       []string
-	JSON       bool
+	IO   *IOStreams
+	Env  app.Env
+	Logs []string
+	JSON bool
 }
 
 // NewCmdDetect builds `tune detect`.
@@ -38,7 +30,7 @@ func newCmdDetect(f *Factory, runF func(*detectOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "detect [LOG...]",
 		Short: "Find low-side regressions in the last 20 tasks and screen the signals behind them",
-		Long: `Read the last 20 tasks with a level label of each trace log (default ` + DefaultTraceLog + `) and
+		Long: `Read the last 20 tasks with a level label of each trace log (default ` + traceparse.DefaultLog + `) and
 look for low-side regressions: tasks dispatched automatically at L0 or L1, closed with a known final
 loss, that later regressed. The evidence is any of
   regression_followed=true   on the task's own close line
@@ -70,8 +62,7 @@ window.logs[].median_loss_final); "source" and "line" locate the task's meta lin
 		Example: `  tune detect
   tune detect projects/*/.ldd/trace.log --json | jq '.flagged[].evidence'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.WeightsDir = f.WeightsDir
-			opts.Logs = args
+			opts.Env, opts.Logs = f.Env(), args
 			if runF != nil {
 				return runF(opts)
 			}
@@ -82,198 +73,26 @@ window.logs[].median_loss_final); "source" and "line" locate the task's meta lin
 	return cmd
 }
 
-type detectReport struct {
-	*evolve.Detection
-	Logs  []string              `json:"logs"`
-	Lines traceparse.LineCounts `json:"lines"`
-	// Tails lists the logs read from a byte offset whose line numbers count from there (see
-	// absoluteLines); empty for every log of ordinary size.
-	Tails []traceparse.Tail `json:"tails,omitempty"`
-}
-
 func detectRun(opts *detectOptions) error {
-	active, resolver, err := activeWeights(opts.WeightsDir)
+	rep, err := app.Detect(opts.Env, opts.Logs)
 	if err != nil {
 		return err
 	}
-	logs, read, err := readTraceLogs(opts.Logs)
-	if err != nil {
-		return err
-	}
-	det := evolve.Detect(evolve.DetectInput{Tasks: read.Tasks, Resolver: evolve.Resolver{Active: &active, WeightsFor: resolver}})
-	det.Warnings = append(parseWarnings(read), det.Warnings...)
-	tails := newTailLines(read)
-	printWarnings(opts.IO.ErrOut, det.Warnings, tails)
-	rep := detectReport{Detection: det, Logs: logs, Lines: read.Lines, Tails: read.Tails}
+	tails := newTailLines(rep.Tails)
+	printWarnings(opts.IO.ErrOut, rep.Warnings, tails)
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)
 	}
-	return printDetection(opts.IO.Out, det, logs, tails)
-}
-
-// activeWeights loads the store's active version and a resolver for the versions named by meta
-// weights= fields.
-func activeWeights(dir string) (weights.Weights, func(string) (*weights.Weights, bool), error) {
-	s, err := store.Open(dir, nil)
-	if err != nil {
-		return weights.Weights{}, nil, err
-	}
-	active, err := s.Active()
-	if err != nil {
-		return weights.Weights{}, nil, err
-	}
-	resolve := func(name string) (*weights.Weights, bool) {
-		v, err := weights.ParseVersionName(name)
-		if err != nil {
-			return nil, false
-		}
-		w, err := s.Version(v)
-		if err != nil {
-			return nil, false
-		}
-		return &w, true
-	}
-	return active, resolve, nil
-}
-
-// readTraceLogs reads the window of every log (the default log when none is given).
-func readTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
-	if len(paths) == 0 {
-		if _, err := os.Stat(DefaultTraceLog); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("no trace log: %s does not exist here (pass the LOG paths to read)", DefaultTraceLog)
-		}
-		paths = []string{DefaultTraceLog}
-	}
-	all := &traceparse.Result{}
-	seen := map[string]bool{}
-	var read []string
-	for _, p := range paths {
-		// A log named twice (a shell glob and an explicit path) would double its window.
-		key := filepath.Clean(p)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		read = append(read, p)
-		res, err := readWindow(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		all.Tasks = append(all.Tasks, res.Tasks...)
-		all.Lines.Add(res.Lines)
-		all.Warnings = append(all.Warnings, res.Warnings...)
-		all.Tails = append(all.Tails, res.Tails...)
-	}
-	return read, all, nil
-}
-
-// readWindow reads enough of a log's tail to hold its last evolve.WindowSize labelled tasks: the tail
-// read costs time in proportion to the tasks read, so it starts at twice the window and doubles while
-// unlabelled tasks crowd the window out and the file has more.
-func readWindow(path string) (*traceparse.Result, error) {
-	for n := 2 * evolve.WindowSize; ; n *= 2 {
-		res, err := traceparse.ReadLast(path, n)
-		if err != nil {
-			return nil, err
-		}
-		labelled := 0
-		for i := range res.Tasks {
-			if res.Tasks[i].Level != "" {
-				labelled++
-			}
-		}
-		if labelled >= evolve.WindowSize || len(res.Tasks) < n {
-			return res, absoluteLines(path, res)
-		}
-	}
-}
-
-// maxLineCountPrefix bounds the part of a log before a tail read that is scanned to turn the tail's
-// line numbers into the file's. Counting newlines costs time in proportion to that prefix; up to a few
-// MB it is negligible, beyond it the tail read's promise (cost in proportion to the tasks read) wins
-// and the lines stay counted from the tail, which the output then says.
-const maxLineCountPrefix = 16 << 20
-
-// absoluteLines makes the line numbers of a tail read count from the start of the file (warnings,
-// tasks and their lines), when the part before the tail is at most maxLineCountPrefix bytes. Errors,
-// messages and proposals then name the line an editor shows.
-func absoluteLines(path string, res *traceparse.Result) error {
-	if len(res.Tails) != 1 || res.Tails[0].Offset > maxLineCountPrefix {
-		return nil
-	}
-	before, err := countLines(path, res.Tails[0].Offset)
-	if err != nil {
-		return err
-	}
-	for i := range res.Warnings {
-		res.Warnings[i].Line += before
-	}
-	for i := range res.Tasks {
-		t := &res.Tasks[i]
-		t.Line += before
-		if t.Meta.Line > 0 {
-			t.Meta.Line += before
-		}
-		for j := range t.Entries {
-			t.Entries[j].Line += before
-		}
-	}
-	res.Tails = nil
-	return nil
-}
-
-// countLines counts the lines that end in the first n bytes of the file, with the reader's line
-// terminators: \n, \r\n and a lone \r.
-func countLines(path string, n int64) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	r := io.LimitReader(f, n)
-	buf := make([]byte, 1<<20)
-	lines, prevCR := 0, false
-	for {
-		k, err := r.Read(buf)
-		chunk := buf[:k]
-		if bytes.IndexByte(chunk, '\r') < 0 {
-			lines += bytes.Count(chunk, []byte{'\n'}) // the usual case: no CR anywhere
-			if prevCR && k > 0 && chunk[0] == '\n' {
-				lines-- // the \n of a \r\n split across reads, counted at the \r
-			}
-			prevCR = false
-		} else {
-			for _, b := range chunk {
-				if b == '\r' || b == '\n' && !prevCR {
-					lines++
-				}
-				prevCR = b == '\r'
-			}
-		}
-		if err == io.EOF {
-			return lines, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-}
-
-func parseWarnings(res *traceparse.Result) []evolve.Warning {
-	out := make([]evolve.Warning, 0, len(res.Warnings))
-	for _, w := range res.Warnings {
-		out = append(out, evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
-	}
-	return out
+	return printDetection(opts.IO.Out, rep.Detection, rep.Logs, tails)
 }
 
 // tailLines maps the logs whose line numbers count from a tail read (the part before it was too long to
-// count, see absoluteLines) to the byte offset the read started at.
+// count, see traceparse.AbsoluteLines) to the byte offset the read started at.
 type tailLines map[string]int64
 
-func newTailLines(res *traceparse.Result) tailLines {
+func newTailLines(tails []traceparse.Tail) tailLines {
 	t := tailLines{}
-	for _, tail := range res.Tails {
+	for _, tail := range tails {
 		t[tail.File] = tail.Offset
 	}
 	return t

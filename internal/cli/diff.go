@@ -96,7 +96,7 @@ func resolveWeightsRef(weightsDir, ref string) (*weightsRef, error) {
 		v = n
 	}
 	if v == 0 {
-		p, err := readProposalArg(weightsDir, ref)
+		p, err := store.ResolveProposal(weightsDir, ref)
 		if err != nil {
 			return nil, fmt.Errorf("%q is neither a version (v0002, 2, active) nor a readable proposal: %w", ref, err)
 		}

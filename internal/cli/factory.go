@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/ldd-tools/tune/internal/app"
 )
 
 // IOStreams are the streams a command reads and writes. Tests replace them with buffers.
@@ -71,4 +73,9 @@ func (f *Factory) envOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// Env is the application layer's view of the factory: clock, environment and directories.
+func (f *Factory) Env() app.Env {
+	return app.Env{Now: f.Now, Getenv: f.Getenv, WeightsDir: f.WeightsDir, FixturesDir: f.FixturesDir, ReportsDir: f.ReportsDir}
 }

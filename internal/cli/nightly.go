@@ -2,18 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 
-	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
-	"github.com/ldd-tools/tune/internal/report"
+	"github.com/ldd-tools/tune/internal/app"
 )
-
-// nightlyLockName is the lock file in the weights directory that keeps two nightly runs apart.
-const nightlyLockName = ".nightly.lock"
 
 type nightlyOptions struct {
 	evolveOptions
@@ -34,7 +29,7 @@ and its EVAL report under --reports-dir, and print a summary a scheduler can act
   exit 0  done (a proposal is pending) or nothing to do
   exit 1  error, or another tune nightly holds the lock (the second run exits at once)
   exit 3  escalation: the loop hit its step cap while progressing; the state dump is written and
-          the output points to ` + EscalationDoc + `
+          the output points to ` + app.EscalationDoc + `
 
 Safe to run twice: the proposal id is derived from its content, so a re-run on the same inputs
 finds the same proposal, writes the same report bytes and adds nothing to the evolution log.
@@ -63,37 +58,12 @@ func nightlyRun(opts *nightlyOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.Logs, opts.Apply = logs, false
-	if st, err := os.Stat(opts.WeightsDir); err != nil || !st.IsDir() {
-		return fmt.Errorf("weights store %s: not a directory (set --weights-dir or TUNE_WEIGHTS_DIR)", opts.WeightsDir)
-	}
-	lockPath := filepath.Join(opts.WeightsDir, nightlyLockName)
-	lock := flock.New(lockPath)
-	ok, err := lock.TryLock()
-	if err != nil {
-		return fmt.Errorf("nightly lock %s: %w", lockPath, err)
-	}
-	if !ok {
-		return fmt.Errorf("another tune nightly is running (it holds %s); this run did nothing", lockPath)
-	}
-	defer lock.Unlock()
-
-	out, err := runEvolve(&opts.evolveOptions)
+	opts.Logs = logs
+	out, err := app.Nightly(opts.Env, opts.EvolveOptions)
 	if err != nil {
 		return err
 	}
-	if out.proposal != nil {
-		in := ProposalReportFromSteps(stepResults(out.loop), out.loop.Parent, out.proposal)
-		paths, err := report.WriteProposal(opts.ReportsDir, in)
-		if err != nil {
-			return err
-		}
-		out.Reports = paths
-	}
-	if err := printEvolve(&opts.evolveOptions, out); err != nil {
-		return err
-	}
-	return out.exitError()
+	return printEvolve(&opts.evolveOptions, out)
 }
 
 // expandLogs joins the LOG arguments and the --logs globs, sorted and without duplicates. A glob that

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/ldd-tools/tune/internal/app"
 )
 
 // nightlyFixture lays out a weights store, the fixture suite and the two-step history from the evolve
@@ -45,7 +47,7 @@ func runNightly(f *Factory, args ...string) int {
 
 func TestNightlyRefusesASecondConcurrentRun(t *testing.T) {
 	dir, f, out, errOut := nightlyFixture(t)
-	held := flock.New(filepath.Join(f.WeightsDir, nightlyLockName))
+	held := flock.New(filepath.Join(f.WeightsDir, app.NightlyLockName))
 	if ok, err := held.TryLock(); !ok || err != nil {
 		t.Fatalf("taking the lock: %v", err)
 	}
@@ -110,7 +112,7 @@ func TestNightlyEscalatesWithExitThree(t *testing.T) {
 	if code != ExitEscalation {
 		t.Fatalf("exit %d, want 3; stderr %s", code, errOut.String())
 	}
-	if !strings.Contains(out.String(), "state dump: ") || !strings.Contains(out.String(), EscalationDoc) {
+	if !strings.Contains(out.String(), "state dump: ") || !strings.Contains(out.String(), app.EscalationDoc) {
 		t.Fatalf("output does not point to the state dump and the playbook:\n%s", out.String())
 	}
 	dumps, _ := filepath.Glob(filepath.Join(f.ReportsDir, "evolve-state-*.json"))

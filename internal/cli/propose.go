@@ -6,25 +6,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
-	"github.com/ldd-tools/tune/internal/fixtures"
-	"github.com/ldd-tools/tune/internal/report"
-	"github.com/ldd-tools/tune/internal/store"
-	"github.com/ldd-tools/tune/internal/weights"
+	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
 type proposeOptions struct {
-	IO          *IOStreams
-	Now         func() time.Time
-	WeightsDir  string
-	FixturesDir string
-	ReportsDir  string
-	Logs        []string
-	JSON        bool
+	IO   *IOStreams
+	Env  app.Env
+	Logs []string
+	JSON bool
 }
 
 // NewCmdPropose builds `tune propose`.
@@ -37,7 +31,7 @@ func newCmdPropose(f *Factory, runF func(*proposeOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "propose [LOG...]",
 		Short: "Detect, propose one weight change, replay the fixtures under parent and candidate, and decide",
-		Long: `Run one evolution step on the trace logs (default ` + DefaultTraceLog + `): tune detect's window,
+		Long: `Run one evolution step on the trace logs (default ` + traceparse.DefaultLog + `): tune detect's window,
 flagged tasks, screen and proposal, then a replay of the fixture suite under the active weights
 (the parent) and under the candidate.
 
@@ -61,7 +55,7 @@ lifted tasks, holdout verdict and warnings.`,
 		Example: `  tune propose
   tune propose projects/*/.ldd/trace.log --json | jq '{decision, proposal_file}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Now, opts.WeightsDir, opts.FixturesDir, opts.ReportsDir, opts.Logs = f.Now, f.WeightsDir, f.FixturesDir, f.ReportsDir, args
+			opts.Env, opts.Logs = f.Env(), args
 			if runF != nil {
 				return runF(opts)
 			}
@@ -72,141 +66,20 @@ lifted tasks, holdout verdict and warnings.`,
 	return cmd
 }
 
-type proposeReport struct {
-	Triggered       bool              `json:"triggered"`
-	Proposal        *evolve.Change    `json:"proposal"`
-	Decision        string            `json:"decision"`
-	SuiteLossBefore evolve.Num        `json:"suite_loss_before"`
-	SuiteLossAfter  evolve.Num        `json:"suite_loss_after"`
-	ProposalFile    *string           `json:"proposal_file"`
-	ProposalID      string            `json:"proposal_id,omitempty"`
-	Created         bool              `json:"created"`
-	Reports         []string          `json:"reports"`
-	Parent          string            `json:"parent"`
-	Reason          string            `json:"reason"`
-	Flagged         []evolve.Flagged  `json:"flagged"`
-	Attempts        []evolve.Attempt  `json:"attempts"`
-	Lifted          []string          `json:"lifted"`
-	Holdout         evolve.Holdout    `json:"holdout"`
-	Warnings        []evolve.Warning  `json:"warnings"`
-	detection       *evolve.Detection // for the table
-	logs            []string
-	tails           tailLines
-}
-
 func proposeRun(opts *proposeOptions) error {
-	parent, resolver, err := activeWeights(opts.WeightsDir)
+	rep, err := app.Propose(opts.Env, opts.Logs)
 	if err != nil {
 		return err
 	}
-	fx, err := fixtures.LoadSuite(opts.FixturesDir)
-	if err != nil {
-		return err
-	}
-	logs, read, err := readTraceLogs(opts.Logs)
-	if err != nil {
-		return err
-	}
-	res, err := evolve.Step(evolve.StepInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
-		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout)})
-	if err != nil {
-		return err
-	}
-	res.Warnings = append(parseWarnings(read), res.Warnings...)
-	tails := newTailLines(read)
-	printWarnings(opts.IO.ErrOut, res.Warnings, tails)
-
-	rep := proposeReport{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
-		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
-		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
-		detection: res.Detection, logs: logs, tails: tails}
-	switch {
-	case res.Change != nil:
-		rep.Proposal = res.Change
-	case res.Tried != nil:
-		rep.Proposal = res.Tried
-	}
-	if len(res.Attempts) > 0 {
-		p, path, created, err := writeProposalOnce(opts.WeightsDir, buildProposal(res, &parent, opts.Now()))
-		if err != nil {
-			return err
-		}
-		rep.ProposalFile, rep.ProposalID, rep.Created = &path, p.ID, created
-		if err := logAttempts(opts, p, res); err != nil {
-			return err
-		}
-		// The EVAL report goes through the same code as tune report proposal and tune nightly.
-		if rep.Reports, err = report.WriteProposal(opts.ReportsDir, ProposalReportFromSteps([]*evolve.StepResult{res}, parent, p)); err != nil {
-			return err
-		}
-	}
+	printWarnings(opts.IO.ErrOut, rep.Warnings, newTailLines(rep.Tails))
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)
 	}
-	return printPropose(opts.IO.Out, &rep)
+	return printPropose(opts.IO.Out, rep)
 }
 
-// buildProposal turns a step into the store's proposal. One step is a loop of one, so it is built as
-// tune evolve builds its proposal (proposalFromSteps, internal/cli/evolve.go): a reverted step keeps the
-// parent weights as its candidate, and what was tried is in its steps.
-func buildProposal(res *evolve.StepResult, parent *weights.Weights, now time.Time) *store.Proposal {
-	return proposalFromSteps([]*evolve.StepResult{res}, parent, res.Candidate, now)
-}
-
-// logAttempts appends every attempt to the evolution log, once per proposal (see openUnlogged).
-func logAttempts(opts *proposeOptions, p *store.Proposal, res *evolve.StepResult) error {
-	s, err := openUnlogged(opts.WeightsDir, opts.Now, p.ID)
-	if s == nil || err != nil {
-		return err
-	}
-	return appendAttemptLog(s, p, res.Attempts, "")
-}
-
-// openUnlogged opens the store to log the attempts of proposal id, or returns nil when the log already
-// holds them (a re-run on the same inputs adds nothing). It asks the log, not whether the proposal file
-// was new: a run that wrote the file but could not log (a store that did not verify, a lock held too
-// long) logs its attempts on the next run instead of never.
-func openUnlogged(dir string, now func() time.Time, id string) (*store.Store, error) {
-	s, err := store.Open(dir, now)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := s.Entries()
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		switch e.Action {
-		case store.ActionProposeAttempt, store.ActionAccept, store.ActionHalve, store.ActionRevert:
-			if e.Proposal == id {
-				return nil, nil
-			}
-		}
-	}
-	return s, nil
-}
-
-// appendAttemptLog writes one evolution-log entry per attempt of a step (action = its decision: accept,
-// halve or revert), with the proposal's evidence and the attempt's losses. reasonPrefix labels the step
-// (e.g. "evolve step 2: ") when several steps share a proposal.
-func appendAttemptLog(s *store.Store, p *store.Proposal, attempts []evolve.Attempt, reasonPrefix string) error {
-	var evidence []string
-	for _, f := range p.Evidence {
-		evidence = append(evidence, fmt.Sprintf("%s %s %q: %s", f.MetaTimestamp, f.Level, f.Title, strings.Join(f.Evidence, "; ")))
-	}
-	for _, a := range attempts {
-		before, after := float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)
-		err := s.Log(store.LogEntry{Action: a.Decision, Parent: p.Parent, Proposal: p.ID, Change: a.Change.String(),
-			Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after, Reason: reasonPrefix + a.Reason})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func printPropose(w io.Writer, rep *proposeReport) error {
-	if err := printDetection(w, rep.detection, rep.logs, rep.tails); err != nil {
+func printPropose(w io.Writer, rep *app.ProposeResult) error {
+	if err := printDetection(w, rep.Detection, rep.Logs, newTailLines(rep.Tails)); err != nil {
 		return err
 	}
 	if len(rep.Attempts) > 0 {

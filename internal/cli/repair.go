@@ -75,7 +75,7 @@ type repairReport struct {
 }
 
 func repairRun(opts *repairOptions) error {
-	s, err := storeOpen(opts.Factory)
+	s, err := opts.Factory.Env().OpenStore()
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -84,7 +85,7 @@ func replayRun(opts *replayOptions) error {
 		w, err = weights.Load(opts.WeightsFile)
 		name = opts.WeightsFile
 	} else {
-		w, _, err = activeWeights(opts.WeightsDir)
+		w, _, err = app.ActiveWeights(opts.WeightsDir)
 		name = weights.VersionName(w.Version)
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/transcript"
@@ -41,8 +42,8 @@ The report holds numbers and labels only: no transcript text is ever copied into
 	return cmd
 }
 
-func auditReportRun(opts *reportOptions) (reportResult, error) {
-	res := reportResult{Report: "audit"}
+func auditReportRun(opts *reportOptions) (app.ReportResult, error) {
+	res := app.ReportResult{Report: "audit"}
 	// The spend part streams from the scans (of the paths, else of the arms) into one aggregate.
 	spend := newAuditAggregates("")
 	overArms := len(opts.Paths) == 0 && len(opts.Arms) > 0
@@ -78,7 +79,7 @@ func auditReportRun(opts *reportOptions) (reportResult, error) {
 	if overArms {
 		overview = mergeScans(armScans)
 	} else {
-		files, roots, err := findTranscripts(opts.Paths, opts.Getenv)
+		files, roots, err := findTranscripts(opts.Paths, opts.Env.Getenv)
 		if err != nil {
 			return res, err
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/report"
+	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -40,7 +41,7 @@ func TestReportFlags(t *testing.T) {
 			t.Fatalf("%v: %v", c.args, err)
 		}
 		if got.Kind != c.kind || got.Proposal != c.proposal || got.OutDir != c.out || got.JSON != c.json ||
-			strings.Join(got.Logs, ",") != strings.Join(c.logs, ",") || got.WeightsDir != "w" || got.FixturesDir != "fx" ||
+			strings.Join(got.Logs, ",") != strings.Join(c.logs, ",") || got.Env.WeightsDir != "w" || got.Env.FixturesDir != "fx" ||
 			strings.Join(got.Paths, ",") != strings.Join(c.paths, ",") || strings.Join(got.Arms, ",") != strings.Join(c.arms, ",") ||
 			got.AllowMixed != c.mixed {
 			t.Errorf("%v: options %+v", c.args, *got)
@@ -57,7 +58,7 @@ func TestProposalReportFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := proposalReportFromFile(p, parent)
+	in := report.FromProposal(p, parent)
 	if in.Window != nil || len(in.Replay) != 0 {
 		t.Error("a proposal file has no window and no replay")
 	}
@@ -172,7 +173,11 @@ func TestReportExcerpts(t *testing.T) {
 		}
 		paths = append(paths, strings.Fields(run("report", "audit", "--arm", "high=arms/high", "--arm", "xhigh=arms/xhigh"))...)
 		if pngDir := os.Getenv("TUNE_CHARTS_DIR"); pngDir != "" { // make charts: these charts as PNG too
-			in, err := HistoryReportFromStore("weights")
+			s, err := store.Open("weights", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := report.HistoryFromStore(s)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -57,33 +58,14 @@ the rollback itself.`,
 	return cmd
 }
 
-type rollbackReport struct {
-	Version  string `json:"version"`
-	Parent   string `json:"parent"`
-	Restores string `json:"restores"`
-	Change   string `json:"change"`
-	Serial   int    `json:"serial"`
-}
-
 func rollbackRun(opts *rollbackOptions) error {
-	s, err := storeOpen(opts.Factory)
-	if err != nil {
-		return err
-	}
-	if opts.ExpectSerial >= 0 {
-		s.Expect(opts.ExpectSerial)
-	}
 	to := 0
 	if opts.To != "" {
 		to, _ = weights.ParseVersionName(opts.To)
 	}
-	out, err := s.RollbackTo(to)
+	rep, err := app.Rollback(opts.Factory.Env(), to, opts.ExpectSerial)
 	if err != nil {
 		return storeNothingToDo(opts.IO, err)
-	}
-	rep := rollbackReport{
-		Version: weights.VersionName(out.Weights.Version), Parent: weights.VersionName(out.Weights.Parent),
-		Restores: weights.VersionName(out.Entry.Restores), Change: out.Entry.Change, Serial: out.Entry.Serial,
 	}
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)

@@ -16,9 +16,6 @@ import (
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
-// defaultTraceLog is where agents write their trace, relative to the project directory.
-const defaultTraceLog = ".ldd/trace.log"
-
 // A single log smaller than this is shown whole by default; anything bigger shows its last tasks.
 const (
 	smallTraceLog   = 1 << 20
@@ -79,7 +76,7 @@ delta_loss).
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Logs = args
 			if len(opts.Logs) == 0 {
-				opts.Logs = []string{defaultTraceLog}
+				opts.Logs = []string{traceparse.DefaultLog}
 			}
 			opts.LastSet = cmd.Flags().Changed("last")
 			if opts.Last < 0 {
@@ -113,8 +110,8 @@ func (opts *traceOptions) lastTasks() int {
 func traceRun(opts *traceOptions) error {
 	res, err := traceparse.ReadLogs(opts.Logs, opts.lastTasks())
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && len(opts.Logs) == 1 && opts.Logs[0] == defaultTraceLog {
-			return fmt.Errorf("no trace log at %s: run tune trace in a project that has one, or name the LOG files", defaultTraceLog)
+		if errors.Is(err, fs.ErrNotExist) && len(opts.Logs) == 1 && opts.Logs[0] == traceparse.DefaultLog {
+			return fmt.Errorf("no trace log at %s: run tune trace in a project that has one, or name the LOG files", traceparse.DefaultLog)
 		}
 		return err
 	}

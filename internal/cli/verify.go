@@ -130,18 +130,6 @@ func storeWriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// storeOpen opens the weights store of the factory with its clock, the fixtures directory for harvesting,
-// and the test-only crash hook TUNE_TEST_CRASH_AFTER (the name of a write step, see store.Steps).
-func storeOpen(f *Factory) (*store.Store, error) {
-	s, err := store.Open(f.WeightsDir, f.Now)
-	if err != nil {
-		return nil, err
-	}
-	s.FixturesDir = f.FixturesDir
-	s.CrashAfter = f.Getenv("TUNE_TEST_CRASH_AFTER")
-	return s, nil
-}
-
 // storeNothingToDo turns store.ErrNothingToDo into a note on stderr and exit 0.
 func storeNothingToDo(io *IOStreams, err error) error {
 	if errors.Is(err, store.ErrNothingToDo) {

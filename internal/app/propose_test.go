@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"testing"
@@ -37,7 +37,7 @@ func TestProposalFromStepsDecision(t *testing.T) {
 		{"accepted then reverted", []*evolve.StepResult{step(evolve.DecisionAccept, "accept"), step(evolve.DecisionRevert, "revert", "revert")}, evolve.DecisionAccept},
 		{"half step only", []*evolve.StepResult{step(evolve.DecisionHalve, "revert", "halve"), step(evolve.DecisionNone)}, evolve.DecisionHalve},
 	} {
-		if got := proposalFromSteps(c.steps, &parent, parent, now).Decision; got != c.want {
+		if got := ProposalFromSteps(c.steps, &parent, parent, now).Decision; got != c.want {
 			t.Errorf("%s: decision %q, want %q", c.name, got, c.want)
 		}
 	}

@@ -1,0 +1,143 @@
+// Package app is tune's application layer: the use cases the commands run (Detect, Propose, Evolve,
+// Nightly, Apply, Rollback, the reports), each as one function from an Env and its options to a result
+// value. It reads the trace logs, the fixture suite and the weights store, calls the pure domain
+// packages (evolve, report, …) and writes the store and the reports. It prints nothing: internal/cli
+// parses flags, calls these functions and prints their results. See docs/decisions.md, "Architecture
+// and output (issue 15)".
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Env is what every use case works from: the clock, the environment and the three directories.
+type Env struct {
+	// Now is the clock (TUNE_NOW fixes it in the command layer).
+	Now func() time.Time
+	// Getenv reads the environment (TUNE_CONFIG, TUNE_TEST_CRASH_AFTER); nil reads nothing.
+	Getenv      func(string) string
+	WeightsDir  string
+	FixturesDir string
+	ReportsDir  string
+}
+
+func (e Env) getenv(key string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(key)
+}
+
+// OpenStore opens the weights store with the clock, the fixtures directory for harvesting, and the
+// test-only crash hook TUNE_TEST_CRASH_AFTER (the name of a write step, see store.Steps).
+func (e Env) OpenStore() (*store.Store, error) {
+	s, err := store.Open(e.WeightsDir, e.Now)
+	if err != nil {
+		return nil, err
+	}
+	s.FixturesDir = e.FixturesDir
+	s.CrashAfter = e.getenv("TUNE_TEST_CRASH_AFTER")
+	return s, nil
+}
+
+// ActiveWeights loads the store's active version and a resolver for the versions named by meta
+// weights= fields.
+func ActiveWeights(dir string) (weights.Weights, func(string) (*weights.Weights, bool), error) {
+	s, err := store.Open(dir, nil)
+	if err != nil {
+		return weights.Weights{}, nil, err
+	}
+	active, err := s.Active()
+	if err != nil {
+		return weights.Weights{}, nil, err
+	}
+	resolve := func(name string) (*weights.Weights, bool) {
+		v, err := weights.ParseVersionName(name)
+		if err != nil {
+			return nil, false
+		}
+		w, err := s.Version(v)
+		if err != nil {
+			return nil, false
+		}
+		return &w, true
+	}
+	return active, resolve, nil
+}
+
+// ReadTraceLogs reads the window of every log (traceparse.DefaultLog when none is given) and returns
+// the logs read, in order and without repeats, with their pooled result.
+func ReadTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
+	if len(paths) == 0 {
+		if _, err := os.Stat(traceparse.DefaultLog); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("no trace log: %s does not exist here (pass the LOG paths to read)", traceparse.DefaultLog)
+		}
+		paths = []string{traceparse.DefaultLog}
+	}
+	all := &traceparse.Result{}
+	seen := map[string]bool{}
+	var read []string
+	for _, p := range paths {
+		// A log named twice (a shell glob and an explicit path) would double its window.
+		key := filepath.Clean(p)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		read = append(read, p)
+		res, err := traceparse.ReadWindow(p, evolve.WindowSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		all.Tasks = append(all.Tasks, res.Tasks...)
+		all.Lines.Add(res.Lines)
+		all.Warnings = append(all.Warnings, res.Warnings...)
+		all.Tails = append(all.Tails, res.Tails...)
+	}
+	return read, all, nil
+}
+
+// parseWarnings turns the trace reader's warnings into the evolution's.
+func parseWarnings(res *traceparse.Result) []evolve.Warning {
+	out := make([]evolve.Warning, 0, len(res.Warnings))
+	for _, w := range res.Warnings {
+		out = append(out, evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
+	}
+	return out
+}
+
+// DetectResult is tune detect's result (and its --json shape).
+type DetectResult struct {
+	*evolve.Detection
+	Logs  []string              `json:"logs"`
+	Lines traceparse.LineCounts `json:"lines"`
+	// Tails lists the logs read from a byte offset whose line numbers count from there (see
+	// traceparse.AbsoluteLines); empty for every log of ordinary size.
+	Tails []traceparse.Tail `json:"tails,omitempty"`
+}
+
+// Detect reads the window of the logs and detects the low-side regressions in it; the trace reader's
+// warnings come first in Warnings.
+func Detect(env Env, logs []string) (*DetectResult, error) {
+	active, resolver, err := ActiveWeights(env.WeightsDir)
+	if err != nil {
+		return nil, err
+	}
+	logs, read, err := ReadTraceLogs(logs)
+	if err != nil {
+		return nil, err
+	}
+	det := evolve.Detect(evolve.DetectInput{Tasks: read.Tasks, Resolver: evolve.Resolver{Active: &active, WeightsFor: resolver}})
+	det.Warnings = append(parseWarnings(read), det.Warnings...)
+	return &DetectResult{Detection: det, Logs: logs, Lines: read.Lines, Tails: read.Tails}, nil
+}

@@ -1,0 +1,292 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/fixtures"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// EscalationDoc is the playbook an escalation points to.
+const EscalationDoc = "docs/escalation.md"
+
+// EvolveOptions are tune evolve's (and tune nightly's) options.
+type EvolveOptions struct {
+	Logs  []string
+	Apply bool
+	// MaxSteps and StallBound: 0 takes the config file's value, else the default in code.
+	MaxSteps   int
+	StallBound int
+	// ConfigPath is the config file ("" = TUNE_CONFIG, else tune.toml when it exists).
+	ConfigPath string
+}
+
+// EvolveStep is one loop step as --json prints it.
+type EvolveStep struct {
+	N               int              `json:"n"`
+	Decision        string           `json:"decision"`
+	Kind            string           `json:"kind,omitempty"`
+	Signal          string           `json:"signal,omitempty"`
+	Edge            string           `json:"edge,omitempty"`
+	Delta           *evolve.Points   `json:"delta"`
+	SuiteLossBefore evolve.Num       `json:"suite_loss_before"`
+	SuiteLossAfter  evolve.Num       `json:"suite_loss_after"`
+	WitnessBefore   evolve.Num       `json:"witness_before"`
+	WitnessAfter    evolve.Num       `json:"witness_after"`
+	Progress        bool             `json:"progress"`
+	Unresolved      int              `json:"unresolved"`
+	Lifted          []string         `json:"lifted"`
+	Attempts        []evolve.Attempt `json:"attempts"`
+	Reason          string           `json:"reason"`
+}
+
+// EvolveProposal is the proposal a run wrote, as --json prints it.
+type EvolveProposal struct {
+	ID       string                `json:"id"`
+	File     string                `json:"file"`
+	Decision string                `json:"decision"`
+	Created  bool                  `json:"created"`
+	Weights  EvolveProposalWeights `json:"weights"`
+}
+
+// EvolveProposalWeights are the candidate weights of a proposal.
+type EvolveProposalWeights struct {
+	Signals store.NumberMap `json:"signals"`
+	Buckets store.NumberMap `json:"buckets"`
+}
+
+// EvolveResult is what tune evolve and tune nightly report (and their --json shape).
+type EvolveResult struct {
+	Outcome   string            `json:"outcome"`
+	Reason    string            `json:"reason"`
+	Parent    string            `json:"parent"`
+	Config    evolve.LoopConfig `json:"config"`
+	Steps     []EvolveStep      `json:"steps"`
+	Proposal  *EvolveProposal   `json:"proposal"`
+	StateDump *string           `json:"state_dump"`
+	Applied   *string           `json:"applied"`
+	Reports   []string          `json:"reports,omitempty"`
+	Warnings  []evolve.Warning  `json:"warnings"`
+
+	// Loop is the loop's full result; Stored the proposal written for it (nil when no step ran); Tails
+	// the logs whose line numbers count from a tail read.
+	Loop   *evolve.LoopResult `json:"-"`
+	Stored *store.Proposal    `json:"-"`
+	Tails  []traceparse.Tail  `json:"-"`
+}
+
+// Escalated reports whether the run needs a human (exit code 3).
+func (r *EvolveResult) Escalated() bool { return r.Outcome == evolve.OutcomeEscalated }
+
+// evolveConfig is the optional config file.
+type evolveConfig struct {
+	Evolve struct {
+		MaxSteps   int `toml:"max_steps"`
+		StallBound int `toml:"stall_bound"`
+	} `toml:"evolve"`
+}
+
+// LoopConfig merges the options over the config file over the defaults in code.
+func LoopConfig(env Env, opts EvolveOptions) (evolve.LoopConfig, error) {
+	path, explicit := opts.ConfigPath, opts.ConfigPath != ""
+	if !explicit {
+		path = env.getenv("TUNE_CONFIG")
+		explicit = path != ""
+	}
+	if path == "" {
+		path = "tune.toml"
+	}
+	var cfg evolveConfig
+	md, err := toml.DecodeFile(path, &cfg)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+	case err != nil:
+		return evolve.LoopConfig{}, fmt.Errorf("config %s: %w", path, err)
+	default:
+		if und := md.Undecoded(); len(und) > 0 {
+			return evolve.LoopConfig{}, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps and stall_bound)", path, und[0])
+		}
+		if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
+			return evolve.LoopConfig{}, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
+		}
+	}
+	lc := evolve.LoopConfig{MaxSteps: cfg.Evolve.MaxSteps, StallBound: cfg.Evolve.StallBound}
+	if opts.MaxSteps > 0 {
+		lc.MaxSteps = opts.MaxSteps
+	}
+	if opts.StallBound > 0 {
+		lc.StallBound = opts.StallBound
+	}
+	return lc, nil
+}
+
+// Evolve runs the loop and writes its proposal (once), logs its attempts (once per proposal), writes
+// the state dump on escalation and, with Apply, applies an accepted proposal.
+func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
+	cfg, err := LoopConfig(env, opts)
+	if err != nil {
+		return nil, err
+	}
+	parent, resolver, err := ActiveWeights(env.WeightsDir)
+	if err != nil {
+		return nil, err
+	}
+	fx, err := fixtures.LoadSuite(env.FixturesDir)
+	if err != nil {
+		return nil, err
+	}
+	_, read, err := ReadTraceLogs(opts.Logs)
+	if err != nil {
+		return nil, err
+	}
+	res, err := evolve.Loop(evolve.LoopInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
+		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg})
+	if err != nil {
+		return nil, err
+	}
+	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
+		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails,
+		Warnings: append(parseWarnings(read), res.Detection.Warnings...)}
+	for _, s := range res.Steps {
+		out.Steps = append(out.Steps, jsonStep(s))
+	}
+	if len(res.Steps) > 0 {
+		steps := res.StepResults()
+		p, path, created, err := store.WriteProposalOnce(env.WeightsDir, ProposalFromSteps(steps, &parent, res.Final, env.Now()))
+		if err != nil {
+			return nil, err
+		}
+		out.Stored = p
+		sig, bkt, _ := store.WeightsJSON(&p.Candidate)
+		out.Proposal = &EvolveProposal{ID: p.ID, File: path, Decision: p.Decision, Created: created,
+			Weights: EvolveProposalWeights{Signals: sig, Buckets: bkt}}
+		if err := logAttemptsOnce(env, p, steps, true); err != nil {
+			return nil, err
+		}
+	}
+	if out.Escalated() {
+		path, err := writeStateDump(env.ReportsDir, out)
+		if err != nil {
+			return nil, err
+		}
+		out.StateDump = &path
+	}
+	if opts.Apply && out.Stored != nil && out.Stored.Applicable() {
+		s, err := store.Open(env.WeightsDir, env.Now)
+		if err != nil {
+			return nil, err
+		}
+		s.FixturesDir = env.FixturesDir
+		w, err := s.Apply(out.Stored)
+		if err != nil && !errors.Is(err, store.ErrNothingToDo) {
+			return nil, fmt.Errorf("apply %s: %w", out.Stored.ID, err)
+		}
+		if err == nil {
+			v := weights.VersionName(w.Version)
+			out.Applied = &v
+		}
+	}
+	return out, nil
+}
+
+func jsonStep(s evolve.LoopStep) EvolveStep {
+	js := EvolveStep{N: s.N, Decision: s.Decision, SuiteLossBefore: s.SuiteLossBefore, SuiteLossAfter: s.SuiteLossAfter,
+		WitnessBefore: s.WitnessBefore, WitnessAfter: s.WitnessAfter, Progress: s.Progress, Unresolved: s.Unresolved,
+		Lifted: s.Lifted, Attempts: s.Attempts, Reason: s.Reason}
+	c := s.Change
+	if c == nil {
+		c = s.Tried
+	}
+	if c != nil {
+		js.Kind = c.Kind
+		d := evolve.Points(c.Delta)
+		js.Delta = &d
+		if c.Kind == evolve.ChangeBucket {
+			js.Edge = c.Edge.String()
+		} else {
+			js.Signal = c.Signal.String()
+		}
+	}
+	return js
+}
+
+// stateDump is what a human needs after an escalation: where the loop stands, and why.
+type stateDump struct {
+	Outcome  string            `json:"outcome"`
+	Reason   string            `json:"reason"`
+	Playbook string            `json:"playbook"`
+	Config   evolve.LoopConfig `json:"config"`
+	Versions stateVersions     `json:"versions"`
+	Window   evolve.Window     `json:"window"`
+	Flagged  []evolve.Flagged  `json:"flagged"`
+	Resolved []string          `json:"resolved"`
+	Screens  []stateScreen     `json:"screens"`
+	Steps    []EvolveStep      `json:"steps"`
+	Proposal *store.Proposal   `json:"proposal"`
+	Warnings []evolve.Warning  `json:"warnings"`
+}
+
+type stateVersions struct {
+	Parent    string `json:"parent"`
+	Candidate string `json:"candidate"`
+}
+
+type stateScreen struct {
+	Step   int                `json:"step"`
+	Screen []evolve.ScreenRow `json:"screen"`
+}
+
+// writeStateDump writes the escalation state next to the reports, named after the proposal.
+func writeStateDump(dir string, out *EvolveResult) (string, error) {
+	res := out.Loop
+	d := stateDump{Outcome: out.Outcome, Reason: out.Reason, Playbook: EscalationDoc, Config: out.Config,
+		Versions: stateVersions{Parent: out.Parent, Candidate: "pending proposal"},
+		Window:   res.Detection.Window, Flagged: res.Detection.Flagged, Resolved: res.Resolved,
+		Steps: out.Steps, Proposal: out.Stored, Warnings: out.Warnings}
+	if out.Stored != nil {
+		d.Versions.Candidate = out.Stored.ID
+	}
+	for _, s := range res.Steps {
+		d.Screens = append(d.Screens, stateScreen{Step: s.N, Screen: s.Screen})
+	}
+	name := "evolve-state.json"
+	if out.Stored != nil {
+		name = "evolve-state-" + out.Stored.ID + ".json"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.CreateTemp(dir, ".state-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return path, os.Rename(f.Name(), path)
+}

@@ -1,0 +1,181 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/fixtures"
+	"github.com/ldd-tools/tune/internal/report"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// ProposeResult is one evolution step as tune propose reports it (and its --json shape).
+type ProposeResult struct {
+	Triggered       bool             `json:"triggered"`
+	Proposal        *evolve.Change   `json:"proposal"`
+	Decision        string           `json:"decision"`
+	SuiteLossBefore evolve.Num       `json:"suite_loss_before"`
+	SuiteLossAfter  evolve.Num       `json:"suite_loss_after"`
+	ProposalFile    *string          `json:"proposal_file"`
+	ProposalID      string           `json:"proposal_id,omitempty"`
+	Created         bool             `json:"created"`
+	Reports         []string         `json:"reports"`
+	Parent          string           `json:"parent"`
+	Reason          string           `json:"reason"`
+	Flagged         []evolve.Flagged `json:"flagged"`
+	Attempts        []evolve.Attempt `json:"attempts"`
+	Lifted          []string         `json:"lifted"`
+	Holdout         evolve.Holdout   `json:"holdout"`
+	Warnings        []evolve.Warning `json:"warnings"`
+
+	// For the text output: the detection behind the step, the logs read and those read from a tail.
+	Detection *evolve.Detection `json:"-"`
+	Logs      []string          `json:"-"`
+	Tails     []traceparse.Tail `json:"-"`
+}
+
+// Propose runs one evolution step on the logs against the active weights. When a change was measured
+// it writes the pending proposal (once: the id is a hash of the content), logs its attempts (once per
+// proposal) and writes its EVAL report.
+func Propose(env Env, logs []string) (*ProposeResult, error) {
+	parent, resolver, err := ActiveWeights(env.WeightsDir)
+	if err != nil {
+		return nil, err
+	}
+	fx, err := fixtures.LoadSuite(env.FixturesDir)
+	if err != nil {
+		return nil, err
+	}
+	logs, read, err := ReadTraceLogs(logs)
+	if err != nil {
+		return nil, err
+	}
+	res, err := evolve.Step(evolve.StepInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
+		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout)})
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(parseWarnings(read), res.Warnings...)
+
+	out := &ProposeResult{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
+		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
+		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
+		Detection: res.Detection, Logs: logs, Tails: read.Tails}
+	switch {
+	case res.Change != nil:
+		out.Proposal = res.Change
+	case res.Tried != nil:
+		out.Proposal = res.Tried
+	}
+	if len(res.Attempts) == 0 {
+		return out, nil
+	}
+	steps := []*evolve.StepResult{res}
+	p, path, created, err := store.WriteProposalOnce(env.WeightsDir, ProposalFromSteps(steps, &parent, res.Candidate, env.Now()))
+	if err != nil {
+		return nil, err
+	}
+	out.ProposalFile, out.ProposalID, out.Created = &path, p.ID, created
+	if err := logAttemptsOnce(env, p, steps, false); err != nil {
+		return nil, err
+	}
+	// The EVAL report goes through the same code as tune report proposal and tune nightly.
+	if out.Reports, err = report.WriteProposal(env.ReportsDir, report.FromSteps(steps, parent, p)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ProposalFromSteps turns one or more evolution steps into the store's proposal: every attempt of every
+// step in order, the candidate with every accepted change (final), and the flagged tasks of the first
+// step. A run without an accepted change keeps the parent weights as its candidate (nothing to apply).
+// One step (tune propose) is a loop of one.
+func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, final weights.Weights, now time.Time) *store.Proposal {
+	first, last := steps[0], steps[len(steps)-1]
+	p := &store.Proposal{Created: now.UTC(), Parent: parent.Version, Candidate: final,
+		SuiteLossBefore: float64(first.SuiteLossBefore), SuiteLossAfter: float64(last.SuiteLossAfter),
+		Decision: evolve.RunDecision(steps)}
+	var parts []string
+	for _, res := range steps {
+		for _, a := range res.Attempts {
+			st := store.ProposalStep{Kind: a.Change.Kind, Delta: a.Change.Delta, Decision: a.Decision,
+				SuiteLossBefore: float64(a.SuiteLossBefore), SuiteLossAfter: float64(a.SuiteLossAfter)}
+			if a.Change.Kind == evolve.ChangeBucket {
+				st.Edge = a.Change.Edge.String()
+			} else {
+				st.Signal = a.Change.Signal.String()
+				row := res.Screen[a.Change.Signal]
+				fisher, holm := float64(row.P), float64(row.HolmP)
+				st.Counts = &store.TwoByTwo{A: row.A, B: row.B, C: row.C, D: row.D}
+				st.FisherP, st.HolmP, st.Confidence = &fisher, &holm, row.Confidence
+			}
+			p.Steps = append(p.Steps, st)
+			parts = append(parts, fmt.Sprintf("%s: %s", a.Change, a.Decision))
+		}
+		if res.Change != nil && res.Change.Kind == evolve.ChangeSignal && p.Confidence == "" {
+			p.Confidence = res.Screen[res.Change.Signal].Confidence
+		}
+	}
+	for _, f := range first.Flagged {
+		// Proposal files travel into pull requests: a secret-looking string in a title never goes with them.
+		title := report.Redact(f.Title)
+		ft := store.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: title, Level: f.Level, Source: f.Source,
+			Evidence: f.EvidenceStrings()}
+		// The trace keeps a title, not the prompt. Only when the signals were re-detected from the title
+		// is the title what the scorer judged, and so a prompt worth harvesting as a fixture.
+		if f.SignalsSource == evolve.SignalsReDetected {
+			ft.Prompt = title
+		}
+		p.Evidence = append(p.Evidence, ft)
+	}
+	p.Reason = fmt.Sprintf("%d flagged task(s); %s; %s", len(first.Flagged), first.Reason, strings.Join(parts, ", "))
+	return p
+}
+
+// logAttemptsOnce appends one evolution-log entry per attempt of every step (action = its decision:
+// accept, halve or revert), with the proposal's evidence and the attempt's losses — unless the log
+// already holds attempts of this proposal (a re-run on the same inputs adds nothing). It asks the log,
+// not whether the proposal file was new: a run that wrote the file but could not log (a store that did
+// not verify, a lock held too long) logs its attempts on the next run instead of never. numbered
+// prefixes each reason with "evolve step N: " (the loop's steps share one proposal).
+func logAttemptsOnce(env Env, p *store.Proposal, steps []*evolve.StepResult, numbered bool) error {
+	s, err := store.Open(env.WeightsDir, env.Now)
+	if err != nil {
+		return err
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch e.Action {
+		case store.ActionProposeAttempt, store.ActionAccept, store.ActionHalve, store.ActionRevert:
+			if e.Proposal == p.ID {
+				return nil
+			}
+		}
+	}
+	var evidence []string
+	for _, f := range p.Evidence {
+		evidence = append(evidence, fmt.Sprintf("%s %s %q: %s", f.MetaTimestamp, f.Level, f.Title, strings.Join(f.Evidence, "; ")))
+	}
+	for i, st := range steps {
+		prefix := ""
+		if numbered {
+			prefix = fmt.Sprintf("evolve step %d: ", i+1)
+		}
+		for _, a := range st.Attempts {
+			before, after := float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)
+			err := s.Log(store.LogEntry{Action: a.Decision, Parent: p.Parent, Proposal: p.ID, Change: a.Change.String(),
+				Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after, Reason: prefix + a.Reason})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
