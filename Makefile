@@ -6,8 +6,11 @@ BIN     := bin/tune
 
 .PHONY: build test vet bench demo fuzz corpus clean
 
+# Two binaries: bin/tune runs `tune score` itself (no plotting stack to initialise) and hands every
+# other command to bin/tune-full next to it (docs/decisions.md#score-start-up).
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tune
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)-full ./cmd/tune-full
 
 vet:
 	$(GO) vet ./...

@@ -1,58 +1,31 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"io"
+
+	"github.com/ldd-tools/tune/internal/exitcode"
 )
 
-// Exit codes, the same for every command.
+// Exit codes, the same for every command (defined once in internal/exitcode, which the light
+// `tune score` front end shares).
 const (
-	ExitOK         = 0 // success, including "nothing to do"
-	ExitError      = 1 // an error; the message is on stderr
-	ExitUsage      = 2 // bad flags or arguments
-	ExitEscalation = 3 // the run needs a human (escalation)
+	ExitOK         = exitcode.OK
+	ExitError      = exitcode.Error
+	ExitUsage      = exitcode.Usage
+	ExitEscalation = exitcode.Escalation
 )
 
 // FlagError is a usage error: the command prints its usage hint and exits 2.
-type FlagError struct{ err error }
-
-func (e *FlagError) Error() string { return e.err.Error() }
-func (e *FlagError) Unwrap() error { return e.err }
-
-// FlagErrorf builds a usage error.
-func FlagErrorf(format string, args ...any) error {
-	return &FlagError{err: fmt.Errorf(format, args...)}
-}
+type FlagError = exitcode.FlagError
 
 // EscalationError ends a command with exit code 3 after it has printed its own output.
-type EscalationError struct{ Reason string }
-
-func (e *EscalationError) Error() string { return "escalation: " + e.Reason }
+type EscalationError = exitcode.EscalationError
 
 // ErrSilent exits 1 without printing anything more: the command has already said why.
-var ErrSilent = errors.New("silent error")
+var ErrSilent = exitcode.ErrSilent
 
-// exitCode maps an error to the process exit code and prints it. This is the only place that decides
-// exit codes.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return ExitOK
-	}
-	var flagErr *FlagError
-	var esc *EscalationError
-	switch {
-	case errors.Is(err, ErrSilent):
-		return ExitError
-	case errors.As(err, &esc):
-		fmt.Fprintln(stderr, "tune:", esc.Error())
-		return ExitEscalation
-	case errors.As(err, &flagErr):
-		fmt.Fprintln(stderr, "tune:", err)
-		fmt.Fprintln(stderr, "Run 'tune --help' or 'tune <command> --help' for usage.")
-		return ExitUsage
-	default:
-		fmt.Fprintln(stderr, "tune:", err)
-		return ExitError
-	}
-}
+// FlagErrorf builds a usage error.
+func FlagErrorf(format string, args ...any) error { return exitcode.FlagErrorf(format, args...) }
+
+// exitCode maps an error to the process exit code and prints it (exitcode.Print).
+func exitCode(err error, stderr io.Writer) int { return exitcode.Print(err, stderr) }

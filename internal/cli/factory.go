@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/clock"
 )
 
 // IOStreams are the streams a command reads and writes. Tests replace them with buffers.
@@ -55,15 +55,14 @@ func NewFactory() *Factory {
 
 // clockFromEnv fixes the clock when TUNE_NOW is set.
 func (f *Factory) clockFromEnv() error {
-	v := f.Getenv("TUNE_NOW")
-	if v == "" {
+	if f.Getenv("TUNE_NOW") == "" {
 		return nil
 	}
-	t, err := time.Parse(time.RFC3339, v)
+	now, err := clock.FromEnv(f.Getenv)
 	if err != nil {
-		return fmt.Errorf("TUNE_NOW=%q: want an RFC 3339 time such as 2026-12-01T03:00:00Z", v)
+		return err
 	}
-	f.Now = func() time.Time { return t.UTC() }
+	f.Now = now
 	return nil
 }
 

@@ -4,6 +4,8 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/exitcode"
 )
 
 // Version is set at build time with -ldflags "-X github.com/ldd-tools/tune/internal/cli.Version=…".
@@ -24,8 +26,8 @@ func Run(f *Factory, args []string) int {
 		root.SetArgs(args)
 	}
 	cmd, err := root.ExecuteC()
-	if err != nil && cmd != nil && isCobraUsageError(err) {
-		err = &FlagError{err: err}
+	if err != nil && cmd != nil && exitcode.IsCobraUsageError(err) {
+		err = exitcode.AsFlagError(err)
 	}
 	return exitCode(err, f.IO.ErrOut)
 }
@@ -57,7 +59,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.AsFlagError(err) })
 	root.PersistentFlags().StringVar(&f.WeightsDir, "weights-dir", f.envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
 	root.PersistentFlags().StringVar(&f.FixturesDir, "fixtures-dir", f.envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
 	root.PersistentFlags().StringVar(&f.ReportsDir, "reports-dir", f.envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")

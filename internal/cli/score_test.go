@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/scorecmd"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/tracewrite"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -175,7 +176,7 @@ func TestScoreHistory(t *testing.T) {
 	if err := os.WriteFile(log, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h, err := fileHistory(log)
+	h, err := scorecmd.FileHistory(log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestScoreLogRoundTrip(t *testing.T) {
 		j, r := want[i], runs[i]
 		title := r.task
 		if title == "" {
-			title = tracewrite.Title(r.prompt, titleRunes)
+			title = tracewrite.Title(r.prompt, scorecmd.TitleRunes)
 		}
 		creativity, loops := "", []string{"inner"}
 		if j.FinalLevel >= "L3" {

@@ -1,12 +1,12 @@
-package cli
+package exitcode
 
 import (
 	"strings"
 )
 
-// isCobraUsageError recognises the argument errors cobra itself returns (unknown command, wrong number
+// IsCobraUsageError recognises the argument errors cobra itself returns (unknown command, wrong number
 // of arguments), which are usage errors (exit 2) rather than failures.
-func isCobraUsageError(err error) bool {
+func IsCobraUsageError(err error) bool {
 	msg := err.Error()
 	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "requires exactly", "unknown flag", "unknown shorthand flag", "invalid argument"} {
 		if strings.Contains(msg, p) {

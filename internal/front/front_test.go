@@ -1,0 +1,146 @@
+package front_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/cli"
+	"github.com/ldd-tools/tune/internal/front"
+)
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func TestWants(t *testing.T) {
+	cases := map[string]bool{
+		"score x":                               true,
+		"score":                                 true,
+		"--weights-dir w score x":               true,
+		"--weights-dir=w --reports-dir r score": true,
+		"trace x":                               false,
+		"":                                      false,
+		"--help score":                          false,
+		"-h":                                    false,
+		"--weights-dir score trace":             false, // "score" is the flag's value
+		"help score":                            false,
+		"scores":                                false,
+	}
+	for line, want := range cases {
+		if got := front.Wants(strings.Fields(line)); got != want {
+			t.Errorf("Wants(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// TestScoreMatchesTheFullTree runs the same command lines through the light front end and through the
+// full command tree: exit code, stdout, stderr and any --log line must be the same.
+func TestScoreMatchesTheFullTree(t *testing.T) {
+	root := repoRoot()
+	weights := filepath.Join(root, "weights")
+	parity := filepath.Join(root, "testdata", "ldd", "parity.jsonl")
+	cases := []struct {
+		args  []string
+		stdin string
+		env   map[string]string
+	}{
+		{args: []string{"score", "fix the typo in README.md line 12"}},
+		{args: []string{"score", "--json", "design a new service from scratch"}},
+		{args: []string{"--weights-dir", weights, "score", "--json", "LDD+: take your time"}},
+		{args: []string{"score", "--batch", parity}, env: map[string]string{"TUNE_WEIGHTS_DIR": weights}},
+		{args: []string{"score"}, stdin: "refactor the parser and the runtime\n"},
+		{args: []string{"score", "--log", "LOG", "--task", "t", "wire the scorer into the runner"}, env: map[string]string{"TUNE_NOW": "2026-12-01T03:00:00Z"}},
+		{args: []string{"score", "--bogus"}},
+		{args: []string{"score", "a", "b"}},
+		{args: []string{"score", "--weights-dir", "MISSING", "x"}},
+		{args: []string{"score", "--history", "MISSING", "x"}},
+		{args: []string{"score", "x"}, env: map[string]string{"TUNE_NOW": "yesterday"}},
+		{args: []string{"score", "--help"}},
+	}
+	for _, c := range cases {
+		run := func(light bool) (int, string, string, string) {
+			dir := t.TempDir()
+			args := make([]string, len(c.args))
+			for i, a := range c.args {
+				args[i] = strings.ReplaceAll(strings.ReplaceAll(a, "LOG", filepath.Join(dir, "trace.log")), "MISSING", filepath.Join(dir, "missing"))
+			}
+			getenv := func(k string) string { return c.env[k] }
+			var out, errOut bytes.Buffer
+			var code int
+			if light {
+				code = front.Score(args, strings.NewReader(c.stdin), &out, &errOut, getenv)
+			} else {
+				f := cli.NewFactory()
+				f.IO = &cli.IOStreams{In: strings.NewReader(c.stdin), Out: &out, ErrOut: &errOut}
+				f.Getenv = getenv
+				code = cli.Run(f, args)
+			}
+			log, _ := os.ReadFile(filepath.Join(dir, "trace.log"))
+			norm := func(s string) string { return strings.ReplaceAll(s, dir, "DIR") }
+			return code, norm(out.String()), norm(errOut.String()), string(log)
+		}
+		lc, lo, le, ll := run(true)
+		fc, fo, fe, fl := run(false)
+		if lc != fc || lo != fo || le != fe || ll != fl {
+			t.Errorf("%q: light and full differ\nlight: %d %q %q log %q\nfull:  %d %q %q log %q", c.args, lc, lo, le, ll, fc, fo, fe, fl)
+		}
+		if lo == "" && le == "" {
+			t.Errorf("%q: no output at all", c.args)
+		}
+	}
+}
+
+func TestFindFull(t *testing.T) {
+	dir := t.TempDir()
+	self := filepath.Join(dir, "tune")
+	t.Setenv("PATH", t.TempDir()) // an empty PATH: only the sibling can be found
+	if _, err := front.FindFull(self); err == nil || !strings.Contains(err.Error(), "tune-full not found") || !strings.Contains(err.Error(), "go install") {
+		t.Errorf("missing tune-full: %v", err)
+	}
+	full := filepath.Join(dir, front.FullName)
+	if runtime.GOOS == "windows" {
+		full += ".exe"
+	}
+	if err := os.WriteFile(full, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := front.FindFull(self); err != nil || got != full {
+		t.Errorf("FindFull = %q, %v; want %q", got, err, full)
+	}
+	// A directory of that name is not the binary.
+	other := t.TempDir()
+	if err := os.Mkdir(filepath.Join(other, front.FullName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := front.FindFull(filepath.Join(other, "tune")); err == nil {
+		t.Error("a directory named tune-full was taken for the binary")
+	}
+}
+
+// TestFrontLinksNoPlotting guards the point of the front end: cmd/tune must not link the plotting stack
+// or the table library, whose package initialisation would run on every `tune score`.
+func TestFrontLinksNoPlotting(t *testing.T) {
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		t.Skip("no go tool:", err)
+	}
+	cmd := exec.Command(goTool, "list", "-deps", "./cmd/tune")
+	cmd.Dir = repoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, banned := range []string{"gonum.org/v1/plot", "github.com/olekukonko/tablewriter", "github.com/ldd-tools/tune/internal/cli", "github.com/ldd-tools/tune/internal/report"} {
+			if dep == banned || strings.HasPrefix(dep, banned+"/") {
+				t.Errorf("cmd/tune links %s", dep)
+			}
+		}
+	}
+}

@@ -1,0 +1,356 @@
+// Package scorecmd is `tune score`, the command agents call once per task. It lives apart from
+// internal/cli so that the light front end (cmd/tune) can run it without linking the rest of tune:
+// the plotting stack's package initialisation (gonum/plot loads its fonts at init) and the table
+// library cost more than the scoring itself (docs/decisions.md#score-start-up). The full command tree
+// registers the same command, so both paths behave identically.
+package scorecmd
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	tune "github.com/ldd-tools/tune"
+	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/scorer"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/tracewrite"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// historyTasks is how many recent tasks of a trace log give the file history (the reference's "last 20
+// runs" of unknown-file-territory).
+const historyTasks = 20
+
+// TitleRunes is the longest task title --log writes when --task is not given.
+const TitleRunes = 80
+
+// Env is what the command takes from its host: the streams, the clock, the environment, the root's
+// --weights-dir (read when the command runs, after the flags are parsed).
+type Env struct {
+	In          io.Reader
+	Out, ErrOut io.Writer
+	Now         func() time.Time
+	Getenv      func(string) string
+	WeightsDir  *string
+}
+
+// Options are the parsed flags and arguments of one `tune score` run.
+type Options struct {
+	Env *Env
+
+	Prompt    string
+	FromStdin bool // no PROMPT, or "-"
+
+	JSON        bool
+	WeightsFile string
+	WeightsDir  string
+	// WeightsDirChosen is true when --weights-dir or TUNE_WEIGHTS_DIR named the store; otherwise a
+	// missing ./weights falls back to the built-in reference weights.
+	WeightsDirChosen bool
+	HistoryLog       string
+	Batch            string // file or "-"
+
+	Log      string
+	Task     string
+	TaskSet  bool
+	Loops    []string
+	LoopsSet bool
+}
+
+// NewCmd builds `tune score`; runF, when not nil, replaces the run (tests check flag parsing with it).
+func NewCmd(env *Env, runF func(*Options) error) *cobra.Command {
+	opts := &Options{Env: env}
+	cmd := &cobra.Command{
+		Use:   "score [PROMPT | -]",
+		Short: "Score a task prompt like the LDD reference scorer and print its dispatch header",
+		Long: `Score a task prompt with the LDD thinking-levels scorer and print the one-line dispatch header,
+byte for byte what scripts/level_scorer.py prints, but with the signal weights and bucket edges of the
+active weights version (or of --weights FILE).
+
+The prompt is the argument; without one, or with "-", it is read from stdin. A prompt that starts
+with "-" must follow "--".
+
+--json prints the reference JSON payload (raw_score, auto_level, final_level, creativity,
+dispatch_source, signals, clamp_reason, override_fragment, dispatch_header) plus weights_version.
+
+--history TRACE lets unknown-file-territory fire: the file history is every path named in the last 20
+tasks of that trace log (files=, task titles, action= and layer= text). Without --history there is no
+history and, as in the reference, the signal never fires; a --history log that does not exist is an
+error, so a mistyped path cannot silently turn the signal off.
+
+--batch FILE (or - for stdin) scores JSON Lines {"prompt": "...", "history": [...] or null}, other
+keys ignored, and writes one compact JSON result per line, in order. A bad line stops the run with its
+line number, before anything is printed.
+
+--log TRACE also appends the decision to a trace log as a v0.13 meta line (created with its folder when
+missing; one locked write, so agents writing at once never interleave):
+  <ts>  meta  L3/structural  creativity=standard  dispatch=auto  signals=cross-layer:+2,…  weights=v0001  task="…"  loops=design,inner
+The task title defaults to the prompt on one line, cut at 80 characters; the loops default to the
+level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's design phase first).`,
+		Example: `  tune score "fix the typo in README.md line 12"
+  echo "design a new service from scratch" | tune score --json
+  tune score --history .ldd/trace.log "refactor src/net/client.py"
+  tune score --batch prompts.jsonl --weights weights/v0002.toml > results.jsonl
+  tune score --log .ldd/trace.log --task "typo in README" "fix the typo in README.md line 12"`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.WeightsDir = *env.WeightsDir
+			opts.WeightsDirChosen = cmd.Flags().Changed("weights-dir") || env.Getenv("TUNE_WEIGHTS_DIR") != ""
+			opts.TaskSet = cmd.Flags().Changed("task")
+			opts.LoopsSet = cmd.Flags().Changed("loops")
+			if opts.WeightsFile != "" && cmd.Flags().Changed("weights-dir") {
+				return exitcode.FlagErrorf("give either --weights FILE or --weights-dir DIR, not both")
+			}
+			if len(args) == 1 && args[0] != "-" {
+				opts.Prompt = args[0]
+			} else {
+				opts.FromStdin = true
+			}
+			if opts.Batch != "" {
+				if len(args) > 0 {
+					return exitcode.FlagErrorf("--batch reads its prompts from %s; do not also give a PROMPT", opts.Batch)
+				}
+				if opts.Log != "" || opts.HistoryLog != "" {
+					return exitcode.FlagErrorf("--batch takes the history from each line; --log and --history work on one prompt")
+				}
+				opts.FromStdin = false
+			}
+			if opts.Log == "" && (opts.TaskSet || opts.LoopsSet) {
+				return exitcode.FlagErrorf("--task and --loops describe the --log entry; give --log TRACE too")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the reference JSON payload plus weights_version")
+	cmd.Flags().StringVar(&opts.WeightsFile, "weights", "", "score with this weights `file` instead of the active version")
+	cmd.Flags().StringVar(&opts.HistoryLog, "history", "", "take the file history from the last 20 tasks of this `trace` log")
+	cmd.Flags().StringVar(&opts.Batch, "batch", "", "score the JSON Lines of this `file` (- for stdin), one result per line")
+	cmd.Flags().StringVar(&opts.Log, "log", "", "append the decision as a meta line to this `trace` log")
+	cmd.Flags().StringVar(&opts.Task, "task", "", "task `title` for the --log meta line (default: the prompt, one line)")
+	cmd.Flags().StringSliceVar(&opts.Loops, "loops", nil, "`loops` for the --log meta line (default: inner, or design,inner at L3/L4)")
+	return cmd
+}
+
+// Run scores as opts say.
+func Run(opts *Options) error {
+	w, err := scoreWeights(opts.WeightsFile, opts.WeightsDir, opts.WeightsDirChosen, opts.Env.ErrOut)
+	if err != nil {
+		return err
+	}
+	if opts.Batch != "" {
+		return scoreBatch(opts, &w)
+	}
+	prompt := opts.Prompt
+	if opts.FromStdin {
+		if isTerminal(opts.Env.In) {
+			// The reference also waits for stdin here; say so, or a bare `tune score` looks hung.
+			fmt.Fprintln(opts.Env.ErrOut, "tune score: reading the prompt from the terminal; end it with Ctrl-D (or give it as an argument)")
+		}
+		data, err := io.ReadAll(opts.Env.In)
+		if err != nil {
+			return fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		prompt = string(data) // not trimmed: the reference scores stdin as read
+	}
+	var history []string
+	if opts.HistoryLog != "" {
+		if history, err = FileHistory(opts.HistoryLog); err != nil {
+			return err
+		}
+	}
+	r := scorer.Score(prompt, history, &w)
+	if opts.Log != "" {
+		task := opts.Task
+		if !opts.TaskSet {
+			task = tracewrite.Title(prompt, TitleRunes)
+		}
+		loops := opts.Loops
+		if !opts.LoopsSet {
+			loops = defaultLoops(r.FinalLevel)
+		}
+		if err := tracewrite.Append(opts.Log, tracewrite.FormatMeta(opts.Env.Now(), r, task, loops, nil)); err != nil {
+			return err
+		}
+	}
+	if opts.JSON {
+		return writeResultJSON(opts.Env.Out, r, true)
+	}
+	_, err = fmt.Fprintln(opts.Env.Out, r.DispatchHeader)
+	return err
+}
+
+// isTerminal reports whether r is a terminal (an interactive stdin).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// scoreWeights is the one place `tune score` picks its weights: the file given, else the active version
+// of the weights store.
+func scoreWeights(file, dir string, dirChosen bool, stderr io.Writer) (weights.Weights, error) {
+	if file != "" {
+		return weights.Load(file)
+	}
+	if _, err := os.Stat(dir); !dirChosen && errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "tune: note: no weights store at %s; scoring with the built-in reference weights v0001\n", dir)
+		return weights.Parse("built-in weights/v0001.toml", tune.ReferenceWeights)
+	}
+	s, err := store.Open(dir, nil)
+	if err != nil {
+		return weights.Weights{}, err
+	}
+	w, err := s.Active()
+	if err != nil {
+		return weights.Weights{}, fmt.Errorf("%w (choose a weights directory with --weights-dir or TUNE_WEIGHTS_DIR, or a file with --weights)", err)
+	}
+	return w, nil
+}
+
+// defaultLoops is the loop list --log declares when --loops is not given: the reactive inner loop for
+// L0-L2; at L3/L4 the architect protocol's design phase, then the inner loop.
+func defaultLoops(l weights.Level) []string {
+	if l >= weights.L3 {
+		return []string{"design", "inner"}
+	}
+	return []string{"inner"}
+}
+
+// FileHistory collects the paths named in the last tasks of a trace log: files= lists, and the paths the
+// scorer's own extractor finds in task titles and in action= and layer= text.
+func FileHistory(path string) ([]string, error) {
+	res, err := traceparse.ReadLast(path, historyTasks)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--history %s: no such trace log (without a log there is no file history: leave out --history)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--history: %w", err)
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(paths ...string) {
+		for _, p := range paths {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	for _, t := range res.Tasks {
+		add(t.Files...)
+		add(scorer.ExtractPaths(t.Title)...)
+		for _, e := range t.Entries {
+			add(scorer.ExtractPaths(e.Fields.Value("action"))...)
+			add(scorer.ExtractPaths(e.Fields.Value("layer"))...)
+		}
+	}
+	return out, nil
+}
+
+// writeResultJSON prints one result: indented like the reference CLI (json.dumps(indent=2)), or compact
+// for --batch.
+func writeResultJSON(w io.Writer, r scorer.Result, indent bool) error {
+	js, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if indent {
+		if js, err = scorer.IndentJSON(js); err != nil {
+			return err
+		}
+	}
+	_, err = w.Write(append(js, '\n'))
+	return err
+}
+
+// batchLine is one --batch input line; other keys (id, expected fields, …) are ignored.
+type batchLine struct {
+	Prompt  *string         `json:"prompt"`
+	History json.RawMessage `json:"history"`
+}
+
+type batchItem struct {
+	prompt  string
+	history []string
+}
+
+func scoreBatch(opts *Options, w *weights.Weights) error {
+	name := opts.Batch
+	var in io.Reader
+	if name == "-" {
+		in, name = opts.Env.In, "stdin"
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	items, err := readBatch(in, name)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(opts.Env.Out)
+	for _, it := range items {
+		if err := writeResultJSON(out, scorer.Score(it.prompt, it.history, w), false); err != nil {
+			return err
+		}
+	}
+	return out.Flush()
+}
+
+// readBatch reads every line first, so that a bad line stops the run before any output.
+func readBatch(in io.Reader, name string) ([]batchItem, error) {
+	var items []batchItem
+	r := bufio.NewReader(in)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			it, perr := parseBatchLine(line)
+			if perr != nil {
+				return nil, fmt.Errorf("%s:%d: %v", name, n, perr)
+			}
+			items = append(items, it)
+		}
+		if err == io.EOF {
+			return items, nil
+		}
+	}
+}
+
+func parseBatchLine(line []byte) (batchItem, error) {
+	var bl batchLine
+	if err := json.Unmarshal(line, &bl); err != nil {
+		return batchItem{}, fmt.Errorf("bad JSON: %v", err)
+	}
+	if bl.Prompt == nil {
+		return batchItem{}, errors.New(`missing "prompt" (a string)`)
+	}
+	it := batchItem{prompt: *bl.Prompt}
+	if h := bytes.TrimSpace(bl.History); len(h) > 0 && !bytes.Equal(h, []byte("null")) {
+		if err := json.Unmarshal(h, &it.history); err != nil {
+			return batchItem{}, errors.New(`"history" must be a list of file paths or null`)
+		}
+		if it.history == nil {
+			it.history = []string{}
+		}
+	}
+	return it, nil
+}
