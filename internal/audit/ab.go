@@ -188,8 +188,21 @@ func modeOf(counts map[string]int) string {
 	return best
 }
 
-// effortRank orders Claude Code's effort levels.
-var effortRank = map[string]int{"low": 1, "medium": 2, "high": 3, "xhigh": 4, "max": 5}
+// EffortLevels are Claude Code's effort levels, lowest first: the only values an effort: pin, a
+// settings effortLevel or a transcript's effort field can take.
+var EffortLevels = []string{"low", "medium", "high", "xhigh", "max"}
+
+// effortRank orders Claude Code's effort levels (1 = low).
+var effortRank = func() map[string]int {
+	m := make(map[string]int, len(EffortLevels))
+	for i, l := range EffortLevels {
+		m[l] = i + 1
+	}
+	return m
+}()
+
+// IsEffortLevel reports whether s is one of EffortLevels.
+func IsEffortLevel(s string) bool { return effortRank[s] > 0 }
 
 // EffortLess orders effort levels low < medium < high < xhigh < max, other names after them
 // alphabetically.

@@ -82,6 +82,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		NewCmdScore,    // scorer port (internal/scorer): tune score
 		NewCmdAudit,    // transcript audit (internal/transcript, internal/audit): tune audit, tune audit ab
 		NewCmdTrace,    // trace parsing (internal/traceparse): tune trace
+		NewCmdEffort,   // effort conformance (internal/effort): tune effort
 	} {
 		root.AddCommand(add(f))
 	}
