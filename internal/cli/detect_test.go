@@ -249,9 +249,9 @@ func TestDetectNamesFileLinesOfATailRead(t *testing.T) {
 	}
 }
 
-// Every measured attempt reaches the evolution log, even when the run that wrote the proposal file
-// could not log (here: a log edit made the store refuse writes). The next run on the same inputs logs
-// the attempts once; a further run adds nothing.
+// A run on a store that does not verify (here: a log edit) writes nothing — no orphan proposal file —
+// and the next run on the same inputs writes the proposal and logs its attempts once; a further run adds
+// nothing.
 func TestProposeLogsAttemptsOnceEvenAfterAFailedRun(t *testing.T) {
 	e := newEvolveEnv(t)
 	logPath := filepath.Join(e.weights, "evolution.jsonl")
@@ -270,6 +270,9 @@ func TestProposeLogsAttemptsOnceEvenAfterAFailedRun(t *testing.T) {
 	if code, out, _ := e.run("propose", second, "--json"); code != 1 || out != "" {
 		t.Fatalf("propose on a store that does not verify: exit %d, output %q; want exit 1", code, out)
 	}
+	if files, _ := filepath.Glob(filepath.Join(e.weights, "proposals", "*.json")); len(files) != 1 {
+		t.Fatalf("the refused run left proposal files behind: %v", files)
+	}
 	if err := os.WriteFile(logPath, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -286,8 +289,8 @@ func TestProposeLogsAttemptsOnceEvenAfterAFailedRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Created || len(rep.Attempts) == 0 {
-		t.Fatalf("re-run: created=%v with %d attempts; want the pending proposal of the failed run", rep.Created, len(rep.Attempts))
+	if !rep.Created || len(rep.Attempts) == 0 {
+		t.Fatalf("re-run: created=%v with %d attempts; want a new proposal (the failed run wrote none)", rep.Created, len(rep.Attempts))
 	}
 	if got := entriesOf(rep.ID); got != len(rep.Attempts) {
 		t.Fatalf("%d log entries for %s, want its %d attempts", got, rep.ID, len(rep.Attempts))

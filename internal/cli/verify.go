@@ -76,7 +76,7 @@ func verifyRun(opts *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	active, err := s.ActiveVersion()
+	active, err := s.LoggedActive()
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // benchStore builds a store with n versions (n-1 applies, each its own proposal).
-func benchStore(b *testing.B, n int) (*Store, string) {
+func benchStore(b testing.TB, n int) (*Store, string) {
 	dir := filepath.Join(b.TempDir(), "weights")
 	os.MkdirAll(dir, 0o755)
 	data, _ := os.ReadFile(filepath.Join("..", "..", "weights", "v0001.toml"))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -105,6 +106,14 @@ func (s *Store) mutate(fn func(st *state) error) error {
 	if serial != s.serial || (s.lineage != "" && lineage != s.lineage) {
 		return &StaleError{Dir: s.Dir, ExpectedSerial: s.serial, HeadSerial: serial, ExpectedLineage: s.lineage, HeadLineage: lineage}
 	}
+	// Every writer of the store's files holds the lock, so a temp file seen under it belongs to a write
+	// that was killed: remove it (verify reports it until then).
+	for _, name := range st.stale {
+		if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	st.stale = nil
 	if err := fn(st); err != nil {
 		return err
 	}
@@ -122,11 +131,7 @@ func (st *state) requireClean() error {
 		return fmt.Errorf("weights store %s has an interrupted operation (%s); run `tune verify` to see it, then `tune repair`", st.dir, PendingFile)
 	}
 	if probs := st.verify(); len(probs) > 0 {
-		more := ""
-		if len(probs) > 1 {
-			more = fmt.Sprintf(" (and %d more)", len(probs)-1)
-		}
-		return fmt.Errorf("weights store %s does not verify: %s%s; run `tune verify`", st.dir, probs[0], more)
+		return &IntegrityError{Dir: st.dir, Problems: probs}
 	}
 	return nil
 }
@@ -158,7 +163,7 @@ func (s *Store) buildLine(st *state, e LogEntry) []byte {
 }
 
 func (s *Store) writeLog(st *state, line []byte) error {
-	old, err := os.ReadFile(s.path(LogFile))
+	old, err := regular.ReadFileNoFollow(s.path(LogFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -167,7 +172,24 @@ func (s *Store) writeLog(st *state, line []byte) error {
 		return err
 	}
 	st.lines = append(st.lines, logLine{No: len(st.lines) + 1, Raw: line, OK: true})
-	return json.Unmarshal(line, &st.lines[len(st.lines)-1].Entry)
+	if err := json.Unmarshal(line, &st.lines[len(st.lines)-1].Entry); err != nil {
+		return err
+	}
+	return s.writeHead(st)
+}
+
+// writeHead anchors the end of the log (HeadFile), right after every append.
+func (s *Store) writeHead(st *state) error {
+	h, ok := st.anchorOf()
+	if !ok {
+		return fmt.Errorf("internal error: the log's last line does not parse")
+	}
+	data := h.marshal()
+	if err := writeFileAtomic(s.path(HeadFile), data); err != nil {
+		return err
+	}
+	st.headExists, st.headData = true, data
+	return nil
 }
 
 // bootstrap starts the log of a store that has none (as shipped: only v0001.toml): it signs the version

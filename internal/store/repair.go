@@ -165,9 +165,9 @@ func (s *Store) Resign(reason string) (*RepairResult, error) {
 			switch p.Kind {
 			case ProblemEdited:
 				edited = append(edited, p.File)
-			case ProblemSum:
+			case ProblemSum, ProblemHead, ProblemStale:
 			case ProblemMissing:
-				if p.File != SumFile {
+				if p.File != SumFile && p.File != HeadFile {
 					return fmt.Errorf("cannot re-sign: %s (a deleted version is not an edit; restore it from version control)", p)
 				}
 			default:

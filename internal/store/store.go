@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -103,50 +105,112 @@ type state struct {
 	logComplete bool
 	sumExists   bool
 	sumData     []byte
+	headExists  bool
+	headData    []byte
 	pendingData []byte // nil when there is no marker
+	// notRegular lists store files that exist but are not regular files (a link, a FIFO, a device).
+	notRegular []Problem
+	// stale lists temp files left by killed writes, relative to the store.
+	stale []string
 }
 
 func loadState(dir string) (*state, error) {
-	paths, err := weights.VersionFiles(dir)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("weights store %s does not exist (point --weights-dir or TUNE_WEIGHTS_DIR at a directory holding v0001.toml)", dir)
 		}
 		return nil, err
 	}
-	if len(paths) == 0 {
+	st := &state{dir: dir}
+	// Every store file is read only when it is a regular file and not a symbolic link: a FIFO would hang
+	// the reader, a device would never end, and a link could swap in content from outside the store
+	// (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+	read := func(name string) ([]byte, bool, error) {
+		data, err := regular.ReadFileNoFollow(filepath.Join(dir, name))
+		var re *regular.Error
+		switch {
+		case err == nil:
+			return data, true, nil
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, false, nil
+		case errors.As(err, &re):
+			st.notRegular = append(st.notRegular, Problem{Kind: ProblemNotRegular, File: name,
+				Message: fmt.Sprintf("is %s; the store holds only regular files (replace it with the file from version control)", re.What)})
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if isTemp(name) {
+			st.stale = append(st.stale, name)
+			continue
+		}
+		v, ok := versionFileName(name)
+		if !ok {
+			continue
+		}
+		data, ok, err := read(name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			st.files = append(st.files, versionFile{Version: v, Name: name, Data: data, SHA: fileSHA(data)})
+		}
+	}
+	if len(st.files) == 0 && len(st.notRegular) == 0 {
 		return nil, fmt.Errorf("%s: %w", dir, weights.ErrNoVersions)
 	}
-	st := &state{dir: dir}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
+	if pe, err := os.ReadDir(filepath.Join(dir, ProposalsDir)); err == nil {
+		for _, e := range pe {
+			if isTemp(e.Name()) {
+				st.stale = append(st.stale, filepath.ToSlash(filepath.Join(ProposalsDir, e.Name())))
+			}
 		}
-		name := filepath.Base(p)
-		v, err := weights.ParseVersionName(strings.TrimSuffix(name, ".toml"))
-		if err != nil {
-			return nil, err
-		}
-		st.files = append(st.files, versionFile{Version: v, Name: name, Data: data, SHA: fileSHA(data)})
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, LogFile)); err == nil {
+	sort.Slice(st.files, func(i, j int) bool { return st.files[i].Version < st.files[j].Version })
+	if data, ok, err := read(LogFile); err != nil {
+		return nil, err
+	} else if ok {
 		st.logExists = true
 		st.lines, st.logBad, st.logComplete = parseLog(data)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, SumFile)); err == nil {
+	if data, ok, err := read(SumFile); err != nil {
+		return nil, err
+	} else if ok {
 		st.sumExists, st.sumData = true, data
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, PendingFile)); err == nil {
-		st.pendingData = data
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if data, ok, err := read(HeadFile); err != nil {
 		return nil, err
+	} else if ok {
+		st.headExists, st.headData = true, data
+	}
+	if data, ok, err := read(PendingFile); err != nil {
+		return nil, err
+	} else if ok {
+		st.pendingData = data
 	}
 	return st, nil
+}
+
+// versionFileName parses "v0002.toml" (the canonical name of a version; "v2.toml" is not one).
+func versionFileName(name string) (int, bool) {
+	base, ok := strings.CutSuffix(name, ".toml")
+	if !ok || !strings.HasPrefix(base, "v") {
+		return 0, false
+	}
+	v, err := weights.ParseVersionName(base)
+	if err != nil || weights.VersionName(v) != base {
+		return 0, false
+	}
+	return v, true
+}
+
+// isTemp reports whether name is a temp file of writeFileAtomic (".<name>.tmp-<random>"): one left behind
+// is the trace of a write that was killed before its rename.
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")
 }
 
 // head is the serial and lineage of the last parsed log line.
@@ -168,7 +232,12 @@ func (st *state) file(v int) *versionFile {
 	return nil
 }
 
-func (st *state) highest() int { return st.files[len(st.files)-1].Version }
+func (st *state) highest() int {
+	if len(st.files) == 0 {
+		return 0
+	}
+	return st.files[len(st.files)-1].Version
+}
 
 // nextVersion is one above every version on disk or in the log, so a number is never reused.
 func (st *state) nextVersion() int {
@@ -240,10 +309,75 @@ func (st *state) loggedSHA(name string) (sha string, line int) {
 	return sha, line
 }
 
+// IntegrityError is what a reader of weights gets from a store that does not verify: it refuses (exit 1)
+// rather than score with weights nobody can vouch for (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+type IntegrityError struct {
+	Dir      string
+	Problems []Problem
+}
+
+func (e *IntegrityError) Error() string {
+	more := ""
+	if len(e.Problems) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(e.Problems)-1)
+	}
+	return fmt.Sprintf("weights store %s does not verify: %s%s; run `tune verify`", e.Dir, e.Problems[0], more)
+}
+
+// readable is the check every reader of weights runs before it uses a version: the hash chain, the anchor
+// of its end, the sum file and every file's checksum against the log — all hashing, no parsing, so it
+// costs about as much as reading the files (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18 has the numbers). What an
+// interrupted operation explains (its marker, the version it wrote but did not commit) and left-over temp
+// files do not stop a reader: the log still says which version is active.
+func (st *state) readable() error {
+	var pl problemList
+	st.verifyIntegrity(&pl)
+	pending := st.pendingNames()
+	var bad []Problem
+	for _, p := range pl.list {
+		switch {
+		case p.Kind == ProblemPending, p.Kind == ProblemStale:
+		case p.Kind == ProblemExtra && pending[p.File]:
+		default:
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) > 0 {
+		return &IntegrityError{Dir: st.dir, Problems: bad}
+	}
+	return nil
+}
+
+// pendingNames are the store files the pending marker says its operation writes (none without a marker).
+func (st *state) pendingNames() map[string]bool {
+	out := map[string]bool{}
+	if st.pendingData == nil {
+		return out
+	}
+	if op, err := parsePending(st.pendingData); err == nil {
+		for _, w := range op.Writes {
+			out[filepath.Base(w.Path)] = true
+		}
+	}
+	return out
+}
+
+// loadReadable reads the store for a reader: it refuses one that does not pass readable.
+func loadReadable(dir string) (*state, error) {
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.readable(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
 // Active returns the active weights: the result of the last apply or rollback in the log, else the highest
-// version. It refuses a file edited since the log recorded it.
+// version. It refuses a store that does not verify (see readable).
 func (s *Store) Active() (weights.Weights, error) {
-	st, err := loadState(s.Dir)
+	st, err := loadReadable(s.Dir)
 	if err != nil {
 		return weights.Weights{}, err
 	}
@@ -255,7 +389,7 @@ func (s *Store) Version(v int) (weights.Weights, error) {
 	if w, ok := s.versions[v]; ok {
 		return w, nil
 	}
-	st, err := loadState(s.Dir)
+	st, err := loadReadable(s.Dir)
 	if err != nil {
 		return weights.Weights{}, err
 	}
@@ -272,6 +406,16 @@ func (s *Store) Version(v int) (weights.Weights, error) {
 
 // ActiveVersion returns the number of the active version.
 func (s *Store) ActiveVersion() (int, error) {
+	st, err := loadReadable(s.Dir)
+	if err != nil {
+		return 0, err
+	}
+	return st.active(), nil
+}
+
+// LoggedActive is the version the log names active, without checking the store: for `tune verify`, which
+// reports it next to the problems. Everything that uses weights goes through Active or Version.
+func (s *Store) LoggedActive() (int, error) {
 	st, err := loadState(s.Dir)
 	if err != nil {
 		return 0, err
@@ -310,7 +454,7 @@ func (s *Store) Versions() ([]int, error) {
 // ActiveWeights is the one call other commands need (e.g. `tune score`): the active weights of the store in
 // dir, derived from the evolution log when there is one, else the highest version.
 func ActiveWeights(dir string) (weights.Weights, error) {
-	st, err := loadState(dir)
+	st, err := loadReadable(dir)
 	if err != nil {
 		return weights.Weights{}, err
 	}

@@ -285,7 +285,7 @@ func TestVerifyNamesEveryTamper(t *testing.T) {
 func TestHandEditRefusedByActiveWeightsAndBlessedByResign(t *testing.T) {
 	s, dir := applied(t)
 	rewrite(t, filepath.Join(dir, "v0003.toml"), func(s string) string { return strings.Replace(s, "single-file = -3", "single-file = -2", 1) })
-	if _, err := ActiveWeights(dir); err == nil || !strings.Contains(err.Error(), "v0003.toml: edited after it was written") {
+	if _, err := ActiveWeights(dir); err == nil || !strings.Contains(err.Error(), "v0003.toml: edited: content differs") {
 		t.Fatalf("ActiveWeights on an edited file: %v", err)
 	}
 	res, err := s.Resign("tuned by hand after review")

@@ -20,6 +20,12 @@ const (
 	ProblemSerial  = "serial"  // serial does not go up by one
 	ProblemLineage = "lineage" // lineage changed within the log
 	ProblemLog     = "log"     // a log line does not parse, or contradicts the log before it
+	ProblemHead    = "head"    // evolution.head does not match the end of the log (lines removed or added)
+	// ProblemNotRegular: a store file is a symbolic link, a FIFO, a device or a socket.
+	ProblemNotRegular = "not-regular"
+	// ProblemStale: a temp file left by a write that was killed before its rename; the next write (or
+	// `tune repair`) removes it.
+	ProblemStale = "stale"
 )
 
 // Problem is one finding of Verify. File is relative to the store directory; Line is 1-based, 0 when the
@@ -74,20 +80,14 @@ func (pl *problemList) add(p Problem) {
 
 func (st *state) verify() []Problem {
 	var pl problemList
-	pendingWrites := map[string]bool{}
-	if st.pendingData != nil {
-		msg := "an interrupted operation left this marker; run `tune repair` to complete it (or `tune repair --abort` to undo it)"
-		if op, err := parsePending(st.pendingData); err != nil {
-			msg = fmt.Sprintf("unreadable marker of an interrupted operation (%v); run `tune repair --abort`", err)
-		} else {
-			for _, w := range op.Writes {
-				pendingWrites[filepath.Base(w.Path)] = true
-			}
-			msg = fmt.Sprintf("an interrupted %s (serial %d, %s, started %s) left this marker; run `tune repair` to complete it (or `tune repair --abort` to undo it)",
-				op.Op, op.Serial, op.describeWrites(), op.Started.Format("2006-01-02T15:04:05Z07:00"))
-		}
-		pl.add(Problem{Kind: ProblemPending, File: PendingFile, Message: msg})
-	}
+	st.verifyFiles(&pl)
+	st.verifyIntegrity(&pl)
+	return pl.list
+}
+
+// verifyFiles parses every version file: the part of Verify that readers skip (they parse the one version
+// they use).
+func (st *state) verifyFiles(pl *problemList) {
 	for _, f := range st.files {
 		w, err := weights.Parse(f.Name, f.Data)
 		if err != nil {
@@ -96,14 +96,37 @@ func (st *state) verify() []Problem {
 			pl.add(Problem{Kind: ProblemInvalid, File: f.Name, Message: fmt.Sprintf("says version = %d, its name says %d", w.Version, f.Version)})
 		}
 	}
-	logged := st.verifyLog(&pl)
-	st.verifySum(&pl, logged)
+}
+
+// verifyIntegrity is everything Verify checks except parsing each version file: the marker, file types,
+// left-over temp files, the log (chain, serials, lineage, per-file checksums), the sum file and the anchor
+// of the log's end. It only hashes, so readers run it on every load (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+func (st *state) verifyIntegrity(pl *problemList) {
+	pendingWrites := st.pendingNames()
+	if st.pendingData != nil {
+		msg := "an interrupted operation left this marker; run `tune repair` to complete it (or `tune repair --abort` to undo it)"
+		if op, err := parsePending(st.pendingData); err != nil {
+			msg = fmt.Sprintf("unreadable marker of an interrupted operation (%v); run `tune repair --abort`", err)
+		} else {
+			msg = fmt.Sprintf("an interrupted %s (serial %d, %s, started %s) left this marker; run `tune repair` to complete it (or `tune repair --abort` to undo it)",
+				op.Op, op.Serial, op.describeWrites(), op.Started.Format("2006-01-02T15:04:05Z07:00"))
+		}
+		pl.add(Problem{Kind: ProblemPending, File: PendingFile, Message: msg})
+	}
+	for _, p := range st.notRegular {
+		pl.add(p)
+	}
+	for _, name := range st.stale {
+		pl.add(Problem{Kind: ProblemStale, File: name, Message: "a temp file left by a write that was killed before it finished; the next write or `tune repair` removes it"})
+	}
+	logged := st.verifyLog(pl)
+	st.verifySum(pl, logged)
+	st.verifyHead(pl)
 	for i, p := range pl.list {
 		if p.Kind == ProblemExtra && pendingWrites[p.File] {
 			pl.list[i].Message = "written by the interrupted operation in " + PendingFile + " and not yet committed; `tune repair` completes it"
 		}
 	}
-	return pl.list
 }
 
 // recorded is what the log says about a version file: its checksum and the line that said so.

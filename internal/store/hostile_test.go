@@ -1,0 +1,196 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// readersRefuse checks that every way of reading weights refuses the store with want in the error.
+func readersRefuse(t *testing.T, dir, want string) {
+	t.Helper()
+	s, err := Open(dir, clock)
+	if err != nil {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("Open: %v, want %q", err, want)
+		}
+		return
+	}
+	for name, read := range map[string]func() error{
+		"Active":        func() error { _, err := s.Active(); return err },
+		"Version(1)":    func() error { _, err := s.Version(1); return err },
+		"ActiveVersion": func() error { _, err := s.ActiveVersion(); return err },
+		"ActiveWeights": func() error { _, err := ActiveWeights(dir); return err },
+	} {
+		if err := read(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", name, err, want)
+		}
+	}
+}
+
+// An edited version whose checksum was patched into the log breaks the chain: verify says so, and so does
+// every reader (score, replay, detect, weights show and diff read through these).
+func TestEditedVersionWithPatchedLogHashIsRefusedByReaders(t *testing.T) {
+	s, dir := applied(t)
+	if err := s.Log(LogEntry{Action: ActionProposeAttempt, Change: "ambiguous +1", Reason: "attempt"}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "v0003.toml")
+	rewrite(t, path, func(s string) string { return strings.Replace(s, "single-file = -3", "single-file = -2", 1) })
+	data, _ := os.ReadFile(path)
+	logPath := filepath.Join(dir, LogFile)
+	rewrite(t, logPath, func(s string) string {
+		lines := strings.Split(s, "\n")
+		var e LogEntry
+		if err := unmarshalEntry([]byte(lines[2]), &e); err != nil || e.Result != 3 {
+			t.Fatalf("line 3 is not the rollback to v0003: %+v %v", e, err)
+		}
+		lines[2] = strings.Replace(lines[2], e.ResultSHA256, fileSHA(data), 1)
+		return strings.Join(lines, "\n")
+	})
+	if probs := joinProblems(s.Verify()); !strings.Contains(probs, "evolution.jsonl:4: chain: prev_hash does not match line 3") {
+		t.Fatalf("verify: %s", probs)
+	}
+	readersRefuse(t, dir, "does not verify")
+}
+
+// Dropping the last log lines is caught by the anchor, also when the older weights.sum is put back.
+func TestTruncatedLogIsCaughtByTheAnchor(t *testing.T) {
+	for _, drop := range []int{1, 2} {
+		s, dir := applied(t)
+		if err := s.Log(LogEntry{Action: ActionProposeAttempt, Change: "ambiguous +1", Reason: "attempt"}); err != nil {
+			t.Fatal(err)
+		}
+		mustVerify(t, s)
+		logPath := filepath.Join(dir, LogFile)
+		rewrite(t, logPath, func(s string) string {
+			lines := strings.SplitAfter(s, "\n")
+			return strings.Join(lines[:len(lines)-1-drop], "")
+		})
+		probs := joinProblems(s.Verify())
+		if !strings.Contains(probs, "evolution.head: head: anchors serial 4, but evolution.jsonl ends at serial "+string(rune('4'-drop))) ||
+			!strings.Contains(probs, "restore evolution.jsonl from version control") {
+			t.Errorf("drop %d: verify says:\n%s", drop, probs)
+		}
+		want := "lines were removed"
+		if drop == 2 {
+			want = "v0003.toml: extra" // the rollback's line is gone too: its version is not recorded
+		}
+		readersRefuse(t, dir, want)
+	}
+}
+
+// A crash between the log append and the anchor leaves the anchor one line behind: still intact.
+func TestAnchorOneLineBehindIsACrashNotATamper(t *testing.T) {
+	s, dir := applied(t)
+	old, _ := os.ReadFile(filepath.Join(dir, HeadFile))
+	if err := s.Log(LogEntry{Action: ActionProposeAttempt, Change: "ambiguous +1", Reason: "attempt"}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, HeadFile), old, 0o644)
+	mustVerify(t, s)
+	// but a missing anchor is a problem, resolved by --resign once the log is known to be right
+	os.Remove(filepath.Join(dir, HeadFile))
+	if probs := joinProblems(s.Verify()); !strings.Contains(probs, "evolution.head: missing") {
+		t.Fatalf("verify without anchor:\n%s", probs)
+	}
+	readersRefuse(t, dir, "evolution.head: missing")
+	if _, err := s.Resign("anchor lost in a merge"); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, s)
+}
+
+// Store files that are not regular files are refused by verify and readers, without hanging.
+func TestSymlinkAndFIFOInTheStore(t *testing.T) {
+	cases := []struct {
+		name   string
+		setup  func(t *testing.T, dir string)
+		want   string
+		reader string
+	}{
+		{"symlinked version", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "v0003.toml")
+			outside := filepath.Join(t.TempDir(), "v.toml")
+			data, _ := os.ReadFile(p)
+			os.WriteFile(outside, data, 0o644)
+			os.Remove(p)
+			if err := os.Symlink(outside, p); err != nil {
+				t.Fatal(err)
+			}
+		}, "v0003.toml: not-regular: is a symbolic link", "v0003.toml: not-regular"},
+		{"FIFO log", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, LogFile)
+			os.Remove(p)
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
+		}, "evolution.jsonl: not-regular: is a FIFO", "evolution.jsonl: not-regular"},
+		{"device as sum", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, SumFile)
+			os.Remove(p)
+			if err := os.Symlink("/dev/zero", p); err != nil {
+				t.Fatal(err)
+			}
+		}, "weights.sum: not-regular", "weights.sum: not-regular"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, dir := applied(t)
+			c.setup(t, dir)
+			done := make(chan string)
+			go func() {
+				done <- joinProblems(s.Verify())
+			}()
+			select {
+			case probs := <-done:
+				if !strings.Contains(probs, c.want) {
+					t.Fatalf("verify:\n%s", probs)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("verify hangs")
+			}
+			readersRefuse(t, dir, c.reader)
+			if _, err := s.Rollback(1); err == nil {
+				t.Fatal("a write went ahead")
+			}
+		})
+	}
+}
+
+// A temp file left by a killed write is reported by verify, ignored by readers and removed by the next
+// write (here: tune repair, which finds nothing else to do).
+func TestStaleTempFilesAreReportedAndCleaned(t *testing.T) {
+	s, dir := applied(t)
+	tmp := filepath.Join(dir, ".evolution.jsonl.tmp-123")
+	os.WriteFile(tmp, []byte("half a line"), 0o644)
+	os.MkdirAll(filepath.Join(dir, ProposalsDir), 0o755)
+	tmp2 := filepath.Join(dir, ProposalsDir, ".p-1.json.tmp-9")
+	os.WriteFile(tmp2, []byte("{"), 0o644)
+	probs := joinProblems(s.Verify())
+	if !strings.Contains(probs, ".evolution.jsonl.tmp-123: stale") || !strings.Contains(probs, "proposals/.p-1.json.tmp-9: stale") {
+		t.Fatalf("verify:\n%s", probs)
+	}
+	if _, err := s.Active(); err != nil {
+		t.Fatalf("a reader refused over a temp file: %v", err)
+	}
+	if _, err := s.Repair(false); !errors.Is(err, ErrNothingToDo) {
+		t.Fatal(err)
+	}
+	for _, p := range []string{tmp, tmp2} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s still there", p)
+		}
+	}
+	mustVerify(t, s)
+	if w, _ := s.Active(); w.Version != 3 {
+		t.Fatal(w.Version)
+	}
+	_ = weights.Schema
+}
