@@ -3,8 +3,11 @@
 package cli
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/exitcode"
 )
 
@@ -21,15 +24,17 @@ func Run(f *Factory, args []string) int {
 	if err := f.clockFromEnv(); err != nil {
 		return exitCode(FlagErrorf("%v", err), f.IO.ErrOut)
 	}
-	root := NewRootCmd(f)
+	return execute(NewRootCmd(f), args, f.IO.ErrOut)
+}
+
+// execute runs the command tree with args (nil: the process arguments) and maps its error to the exit
+// code. Only a *FlagError is a usage error (see internal/cmdutil).
+func execute(root *cobra.Command, args []string, stderr io.Writer) int {
 	if args != nil {
 		root.SetArgs(args)
 	}
-	cmd, err := root.ExecuteC()
-	if err != nil && cmd != nil && exitcode.IsCobraUsageError(err) {
-		err = exitcode.AsFlagError(err)
-	}
-	return exitCode(err, f.IO.ErrOut)
+	_, err := root.ExecuteC()
+	return exitCode(err, stderr)
 }
 
 // NewRootCmd builds the command tree.
@@ -86,5 +91,6 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	} {
 		root.AddCommand(add(f))
 	}
+	cmdutil.TypeUsageErrors(root)
 	return root
 }

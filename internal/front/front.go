@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/clock"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/scorecmd"
 )
@@ -84,11 +85,9 @@ func Score(args []string, in io.Reader, out, errOut io.Writer, getenv func(strin
 	root.PersistentFlags().StringVar(&fixturesDir, "fixtures-dir", envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
 	root.PersistentFlags().StringVar(&reportsDir, "reports-dir", envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")
 	root.AddCommand(scorecmd.NewCmd(&scorecmd.Env{In: in, Out: out, ErrOut: errOut, Now: now, Getenv: getenv, WeightsDir: &weightsDir}, nil))
+	cmdutil.TypeUsageErrors(root)
 	root.SetArgs(args)
-	cmd, err := root.ExecuteC()
-	if err != nil && cmd != nil && exitcode.IsCobraUsageError(err) {
-		err = exitcode.AsFlagError(err)
-	}
+	_, err = root.ExecuteC()
 	return exitcode.Print(err, errOut)
 }
 
