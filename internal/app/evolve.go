@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/store"
@@ -275,18 +276,5 @@ func writeStateDump(dir string, out *EvolveResult) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, name)
-	f, err := os.CreateTemp(dir, ".state-*")
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return path, os.Rename(f.Name(), path)
+	return path, atomicfile.Write(path, buf.Bytes(), atomicfile.Public)
 }

@@ -119,6 +119,13 @@ func TestNightlyEscalatesWithExitThree(t *testing.T) {
 	if len(dumps) != 1 {
 		t.Fatalf("state dumps %v", dumps)
 	}
+	// Reports and the state dump are reviewed and committed: readable by everyone, like the store.
+	written, _ := filepath.Glob(filepath.Join(f.ReportsDir, "*"))
+	for _, p := range written {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: mode %v, want 0644", p, fi.Mode().Perm())
+		}
+	}
 }
 
 func TestNightlyGlobMatchingNothingIsAnError(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ldd-tools/tune/internal/atomicfile"
 )
 
 // File is one rendered report file: a bare name (no directory) and its bytes.
@@ -22,7 +24,7 @@ type File struct {
 }
 
 // WriteFiles writes files under dir (created when missing) and returns their paths in order. Each file is
-// written to a temporary name and renamed, so a reader never sees half a report; a file whose bytes are
+// written atomically (internal/atomicfile: fsynced, 0644), so a reader never sees half a report; a file whose bytes are
 // already there is left alone, so a second nightly run does not even touch the modification time.
 func WriteFiles(dir string, files []File) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -38,21 +40,8 @@ func WriteFiles(dir string, files []File) ([]string, error) {
 			paths = append(paths, path)
 			continue
 		}
-		tmp, err := os.CreateTemp(dir, "."+f.Name+".tmp*")
-		if err != nil {
-			return paths, err
-		}
-		_, werr := tmp.Write(f.Data)
-		cerr := tmp.Close()
-		if werr == nil {
-			werr = cerr
-		}
-		if werr == nil {
-			werr = os.Rename(tmp.Name(), path)
-		}
-		if werr != nil {
-			os.Remove(tmp.Name())
-			return paths, fmt.Errorf("%s: %w", path, werr)
+		if err := atomicfile.Write(path, f.Data, atomicfile.Public); err != nil {
+			return paths, fmt.Errorf("%s: %w", path, err)
 		}
 		paths = append(paths, path)
 	}
