@@ -223,3 +223,25 @@ func TestBootstrapReproducible(t *testing.T) {
 		t.Error("SeedFrom distinguishes -0 from 0")
 	}
 }
+
+// TestWilson checks the interval against the closed form evaluated independently (CPython 3.11,
+// z = 1.959963984540054); 3/10 gives the textbook [0.108, 0.603].
+func TestWilson(t *testing.T) {
+	for _, c := range []struct {
+		k, n   int
+		lo, hi float64
+	}{
+		{0, 10, 0, 0.2775327998628892},
+		{10, 10, 0.7224672001371107, 1},
+		{3, 10, 0.10779126740630099, 0.6032218525388546},
+		{1, 2, 0.09453120573423074, 0.9054687942657693},
+	} {
+		lo, hi := Wilson(c.k, c.n, 0.95)
+		if math.Abs(lo-c.lo) > 1e-9 || math.Abs(hi-c.hi) > 1e-9 {
+			t.Errorf("Wilson(%d, %d) = [%v, %v], want [%v, %v]", c.k, c.n, lo, hi, c.lo, c.hi)
+		}
+	}
+	if lo, hi := Wilson(0, 0, 0.95); lo != 0 || hi != 1 {
+		t.Errorf("Wilson(0, 0) = [%v, %v], want [0, 1]", lo, hi)
+	}
+}

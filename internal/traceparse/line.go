@@ -47,6 +47,8 @@ const maxLineBytes = 1 << 30
 type lineClass struct {
 	skip      skipCode
 	openQuote bool     // its quotes do not balance (a value may continue on the next line)
+	bom       bool     // a UTF-8 BOM was stripped from its start
+	magic     bool     // it was read from after the Tier-2 magic prefix
 	entry     int      // index of its entry in the batch's entries (parallel reads)
 	epochSet  bool     // entry.Epoch came from an epoch= field
 	task      taskKeys // its keys that describe its task
@@ -179,6 +181,7 @@ func (c *classifier) classify(raw []byte, lc *lineClass, e *Entry) {
 	b := trimPy(raw)
 	if bytes.HasPrefix(b, bom) { // Decision: strip a BOM (start of file, or of a log joined with cat)
 		b = trimPy(b[len(bom):])
+		lc.bom = true
 	}
 	if len(b) == 0 {
 		lc.skip = skipBlank
@@ -194,6 +197,7 @@ func (c *classifier) classify(raw []byte, lc *lineClass, e *Entry) {
 	}
 	if i := bytes.Index(b, magicPrefix); i >= 0 {
 		b = trimPy(b[i+len(magicPrefix):])
+		lc.magic = true
 		if len(b) == 0 {
 			lc.skip = skipEmptyMagic
 			return
@@ -559,6 +563,7 @@ type metaHead struct {
 	loops                                              []string
 	signals                                            []SignalWeight
 	hasSignals                                         bool
+	levelFromChosen                                    bool // level read from the v0.10.1 level_chosen=
 }
 
 func (c *classifier) readHead(lc *lineClass, e *Entry) {
@@ -629,6 +634,7 @@ func (c *classifier) normaliseMeta(lc *lineClass) {
 	if !level.ok {
 		if chosen := c.get("level_chosen"); chosen.ok && validLevel(c.str(chosen)) {
 			c.alias(&level, "level", chosen)
+			lc.head.levelFromChosen = true
 		}
 	}
 	if level.ok && !validLevel(c.str(level)) {

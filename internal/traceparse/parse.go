@@ -49,7 +49,9 @@ type parser struct {
 	lastCloseLossFinal    string
 	lastCloseHasLossFinal bool
 	files                 []string // files= of the open task, in order of appearance
-	loopsUsed             []string // scratch for finishTask
+	// pendingDepartures are departures noted before the first task opened.
+	pendingDepartures []Departure
+	loopsUsed         []string // scratch for finishTask
 }
 
 type lossGroup struct {
@@ -116,8 +118,14 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []En
 			p.res.Lines.Blank++
 		case skipComment:
 			p.res.Lines.Comment++
+			if lc.bom { // with its BOM kept, the reference does not see the '#'
+				p.depart(p.line, offset, "a comment after a BOM: the reference keeps the BOM, misses the '#' and reads the line as an entry of this task")
+			}
 		default:
 			p.warn(p.line, offset, p.skipReason(lc.skip), true)
+			if lc.skip != skipNoLoop { // the reference drops a line without a loop too
+				p.depart(p.line, offset, skippedDeparture(lc.skip))
+			}
 		}
 		if lc.skip == skipNoTimestamp && lc.openQuote {
 			p.openQuoteLine = 0 // this continuation closed the quote it continued
@@ -135,7 +143,57 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []En
 	for _, n := range lc.notes {
 		p.warn(e.Line, e.Offset, n, false)
 	}
+	prev := len(p.res.Tasks)
 	p.add(lc, ents, i)
+	p.departures(lc, e, prev)
+}
+
+// skippedDeparture says how the reference reads a line skipped here (without line numbers, which
+// differ between whole and tail reads).
+func skippedDeparture(skip skipCode) string {
+	switch skip {
+	case skipNoTimestamp:
+		return "skipped here (no timestamp: a continuation of a value that held a newline, or not a trace line); the reference reads its first word as a timestamp and the line into this task"
+	case skipIncomplete:
+		return "skipped here (incomplete last line, no line end); the reference reads it"
+	case skipTooLong:
+		return "skipped here (longer than 1 GiB); the reference reads it"
+	}
+	return "skipped here; the reference reads it into this task"
+}
+
+// depart notes on the open task (or, before the first task, on the next one) a way in which this
+// reading of it departs from the reference reader's.
+func (p *parser) depart(line int, offset int64, reason string) {
+	d := Departure{Line: line, Offset: offset, Reason: reason}
+	if p.open {
+		p.cur.Departures = append(p.cur.Departures, d)
+		return
+	}
+	p.pendingDepartures = append(p.pendingDepartures, d)
+}
+
+// departures notes the departures of the kept line e, which add has just attached; prev is the
+// number of finished tasks before it, so a meta line that finished one can name it.
+func (p *parser) departures(lc *lineClass, e *Entry, prev int) {
+	opens := e.Kind == KindMeta || (len(p.cur.Entries) == 1 && p.cur.Legacy)
+	if lc.openQuote {
+		p.depart(e.Line, e.Offset, "its quotes do not balance: kept here by a whitespace split, dropped by the reference")
+		if e.Kind == KindMeta && len(p.res.Tasks) > prev {
+			t := &p.res.Tasks[len(p.res.Tasks)-1]
+			t.Departures = append(t.Departures, Departure{Line: e.Line, Offset: e.Offset,
+				Reason: "the next task's meta line: its quotes do not balance, so the reference drops it and reads that task's lines into this one"})
+		}
+	}
+	if lc.bom && opens {
+		p.depart(e.Line, e.Offset, "starts with a BOM: stripped here; the reference keeps it and then cannot read the task's timestamp")
+	}
+	if lc.magic {
+		p.depart(e.Line, e.Offset, "read from after the "+MagicPrefix+" prefix; the reference reads the prefix as the timestamp")
+	}
+	if e.Kind == KindMeta && lc.head.levelFromChosen {
+		p.depart(e.Line, e.Offset, "level from the v0.10.1 level_chosen=: the reference aggregator reads only the L<n>/<name> label")
+	}
 }
 
 func (p *parser) skipReason(skip skipCode) string {
@@ -244,6 +302,7 @@ func (p *parser) openTask(e *Entry, head *metaHead) {
 	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp}
 	p.open, p.epoch, p.groups, p.lastIter, p.lastClose = true, 0, p.groups[:0], -1, -1
 	p.lastCloseLossFinal, p.lastCloseHasLossFinal = "", false
+	p.cur.Departures, p.pendingDepartures = p.pendingDepartures, nil
 	t := &p.cur
 	if head == nil {
 		var lc lineClass

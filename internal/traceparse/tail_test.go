@@ -23,6 +23,10 @@ func withoutLines(tasks []traceparse.Task) []traceparse.Task {
 		for j := range t.Entries {
 			t.Entries[j].Line = 0
 		}
+		t.Departures = append([]traceparse.Departure(nil), t.Departures...)
+		for j := range t.Departures {
+			t.Departures[j].Line = 0
+		}
 		out[i] = t
 	}
 	return out

@@ -87,6 +87,14 @@ func (s SignalWeight) MarshalJSON() ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
 }
 
+// Departure is a line of a task that this package reads otherwise than the reference reader does.
+// Line is numbered as Task.Line is; Offset is absolute.
+type Departure struct {
+	Line   int
+	Offset int64
+	Reason string
+}
+
 // Task is one meta-delimited slice of a log (or the legacy slice before the first meta line).
 type Task struct {
 	Source string `json:"source"`
@@ -126,6 +134,11 @@ type Task struct {
 	RegressionOf string `json:"regression_of"`
 	// Files is the union of files= on any of its lines, sorted and deduplicated.
 	Files []string `json:"files"`
+	// Departures say, one line each, where this reading of the task departs from the reference
+	// reader's (a stripped BOM, a level from level_chosen=, a line kept despite unbalanced quotes or
+	// skipped where the reference reads it, …); empty when the reference reads the task the same way.
+	// Reports that promise the reference's numbers count these tasks apart (docs/decisions.md#accuracy-beyond-reference).
+	Departures []Departure `json:"-"`
 	// Meta is the meta line itself (zero for a legacy task).
 	Meta Entry `json:"-"`
 	// Entries are its iteration, close and epoch lines in file order.

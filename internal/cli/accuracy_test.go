@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/testutil"
+)
+
+// accuracyCLI runs tune at a fixed clock (the one the reference values were computed with).
+func accuracyCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := map[string]string{"TUNE_NOW": "2026-12-02T00:00:00Z"}
+	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Getenv: func(k string) string { return env[k] }}
+	code := Run(f, append([]string{"--weights-dir", filepath.Join(t.TempDir(), "none")}, args...))
+	return code, out.String(), errOut.String()
+}
+
+func TestAccuracyFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		logs string
+		days int
+		json bool
+	}{
+		{nil, ".ldd/trace.log", 30, false},
+		{[]string{"a.log", "b.log", "--days", "90", "--json"}, "a.log b.log", 90, true},
+	} {
+		var got *accuracyOptions
+		f := &Factory{IO: &IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: func(string) string { return "" }}
+		cmd := newCmdAccuracy(f, func(o *accuracyOptions) error { got = o; return nil })
+		cmd.SetArgs(append([]string{}, c.args...))
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(c.args, err)
+		}
+		if strings.Join(got.Logs, " ") != c.logs || got.Days != c.days || got.JSON != c.json {
+			t.Errorf("%v: options %+v", c.args, got)
+		}
+	}
+	for _, bad := range []string{"0", "-3"} {
+		if code, _, errOut := accuracyCLI(t, "accuracy", "--days", bad, "x.log"); code != ExitUsage || !strings.Contains(errOut, "--days") {
+			t.Errorf("--days %s: exit %d, stderr %q", bad, code, errOut)
+		}
+	}
+	if code, _, errOut := accuracyCLI(t, "accuracy", filepath.Join(t.TempDir(), "missing.log")); code != 1 || !strings.Contains(errOut, "missing.log") {
+		t.Errorf("missing log: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestAccuracyGolden locks the table and the JSON on a log with every kind of task read beyond
+// the reference, and checks that --json starts with the reference's fields.
+func TestAccuracyGolden(t *testing.T) {
+	log := "../accuracy/testdata/quirks.log"
+	code, out, errOut := accuracyCLI(t, "accuracy", "--days", "36500", log)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	testutil.Golden(t, "accuracy_quirks.txt", []byte(out))
+	code, out, errOut = accuracyCLI(t, "accuracy", "--days", "36500", "--json", log)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	testutil.Golden(t, "accuracy_quirks.json", []byte(out))
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"window_days", "n_tasks_total", "n_tasks_with_level", "per_level", "overall",
+		"read_beyond_reference", "intervals", "by_weights_version", "by_dispatch", "by_log", "n_tasks_undated"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("--json has no %q", k)
+		}
+	}
+	if len(m) != 11 {
+		t.Errorf("--json has %d top-level fields, want 11 (a new field needs this test and --help updated)", len(m))
+	}
+	// The default window (30 days before the clock) holds none of these September tasks.
+	code, out, _ = accuracyCLI(t, "accuracy", log)
+	if code != 0 || !strings.Contains(out, "last 30 days · 0 tasks closed") {
+		t.Errorf("default window: exit %d\n%s", code, out)
+	}
+}
