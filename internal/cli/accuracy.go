@@ -74,7 +74,7 @@ n_from_log), n_tasks_undated (closed tasks whose meta timestamp is not RFC 3339)
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Logs = args
 			if len(opts.Logs) == 0 {
-				opts.Logs = []string{defaultTraceLog}
+				opts.Logs = []string{traceparse.DefaultLog}
 			}
 			if opts.Days <= 0 {
 				return FlagErrorf("--days %d: want a positive number of days", opts.Days)
@@ -94,8 +94,8 @@ n_from_log), n_tasks_undated (closed tasks whose meta timestamp is not RFC 3339)
 func accuracyRun(opts *accuracyOptions) error {
 	res, err := traceparse.ReadLogs(opts.Logs, 0)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && len(opts.Logs) == 1 && opts.Logs[0] == defaultTraceLog {
-			return fmt.Errorf("no trace log at %s: run tune accuracy in a project that has one, or name the LOG files", defaultTraceLog)
+		if errors.Is(err, fs.ErrNotExist) && len(opts.Logs) == 1 && opts.Logs[0] == traceparse.DefaultLog {
+			return fmt.Errorf("no trace log at %s: run tune accuracy in a project that has one, or name the LOG files", traceparse.DefaultLog)
 		}
 		return err
 	}
