@@ -14,6 +14,7 @@ import (
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/fixtures"
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -80,11 +81,13 @@ type EvolveResult struct {
 	Reports   []string          `json:"reports,omitempty"`
 	Warnings  []evolve.Warning  `json:"warnings"`
 
-	// Loop is the loop's full result; Stored the proposal written for it (nil when no step ran); Tails
-	// the logs whose line numbers count from a tail read.
-	Loop   *evolve.LoopResult `json:"-"`
-	Stored *store.Proposal    `json:"-"`
-	Tails  []traceparse.Tail  `json:"-"`
+	// Loop is the loop's full result; Stored the proposal written for it (nil when no step ran) and
+	// ReportInput its report's input, saved beside it; Tails the logs whose line numbers count from a
+	// tail read.
+	Loop        *evolve.LoopResult     `json:"-"`
+	Stored      *store.Proposal        `json:"-"`
+	ReportInput *report.ProposalReport `json:"-"`
+	Tails       []traceparse.Tail      `json:"-"`
 }
 
 // Escalated reports whether the run needs a human (exit code 3).
@@ -175,6 +178,11 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		if err := logAttemptsOnce(env, p, steps, true); err != nil {
 			return nil, err
 		}
+		in, err := saveReportInput(env, steps, parent, p)
+		if err != nil {
+			return nil, err
+		}
+		out.ReportInput = &in
 	}
 	if out.Escalated() {
 		path, err := writeStateDump(env.ReportsDir, out)

@@ -36,9 +36,8 @@ func Nightly(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.Stored != nil {
-		in := report.FromSteps(out.Loop.StepResults(), out.Loop.Parent, out.Stored)
-		if out.Reports, err = report.WriteProposal(env.ReportsDir, in); err != nil {
+	if out.ReportInput != nil {
+		if out.Reports, err = report.WriteProposal(env.ReportsDir, *out.ReportInput); err != nil {
 			return nil, err
 		}
 	}

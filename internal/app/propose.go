@@ -83,8 +83,13 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	if err := logAttemptsOnce(env, p, steps, false); err != nil {
 		return nil, err
 	}
-	// The EVAL report goes through the same code as tune report proposal and tune nightly.
-	if out.Reports, err = report.WriteProposal(env.ReportsDir, report.FromSteps(steps, parent, p)); err != nil {
+	// The EVAL report goes through the same code as tune report proposal and tune nightly, from the
+	// input saved with the proposal.
+	in, err := saveReportInput(env, steps, parent, p)
+	if err != nil {
+		return nil, err
+	}
+	if out.Reports, err = report.WriteProposal(env.ReportsDir, in); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -178,3 +178,36 @@ func extractTxtarFile(t *testing.T, archive, name string) []byte {
 	t.Fatalf("%s has no file %s", archive, name)
 	return nil
 }
+
+// tune report proposal after tune nightly rewrites the very bytes nightly wrote: it renders the input
+// saved with the proposal and never re-runs a step (it used to, and wrote a poorer report over it).
+func TestReportProposalAfterNightlyKeepsTheReportByteIdentical(t *testing.T) {
+	dir, f, out, errOut := nightlyFixture(t)
+	if code := runNightly(f, "--logs", filepath.Join(dir, "*.log")); code != ExitOK {
+		t.Fatalf("nightly: exit %d: %s", code, errOut.String())
+	}
+	nightly := readDir(t, f.ReportsDir)
+	if len(nightly) == 0 {
+		t.Fatal("nightly wrote no report")
+	}
+	// The trace log is gone: a report that re-ran the step could not find it.
+	if err := os.Remove(filepath.Join(dir, "twostep.log")); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	root := NewRootCmd(f)
+	root.SetArgs([]string{"report", "proposal"})
+	_, err := root.ExecuteC()
+	if code := exitCode(err, f.IO.ErrOut); code != ExitOK || errOut.Len() != 0 {
+		t.Fatalf("report proposal: exit %d, stderr %q", code, errOut.String())
+	}
+	after := readDir(t, f.ReportsDir)
+	if len(after) != len(nightly) {
+		t.Fatalf("reports %v, then %v", keys(nightly), keys(after))
+	}
+	for name, data := range nightly {
+		if !bytes.Equal(data, after[name]) {
+			t.Errorf("report %s changed: tune report proposal did not regenerate nightly's bytes", name)
+		}
+	}
+}

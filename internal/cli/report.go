@@ -14,9 +14,8 @@ type reportOptions struct {
 	OutDir string
 	JSON   bool
 
-	Kind     string   // proposal | history | audit
-	Proposal string   // proposal file or id; "" = the newest proposal
-	Logs     []string // trace logs a proposal was made from; default the sources of its flagged tasks
+	Kind     string // proposal | history | audit
+	Proposal string // proposal file or id; "" = the newest proposal
 
 	Paths      []string // audit: transcript paths
 	Arms       []string // audit: NAME=PATH
@@ -87,16 +86,15 @@ newest proposal there): the window of trace history, the flagged tasks with thei
 signal screen, every attempt with its decision, the replay of every fixture scenario before and after
 with a chart, the guardrails (sign test, leave-one-out, holdout) and the weight diff.
 
-The window and the screen are not stored in the proposal file. They are recovered by re-running the
-evolution step on the trace logs the proposal came from (--logs, default the logs of its flagged
-tasks) against its parent version; the re-run must give the same proposal id, else those sections say
-"not recorded" and the rest comes from the file and a fresh replay of the fixtures.`,
+The report is rendered from the input saved with the proposal (under <weights-dir>/proposals/inputs/
+when propose, evolve or nightly wrote it): no step is re-run, so the report is byte for byte the one
+they wrote. A proposal without a saved input gets what its file holds (no window; screen rows of the
+changed signals only) and a fresh replay of the fixtures, and a note on stderr says so.`,
 		Example: `  tune report proposal
-  tune report proposal p-4f1c2a9be07d --logs projects/api/.ldd/trace.log --logs projects/web/.ldd/trace.log`,
+  tune report proposal p-4f1c2a9be07d --out /tmp/review`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: run("proposal"),
 	}
-	proposal.Flags().StringArrayVar(&opts.Logs, "logs", nil, "a trace `LOG` the proposal was made from (repeatable)")
 
 	history := &cobra.Command{
 		Use:   "history",
@@ -117,7 +115,7 @@ func reportRun(opts *reportOptions) error {
 	var err error
 	switch opts.Kind {
 	case "proposal":
-		res, err = app.ReportProposal(opts.Env, opts.Proposal, opts.Logs, opts.OutDir)
+		res, err = app.ReportProposal(opts.Env, opts.Proposal, opts.OutDir)
 	case "history":
 		res, err = app.ReportHistory(opts.Env, opts.OutDir)
 	case "audit":

@@ -24,12 +24,12 @@ func TestReportFlags(t *testing.T) {
 	for _, c := range []struct {
 		args                []string
 		kind, proposal, out string
-		logs, paths, arms   []string
+		paths, arms         []string
 		json, mixed         bool
 	}{
 		{args: []string{"proposal"}, kind: "proposal", out: "rep"},
-		{args: []string{"proposal", "p-0123456789ab", "--out", "x", "--logs", "a.log", "--logs", "b.log", "--json"},
-			kind: "proposal", proposal: "p-0123456789ab", out: "x", logs: []string{"a.log", "b.log"}, json: true},
+		{args: []string{"proposal", "p-0123456789ab", "--out", "x", "--json"},
+			kind: "proposal", proposal: "p-0123456789ab", out: "x", json: true},
 		{args: []string{"history", "--out", "h"}, kind: "history", out: "h"},
 		{args: []string{"audit", "t1", "t2", "--arm", "high=a", "--arm", "xhigh=b", "--allow-mixed"}, kind: "audit", out: "rep",
 			paths: []string{"t1", "t2"}, arms: []string{"high=a", "xhigh=b"}, mixed: true},
@@ -41,7 +41,7 @@ func TestReportFlags(t *testing.T) {
 			t.Fatalf("%v: %v", c.args, err)
 		}
 		if got.Kind != c.kind || got.Proposal != c.proposal || got.OutDir != c.out || got.JSON != c.json ||
-			strings.Join(got.Logs, ",") != strings.Join(c.logs, ",") || got.Env.WeightsDir != "w" || got.Env.FixturesDir != "fx" ||
+			got.Env.WeightsDir != "w" || got.Env.FixturesDir != "fx" ||
 			strings.Join(got.Paths, ",") != strings.Join(c.paths, ",") || strings.Join(got.Arms, ",") != strings.Join(c.arms, ",") ||
 			got.AllowMixed != c.mixed {
 			t.Errorf("%v: options %+v", c.args, *got)
