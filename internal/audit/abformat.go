@@ -10,9 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/ldd-tools/tune/internal/termtable"
 )
 
 // ABFormats lists the output formats of an A/B report.
@@ -163,26 +161,14 @@ func writeABTable(w io.Writer, rep *ABReport, markdown bool) error {
 	for start := 0; start < len(rep.Metrics); start += len(Metrics) {
 		block := rep.Metrics[start:min(start+len(Metrics), len(rep.Metrics))]
 		base, arm := block[0].Baseline, block[0].Arm
-		var tbl *tablewriter.Table
+		style := termtable.Grid
 		if markdown {
-			tbl = tablewriter.NewTable(&b,
-				tablewriter.WithRenderer(renderer.NewMarkdown()),
-				tablewriter.WithHeaderAutoFormat(tw.Off),
-				tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
-			)
-		} else {
-			tbl = tablewriter.NewTable(&b,
-				tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-					Borders:  tw.Border{Left: tw.Off, Right: tw.Off, Top: tw.Off, Bottom: tw.Off},
-					Symbols:  tw.NewSymbols(tw.StyleLight),
-					Settings: tw.Settings{Separators: tw.Separators{BetweenColumns: tw.On, ShowHeader: tw.Off}, Lines: tw.Lines{ShowHeaderLine: tw.Off}},
-				})),
-				tablewriter.WithHeaderAutoFormat(tw.Off),
-				tablewriter.WithHeaderAlignment(tw.AlignCenter),
-				tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
-			)
+			style = termtable.Markdown
 		}
-		tbl.Header("metric", base+" (median)", arm+" (median)", "vs "+base, "p", "p (Holm)", "n", arm+"/"+base+" [CI]")
+		ci := arm + "/" + base + " [CI]"
+		tbl := termtable.NewStyled(termtable.WithWidth(&b, termtable.WidthOf(w)), style,
+			termtable.Columns("metric", base+" (median)", arm+" (median)", "vs "+base, "p", "p (Holm)", "n", ci)...).
+			AlignRight().AlignHeaders(termtable.Center).Optional("p", "n", ci)
 		for i := range block {
 			mr := &block[i]
 			name := mr.Name
@@ -217,7 +203,11 @@ func writeABTable(w io.Writer, rep *ABReport, markdown bool) error {
 	} else {
 		notes.write(&b)
 	}
-	_, err := w.Write(trimTrailingSpaces(b.Bytes()))
+	out := string(trimTrailingSpaces(b.Bytes()))
+	if !markdown { // the tables fit already; the prose lines are wrapped to the same width
+		out = termtable.Fill(out, termtable.WidthOf(w))
+	}
+	_, err := io.WriteString(w, out)
 	return err
 }
 

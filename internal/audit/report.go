@@ -9,10 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -138,20 +135,25 @@ func plural(n int, word string) string {
 	return commas(uint64(n)) + " " + word + "s"
 }
 
-// newASCIITable returns a table with ASCII borders (stable in golden files and any terminal) and
-// headers as given (tablewriter upper-cases them by default). Column 0 is left-aligned, the rest
-// right-aligned.
-func newASCIITable(w io.Writer) *tablewriter.Table {
-	return tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}),
-	)
+// newASCIITable returns a table with ASCII borders that fits the width w carries. Column 0 (the label,
+// shrinkable) is left-aligned, the rest right-aligned.
+func newASCIITable(w io.Writer, headers ...string) *termtable.Table {
+	return termtable.New(w, headers...).AlignRight().Shrink(headers[0])
+}
+
+func appendRows(t *termtable.Table, rows [][]string) error {
+	for _, r := range rows {
+		if err := t.Append(r...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteText writes the seed-002 §3 table, the token totals and, with a breakdown, one row per group.
 func WriteText(w io.Writer, rep *Report, in Input) error {
 	var b bytes.Buffer
+	tw := termtable.WithWidth(&b, termtable.WidthOf(w)) // tables fit the width w carries
 	t := &rep.Totals
 	fmt.Fprintf(&b, "%s in %s, %s (%s)", plural(t.Requests, "request"), plural(in.Sessions, "session"), plural(in.Files, "file"), megabytes(in.Bytes))
 	if !rep.First.IsZero() {
@@ -172,8 +174,7 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 	}
 	s := &rep.Shares
 	b.WriteString("Share of weighted spend: input ×1, output ×5, cache read ×0.1, cache write ×1.25 (TTL-aware: 1h cache writes ×2)\n")
-	tbl := newASCIITable(&b)
-	tbl.Header("Item", "Share", "TTL-aware")
+	tbl := newASCIITable(tw, "Item", "Share", "TTL-aware")
 	rows := [][]string{
 		{"Cache reads (context re-read per request)", pct(s.Spend.CacheRead), pct(s.TTL.CacheRead)},
 		{"Cache writes", pct(s.Spend.CacheWrite), pct(s.TTL.CacheWrite)},
@@ -183,22 +184,21 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 		{"Outside the main loop (subagents, compaction, /btw)", pct(s.Spend.NonMain), pct(s.TTL.NonMain)},
 		{"Weighted spend (input-token units)", commas(uint64(t.Spend + 0.5)), commas(uint64(t.SpendTTL + 0.5))},
 	}
-	if err := tbl.Bulk(rows); err != nil {
+	if err := appendRows(tbl, rows); err != nil {
 		return err
 	}
 	if err := tbl.Render(); err != nil {
 		return err
 	}
 	b.WriteString("\n")
-	tbl = newASCIITable(&b)
-	tbl.Header("Item", "Value")
+	tbl = newASCIITable(tw, "Item", "Value")
 	rows = [][]string{
 		{"Thinking located in the main loop" + thinkNote, pctOrDash(s.ThinkingInMain) + " of thinking"},
 		{"Mean thinking per request: main loop / outside" + thinkNote, tokensOrDash(s.MeanThinkingMain) + " / " + tokensOrDash(s.MeanThinkingSub) + " tokens"},
 		{"Mean cached context per main-loop request", tokensOrDash(s.MeanContextMain) + " tokens"},
 		{"Requests: main loop / outside", commas(uint64(t.MainRequests)) + " / " + commas(uint64(t.SubRequests))},
 	}
-	if err := tbl.Bulk(rows); err != nil {
+	if err := appendRows(tbl, rows); err != nil {
 		return err
 	}
 	if err := tbl.Render(); err != nil {
@@ -206,7 +206,7 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 	}
 	if rep.By != "" {
 		b.WriteString("\n")
-		if err := writeGroups(&b, rep, thinkNote); err != nil {
+		if err := writeGroups(tw, rep, thinkNote); err != nil {
 			return err
 		}
 	}
@@ -214,14 +214,15 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 	if n := skippedLine(in); n != "" {
 		b.WriteString("\n" + n + "\n")
 	}
-	_, err := w.Write(trimTrailingSpaces(b.Bytes()))
+	// The tables fit already; the prose lines are wrapped to the same width.
+	_, err := io.WriteString(w, termtable.Fill(string(trimTrailingSpaces(b.Bytes())), termtable.WidthOf(w)))
 	return err
 }
 
-func writeGroups(b *bytes.Buffer, rep *Report, thinkNote string) error {
-	tbl := newASCIITable(b)
-	tbl.Header(string(rep.By), "requests", "spend", "cache read", "cache write", "output", "thinking"+thinkNote,
-		"outside main", "thinking main / outside", "context / main req")
+func writeGroups(b io.Writer, rep *Report, thinkNote string) error {
+	tbl := newASCIITable(b, string(rep.By), "requests", "spend", "cache read", "cache write", "output", "thinking"+thinkNote,
+		"outside main", "thinking main / outside", "context / main req").
+		Optional("thinking main / outside", "context / main req", "cache write", "outside main", "cache read")
 	for _, g := range rep.Groups {
 		s := &g.Shares
 		if err := tbl.Append(

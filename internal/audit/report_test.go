@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -471,5 +472,35 @@ func TestThinkingBlocksPerSession(t *testing.T) {
 		if w, ok := want[g.Key]; ok && g.Totals.ThinkingBlocks != w {
 			t.Errorf("%s: %d thinking blocks, want %d", g.Key, g.Totals.ThinkingBlocks, w)
 		}
+	}
+}
+
+// TestAuditFitsTerminal renders the audit text, without a breakdown and with each of GroupBys, and the
+// A/B table at each terminal width: no line may be wider (docs/decisions.md#table-width).
+func TestAuditFitsTerminal(t *testing.T) {
+	res := scan(t, transcript.Options{}, filepath.Join("..", "..", "testdata", "transcripts"))
+	for _, by := range append([]GroupBy{""}, GroupBys...) {
+		name := "golden/fit/audit_sample_by_" + string(by) + ".txt"
+		if by == "" {
+			name = "golden/fit/audit_sample.txt"
+		}
+		for _, w := range testutil.TermWidths {
+			var b bytes.Buffer
+			if err := WriteText(termtable.WithWidth(&b, w), Aggregate(res.Requests, by), InputOf(res)); err != nil {
+				t.Fatal(err)
+			}
+			testutil.GoldenFit(t, name, w, b.Bytes())
+		}
+	}
+	rep, err := CompareArms(effortArms(t), ABOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range testutil.TermWidths {
+		var b bytes.Buffer
+		if err := WriteAB(termtable.WithWidth(&b, w), rep, "text"); err != nil {
+			t.Fatal(err)
+		}
+		testutil.GoldenFit(t, "golden/ab_effort.txt", w, b.Bytes())
 	}
 }

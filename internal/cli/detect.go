@@ -9,6 +9,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -116,7 +117,7 @@ func printWarnings(w io.Writer, warns []evolve.Warning, tails tailLines) {
 		if loc != "" {
 			loc += ": "
 		}
-		fmt.Fprintf(w, "tune: warning: %s%s\n", loc, x.Reason)
+		termtable.Fprintf(w, "tune: warning: %s%s\n", loc, x.Reason)
 	}
 }
 
@@ -135,40 +136,40 @@ func printDetection(w io.Writer, det *evolve.Detection, logs []string, tails tai
 		if l.Tasks < evolve.WindowSize {
 			which = fmt.Sprintf("all %d", l.Tasks)
 		}
-		fmt.Fprintf(w, "window: %s labelled tasks of %s (%d closed, %d eligible), median loss_final %s\n",
+		termtable.Fprintf(w, "window: %s labelled tasks of %s (%d closed, %d eligible), median loss_final %s\n",
 			which, l.Source, l.Closed, l.Eligible, median)
 	}
 	for _, l := range logs {
 		if !windowed[l] {
-			fmt.Fprintf(w, "window: no task with a level label in %s\n", l)
+			termtable.Fprintf(w, "window: no task with a level label in %s\n", l)
 		}
 	}
 	state := "not triggered"
 	if det.Triggered {
 		state = "triggered"
 	}
-	fmt.Fprintf(w, "flagged: %d low-side regression(s), trigger at %d: %s\n", len(det.Flagged), evolve.TriggerThreshold, state)
+	termtable.Fprintf(w, "flagged: %d low-side regression(s), trigger at %d: %s\n", len(det.Flagged), evolve.TriggerThreshold, state)
 	if len(det.Flagged) > 0 {
 		if err := flaggedTable(w, det.Flagged, tails); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "screen over %d closed window task(s):\n", det.Window.Closed)
+	termtable.Fprintf(w, "screen over %d closed window task(s):\n", det.Window.Closed)
 	if err := screenTable(w, det.Screen); err != nil {
 		return err
 	}
 	if det.Proposal != nil {
-		fmt.Fprintf(w, "proposal: %s (%s)\n", det.Proposal, det.Reason)
+		termtable.Fprintf(w, "proposal: %s (%s)\n", det.Proposal, det.Reason)
 	} else {
-		fmt.Fprintf(w, "proposal: none (%s)\n", det.Reason)
+		termtable.Fprintf(w, "proposal: none (%s)\n", det.Reason)
 	}
 	return nil
 }
 
 func flaggedTable(w io.Writer, flagged []evolve.Flagged, tails tailLines) error {
-	t := storeTable(w, false)
 	// Where (log:line of the meta line) tells tasks of several logs apart; their timestamps may repeat.
-	t.Header("Where", "Meta timestamp", "Level", "Task", "Signals", "Evidence")
+	t := termtable.New(w, "Where", "Meta timestamp", "Level", "Task", "Signals", "Evidence").
+		Shrink("Where", "Task", "Signals", "Evidence").Optional("Meta timestamp", "Evidence")
 	for _, f := range flagged {
 		sigs := make([]string, len(f.Signals))
 		for i, s := range f.Signals {
@@ -178,8 +179,8 @@ func flaggedTable(w io.Writer, flagged []evolve.Flagged, tails tailLines) error 
 		if f.SignalsSource == evolve.SignalsReDetected {
 			sig += " (re-detected)"
 		}
-		if err := t.Append([]string{tails.at(f.Source, f.Line), f.MetaTimestamp, f.Level, f.Title, dash(sig),
-			strings.Join(f.EvidenceStrings(), "; ")}); err != nil {
+		if err := t.Append(tails.at(f.Source, f.Line), f.MetaTimestamp, f.Level, f.Title, dash(sig),
+			strings.Join(f.EvidenceStrings(), "; ")); err != nil {
 			return err
 		}
 	}
@@ -187,8 +188,8 @@ func flaggedTable(w io.Writer, flagged []evolve.Flagged, tails tailLines) error 
 }
 
 func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
-	t := storeTable(w, false)
-	t.Header("Signal", "a", "b", "c", "d", "phi", "z", "Fisher p", "Holm p", "min p", "Consistent", "Verdict")
+	t := termtable.New(w, "Signal", "a", "b", "c", "d", "phi", "z", "Fisher p", "Holm p", "min p", "Consistent", "Verdict").
+		Shrink("Verdict").Optional("z", "phi", "min p", "Fisher p", "Consistent")
 	for _, r := range rows {
 		consistent := "no"
 		if r.Consistent {
@@ -198,8 +199,8 @@ func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
 		if r.Confidence != "" && r.Confidence != r.Verdict {
 			verdict += " (" + r.Confidence + ")"
 		}
-		if err := t.Append([]string{r.Signal, fmt.Sprint(r.A), fmt.Sprint(r.B), fmt.Sprint(r.C), fmt.Sprint(r.D),
-			statNum(r.Phi, 2), statNum(r.Z, 2), statNum(r.P, 4), statNum(r.HolmP, 4), statNum(r.MinP, 4), consistent, verdict}); err != nil {
+		if err := t.Append(r.Signal, fmt.Sprint(r.A), fmt.Sprint(r.B), fmt.Sprint(r.C), fmt.Sprint(r.D),
+			statNum(r.Phi, 2), statNum(r.Z, 2), statNum(r.P, 4), statNum(r.HolmP, 4), statNum(r.MinP, 4), consistent, verdict); err != nil {
 			return err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 type evolveEnv struct {
 	t                       *testing.T
 	root, weights, fixtures string
+	env                     map[string]string // the environment tune sees (COLUMNS in the width tests)
 }
 
 func newEvolveEnv(t *testing.T) *evolveEnv {
@@ -59,7 +60,7 @@ func (e *evolveEnv) run(args ...string) (int, string, string) {
 	f := &Factory{
 		IO:     &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
 		Now:    func() time.Time { return time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC) },
-		Getenv: func(string) string { return "" },
+		Getenv: func(k string) string { return e.env[k] },
 	}
 	code := Run(f, append([]string{"--weights-dir", e.weights, "--fixtures-dir", e.fixtures,
 		"--reports-dir", filepath.Join(e.root, "reports")}, args...))

@@ -9,12 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -226,7 +224,7 @@ func matchingStep(p *store.Proposal, c store.Change) *store.ProposalStep {
 	return found
 }
 
-var diffHeader = []any{"Signal", "Old → New", "Δ", "Evidence (a/b/c/d)", "Fisher p (raw / Holm)", "Suite loss before → after", "Confidence"}
+var diffHeader = []string{"Signal", "Old → New", "Δ", "Evidence (a/b/c/d)", "Fisher p (raw / Holm)", "Suite loss before → after", "Confidence"}
 
 func (r diffRow) cells() []string {
 	name := r.Name
@@ -270,20 +268,17 @@ func lossPair(before, after *float64) string {
 	return fmt.Sprintf("%.3f → %.3f", *before, *after)
 }
 
-// storeTable is an ASCII table for the terminal (stable in golden files) or a Markdown one for PRs.
-func storeTable(w io.Writer, markdown bool) *tablewriter.Table {
-	var r tw.Renderer = renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})
-	if markdown {
-		r = renderer.NewMarkdown()
-	}
-	return tablewriter.NewTable(w, tablewriter.WithRenderer(r), tablewriter.WithHeaderAutoFormat(tw.Off))
-}
-
+// diffTable is an ASCII table for the terminal (fitted to its width) or a Markdown one for PRs.
 func diffTable(w io.Writer, markdown bool, rows []diffRow) error {
-	t := storeTable(w, markdown)
-	t.Header(diffHeader...)
+	style := termtable.ASCII
+	if markdown {
+		style = termtable.Markdown
+	}
+	t := termtable.NewStyled(w, style, termtable.Columns(diffHeader...)...).
+		Shrink("Signal", "Evidence (a/b/c/d)", "Suite loss before → after").
+		Optional("Fisher p (raw / Holm)", "Evidence (a/b/c/d)", "Suite loss before → after", "Confidence")
 	for _, row := range rows {
-		if err := t.Append(row.cells()); err != nil {
+		if err := t.Append(row.cells()...); err != nil {
 			return err
 		}
 	}
@@ -307,22 +302,22 @@ func (rep *diffReport) summary() string {
 }
 
 func printDiffText(w io.Writer, rep *diffReport) error {
-	fmt.Fprintf(w, "weights %s → %s\n", rep.A, rep.B)
+	termtable.Fprintf(w, "weights %s → %s\n", rep.A, rep.B)
 	if len(rep.Rows) == 0 {
-		fmt.Fprintf(w, "no differences: %s and %s hold the same weights, bucket edges and costs\n", rep.A, rep.B)
+		termtable.Fprintf(w, "no differences: %s and %s hold the same weights, bucket edges and costs\n", rep.A, rep.B)
 		return nil
 	}
 	if err := diffTable(w, false, rep.Rows); err != nil {
 		return err
 	}
 	if s := rep.summary(); s != "" {
-		fmt.Fprintln(w, s)
+		termtable.Fprintln(w, s)
 	}
 	if rep.Reason != "" {
-		fmt.Fprintf(w, "reason: %s\n", rep.Reason)
+		termtable.Fprintf(w, "reason: %s\n", rep.Reason)
 	}
 	for _, t := range rep.Tasks {
-		fmt.Fprintf(w, "  flagged: %s\n", t)
+		termtable.Fprintf(w, "  flagged: %s\n", t)
 	}
 	return nil
 }

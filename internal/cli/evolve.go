@@ -9,6 +9,7 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -108,10 +109,11 @@ func printEvolve(opts *evolveOptions, out *app.EvolveResult) error {
 }
 
 func printEvolveText(w io.Writer, out *app.EvolveResult) error {
-	fmt.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
+	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
+	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
 	if len(out.Steps) > 0 {
-		t := storeTable(w, false)
-		t.Header("Step", "Change", "Decision", "Suite loss", "Witness", "Progress", "Unresolved", "Lifted")
+		t := termtable.New(w, "Step", "Change", "Decision", "Suite loss", "Witness", "Progress", "Unresolved", "Lifted").
+			Shrink("Change").Optional("Witness", "Lifted", "Progress")
 		for _, s := range out.Steps {
 			change := "—"
 			if s.Delta != nil {
@@ -125,10 +127,10 @@ func printEvolveText(w io.Writer, out *app.EvolveResult) error {
 			if s.Progress {
 				progress = "yes"
 			}
-			if err := t.Append([]string{fmt.Sprint(s.N), change, s.Decision,
+			if err := t.Append(fmt.Sprint(s.N), change, s.Decision,
 				fmt.Sprintf("%.3f → %.3f", float64(s.SuiteLossBefore), float64(s.SuiteLossAfter)),
 				fmt.Sprintf("%.3f → %.3f", float64(s.WitnessBefore), float64(s.WitnessAfter)),
-				progress, fmt.Sprint(s.Unresolved), fmt.Sprint(len(s.Lifted))}); err != nil {
+				progress, fmt.Sprint(s.Unresolved), fmt.Sprint(len(s.Lifted))); err != nil {
 				return err
 			}
 		}
@@ -145,7 +147,7 @@ func printEvolveText(w io.Writer, out *app.EvolveResult) error {
 			}
 		}
 		if len(attempts) > 0 {
-			fmt.Fprintln(w, "attempts:")
+			termtable.Fprintln(w, "attempts:")
 			if err := attemptsTable(w, attempts, labels); err != nil {
 				return err
 			}
@@ -156,17 +158,19 @@ func printEvolveText(w io.Writer, out *app.EvolveResult) error {
 		if !p.Created {
 			state = "unchanged (same proposal already pending)"
 		}
-		fmt.Fprintf(w, "proposal %s (%s, parent %s): %s %s\n", p.ID, p.Decision, out.Parent, displayPath(p.File), state)
+		termtable.Fprintf(w, "proposal %s (%s, parent %s): %s %s\n", p.ID, p.Decision, out.Parent, displayPath(p.File), state)
 	}
 	if out.Applied != nil {
-		fmt.Fprintf(w, "applied: weights %s is now active\n", *out.Applied)
+		termtable.Fprintf(w, "applied: weights %s is now active\n", *out.Applied)
 	}
 	for _, r := range out.Reports {
-		fmt.Fprintf(w, "report: %s\n", displayPath(r))
+		termtable.Fprintf(w, "report: %s\n", displayPath(r))
 	}
 	if out.StateDump != nil {
-		fmt.Fprintf(w, "state dump: %s\n", displayPath(*out.StateDump))
-		fmt.Fprintf(w, "escalated: a human decides next — read the state dump, then follow %s\n", app.EscalationDoc)
+		termtable.Fprintf(w, "state dump: %s\n", displayPath(*out.StateDump))
+		termtable.Fprintf(w, "escalated: a human decides next — read the state dump, then follow %s\n", app.EscalationDoc)
+		termtable.Fprintf(w, "state dump: %s\n", displayPath(*out.StateDump))
+		termtable.Fprintf(w, "escalated: a human decides next — read the state dump, then follow %s\n", app.EscalationDoc)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/clock"
+	"github.com/ldd-tools/tune/internal/termtable"
 )
 
 // IOStreams are the streams a command reads and writes. Tests replace them with buffers.
@@ -20,6 +21,14 @@ type IOStreams struct {
 	ErrIsTerminal bool
 	// OutIsTerminal reports whether Out is a terminal.
 	OutIsTerminal bool
+	// TermWidth is the width of the terminal Out writes to (0 when unknown).
+	TermWidth func() int
+}
+
+// fitTables makes every table printed on Out fit the width termtable.Resolve decides from --wide,
+// $COLUMNS and the terminal (docs/decisions.md#table-width).
+func (s *IOStreams) fitTables(wide bool, columns string) {
+	s.Out = termtable.WithWidth(s.Out, termtable.Resolve(wide, columns, s.OutIsTerminal, s.TermWidth))
 }
 
 // Factory hands each command its dependencies, so that tests can substitute any of them.
@@ -46,6 +55,13 @@ func NewFactory() *Factory {
 			ErrOut:        os.Stderr,
 			ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 			OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+			TermWidth: func() int {
+				w, _, err := term.GetSize(int(os.Stdout.Fd()))
+				if err != nil {
+					return 0
+				}
+				return w
+			},
 		},
 		Getenv: os.Getenv,
 	}

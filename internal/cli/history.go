@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -109,35 +110,34 @@ func historyRun(opts *historyOptions) error {
 
 func printHistory(w io.Writer, rep *historyReport) error {
 	if len(rep.Entries) == 0 {
-		fmt.Fprintln(w, "no evolution log yet; version files:")
-		t := storeTable(w, false)
-		t.Header("Version", "Parent", "Created", "Reason")
+		termtable.Fprintln(w, "no evolution log yet; version files:")
+		t := termtable.New(w, "Version", "Parent", "Created", "Reason").Shrink("Reason")
 		for _, v := range rep.Versions {
 			name := v.Version
 			if v.Active {
 				name += " *"
 			}
-			if err := t.Append([]string{name, dash(v.Parent), v.Created.UTC().Format("2006-01-02 15:04"), v.Reason}); err != nil {
+			if err := t.Append(name, dash(v.Parent), v.Created.UTC().Format("2006-01-02 15:04"), v.Reason); err != nil {
 				return err
 			}
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "* active: %s\n", rep.Active)
+		termtable.Fprintf(w, "* active: %s\n", rep.Active)
 		return nil
 	}
-	t := storeTable(w, false)
-	t.Header("Serial", "Time", "Action", "Versions", "Proposal", "Change", "Decision", "Suite loss", "Reason")
+	t := termtable.New(w, "Serial", "Time", "Action", "Versions", "Proposal", "Change", "Decision", "Suite loss", "Reason").
+		Shrink("Reason", "Change").Optional("Proposal", "Time", "Decision", "Suite loss")
 	for _, e := range rep.Entries {
-		if err := t.Append(historyCells(&e, rep.Active)); err != nil {
+		if err := t.Append(historyCells(&e, rep.Active)...); err != nil {
 			return err
 		}
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "* active: %s; log serial %d, lineage %s\n", rep.Active, rep.Serial, rep.Lineage)
+	termtable.Fprintf(w, "* active: %s; log serial %d, lineage %s\n", rep.Active, rep.Serial, rep.Lineage)
 	return nil
 }
 

@@ -16,7 +16,30 @@ func TestHistoryGolden(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	testutil.Golden(t, "store_history_fresh.txt", []byte(out))
+	storeHistoryFixture(t, wd, fd)
+	code, out, errOut = storeRun(t, wd, fd, nil, "history")
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	testutil.Golden(t, "store_history.txt", []byte(out))
 
+	code, out, _ = storeRun(t, wd, fd, nil, "history", "--json")
+	var rep struct {
+		Active  string
+		Entries []store.LogEntry
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatal(err, out)
+	}
+	if rep.Active != "v0003" || len(rep.Entries) != 5 || rep.Entries[3].Action != store.ActionApply || rep.Entries[4].Restores != 1 {
+		t.Errorf("history --json: %+v", rep)
+	}
+}
+
+// storeHistoryFixture logs an evolution run's attempts, then applies the accepted proposal and rolls
+// it back.
+func storeHistoryFixture(t *testing.T, wd, fd string) {
+	t.Helper()
 	s, err := store.Open(wd, func() time.Time { return storeTestNow })
 	if err != nil {
 		t.Fatal(err)
@@ -36,22 +59,5 @@ func TestHistoryGolden(t *testing.T) {
 		if code, _, errOut := storeRun(t, wd, fd, nil, args...); code != 0 {
 			t.Fatal(args, errOut)
 		}
-	}
-	code, out, errOut = storeRun(t, wd, fd, nil, "history")
-	if code != 0 {
-		t.Fatal(errOut)
-	}
-	testutil.Golden(t, "store_history.txt", []byte(out))
-
-	code, out, _ = storeRun(t, wd, fd, nil, "history", "--json")
-	var rep struct {
-		Active  string
-		Entries []store.LogEntry
-	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
-		t.Fatal(err, out)
-	}
-	if rep.Active != "v0003" || len(rep.Entries) != 5 || rep.Entries[3].Action != store.ActionApply || rep.Entries[4].Restores != 1 {
-		t.Errorf("history --json: %+v", rep)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/termtable"
 )
 
 type proposeOptions struct {
@@ -83,21 +84,21 @@ func printPropose(w io.Writer, rep *app.ProposeResult) error {
 		return err
 	}
 	if len(rep.Attempts) > 0 {
-		fmt.Fprintln(w, "attempts:")
+		termtable.Fprintln(w, "attempts:")
 		if err := attemptsTable(w, rep.Attempts, nil); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "decision: %s; suite loss %.3f → %.3f (parent %s)\n", rep.Decision, float64(rep.SuiteLossBefore), float64(rep.SuiteLossAfter), rep.Parent)
+	termtable.Fprintf(w, "decision: %s; suite loss %.3f → %.3f (parent %s)\n", rep.Decision, float64(rep.SuiteLossBefore), float64(rep.SuiteLossAfter), rep.Parent)
 	if len(rep.Lifted) > 0 {
-		fmt.Fprintf(w, "lifted out of the low side: %s\n", strings.Join(rep.Lifted, ", "))
+		termtable.Fprintf(w, "lifted out of the low side: %s\n", strings.Join(rep.Lifted, ", "))
 	}
 	if rep.Holdout.Scenarios > 0 {
 		if rep.Holdout.Reads > 0 {
-			fmt.Fprintf(w, "holdout: %s (%.3f → %.3f over %d scenarios; %d reads)\n", rep.Holdout.Verdict,
+			termtable.Fprintf(w, "holdout: %s (%.3f → %.3f over %d scenarios; %d reads)\n", rep.Holdout.Verdict,
 				float64(*rep.Holdout.LossBefore), float64(*rep.Holdout.LossAfter), rep.Holdout.Scenarios, rep.Holdout.Reads)
 		} else {
-			fmt.Fprintf(w, "holdout: not read (nothing accepted; 0 reads)\n")
+			termtable.Fprintf(w, "holdout: not read (nothing accepted; 0 reads)\n")
 		}
 	}
 	if rep.ProposalFile != nil {
@@ -105,10 +106,10 @@ func printPropose(w io.Writer, rep *app.ProposeResult) error {
 		if !rep.Created {
 			state = "unchanged (same proposal already pending)"
 		}
-		fmt.Fprintf(w, "proposal %s: %s %s\n", rep.ProposalID, displayPath(*rep.ProposalFile), state)
+		termtable.Fprintf(w, "proposal %s: %s %s\n", rep.ProposalID, displayPath(*rep.ProposalFile), state)
 	}
 	for _, r := range rep.Reports {
-		fmt.Fprintf(w, "report: %s\n", displayPath(r))
+		termtable.Fprintf(w, "report: %s\n", displayPath(r))
 	}
 	return nil
 }
@@ -116,8 +117,8 @@ func printPropose(w io.Writer, rep *app.ProposeResult) error {
 // attemptsTable lists measured changes with their numbers; labels name the rows ("2.1": step 2, its
 // first attempt), nil numbers them 1, 2, ….
 func attemptsTable(w io.Writer, attempts []evolve.Attempt, labels []string) error {
-	t := storeTable(w, false)
-	t.Header("#", "Change", "Suite loss", "Worse", "Flagged moved up", "Sign test", "LOO", "Decision", "Reason")
+	t := termtable.New(w, "#", "Change", "Suite loss", "Worse", "Flagged moved up", "Sign test", "LOO", "Decision", "Reason").
+		Shrink("Worse", "Sign test", "LOO", "Reason").Optional("LOO", "Sign test", "Worse", "Flagged moved up")
 	for i, a := range attempts {
 		up := 0
 		for _, m := range a.Motivating {
@@ -138,9 +139,9 @@ func attemptsTable(w io.Writer, attempts []evolve.Attempt, labels []string) erro
 		if labels != nil {
 			label = labels[i]
 		}
-		if err := t.Append([]string{label, a.Change.String(),
+		if err := t.Append(label, a.Change.String(),
 			fmt.Sprintf("%.3f → %.3f", float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)), dash(strings.Join(worse, ", ")),
-			fmt.Sprintf("%d/%d", up, len(a.Motivating)), sign, loo, a.Decision, a.Reason}); err != nil {
+			fmt.Sprintf("%d/%d", up, len(a.Motivating)), sign, loo, a.Decision, a.Reason); err != nil {
 			return err
 		}
 	}

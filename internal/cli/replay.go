@@ -10,6 +10,7 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/fixtures"
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -114,23 +115,23 @@ func printReplay(w io.Writer, rep *replayReport) error {
 	if err := replayTable(w, rep.Rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "suite loss %.3f over %d scenarios (total %d, %d red) under %s\n", float64(rep.Loss), rep.Scenarios, rep.Total, rep.Red, rep.Weights)
+	termtable.Fprintf(w, "suite loss %.3f over %d scenarios (total %d, %d red) under %s\n", float64(rep.Loss), rep.Scenarios, rep.Total, rep.Red, rep.Weights)
 	if rep.Holdout != nil {
-		fmt.Fprintln(w, "holdout (frozen split, never used for a decision):")
+		termtable.Fprintln(w, "holdout (frozen split, never used for a decision):")
 		if err := replayTable(w, rep.Holdout.Rows); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "holdout loss %.3f over %d scenarios (%d red); holdout reads this run: %d\n",
+		termtable.Fprintf(w, "holdout loss %.3f over %d scenarios (%d red); holdout reads this run: %d\n",
 			float64(rep.Holdout.Loss), rep.Holdout.Scenarios, rep.Holdout.Red, *rep.HoldoutReads)
 	} else if rep.HoldoutReads != nil {
-		fmt.Fprintln(w, "holdout: no scenarios; holdout reads this run: 0")
+		termtable.Fprintln(w, "holdout: no scenarios; holdout reads this run: 0")
 	}
 	return nil
 }
 
 func replayTable(w io.Writer, rows []evolve.Row) error {
-	t := storeTable(w, false)
-	t.Header("Scenario", "Accepted", "Got", "Raw", "Dispatch source", "Loss", "Status")
+	t := termtable.New(w, "Scenario", "Accepted", "Got", "Raw", "Dispatch source", "Loss", "Status").
+		Shrink("Scenario", "Status").Optional("Dispatch source", "Raw")
 	for _, r := range rows {
 		status := "ok"
 		if r.Red {
@@ -152,8 +153,8 @@ func replayTable(w io.Writer, rows []evolve.Row) error {
 			}
 			status = "RED: " + strings.Join(why, ", ")
 		}
-		if err := t.Append([]string{r.Name, strings.Join(r.Accepted, ","), r.Got, weights.Half(r.Raw).String(), r.Source,
-			fmt.Sprint(r.Loss), status}); err != nil {
+		if err := t.Append(r.Name, strings.Join(r.Accepted, ","), r.Got, weights.Half(r.Raw).String(), r.Source,
+			fmt.Sprint(r.Loss), status); err != nil {
 			return err
 		}
 	}

@@ -65,6 +65,9 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.AsFlagError(err) })
+	wide := false
+	root.PersistentFlags().BoolVar(&wide, "wide", false, "print tables at full width (by default a terminal's tables fit its width, $COLUMNS when set)")
+	root.PersistentPreRun = func(*cobra.Command, []string) { f.IO.fitTables(wide, f.Getenv("COLUMNS")) }
 	root.PersistentFlags().StringVar(&f.WeightsDir, "weights-dir", f.envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
 	root.PersistentFlags().StringVar(&f.FixturesDir, "fixtures-dir", f.envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
 	root.PersistentFlags().StringVar(&f.ReportsDir, "reports-dir", f.envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")

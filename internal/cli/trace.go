@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
@@ -123,7 +123,7 @@ func traceRun(opts *traceOptions) error {
 		if err := traceTable(opts.IO.Out, res, len(opts.Logs) > 1); err != nil {
 			return err
 		}
-		fmt.Fprintln(opts.IO.Out, traceSummary(res, len(opts.Logs)))
+		termtable.Fprintln(opts.IO.Out, traceSummary(res, len(opts.Logs)))
 		printTraceWarnings(opts.IO.ErrOut, res)
 	}
 	if skipped := len(res.SkippedWarnings()); opts.Strict && skipped > 0 {
@@ -137,12 +137,14 @@ func traceTable(w io.Writer, res *traceparse.Result, withSource bool) error {
 		_, err := fmt.Fprintln(w, "no tasks")
 		return err
 	}
-	t := storeTable(w, false)
 	header := []string{"Line", "Meta time", "Level", "Dispatch", "Task", "Iters", "Loops", "Terminal", "Loss"}
 	if withSource {
 		header = append([]string{"Log"}, header...)
 	}
-	t.Header(header)
+	t := termtable.New(w, header...).Shrink("Task", "Loops").Optional("Dispatch", "Iters", "Loops", "Meta time")
+	if withSource {
+		t.Shrink("Log")
+	}
 	for _, task := range res.Tasks {
 		iters := 0
 		for _, e := range task.Entries {
@@ -162,12 +164,12 @@ func traceTable(w io.Writer, res *traceparse.Result, withSource bool) error {
 		if task.LossFinal != nil {
 			loss = strconv.FormatFloat(*task.LossFinal, 'f', 3, 64)
 		}
-		row := []string{strconv.Itoa(task.Line), traceTime(task), level, dash(task.Dispatch), clip(task.Title, 48),
+		row := []string{strconv.Itoa(task.Line), traceTime(task), level, dash(task.Dispatch), task.Title,
 			strconv.Itoa(iters), dash(strings.Join(task.LoopsUsed, ",")), terminal, loss}
 		if withSource {
 			row = append([]string{task.Source}, row...)
 		}
-		if err := t.Append(row); err != nil {
+		if err := t.Append(row...); err != nil {
 			return err
 		}
 	}
@@ -180,14 +182,6 @@ func traceTime(task traceparse.Task) string {
 		return dash(task.MetaTimestamp)
 	}
 	return task.MetaTime.UTC().Format(time.DateOnly + "T" + time.TimeOnly + "Z")
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 func traceSummary(res *traceparse.Result, logs int) string {

@@ -15,8 +15,13 @@ import (
 // traceCLI runs tune with args and returns the exit code, stdout and stderr.
 func traceCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return traceCLIEnv(t, nil, args...)
+}
+
+func traceCLIEnv(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Getenv: func(string) string { return "" }}
+	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Getenv: func(k string) string { return env[k] }}
 	code := Run(f, args)
 	return code, out.String(), errOut.String()
 }

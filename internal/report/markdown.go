@@ -8,9 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/ldd-tools/tune/internal/termtable"
 )
 
 // Align is a column's alignment in a Markdown table.
@@ -36,25 +34,15 @@ func Num(header string) Column  { return Column{header, Right} }
 // so that a '|' or a newline in a value cannot break the table. Cells are used as given otherwise; pass
 // untrusted text through Redact and Escape first.
 func WriteTable(w io.Writer, cols []Column, rows [][]string) error {
-	aligns := make([]tw.Align, len(cols))
-	headers := make([]any, len(cols))
+	tc := make([]termtable.Column, len(cols))
 	for i, c := range cols {
-		aligns[i] = tw.AlignLeft
+		tc[i] = termtable.Column{Header: cellText(c.Header)}
 		if c.Align == Right {
-			aligns[i] = tw.AlignRight
+			tc[i].Align = termtable.Right
 		}
-		headers[i] = cellText(c.Header)
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewMarkdown()),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: aligns}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: aligns}),
-		// A wrapped cell would become a second table row in Markdown; never wrap.
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	)
-	t.Header(headers...)
+	// A wrapped cell would become a second table row in Markdown; termtable never wraps Markdown.
+	t := termtable.NewStyled(w, termtable.Markdown, tc...)
 	for i, r := range rows {
 		if len(r) != len(cols) {
 			return fmt.Errorf("table row %d has %d cells, want %d", i+1, len(r), len(cols))
@@ -63,7 +51,7 @@ func WriteTable(w io.Writer, cols []Column, rows [][]string) error {
 		for j, c := range r {
 			cells[j] = cellText(c)
 		}
-		if err := t.Append(cells); err != nil {
+		if err := t.Append(cells...); err != nil {
 			return err
 		}
 	}

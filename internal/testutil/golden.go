@@ -3,9 +3,13 @@ package testutil
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/ldd-tools/tune/internal/termtable"
 )
 
 // Update is the -update flag: rewrite golden files instead of comparing with them.
@@ -31,4 +35,21 @@ func Golden(t testing.TB, name string, got []byte) {
 	if string(want) != string(got) {
 		t.Errorf("output differs from %s (run go test -update after checking the change)\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
+}
+
+// TermWidths are the terminal widths every table golden is also rendered at (COLUMNS=80 and 100).
+var TermWidths = []int{80, 100}
+
+// GoldenFit checks output rendered for a terminal of the given width: no line may be wider than the
+// terminal, and the output is compared with testdata/<name> with ".w<width>" before the extension
+// (store_history.txt → store_history.w80.txt), so that the narrow layouts are reviewed like the wide.
+func GoldenFit(t testing.TB, name string, width int, got []byte) {
+	t.Helper()
+	for i, line := range strings.Split(string(got), "\n") {
+		if n := termtable.DisplayWidth(line); n > width {
+			t.Errorf("%s at %d columns: line %d is %d wide:\n%s", name, width, i+1, n, line)
+		}
+	}
+	ext := filepath.Ext(name)
+	Golden(t, fmt.Sprintf("%s.w%d%s", strings.TrimSuffix(name, ext), width, ext), got)
 }

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/testutil"
+)
+
+// TestTablesFitTerminal renders the outputs that have a full-width golden file again at each of
+// testutil.TermWidths, as $COLUMNS asks: no line may be wider, and each narrow layout is a golden of
+// its own (docs/decisions.md#table-width).
+func TestTablesFitTerminal(t *testing.T) {
+	t.Run("history", func(t *testing.T) {
+		wd, fd := storeTestDirs(t)
+		fitRun(t, "store_history_fresh.txt", func(env map[string]string) (int, string, string) {
+			return storeRun(t, wd, fd, env, "history")
+		})
+		storeHistoryFixture(t, wd, fd)
+		fitRun(t, "store_history.txt", func(env map[string]string) (int, string, string) {
+			return storeRun(t, wd, fd, env, "history")
+		})
+		fitRun(t, "store_diff.txt", func(env map[string]string) (int, string, string) {
+			return storeRun(t, wd, fd, env, "diff", "v0001", "v0002")
+		})
+	})
+	t.Run("trace", func(t *testing.T) {
+		for name, log := range map[string]string{
+			"trace_table.txt":        "../../testdata/ldd/traces/e2e-demos__v013x__merged-view.log",
+			"trace_messy_stdout.txt": "testdata/trace_messy.log",
+		} {
+			fitRun(t, name, func(env map[string]string) (int, string, string) {
+				return traceCLIEnv(t, env, "trace", log)
+			})
+		}
+	})
+	t.Run("evolve", func(t *testing.T) {
+		e := newEvolveEnv(t)
+		same := filepath.Base(e.history("same-area", 2))
+		legacy := filepath.Base(e.history("legacy-v0101", 4))
+		for _, c := range []struct {
+			name string
+			args []string
+		}{
+			{"evolve_detect_same_area.txt", []string{"detect", same}},
+			{"evolve_replay_holdout.txt", []string{"replay", "--holdout"}},
+			// the first run writes the proposal, the narrow ones find it pending
+			{"evolve_propose_legacy.txt", []string{"propose", legacy}},
+		} {
+			fitRun(t, c.name, func(env map[string]string) (int, string, string) {
+				e.env = env
+				return e.runInRoot(c.args...)
+			})
+		}
+	})
+	t.Run("nightly", func(t *testing.T) {
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fitRun(t, "nightly_twostep.txt", func(env map[string]string) (int, string, string) {
+			dir, f, out, errOut := nightlyFixture(t) // a fresh store each time: every run writes its proposal
+			getenv := f.Getenv
+			f.Getenv = func(k string) string {
+				if v, ok := env[k]; ok {
+					return v
+				}
+				return getenv(k)
+			}
+			if err := os.Chdir(dir); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Chdir(wd) //nolint:errcheck // back to the package dir for the golden files
+			code := runNightly(f, "twostep.log")
+			return code, out.String(), errOut.String()
+		})
+	})
+}
+
+// fitRun runs one command at full width (compared with the golden name) and at each terminal width.
+func fitRun(t *testing.T, name string, run func(env map[string]string) (int, string, string)) {
+	t.Helper()
+	code, out, errOut := run(nil)
+	if code != 0 {
+		t.Fatalf("%s: exit %d: %s", name, code, errOut)
+	}
+	testutil.Golden(t, name, []byte(out))
+	for _, w := range testutil.TermWidths {
+		code, out, errOut := run(map[string]string{"COLUMNS": strconv.Itoa(w)})
+		if code != 0 {
+			t.Fatalf("%s at %d: exit %d: %s", name, w, code, errOut)
+		}
+		testutil.GoldenFit(t, name, w, []byte(out))
+	}
+}
