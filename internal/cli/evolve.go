@@ -8,8 +8,8 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
-	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -109,7 +109,6 @@ func printEvolve(opts *evolveOptions, out *app.EvolveResult) error {
 }
 
 func printEvolveText(w io.Writer, out *app.EvolveResult) error {
-	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
 	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
 	if len(out.Steps) > 0 {
 		t := termtable.New(w, "Step", "Change", "Decision", "Suite loss", "Witness", "Progress", "Unresolved", "Lifted").

@@ -7,9 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/ldd-tools/tune/internal/termtable"
 )
 
 // Report is the whole effort check: the census of a repository and what the transcripts show.
@@ -44,15 +42,16 @@ const dash = "—"
 func WriteText(w io.Writer, r *Report) error {
 	var b bytes.Buffer
 	if r.Repo != "" {
-		if err := writeCensus(&b, r); err != nil {
+		// the table fits the width w carries; the prose is wrapped to it at the end
+		if err := writeCensus(termtable.WithWidth(&b, termtable.WidthOf(w)), r); err != nil {
 			return err
 		}
 	}
-	_, err := w.Write(b.Bytes())
+	_, err := io.WriteString(w, termtable.Fill(b.String(), termtable.WidthOf(w)))
 	return err
 }
 
-func writeCensus(b *bytes.Buffer, r *Report) error {
+func writeCensus(b io.Writer, r *Report) error {
 	count := func(ps []Pin, kind string) int {
 		n := 0
 		for _, p := range ps {
@@ -66,8 +65,7 @@ func writeCensus(b *bytes.Buffer, r *Report) error {
 		count(r.Pins, KindAgent), count(r.Pins, KindAgent)+count(r.Unpinned, KindAgent),
 		count(r.Pins, KindSkill), count(r.Pins, KindSkill)+count(r.Unpinned, KindSkill))
 	if len(r.Pins)+len(r.Unpinned) > 0 {
-		t := newTable(b, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft)
-		t.Header("kind", "name", "effort", "file")
+		t := termtable.New(b, "kind", "name", "effort", "file").Shrink("name", "file")
 		rows := append(append([]Pin{}, r.Pins...), r.Unpinned...)
 		sortPins(rows)
 		for _, p := range rows {
@@ -90,7 +88,7 @@ func writeCensus(b *bytes.Buffer, r *Report) error {
 		}
 	}
 	if len(r.Settings) == 0 {
-		b.WriteString("settings: no settings.json (the session level is the model's default)\n")
+		io.WriteString(b, "settings: no settings.json (the session level is the model's default)\n")
 	}
 	for _, s := range r.Settings {
 		var parts []string
@@ -105,14 +103,4 @@ func writeCensus(b *bytes.Buffer, r *Report) error {
 		fmt.Fprintf(b, "settings: %s: %s\n", s.File, strings.Join(parts, ", "))
 	}
 	return nil
-}
-
-// newTable is an ASCII table (stable in golden files and any terminal) with headers as given and one
-// alignment per column: names left, numbers right.
-func newTable(w io.Writer, align ...tw.Align) *tablewriter.Table {
-	return tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	)
 }
