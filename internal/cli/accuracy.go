@@ -13,6 +13,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -142,9 +143,9 @@ func fmtRate(r accuracy.Rate) string {
 }
 
 func printAccuracy(w io.Writer, rep *accuracy.Report) error {
-	fmt.Fprintf(w, "dispatch accuracy · last %s · %s closed, %d with a level\n", plural(rep.WindowDays, "day"), plural(rep.NTasksTotal, "task"), rep.NTasksWithLevel)
-	t := storeTable(w, false)
-	t.Header("Level", "Tasks", "Median k", "Median loss", "Complete", "Overkill", "Underkill", "Top signals", "Terminals")
+	termtable.Fprintf(w, "dispatch accuracy · last %s · %s closed, %d with a level\n", plural(rep.WindowDays, "day"), plural(rep.NTasksTotal, "task"), rep.NTasksWithLevel)
+	t := termtable.New(w, "Level", "Tasks", "Median k", "Median loss", "Complete", "Overkill", "Underkill", "Top signals", "Terminals").
+		Shrink("Top signals", "Terminals").Optional("Terminals", "Median k", "Median loss", "Top signals", "Complete")
 	for i, lvl := range accuracy.Levels {
 		ls, iv := rep.PerLevel.At(i), rep.Intervals.At(i)
 		if ls.N == 0 {
@@ -165,14 +166,14 @@ func printAccuracy(w io.Writer, rep *accuracy.Report) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "overall: overkill %s · underkill %s (95%% Wilson intervals)\n", fmtRate(rep.Intervals.Overall.Overkill), fmtRate(rep.Intervals.Overall.Underkill))
+	termtable.Fprintf(w, "overall: overkill %s · underkill %s (95%% Wilson intervals)\n", fmtRate(rep.Intervals.Overall.Overkill), fmtRate(rep.Intervals.Overall.Underkill))
 	if rep.Undated > 0 {
-		fmt.Fprintf(w, "%s left out: meta timestamp not RFC 3339\n", plural(rep.Undated, "closed task"))
+		termtable.Fprintf(w, "%s left out: meta timestamp not RFC 3339\n", plural(rep.Undated, "closed task"))
 	}
 	if rep.Beyond.NTasks > 0 {
-		fmt.Fprintf(w, "read beyond the reference: %s (the reference's numbers differ by exactly these)\n", plural(rep.Beyond.NTasks, "task"))
+		termtable.Fprintf(w, "read beyond the reference: %s (the reference's numbers differ by exactly these)\n", plural(rep.Beyond.NTasks, "task"))
 		for _, b := range rep.Beyond.Tasks {
-			fmt.Fprintf(w, "  %s:%d %q: %s\n", b.Log, b.Line, b.Task, strings.Join(b.Reasons, "; "))
+			termtable.Fprintf(w, "  %s:%d %q: %s\n", b.Log, b.Line, b.Task, strings.Join(b.Reasons, "; "))
 		}
 	}
 	for _, s := range []struct {
@@ -182,9 +183,9 @@ func printAccuracy(w io.Writer, rep *accuracy.Report) error {
 		if len(s.groups) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "by %s:\n", s.title)
-		t := storeTable(w, false)
-		t.Header(strings.ToUpper(s.title[:1])+s.title[1:], "Tasks", "With level", "Overkill", "Underkill")
+		termtable.Fprintf(w, "by %s:\n", s.title)
+		first := strings.ToUpper(s.title[:1]) + s.title[1:]
+		t := termtable.New(w, first, "Tasks", "With level", "Overkill", "Underkill").Shrink(first)
 		for _, g := range s.groups {
 			key := g.Key
 			if g.NFromLog != nil && *g.NFromLog > 0 {
