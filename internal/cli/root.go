@@ -66,7 +66,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.AsFlagError(err) })
 	wide := false
-	root.PersistentFlags().BoolVar(&wide, "wide", false, "print tables at full width (by default a terminal's tables fit its width, $COLUMNS when set)")
+	cmdutil.AddWideFlag(root, &wide)
 	root.PersistentPreRun = func(*cobra.Command, []string) { f.IO.fitTables(wide, f.Getenv("COLUMNS")) }
 	root.PersistentFlags().StringVar(&f.WeightsDir, "weights-dir", f.envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
 	root.PersistentFlags().StringVar(&f.FixturesDir, "fixtures-dir", f.envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")

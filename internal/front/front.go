@@ -84,6 +84,8 @@ func Score(args []string, in io.Reader, out, errOut io.Writer, getenv func(strin
 	root.PersistentFlags().StringVar(&weightsDir, "weights-dir", envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
 	root.PersistentFlags().StringVar(&fixturesDir, "fixtures-dir", envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
 	root.PersistentFlags().StringVar(&reportsDir, "reports-dir", envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")
+	var wide bool // score prints no table; declared so that the command line parses as in the full tree
+	cmdutil.AddWideFlag(root, &wide)
 	root.AddCommand(scorecmd.NewCmd(&scorecmd.Env{In: in, Out: out, ErrOut: errOut, Now: now, Getenv: getenv, WeightsDir: &weightsDir}, nil))
 	cmdutil.TypeUsageErrors(root)
 	root.SetArgs(args)
