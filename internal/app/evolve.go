@@ -17,6 +17,7 @@ import (
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/watch"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -93,17 +94,18 @@ type EvolveResult struct {
 // Escalated reports whether the run needs a human (exit code 3).
 func (r *EvolveResult) Escalated() bool { return r.Outcome == evolve.OutcomeEscalated }
 
-// evolveConfig is the optional config file.
+// evolveConfig is the optional config file (tune.toml): the [evolve] and [watch] tables.
 type evolveConfig struct {
 	Evolve struct {
 		MaxSteps   int `toml:"max_steps"`
 		StallBound int `toml:"stall_bound"`
 	} `toml:"evolve"`
+	Watch watch.Config `toml:"watch"`
 }
 
-// LoopConfig merges the options over the config file over the defaults in code.
-func LoopConfig(env Env, opts EvolveOptions) (evolve.LoopConfig, error) {
-	path, explicit := opts.ConfigPath, opts.ConfigPath != ""
+// readConfig reads the config file: configPath, else TUNE_CONFIG, else tune.toml when it exists.
+func readConfig(env Env, configPath string) (evolveConfig, error) {
+	path, explicit := configPath, configPath != ""
 	if !explicit {
 		path = env.getenv("TUNE_CONFIG")
 		explicit = path != ""
@@ -116,14 +118,26 @@ func LoopConfig(env Env, opts EvolveOptions) (evolve.LoopConfig, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 	case err != nil:
-		return evolve.LoopConfig{}, fmt.Errorf("config %s: %w", path, err)
+		return cfg, fmt.Errorf("config %s: %w", path, err)
 	default:
 		if und := md.Undecoded(); len(und) > 0 {
-			return evolve.LoopConfig{}, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps and stall_bound)", path, und[0])
+			return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps and stall_bound; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha)", path, und[0])
 		}
 		if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
-			return evolve.LoopConfig{}, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
+			return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
 		}
+		if err := cfg.Watch.Check(); err != nil {
+			return cfg, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	return cfg, nil
+}
+
+// LoopConfig merges the options over the config file over the defaults in code.
+func LoopConfig(env Env, opts EvolveOptions) (evolve.LoopConfig, error) {
+	cfg, err := readConfig(env, opts.ConfigPath)
+	if err != nil {
+		return evolve.LoopConfig{}, err
 	}
 	lc := evolve.LoopConfig{MaxSteps: cfg.Evolve.MaxSteps, StallBound: cfg.Evolve.StallBound}
 	if opts.MaxSteps > 0 {

@@ -80,6 +80,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		NewCmdRepair,   // weights store
 		NewCmdHistory,  // weights store
 		NewCmdAccuracy, // dispatch accuracy (internal/accuracy)
+		NewCmdWatch,    // the watch on applied versions (internal/watch, app.Watch)
 		NewCmdWeights,  // weights store: tune weights show
 		NewCmdDiff,     // weights store
 		NewCmdDetect,   // evolution step (internal/evolve)

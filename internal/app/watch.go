@@ -1,0 +1,190 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/watch"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// WatchOptions say which version to watch and over which logs.
+type WatchOptions struct {
+	Logs []string
+	// Version is the applied version to watch ("v0002"); "" watches the active one.
+	Version string
+	// ConfigPath is the config file with the [watch] bounds ("" = TUNE_CONFIG, else tune.toml).
+	ConfigPath string
+}
+
+// WatchResult is what tune watch reports (and its --json shape): the verdict and, for "not helping"
+// and "harmful", the rollback proposal it wrote (or why it wrote none).
+type WatchResult struct {
+	*watch.Result
+	Active bool `json:"active"`
+	// Proposal is the id of the rollback proposal (new or already pending); "" when none.
+	Proposal     string `json:"proposal,omitempty"`
+	ProposalPath string `json:"proposal_path,omitempty"`
+	// ProposalNew is false when the same rollback was already proposed.
+	ProposalNew bool `json:"proposal_new,omitempty"`
+	// ProposalNote says why no proposal was written although the verdict calls for one.
+	ProposalNote string   `json:"proposal_note,omitempty"`
+	Logs         []string `json:"logs"`
+}
+
+// ErrNothingToWatch wraps store.ErrNothingToDo: no applied version to judge (the store has only its
+// first version, or the version named was never made active).
+var ErrNothingToWatch = fmt.Errorf("%w: nothing to watch", store.ErrNothingToDo)
+
+// Watch judges an applied version on the tasks dispatched under it against those under its parent
+// (internal/watch). For "not helping" and "harmful" on the active version it writes a rollback
+// proposal to the parent's content through the store's proposal path and logs its decision, so that
+// `tune apply` reviews and applies it like any other; it writes nothing else (docs/decisions.md#watch).
+func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
+	cfg, err := readConfig(env, opts.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	s, err := env.OpenStore()
+	if err != nil {
+		return nil, err
+	}
+	acts, err := s.Activations()
+	if err != nil {
+		return nil, err
+	}
+	active, err := s.ActiveVersion()
+	if err != nil {
+		return nil, err
+	}
+	target := active
+	if opts.Version != "" {
+		if target, err = weights.ParseVersionName(opts.Version); err != nil {
+			return nil, err
+		}
+	}
+	// The version's last activation, the one before it (its parent's) and the next (its end).
+	i := -1
+	for j := range acts {
+		if acts[j].Version == target {
+			i = j
+		}
+	}
+	if i < 0 {
+		return nil, fmt.Errorf("%w: the evolution log never made %s active", ErrNothingToWatch, weights.VersionName(target))
+	}
+	act := acts[i]
+	if act.Parent == 0 || act.Action == store.ActionInit {
+		return nil, fmt.Errorf("%w: %s is the store's first version, there is nothing before it to compare with", ErrNothingToWatch, weights.VersionName(target))
+	}
+	in := watch.Input{Config: cfg.Watch}
+	for j := i - 1; j >= 0; j-- {
+		if acts[j].Version == act.Parent {
+			// The init entry records when the store's log began, not when its first version took
+			// over: every earlier task ran under it.
+			if acts[j].Action != store.ActionInit {
+				in.Parent.From = acts[j].Time
+			}
+			break
+		}
+	}
+	in.Version.From = act.Time
+	if i+1 < len(acts) {
+		in.Until = acts[i+1].Time
+	}
+	vw, err := s.Version(target)
+	if err != nil {
+		return nil, err
+	}
+	pw, err := s.Version(act.Parent)
+	if err != nil {
+		return nil, err
+	}
+	in.Version.Weights, in.Parent.Weights = &vw, &pw
+	for _, c := range store.Changes(&pw, &vw) {
+		in.Changes = append(in.Changes, c.String())
+		if sig, ok := weights.SignalByName(c.Name); c.Kind == "signal" && ok {
+			in.Changed = append(in.Changed, sig)
+		}
+	}
+	logs := opts.Logs
+	if len(logs) == 0 {
+		logs = []string{traceparse.DefaultLog}
+	}
+	res, err := traceparse.ReadLogs(logs, 0)
+	if err != nil {
+		return nil, err
+	}
+	in.Tasks = res.Tasks
+	out := &WatchResult{Result: watch.Judge(in), Active: target == active, Logs: logs}
+	if !out.Proposes() {
+		return out, nil
+	}
+	if !out.Active {
+		out.ProposalNote = fmt.Sprintf("%s is no longer active (%s is): no rollback proposal; `tune rollback` restores an earlier version", out.Version, weights.VersionName(active))
+		return out, nil
+	}
+	return out, proposeRollback(env, s, out, &vw, &pw)
+}
+
+// proposeRollback writes (once) the proposal that brings the parent's content back as a new version,
+// and logs its decision like any accepted proposal.
+func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.Weights) error {
+	pending, err := s.PendingProposals()
+	if err != nil {
+		return err
+	}
+	for _, p := range pending {
+		if p.Parent == vw.Version && len(store.Changes(&p.Candidate, pw)) == 0 {
+			out.Proposal, out.ProposalPath = p.ID, s.ProposalsPath()+"/"+p.ID+".json"
+			return nil
+		}
+	}
+	back := store.Changes(vw, pw)
+	p := &store.Proposal{
+		Created: env.Now().UTC(), Parent: vw.Version, Decision: store.DecisionAccept, Candidate: *pw,
+		Reason: fmt.Sprintf("roll %s back to the content of %s: tune watch found it %s: %s", out.Version, out.Parent, out.Verdict, out.Reason),
+	}
+	var change []string
+	for _, c := range back {
+		change = append(change, c.String())
+		step := store.ProposalStep{Kind: c.Kind, Delta: c.Delta(), Decision: store.DecisionAccept}
+		switch c.Kind {
+		case "signal":
+			step.Signal = c.Name
+		case "bucket":
+			step.Edge = c.Name
+		default:
+			continue // a cost change has no step kind; the candidate carries it
+		}
+		p.Steps = append(p.Steps, step)
+	}
+	var evidence []string
+	for _, t := range out.Evidence {
+		p.Evidence = append(p.Evidence, store.FlaggedTask{MetaTimestamp: t.MetaTimestamp, Title: t.Task, Level: t.Level, Source: t.Log, Evidence: []string{t.Note}})
+		evidence = append(evidence, fmt.Sprintf("%s %s %q: %s", t.MetaTimestamp, t.Level, t.Task, t.Note))
+	}
+	path, created, err := store.WriteProposal(s.ProposalsPath(), p)
+	if err != nil {
+		return err
+	}
+	out.Proposal, out.ProposalPath, out.ProposalNew = p.ID, path, created
+	entries, err := s.Entries()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Proposal == p.ID && e.Action == store.ActionAccept {
+			return nil
+		}
+	}
+	err = s.Log(store.LogEntry{Action: store.ActionAccept, Parent: vw.Version, Proposal: p.ID, Change: strings.Join(change, ", "),
+		Decision: store.DecisionAccept, Evidence: evidence, Reason: "tune watch: " + out.Verdict + ": " + out.Reason})
+	if errors.Is(err, store.ErrNothingToDo) {
+		return nil
+	}
+	return err
+}

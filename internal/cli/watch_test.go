@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// watchStore makes a store whose v0002 (contract-rule-hit +1) was applied at 2026-11-01, and returns
+// its directory.
+func watchStore(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "weights")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../weights/v0001.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "v0001.toml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	s, err := store.Open(dir, func() time.Time { return at })
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := s.Version(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand := v1
+	cand.Signals[weights.ContractRuleHit] += weights.Whole(1)
+	p := &store.Proposal{Created: at, Parent: 1, Decision: store.DecisionAccept, Candidate: cand, Reason: "contract-rule-hit +1",
+		Steps: []store.ProposalStep{{Kind: "signal", Signal: "contract-rule-hit", Delta: weights.Whole(1), Decision: store.DecisionAccept}}}
+	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: 1, Proposal: p.ID, Change: "contract-rule-hit +1", Decision: store.DecisionAccept}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplyProposal(p); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// watchLog writes 20 tasks before the apply (6 regressed at L1) and n after it, lifted to L2, of
+// which regressed still regressed.
+func watchLog(t *testing.T, n, regressed int) string {
+	t.Helper()
+	var b strings.Builder
+	task := func(at time.Time, level, name string, i int, reg bool) {
+		ts := func(s int) string { return at.Add(time.Duration(s) * time.Second).Format(time.RFC3339) }
+		fmt.Fprintf(&b, "%s  meta  %s/%s  dispatch=auto  signals=contract-rule-hit:+2,explicit-bugfix:-5,unknown-file-territory:+1  task=\"task %d\"  loops=inner\n", ts(0), level, name, i)
+		fmt.Fprintf(&b, "%s  inner  k=1  skill=s  action=a  loss=0.100\n", ts(1))
+		extra := ""
+		if reg {
+			extra = "  regression_followed=true"
+		}
+		fmt.Fprintf(&b, "%s  inner  close  terminal=complete  loss_final=0.100%s\n", ts(2), extra)
+	}
+	for i := range 20 {
+		task(time.Date(2026, 10, 1, i, 0, 0, 0, time.UTC), "L1", "diagnostic", i, i < 6)
+	}
+	for i := range n {
+		task(time.Date(2026, 11, 2, i, 0, 0, 0, time.UTC), "L2", "deliberate", 20+i, i < regressed)
+	}
+	path := filepath.Join(t.TempDir(), "trace.log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func watchCLI(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := map[string]string{"TUNE_NOW": "2026-11-20T00:00:00Z"}
+	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Getenv: func(k string) string { return env[k] }}
+	code := Run(f, append([]string{"--weights-dir", dir, "--fixtures-dir", filepath.Join(filepath.Dir(dir), "fixtures")}, args...))
+	return code, out.String(), errOut.String()
+}
+
+// snapshot maps every file under dir to its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		out[p] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestWatchEndToEnd: a change whose lifted tasks still regress is "not helping"; watch writes the
+// rollback proposal and its logged decision (the log line and the log's head record) and nothing else; a second run writes nothing; tune
+// apply takes the proposal and the active content is the parent's again.
+func TestWatchEndToEnd(t *testing.T) {
+	dir := watchStore(t)
+	log := watchLog(t, 20, 7)
+	before := snapshot(t, dir)
+	code, out, errOut := watchCLI(t, dir, "watch", log)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out = strings.ReplaceAll(strings.ReplaceAll(out, log, "trace.log"), dir, "weights")
+	testutil.Golden(t, "watch_not_helping.txt", []byte(out))
+	after := snapshot(t, dir)
+	var added, changed []string
+	for p, c := range after {
+		if old, ok := before[p]; !ok {
+			added = append(added, p)
+		} else if old != c {
+			changed = append(changed, p)
+		}
+	}
+	if len(after) != len(before)+1 || len(added) != 1 || !strings.Contains(added[0], string(filepath.Separator)+"proposals"+string(filepath.Separator)) ||
+		len(changed) != 2 || !slices.ContainsFunc(changed, func(p string) bool { return filepath.Base(p) == "evolution.jsonl" }) {
+		t.Fatalf("watch wrote more than a proposal and its logged decision: added %v, changed %v", added, changed)
+	}
+	logPath := filepath.Join(dir, "evolution.jsonl")
+	if !strings.HasPrefix(after[logPath], before[logPath]) || strings.Count(after[logPath], "\n") != strings.Count(before[logPath], "\n")+1 {
+		t.Fatalf("the log was not just appended one line")
+	}
+	// Again: the same rollback is already pending; nothing is written.
+	code, out, _ = watchCLI(t, dir, "watch", "--json", log)
+	var res struct {
+		Verdict     string `json:"verdict"`
+		Proposal    string `json:"proposal"`
+		ProposalNew bool   `json:"proposal_new"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Verdict != "not helping" || res.Proposal == "" || res.ProposalNew {
+		t.Fatalf("second run: exit %d, %+v, %v", code, res, err)
+	}
+	if again := snapshot(t, dir); len(again) != len(after) || again[logPath] != after[logPath] {
+		t.Fatalf("the second run wrote to the store")
+	}
+	// Review and apply it like any other proposal.
+	code, out, errOut = watchCLI(t, dir, "apply", res.Proposal)
+	if code != 0 {
+		t.Fatalf("apply: exit %d: %s %s", code, out, errOut)
+	}
+	s, err := store.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, _ := s.Active()
+	v1, _ := s.Version(1)
+	if active.Version != 3 || len(store.Changes(&v1, &active)) != 0 {
+		t.Fatalf("after apply: active v%d, changes against v0001 %v", active.Version, store.Changes(&v1, &active))
+	}
+	// v0003 has no tasks yet.
+	code, out, _ = watchCLI(t, dir, "watch", log)
+	if code != 0 || !strings.Contains(out, "TOO EARLY") || !strings.Contains(out, "20 more") {
+		t.Errorf("watch of v0003: exit %d\n%s", code, out)
+	}
+	// v0002 is no longer active: the verdict stands, no proposal.
+	code, out, _ = watchCLI(t, dir, "watch", "--version", "v0002", log)
+	if code != 0 || !strings.Contains(out, "NOT HELPING") || !strings.Contains(out, "no longer active") {
+		t.Errorf("watch --version v0002: exit %d\n%s", code, out)
+	}
+}
+
+func TestWatchVerdictsJSON(t *testing.T) {
+	dir := watchStore(t)
+	for _, c := range []struct {
+		name          string
+		after, regr   int
+		verdict       string
+		writesNothing bool
+	}{
+		{"holding", 20, 0, "holding", true},
+		{"too-early", 5, 0, "too early", true},
+	} {
+		before := snapshot(t, dir)
+		code, out, errOut := watchCLI(t, dir, "watch", "--json", watchLog(t, c.after, c.regr))
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s: exit %d %s", c.name, code, errOut)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); err != nil || m["verdict"] != c.verdict {
+			t.Fatalf("%s: verdict %v (%v)", c.name, m["verdict"], err)
+		}
+		delete(m, "logs")
+		data, _ := json.MarshalIndent(m, "", "  ")
+		testutil.Golden(t, "watch_"+c.name+".json", append(data, '\n'))
+		if after := snapshot(t, dir); len(after) != len(before) {
+			t.Errorf("%s: watch wrote to the store", c.name)
+		}
+	}
+	if code, _, errOut := watchCLI(t, dir, "watch", "--version", "latest"); code != ExitUsage || !strings.Contains(errOut, "--version") {
+		t.Errorf("--version 2: exit %d %s", code, errOut)
+	}
+}
