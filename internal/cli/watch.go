@@ -9,6 +9,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/watch"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -108,10 +109,9 @@ func watchRun(opts *watchOptions) error {
 }
 
 func printWatch(w io.Writer, r *app.WatchResult) error {
-	fmt.Fprintf(w, "%s (parent %s, %s): %s\n", r.Version, r.Parent, strings.Join(r.Changes, ", "), strings.ToUpper(r.Verdict))
-	fmt.Fprintf(w, "  %s\n", r.Reason)
-	t := storeTable(w, false)
-	t.Header("Measure", "Before ("+r.Parent+")", "After ("+r.Version+")", "p (rose)")
+	termtable.Fprintf(w, "%s (parent %s, %s): %s\n", r.Version, r.Parent, strings.Join(r.Changes, ", "), strings.ToUpper(r.Verdict))
+	termtable.Fprintf(w, "  %s\n", r.Reason)
+	t := termtable.New(w, "Measure", "Before ("+r.Parent+")", "After ("+r.Version+")", "p (rose)").Shrink("Measure").Optional("p (rose)")
 	rows := []struct {
 		name string
 		c    watch.Comparison
@@ -133,15 +133,15 @@ func printWatch(w io.Writer, r *app.WatchResult) error {
 		return err
 	}
 	for _, e := range r.Evidence {
-		fmt.Fprintf(w, "  %s:%d %s %s %q: %s\n", e.Log, e.Line, e.MetaTimestamp, e.Level, e.Task, e.Note)
+		termtable.Fprintf(w, "  %s:%d %s %s %q: %s\n", e.Log, e.Line, e.MetaTimestamp, e.Level, e.Task, e.Note)
 	}
 	switch {
 	case r.Proposal != "" && r.ProposalNew:
-		fmt.Fprintf(w, "rollback proposal %s written: %s\nreview it, then: tune apply %s\n", r.Proposal, r.ProposalPath, r.Proposal)
+		termtable.Fprintf(w, "rollback proposal %s written: %s\nreview it, then: tune apply %s\n", r.Proposal, r.ProposalPath, r.Proposal)
 	case r.Proposal != "":
-		fmt.Fprintf(w, "rollback proposal %s is already pending: %s\nreview it, then: tune apply %s\n", r.Proposal, r.ProposalPath, r.Proposal)
+		termtable.Fprintf(w, "rollback proposal %s is already pending: %s\nreview it, then: tune apply %s\n", r.Proposal, r.ProposalPath, r.Proposal)
 	case r.ProposalNote != "":
-		fmt.Fprintln(w, r.ProposalNote)
+		termtable.Fprintf(w, "%s\n", r.ProposalNote)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -123,8 +124,10 @@ func TestWatchEndToEnd(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	out = strings.ReplaceAll(strings.ReplaceAll(out, log, "trace.log"), dir, "weights")
-	testutil.Golden(t, "watch_not_helping.txt", []byte(out))
+	// The proposal id hashes its evidence, which names the temporary log: the golden has it as <id>.
+	id := regexp.MustCompile(`p-[0-9a-f]{12}`).FindString(out)
+	golden := strings.NewReplacer(log, "trace.log", dir, "weights", id, "<id>").Replace(out)
+	testutil.Golden(t, "watch_not_helping.txt", []byte(golden))
 	after := snapshot(t, dir)
 	var added, changed []string
 	for p, c := range after {
