@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
@@ -22,12 +23,17 @@ const (
 	defaultLastTask = 20
 )
 
+// maxTraceRows is the most rows the text view draws: a whole-log read of a huge log shows its last
+// tasks and says how many came before (the summary counts them all); --format jsonl lists every one.
+const maxTraceRows = 1000
+
 type traceOptions struct {
 	IO      *IOStreams
 	Logs    []string
 	Last    int
 	LastSet bool // --last given; otherwise the default depends on the logs
 	JSON    bool
+	Format  string // text | json | jsonl
 	Strict  bool
 }
 
@@ -67,11 +73,17 @@ when unknown), loss_final_from (close | iteration), regression_followed, regress
 iterations (its iteration, close and epoch lines, each with its fields and the recomputed
 delta_loss).
 
+--format jsonl streams one JSON object per task and line (the fields of --json's tasks) as the logs
+are read, in memory that does not grow with them: the way to hand a year of logs to jq, DuckDB
+(read_json_auto) or a pipeline. Warnings stay on stderr. A whole-log text view of more than 1,000
+tasks shows the last 1,000 rows; the summary counts every task.
+
 --strict exits 1 when any line was skipped (blank and comment lines aside).`,
 		Example: `  tune trace
   tune trace .ldd/trace.log --last 5
   tune trace projects/*/.ldd/trace.log --json | jq '.tasks[] | select(.level == "L1")'
-  tune trace --strict ci/trace.log`,
+  tune trace --strict ci/trace.log
+  tune trace --last 0 --format jsonl .ldd/trace.log | jq -c 'select(.regression_followed)'`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Logs = args
@@ -79,6 +91,17 @@ delta_loss).
 				opts.Logs = []string{traceparse.DefaultLog}
 			}
 			opts.LastSet = cmd.Flags().Changed("last")
+			switch opts.Format {
+			case "text", "json", "jsonl":
+			default:
+				return FlagErrorf("--format %q: want text, json or jsonl", opts.Format)
+			}
+			if opts.JSON {
+				if cmd.Flags().Changed("format") && opts.Format != "json" {
+					return FlagErrorf("--json is --format json; it cannot go with --format %s", opts.Format)
+				}
+				opts.Format = "json"
+			}
 			if opts.Last < 0 {
 				return FlagErrorf("--last %d: want a number of tasks, or 0 for all", opts.Last)
 			}
@@ -89,7 +112,8 @@ delta_loss).
 		},
 	}
 	cmd.Flags().IntVar(&opts.Last, "last", 0, "read only the last `N` tasks of each log, 0 for all (default: all for one log under 1 MB, else 20)")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print tasks, line counts and warnings as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print tasks, line counts and warnings as JSON (--format json)")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `format`: text, json (one document) or jsonl (one task per line, streamed)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "exit 1 if any line was skipped (blank and comment lines aside)")
 	return cmd
 }
@@ -108,72 +132,162 @@ func (opts *traceOptions) lastTasks() int {
 }
 
 func traceRun(opts *traceOptions) error {
-	res, err := traceparse.ReadLogs(opts.Logs, opts.lastTasks())
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && len(opts.Logs) == 1 && opts.Logs[0] == traceparse.DefaultLog {
-			return fmt.Errorf("no trace log at %s: run tune trace in a project that has one, or name the LOG files", traceparse.DefaultLog)
-		}
-		return err
+	var out export.TaskWriter
+	var table *traceRows
+	switch opts.Format {
+	case "json":
+		out = export.NewTaskJSON(opts.IO.Out)
+	case "jsonl":
+		out = export.NewTaskJSONL(opts.IO.Out)
+	default:
+		table = &traceRows{withSource: len(opts.Logs) > 1}
+		out = table
 	}
-	if opts.JSON {
-		if err := storeWriteJSON(opts.IO.Out, res); err != nil {
-			return err
+	var (
+		lines    traceparse.LineCounts
+		warnings []traceparse.Warning // kept for the JSON document only
+		tails    []traceparse.Tail
+		nWarn    int
+		skipped  int
+	)
+	count := func(w traceparse.Warning) {
+		nWarn++
+		if w.Skipped {
+			skipped++
+		}
+	}
+	if last := opts.lastTasks(); last == 0 {
+		// The whole of each log, streamed: a task is written (or becomes a row) as soon as it is read,
+		// and nothing keeps it, so memory does not follow the log (docs/decisions.md#streaming-reads).
+		warn := func(w traceparse.Warning) {
+			count(w)
+			if opts.Format == "json" {
+				warnings = append(warnings, w)
+			} else {
+				printTraceWarning(opts.IO.ErrOut, w, false)
+			}
+		}
+		for _, log := range opts.Logs {
+			l, err := traceparse.StreamLog(log, out.Task, warn)
+			if err != nil {
+				return traceReadError(opts, err)
+			}
+			lines.Add(l)
 		}
 	} else {
-		if err := traceTable(opts.IO.Out, res, len(opts.Logs) > 1); err != nil {
+		res, err := traceparse.ReadLogs(opts.Logs, last)
+		if err != nil {
+			return traceReadError(opts, err)
+		}
+		for i := range res.Tasks {
+			if err := out.Task(&res.Tasks[i]); err != nil {
+				return err
+			}
+		}
+		for _, w := range res.Warnings {
+			count(w)
+		}
+		lines, warnings, tails = res.Lines, res.Warnings, res.Tails
+		if opts.Format != "json" {
+			printTraceWarnings(opts.IO.ErrOut, res)
+		}
+	}
+	if err := out.Close(lines, warnings, tails); err != nil {
+		return err
+	}
+	if table != nil {
+		if err := table.render(opts.IO.Out); err != nil {
 			return err
 		}
-		termtable.Fprintln(opts.IO.Out, traceSummary(res, len(opts.Logs)))
-		printTraceWarnings(opts.IO.ErrOut, res)
+		termtable.Fprintln(opts.IO.Out, traceSummary(table.tasks, lines, nWarn, tails, len(opts.Logs)))
 	}
-	if skipped := len(res.SkippedWarnings()); opts.Strict && skipped > 0 {
+	if opts.Strict && skipped > 0 {
 		return fmt.Errorf("--strict: %s skipped (see the warnings)", plural(skipped, "line"))
 	}
 	return nil
 }
 
-func traceTable(w io.Writer, res *traceparse.Result, withSource bool) error {
-	if len(res.Tasks) == 0 {
+func traceReadError(opts *traceOptions, err error) error {
+	if errors.Is(err, fs.ErrNotExist) && len(opts.Logs) == 1 && opts.Logs[0] == traceparse.DefaultLog {
+		return fmt.Errorf("no trace log at %s: run tune trace in a project that has one, or name the LOG files", traceparse.DefaultLog)
+	}
+	return err
+}
+
+// traceRows is the text view as a TaskWriter: it keeps the rows of the last maxTraceRows tasks (a ring)
+// and counts the rest.
+type traceRows struct {
+	withSource bool
+	tasks      int
+	rows       [][]string
+}
+
+func (r *traceRows) Task(task *traceparse.Task) error {
+	row := traceRow(task, r.withSource)
+	if len(r.rows) < maxTraceRows {
+		r.rows = append(r.rows, row)
+	} else {
+		r.rows[r.tasks%maxTraceRows] = row
+	}
+	r.tasks++
+	return nil
+}
+
+func (r *traceRows) Close(traceparse.LineCounts, []traceparse.Warning, []traceparse.Tail) error {
+	return nil
+}
+
+func (r *traceRows) render(w io.Writer) error {
+	if r.tasks == 0 {
 		_, err := fmt.Fprintln(w, "no tasks")
 		return err
 	}
+	if r.tasks > maxTraceRows {
+		start := r.tasks % maxTraceRows
+		r.rows = append(r.rows[start:], r.rows[:start]...)
+		termtable.Fprintf(w, "the last %d of %d tasks (--format jsonl lists every one):\n", maxTraceRows, r.tasks)
+	}
 	header := []string{"Line", "Meta time", "Level", "Dispatch", "Task", "Iters", "Loops", "Terminal", "Loss"}
-	if withSource {
+	if r.withSource {
 		header = append([]string{"Log"}, header...)
 	}
 	t := termtable.New(w, header...).Shrink("Task", "Loops").Optional("Dispatch", "Iters", "Loops", "Meta time")
-	if withSource {
+	if r.withSource {
 		t.Shrink("Log")
 	}
-	for _, task := range res.Tasks {
-		iters := 0
-		for _, e := range task.Entries {
-			if e.Kind == traceparse.KindIter {
-				iters++
-			}
-		}
-		level := dash(task.Level)
-		if task.Legacy {
-			level = "legacy"
-		}
-		terminal := dash(task.Terminal)
-		if !task.Closed {
-			terminal = "in-progress"
-		}
-		loss := "—"
-		if task.LossFinal != nil {
-			loss = strconv.FormatFloat(*task.LossFinal, 'f', 3, 64)
-		}
-		row := []string{strconv.Itoa(task.Line), traceTime(task), level, dash(task.Dispatch), task.Title,
-			strconv.Itoa(iters), dash(strings.Join(task.LoopsUsed, ",")), terminal, loss}
-		if withSource {
-			row = append([]string{task.Source}, row...)
-		}
+	for _, row := range r.rows {
 		if err := t.Append(row...); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+func traceRow(task *traceparse.Task, withSource bool) []string {
+	iters := 0
+	for _, e := range task.Entries {
+		if e.Kind == traceparse.KindIter {
+			iters++
+		}
+	}
+	level := dash(task.Level)
+	if task.Legacy {
+		level = "legacy"
+	}
+	terminal := dash(task.Terminal)
+	if !task.Closed {
+		terminal = "in-progress"
+	}
+	loss := "—"
+	if task.LossFinal != nil {
+		loss = strconv.FormatFloat(*task.LossFinal, 'f', 3, 64)
+	}
+	row := []string{strconv.Itoa(task.Line), traceTime(*task), level, dash(task.Dispatch), task.Title,
+		strconv.Itoa(iters), dash(strings.Join(task.LoopsUsed, ",")), terminal, loss}
+	if withSource {
+		row = append([]string{task.Source}, row...)
+	}
+	return row
 }
 
 // traceTime shows the meta time to the second in UTC, or as written when it is not RFC 3339.
@@ -184,37 +298,40 @@ func traceTime(task traceparse.Task) string {
 	return task.MetaTime.UTC().Format(time.DateOnly + "T" + time.TimeOnly + "Z")
 }
 
-func traceSummary(res *traceparse.Result, logs int) string {
-	l := res.Lines
-	s := fmt.Sprintf("%s from %s · %s read: %d parsed, %d skipped", plural(len(res.Tasks), "task"), plural(logs, "log"), plural(l.Read, "line"), l.Parsed, l.Skipped)
+func traceSummary(tasks int, l traceparse.LineCounts, warnings int, tails []traceparse.Tail, logs int) string {
+	s := fmt.Sprintf("%s from %s · %s read: %d parsed, %d skipped", plural(tasks, "task"), plural(logs, "log"), plural(l.Read, "line"), l.Parsed, l.Skipped)
 	if l.Blank+l.Comment > 0 {
 		s += fmt.Sprintf(" (%d blank, %d comment)", l.Blank, l.Comment)
 	}
-	if n := len(res.Warnings); n > 0 {
-		s += fmt.Sprintf(" · %s on stderr", plural(n, "warning"))
+	if warnings > 0 {
+		s += fmt.Sprintf(" · %s on stderr", plural(warnings, "warning"))
 	}
-	for _, tail := range res.Tails {
+	for _, tail := range tails {
 		s += fmt.Sprintf("\n%s: read from byte %d to its end; its line numbers count from there", tail.File, tail.Offset)
 	}
 	return s
 }
 
-// printTraceWarnings lists the warnings as file:line: reason. For a log read from its tail, the line
-// counts from the tail's start, so the exact byte offset is given as well.
+// printTraceWarnings lists the warnings of a read as file:line: reason. For a log read from its tail,
+// the line counts from the tail's start, so the exact byte offset is given as well.
 func printTraceWarnings(w io.Writer, res *traceparse.Result) {
 	tailed := map[string]bool{}
 	for _, t := range res.Tails {
 		tailed[t.File] = true
 	}
 	for _, warn := range res.Warnings {
-		where := fmt.Sprintf("%s:%d", warn.File, warn.Line)
-		if tailed[warn.File] {
-			where = fmt.Sprintf("%s: byte %d (line %d of the tail)", warn.File, warn.Offset, warn.Line)
-		}
-		what := warn.Reason
-		if warn.Skipped {
-			what = "skipped: " + what
-		}
-		fmt.Fprintf(w, "tune: warning: %s: %s\n", where, what)
+		printTraceWarning(w, warn, tailed[warn.File])
 	}
+}
+
+func printTraceWarning(w io.Writer, warn traceparse.Warning, tailed bool) {
+	where := fmt.Sprintf("%s:%d", warn.File, warn.Line)
+	if tailed {
+		where = fmt.Sprintf("%s: byte %d (line %d of the tail)", warn.File, warn.Offset, warn.Line)
+	}
+	what := warn.Reason
+	if warn.Skipped {
+		what = "skipped: " + what
+	}
+	fmt.Fprintf(w, "tune: warning: %s: %s\n", where, what)
 }

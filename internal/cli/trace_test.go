@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +165,61 @@ func TestTraceMissingDefaultLog(t *testing.T) {
 	code, _, errOut := traceCLI(t, "trace")
 	if code != ExitError || !strings.Contains(errOut, "no trace log at .ldd/trace.log") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// --format jsonl writes exactly --json's tasks, one compact object per line, from a whole-log
+// (streamed) read and from a tail read alike; a text view of a huge log shows its last rows.
+func TestTraceJSONL(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.log")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tracegen.Write(f, 2<<20, tracegen.DefaultTail); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, args := range [][]string{{big, "--last", "0"}, {big, "--last", "7"}, {"testdata/trace_messy.log"}} {
+		code, doc, errOut := traceCLI(t, append([]string{"trace", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s", args, code, errOut)
+		}
+		var res struct {
+			Tasks []json.RawMessage `json:"tasks"`
+		}
+		if err := json.Unmarshal([]byte(doc), &res); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut2 := traceCLI(t, append([]string{"trace", "--format", "jsonl"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s", args, code, errOut2)
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) != len(res.Tasks) || len(lines) == 0 {
+			t.Fatalf("%v: %d lines for %d tasks", args, len(lines), len(res.Tasks))
+		}
+		for i, line := range lines {
+			var want bytes.Buffer
+			if err := json.Compact(&want, res.Tasks[i]); err != nil {
+				t.Fatal(err)
+			}
+			if line != want.String() {
+				t.Fatalf("%v: line %d differs from --json's task\n%s\n%s", args, i+1, line, want.String())
+			}
+		}
+		if args[0] == "testdata/trace_messy.log" && !strings.Contains(errOut2, "tune: warning:") {
+			t.Errorf("jsonl: warnings not on stderr: %q", errOut2)
+		}
+	}
+	code, out, _ := traceCLI(t, "trace", "--last", "0", big)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("the last %d of ", maxTraceRows)) || strings.Count(out, "\n") > maxTraceRows+20 {
+		t.Errorf("text view of a big log: exit %d, %d lines, head %q", code, strings.Count(out, "\n"), out[:min(len(out), 200)])
+	}
+	for _, args := range [][]string{{"trace", "--format", "xml"}, {"trace", "--json", "--format", "jsonl"}} {
+		if code, _, errOut := traceCLI(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
 	}
 }

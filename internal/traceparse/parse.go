@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // Parse reads a whole log from r. source names it in tasks and warnings. The error is a read error;
@@ -17,6 +18,26 @@ func Parse(r io.Reader, source string) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return p.result(), nil
+}
+
+// Stream reads a whole log from r and calls emit with each task as soon as it is complete (at the next
+// meta line, or at the end), in file order, and warn (when not nil) with each warning as it is found.
+// It keeps no reference to a task once emit returns, so its memory follows the tasks in flight, not the
+// log (docs/decisions.md#streaming-reads). The tasks and warnings are those Parse returns, in the same
+// order. An error from emit stops the read and is returned; the line counts then cover what was read.
+func Stream(r io.Reader, source string, emit func(*Task) error, warn func(Warning)) (LineCounts, error) {
+	p := newParser(source, 0)
+	p.emit, p.emitWarn = emit, warn
+	if warn == nil {
+		p.emitWarn = func(Warning) {}
+	}
+	err := p.read(r)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", source, err)
+	} else {
+		err = p.stopErr
+	}
+	return p.res.Lines, err
 }
 
 // parser turns physical lines into entries, and entries into tasks.
@@ -52,6 +73,14 @@ type parser struct {
 	// pendingDepartures are departures noted before the first task opened.
 	pendingDepartures []Departure
 	loopsUsed         []string // scratch for finishTask
+
+	// emit, when set, receives each task as it completes instead of the result's task list
+	// (Stream); emitWarn likewise receives each warning. stopErr is the first error emit returned:
+	// the read stops at the next batch and emits nothing more.
+	emit     func(*Task) error
+	emitWarn func(Warning)
+	stopErr  error
+	stopped  atomic.Bool
 }
 
 type lossGroup struct {
@@ -99,7 +128,12 @@ func splitLines(data []byte, atEOF bool, fn func(start, end int)) int {
 }
 
 func (p *parser) warn(line int, offset int64, reason string, skipped bool) {
-	p.res.Warnings = append(p.res.Warnings, Warning{File: p.source, Line: line, Offset: offset, Reason: reason, Skipped: skipped})
+	w := Warning{File: p.source, Line: line, Offset: offset, Reason: reason, Skipped: skipped}
+	if p.emitWarn != nil {
+		p.emitWarn(w)
+		return
+	}
+	p.res.Warnings = append(p.res.Warnings, w)
 }
 
 // account takes one classified physical line, at offset: it becomes an entry or is skipped with a
@@ -382,6 +416,17 @@ func (p *parser) finishTask() {
 	// Clipped, so that appending to one task's entries cannot overwrite the next task's.
 	if t.Entries = t.Entries[:len(t.Entries):len(t.Entries)]; t.Entries == nil {
 		t.Entries = []Entry{}
+	}
+	if p.emit != nil {
+		if p.stopErr == nil {
+			task := *t
+			if err := p.emit(&task); err != nil {
+				p.stopErr = err
+				p.stopped.Store(true)
+			}
+		}
+		p.cur, p.open = Task{}, false
+		return
 	}
 	p.growTasks()
 	p.res.Tasks = append(p.res.Tasks, *t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"runtime"
 	"sync"
 )
@@ -105,7 +106,7 @@ func (p *parser) readSequential(r io.Reader) error {
 		if buf, atEOF, err = fill(r, buf); err != nil {
 			return err
 		}
-		if used = p.feedSequential(buf, atEOF); atEOF {
+		if used = p.feedSequential(buf, atEOF); atEOF || p.stopped.Load() {
 			return nil
 		}
 	}
@@ -181,7 +182,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 
 	var carry []byte
 	var err error
-	for atEOF := false; !atEOF && err == nil; {
+	for atEOF := false; !atEOF && err == nil && !p.stopped.Load(); {
 		var b *batch
 		select {
 		case b = <-free:
@@ -216,4 +217,22 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 	wg.Wait()
 	<-consumed
 	return err
+}
+
+// StreamLog streams the log at path (see Stream): the bytes present when it is opened, so that a line
+// a writer is still appending reads as an incomplete last line, as in ReadLast.
+func StreamLog(path string, emit func(*Task) error, warn func(Warning)) (LineCounts, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return LineCounts{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return LineCounts{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Stream(f, path, emit, warn)
+	}
+	return Stream(io.NewSectionReader(f, 0, fi.Size()), path, emit, warn)
 }

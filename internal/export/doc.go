@@ -1,0 +1,9 @@
+// Package export writes what tune reads in the formats other tools take: JSON Lines and one JSON
+// document for the tasks of trace logs, and Parquet for tasks and for the audit's requests, so that
+// DuckDB, Spark or Trino can query a year of logs or an organisation's transcripts
+// (docs/decisions.md#streaming-and-exports, docs/scale.md).
+//
+// Every writer takes its rows one at a time, as the reader produces them, and keeps none of them: its
+// memory follows one row group at most, never the input. The package is pure: writers in, errors out;
+// the atomic file handling is AtomicFile's.
+package export

@@ -1,0 +1,99 @@
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/ldd-tools/tune/internal/traceparse"
+)
+
+// TaskWriter takes the tasks of one or more trace logs in order, one at a time, then the read's line
+// counts, warnings and tail offsets.
+type TaskWriter interface {
+	Task(t *traceparse.Task) error
+	Close(lines traceparse.LineCounts, warnings []traceparse.Warning, tails []traceparse.Tail) error
+}
+
+// TaskJSONL writes one JSON object per task and line, with the fields of `tune trace --json`'s tasks.
+type TaskJSONL struct {
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+// NewTaskJSONL returns a TaskJSONL writing to w.
+func NewTaskJSONL(w io.Writer) *TaskJSONL {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &TaskJSONL{w: bw, enc: enc}
+}
+
+// Task implements TaskWriter.
+func (j *TaskJSONL) Task(t *traceparse.Task) error { return j.enc.Encode(t) }
+
+// Close implements TaskWriter: JSON Lines carry the tasks only (warnings go to stderr).
+func (j *TaskJSONL) Close(traceparse.LineCounts, []traceparse.Warning, []traceparse.Tail) error {
+	return j.w.Flush()
+}
+
+// TaskJSON writes the document `tune trace --json` prints, {"tasks": [...], "lines": …, "warnings": […],
+// "tails": […]}, byte for byte as encoding/json indents a traceparse.Result, but one task at a time, so
+// that the parsed log is never held whole next to its encoding.
+type TaskJSON struct {
+	w     *bufio.Writer
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	tasks int
+}
+
+// NewTaskJSON returns a TaskJSON writing to w.
+func NewTaskJSON(w io.Writer) *TaskJSON {
+	j := &TaskJSON{w: bufio.NewWriterSize(w, 64<<10)}
+	j.enc = json.NewEncoder(&j.buf)
+	j.enc.SetEscapeHTML(false)
+	j.enc.SetIndent("    ", "  ")
+	return j
+}
+
+// Task implements TaskWriter.
+func (j *TaskJSON) Task(t *traceparse.Task) error {
+	j.buf.Reset()
+	if err := j.enc.Encode(t); err != nil {
+		return err
+	}
+	sep := ",\n    "
+	if j.tasks == 0 {
+		sep = "{\n  \"tasks\": [\n    "
+	}
+	j.tasks++
+	j.w.WriteString(sep)
+	_, err := j.w.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
+	return err
+}
+
+// Close implements TaskWriter: the rest of the document.
+func (j *TaskJSON) Close(lines traceparse.LineCounts, warnings []traceparse.Warning, tails []traceparse.Tail) error {
+	if warnings == nil {
+		warnings = []traceparse.Warning{}
+	}
+	j.buf.Reset()
+	enc := json.NewEncoder(&j.buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(struct {
+		Lines    traceparse.LineCounts `json:"lines"`
+		Warnings []traceparse.Warning  `json:"warnings"`
+		Tails    []traceparse.Tail     `json:"tails,omitempty"`
+	}{lines, warnings, tails}); err != nil {
+		return err
+	}
+	if j.tasks == 0 {
+		j.w.WriteString("{\n  \"tasks\": [],\n")
+	} else {
+		j.w.WriteString("\n  ],\n")
+	}
+	j.w.Write(bytes.TrimPrefix(j.buf.Bytes(), []byte("{\n")))
+	return j.w.Flush()
+}

@@ -1,0 +1,92 @@
+package traceparse_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/iotest"
+
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
+)
+
+// streamLogs are the logs Stream is checked on: every real log, and a generated one big enough to be
+// read in parallel batches.
+func streamLogs(t *testing.T) map[string][]byte {
+	t.Helper()
+	logs := map[string][]byte{}
+	paths, _ := filepath.Glob("../../testdata/ldd/traces/*.log")
+	paths = append(paths, "../cli/testdata/trace_messy.log")
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[p] = data
+	}
+	var gen bytes.Buffer
+	if _, err := tracegen.Write(&gen, 3<<20, tracegen.DefaultTail); err != nil {
+		t.Fatal(err)
+	}
+	logs["generated 3 MB"] = gen.Bytes()
+	if len(logs) < 20 {
+		t.Fatalf("only %d logs", len(logs))
+	}
+	return logs
+}
+
+// TestStreamIsParse: the tasks, warnings and line counts Stream hands out are exactly Parse's, whether
+// the reader is in memory, a plain stream, or one that returns a byte at a time.
+func TestStreamIsParse(t *testing.T) {
+	for name, data := range streamLogs(t) {
+		want, err := traceparse.Parse(bytes.NewReader(data), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantJSON, _ := json.Marshal(want)
+		readers := map[string]func() io.Reader{
+			"bytes":  func() io.Reader { return bytes.NewReader(data) },
+			"stream": func() io.Reader { return iotest.HalfReader(bytes.NewReader(data)) },
+		}
+		for kind, r := range readers {
+			got := &traceparse.Result{Tasks: []traceparse.Task{}, Warnings: []traceparse.Warning{}}
+			lines, err := traceparse.Stream(r(), name,
+				func(task *traceparse.Task) error { got.Tasks = append(got.Tasks, *task); return nil },
+				func(w traceparse.Warning) { got.Warnings = append(got.Warnings, w) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.Lines = lines
+			if gotJSON, _ := json.Marshal(got); !bytes.Equal(gotJSON, wantJSON) {
+				t.Errorf("%s (%s): Stream differs from Parse: %d tasks, %d warnings vs %d, %d", name, kind,
+					len(got.Tasks), len(got.Warnings), len(want.Tasks), len(want.Warnings))
+			}
+		}
+	}
+}
+
+// TestStreamStopsAtTheFirstError: an error from emit ends the read, is returned, and no task follows it.
+func TestStreamStopsAtTheFirstError(t *testing.T) {
+	var gen bytes.Buffer
+	if _, err := tracegen.Write(&gen, 4<<20, tracegen.DefaultTail); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("reader gone")
+	n := 0
+	lines, err := traceparse.Stream(iotest.HalfReader(bytes.NewReader(gen.Bytes())), "gen", func(*traceparse.Task) error {
+		if n++; n == 3 {
+			return stop
+		}
+		return nil
+	}, nil)
+	if !errors.Is(err, stop) || n != 3 {
+		t.Errorf("err %v after %d tasks", err, n)
+	}
+	if lines.Read == 0 || int64(lines.Read) >= int64(bytes.Count(gen.Bytes(), []byte("\n"))) {
+		t.Errorf("read %d lines of %d: the read did not stop early", lines.Read, bytes.Count(gen.Bytes(), []byte("\n")))
+	}
+}
