@@ -1,0 +1,426 @@
+// Package pricing prices Claude API usage in USD as ccusage 20.0.24 does offline: an embedded,
+// versioned table of per-token prices (claude.json, extracted from the ccusage executable by
+// internal/tools/genprices), ccusage's model-name matching and its cost formula (1-hour cache
+// writes at twice the input price, long-context tiers above 200,000 tokens, fast mode multiplier).
+// Costs are integer picodollars, so sums are exact and independent of order, and a cost added can
+// be taken out again. See docs/decisions.md#cost-and-date-views-in-the-audit-issue-13.
+//
+// The package is pure: readers in, values out.
+package pricing
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+)
+
+//go:embed claude.json
+var embedded []byte
+
+// Pico is an amount of money in picodollars (1e-12 USD).
+type Pico int64
+
+// USD converts to dollars.
+func (p Pico) USD() float64 { return float64(p) / 1e12 }
+
+// longContext is the token count above which the *_above rates apply to a token kind of one request
+// (LiteLLM's "_above_200k_tokens" fields).
+const longContext = 200_000
+
+// Price is one model's per-token prices in USD, as stored in the table's JSON.
+type Price struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheWrite float64 `json:"cache_write"` // 5-minute cache write
+	CacheRead  float64 `json:"cache_read"`
+	// Long-context rates (nil: the base rate applies to all tokens).
+	InputAbove      *float64 `json:"input_above,omitempty"`
+	OutputAbove     *float64 `json:"output_above,omitempty"`
+	CacheWriteAbove *float64 `json:"cache_write_above,omitempty"`
+	CacheReadAbove  *float64 `json:"cache_read_above,omitempty"`
+	// WholeRequestThreshold, when set, switches the whole request to the *_above rates once its
+	// context (input + cache read + cache writes) exceeds it; otherwise each kind's tokens above
+	// 200,000 are billed at its *_above rate.
+	WholeRequestThreshold uint64 `json:"whole_request_threshold,omitempty"`
+	// FastMultiplier multiplies the cost of requests made in fast mode (usage.speed "fast"); 0 is 1.
+	FastMultiplier float64 `json:"fast_multiplier,omitempty"`
+	// ExactOnly entries price only a request that names them exactly (a separately priced tier).
+	ExactOnly bool `json:"exact_only,omitempty"`
+}
+
+// Usage is what one request is billed for.
+type Usage struct {
+	Input, Output, CacheWrite5m, CacheWrite1h, CacheRead uint64
+	Fast                                                 bool
+}
+
+// Tokens is the total of all kinds.
+func (u Usage) Tokens() uint64 {
+	return u.Input + u.Output + u.CacheWrite5m + u.CacheWrite1h + u.CacheRead
+}
+
+func pico(usd float64) Pico { return Pico(math.Round(usd * 1e12)) }
+
+func picoAbove(base float64, above *float64) Pico {
+	if above == nil {
+		return pico(base)
+	}
+	return pico(*above)
+}
+
+// tiered prices n tokens at base, and those above 200,000 at above when the model has such a rate.
+func tiered(n uint64, base float64, above *float64) Pico {
+	if above != nil && n > longContext {
+		return longContext*pico(base) + Pico(n-longContext)*pico(*above)
+	}
+	return Pico(n) * pico(base)
+}
+
+// Parts is the cost of one request by token kind. CacheWrite includes Premium1h: what the 1-hour
+// cache writes cost above the 5-minute price.
+type Parts struct {
+	Input, Output, CacheWrite, CacheRead, Premium1h Pico
+}
+
+// Total is the request's cost.
+func (p Parts) Total() Pico { return p.Input + p.Output + p.CacheWrite + p.CacheRead }
+
+// Add adds q to p, sign 1 or -1.
+func (p *Parts) Add(q Parts, sign int) {
+	s := Pico(sign)
+	p.Input += s * q.Input
+	p.Output += s * q.Output
+	p.CacheWrite += s * q.CacheWrite
+	p.CacheRead += s * q.CacheRead
+	p.Premium1h += s * q.Premium1h
+}
+
+// Cost is the price of u (see Parts).
+func (p *Price) Cost(u Usage) Pico { return p.Parts(u).Total() }
+
+// Parts prices u with ccusage's formula: a 1-hour cache write costs twice the input price (twice the
+// long-context input price above the threshold), and fast mode multiplies the whole.
+func (p *Price) Parts(u Usage) Parts {
+	in1h := 2 * pico(p.Input)
+	var in1hAbove *float64
+	if p.InputAbove != nil {
+		v := 2 * *p.InputAbove
+		in1hAbove = &v
+	}
+	var c Parts
+	var w1h, w1hAt5m Pico
+	if t := p.WholeRequestThreshold; t > 0 {
+		long := u.Input+u.CacheRead+u.CacheWrite5m+u.CacheWrite1h > t
+		rate := func(base float64, above *float64) Pico {
+			if long {
+				return picoAbove(base, above)
+			}
+			return pico(base)
+		}
+		r1h := in1h
+		if long && in1hAbove != nil {
+			r1h = pico(*in1hAbove)
+		}
+		c.Input = Pico(u.Input) * rate(p.Input, p.InputAbove)
+		c.Output = Pico(u.Output) * rate(p.Output, p.OutputAbove)
+		c.CacheRead = Pico(u.CacheRead) * rate(p.CacheRead, p.CacheReadAbove)
+		w1h = Pico(u.CacheWrite1h) * r1h
+		w1hAt5m = Pico(u.CacheWrite1h) * rate(p.CacheWrite, p.CacheWriteAbove)
+		c.CacheWrite = Pico(u.CacheWrite5m)*rate(p.CacheWrite, p.CacheWriteAbove) + w1h
+	} else {
+		c.Input = tiered(u.Input, p.Input, p.InputAbove)
+		c.Output = tiered(u.Output, p.Output, p.OutputAbove)
+		c.CacheRead = tiered(u.CacheRead, p.CacheRead, p.CacheReadAbove)
+		if in1hAbove != nil && u.CacheWrite1h > longContext {
+			w1h = longContext*in1h + Pico(u.CacheWrite1h-longContext)*pico(*in1hAbove)
+		} else {
+			w1h = Pico(u.CacheWrite1h) * in1h
+		}
+		w1hAt5m = tiered(u.CacheWrite1h, p.CacheWrite, p.CacheWriteAbove)
+		c.CacheWrite = tiered(u.CacheWrite5m, p.CacheWrite, p.CacheWriteAbove) + w1h
+	}
+	c.Premium1h = w1h - w1hAt5m
+	if u.Fast && p.FastMultiplier > 0 && p.FastMultiplier != 1 {
+		m := func(v Pico) Pico { return Pico(math.Round(float64(v) * p.FastMultiplier)) }
+		c = Parts{m(c.Input), m(c.Output), m(c.CacheWrite), m(c.CacheRead), m(c.Premium1h)}
+	}
+	return c
+}
+
+// Table is a price table with ccusage's lookup. It is safe for concurrent use.
+type Table struct {
+	// Source, Version and Extracted say where the prices come from.
+	Source    string
+	Version   string
+	Extracted string
+
+	primary  map[string]Price
+	fallback map[string]Price
+	// exactOnly indexes the fallback's exact-only ids by their separator-normalised spelling; ""
+	// marks a spelling two ids share (it names neither).
+	exactOnly map[string]string
+
+	mu    sync.Mutex
+	cache map[string]*Price
+}
+
+// File is the JSON form of a table (claude.json, or a --pricing file).
+type File struct {
+	Source   string           `json:"source"`
+	Version  string           `json:"ccusage_version"`
+	Date     string           `json:"extracted"`
+	Note     string           `json:"note,omitempty"`
+	Models   map[string]Price `json:"models"`
+	Fallback map[string]Price `json:"fallback,omitempty"`
+}
+
+var (
+	embeddedOnce  sync.Once
+	embeddedTable *Table
+)
+
+// Embedded returns the table built into tune (shared; do not Override it).
+func Embedded() *Table {
+	embeddedOnce.Do(func() {
+		t, err := parse(embedded, "claude.json")
+		if err != nil {
+			panic(err) // the embedded table is tested
+		}
+		embeddedTable = t
+	})
+	return embeddedTable
+}
+
+func parse(b []byte, name string) (*Table, error) {
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(f.Models) == 0 {
+		return nil, fmt.Errorf("%s: no \"models\" object (want {\"models\": {\"MODEL\": {\"input\": USD per token, ...}}})", name)
+	}
+	for m, p := range f.Models {
+		if err := p.check(); err != nil {
+			return nil, fmt.Errorf("%s: model %q: %w", name, m, err)
+		}
+	}
+	t := &Table{Source: f.Source, Version: f.Version, Extracted: f.Date, primary: f.Models, fallback: f.Fallback}
+	t.index()
+	return t, nil
+}
+
+func (p *Price) check() error {
+	for _, v := range []*float64{&p.Input, &p.Output, &p.CacheWrite, &p.CacheRead, p.InputAbove, p.OutputAbove, p.CacheWriteAbove, p.CacheReadAbove} {
+		if v != nil && (math.IsNaN(*v) || *v < 0 || *v > 1) {
+			return fmt.Errorf("price %v is not a USD amount per token (0 to 1)", *v)
+		}
+	}
+	if p.FastMultiplier < 0 || p.FastMultiplier > 100 {
+		return fmt.Errorf("fast_multiplier %v out of range", p.FastMultiplier)
+	}
+	return nil
+}
+
+func (t *Table) index() {
+	t.exactOnly = map[string]string{}
+	for id, p := range t.fallback {
+		if !p.ExactOnly {
+			continue
+		}
+		n := normalized(id)
+		if prev, ok := t.exactOnly[n]; ok && prev != id {
+			t.exactOnly[n] = ""
+		} else {
+			t.exactOnly[n] = id
+		}
+	}
+	t.cache = map[string]*Price{}
+}
+
+// Override reads a --pricing file (the JSON form of claude.json; only "models" is required) and
+// returns a table in which its models replace or add to t's. The file's prices are whole entries:
+// a model named there takes no field from t.
+func (t *Table) Override(r io.Reader, name string) (*Table, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	o, err := parse(b, name)
+	if err != nil {
+		return nil, err
+	}
+	out := &Table{Source: t.Source + "; overridden by " + name, Version: t.Version, Extracted: t.Extracted,
+		primary: map[string]Price{}, fallback: map[string]Price{}}
+	for k, v := range t.primary {
+		out.primary[k] = v
+	}
+	for k, v := range o.primary {
+		out.primary[k] = v
+	}
+	for k, v := range t.fallback {
+		out.fallback[k] = v
+	}
+	for k, v := range o.fallback {
+		out.fallback[k] = v
+	}
+	out.index()
+	return out, nil
+}
+
+// Models lists the table's primary model ids, sorted.
+func (t *Table) Models() []string {
+	out := make([]string, 0, len(t.primary))
+	for k := range t.primary {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup finds the price of a model as ccusage 20.0.24 does: the exact id; else the longest table
+// id that contains the name or is contained in it at word boundaries (not splitting a version
+// number; '.', '@' and '-' read alike), unless the name is a spelling of a separately priced tier
+// that only an exact request may use; else the same in the fallback table. ok is false when
+// nothing matches: the cost is then unknown.
+func (t *Table) Lookup(model string) (Price, bool) {
+	t.mu.Lock()
+	p, hit := t.cache[model]
+	t.mu.Unlock()
+	if !hit {
+		p = t.lookup(model)
+		t.mu.Lock()
+		t.cache[model] = p
+		t.mu.Unlock()
+	}
+	if p == nil {
+		return Price{}, false
+	}
+	return *p, true
+}
+
+func (t *Table) lookup(model string) *Price {
+	if model == "" {
+		return nil
+	}
+	if p, ok := t.primary[model]; ok {
+		return &p
+	}
+	if !t.isExactOnly(model) {
+		if p := fuzzy(t.primary, model, nil); p != nil {
+			return p
+		}
+	}
+	if p, ok := t.fallback[model]; ok {
+		return &p
+	}
+	if id, ok := t.exactOnly[normalized(model)]; ok {
+		if id == "" {
+			return nil
+		}
+		p := t.fallback[id]
+		return &p
+	}
+	return fuzzy(t.fallback, model, func(p Price) bool { return p.ExactOnly })
+}
+
+func (t *Table) isExactOnly(model string) bool {
+	if p, ok := t.fallback[model]; ok && p.ExactOnly {
+		return true
+	}
+	_, ok := t.exactOnly[normalized(model)]
+	return ok
+}
+
+// fuzzy returns the entry of the longest matching id (ties: the alphabetically first), skipping
+// entries skip rejects.
+func fuzzy(entries map[string]Price, model string, skip func(Price) bool) *Price {
+	norm := normalized(model)
+	best := ""
+	found := false
+	for id, p := range entries {
+		if skip != nil && skip(p) {
+			continue
+		}
+		if !keyMatches(id, model, norm) {
+			continue
+		}
+		if !found || len(id) > len(best) || (len(id) == len(best) && id < best) {
+			best, found = id, true
+		}
+	}
+	if !found {
+		return nil
+	}
+	p := entries[best]
+	return &p
+}
+
+// normalized reads '.' and '@' as '-' (claude-opus-4.6 and claude-opus-4-6 name one model).
+func normalized(s string) string {
+	if !strings.ContainsAny(s, ".@") {
+		return s
+	}
+	return strings.NewReplacer(".", "-", "@", "-").Replace(s)
+}
+
+func keyMatches(id, model, normModel string) bool {
+	if containsKey(model, id) || containsKey(id, model) {
+		return true
+	}
+	n := normalized(id)
+	return containsKey(normModel, n) || containsKey(n, normModel)
+}
+
+func isBoundary(c byte) bool {
+	return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9')
+}
+
+// containsKey reports whether key occurs in value between non-alphanumeric bytes, and is not
+// followed by a further version number (claude-opus-4 is not in claude-opus-4-6, but is in
+// claude-opus-4-20250514: eight digits are a date).
+func containsKey(value, key string) bool {
+	if key == "" {
+		return false
+	}
+	for from := 0; ; {
+		i := strings.Index(value[from:], key)
+		if i < 0 {
+			return false
+		}
+		i += from
+		from = i + 1
+		if i > 0 && !isBoundary(value[i-1]) {
+			continue
+		}
+		if suffixAllows(key, value[i+len(key):]) {
+			return true
+		}
+	}
+}
+
+func suffixAllows(key, suffix string) bool {
+	if suffix == "" {
+		return true
+	}
+	if !isBoundary(suffix[0]) {
+		return false
+	}
+	last := key[len(key)-1]
+	if last < '0' || last > '9' || (suffix[0] != '-' && suffix[0] != '.') {
+		return true
+	}
+	rest := suffix[1:]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 {
+		return true
+	}
+	return n == 8 && (n == len(rest) || isBoundary(rest[n]))
+}
