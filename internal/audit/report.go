@@ -6,15 +6,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
 // Input describes what was read, for the report's header and the JSON "skipped" object.
 type Input struct {
+	// Prices says where the prices come from (the table's source), for the text output.
+	Prices   string
 	Files    int
 	Bytes    int64
 	Sessions int
@@ -64,6 +69,7 @@ type jsonReport struct {
 	Files    int                   `json:"files"`
 	Bytes    int64                 `json:"bytes"`
 	Sessions int                   `json:"sessions"`
+	Prices   string                `json:"prices"`
 	Weights  map[string]Weights    `json:"weights"`
 	Warnings []transcript.Warning  `json:"warnings"`
 }
@@ -72,12 +78,15 @@ type jsonReport struct {
 func WriteJSON(w io.Writer, rep *Report, in Input) error {
 	doc := jsonReport{
 		Totals: rep.Totals, Shares: rep.Shares, By: rep.By, Groups: rep.Groups,
-		Skipped: SkippedCounts(in.Skipped), Lines: in.Lines, Files: in.Files, Bytes: in.Bytes, Sessions: in.Sessions,
+		Skipped: SkippedCounts(in.Skipped), Lines: in.Lines, Files: in.Files, Bytes: in.Bytes, Sessions: in.Sessions, Prices: in.Prices,
 		Weights:  map[string]Weights{"spend": BriefWeights, "spend_ttl": TTLWeights},
 		Warnings: in.Warnings,
 	}
 	if doc.Warnings == nil {
 		doc.Warnings = []transcript.Warning{}
+	}
+	if doc.Prices == "" {
+		doc.Prices = priceLine
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -150,7 +159,42 @@ func appendRows(t *termtable.Table, rows [][]string) error {
 	return nil
 }
 
-// WriteText writes the seed-002 §3 table, the token totals and, with a breakdown, one row per group.
+// usd formats a cost for humans: cents, with thousands separators.
+func usd(v float64) string {
+	cents := uint64(v*100 + 0.5)
+	return fmt.Sprintf("$%s.%02d", commas(cents/100), cents%100)
+}
+
+// costCell is a group's cost, marked when some of its requests have no price (their cost is
+// unknown, so the sum is a lower bound).
+func costCell(t *Totals, mark string) string {
+	if t.CostUSD == nil {
+		return "≥ " + usd(t.PricedCostUSD) + mark
+	}
+	return usd(*t.CostUSD)
+}
+
+// priceLine names the prices when the caller does not (Input.Prices).
+const priceLine = "ccusage 20.0.24 offline prices"
+
+// costLine is the cost sentence of the header.
+func costLine(t *Totals, pricesFrom string) string {
+	var b strings.Builder
+	b.WriteString("cost: " + costCell(t, ""))
+	fmt.Fprintf(&b, " at %s; TTL-aware: 1h cache writes at 2× the input price, %s above the 5-minute price", pricesFrom, usd(t.Cost1hPremiumUSD))
+	if t.UnpricedRequests > 0 {
+		var names []string
+		for m := range t.UnpricedModels {
+			names = append(names, m)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(&b, "; unknown for %s of models without a price (%s)", plural(t.UnpricedRequests, "request"), strings.Join(names, ", "))
+	}
+	return b.String()
+}
+
+// WriteText writes the cost and seed-002 §3 tables, the token totals and, with a breakdown, one row
+// per group with a total row.
 func WriteText(w io.Writer, rep *Report, in Input) error {
 	var b bytes.Buffer
 	tw := termtable.WithWidth(&b, termtable.WidthOf(w)) // tables fit the width w carries
@@ -160,9 +204,14 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 		fmt.Fprintf(&b, ", %s to %s UTC", rep.First.UTC().Format("2006-01-02 15:04"), rep.Last.UTC().Format("2006-01-02 15:04"))
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "tokens: input %s, output %s, cache write %s (5m %s, 1h %s), cache read %s, thinking %s\n\n",
+	fmt.Fprintf(&b, "tokens: input %s, output %s, cache write %s (5m %s, 1h %s), cache read %s, thinking %s\n",
 		commas(t.InputTokens), commas(t.OutputTokens), commas(t.CacheCreationInputTokens), commas(t.CacheCreation5m),
 		commas(t.CacheCreation1h), commas(t.CacheReadInputTokens), commas(t.ThinkingTokens))
+	pricesFrom := in.Prices
+	if pricesFrom == "" {
+		pricesFrom = priceLine
+	}
+	b.WriteString(costLine(t, pricesFrom) + "\n\n")
 
 	var notes footnotes
 	outNote, thinkNote := "", ""
@@ -173,16 +222,17 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 		thinkNote = notes.add(n)
 	}
 	s := &rep.Shares
-	b.WriteString("Share of weighted spend: input ×1, output ×5, cache read ×0.1, cache write ×1.25 (TTL-aware: 1h cache writes ×2)\n")
-	tbl := newASCIITable(tw, "Item", "Share", "TTL-aware")
+	b.WriteString("Share of cost (USD at each model's prices), and of weighted spend (the effort design's token weights for every\n" +
+		"model: input ×1, output ×5, cache read ×0.1, cache write ×1.25; TTL-aware: 1h cache writes ×2)\n")
+	tbl := newASCIITable(tw, "Item", "Cost", "Weighted", "Weighted TTL-aware")
 	rows := [][]string{
-		{"Cache reads (context re-read per request)", pct(s.Spend.CacheRead), pct(s.TTL.CacheRead)},
-		{"Cache writes", pct(s.Spend.CacheWrite), pct(s.TTL.CacheWrite)},
-		{"Uncached input", pct(s.Spend.Input), pct(s.TTL.Input)},
-		{"All output tokens" + outNote, pct(s.Spend.Output), pct(s.TTL.Output)},
-		{"Thinking (part of output)" + thinkNote, pct(s.Spend.Thinking), pct(s.TTL.Thinking)},
-		{"Outside the main loop (subagents, compaction, /btw)", pct(s.Spend.NonMain), pct(s.TTL.NonMain)},
-		{"Weighted spend (input-token units)", commas(uint64(t.Spend + 0.5)), commas(uint64(t.SpendTTL + 0.5))},
+		{"Cache reads (context re-read per request)", pct(s.Cost.CacheRead), pct(s.Spend.CacheRead), pct(s.TTL.CacheRead)},
+		{"Cache writes", pct(s.Cost.CacheWrite), pct(s.Spend.CacheWrite), pct(s.TTL.CacheWrite)},
+		{"Uncached input", pct(s.Cost.Input), pct(s.Spend.Input), pct(s.TTL.Input)},
+		{"All output tokens" + outNote, pct(s.Cost.Output), pct(s.Spend.Output), pct(s.TTL.Output)},
+		{"Thinking (part of output)" + thinkNote, pct(s.Cost.Thinking), pct(s.Spend.Thinking), pct(s.TTL.Thinking)},
+		{"Outside the main loop (subagents, compaction, /btw)", pct(s.Cost.NonMain), pct(s.Spend.NonMain), pct(s.TTL.NonMain)},
+		{"Total", costCell(t, ""), commas(uint64(t.Spend+0.5)) + " units", commas(uint64(t.SpendTTL+0.5)) + " units"},
 	}
 	if err := appendRows(tbl, rows); err != nil {
 		return err
@@ -206,7 +256,7 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 	}
 	if rep.By != "" {
 		b.WriteString("\n")
-		if err := writeGroups(tw, rep, thinkNote); err != nil {
+		if err := writeGroups(tw, rep, thinkNote, &notes); err != nil {
 			return err
 		}
 	}
@@ -219,26 +269,62 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 	return err
 }
 
-func writeGroups(b io.Writer, rep *Report, thinkNote string) error {
-	tbl := newASCIITable(b, string(rep.By), "requests", "spend", "cache read", "cache write", "output", "thinking"+thinkNote,
-		"outside main", "thinking main / outside", "context / main req").
-		Optional("thinking main / outside", "context / main req", "cache write", "outside main", "cache read")
+// groupHeader names the key column of a breakdown.
+func groupHeader(rep *Report) string {
+	switch rep.By {
+	case ByDay, ByWeek, ByMonth, ByBlock:
+		return fmt.Sprintf("%s (%s)", rep.By, rep.Timezone)
+	}
+	return string(rep.By)
+}
+
+func groupRow(key string, t *Totals, sh *Shares, unknown string) []string {
+	return []string{
+		key,
+		commas(uint64(t.Requests)),
+		commas(t.InputTokens),
+		commas(t.OutputTokens),
+		commas(t.CacheCreationInputTokens),
+		commas(t.CacheReadInputTokens),
+		costCell(t, unknown),
+		pct(sh.OfTotalCost),
+		pct(sh.Cost.Thinking),
+		pct(sh.Cost.NonMain),
+		tokensOrDash(sh.MeanThinkingMain) + " / " + tokensOrDash(sh.MeanThinkingSub),
+	}
+}
+
+// writeGroups writes one row per group (with its model rows under --breakdown) and a total row: absolute
+// tokens and cost, the group's share of the cost, and the parts of its cost spent on thinking and
+// outside the main loop.
+func writeGroups(b io.Writer, rep *Report, thinkNote string, notes *footnotes) error {
+	unknown := ""
+	if rep.Totals.UnpricedRequests > 0 {
+		unknown = notes.add("≥: some requests of the row have a model without a price; their cost is unknown and left out.")
+	}
+	tbl := newASCIITable(b, groupHeader(rep), "requests", "input", "output", "cache write", "cache read", "cost", "of cost",
+		"thinking"+thinkNote, "outside main", "thinking/req main / outside").
+		Optional("thinking/req main / outside", "outside main", "thinking"+thinkNote, "input", "cache write")
+	loc, err := time.LoadLocation(rep.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
 	for _, g := range rep.Groups {
-		s := &g.Shares
-		if err := tbl.Append(
-			g.Key,
-			commas(uint64(g.Totals.Requests)),
-			pct(s.OfTotal),
-			pct(s.Spend.CacheRead),
-			pct(s.Spend.CacheWrite),
-			pct(s.Spend.Output),
-			pct(s.Spend.Thinking),
-			pct(s.Spend.NonMain),
-			tokensOrDash(s.MeanThinkingMain)+" / "+tokensOrDash(s.MeanThinkingSub),
-			tokensOrDash(s.MeanContextMain),
-		); err != nil {
+		key := g.Key
+		if rep.By == ByBlock {
+			key = g.Key + "–" + g.End.In(loc).Format("15:04")
+		}
+		if err := tbl.Append(groupRow(key, &g.Totals, &g.Shares, unknown)...); err != nil {
 			return err
 		}
+		for _, m := range g.Models {
+			if err := tbl.Append(groupRow("  "+m.Key, &m.Totals, &m.Shares, unknown)...); err != nil {
+				return err
+			}
+		}
+	}
+	if err := tbl.Append(groupRow("Total", &rep.Totals, &rep.Shares, unknown)...); err != nil {
+		return err
 	}
 	return tbl.Render()
 }
@@ -319,21 +405,27 @@ var RowHeader = []string{
 	"session", "project", "class", "agent_id", "model", "effort", "effort_source", "version", "speed",
 	"message_id", "request_id", "first", "last", "input_tokens", "output_tokens", "cache_creation_input_tokens",
 	"cache_creation_5m_input_tokens", "cache_creation_1h_input_tokens", "cache_read_input_tokens",
-	"thinking_tokens", "thinking_source", "thinking_blocks", "file",
+	"thinking_tokens", "thinking_source", "thinking_blocks", "file", "cost_usd",
 }
 
-func row(r *transcript.Request) []any {
+func row(r *transcript.Request, prices *pricing.Table) []any {
+	var cost any // null (JSONL) or empty (CSV) when the model has no price
+	if usd, ok := RequestCost(prices, r); ok {
+		cost = usd
+	}
 	return []any{
 		r.Session, r.Project, r.Class.String(), r.AgentID, r.Model, r.Effort, r.EffortSrc.String(), r.Version, r.Speed,
 		r.MessageID, r.RequestID, r.First.UTC().Format(timeFormat), r.Last.UTC().Format(timeFormat),
 		r.InputTokens, r.OutputTokens, r.CacheCreationTokens, r.CacheCreation5m, r.CacheCreation1h, r.CacheReadTokens,
-		r.ThinkingTokens, r.ThinkingSrc.String(), r.ThinkingBlocks, r.File,
+		r.ThinkingTokens, r.ThinkingSrc.String(), r.ThinkingBlocks, r.File, cost,
 	}
 }
 
 // RowWriter writes one row per request as "csv" (with a header) or "jsonl" (one object per line,
 // keys as RowHeader, in that order). Both are meant for DuckDB and the like.
 type RowWriter struct {
+	// Prices prices the cost_usd column (nil: the embedded table).
+	Prices *pricing.Table
 	format string
 	w      io.Writer
 	csv    *csv.Writer
@@ -358,8 +450,15 @@ func NewRowWriter(w io.Writer, format string) (*RowWriter, error) {
 // Write writes one request.
 func (rw *RowWriter) Write(r *transcript.Request) error {
 	if rw.csv != nil {
-		for j, v := range row(r) {
-			rw.rec[j] = fmt.Sprint(v)
+		for j, v := range row(r, rw.Prices) {
+			switch v := v.(type) {
+			case nil:
+				rw.rec[j] = ""
+			case float64:
+				rw.rec[j] = strconv.FormatFloat(v, 'f', -1, 64)
+			default:
+				rw.rec[j] = fmt.Sprint(v)
+			}
 		}
 		return rw.csv.Write(rw.rec)
 	}
@@ -367,7 +466,7 @@ func (rw *RowWriter) Write(r *transcript.Request) error {
 	b := &rw.buf
 	b.Reset()
 	b.WriteByte('{')
-	for j, v := range row(r) {
+	for j, v := range row(r, rw.Prices) {
 		if j > 0 {
 			b.WriteByte(',')
 		}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -63,7 +64,20 @@ type Totals struct {
 	SubSpend    float64 `json:"sub_weighted_spend"`
 	SubSpendTTL float64 `json:"sub_weighted_spend_ttl"`
 
-	sub tokenSums // the token sums outside the main loop, for SubSpend
+	// CostUSD is the cost in USD at ccusage 20.0.24's offline prices (see Price), nil when some
+	// request's model has no price: then PricedCostUSD is the cost of the others and
+	// UnpricedModels names the models (request counts). Cost1hPremiumUSD is what 1-hour cache writes
+	// cost above the 5-minute price (included in the cost, which is TTL-aware).
+	CostUSD          *float64       `json:"cost_usd"`
+	PricedCostUSD    float64        `json:"priced_cost_usd"`
+	Cost1hPremiumUSD float64        `json:"cost_1h_premium_usd"`
+	UnpricedRequests int            `json:"unpriced_requests"`
+	UnpricedModels   map[string]int `json:"unpriced_models,omitempty"`
+
+	sub     tokenSums     // the token sums outside the main loop, for SubSpend
+	cost    pricing.Parts // priced requests, by token kind
+	think   pricing.Pico  // the thinking part of cost.Output
+	nonMain pricing.Pico  // cost outside the main loop
 }
 
 // SyntheticModel is the model name of the error replies Claude Code writes itself (no API call).
@@ -79,15 +93,34 @@ func (s tokenSums) spend(w Weights) float64 {
 		float64(s.cacheWrite5m)*w.CacheWrite5m + float64(s.cacheWrite1h)*w.CacheWrite1h
 }
 
-// Add counts one request; call Settle before reading the spend.
-func (t *Totals) Add(r *transcript.Request) { t.count(r, 1) }
+// Add counts one request and its cost (Price); call Settle before reading the spend and cost.
+func (t *Totals) Add(r *transcript.Request, c Cost) { t.count(r, c, 1) }
 
-// Remove takes out a request counted before (a transcript.Sink retraction).
-func (t *Totals) Remove(r *transcript.Request) { t.count(r, -1) }
+// Remove takes out a request counted before with the same cost (a transcript.Sink retraction).
+func (t *Totals) Remove(r *transcript.Request, c Cost) { t.count(r, c, -1) }
 
 // count adds (sign 1) or subtracts (sign -1) a request. Unsigned sums subtract by adding the two's
-// complement, which is exact as long as what is removed was added.
-func (t *Totals) count(r *transcript.Request, sign int) {
+// complement, which is exact as long as what is removed was added; costs are integer picodollars.
+func (t *Totals) count(r *transcript.Request, c Cost, sign int) {
+	if c.Known {
+		t.cost.Add(c.Parts, sign)
+		t.think += pricing.Pico(sign) * c.Thinking
+		if r.Class != transcript.ClassMain {
+			t.nonMain += pricing.Pico(sign) * c.Parts.Total()
+		}
+	} else {
+		t.UnpricedRequests += sign
+		if t.UnpricedModels == nil {
+			t.UnpricedModels = map[string]int{}
+		}
+		t.UnpricedModels[c.Model] += sign
+		if t.UnpricedModels[c.Model] == 0 {
+			delete(t.UnpricedModels, c.Model)
+		}
+		if len(t.UnpricedModels) == 0 {
+			t.UnpricedModels = nil
+		}
+	}
 	n := uint64(sign) // 1 or 2^64-1
 	t.Requests += sign
 	t.InputTokens += n * r.InputTokens
@@ -134,6 +167,13 @@ func (t *Totals) Settle() {
 	all := tokenSums{t.InputTokens, t.OutputTokens, t.CacheReadInputTokens, t.CacheCreation5m, t.CacheCreation1h}
 	t.Spend, t.SpendTTL = all.spend(BriefWeights), all.spend(TTLWeights)
 	t.SubSpend, t.SubSpendTTL = t.sub.spend(BriefWeights), t.sub.spend(TTLWeights)
+	t.PricedCostUSD = t.cost.Total().USD()
+	t.Cost1hPremiumUSD = t.cost.Premium1h.USD()
+	t.CostUSD = nil
+	if t.UnpricedRequests == 0 {
+		v := t.PricedCostUSD
+		t.CostUSD = &v
+	}
 }
 
 // Spend is a request's weighted spend in input-token units.
@@ -156,8 +196,14 @@ type SpendShares struct {
 // Shares are the seed-002 §3 figures derived from Totals. Means are nil when there is no request to
 // average over.
 type Shares struct {
+	// Cost splits the USD cost of the priced requests (the money: what the prices of each model say).
+	Cost SpendShares `json:"cost"`
+	// Spend and TTL split the token-weighted spend of the effort design (one set of ratios for every
+	// model: BriefWeights, and TTLWeights with 1-hour cache writes ×2) — relative token volumes, not money.
 	Spend SpendShares `json:"spend"`     // BriefWeights
 	TTL   SpendShares `json:"spend_ttl"` // TTLWeights
+	// OfTotalCost is the part of the whole audit's priced cost (1 for the whole audit).
+	OfTotalCost float64 `json:"of_total_cost"`
 	// OfTotal is the part of the whole audit's weighted spend (1 for the whole audit).
 	OfTotal float64 `json:"of_total_spend"`
 	// OutputOfTokens and ThinkingOfOutput are plain token ratios.
@@ -199,9 +245,25 @@ func spendShares(t *Totals, w Weights, total, sub float64) SpendShares {
 	}
 }
 
-// SharesOf derives the shares of t; whole is the audit's total spend (for OfTotal).
-func SharesOf(t *Totals, whole float64) Shares {
+func costShares(t *Totals) SpendShares {
+	c := &t.cost
+	total := float64(c.Total())
+	return SpendShares{
+		Input:      ratio(float64(c.Input), total),
+		Output:     ratio(float64(c.Output), total),
+		CacheRead:  ratio(float64(c.CacheRead), total),
+		CacheWrite: ratio(float64(c.CacheWrite), total),
+		Thinking:   ratio(float64(t.think), total),
+		NonMain:    ratio(float64(t.nonMain), total),
+	}
+}
+
+// SharesOf derives the shares of t; whole is the audit's total spend (for OfTotal) and wholeCost
+// its priced cost in USD (for OfTotalCost).
+func SharesOf(t *Totals, whole, wholeCost float64) Shares {
 	s := Shares{
+		Cost:               costShares(t),
+		OfTotalCost:        ratio(t.PricedCostUSD, wholeCost),
 		Spend:              spendShares(t, BriefWeights, t.Spend, t.SubSpend),
 		TTL:                spendShares(t, TTLWeights, t.SpendTTL, t.SubSpendTTL),
 		OfTotal:            ratio(t.Spend, whole),
@@ -224,6 +286,11 @@ type Group struct {
 	Key    string `json:"key"`
 	Totals Totals `json:"totals"`
 	Shares Shares `json:"shares"`
+	// Models breaks the row down by model (--breakdown), largest cost first.
+	Models []Group `json:"models,omitempty"`
+	// Start and End bound a 5-hour billing block (--by block).
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
 }
 
 // GroupBy names a breakdown.
@@ -231,27 +298,57 @@ type GroupBy string
 
 // Breakdowns.
 const (
+	ByDay     GroupBy = "day"
+	ByWeek    GroupBy = "week"
+	ByMonth   GroupBy = "month"
 	BySession GroupBy = "session"
+	ByProject GroupBy = "project"
 	ByModel   GroupBy = "model"
 	ByEffort  GroupBy = "effort"
 	ByClass   GroupBy = "class"
-	ByDay     GroupBy = "day"
+	ByBlock   GroupBy = "block"
 )
 
 // GroupBys lists the breakdowns, for flag validation and help.
-var GroupBys = []GroupBy{BySession, ByModel, ByEffort, ByClass, ByDay}
+var GroupBys = []GroupBy{ByDay, ByWeek, ByMonth, BySession, ByProject, ByModel, ByEffort, ByClass, ByBlock}
+
+// chronological breakdowns keep time order rather than cost order.
+func (by GroupBy) chronological() bool {
+	return by == ByDay || by == ByWeek || by == ByMonth || by == ByBlock
+}
 
 // NoEffort is the effort group of requests that record none and have no label.
 const NoEffort = "(none)"
 
-// KeyOf returns the group key of a request. Days are UTC dates of the line whose usage was kept,
-// as ccusage buckets them with -z UTC.
-func KeyOf(r *transcript.Request, by GroupBy) string {
+// NoProject is the project group of files outside a projects/ folder.
+const NoProject = "(none)"
+
+// Day is the date of a request in loc (nil: UTC): the date of the line whose usage was kept, as
+// ccusage assigns a request to a day (its --timezone, default the system's).
+func Day(r *transcript.Request, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return r.UsageTime.In(loc).Format(time.DateOnly)
+}
+
+// KeyOf returns the group key of a request in loc (nil: UTC). Weeks start on Sunday (ccusage's
+// default) and are named by their first day; months are YYYY-MM. ByBlock has no key of its own (a
+// block depends on the requests around it): KeyOf returns "".
+func KeyOf(r *transcript.Request, by GroupBy, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
 	switch by {
 	case BySession:
 		return r.Session
+	case ByProject:
+		if r.Project == "" {
+			return NoProject
+		}
+		return r.Project
 	case ByModel:
-		return r.Model
+		return ModelLabel(r)
 	case ByEffort:
 		if r.Effort == "" {
 			return NoEffort
@@ -260,7 +357,13 @@ func KeyOf(r *transcript.Request, by GroupBy) string {
 	case ByClass:
 		return r.Class.String()
 	case ByDay:
-		return r.UsageTime.UTC().Format("2006-01-02")
+		return Day(r, loc)
+	case ByWeek:
+		t := r.UsageTime.In(loc)
+		y, m, d := t.Date()
+		return time.Date(y, m, d-int(t.Weekday()), 0, 0, 0, 0, loc).Format(time.DateOnly)
+	case ByMonth:
+		return r.UsageTime.In(loc).Format("2006-01")
 	}
 	return ""
 }
@@ -270,15 +373,30 @@ type Report struct {
 	Totals Totals  `json:"totals"`
 	Shares Shares  `json:"shares"`
 	By     GroupBy `json:"by,omitempty"`
-	Groups []Group `json:"groups"`
+	// Timezone is the zone of days, weeks, months and block labels.
+	Timezone string  `json:"timezone,omitempty"`
+	Groups   []Group `json:"groups"`
 	// First and Last are the earliest and latest request lines.
 	First time.Time `json:"first,omitzero"`
 	Last  time.Time `json:"last,omitzero"`
 }
 
+// Options say how an Aggregator breaks requests down and prices them.
+type Options struct {
+	By        GroupBy
+	Location  *time.Location // days, weeks, months and block labels (nil: UTC)
+	Prices    *pricing.Table // nil: pricing.Embedded()
+	Breakdown bool           // per-model totals inside each group
+}
+
 // Aggregate builds the report of reqs; by may be "" for no breakdown (see Aggregator).
 func Aggregate(reqs []transcript.Request, by GroupBy) *Report {
-	a := NewAggregator(by)
+	return AggregateWith(reqs, Options{By: by})
+}
+
+// AggregateWith builds the report of reqs with opt.
+func AggregateWith(reqs []transcript.Request, opt Options) *Report {
+	a := New(opt)
 	for i := range reqs {
 		a.Add(&reqs[i])
 	}
@@ -288,22 +406,43 @@ func Aggregate(reqs []transcript.Request, by GroupBy) *Report {
 // Aggregator builds a Report one request at a time. It is a transcript.Sink: a scan streams its
 // requests into it instead of holding them all, and retracts the few that a later copy changes.
 type Aggregator struct {
+	opt     Options
 	rep     *Report
 	index   map[string]int
+	models  []map[string]int // per group: model → index in its Models
 	partial bool
+	// held are the requests of a block breakdown (a multiset: blocks are cut at Report, in time order).
+	held map[transcript.Request]int
 }
 
 var _ transcript.Sink = (*Aggregator)(nil)
 
 // NewAggregator starts a report; by may be "" for no breakdown.
-func NewAggregator(by GroupBy) *Aggregator {
-	return &Aggregator{rep: &Report{By: by, Groups: []Group{}}, index: map[string]int{}}
+func NewAggregator(by GroupBy) *Aggregator { return New(Options{By: by}) }
+
+// New starts a report with opt.
+func New(opt Options) *Aggregator {
+	if opt.Prices == nil {
+		opt.Prices = pricing.Embedded()
+	}
+	if opt.Location == nil {
+		opt.Location = time.UTC
+	}
+	a := &Aggregator{opt: opt, rep: &Report{By: opt.By, Groups: []Group{}}, index: map[string]int{}}
+	if opt.By != "" {
+		a.rep.Timezone = opt.Location.String()
+	}
+	if opt.By == ByBlock {
+		a.held = map[transcript.Request]int{}
+	}
+	return a
 }
 
 // Add counts one request.
 func (a *Aggregator) Add(r *transcript.Request) {
 	rep := a.rep
-	rep.Totals.Add(r)
+	c := Price(a.opt.Prices, r)
+	rep.Totals.Add(r, c)
 	if rep.First.IsZero() || r.First.Before(rep.First) {
 		rep.First = r.First
 	}
@@ -311,8 +450,15 @@ func (a *Aggregator) Add(r *transcript.Request) {
 		rep.Last = r.Last
 	}
 	a.partial = a.partial || VersionFamily(r.Version) == FamilyPartial
+	if a.held != nil {
+		a.held[*r]++
+		return
+	}
 	if g := a.group(r); g != nil {
-		g.Totals.Add(r)
+		g.Totals.Add(r, c)
+		if m := a.model(g, r); m != nil {
+			m.Totals.Add(r, c)
+		}
 	}
 }
 
@@ -320,9 +466,19 @@ func (a *Aggregator) Add(r *transcript.Request) {
 // a scan only retracts a request to add a version of it that spans at least as much and keeps its
 // version.
 func (a *Aggregator) Remove(r *transcript.Request) {
-	a.rep.Totals.Remove(r)
+	c := Price(a.opt.Prices, r)
+	a.rep.Totals.Remove(r, c)
+	if a.held != nil {
+		if a.held[*r]--; a.held[*r] <= 0 {
+			delete(a.held, *r)
+		}
+		return
+	}
 	if g := a.group(r); g != nil {
-		g.Totals.Remove(r)
+		g.Totals.Remove(r, c)
+		if m := a.model(g, r); m != nil {
+			m.Totals.Remove(r, c)
+		}
 	}
 }
 
@@ -331,54 +487,171 @@ func (a *Aggregator) group(r *transcript.Request) *Group {
 	if rep.By == "" {
 		return nil
 	}
-	k := KeyOf(r, rep.By)
+	return a.groupOf(KeyOf(r, rep.By, a.opt.Location))
+}
+
+func (a *Aggregator) groupOf(k string) *Group {
+	rep := a.rep
 	j, ok := a.index[k]
 	if !ok {
 		j = len(rep.Groups)
 		a.index[k] = j
 		rep.Groups = append(rep.Groups, Group{Key: k})
+		a.models = append(a.models, nil)
 	}
 	return &rep.Groups[j]
 }
 
-// Report derives the shares and orders the groups: by weighted spend, largest first (days
-// chronologically, classes in their fixed order), ties by key. Groups left empty by retractions are
-// dropped.
+// model is r's model row inside g (nil without Breakdown).
+func (a *Aggregator) model(g *Group, r *transcript.Request) *Group {
+	if !a.opt.Breakdown {
+		return nil
+	}
+	gi := a.index[g.Key]
+	if a.models[gi] == nil {
+		a.models[gi] = map[string]int{}
+	}
+	k := ModelLabel(r)
+	j, ok := a.models[gi][k]
+	if !ok {
+		j = len(g.Models)
+		a.models[gi][k] = j
+		g.Models = append(g.Models, Group{Key: k})
+	}
+	return &g.Models[j]
+}
+
+// BlockHours is the length of a billing block.
+const BlockHours = 5
+
+// blocks cuts the held requests into 5-hour billing blocks as ccusage does: in time order, a block
+// starts at the UTC hour of its first request and takes the requests until one comes more than 5
+// hours after the block's start or after the previous request.
+func (a *Aggregator) blocks() {
+	reqs := make([]transcript.Request, 0, len(a.held))
+	for r, n := range a.held {
+		for range n {
+			reqs = append(reqs, r)
+		}
+	}
+	sort.Slice(reqs, func(i, j int) bool { return requestLess(&reqs[i], &reqs[j]) })
+	a.rep.Groups = a.rep.Groups[:0]
+	a.models = a.models[:0]
+	clear(a.index)
+	const span = BlockHours * time.Hour
+	var start, last time.Time
+	var g *Group
+	for i := range reqs {
+		r := &reqs[i]
+		t := r.UsageTime
+		if g == nil || t.Sub(start) > span || t.Sub(last) > span {
+			start = t.UTC().Truncate(time.Hour)
+			key := start.In(a.opt.Location).Format("2006-01-02 15:04")
+			g = a.groupOf(key)
+			g.Start, g.End = start, start.Add(span)
+		}
+		last = t
+		c := Price(a.opt.Prices, r)
+		g.Totals.Add(r, c)
+		if m := a.model(g, r); m != nil {
+			m.Totals.Add(r, c)
+		}
+	}
+}
+
+// requestLess orders requests by the time of their kept line, then by what tells them apart, so
+// that a multiset of requests comes out in one order.
+func requestLess(x, y *transcript.Request) bool {
+	if !x.UsageTime.Equal(y.UsageTime) {
+		return x.UsageTime.Before(y.UsageTime)
+	}
+	if x.File != y.File {
+		return x.File < y.File
+	}
+	if !x.First.Equal(y.First) {
+		return x.First.Before(y.First)
+	}
+	if x.Model != y.Model {
+		return x.Model < y.Model
+	}
+	return x.TotalTokens() < y.TotalTokens()
+}
+
+// Report derives the shares and orders the groups: by cost, largest first (days, weeks, months and
+// blocks chronologically, classes in their fixed order), ties by weighted spend, then key. Groups
+// left empty by retractions are dropped.
 func (a *Aggregator) Report() *Report {
 	rep := a.rep
+	if a.held != nil {
+		a.blocks()
+	}
 	rep.Totals.Settle()
-	rep.Shares = SharesOf(&rep.Totals, rep.Totals.Spend)
+	rep.Shares = SharesOf(&rep.Totals, rep.Totals.Spend, rep.Totals.PricedCostUSD)
 	rep.Shares.OutputPartialVersion = a.partial
 	groups := rep.Groups[:0]
 	for _, g := range rep.Groups {
 		if g.Totals.Requests > 0 {
-			g.Totals.Settle()
-			g.Shares = SharesOf(&g.Totals, rep.Totals.Spend)
+			settle(&g, &rep.Totals)
 			groups = append(groups, g)
 		}
 	}
 	rep.Groups = groups
+	sortGroups(rep.Groups, rep.By)
+	clear(a.index) // positions changed: keep counting into the right groups after a Report
+	models := make([]map[string]int, len(rep.Groups))
+	for i, g := range rep.Groups {
+		a.index[g.Key] = i
+		if len(g.Models) > 0 {
+			models[i] = map[string]int{}
+			for j, m := range g.Models {
+				models[i][m.Key] = j
+			}
+		}
+	}
+	a.models = models
+	return rep
+}
+
+// settle derives a group's and its model rows' figures; empty model rows are dropped.
+func settle(g *Group, whole *Totals) {
+	g.Totals.Settle()
+	g.Shares = SharesOf(&g.Totals, whole.Spend, whole.PricedCostUSD)
+	if g.Models == nil {
+		return
+	}
+	ms := g.Models[:0]
+	for _, m := range g.Models {
+		if m.Totals.Requests > 0 {
+			m.Totals.Settle()
+			m.Shares = SharesOf(&m.Totals, whole.Spend, whole.PricedCostUSD)
+			ms = append(ms, m)
+		}
+	}
+	g.Models = ms
+	sortGroups(g.Models, ByModel)
+}
+
+func sortGroups(groups []Group, by GroupBy) {
 	classOrder := map[string]int{}
 	for c := transcript.ClassMain; c <= transcript.ClassSideQuestion; c++ {
 		classOrder[c.String()] = int(c)
 	}
-	by := rep.By
-	sort.SliceStable(rep.Groups, func(i, j int) bool {
-		a, b := rep.Groups[i], rep.Groups[j]
-		switch by {
-		case ByDay:
+	sort.SliceStable(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		switch {
+		case by == ByBlock:
+			return a.Start.Before(b.Start)
+		case by.chronological():
 			return a.Key < b.Key
-		case ByClass:
+		case by == ByClass:
 			return classOrder[a.Key] < classOrder[b.Key]
+		}
+		if a.Totals.PricedCostUSD != b.Totals.PricedCostUSD {
+			return a.Totals.PricedCostUSD > b.Totals.PricedCostUSD
 		}
 		if a.Totals.Spend != b.Totals.Spend {
 			return a.Totals.Spend > b.Totals.Spend
 		}
 		return a.Key < b.Key
 	})
-	clear(a.index) // positions changed: keep counting into the right groups after a Report
-	for i, g := range rep.Groups {
-		a.index[g.Key] = i
-	}
-	return rep
 }

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -22,14 +24,21 @@ type auditOptions struct {
 	Getenv     func(string) string
 	ReportsDir string
 
-	Paths   []string
-	By      string
-	JSON    bool
-	Format  string
-	CCUsage string
-	Label   string
-	Report  bool
-	OutDir  string
+	Paths     []string
+	By        string
+	JSON      bool
+	Format    string
+	CCUsage   string
+	Label     string
+	Report    bool
+	OutDir    string
+	Since     string
+	Until     string
+	Timezone  string
+	Breakdown bool
+	Pricing   string
+
+	loc *time.Location
 }
 
 // NewCmdAudit builds `tune audit` (and `tune audit ab`).
@@ -104,9 +113,14 @@ in order at the end.`,
 		by = append(by, string(b))
 	}
 	cmd.Flags().StringVar(&opts.By, "by", "", "break down by `KEY`: "+strings.Join(by, ", "))
+	cmd.Flags().StringVar(&opts.Since, "since", "", "only requests from `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
+	cmd.Flags().StringVar(&opts.Until, "until", "", "only requests up to `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
+	cmd.Flags().StringVar(&opts.Timezone, "timezone", "", "`ZONE` of days, weeks and months (IANA name such as UTC or Europe/Paris; default $TZ, else the system's)")
+	cmd.Flags().BoolVar(&opts.Breakdown, "breakdown", false, "break each --by row down by model")
+	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (JSON as the embedded table; its models replace or add to the embedded ones)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv or jsonl (csv and jsonl: one row per request)")
-	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.x's `MODE` report does: daily or session")
+	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.0.24's `REPORT` does: "+strings.Join(ccusageModes, ", "))
 	cmd.Flags().StringVar(&opts.Label, "label", "", "effort `LEVEL` of requests whose transcript records none (e.g. the effort the runs were started with)")
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "also write the EVAL report of the audit (as tune report audit)")
 	cmd.Flags().StringVar(&opts.OutDir, "out", "", "write the --report into `DIR` (default the --reports-dir)")
@@ -134,22 +148,66 @@ func (o *auditOptions) validate() error {
 	}
 	if o.By != "" {
 		ok := false
+		var by []string
 		for _, b := range audit.GroupBys {
 			ok = ok || string(b) == o.By
+			by = append(by, string(b))
 		}
 		if !ok {
-			return FlagErrorf("--by %q: want session, model, effort, class or day", o.By)
+			return FlagErrorf("--by %q: want %s", o.By, strings.Join(by, ", "))
+		}
+		if o.Format == "csv" || o.Format == "jsonl" {
+			return FlagErrorf("--by %s and --format %s conflict: csv and jsonl have one row per request (group them in DuckDB, or use --json for the groups)", o.By, o.Format)
 		}
 	}
+	if o.Breakdown && o.By == "" {
+		return FlagErrorf("--breakdown breaks the --by rows down by model: add --by (e.g. --by day)")
+	}
+	for _, d := range []struct{ flag, v string }{{"--since", o.Since}, {"--until", o.Until}} {
+		if d.v != "" {
+			if err := audit.ParseDay(d.v); err != nil {
+				return FlagErrorf("%s %v", d.flag, err)
+			}
+		}
+	}
+	if o.Since != "" && o.Until != "" && o.Since > o.Until {
+		return FlagErrorf("--since %s is after --until %s", o.Since, o.Until)
+	}
+	loc, err := loadZone(o.Timezone, o.Getenv)
+	if err != nil {
+		return err
+	}
+	o.loc = loc
 	return validateCCUsage(o.CCUsage)
 }
 
+// loadZone is --timezone, else $TZ, else the system's zone (ccusage's default).
+func loadZone(name string, getenv func(string) string) (*time.Location, error) {
+	flag := name != ""
+	if !flag && getenv != nil {
+		name = getenv("TZ")
+	}
+	if name == "" {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(strings.TrimPrefix(name, ":"))
+	if err != nil {
+		if flag {
+			return nil, FlagErrorf("--timezone %q: not a time zone (want an IANA name such as UTC or America/New_York)", name)
+		}
+		return nil, fmt.Errorf("TZ=%q: not a time zone (set --timezone)", name)
+	}
+	return loc, nil
+}
+
+// ccusageModes are the ccusage 20.0.24 reports whose line rules --ccusage reproduces.
+var ccusageModes = []string{"daily", "weekly", "monthly", "session", "blocks"}
+
 func validateCCUsage(mode string) error {
-	switch mode {
-	case "", "daily", "session":
+	if mode == "" || slices.Contains(ccusageModes, mode) {
 		return nil
 	}
-	return FlagErrorf("--ccusage %q: want daily or session", mode)
+	return FlagErrorf("--ccusage %q: want %s", mode, strings.Join(ccusageModes, ", "))
 }
 
 // scanOptions maps the shared flags onto transcript.Options.
@@ -158,7 +216,8 @@ func scanOptions(ccusage, label string) transcript.Options {
 	switch ccusage {
 	case "daily":
 		opt.CCUsage, opt.MaxTotal = true, true
-	case "session":
+	case "session", "weekly", "monthly", "blocks":
+		// Only ccusage's daily report counts agent_progress copies (docs/decisions.md#cost-and-date-views-in-the-audit-issue-13).
 		opt.CCUsage, opt.MaxTotal, opt.NoProgress, opt.NoReplay = true, true, true, true
 	}
 	return opt
@@ -229,7 +288,34 @@ func warnSkipped(w io.Writer, res *transcript.Result) {
 	}
 }
 
+// loadPrices is the embedded price table, overridden by --pricing FILE.
+func loadPrices(path string) (*pricing.Table, error) {
+	t := pricing.Embedded()
+	if path == "" {
+		return t, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--pricing: %w", err)
+	}
+	defer f.Close()
+	return t.Override(f, path)
+}
+
+// pricesLine says where the prices come from, for the text output.
+func pricesLine(t *pricing.Table, path string) string {
+	s := fmt.Sprintf("ccusage %s offline prices (table extracted %s)", t.Version, t.Extracted)
+	if path != "" {
+		s += ", overridden by " + path
+	}
+	return s
+}
+
 func auditRun(opts *auditOptions) error {
+	prices, err := loadPrices(opts.Pricing)
+	if err != nil {
+		return err
+	}
 	files, roots, err := findTranscripts(opts.Paths, opts.Getenv)
 	if err != nil {
 		return err
@@ -240,10 +326,11 @@ func auditRun(opts *auditOptions) error {
 	// Requests are aggregated as the scan finalises them, never all held; rows are written at the end,
 	// in order of first appearance, from compact records.
 	scan := scanOptions(opts.CCUsage, opts.Label)
+	dates := audit.DateRange{Since: opts.Since, Until: opts.Until, Location: opts.loc}
 	var aggs *auditAggregates
 	if opts.Format == "text" || opts.Format == "json" || opts.Report {
-		aggs = newAuditAggregates(audit.GroupBy(opts.By))
-		scan.Sink = aggs.sink()
+		aggs = newAuditAggregates(audit.Options{By: audit.GroupBy(opts.By), Location: opts.loc, Prices: prices, Breakdown: opts.Breakdown})
+		scan.Sink = audit.Filter{Range: dates, Next: aggs.sink()}
 	}
 	var rows *audit.RowWriter
 	var rowErr error
@@ -251,8 +338,9 @@ func auditRun(opts *auditOptions) error {
 		if rows, err = audit.NewRowWriter(opts.IO.Out, opts.Format); err != nil {
 			return err
 		}
+		rows.Prices = prices
 		scan.OnRequest = func(r *transcript.Request) {
-			if rowErr == nil {
+			if rowErr == nil && dates.Contains(r) {
 				rowErr = rows.Write(r)
 			}
 		}
@@ -263,6 +351,7 @@ func auditRun(opts *auditOptions) error {
 	}
 	warnSkipped(opts.IO.ErrOut, res)
 	input := audit.InputOf(res)
+	input.Prices = pricesLine(prices, opts.Pricing)
 	if opts.Report {
 		paths, err := report.WriteAudit(opts.OutDir, aggs.reportInput(input, nil))
 		if err != nil {

@@ -37,10 +37,15 @@ func TestAuditFlags(t *testing.T) {
 		{[]string{"a", "b"}, "[a b] by= format=text ccusage= label=", false},
 		{[]string{"--json", "--by", "day"}, "[] by=day format=json ccusage= label=", false},
 		{[]string{"--format", "jsonl", "--ccusage", "session", "--label", "high"}, "[] by= format=jsonl ccusage=session label=high", false},
-		{[]string{"--by", "week"}, "--by \"week\"", true},
+		{[]string{"--by", "fortnight"}, "--by \"fortnight\"", true},
+		{[]string{"--by", "day", "--format", "csv"}, "--by day and --format csv conflict", true},
+		{[]string{"--breakdown"}, "add --by", true},
+		{[]string{"--since", "2026-2-1"}, "--since \"2026-2-1\" is not a date", true},
+		{[]string{"--since", "2026-02-02", "--until", "2026-02-01"}, "is after --until", true},
+		{[]string{"--timezone", "Mars/Olympus"}, "--timezone \"Mars/Olympus\"", true},
 		{[]string{"--format", "xml"}, "--format \"xml\"", true},
 		{[]string{"--json", "--format", "csv"}, "--json and --format csv conflict", true},
-		{[]string{"--ccusage", "weekly"}, "--ccusage \"weekly\"", true},
+		{[]string{"--ccusage", "yearly"}, "--ccusage \"yearly\"", true},
 	} {
 		f, _, _ := testFactory()
 		var got *auditOptions

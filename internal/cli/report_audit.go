@@ -45,7 +45,7 @@ The report holds numbers and labels only: no transcript text is ever copied into
 func auditReportRun(opts *reportOptions) (app.ReportResult, error) {
 	res := app.ReportResult{Report: "audit"}
 	// The spend part streams from the scans (of the paths, else of the arms) into one aggregate.
-	spend := newAuditAggregates("")
+	spend := newAuditAggregates(audit.Options{})
 	overArms := len(opts.Paths) == 0 && len(opts.Arms) > 0
 	var arms []audit.Arm
 	var armScans []*transcript.Result
@@ -136,8 +136,8 @@ type auditAggregates struct {
 	thinking *audit.ClassEffort
 }
 
-func newAuditAggregates(by audit.GroupBy) *auditAggregates {
-	return &auditAggregates{spend: audit.NewAggregator(by), thinking: audit.NewClassEffort()}
+func newAuditAggregates(opt audit.Options) *auditAggregates {
+	return &auditAggregates{spend: audit.New(opt), thinking: audit.NewClassEffort()}
 }
 
 func (a *auditAggregates) sink() transcript.Sink { return audit.Tee{a.spend, a.thinking} }

@@ -1,0 +1,57 @@
+package audit
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// DateRange selects requests by their day (Day) in Location, both ends inclusive, as ccusage's
+// --since/--until select them; an empty end is open.
+type DateRange struct {
+	Since, Until string // YYYY-MM-DD
+	Location     *time.Location
+}
+
+// ParseDay checks a YYYY-MM-DD date.
+func ParseDay(s string) error {
+	if _, err := time.Parse(time.DateOnly, s); err != nil {
+		return fmt.Errorf("%q is not a date (want YYYY-MM-DD)", s)
+	}
+	return nil
+}
+
+// Open reports whether the range selects every request.
+func (d DateRange) Open() bool { return d.Since == "" && d.Until == "" }
+
+// Contains reports whether r falls in the range.
+func (d DateRange) Contains(r *transcript.Request) bool {
+	if d.Open() {
+		return true
+	}
+	day := Day(r, d.Location)
+	return (d.Since == "" || day >= d.Since) && (d.Until == "" || day <= d.Until)
+}
+
+// Filter passes the requests of Range on to Next: a scan's Sink keeps only the dates asked for.
+type Filter struct {
+	Range DateRange
+	Next  transcript.Sink
+}
+
+var _ transcript.Sink = Filter{}
+
+// Add passes r on when it is in the range.
+func (f Filter) Add(r *transcript.Request) {
+	if f.Range.Contains(r) {
+		f.Next.Add(r)
+	}
+}
+
+// Remove passes the retraction of r on when it is in the range (as its Add was).
+func (f Filter) Remove(r *transcript.Request) {
+	if f.Range.Contains(r) {
+		f.Next.Remove(r)
+	}
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# Expected values for the cost and date-view checks (internal/audit/ccusage_test.go), computed once
+# with ccusage 20.0.24 and committed, so that the tests need neither npm nor the network:
+#
+#   CCU=$(mktemp -d) && cd $CCU && echo '{"private":true}' > package.json && npm install ccusage@20.0.24
+#   sh internal/audit/testdata/ccusage/make.sh $CCU/node_modules/.bin/ccusage
+#
+# Each corpus is copied into a scratch CLAUDE_CONFIG_DIR (ccusage does not follow symbolic links);
+# HOME is empty so that nothing else is read. Only the fields the tests compare are kept (jq).
+set -eu
+CCU=$1
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../../../.." && pwd)
+S=$(mktemp -d)
+trap 'rm -rf "$S"' EXIT
+mkdir -p "$S/home" "$S/sample/projects/spotter" "$S/sample/projects/claude-code-log"
+cp -r "$ROOT/testdata/transcripts/spotter/test/fixtures/transcripts/." "$S/sample/projects/spotter/"
+cp "$ROOT/testdata/transcripts/claude-code-log/test/test_data/edge_cases.jsonl" "$S/sample/projects/claude-code-log/"
+cp -r "$HERE/../costcorpus" "$S/synthetic"
+run() { # corpus name report args...
+  corpus=$1 name=$2; shift 2
+  HOME=$S/home CLAUDE_CONFIG_DIR=$S/$corpus "$CCU" claude "$@" --json --offline > "$S/out.json"
+  case $1 in
+  daily|monthly|weekly) jq -S '{rows: [(.daily // .monthly // .weekly)[] | {key: (.date // .month // .week), totalCost,
+      inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens,
+      models: [.modelBreakdowns[] | {modelName, cost, inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens}] | sort_by(.modelName)}],
+      totals: .totals}' "$S/out.json" ;;
+  session) jq -S '{rows: [.sessions[] | {key: .sessionId, totalCost, inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens}] | sort_by(.key), totals: .totals}' "$S/out.json" ;;
+  blocks) jq -S '{rows: [.blocks[] | select(.isGap | not) | {key: .startTime, end: .endTime, totalCost: .costUSD, inputTokens: .tokenCounts.inputTokens,
+      outputTokens: .tokenCounts.outputTokens, cacheCreationTokens: .tokenCounts.cacheCreationInputTokens, cacheReadTokens: .tokenCounts.cacheReadInputTokens, models}]}' "$S/out.json" ;;
+  esac > "$HERE/$name.json"
+  echo "$corpus $name: ccusage claude $* --json --offline" >> "$HERE/COMMANDS.txt"
+}
+: > "$HERE/COMMANDS.txt"
+run sample sample-daily-utc daily -z UTC
+run sample sample-monthly-utc monthly -z UTC
+run sample sample-weekly-utc weekly -z UTC
+run sample sample-session-utc session -z UTC
+run sample sample-blocks-utc blocks -z UTC
+run sample sample-daily-utc-0211-0212 daily -z UTC --since 20260211 --until 20260212
+for tz in UTC America/New_York Asia/Tokyo Asia/Kolkata; do
+  n=$(echo "$tz" | tr 'A-Z/' 'a-z-')
+  run synthetic synthetic-daily-$n daily -z "$tz"
+  run synthetic synthetic-weekly-$n weekly -z "$tz"
+  run synthetic synthetic-monthly-$n monthly -z "$tz"
+  run synthetic synthetic-blocks-$n blocks -z "$tz"
+done
+run synthetic synthetic-session-utc session -z UTC
+run synthetic synthetic-daily-america-new_york-0201-0228 daily -z America/New_York --since 20260201 --until 20260228
+"$CCU" --version > "$HERE/VERSION.txt"
