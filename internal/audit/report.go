@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/termtable"
@@ -272,8 +271,12 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 // groupHeader names the key column of a breakdown.
 func groupHeader(rep *Report) string {
 	switch rep.By {
-	case ByDay, ByWeek, ByMonth, ByBlock:
+	case ByDay, ByMonth:
 		return fmt.Sprintf("%s (%s)", rep.By, rep.Timezone)
+	case ByWeek:
+		return fmt.Sprintf("week (%s)", rep.Timezone)
+	case ByBlock:
+		return fmt.Sprintf("block (%s)", rep.Timezone)
 	}
 	return string(rep.By)
 }
@@ -305,16 +308,8 @@ func writeGroups(b io.Writer, rep *Report, thinkNote string, notes *footnotes) e
 	tbl := newASCIITable(b, groupHeader(rep), "requests", "input", "output", "cache write", "cache read", "cost", "of cost",
 		"thinking"+thinkNote, "outside main", "thinking/req main / outside").
 		Optional("thinking/req main / outside", "outside main", "thinking"+thinkNote, "input", "cache write")
-	loc, err := time.LoadLocation(rep.Timezone)
-	if err != nil {
-		loc = time.UTC
-	}
 	for _, g := range rep.Groups {
-		key := g.Key
-		if rep.By == ByBlock {
-			key = g.Key + "–" + g.End.In(loc).Format("15:04")
-		}
-		if err := tbl.Append(groupRow(key, &g.Totals, &g.Shares, unknown)...); err != nil {
+		if err := tbl.Append(groupRow(g.Key, &g.Totals, &g.Shares, unknown)...); err != nil {
 			return err
 		}
 		for _, m := range g.Models {
