@@ -181,7 +181,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	}
 	if len(res.Steps) > 0 {
 		steps := res.StepResults()
-		p, path, created, err := store.WriteProposalOnce(env.WeightsDir, ProposalFromSteps(steps, &parent, res.Final, env.Now()))
+		p, path, created, err := recordProposal(env, ProposalFromSteps(steps, &parent, res.Final, env.Now()), steps, true)
 		if err != nil {
 			return nil, err
 		}
@@ -189,9 +189,6 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		sig, bkt, _ := store.WeightsJSON(&p.Candidate)
 		out.Proposal = &EvolveProposal{ID: p.ID, File: path, Decision: p.Decision, Created: created,
 			Weights: EvolveProposalWeights{Signals: sig, Buckets: bkt}}
-		if err := logAttemptsOnce(env, p, steps, true); err != nil {
-			return nil, err
-		}
 		in, err := saveReportInput(env, steps, parent, p)
 		if err != nil {
 			return nil, err

@@ -75,14 +75,11 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 		return out, nil
 	}
 	steps := []*evolve.StepResult{res}
-	p, path, created, err := store.WriteProposalOnce(env.WeightsDir, ProposalFromSteps(steps, &parent, res.Candidate, env.Now()))
+	p, path, created, err := recordProposal(env, ProposalFromSteps(steps, &parent, res.Candidate, env.Now()), steps, false)
 	if err != nil {
 		return nil, err
 	}
 	out.ProposalFile, out.ProposalID, out.Created = &path, p.ID, created
-	if err := logAttemptsOnce(env, p, steps, false); err != nil {
-		return nil, err
-	}
 	// The EVAL report goes through the same code as tune report proposal and tune nightly, from the
 	// input saved with the proposal.
 	in, err := saveReportInput(env, steps, parent, p)
@@ -141,33 +138,21 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 	return p
 }
 
-// logAttemptsOnce appends one evolution-log entry per attempt of every step (action = its decision:
-// accept, halve or revert), with the proposal's evidence and the attempt's losses — unless the log
-// already holds attempts of this proposal (a re-run on the same inputs adds nothing). It asks the log,
-// not whether the proposal file was new: a run that wrote the file but could not log (a store that did
-// not verify, a lock held too long) logs its attempts on the next run instead of never. numbered
-// prefixes each reason with "evolve step N: " (the loop's steps share one proposal).
-func logAttemptsOnce(env Env, p *store.Proposal, steps []*evolve.StepResult, numbered bool) error {
+// recordProposal writes the proposal and its attempts to the store (store.Store.Propose): the attempt
+// entries first, all in one append (action = the attempt's decision: accept, halve or revert, with the
+// proposal's evidence and the attempt's losses), then the proposal file — once per proposal: a re-run on
+// the same inputs adds nothing and returns the stored proposal. numbered prefixes each reason with
+// "evolve step N: " (the loop's steps share one proposal).
+func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numbered bool) (*store.Proposal, string, bool, error) {
 	s, err := store.Open(env.WeightsDir, env.Now)
 	if err != nil {
-		return err
-	}
-	entries, err := s.Entries()
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		switch e.Action {
-		case store.ActionProposeAttempt, store.ActionAccept, store.ActionHalve, store.ActionRevert:
-			if e.Proposal == p.ID {
-				return nil
-			}
-		}
+		return nil, "", false, err
 	}
 	var evidence []string
 	for _, f := range p.Evidence {
 		evidence = append(evidence, fmt.Sprintf("%s %s %q: %s", f.MetaTimestamp, f.Level, f.Title, strings.Join(f.Evidence, "; ")))
 	}
+	var attempts []store.LogEntry
 	for i, st := range steps {
 		prefix := ""
 		if numbered {
@@ -175,12 +160,9 @@ func logAttemptsOnce(env Env, p *store.Proposal, steps []*evolve.StepResult, num
 		}
 		for _, a := range st.Attempts {
 			before, after := float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)
-			err := s.Log(store.LogEntry{Action: a.Decision, Parent: p.Parent, Proposal: p.ID, Change: a.Change.String(),
+			attempts = append(attempts, store.LogEntry{Action: a.Decision, Parent: p.Parent, Change: a.Change.String(),
 				Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after, Reason: prefix + a.Reason})
-			if err != nil {
-				return err
-			}
 		}
 	}
-	return nil
+	return s.Propose(p, attempts)
 }

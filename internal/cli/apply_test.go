@@ -77,11 +77,51 @@ func storeTestProposal(t *testing.T) *store.Proposal {
 
 func writeTestProposal(t *testing.T, weightsDir string, p *store.Proposal) string {
 	t.Helper()
+	if err := logTestDecision(weightsDir, p, func() time.Time { return storeTestNow }); err != nil {
+		t.Fatal(err)
+	}
 	path, _, err := store.WriteProposal(filepath.Join(weightsDir, store.ProposalsDir), p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// logTestDecision logs the decision of a hand-made proposal as tune propose does (one accept entry per
+// change from its parent, with the proposal's id and content hash), so that apply accepts it. A proposal
+// that is not accept/halve, or whose decision is logged already, adds nothing.
+func logTestDecision(weightsDir string, p *store.Proposal, now func() time.Time) error {
+	s, err := store.Open(weightsDir, now)
+	if err != nil || !p.Applicable() {
+		return err
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		return err
+	}
+	id := p.ComputeID()
+	for _, e := range entries {
+		if e.Proposal == id && (e.Action == store.ActionAccept || e.Action == store.ActionHalve) {
+			return nil
+		}
+	}
+	parent, err := s.Version(p.Parent)
+	if err != nil {
+		return err
+	}
+	for _, c := range store.Changes(&parent, &p.Candidate) {
+		change := c.Name + " " + c.Delta().String()
+		if c.Kind == "bucket" {
+			change = "bucket " + c.Name + " edge " + c.Delta().String()
+		}
+		err := s.Log(store.LogEntry{Action: p.Decision, Parent: p.Parent, Proposal: id, ProposalSHA256: p.ContentSHA256(),
+			Change: change, Decision: p.Decision, SuiteLossBefore: store.Loss(p.SuiteLossBefore), SuiteLossAfter: store.Loss(p.SuiteLossAfter),
+			Reason: "logged by the test"})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func TestApplyNewestPendingHarvestsAndRefusesStale(t *testing.T) {
@@ -143,11 +183,12 @@ func TestApplyNewestPendingHarvestsAndRefusesStale(t *testing.T) {
 		p.Candidate.Signals[weights.Greenfield]++
 		return p
 	}())
-	code, _, errOut = storeRun(t, wd, fd, nil, "apply", "--expect-serial", "1")
-	if code != 1 || !strings.Contains(errOut, "expected the evolution log at serial 1, but it is at serial 2") {
+	// the log: init, two accepts, the apply, the accept of this proposal
+	code, _, errOut = storeRun(t, wd, fd, nil, "apply", "--expect-serial", "4")
+	if code != 1 || !strings.Contains(errOut, "expected the evolution log at serial 4, but it is at serial 5") {
 		t.Errorf("stale serial: %d %s", code, errOut)
 	}
-	if code, _, errOut = storeRun(t, wd, fd, nil, "apply", "--expect-serial", "2"); code != 0 {
+	if code, _, errOut = storeRun(t, wd, fd, nil, "apply", "--expect-serial", "5"); code != 0 {
 		t.Errorf("fresh serial: %d %s", code, errOut)
 	}
 	if code, out, _ = storeRun(t, wd, fd, nil, "verify"); code != 0 {

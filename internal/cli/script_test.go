@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 )
 
@@ -48,6 +50,18 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("usage: copydir SRC DST")
 				}
 				ts.Check(copyDir(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+			},
+			// logproposal FILE logs the attempts of a hand-made proposal file as tune propose would, so that
+			// tune apply accepts it (apply writes only proposals the log decided).
+			"logproposal": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: logproposal FILE")
+				}
+				p, err := store.ReadProposal(ts.MkAbs(args[0]))
+				ts.Check(err)
+				now, err := time.Parse(time.RFC3339, ts.Getenv("TUNE_NOW"))
+				ts.Check(err)
+				ts.Check(logTestDecision(ts.Getenv("TUNE_WEIGHTS_DIR"), p, func() time.Time { return now }))
 			},
 		},
 	})

@@ -48,13 +48,13 @@ func TestEditedVersionWithPatchedLogHashIsRefusedByReaders(t *testing.T) {
 	rewrite(t, logPath, func(s string) string {
 		lines := strings.Split(s, "\n")
 		var e LogEntry
-		if err := unmarshalEntry([]byte(lines[2]), &e); err != nil || e.Result != 3 {
-			t.Fatalf("line 3 is not the rollback to v0003: %+v %v", e, err)
+		if err := unmarshalEntry([]byte(lines[3]), &e); err != nil || e.Result != 3 {
+			t.Fatalf("line 4 is not the rollback to v0003: %+v %v", e, err)
 		}
-		lines[2] = strings.Replace(lines[2], e.ResultSHA256, fileSHA(data), 1)
+		lines[3] = strings.Replace(lines[3], e.ResultSHA256, fileSHA(data), 1)
 		return strings.Join(lines, "\n")
 	})
-	if probs := joinProblems(s.Verify()); !strings.Contains(probs, "evolution.jsonl:4: chain: prev_hash does not match line 3") {
+	if probs := joinProblems(s.Verify()); !strings.Contains(probs, "evolution.jsonl:5: chain: prev_hash does not match line 4") {
 		t.Fatalf("verify: %s", probs)
 	}
 	readersRefuse(t, dir, "does not verify")
@@ -74,7 +74,7 @@ func TestTruncatedLogIsCaughtByTheAnchor(t *testing.T) {
 			return strings.Join(lines[:len(lines)-1-drop], "")
 		})
 		probs := joinProblems(s.Verify())
-		if !strings.Contains(probs, "evolution.head: head: anchors serial 4, but evolution.jsonl ends at serial "+string(rune('4'-drop))) ||
+		if !strings.Contains(probs, "evolution.head: head: anchors serial 5, but evolution.jsonl ends at serial "+string(rune('5'-drop))) ||
 			!strings.Contains(probs, "restore evolution.jsonl from version control") {
 			t.Errorf("drop %d: verify says:\n%s", drop, probs)
 		}

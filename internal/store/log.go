@@ -51,8 +51,11 @@ type LogEntry struct {
 	// ResultSHA256 is the sha256 (hex) of the result version file, checked by Verify.
 	ResultSHA256 string `json:"result_sha256,omitempty"`
 	// Restores is, for a rollback, the version whose content the result repeats.
-	Restores        int      `json:"restores,omitempty"`
-	Proposal        string   `json:"proposal,omitempty"` // proposal id
+	Restores int    `json:"restores,omitempty"`
+	Proposal string `json:"proposal,omitempty"` // proposal id
+	// ProposalSHA256 is the proposal's ContentSHA256, on every attempt entry of it: apply writes only a
+	// proposal whose content still hashes to it.
+	ProposalSHA256  string   `json:"proposal_sha256,omitempty"`
 	Change          string   `json:"change,omitempty"`   // e.g. "ambiguous +1", "bucket L1 +0.5"
 	Decision        string   `json:"decision,omitempty"` // accept | halve | revert | none, or what a repair did
 	Evidence        []string `json:"evidence,omitempty"`
@@ -60,6 +63,9 @@ type LogEntry struct {
 	SuiteLossAfter  *float64 `json:"suite_loss_after,omitempty"`
 	// Harvested lists the fixture files an apply added.
 	Harvested []string `json:"harvested,omitempty"`
+	// HarvestedSHA256 is the sha256 of each harvested fixture file, in the order of Harvested: repair
+	// writes only content that hashes to it.
+	HarvestedSHA256 []string `json:"harvested_sha256,omitempty"`
 	// Files records the sha256 of version files: every file for init, the re-signed files for a resign.
 	Files    []FileHash `json:"files,omitempty"`
 	Reason   string     `json:"reason,omitempty"`

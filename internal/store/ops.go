@@ -33,8 +33,11 @@ type pendingOp struct {
 }
 
 type pendingWrite struct {
-	Step    string `json:"step"`    // crash-hook name of this write
-	Path    string `json:"path"`    // version files: relative to the store; fixtures: absolute
+	Step string `json:"step"` // crash-hook name of this write
+	// Root is RootStore ("", the store directory) or RootFixtures (the run's fixtures directory); Path is
+	// relative to it (never absolute, never ".."): see resolveWrite.
+	Root    string `json:"root,omitempty"`
+	Path    string `json:"path"`
 	Content string `json:"content"` // the exact bytes
 }
 
@@ -63,13 +66,6 @@ func (op *pendingOp) describeWrites() string {
 }
 
 func (s *Store) path(name string) string { return filepath.Join(s.Dir, name) }
-
-func (s *Store) absPath(p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return s.path(p)
-}
 
 // step is called after every write; the test hook CrashAfter stops the operation there.
 func (s *Store) step(name string) error {
@@ -162,18 +158,24 @@ func (s *Store) buildLine(st *state, e LogEntry) []byte {
 	return e.marshalLine()
 }
 
-func (s *Store) writeLog(st *state, line []byte) error {
+// writeLog appends lines to the log in one atomic rewrite, then re-anchors its end.
+func (s *Store) writeLog(st *state, lines ...[]byte) error {
 	old, err := regular.ReadFileNoFollow(s.path(LogFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	data := append(append(old, line...), '\n')
+	data := old
+	for _, line := range lines {
+		data = append(append(data, line...), '\n')
+	}
 	if err := writeFileAtomic(s.path(LogFile), data); err != nil {
 		return err
 	}
-	st.lines = append(st.lines, logLine{No: len(st.lines) + 1, Raw: line, OK: true})
-	if err := json.Unmarshal(line, &st.lines[len(st.lines)-1].Entry); err != nil {
-		return err
+	for _, line := range lines {
+		st.lines = append(st.lines, logLine{No: len(st.lines) + 1, Raw: line, OK: true})
+		if err := json.Unmarshal(line, &st.lines[len(st.lines)-1].Entry); err != nil {
+			return err
+		}
 	}
 	return s.writeHead(st)
 }
@@ -273,6 +275,9 @@ func (s *Store) ApplyProposal(p *Proposal) (*Outcome, error) {
 		if len(changes) == 0 {
 			return fmt.Errorf("%w: proposal %s changes nothing against %s", ErrNothingToDo, p.ID, weights.VersionName(active))
 		}
+		if err := st.checkProposalIntent(p, &activeW); err != nil {
+			return err
+		}
 		if err := s.bootstrap(st); err != nil {
 			return err
 		}
@@ -298,10 +303,12 @@ func (s *Store) ApplyProposal(p *Proposal) (*Outcome, error) {
 			if _, err := os.Stat(h.Path); err == nil {
 				continue // harvested by an earlier proposal (or written by hand): never overwrite a fixture
 			}
-			writes = append(writes, pendingWrite{Step: "fixture:" + filepath.Base(h.Path), Path: h.Path, Content: string(h.Content)})
-			// the log names fixtures relative to the fixtures directory, so it does not depend on where
-			// the repository is checked out
-			entry.Harvested = append(entry.Harvested, filepath.ToSlash(filepath.Join(HarvestDir, filepath.Base(h.Path))))
+			// the marker and the log name fixtures relative to the fixtures directory, so they do not depend
+			// on where the repository is checked out (and a marker never names an absolute path)
+			rel := filepath.ToSlash(filepath.Join(HarvestDir, filepath.Base(h.Path)))
+			writes = append(writes, pendingWrite{Step: "fixture:" + filepath.Base(h.Path), Root: RootFixtures, Path: rel, Content: string(h.Content)})
+			entry.Harvested = append(entry.Harvested, rel)
+			entry.HarvestedSHA256 = append(entry.HarvestedSHA256, fileSHA(h.Content))
 		}
 		o, err := s.writeVersion(st, ActionApply, w, entry, writes)
 		if err != nil {
@@ -461,8 +468,11 @@ func (s *Store) runOp(st *state, op *pendingOp) error {
 // it itself, after logging).
 func (s *Store) finishOp(st *state, op *pendingOp, removeMarker bool) error {
 	for _, w := range op.Writes {
-		p := s.absPath(w.Path)
-		existing, err := os.ReadFile(p)
+		p, err := s.resolveWrite(w)
+		if err != nil {
+			return err
+		}
+		existing, err := regular.ReadFileNoFollow(p)
 		switch {
 		case err == nil && string(existing) == w.Content:
 			// already written before the interruption
@@ -511,6 +521,85 @@ func (s *Store) finishOp(st *state, op *pendingOp, removeMarker bool) error {
 func (st *state) headIs(line string) bool {
 	n := len(st.lines)
 	return n > 0 && string(st.lines[n-1].Raw) == line
+}
+
+// Propose records the result of an evolution step: first every attempt entry of proposal p, in one atomic
+// append, each with the proposal's id and content hash; then the proposal file. Log first, so that a crash
+// never leaves a proposal the log does not explain (the next run writes the same proposal again: its id
+// is a hash of its content), and in one append, so that no crash keeps some attempts and loses others.
+// A re-run on the same inputs adds nothing (the log already holds attempts of p) and returns the stored
+// proposal with its created time. It refuses, writing nothing, on a store that does not verify.
+func (s *Store) Propose(p *Proposal, attempts []LogEntry) (stored *Proposal, path string, created bool, err error) {
+	if !validDecision(p.Decision) {
+		return nil, "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
+	}
+	for _, a := range attempts {
+		switch a.Action {
+		case ActionProposeAttempt, ActionAccept, ActionHalve, ActionRevert:
+		default:
+			return nil, "", false, fmt.Errorf("Store.Propose: action %q is not an evolution attempt", a.Action)
+		}
+	}
+	p.ID = p.ComputeID()
+	sha := p.ContentSHA256()
+	err = s.mutate(func(st *state) error {
+		if err := st.requireClean(); err != nil {
+			return err
+		}
+		if err := s.bootstrap(st); err != nil {
+			return err
+		}
+		if !st.attemptsLogged(p.ID) && len(attempts) > 0 {
+			var lines [][]byte
+			for _, a := range attempts {
+				if a.Parent == 0 {
+					a.Parent = p.Parent
+				}
+				a.Proposal, a.ProposalSHA256 = p.ID, sha
+				a.Serial, a.Lineage, a.PrevHash, a.Time = 0, "", "", time.Time{}
+				line := s.buildLine(st, a)
+				lines = append(lines, line)
+				// the next line chains on this one
+				st.lines = append(st.lines, logLine{No: len(st.lines) + 1, Raw: line, OK: true})
+				if err := json.Unmarshal(line, &st.lines[len(st.lines)-1].Entry); err != nil {
+					return err
+				}
+			}
+			st.lines = st.lines[:len(st.lines)-len(lines)]
+			if err := s.writeLog(st, lines...); err != nil {
+				return err
+			}
+			if err := s.step("attempts"); err != nil {
+				return err
+			}
+		}
+		path, created, err = WriteProposal(s.ProposalsPath(), p)
+		if err != nil {
+			return err
+		}
+		if err := s.step("proposal"); err != nil {
+			return err
+		}
+		stored = p
+		if !created {
+			stored, err = ReadProposal(path)
+		}
+		return err
+	})
+	return stored, path, created, err
+}
+
+// attemptsLogged reports whether the log holds attempts of proposal id.
+func (st *state) attemptsLogged(id string) bool {
+	for _, l := range st.lines {
+		switch l.Entry.Action {
+		case ActionProposeAttempt, ActionAccept, ActionHalve, ActionRevert:
+			if l.OK && l.Entry.Proposal == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Log appends an evolution attempt (propose-attempt, accept, halve, revert) to the log. The store fills

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -354,15 +355,22 @@ func encodeIndented(v any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// ComputeID returns the proposal's content ID: "p-" + the first 12 hex digits of the sha256 of its
-// canonical JSON without the id and created fields, so re-running the same evolution gives the same ID.
+// ComputeID returns the proposal's content ID: "p-" + the first 12 hex digits of ContentSHA256, so
+// re-running the same evolution gives the same ID.
 func (p *Proposal) ComputeID() string {
+	return "p-" + p.ContentSHA256()[:12]
+}
+
+// ContentSHA256 is the sha256 (hex) of the proposal's canonical JSON without the id and created fields.
+// The evolution log records it with every attempt of the proposal, and apply writes only a proposal whose
+// content still has this hash (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+func (p *Proposal) ContentSHA256() string {
 	data, err := encodeIndented(p.toJSON(false))
 	if err != nil {
 		panic(err) // plain structs of strings and numbers always encode
 	}
 	sum := sha256.Sum256(data)
-	return "p-" + hex.EncodeToString(sum[:])[:12]
+	return hex.EncodeToString(sum[:])
 }
 
 // MarshalJSON writes the canonical form (ID recomputed from the content).
@@ -420,7 +428,7 @@ func WriteProposal(dir string, p *Proposal) (path string, created bool, err erro
 // ReadProposal reads and checks a proposal file. Errors name the file and, for syntax errors, the line.
 // A missing id is computed; an id that does not match the content is refused (the file was edited).
 func ReadProposal(path string) (*Proposal, error) {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -437,6 +445,9 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%s:%d: unexpected data after the proposal object", name, lineAt(data, dec.InputOffset()))
+	}
+	if err := checkFields(data); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	if !validDecision(j.Decision) {
 		return nil, fmt.Errorf("%s: decision %q: want accept, halve, revert or none", name, j.Decision)
@@ -492,6 +503,91 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 	}
 	p.ID = id
 	return p, nil
+}
+
+// Fields of the proposal JSON that must be present (never defaulted: a missing "parent" is not version
+// 0, a null loss is not 0). The others may be left out but not be null.
+var (
+	proposalRequired = []string{"parent", "decision", "reason", "suite_loss_before", "suite_loss_after", "candidate", "steps", "evidence"}
+	candidateFields  = []string{"signals", "buckets", "cost"}
+	stepRequired     = []string{"kind", "delta", "decision", "suite_loss_before", "suite_loss_after"}
+	evidenceRequired = []string{"meta_timestamp", "title", "level", "source", "evidence"}
+)
+
+// checkFields refuses a proposal with a required field missing or any field null, at every level
+// encoding/json would silently default (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+// Unknown fields are refused by the decoder itself.
+func checkFields(data []byte) error {
+	top, err := objectFields(data, "proposal")
+	if err != nil || top == nil {
+		return err // a syntax error is described by the decoder, with its line
+	}
+	if err := requireFields(top, "", proposalRequired); err != nil {
+		return err
+	}
+	cand, err := objectFields(top["candidate"], "candidate")
+	if err != nil {
+		return err
+	}
+	if err := requireFields(cand, "candidate.", candidateFields); err != nil {
+		return err
+	}
+	for _, k := range candidateFields {
+		m, err := objectFields(cand[k], "candidate."+k)
+		if err != nil {
+			return err
+		}
+		if err := requireFields(m, "candidate."+k+".", nil); err != nil {
+			return err
+		}
+	}
+	for _, list := range []struct {
+		key      string
+		required []string
+	}{{"steps", stepRequired}, {"evidence", evidenceRequired}} {
+		var items []json.RawMessage
+		if err := json.Unmarshal(top[list.key], &items); err != nil {
+			return nil // the decoder names the type error
+		}
+		for i, raw := range items {
+			path := fmt.Sprintf("%s[%d]", list.key, i)
+			m, err := objectFields(raw, path)
+			if err != nil {
+				return err
+			}
+			if err := requireFields(m, path+".", list.required); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// objectFields decodes a JSON object into its raw fields; nil (no error) when data is not valid JSON,
+// which the typed decode then reports with a line number.
+func objectFields(data json.RawMessage, what string) (map[string]json.RawMessage, error) {
+	if !json.Valid(data) {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("%s: want a JSON object", what)
+	}
+	return m, nil
+}
+
+func requireFields(m map[string]json.RawMessage, prefix string, required []string) error {
+	for _, k := range required {
+		if _, ok := m[k]; !ok {
+			return fmt.Errorf("%s%s: missing (a proposal is written whole by tune propose; a missing field is never defaulted)", prefix, k)
+		}
+	}
+	for _, k := range sortedKeys(m) {
+		if string(bytes.TrimSpace(m[k])) == "null" {
+			return fmt.Errorf("%s%s: null (a value is required; null is not 0)", prefix, k)
+		}
+	}
+	return nil
 }
 
 func describeJSONError(data []byte, err error) string {

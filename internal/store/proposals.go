@@ -124,15 +124,3 @@ func ResolveProposal(dir, arg string) (*Proposal, error) {
 	}
 	return p, err
 }
-
-// WriteProposalOnce writes p under <dir>/proposals/ unless the same proposal (same content id) is
-// already there; then it returns the stored one, so a re-run reports exactly what the first run wrote
-// (its created time too).
-func WriteProposalOnce(dir string, p *Proposal) (stored *Proposal, path string, created bool, err error) {
-	path, created, err = WriteProposal(filepath.Join(dir, ProposalsDir), p)
-	if err != nil || created {
-		return p, path, created, err
-	}
-	stored, err = ReadProposal(path)
-	return stored, path, false, err
-}

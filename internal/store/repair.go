@@ -8,8 +8,21 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
+
+// ForgedMarkerError refuses a pending marker that does not describe an operation tune started (see
+// checkMarker): repair neither completes nor undoes it, since either would write or delete what the
+// marker names.
+type ForgedMarkerError struct {
+	Path   string
+	Reason string
+}
+
+func (e *ForgedMarkerError) Error() string {
+	return fmt.Sprintf("%s does not match an operation recorded in %s: %s; refusing to write or delete anything it names. tune did not write this marker as it is: inspect it, delete it by hand, then run `tune verify`", e.Path, LogFile, e.Reason)
+}
 
 // RepairResult says what Repair did; Entry is the repair line it logged.
 type RepairResult struct {
@@ -58,6 +71,9 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 			return fmt.Errorf("%s records an interrupted %s that would append serial %d, but the log is at serial %d (lineage %s): the store changed since; resolve by hand",
 				s.path(PendingFile), op.Op, op.Serial, serial, lineage)
 		}
+		if _, err := s.checkMarker(st, op, logged); err != nil {
+			return &ForgedMarkerError{Path: s.path(PendingFile), Reason: err.Error()}
+		}
 		res = &RepairResult{Op: op.Op}
 		if abort {
 			if logged {
@@ -66,8 +82,11 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 			res.Action = "aborted"
 			for i := len(op.Writes) - 1; i >= 0; i-- {
 				w := op.Writes[i]
-				p := s.absPath(w.Path)
-				data, err := os.ReadFile(p)
+				p, err := s.resolveWrite(w)
+				if err != nil {
+					return err
+				}
+				data, err := regular.ReadFileNoFollow(p)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					continue
@@ -92,8 +111,12 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 		}
 		res.Action = "completed"
 		for _, w := range op.Writes {
-			if _, err := os.Stat(s.absPath(w.Path)); errors.Is(err, fs.ErrNotExist) {
-				res.Details = append(res.Details, "wrote "+s.absPath(w.Path))
+			p, err := s.resolveWrite(w)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+				res.Details = append(res.Details, "wrote "+p)
 			}
 		}
 		if !logged {

@@ -78,7 +78,7 @@ func TestFreshStoreVerifiesAndIsActive(t *testing.T) {
 
 func TestApplyVerifyRollbackVerify(t *testing.T) {
 	s, dir := freshStore(t)
-	p := sampleProposal(t)
+	p := decide(t, s, sampleProposal(t))
 	out, err := s.ApplyProposal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +122,9 @@ func TestApplyVerifyRollbackVerify(t *testing.T) {
 	// the proposal measured against v0001 no longer applies
 	q := sampleProposal(t)
 	q.Candidate.Signals[weights.Greenfield]++
+	q.Parent = 3
+	decide(t, s, q)
+	q.Parent = 1
 	if _, err := s.Apply(q); err == nil || !strings.Contains(err.Error(), "the active version is v0003") {
 		t.Errorf("stale-parent apply: %v", err)
 	}
@@ -130,7 +133,7 @@ func TestApplyVerifyRollbackVerify(t *testing.T) {
 	for _, e := range entries {
 		actions = append(actions, fmt.Sprintf("%d:%s:%d->%d", e.Serial, e.Action, e.Parent, e.Result))
 	}
-	if got := strings.Join(actions, " "); got != "1:init:0->1 2:apply:1->2 3:rollback:2->3" {
+	if got := strings.Join(actions, " "); got != "1:init:0->1 2:accept:1->0 3:apply:1->2 4:rollback:2->3 5:accept:3->0 6:accept:3->0" {
 		t.Errorf("log = %s", got)
 	}
 }
@@ -159,7 +162,7 @@ func TestRollbackOfFirstVersionIsNothingToDo(t *testing.T) {
 // applied returns a store with v0001 (init), v0002 (apply) and v0003 (rollback).
 func applied(t *testing.T) (*Store, string) {
 	s, dir := freshStore(t)
-	if _, err := s.Apply(sampleProposal(t)); err != nil {
+	if _, err := s.Apply(decide(t, s, sampleProposal(t))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Rollback(0); err != nil {
@@ -211,12 +214,12 @@ func TestVerifyNamesEveryTamper(t *testing.T) {
 	}{
 		{"edit version", func(t *testing.T, dir string) {
 			rewrite(t, filepath.Join(dir, "v0002.toml"), func(s string) string { return strings.Replace(s, "ambiguous = 3", "ambiguous = 4", 1) })
-		}, []string{"v0002.toml: edited: content differs from the sha256 recorded in evolution.jsonl line 2"}},
+		}, []string{"v0002.toml: edited: content differs from the sha256 recorded in evolution.jsonl line 3"}},
 		{"edit first version", func(t *testing.T, dir string) {
 			rewrite(t, filepath.Join(dir, "v0001.toml"), func(s string) string { return strings.Replace(s, "greenfield = 3", "greenfield = 3.5", 1) })
 		}, []string{"v0001.toml: edited"}},
 		{"delete version", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "v0002.toml")) },
-			[]string{"v0002.toml: missing: recorded in evolution.jsonl line 2 but not on disk"}},
+			[]string{"v0002.toml: missing: recorded in evolution.jsonl line 3 but not on disk"}},
 		{"extra version", func(t *testing.T, dir string) {
 			data, _ := os.ReadFile(filepath.Join(dir, "v0003.toml"))
 			os.WriteFile(filepath.Join(dir, "v0004.toml"), bytes.Replace(data, []byte("version = 3"), []byte("version = 4"), 1), 0o644)
@@ -227,7 +230,7 @@ func TestVerifyNamesEveryTamper(t *testing.T) {
 				lines[2] = "v0002.toml h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 				return strings.Join(lines, "\n")
 			})
-		}, []string{"weights.sum:1: sum: the header checksum does not match", "weights.sum:3: sum: the entry for v0002.toml does not match, but the file matches evolution.jsonl line 2"}},
+		}, []string{"weights.sum:1: sum: the header checksum does not match", "weights.sum:3: sum: the entry for v0002.toml does not match, but the file matches evolution.jsonl line 3"}},
 		{"delete sum", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, SumFile)) },
 			[]string{"weights.sum: missing"}},
 		{"malformed sum", func(t *testing.T, dir string) { os.WriteFile(filepath.Join(dir, SumFile), []byte("hello\n"), 0o644) },
@@ -238,12 +241,12 @@ func TestVerifyNamesEveryTamper(t *testing.T) {
 		{"delete log line", func(t *testing.T, dir string) {
 			rewrite(t, filepath.Join(dir, LogFile), func(s string) string {
 				lines := strings.SplitAfter(s, "\n")
-				return lines[0] + lines[2]
+				return lines[0] + lines[1] + lines[3] // the apply
 			})
-		}, []string{"evolution.jsonl:2: chain: prev_hash does not match line 1", "evolution.jsonl:2: serial: serial 3 follows serial 1", "v0002.toml: extra: not recorded"}},
+		}, []string{"evolution.jsonl:3: chain: prev_hash does not match line 2", "evolution.jsonl:3: serial: serial 4 follows serial 2", "v0002.toml: extra: not recorded"}},
 		{"truncate log", func(t *testing.T, dir string) {
 			rewrite(t, filepath.Join(dir, LogFile), func(s string) string { return s[:len(s)-20] })
-		}, []string{"evolution.jsonl:3: log: not a log entry", "evolution.jsonl:3: log: the last line has no newline"}},
+		}, []string{"evolution.jsonl:4: log: not a log entry", "evolution.jsonl:4: log: the last line has no newline"}},
 		{"serial gap", func(t *testing.T, dir string) {
 			relink(t, dir, func(e *LogEntry) {
 				if e.Serial == 3 {
@@ -339,8 +342,13 @@ func TestStaleSerialIsRefused(t *testing.T) {
 }
 
 func TestConcurrentAppliesExactlyOneWins(t *testing.T) {
-	_, dir := freshStore(t)
+	s0, dir := freshStore(t)
 	const n = 6
+	for i := range n {
+		p := sampleProposal(t)
+		p.Candidate.Signals[weights.Signal(i%int(weights.NumSignals))] += 2
+		decide(t, s0, p)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
@@ -381,7 +389,7 @@ func applySteps(t *testing.T) []string {
 	if err != nil || len(h) != 1 {
 		t.Fatal(h, err)
 	}
-	return append([]string{"init-sum", "init-log"}, Steps(h[0].Path)...)
+	return Steps(h[0].Path)
 }
 
 func TestCrashBetweenEveryStepThenRepair(t *testing.T) {
@@ -389,11 +397,12 @@ func TestCrashBetweenEveryStepThenRepair(t *testing.T) {
 		for _, step := range applySteps(t) {
 			t.Run(fmt.Sprintf("%s/abort=%v", step, abort), func(t *testing.T) {
 				s, dir := freshStore(t)
+				decide(t, s, sampleProposal(t))
 				s.CrashAfter = step
 				if _, err := s.Apply(sampleProposal(t)); !errors.Is(err, ErrInjectedCrash) {
 					t.Fatalf("crash hook at %s did not fire: %v", step, err)
 				}
-				s2, err := Open(dir, clock)
+				s2, err := reopen(t, dir)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -431,9 +440,6 @@ func TestCrashBetweenEveryStepThenRepair(t *testing.T) {
 				if abort && step != "log" && step != "done" && marker {
 					want = 1 // aborted before commit
 				}
-				if step == "init-sum" || step == "init-log" {
-					want = 1 // crashed while bootstrapping: nothing was applied yet
-				}
 				if v := activeVersion(t, dir); v != want {
 					t.Fatalf("active = %d, want %d", v, want)
 				}
@@ -454,14 +460,14 @@ func TestRollbackCrashThenRepair(t *testing.T) {
 	for _, step := range Steps() {
 		t.Run(step, func(t *testing.T) {
 			s, dir := freshStore(t)
-			if _, err := s.Apply(sampleProposal(t)); err != nil {
+			if _, err := s.Apply(decide(t, s, sampleProposal(t))); err != nil {
 				t.Fatal(err)
 			}
 			s.CrashAfter = step
 			if _, err := s.Rollback(0); !errors.Is(err, ErrInjectedCrash) {
 				t.Fatal(err)
 			}
-			s2, _ := Open(dir, clock)
+			s2, _ := reopen(t, dir)
 			if len(s2.Verify()) > 0 {
 				if _, err := s2.Repair(false); err != nil {
 					t.Fatal(err)
@@ -543,8 +549,13 @@ func TestConcurrentAppliesAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	_, dir := freshStore(t)
+	s0, dir := freshStore(t)
 	const n = 3
+	for i := range n {
+		p := sampleProposal(t)
+		p.Reason += fmt.Sprintf(" from %d", i)
+		decide(t, s0, p)
+	}
 	cmds := make([]*exec.Cmd, n)
 	outs := make([]bytes.Buffer, n)
 	for i := range cmds {
@@ -576,16 +587,17 @@ func TestCrashDuringRepairThenRepairAgain(t *testing.T) {
 	for _, step := range []string{"version", "sum", "log", "repair-log"} {
 		t.Run(step, func(t *testing.T) {
 			s, dir := freshStore(t)
+			decide(t, s, sampleProposal(t))
 			s.CrashAfter = "pending"
 			if _, err := s.Apply(sampleProposal(t)); !errors.Is(err, ErrInjectedCrash) {
 				t.Fatal(err)
 			}
-			r, _ := Open(dir, clock)
+			r, _ := reopen(t, dir)
 			r.CrashAfter = step
 			if _, err := r.Repair(false); !errors.Is(err, ErrInjectedCrash) {
 				t.Fatalf("repair crash at %s: %v", step, err)
 			}
-			r2, _ := Open(dir, clock)
+			r2, _ := reopen(t, dir)
 			res, err := r2.Repair(false)
 			if err != nil {
 				t.Fatal(err)
@@ -599,7 +611,7 @@ func TestCrashDuringRepairThenRepairAgain(t *testing.T) {
 			for _, e := range entries {
 				actions = append(actions, e.Action)
 			}
-			if got := strings.Join(actions, ","); got != "init,apply,repair" {
+			if got := strings.Join(actions, ","); got != "init,accept,apply,repair" {
 				t.Errorf("log actions %s", got)
 			}
 			if v := activeVersion(t, dir); v != 2 {
@@ -607,4 +619,36 @@ func TestCrashDuringRepairThenRepairAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decide logs p's decision as tune propose does (Store.Propose: one accept entry per change from its
+// parent, with the proposal's content hash), so that Apply accepts it.
+func decide(t testing.TB, s *Store, p *Proposal) *Proposal {
+	t.Helper()
+	parent, err := s.Version(p.Parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts []LogEntry
+	for _, c := range Changes(&parent, &p.Candidate) {
+		change := c.Name + " " + c.Delta().String()
+		if c.Kind == "bucket" {
+			change = "bucket " + c.Name + " edge " + c.Delta().String()
+		}
+		attempts = append(attempts, LogEntry{Action: ActionAccept, Change: change, Decision: ActionAccept, Reason: "test"})
+	}
+	if _, _, _, err := s.Propose(p, attempts); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// reopen opens the store in dir as a new run of tune would, with the fixtures directory of freshStore.
+func reopen(t *testing.T, dir string) (*Store, error) {
+	t.Helper()
+	s, err := Open(dir, clock)
+	if err == nil {
+		s.FixturesDir = filepath.Join(filepath.Dir(dir), "fixtures")
+	}
+	return s, err
 }
