@@ -81,6 +81,10 @@ type EvolveResult struct {
 	Applied   *string           `json:"applied"`
 	Reports   []string          `json:"reports,omitempty"`
 	Warnings  []evolve.Warning  `json:"warnings"`
+	// Watch is what the nightly watch found on the applied version (nightly only); WatchNote says why
+	// there was nothing to watch.
+	Watch     *WatchResult `json:"watch,omitempty"`
+	WatchNote string       `json:"watch_note,omitempty"`
 
 	// Loop is the loop's full result; Stored the proposal written for it (nil when no step ran) and
 	// ReportInput its report's input, saved beside it; Tails the logs whose line numbers count from a

@@ -1,20 +1,27 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/gofrs/flock"
 
+	"github.com/ldd-tools/tune/internal/accuracy"
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/report"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/watch"
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // NightlyLockName is the lock file in the weights directory that keeps two nightly runs apart.
 const NightlyLockName = ".nightly.lock"
 
-// Nightly is the cron job: under the nightly lock, it runs the evolve loop over the logs (never
-// applying: a reviewer does) and writes the proposal's EVAL report. A second run while one holds the
+// Nightly is the cron job: under the nightly lock, it first runs the watch on the applied version, then
+// (unless the watch found it harmful) the evolve loop over the logs (never applying: a reviewer does),
+// and writes the proposal's EVAL report with what the watch found. A second run while one holds the
 // lock does nothing and says so.
 func Nightly(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	opts.Apply = false
@@ -32,14 +39,76 @@ func Nightly(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	}
 	defer lock.Unlock()
 
+	// The watch runs first: a harmful verdict on the applied version stops the night's evolve, whose
+	// evidence the rollback proposal already answers (docs/decisions.md#watch).
+	wr, err := Watch(env, WatchOptions{Logs: opts.Logs, ConfigPath: opts.ConfigPath})
+	note := ""
+	var nothing *NothingToWatchError
+	switch {
+	case errors.As(err, &nothing):
+		note, err = nothing.Error(), nil
+	case err != nil:
+		return nil, err
+	}
+	if wr != nil && wr.Verdict == watch.Harmful {
+		out := &EvolveResult{Outcome: OutcomeWatchHarmful, Steps: []EvolveStep{}, Warnings: []evolve.Warning{},
+			Parent: wr.Version, Watch: wr,
+			Reason: fmt.Sprintf("the watch found %s harmful, so this run did not evolve: %s", wr.Version, wr.Reason)}
+		if wr.Proposal != "" {
+			out.Reason += fmt.Sprintf("; rollback proposal %s awaits review (tune apply %s)", wr.Proposal, wr.Proposal)
+			in := report.ProposalReport{ID: wr.Proposal, Created: env.Now().UTC(), Parent: versionNumber(wr.Version),
+				Decision: store.DecisionAccept, Reason: "roll " + wr.Version + " back to the content of " + wr.Parent, Watch: watchFinding(wr)}
+			if s, err := env.OpenStore(); err == nil {
+				in.Before, _ = s.Version(in.Parent)
+				in.After, _ = s.Version(versionNumber(wr.Parent))
+			}
+			if out.Reports, err = report.WriteProposal(env.ReportsDir, in); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
 	out, err := Evolve(env, opts)
 	if err != nil {
 		return nil, err
 	}
+	out.Watch, out.WatchNote = wr, note
 	if out.ReportInput != nil {
-		if out.Reports, err = report.WriteProposal(env.ReportsDir, *out.ReportInput); err != nil {
+		in := *out.ReportInput
+		if wr != nil {
+			in.Watch = watchFinding(wr)
+		}
+		if out.Reports, err = report.WriteProposal(env.ReportsDir, in); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// OutcomeWatchHarmful is the nightly outcome when the watch stopped the run.
+const OutcomeWatchHarmful = "watch-harmful"
+
+func versionNumber(name string) int {
+	n, _ := weights.ParseVersionName(name)
+	return n
+}
+
+// watchFinding is the watch result as the EVAL report shows it.
+func watchFinding(r *WatchResult) *report.WatchFinding {
+	f := &report.WatchFinding{Version: r.Version, Parent: r.Parent, Changes: r.Changes, Verdict: r.Verdict, Reason: r.Reason, Proposal: r.Proposal}
+	for _, m := range []struct {
+		name string
+		c    watch.Comparison
+	}{{"low-side regressions (changed signal)", r.Regressions}, {"overkill", r.Overkill}, {"underkill", r.Underkill}} {
+		f.Measures = append(f.Measures, report.WatchMeasure{Name: m.name, Before: fmtRate(m.c.Before), After: fmtRate(m.c.After), P: m.c.P})
+	}
+	return f
+}
+
+// fmtRate shows a rate as "k/n (rate) [lo–hi]".
+func fmtRate(r accuracy.Rate) string {
+	if r.N == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d (%.0f%%) [%.0f–%.0f%%]", r.K, r.N, 100*r.Rate, 100*r.Lo, 100*r.Hi)
 }

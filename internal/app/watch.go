@@ -35,9 +35,14 @@ type WatchResult struct {
 	Logs         []string `json:"logs"`
 }
 
-// ErrNothingToWatch wraps store.ErrNothingToDo: no applied version to judge (the store has only its
-// first version, or the version named was never made active).
-var ErrNothingToWatch = fmt.Errorf("%w: nothing to watch", store.ErrNothingToDo)
+// NothingToWatchError says there is no applied version to judge (the store has only its first version,
+// or the version named was never made active). It wraps store.ErrNothingToDo (exit 0).
+type NothingToWatchError struct{ Reason string }
+
+func (e *NothingToWatchError) Error() string { return "nothing to watch: " + e.Reason }
+
+// Unwrap makes it a store.ErrNothingToDo.
+func (e *NothingToWatchError) Unwrap() error { return store.ErrNothingToDo }
 
 // Watch judges an applied version on the tasks dispatched under it against those under its parent
 // (internal/watch). For "not helping" and "harmful" on the active version it writes a rollback
@@ -73,12 +78,16 @@ func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
 			i = j
 		}
 	}
+	first := &NothingToWatchError{fmt.Sprintf("no version applied yet (%s is the store's first)", weights.VersionName(target))}
 	if i < 0 {
-		return nil, fmt.Errorf("%w: the evolution log never made %s active", ErrNothingToWatch, weights.VersionName(target))
+		if target == active && (len(acts) == 0 || acts[0].Action == store.ActionInit && acts[0].Version == target) {
+			return nil, first
+		}
+		return nil, &NothingToWatchError{fmt.Sprintf("the evolution log never made %s active", weights.VersionName(target))}
 	}
 	act := acts[i]
 	if act.Parent == 0 || act.Action == store.ActionInit {
-		return nil, fmt.Errorf("%w: %s is the store's first version, there is nothing before it to compare with", ErrNothingToWatch, weights.VersionName(target))
+		return nil, first
 	}
 	in := watch.Input{Config: cfg.Watch}
 	for j := i - 1; j >= 0; j-- {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -109,6 +110,17 @@ func printEvolve(opts *evolveOptions, out *app.EvolveResult) error {
 }
 
 func printEvolveText(w io.Writer, out *app.EvolveResult) error {
+	if r := out.Watch; r != nil {
+		termtable.Fprintf(w, "watch: %s (parent %s, %s) is %s — %s\n", r.Version, r.Parent, strings.Join(r.Changes, ", "), strings.ToUpper(r.Verdict), r.Reason)
+		switch {
+		case r.Proposal != "":
+			termtable.Fprintf(w, "watch: rollback proposal %s awaits review (tune apply %s)\n", r.Proposal, r.Proposal)
+		case r.ProposalNote != "":
+			termtable.Fprintf(w, "watch: %s\n", r.ProposalNote)
+		}
+	} else if out.WatchNote != "" {
+		termtable.Fprintf(w, "watch: %s\n", out.WatchNote)
+	}
 	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
 	if len(out.Steps) > 0 {
 		t := termtable.New(w, "Step", "Change", "Decision", "Suite loss", "Witness", "Progress", "Unresolved", "Lifted").

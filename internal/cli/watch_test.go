@@ -215,3 +215,65 @@ func TestWatchVerdictsJSON(t *testing.T) {
 		t.Errorf("--version 2: exit %d %s", code, errOut)
 	}
 }
+
+// TestNightlyWatchHarmful: the nightly runs the watch first; a harmful version stops the evolve, and
+// the summary and the EVAL report say what the watch found.
+func TestNightlyWatchHarmful(t *testing.T) {
+	dir := watchStore(t)
+	// 20 tasks before (as in watchLog), then 20 after of which 8 are L3 overkill (complete, k=1, loss 0).
+	var b strings.Builder
+	b.WriteString(mustRead(t, watchLog(t, 0, 0)))
+	for i := range 20 {
+		at := time.Date(2026, 11, 3, i, 0, 0, 0, time.UTC)
+		ts := func(s int) string { return at.Add(time.Duration(s) * time.Second).Format(time.RFC3339) }
+		level := "L2/deliberate"
+		if i < 8 {
+			level = "L3/structural  creativity=standard"
+		}
+		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  signals=contract-rule-hit:+2,cross-layer:+2  task=\"after %d\"  loops=inner\n", ts(0), level, i)
+		fmt.Fprintf(&b, "%s  inner  k=1  skill=s  action=a  loss=0.000\n%s  inner  close  terminal=complete  loss_final=0.000\n", ts(1), ts(2))
+	}
+	log := filepath.Join(t.TempDir(), "trace.log")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reports := filepath.Join(t.TempDir(), "reports")
+	code, out, errOut := watchCLI(t, dir, "--reports-dir", reports, "nightly", log)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	for _, want := range []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HARMFUL", "overkill rose", "outcome: watch-harmful", "did not evolve", "tune apply p-"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	s, err := store.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := s.Entries()
+	for _, e := range entries {
+		if e.Action == store.ActionProposeAttempt || e.Action == store.ActionRevert {
+			t.Errorf("the evolve ran although the watch found the version harmful: %+v", e)
+		}
+	}
+	mds, _ := filepath.Glob(filepath.Join(reports, "proposal-p-*.md"))
+	if len(mds) != 1 {
+		t.Fatalf("reports %v, want one EVAL report", mds)
+	}
+	md := mustRead(t, mds[0])
+	for _, want := range []string{"## Watch", "**harmful**", "Rollback proposal p-", "| overkill | 0/20 (0%)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("EVAL report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

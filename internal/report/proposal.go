@@ -41,6 +41,28 @@ type ProposalReport struct {
 	LeaveOneOut *LeaveOneOut
 	Holdout     *Holdout
 	Warnings    []string
+
+	// Watch is what the nightly watch found on the applied version before this run; nil when it did
+	// not run (tune propose, tune evolve) or had no version to judge.
+	Watch *WatchFinding
+}
+
+// WatchFinding is the watch's verdict on an applied version, as the EVAL report shows it.
+type WatchFinding struct {
+	Version, Parent string
+	Changes         []string
+	Verdict         string // holding | too early | not helping | harmful
+	Reason          string
+	// Proposal is the rollback proposal the verdict wrote (or found pending), "" when none.
+	Proposal string
+	Measures []WatchMeasure
+}
+
+// WatchMeasure is one compared rate: before (under the parent) and after (under the version).
+type WatchMeasure struct {
+	Name          string
+	Before, After string  // "k/n (rate) [lo–hi]"
+	P             float64 // one-sided Fisher p that it rose
 }
 
 // Window is the slice of trace history the evolution step looked at: the last Size labelled tasks of each
@@ -156,6 +178,7 @@ func RenderProposal(in ProposalReport) ([]File, error) {
 		fmt.Fprintf(w, "> **No change proposed: %s.** The flagged tasks below are a detector gap that weights cannot fix.\n\n", red.safe(in.NoPattern))
 	}
 
+	proposalWatch(w, in.Watch, red)
 	if err := proposalWindow(w, in.Window, red); err != nil {
 		return nil, err
 	}
@@ -499,4 +522,24 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// proposalWatch is the section on what the nightly watch found before this run.
+func proposalWatch(w io.Writer, f *WatchFinding, red *redactions) {
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(w, "## Watch\n\n")
+	fmt.Fprintf(w, "The applied version %s (parent %s, %s) is **%s**: %s.\n\n", Escape(f.Version), Escape(f.Parent),
+		Escape(strings.Join(f.Changes, ", ")), Escape(f.Verdict), red.safe(f.Reason))
+	if f.Proposal != "" {
+		fmt.Fprintf(w, "Rollback proposal %s awaits review (`tune apply %s`).\n\n", Escape(f.Proposal), Escape(f.Proposal))
+	}
+	if len(f.Measures) > 0 {
+		fmt.Fprintf(w, "| measure | before (%s) | after (%s) | p (rose) |\n|---|---|---|---:|\n", Escape(f.Parent), Escape(f.Version))
+		for _, m := range f.Measures {
+			fmt.Fprintf(w, "| %s | %s | %s | %.3g |\n", Escape(m.Name), Escape(m.Before), Escape(m.After), m.P)
+		}
+		fmt.Fprintln(w)
+	}
 }
