@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -13,8 +15,10 @@ type effortOptions struct {
 	IO     *IOStreams
 	Getenv func(string) string
 
-	Repo string
-	JSON bool
+	Paths      []string
+	Repo       string
+	CensusOnly bool
+	JSON       bool
 }
 
 // NewCmdEffort builds `tune effort`.
@@ -25,28 +29,50 @@ func NewCmdEffort(f *Factory) *cobra.Command {
 func newCmdEffort(f *Factory, runF func(*effortOptions) error) *cobra.Command {
 	opts := &effortOptions{IO: f.IO, Getenv: f.Getenv}
 	cmd := &cobra.Command{
-		Use:   "effort --repo DIR",
-		Short: "Check the effort pins of agents and skills",
+		Use:   "effort [PATH...] [--repo DIR]",
+		Short: "Check that effort pins and phase shifts actually take effect",
 		Long: `Check the effort design of a Claude Code set-up: every agent and skill pins a reasoning effort
-level (low, medium, high, xhigh, max) in its YAML frontmatter ("effort: high"), and the session
-level comes from settings.json.
+level (low, medium, high, xhigh, max) in its YAML frontmatter ("effort: high"), and the main loop
+shifts level per phase with one-line Skill(effort-<level>) calls. tune effort checks that the pins
+are written (the census) and that they happen (the transcripts).
 
-The census (--repo DIR) reads agents/*.md, .claude/agents/*.md, skills/*/SKILL.md and
+Census (--repo DIR): agents/*.md, .claude/agents/*.md, skills/*/SKILL.md and
 .claude/skills/*/SKILL.md (skill folders linked in from elsewhere, such as vendored skills, are
-followed), checks that each effort: is a level, lists the agents and skills that pin none, and reads
-effortLevel and env.CLAUDE_CODE_EFFORT_LEVEL from settings.json, .claude/settings.json and
-.claude/settings.local.json. CLAUDE_CODE_EFFORT_LEVEL beats every pin and every shift, so setting it
-is a warning. Frontmatter that does not parse, a level that does not exist and an unresolvable link
-are warnings on stderr naming the file and line; they never stop the census.
+followed); each effort: must be a level; agents and skills without one are listed; effortLevel and
+env.CLAUDE_CODE_EFFORT_LEVEL are read from settings.json, .claude/settings.json and
+.claude/settings.local.json (CLAUDE_CODE_EFFORT_LEVEL beats every pin and shift: a warning).
 
---json prints {"repo", "pins": [{"kind", "name", "effort", "file", "line", "link"}], "unpinned",
-"settings", "warnings"}.`,
+Transcripts (PATH arguments, else found as tune audit finds them; --census-only skips them):
+  - the main loop's level, request by request, per session;
+  - every Skill call of a pinned skill (without --repo: the effort-<level> shifters), with the
+    level it asks for, whether it is paired (another tool call follows it in the same assistant
+    message: a lone Skill call is a no-op) and whether the next main-loop request runs at that
+    level. Verdicts: ok, "no-op: lone call", ignored (the level did not move), "unexpected level"
+    (it moved elsewhere, e.g. xhigh falling back to high), unknown (not recorded);
+  - every subagent run, attributed to its agent type (agent-<id>.meta.json, else the dispatching
+    Task/Agent call's subagent_type), its levels against the agent's pin: conformant, "off its pin",
+    or inherits (an unpinned agent runs at the level in force);
+  - shifts inside subagents (the design forbids them), sessions whose level never moves despite
+    paired shifts (CLAUDE_CODE_EFFORT_LEVEL or a headless run), and requests, output, thinking and
+    weighted spend per level and per phase.
+Transcripts written before Claude Code recorded effort (≈2.1.21x) show the level as unknown: it is
+never guessed.
+
+Warnings (bad frontmatter, unusable transcript lines) go to stderr with the file and line. --json
+prints {"pins", "unpinned", "settings", "shifts", "agents", "runs", "subagent_shifts",
+"stuck_sessions", "sessions", "by_level", "by_phase", "transcripts", "warnings"}.`,
 		Example: `  tune effort --repo ~/.claude
-  tune effort --repo . --json | jq '.unpinned[].name'`,
-		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error {
-			if opts.Repo == "" {
-				return FlagErrorf("--repo is required: the directory that holds agents/ and skills/")
+  tune effort --repo . ~/.claude/projects/-home-me-shop-api
+  tune effort --repo . --census-only --json | jq '.unpinned[].name'
+  tune effort --json | jq '.shifts[] | select(.verdict != "ok")'`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Paths = args
+			if opts.CensusOnly && opts.Repo == "" {
+				return FlagErrorf("--census-only needs --repo: the directory that holds agents/ and skills/")
+			}
+			if opts.CensusOnly && len(args) > 0 {
+				return FlagErrorf("--census-only reads no transcripts: drop the PATH arguments")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -55,25 +81,45 @@ are warnings on stderr naming the file and line; they never stop the census.
 		},
 	}
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "read the effort pins of the agents and skills in `DIR`")
+	cmd.Flags().BoolVar(&opts.CensusOnly, "census-only", false, "read the pins of --repo only, no transcripts")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
 func effortRun(opts *effortOptions) error {
-	info, err := os.Stat(opts.Repo)
-	if err != nil {
-		return fmt.Errorf("--repo: %w", err)
-	}
-	if !info.IsDir() {
-		return FlagErrorf("--repo %s: not a directory", opts.Repo)
-	}
-	census, err := effort.TakeCensus(os.DirFS(opts.Repo))
-	if err != nil {
-		return err
+	var census *effort.Census
+	if opts.Repo != "" {
+		info, err := os.Stat(opts.Repo)
+		if err != nil {
+			return fmt.Errorf("--repo: %w", err)
+		}
+		if !info.IsDir() {
+			return FlagErrorf("--repo %s: not a directory", opts.Repo)
+		}
+		if census, err = effort.TakeCensus(os.DirFS(opts.Repo)); err != nil {
+			return err
+		}
 	}
 	rep := effort.NewReport(opts.Repo, census)
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %s\n", effortWarning(opts.Repo, w))
+	}
+	if !opts.CensusOnly {
+		files, roots, err := findTranscripts(opts.Paths, opts.Getenv)
+		if err != nil {
+			return err
+		}
+		if len(files) == 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", describeRoots(roots))
+		}
+		obs, err := effort.Observe(files, effort.Options{Census: census, Open: openFile})
+		if err != nil {
+			return err
+		}
+		rep.AddObserved(obs)
+		for _, w := range obs.Warnings {
+			fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %s\n", effortWarning("", w))
+		}
 	}
 	if opts.JSON {
 		return effort.WriteJSON(opts.IO.Out, rep)
@@ -81,11 +127,13 @@ func effortRun(opts *effortOptions) error {
 	return effort.WriteText(opts.IO.Out, rep)
 }
 
-// effortWarning is "FILE:LINE: reason", the file under the repository as the user named it.
+func openFile(name string) (io.ReadCloser, error) { return os.Open(name) }
+
+// effortWarning is "FILE:LINE: reason"; census files are named under the repository as given.
 func effortWarning(repo string, w effort.Warning) string {
 	file := w.File
 	if repo != "" && repo != "." {
-		file = repo + "/" + file
+		file = filepath.Join(repo, file)
 	}
 	if w.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", file, w.Line, w.Reason)

@@ -16,7 +16,15 @@ type Report struct {
 	Pins     []Pin      `json:"pins"`
 	Unpinned []Pin      `json:"unpinned"`
 	Settings []Settings `json:"settings"`
-	Warnings []Warning  `json:"warnings"`
+	// Observed is the transcript half, absent when no transcript was read.
+	*Observed
+	Warnings []Warning `json:"warnings"`
+}
+
+// AddObserved adds the transcript half and its warnings.
+func (r *Report) AddObserved(o *Observed) {
+	r.Observed = o
+	r.Warnings = append(r.Warnings, o.Warnings...)
 }
 
 // NewReport starts a report from a census (nil: no repository was read).
@@ -41,9 +49,18 @@ const dash = "—"
 // WriteText writes the human view: the census table and the settings.
 func WriteText(w io.Writer, r *Report) error {
 	var b bytes.Buffer
+	// the tables fit the width w carries; the prose is wrapped to it at the end
+	sized := termtable.WithWidth(&b, termtable.WidthOf(w))
 	if r.Repo != "" {
-		// the table fits the width w carries; the prose is wrapped to it at the end
-		if err := writeCensus(termtable.WithWidth(&b, termtable.WidthOf(w)), r); err != nil {
+		if err := writeCensus(sized, r); err != nil {
+			return err
+		}
+	}
+	if r.Observed != nil {
+		if r.Repo != "" {
+			b.WriteString("\n")
+		}
+		if err := writeObserved(sized, r.Observed, r.Repo != ""); err != nil {
 			return err
 		}
 	}

@@ -510,40 +510,23 @@ func (d *Deduper) request(r *reqState, sideQuestion bool) Request {
 	src := &d.sources[r.file]
 	u := &r.usage
 	q := Request{
-		Session:         src.Session,
-		Project:         src.Project,
-		AgentID:         r.agentID,
-		Class:           r.class,
-		Model:           r.model,
-		Effort:          r.effort,
-		Version:         r.version,
-		Speed:           u.Speed,
-		File:            src.Path,
-		InputTokens:     u.Input,
-		OutputTokens:    u.Output,
-		CacheReadTokens: u.CacheRead,
-		ThinkingBlocks:  int(r.bestBlocks),
-		First:           msTime(r.firstMs),
-		Last:            msTime(r.lastMs),
-		UsageTime:       msTime(r.usageMs),
+		Session:        src.Session,
+		Project:        src.Project,
+		AgentID:        r.agentID,
+		Class:          r.class,
+		Model:          r.model,
+		Effort:         r.effort,
+		Version:        r.version,
+		File:           src.Path,
+		ThinkingBlocks: int(r.bestBlocks),
+		First:          msTime(r.firstMs),
+		Last:           msTime(r.lastMs),
+		UsageTime:      msTime(r.usageMs),
 	}
 	if d.keepIDs {
 		q.MessageID, q.RequestID = r.messageID, r.requestID
 	}
-	q.CacheCreationTokens = u.cacheWrite()
-	if u.HasSplit {
-		q.CacheCreation5m, q.CacheCreation1h = u.Cache5m, u.Cache1h
-	} else {
-		q.CacheCreation5m = u.CacheCreation
-	}
-	switch {
-	case u.HasThinking:
-		q.ThinkingTokens, q.ThinkingSrc = u.Thinking, ThinkingExact
-	case r.bestChars > 0:
-		q.ThinkingTokens, q.ThinkingSrc = uint64((r.bestChars+3)/4), ThinkingEstimated
-	default:
-		q.ThinkingSrc = ThinkingUnknown
-	}
+	fillUsage(&q, u, r.bestChars)
 	switch {
 	case q.Effort != "":
 		q.EffortSrc = EffortTranscript

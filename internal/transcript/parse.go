@@ -43,6 +43,8 @@ type messageFields struct {
 	Usage           usageFields
 	ThinkingBlocks  int   // thinking and redacted_thinking blocks on this line
 	ThinkingChars   int64 // characters of thinking text on this line
+	// rec, when set, also receives the content's tool calls, tool results and text (ParseRecord).
+	rec *Record
 }
 
 // lineFields is what the audit reads from one record. Progress holds the nested record of an
@@ -499,10 +501,18 @@ func (s *scanner) optBool() bool {
 
 // parseLine reads the fields of one record. A non-nil error means the record is not usable JSON
 // (errSyntax, errTruncated) or a field ccusage needs has the wrong type (errType).
-func parseLine(b []byte, out *lineFields) error {
+func parseLine(b []byte, out *lineFields) error { return parseLineWith(b, out, nil) }
+
+// parseLineWith is parseLine that also fills rec, when set, with what ParseRecord reads beyond the
+// audit's fields.
+func parseLineWith(b []byte, out *lineFields, rec *Record) error {
 	*out = lineFields{}
+	out.Message.rec = rec
 	s := scanner{b: b}
 	s.object(func(k []byte) {
+		if rec != nil && s.recordField(k, rec) {
+			return
+		}
 		switch string(k) {
 		case "type":
 			out.Type = s.looseString()
@@ -618,9 +628,13 @@ func (s *scanner) message(m *messageFields) {
 			m.HasUsage = true
 			s.usage(m)
 		case "content":
-			if s.peek() == '[' {
+			switch {
+			case s.peek() == '[':
 				s.array(func() { s.contentBlock(m) })
-			} else {
+			case s.peek() == '"' && m.rec != nil:
+				s.skip()
+				m.rec.Text = true
+			default:
 				s.skip()
 			}
 		default:
@@ -703,6 +717,8 @@ func (s *scanner) contentBlock(m *messageFields) {
 	var typ []byte
 	var textRaw []byte
 	var textEsc, hasText bool
+	var tool ToolUse    // tool_use fields, read only for ParseRecord
+	var resultID []byte // tool_result's tool_use_id, likewise
 	s.object(func(k []byte) {
 		switch string(k) {
 		case "type":
@@ -718,6 +734,12 @@ func (s *scanner) contentBlock(m *messageFields) {
 				return
 			}
 			s.skip()
+		case "id", "name", "tool_use_id", "input":
+			if m.rec == nil {
+				s.skip()
+				return
+			}
+			s.toolField(k, &tool, &resultID)
 		default:
 			s.skip()
 		}
@@ -730,6 +752,9 @@ func (s *scanner) contentBlock(m *messageFields) {
 		}
 	case "redacted_thinking":
 		m.ThinkingBlocks++
+	}
+	if m.rec != nil {
+		m.rec.block(typ, tool, resultID)
 	}
 }
 

@@ -1,0 +1,406 @@
+package effort
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// observer accumulates the verdicts session by session.
+type observer struct {
+	census   *Census
+	out      *Observed
+	byLevel  map[string]*Bucket
+	byPhase  map[string]*Bucket
+	sessions map[string]bool
+}
+
+// The phase of main-loop requests before any shift in their turn.
+const sessionPhase = "(session level)"
+
+func newObserver(opt Options) *observer {
+	return &observer{
+		census: opt.Census,
+		out: &Observed{Shifts: []Shift{}, Agents: []Agent{}, Runs: []Run{}, SubagentShifts: []Shift{}, Stuck: []Stuck{},
+			Sessions: []Timeline{}, ByLevel: []Bucket{}, ByPhase: []Bucket{}, Warnings: []Warning{}},
+		byLevel:  map[string]*Bucket{},
+		byPhase:  map[string]*Bucket{},
+		sessions: map[string]bool{},
+	}
+}
+
+// skillLevel is the level a Skill call of name asks for ("" when the skill pins none). Without a
+// census, the design's shifters effort-<level> are recognised by name.
+func (o *observer) skillLevel(name string) string {
+	if o.census != nil {
+		level, _ := o.census.Lookup(KindSkill, name)
+		return level
+	}
+	if l, ok := strings.CutPrefix(name, "effort-"); ok && audit.IsEffortLevel(l) {
+		return l
+	}
+	return ""
+}
+
+func levelOf(m *message) string {
+	if m.effort == "" {
+		return Unknown
+	}
+	return m.effort
+}
+
+func strPtr(s string) *string { return &s }
+
+func boolPtr(b bool) *bool { return &b }
+
+// requests returns the requests of a file that count: synthetic error replies call no API and
+// record no level.
+func requests(fd *fileData) []*message {
+	var ms []*message
+	for i := range fd.msgs {
+		if !fd.msgs[i].synthetic {
+			ms = append(ms, &fd.msgs[i])
+		}
+	}
+	return ms
+}
+
+// session analyses the files of one session: its main file(s) first in path order, then subagents.
+func (o *observer) session(files []*fileData) {
+	sid := files[0].src.Session
+	o.sessions[sid] = true
+	var main []*message
+	var mainFiles []*fileData
+	where := map[*message]string{}
+	tools := map[string]*message{} // tool_use id → the main-loop request that made the call
+	toolByID := map[string]*tool{}
+	links := map[string]string{} // agent id → tool_use id
+	entrypoint := ""
+	for _, fd := range files {
+		o.out.Input.Files++
+		o.out.Input.Bytes += fd.bytes
+		o.out.Input.Skipped += fd.skipped
+		o.out.Warnings = append(o.out.Warnings, fd.warnings...)
+		for tid, aid := range fd.links {
+			if _, ok := links[aid]; !ok {
+				links[aid] = tid
+			}
+		}
+		if entrypoint == "" {
+			entrypoint = fd.entrypoint
+		}
+		for _, m := range requests(fd) {
+			where[m] = fd.path
+			q := m.req.Request()
+			q.Class = fd.src.Class
+			o.count(o.byLevel, levelOf(m), levelOf(m), &q)
+			o.out.Input.Requests++
+			if m.effort != "" {
+				o.out.Input.WithEffort++
+			}
+		}
+		if fd.src.Class != transcript.ClassMain {
+			continue
+		}
+		mainFiles = append(mainFiles, fd)
+		for _, m := range requests(fd) {
+			main = append(main, m)
+			for i := range m.tools {
+				tools[m.tools[i].id] = m
+				toolByID[m.tools[i].id] = &m.tools[i]
+			}
+		}
+	}
+	o.mainLoop(sid, main, where, entrypoint)
+	for _, fd := range files {
+		if fd.src.Class != transcript.ClassSubagent || fd.src.AgentID == "" {
+			continue
+		}
+		o.run(sid, fd, links, tools, toolByID)
+	}
+}
+
+// count adds request q to the bucket key of m (a level or a phase), noting its level.
+func (o *observer) count(m map[string]*Bucket, key, level string, q *transcript.Request) {
+	b := m[key]
+	if b == nil {
+		b = &Bucket{Key: key, Levels: map[string]int{}}
+		m[key] = b
+	}
+	b.totals.Add(q)
+	b.Levels[level]++
+}
+
+// shiftsOf checks every pinned Skill call of a loop's requests (docs/decisions.md#effort-conformance-issue-14):
+// paired when another tool call follows it in the same message, took effect when the loop's next
+// request runs at the pinned level.
+func (o *observer) shiftsOf(sid, agentID string, ms []*message, where map[*message]string) []Shift {
+	var shifts []Shift
+	for i, m := range ms {
+		for k, t := range m.tools {
+			if t.name != "Skill" {
+				continue
+			}
+			to := o.skillLevel(t.skill)
+			if to == "" {
+				continue
+			}
+			s := Shift{Session: sid, MessageID: m.id, Skill: t.skill, To: to, Paired: k < len(m.tools)-1,
+				AgentID: agentID, Timestamp: t.ts, File: where[m], Line: t.line}
+			if m.effort != "" {
+				s.From = strPtr(m.effort)
+			}
+			if i+1 < len(ms) {
+				next := ms[i+1]
+				if next.effort != "" {
+					s.Observed = strPtr(next.effort)
+				}
+				s.ObservedAt = fmt.Sprintf("%s:%d", where[next], next.line)
+			}
+			s.Verdict = verdict(&s)
+			if s.Observed != nil {
+				s.TookEffect = boolPtr(*s.Observed == s.To)
+			}
+			shifts = append(shifts, s)
+		}
+	}
+	return shifts
+}
+
+// verdict judges a shift by the level of the next request.
+func verdict(s *Shift) string {
+	switch {
+	case s.Observed == nil:
+		return VerdictUnknown
+	case *s.Observed == s.To:
+		return VerdictOK
+	case !s.Paired:
+		return VerdictLone
+	case s.From != nil && *s.Observed == *s.From:
+		return VerdictIgnored
+	default:
+		return VerdictUnexpected
+	}
+}
+
+func (o *observer) mainLoop(sid string, main []*message, where map[*message]string, entrypoint string) {
+	if len(main) == 0 {
+		return
+	}
+	// The level timeline.
+	tl := Timeline{Session: sid}
+	for _, m := range main {
+		level := levelOf(m)
+		if n := len(tl.Spans); n > 0 && tl.Spans[n-1].Level == level {
+			tl.Spans[n-1].Requests++
+			tl.Spans[n-1].To = m.ts
+			continue
+		}
+		tl.Spans = append(tl.Spans, Span{Level: level, Requests: 1, From: m.ts, To: m.ts, File: where[m], Line: m.line})
+	}
+	o.out.Sessions = append(o.out.Sessions, tl)
+
+	shifts := o.shiftsOf(sid, "", main, where)
+	o.out.Shifts = append(o.out.Shifts, shifts...)
+
+	// Phases: a request belongs to the last pinned skill loaded in its turn, from the request after
+	// the call on; a prompt starts a new turn at the session level.
+	phase := sessionPhase
+	pending := ""
+	for _, m := range main {
+		if m.newTurn {
+			phase, pending = sessionPhase, ""
+		}
+		if pending != "" {
+			phase, pending = pending, ""
+		}
+		q := m.req.Request()
+		q.Class = transcript.ClassMain
+		o.count(o.byPhase, phase, levelOf(m), &q)
+		for _, t := range m.tools {
+			if t.name == "Skill" && o.skillLevel(t.skill) != "" {
+				pending = t.skill
+			}
+		}
+	}
+
+	// A session whose level never moves although paired shifts asked it to.
+	levels := map[string]bool{}
+	for _, m := range main {
+		if m.effort != "" {
+			levels[m.effort] = true
+		}
+	}
+	asked := 0
+	for _, s := range shifts {
+		if s.Paired && s.From != nil && *s.From != s.To {
+			asked++
+		}
+	}
+	if asked > 0 && len(levels) == 1 {
+		st := Stuck{Session: sid, Level: main[0].effort, Shifts: asked, Entrypoint: entrypoint}
+		st.Reason = o.stuckReason(st.Level, entrypoint)
+		o.out.Stuck = append(o.out.Stuck, st)
+	}
+}
+
+// stuckReason names the likely cause of a level that never moves: the env override (named when the
+// census found it at that level) or a headless run.
+func (o *observer) stuckReason(level, entrypoint string) string {
+	if o.census != nil {
+		for _, s := range o.census.Settings {
+			if s.EnvEffortLevel == level {
+				return fmt.Sprintf("CLAUDE_CODE_EFFORT_LEVEL=%s in %s", level, s.File)
+			}
+		}
+	}
+	if entrypoint != "" && entrypoint != "cli" {
+		return fmt.Sprintf("headless run (entrypoint %s): skill-level effort is ignored", entrypoint)
+	}
+	return "CLAUDE_CODE_EFFORT_LEVEL set, or a headless run (-p, SDK): both ignore skill-level effort"
+}
+
+// run checks one subagent file against its agent's pin.
+func (o *observer) run(sid string, fd *fileData, links map[string]string, tools map[string]*message, toolByID map[string]*tool) {
+	ms := requests(fd)
+	r := Run{Session: sid, AgentID: fd.src.AgentID, Observed: map[string]int{}, File: fd.path}
+	if len(ms) > 0 {
+		r.Timestamp, r.Line = ms[0].ts, ms[0].line
+	}
+	tid := links[fd.src.AgentID]
+	switch {
+	case fd.agentType != "":
+		r.Agent, r.Source = fd.agentType, "meta"
+	case tid != "" && toolByID[tid] != nil && toolByID[tid].agentType != "":
+		r.Agent, r.Source = toolByID[tid].agentType, "dispatch"
+	default:
+		r.Agent = "(unknown)"
+	}
+	if m := tools[tid]; m != nil && m.effort != "" {
+		r.Dispatched = strPtr(m.effort)
+	}
+	for _, m := range ms {
+		r.Observed[levelOf(m)]++
+	}
+	where := map[*message]string{}
+	for _, m := range ms {
+		where[m] = fd.path
+	}
+	shifts := o.shiftsOf(sid, fd.src.AgentID, ms, where)
+	r.Shifts = len(shifts)
+	o.out.SubagentShifts = append(o.out.SubagentShifts, shifts...)
+
+	known := o.census != nil && r.Source != ""
+	pin := ""
+	if known {
+		pin, _ = o.census.Lookup(KindAgent, r.Agent)
+	}
+	if pin != "" {
+		r.Pinned = strPtr(pin)
+	}
+	recorded := len(ms) - r.Observed[Unknown]
+	switch {
+	case !known:
+		r.Verdict = AgentUnknown
+	case pin == "":
+		r.Verdict = AgentInherits
+		if r.Dispatched != nil {
+			for level := range r.Observed {
+				if level != Unknown && level != *r.Dispatched {
+					r.Note = fmt.Sprintf("ran at %s; the main loop was at %s at dispatch", level, *r.Dispatched)
+				}
+			}
+		}
+	case recorded == 0:
+		r.Verdict = AgentUnknown
+	case r.Observed[pin] == recorded:
+		r.Verdict = AgentConformant
+	default:
+		r.Verdict = AgentOffPin
+		if pin == "xhigh" && r.Observed["high"] > 0 {
+			r.Note = "xhigh ran as high: the silent fallback of a model without xhigh"
+		}
+	}
+	o.out.Runs = append(o.out.Runs, r)
+}
+
+func (o *observer) result() *Observed {
+	out := o.out
+	out.Input.Sessions = len(o.sessions)
+	out.ByLevel = buckets(o.byLevel, levelLess)
+	out.ByPhase = buckets(o.byPhase, func(a, b string) bool { return a < b })
+	out.Agents = agents(out.Runs, o.census != nil)
+	return out
+}
+
+func buckets(m map[string]*Bucket, less func(a, b string) bool) []Bucket {
+	total := 0.0
+	for _, b := range m {
+		b.totals.Settle()
+		total += b.totals.Spend
+	}
+	out := make([]Bucket, 0, len(m))
+	for _, b := range m {
+		b.Requests = b.totals.Requests
+		b.OutputTokens = b.totals.OutputTokens
+		b.ThinkingTokens = b.totals.ThinkingTokens
+		b.Spend = b.totals.Spend
+		if total > 0 {
+			b.Share = b.Spend / total
+		}
+		out = append(out, *b)
+	}
+	sort.Slice(out, func(i, j int) bool { return less(out[i].Key, out[j].Key) })
+	return out
+}
+
+// agents sums the runs per agent type, sorted by name.
+func agents(runs []Run, haveCensus bool) []Agent {
+	by := map[string]*Agent{}
+	var names []string
+	for _, r := range runs {
+		a := by[r.Agent]
+		if a == nil {
+			a = &Agent{Agent: r.Agent, Pinned: r.Pinned, Observed: map[string]int{}}
+			by[r.Agent] = a
+			names = append(names, r.Agent)
+		}
+		a.Runs++
+		for l, n := range r.Observed {
+			a.Observed[l] += n
+		}
+		switch {
+		case r.Verdict == AgentOffPin:
+			if a.Verdict != AgentOffPin {
+				a.Evidence = fmt.Sprintf("session %s, %s, %s:%d", r.Session, r.Timestamp, r.File, r.Line)
+			}
+			a.Verdict = AgentOffPin
+		case a.Verdict == "" || a.Verdict == AgentUnknown:
+			a.Verdict = r.Verdict
+		}
+	}
+	sort.Strings(names)
+	out := make([]Agent, 0, len(names))
+	for _, n := range names {
+		a := by[n]
+		switch a.Verdict {
+		case AgentConformant, AgentInherits:
+			a.Conformant = boolPtr(true)
+		case AgentOffPin:
+			a.Conformant = boolPtr(false)
+		}
+		out = append(out, *a)
+	}
+	return out
+}
+
+// levelLess orders levels low … max, then unknown, then anything else.
+func levelLess(a, b string) bool {
+	if (a == Unknown) != (b == Unknown) {
+		return b == Unknown && audit.IsEffortLevel(a) || a == Unknown && !audit.IsEffortLevel(b)
+	}
+	return audit.EffortLess(a, b)
+}

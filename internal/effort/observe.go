@@ -1,0 +1,387 @@
+package effort
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// Unknown is the level of a request whose transcript records none (Claude Code before ≈2.1.21x): it
+// is reported as such, never guessed.
+const Unknown = "unknown"
+
+// Shift verdicts (docs/decisions.md#effort-conformance-issue-14).
+const (
+	VerdictOK         = "ok"
+	VerdictLone       = "no-op: lone call"
+	VerdictIgnored    = "ignored"
+	VerdictUnexpected = "unexpected level"
+	VerdictUnknown    = "unknown" // the next request records no level, or there is none
+)
+
+// Agent verdicts.
+const (
+	AgentConformant = "conformant"
+	AgentOffPin     = "off its pin"
+	AgentInherits   = "inherits"
+	AgentUnknown    = "unknown" // no request of the agent records a level, or no census to compare with
+)
+
+// Shift is one Skill call of a pinned skill: the level it asks for and what the next request shows.
+type Shift struct {
+	Session   string `json:"session"`
+	MessageID string `json:"message_id"`
+	Skill     string `json:"skill"`
+	// From is the level of the request that made the call, To the skill's pin, Observed the level of
+	// the next request of the same loop (nil: not recorded, or no next request).
+	From       *string `json:"from"`
+	To         string  `json:"to"`
+	Observed   *string `json:"observed"`
+	Paired     bool    `json:"paired"`
+	TookEffect *bool   `json:"took_effect"`
+	Verdict    string  `json:"verdict"`
+	AgentID    string  `json:"agent_id,omitempty"` // set for a shift inside a subagent
+	Timestamp  string  `json:"timestamp"`
+	File       string  `json:"file"`
+	Line       int     `json:"line"`
+	// ObservedAt is the file:line of the next request, the evidence of Observed.
+	ObservedAt string `json:"observed_at,omitempty"`
+}
+
+// Run is one subagent run (one agent-<id>.jsonl) against its agent's pin.
+type Run struct {
+	Session string `json:"session"`
+	AgentID string `json:"agent_id"`
+	Agent   string `json:"agent"`
+	// Source says how the agent type is known: "meta" (agent-<id>.meta.json), "dispatch" (the
+	// dispatching Task/Agent call's subagent_type) or "" (not known).
+	Source string  `json:"source"`
+	Pinned *string `json:"pinned"`
+	// Dispatched is the main loop's level on the request that dispatched the run (an unpinned agent
+	// inherits it); nil when unknown.
+	Dispatched *string        `json:"dispatched"`
+	Observed   map[string]int `json:"observed"`
+	Verdict    string         `json:"verdict"`
+	Note       string         `json:"note,omitempty"`
+	Shifts     int            `json:"shifts"` // pinned Skill calls inside the run (the design forbids them)
+	Timestamp  string         `json:"timestamp"`
+	File       string         `json:"file"`
+	Line       int            `json:"line"`
+}
+
+// Agent is the runs of one agent type.
+type Agent struct {
+	Agent    string         `json:"agent"`
+	Pinned   *string        `json:"pinned"`
+	Observed map[string]int `json:"observed"`
+	// Conformant: every recorded request ran at the pin (true for an unpinned agent, which inherits by
+	// definition); nil when no request records a level or no census was read.
+	Conformant *bool  `json:"conformant"`
+	Verdict    string `json:"verdict"`
+	Runs       int    `json:"runs"`
+	// Evidence is the first run off its pin: session, timestamp, file:line.
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// Stuck is a session whose main-loop level never moves although paired shifts asked it to.
+type Stuck struct {
+	Session    string `json:"session"`
+	Level      string `json:"level"`
+	Shifts     int    `json:"shifts"`
+	Entrypoint string `json:"entrypoint,omitempty"`
+	Reason     string `json:"reason"`
+}
+
+// Span is a stretch of consecutive main-loop requests at one level.
+type Span struct {
+	Level    string `json:"level"`
+	Requests int    `json:"requests"`
+	From     string `json:"from"` // timestamp of the first request
+	To       string `json:"to"`   // timestamp of the last request
+	File     string `json:"file"`
+	Line     int    `json:"line"` // line of the first request
+}
+
+// Timeline is a session's main-loop levels in order.
+type Timeline struct {
+	Session string `json:"session"`
+	Spans   []Span `json:"spans"`
+}
+
+// Bucket is the requests, tokens and weighted spend of one level or one phase.
+type Bucket struct {
+	Key            string         `json:"key"`
+	Requests       int            `json:"requests"`
+	OutputTokens   uint64         `json:"output_tokens"`
+	ThinkingTokens uint64         `json:"thinking_tokens"`
+	Spend          float64        `json:"weighted_spend"` // input-token units, audit.BriefWeights
+	Share          float64        `json:"share"`          // of the weighted spend of all buckets
+	Levels         map[string]int `json:"levels,omitempty"`
+	totals         audit.Totals
+}
+
+// Input describes what was read.
+type Input struct {
+	Files    int   `json:"files"`
+	Bytes    int64 `json:"bytes"`
+	Sessions int   `json:"sessions"`
+	Requests int   `json:"requests"`
+	// WithEffort is the number of requests whose transcript records a level.
+	WithEffort int `json:"with_effort"`
+	Skipped    int `json:"skipped"` // records that are not usable JSON
+}
+
+// Observed is the transcript half of the report.
+type Observed struct {
+	Shifts         []Shift    `json:"shifts"`
+	Agents         []Agent    `json:"agents"`
+	Runs           []Run      `json:"runs"`
+	SubagentShifts []Shift    `json:"subagent_shifts"`
+	Stuck          []Stuck    `json:"stuck_sessions"`
+	Sessions       []Timeline `json:"sessions"`
+	ByLevel        []Bucket   `json:"by_level"`
+	ByPhase        []Bucket   `json:"by_phase"`
+	Input          Input      `json:"transcripts"`
+	Warnings       []Warning  `json:"-"`
+}
+
+// Options tune Observe.
+type Options struct {
+	// Census gives the pins. Without one, a shift is a Skill call of effort-<level> (the design's
+	// shifters), and agents cannot be checked against pins.
+	Census *Census
+	// Open opens a transcript file or its agent-<id>.meta.json sidecar (os.Open in the command).
+	Open func(name string) (io.ReadCloser, error)
+	// Workers is the number of files parsed in parallel (0: GOMAXPROCS). Results do not depend on it.
+	Workers int
+}
+
+// warningsPerFile caps the unusable records named per file; all are counted.
+const warningsPerFile = 3
+
+// Observe reads the transcript files (in the order given; transcript.Discover sorts them, so the
+// files of a session are consecutive) and checks every shift and every subagent run. Only a file
+// that cannot be opened or read is an error.
+func Observe(files []string, opt Options) (*Observed, error) {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ob := newObserver(opt)
+
+	// Files are parsed in parallel and analysed in path order, a session at a time: what is held is
+	// one compact record per request of the session being analysed and of the few files read ahead.
+	var group []*fileData
+	err := transcript.Ordered(len(files), workers, 4*workers,
+		func() *fileParser { return newFileParser(opt.Open) },
+		func(p *fileParser, i int) *fileData { return p.parse(files[i]) },
+		nil,
+		func(_ int, fd *fileData) error {
+			if fd.err != nil {
+				return fd.err
+			}
+			if len(group) > 0 && group[0].src.Session != fd.src.Session {
+				ob.session(group)
+				group = group[:0]
+			}
+			group = append(group, fd)
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if len(group) > 0 {
+		ob.session(group)
+	}
+	return ob.result(), nil
+}
+
+// fileData is one parsed file.
+type fileData struct {
+	path       string
+	src        transcript.Source
+	agentType  string // from the meta.json sidecar
+	entrypoint string
+	msgs       []message
+	links      map[string]string // tool_use id → agent id (agent_progress, toolUseResult)
+	bytes      int64
+	skipped    int
+	warnings   []Warning
+	err        error
+}
+
+// message is one request (the records sharing a message.id) of a file.
+type message struct {
+	id        string
+	line      int
+	ts        string
+	effort    string
+	newTurn   bool // a prompt came since the previous request
+	tools     []tool
+	req       transcript.RequestOf
+	synthetic bool
+}
+
+type tool struct {
+	id, name, skill, agentType string
+	line                       int
+	ts                         string
+}
+
+type fileParser struct {
+	open func(string) (io.ReadCloser, error)
+	lr   *transcript.LineReader
+	rec  transcript.Record
+	cur  *fileData
+}
+
+func newFileParser(open func(string) (io.ReadCloser, error)) *fileParser {
+	p := &fileParser{open: open, lr: transcript.NewLineReader(nil, 1<<20)}
+	p.lr.OnSkip = func(line, _ int, reason string) { p.skip(line, reason) }
+	return p
+}
+
+func (p *fileParser) skip(line int, reason string) {
+	fd := p.cur
+	fd.skipped++
+	if len(fd.warnings) < warningsPerFile {
+		fd.warnings = append(fd.warnings, Warning{File: fd.path, Line: line, Reason: reason})
+	}
+}
+
+// Markers that decide, without parsing, whether a record can matter: requests carry usage; agent
+// links carry an agentId; a prompt is a user record that is not a tool result. Quotes inside JSON
+// strings are escaped, so these bytes only occur as keys or values of the record itself.
+var (
+	markInput    = []byte(`"input_tokens"`)
+	markAgentID  = []byte(`"agentId"`)
+	markUser     = []byte(`"type":"user"`)
+	markResultID = []byte(`"tool_use_id"`)
+)
+
+func (p *fileParser) parse(path string) *fileData {
+	fd := &fileData{path: path, src: transcript.SourceOf(path)}
+	p.cur = fd
+	defer func() { p.cur = nil }()
+	f, err := p.open(path)
+	if err != nil {
+		fd.err = fmt.Errorf("transcripts: %w", err)
+		return fd
+	}
+	defer f.Close()
+	if fd.src.Class == transcript.ClassSubagent {
+		fd.agentType = p.readMeta(strings.TrimSuffix(path, ".jsonl") + ".meta.json")
+	}
+	cr := &countReader{r: f}
+	p.lr.Reset(cr)
+	index := map[string]int{}
+	newTurn := false
+	for {
+		b, line, ok := p.lr.Next()
+		if !ok {
+			break
+		}
+		switch {
+		case bytes.Contains(b, markInput), bytes.Contains(b, markAgentID):
+		case bytes.Contains(b, markUser) && !bytes.Contains(b, markResultID):
+		default:
+			continue
+		}
+		r := &p.rec
+		if err := transcript.ParseRecord(b, r); err != nil {
+			p.skip(line, transcript.ReasonMalformed)
+			continue
+		}
+		if fd.entrypoint == "" && len(r.Entrypoint) > 0 {
+			fd.entrypoint = string(r.Entrypoint)
+		}
+		switch string(r.Type) {
+		case "assistant":
+			if len(r.MessageID) == 0 || !r.HasUsage || (r.Sidechain && fd.src.Class == transcript.ClassMain) {
+				continue // not a request of this loop (a /btw replay in a main file)
+			}
+			i, seen := index[string(r.MessageID)]
+			if !seen {
+				i = len(fd.msgs)
+				index[string(r.MessageID)] = i
+				fd.msgs = append(fd.msgs, message{id: string(r.MessageID), line: line, ts: string(r.Timestamp), newTurn: newTurn})
+				newTurn = false
+			}
+			m := &fd.msgs[i]
+			m.req.Add(r)
+			if len(r.Effort) > 0 {
+				m.effort = string(r.Effort)
+			}
+			m.synthetic = string(r.Model) == audit.SyntheticModel
+			for _, t := range r.Tools {
+				m.tools = append(m.tools, tool{id: string(t.ID), name: string(t.Name), skill: string(t.Skill),
+					agentType: string(t.SubagentType), line: line, ts: string(r.Timestamp)})
+			}
+		case "progress":
+			if len(r.ParentToolUseID) > 0 && len(r.DataAgentID) > 0 {
+				fd.link(string(r.ParentToolUseID), string(r.DataAgentID))
+			}
+		case "user":
+			if len(r.ResultAgentID) > 0 && len(r.ResultIDs) > 0 {
+				fd.link(string(r.ResultIDs[0]), string(r.ResultAgentID))
+			}
+			if r.Text && !r.IsMeta && !r.IsCompactSummary && len(r.ResultIDs) == 0 {
+				newTurn = true
+			}
+		}
+	}
+	if err := p.lr.Err(); err != nil {
+		fd.err = fmt.Errorf("transcripts: %s: %w", path, err)
+	}
+	fd.bytes = cr.n
+	return fd
+}
+
+func (fd *fileData) link(toolID, agentID string) {
+	if fd.links == nil {
+		fd.links = map[string]string{}
+	}
+	if _, ok := fd.links[toolID]; !ok {
+		fd.links[toolID] = agentID
+	}
+}
+
+// readMeta returns the agentType of a subagent's meta.json sidecar ("" when there is none or it
+// does not say; a sidecar that does not parse is a warning).
+func (p *fileParser) readMeta(path string) string {
+	f, err := p.open(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			p.cur.warnings = append(p.cur.warnings, Warning{File: path, Reason: "skipped: " + errText(err)})
+		}
+		return ""
+	}
+	defer f.Close()
+	var meta struct {
+		AgentType string `json:"agentType"`
+	}
+	if err := json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&meta); err != nil {
+		p.cur.warnings = append(p.cur.warnings, Warning{File: path, Line: 1, Reason: "not valid JSON: " + err.Error()})
+		return ""
+	}
+	return meta.AgentType
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,289 @@
+package effort
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/testutil"
+)
+
+func observeDesign(t testing.TB, withCensus bool, workers int) (*Observed, *Census) {
+	t.Helper()
+	c := designCorpus(t)
+	var census *Census
+	if withCensus {
+		census = designCensus(t)
+	}
+	o, err := Observe(c.files(), Options{Census: census, Open: c.open, Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, census
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return "nil"
+	}
+	return *p
+}
+
+func TestShiftVerdicts(t *testing.T) {
+	o, _ := observeDesign(t, true, 0)
+	var got []string
+	for _, s := range o.Shifts {
+		te := "nil"
+		if s.TookEffect != nil {
+			te = fmt.Sprint(*s.TookEffect)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s→%s next=%s paired=%v took=%s: %s",
+			s.Session[:4], s.Skill, deref(s.From), s.To, deref(s.Observed), s.Paired, te, s.Verdict))
+	}
+	want := []string{
+		"a1b2 effort-medium high→medium next=medium paired=true took=true: ok",
+		"a1b2 effort-max medium→max next=medium paired=false took=false: no-op: lone call",
+		"a1b2 effort-max medium→max next=max paired=true took=true: ok",
+		"a1b2 effort-medium max→medium next=medium paired=true took=true: ok",
+		"a1b2 effort-max medium→max next=max paired=true took=true: ok",
+		"a1b2 effort-medium max→medium next=medium paired=true took=true: ok",
+		"a1b2 commit-change medium→low next=low paired=true took=true: ok",
+		"a1b2 feat low→high next=high paired=true took=true: ok",
+		"a1b2 effort-medium high→medium next=medium paired=true took=true: ok",
+		"a1b2 effort-xhigh medium→xhigh next=high paired=true took=false: unexpected level",
+		"e0e0 effort-medium max→medium next=max paired=true took=false: ignored",
+		"e0e0 effort-low max→low next=max paired=true took=false: ignored",
+		"d1d1 effort-low high→low next=high paired=true took=false: ignored",
+		"0a0a effort-low nil→low next=nil paired=true took=nil: unknown",
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("shifts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, s := range o.Shifts {
+		if s.File == "" || s.Line == 0 || s.Timestamp == "" || s.MessageID == "" {
+			t.Errorf("shift without evidence: %+v", s)
+		}
+	}
+
+	var sub []string
+	for _, s := range o.SubagentShifts {
+		sub = append(sub, s.AgentID+" "+s.Skill+" "+s.Verdict)
+	}
+	if want := []string{"aa000000000000003 effort-max ignored"}; !reflect.DeepEqual(sub, want) {
+		t.Errorf("subagent shifts %v, want %v", sub, want)
+	}
+
+	var stuck []string
+	for _, s := range o.Stuck {
+		stuck = append(stuck, s.Session[:4]+" "+s.Level+": "+s.Reason)
+	}
+	wantStuck := []string{
+		"e0e0 max: CLAUDE_CODE_EFFORT_LEVEL=max in settings.json",
+		"d1d1 high: headless run (entrypoint sdk-cli): skill-level effort is ignored",
+	}
+	sort.Strings(stuck)
+	sort.Strings(wantStuck)
+	if !reflect.DeepEqual(stuck, wantStuck) {
+		t.Errorf("stuck %v, want %v", stuck, wantStuck)
+	}
+}
+
+func TestAgentVerdicts(t *testing.T) {
+	o, _ := observeDesign(t, true, 1)
+	var runs []string
+	for _, r := range o.Runs {
+		runs = append(runs, fmt.Sprintf("%s %s(%s) pin=%s disp=%s %s %s", r.AgentID[len(r.AgentID)-1:], r.Agent, r.Source,
+			deref(r.Pinned), deref(r.Dispatched), levelCounts(r.Observed), r.Verdict))
+	}
+	want := []string{
+		"1 hotfixer(meta) pin=low disp=max low 2 conformant",
+		"2 hotfixer(dispatch) pin=low disp=high low 1, medium 1 off its pin",
+		"3 verifier(meta) pin=xhigh disp=high high 2 off its pin",
+		"4 general-purpose(meta) pin=nil disp=high high 1 inherits",
+	}
+	if !reflect.DeepEqual(runs, want) {
+		t.Errorf("runs:\n%s\nwant:\n%s", strings.Join(runs, "\n"), strings.Join(want, "\n"))
+	}
+	var agents []string
+	for _, a := range o.Agents {
+		c := "nil"
+		if a.Conformant != nil {
+			c = fmt.Sprint(*a.Conformant)
+		}
+		agents = append(agents, fmt.Sprintf("%s pin=%s %s conformant=%s runs=%d", a.Agent, deref(a.Pinned), a.Verdict, c, a.Runs))
+	}
+	wantAgents := []string{
+		"general-purpose pin=nil inherits conformant=true runs=1",
+		"hotfixer pin=low off its pin conformant=false runs=2",
+		"verifier pin=xhigh off its pin conformant=false runs=1",
+	}
+	if !reflect.DeepEqual(agents, wantAgents) {
+		t.Errorf("agents:\n%s\nwant:\n%s", strings.Join(agents, "\n"), strings.Join(wantAgents, "\n"))
+	}
+	if !strings.Contains(o.Agents[1].Evidence, "agent-aa000000000000002.jsonl:") {
+		t.Errorf("hotfixer evidence %q does not name the off-pin run", o.Agents[1].Evidence)
+	}
+	if !strings.Contains(o.Runs[2].Note, "fallback") {
+		t.Errorf("verifier note %q does not name the xhigh fallback", o.Runs[2].Note)
+	}
+}
+
+// TestOldTranscripts: a build that records no effort gives unknown levels everywhere, never a guess.
+func TestOldTranscripts(t *testing.T) {
+	o, _ := observeDesign(t, true, 0)
+	for _, s := range o.Sessions {
+		if !strings.HasPrefix(s.Session, "0a0a") {
+			continue
+		}
+		if len(s.Spans) != 1 || s.Spans[0].Level != Unknown || s.Spans[0].Requests != 2 {
+			t.Errorf("old session timeline %+v, want unknown×2", s.Spans)
+		}
+	}
+	for _, b := range o.ByLevel {
+		if b.Key == Unknown && b.Requests != 2 {
+			t.Errorf("unknown level has %d requests, want 2", b.Requests)
+		}
+	}
+	if o.Input.Requests-o.Input.WithEffort != 2 {
+		t.Errorf("input %+v: want 2 requests without effort", o.Input)
+	}
+}
+
+func TestPhases(t *testing.T) {
+	o, _ := observeDesign(t, true, 0)
+	got := map[string]string{}
+	for _, b := range o.ByPhase {
+		got[b.Key] = levelCounts(b.Levels)
+	}
+	want := map[string]string{
+		// Turn starts of a1b2, e0e0, d1d1, 0a0a, and the second prompt of a1b2.
+		"(session level)": "high 4, max 1, unknown 1",
+		"effort-medium":   "medium 4, max 1",
+		"effort-max":      "medium 1, max 2",
+		"commit-change":   "low 1",
+		"feat":            "high 2",
+		"effort-xhigh":    "high 1",
+		"effort-low":      "high 1, max 1, unknown 1",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("phases %v, want %v", got, want)
+	}
+}
+
+// TestWithoutCensus: shifts are recognised by the shifters' names; agents are not judged.
+func TestWithoutCensus(t *testing.T) {
+	o, _ := observeDesign(t, false, 0)
+	for _, s := range o.Shifts {
+		if !strings.HasPrefix(s.Skill, "effort-") {
+			t.Errorf("shift %s without a census", s.Skill)
+		}
+	}
+	if len(o.Shifts) != 12 {
+		t.Errorf("%d shifts, want 12 (13 less commit-change and feat)", len(o.Shifts))
+	}
+	for _, a := range o.Agents {
+		if a.Verdict != AgentUnknown || a.Conformant != nil || a.Pinned != nil {
+			t.Errorf("agent %+v judged without a census", a)
+		}
+	}
+}
+
+// TestWorkersAgree: the result does not depend on the number of files parsed in parallel.
+func TestWorkersAgree(t *testing.T) {
+	a, _ := observeDesign(t, true, 1)
+	b, _ := observeDesign(t, true, 4)
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	// The corpora live in different temporary directories, but files are named relative to them.
+	if !bytes.Equal(ja, jb) {
+		t.Error("1 and 4 workers disagree")
+	}
+}
+
+// TestGolden locks the table view and the JSON of the whole report on the design corpus.
+func TestGolden(t *testing.T) {
+	o, census := observeDesign(t, true, 0)
+	rep := NewReport("repo", census)
+	rep.AddObserved(o)
+	var text, js bytes.Buffer
+	if err := WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, "design.txt", text.Bytes())
+	testutil.Golden(t, "design.json", js.Bytes())
+}
+
+// TestJSONFields locks the field names of --json, the contract scripts rely on (issue 14's shape).
+func TestJSONFields(t *testing.T) {
+	o, census := observeDesign(t, true, 0)
+	rep := NewReport("repo", census)
+	rep.AddObserved(o)
+	var js bytes.Buffer
+	if err := WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"":               {"agents", "by_level", "by_phase", "pins", "repo", "runs", "sessions", "settings", "shifts", "stuck_sessions", "subagent_shifts", "transcripts", "unpinned", "warnings"},
+		"pins":           {"effort", "file", "kind", "line", "name"},
+		"shifts":         {"file", "from", "line", "message_id", "observed", "observed_at", "paired", "session", "skill", "timestamp", "to", "took_effect", "verdict"},
+		"agents":         {"agent", "conformant", "evidence", "observed", "pinned", "runs", "verdict"},
+		"runs":           {"agent", "agent_id", "dispatched", "file", "line", "note", "observed", "pinned", "session", "shifts", "source", "timestamp", "verdict"},
+		"stuck_sessions": {"entrypoint", "level", "reason", "session", "shifts"},
+		"by_level":       {"key", "levels", "output_tokens", "requests", "share", "thinking_tokens", "weighted_spend"},
+		"transcripts":    {"bytes", "files", "requests", "sessions", "skipped", "with_effort"},
+	}
+	keysOf := func(raw json.RawMessage) []string {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			var list []map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &list); err != nil || len(list) == 0 {
+				t.Fatalf("%s: not an object or a non-empty list", raw)
+			}
+			// The union over the list: optional fields show up on some elements.
+			m = map[string]json.RawMessage{}
+			for _, e := range list {
+				for k, v := range e {
+					m[k] = v
+				}
+			}
+		}
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return ks
+	}
+	for field, keys := range want {
+		raw := js.Bytes()
+		if field != "" {
+			raw = doc[field]
+		}
+		if got := keysOf(raw); !reflect.DeepEqual(got, keys) {
+			t.Errorf("%q keys %v, want %v", field, got, keys)
+		}
+	}
+}
+
+// TestUnreadableFile: a file that cannot be opened is an error naming it; bad lines are not.
+func TestUnreadableFile(t *testing.T) {
+	c := designCorpus(t)
+	files := append(c.files(), "projects/-home-dev-shop/zzzz.jsonl")
+	_, err := Observe(files, Options{Open: c.open, Workers: 2})
+	if err == nil || !strings.Contains(err.Error(), "zzzz.jsonl") {
+		t.Fatalf("error %v, want one naming zzzz.jsonl", err)
+	}
+}
