@@ -130,7 +130,7 @@ func (o *observer) count(m map[string]*Bucket, key, level string, q *transcript.
 		b = &Bucket{Key: key, Levels: map[string]int{}}
 		m[key] = b
 	}
-	b.totals.Add(q)
+	b.totals.Add(q, audit.Price(nil, q))
 	b.Levels[level]++
 }
 
@@ -348,6 +348,7 @@ func buckets(m map[string]*Bucket, less func(a, b string) bool) []Bucket {
 		b.OutputTokens = b.totals.OutputTokens
 		b.ThinkingTokens = b.totals.ThinkingTokens
 		b.Spend = b.totals.Spend
+		b.CostUSD = b.totals.CostUSD
 		if total > 0 {
 			b.Share = b.Spend / total
 		}

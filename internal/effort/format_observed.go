@@ -169,13 +169,13 @@ func writeBuckets(b io.Writer, title, key string, bs []Bucket, levels bool) erro
 		return nil
 	}
 	io.WriteString(b, title)
-	header := []string{key, "requests", "output tokens", "thinking tokens", "share of spend"}
+	header := []string{key, "requests", "output tokens", "thinking tokens", "share of spend", "cost"}
 	if levels {
 		header = append(header, "levels")
 	}
-	t := table(b, header, header[1:5]...)
+	t := table(b, header, header[1:6]...)
 	for _, x := range bs {
-		row := []string{x.Key, fmt.Sprint(x.Requests), thousands(x.OutputTokens), thousands(x.ThinkingTokens), fmt.Sprintf("%.1f %%", 100*x.Share)}
+		row := []string{x.Key, fmt.Sprint(x.Requests), thousands(x.OutputTokens), thousands(x.ThinkingTokens), fmt.Sprintf("%.1f %%", 100*x.Share), usd(x.CostUSD)}
 		if levels {
 			row = append(row, levelCounts(x.Levels))
 		}
@@ -197,4 +197,12 @@ func table(w io.Writer, headers []string, right ...string) *termtable.Table {
 		}
 	}
 	return termtable.NewStyled(w, termtable.ASCII, cols...)
+}
+
+// usd is a cost in dollars, "—" when some model has no price.
+func usd(c *float64) string {
+	if c == nil {
+		return dash
+	}
+	return fmt.Sprintf("$%.4f", *c)
 }

@@ -118,14 +118,16 @@ type Timeline struct {
 
 // Bucket is the requests, tokens and weighted spend of one level or one phase.
 type Bucket struct {
-	Key            string         `json:"key"`
-	Requests       int            `json:"requests"`
-	OutputTokens   uint64         `json:"output_tokens"`
-	ThinkingTokens uint64         `json:"thinking_tokens"`
-	Spend          float64        `json:"weighted_spend"` // input-token units, audit.BriefWeights
-	Share          float64        `json:"share"`          // of the weighted spend of all buckets
-	Levels         map[string]int `json:"levels,omitempty"`
-	totals         audit.Totals
+	Key            string  `json:"key"`
+	Requests       int     `json:"requests"`
+	OutputTokens   uint64  `json:"output_tokens"`
+	ThinkingTokens uint64  `json:"thinking_tokens"`
+	Spend          float64 `json:"weighted_spend"` // input-token units, audit.BriefWeights
+	Share          float64 `json:"share"`          // of the weighted spend of all buckets
+	// CostUSD is the cost at the audit's prices (audit.Price), nil when a model has no price.
+	CostUSD *float64       `json:"cost_usd"`
+	Levels  map[string]int `json:"levels,omitempty"`
+	totals  audit.Totals
 }
 
 // Input describes what was read.

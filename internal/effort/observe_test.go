@@ -242,7 +242,7 @@ func TestJSONFields(t *testing.T) {
 		"agents":         {"agent", "conformant", "evidence", "observed", "pinned", "runs", "verdict"},
 		"runs":           {"agent", "agent_id", "dispatched", "file", "line", "note", "observed", "pinned", "session", "shifts", "source", "timestamp", "verdict"},
 		"stuck_sessions": {"entrypoint", "level", "reason", "session", "shifts"},
-		"by_level":       {"key", "levels", "output_tokens", "requests", "share", "thinking_tokens", "weighted_spend"},
+		"by_level":       {"cost_usd", "key", "levels", "output_tokens", "requests", "share", "thinking_tokens", "weighted_spend"},
 		"transcripts":    {"bytes", "files", "requests", "sessions", "skipped", "with_effort"},
 	}
 	keysOf := func(raw json.RawMessage) []string {
