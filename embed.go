@@ -1,10 +1,27 @@
 // Package tune holds the files the binary carries with it.
 package tune
 
-import _ "embed"
+import (
+	"embed"
+	"io/fs"
+)
 
 // ReferenceWeights is weights/v0001.toml, the reference scorer's values. `tune score` falls back to it
-// when it runs outside a project that has a weights store (an agent's hook calls it from anywhere).
+// when it runs outside a project that has a weights store (an agent's hook calls it from anywhere);
+// `tune init` writes it as a new store's v0001, and the store compares an unsigned v0001 with it.
 //
 //go:embed weights/v0001.toml
 var ReferenceWeights []byte
+
+//go:embed fixtures/suite fixtures/holdout
+var fixtures embed.FS
+
+// Fixtures is the fixture suite the binary carries, laid out as a fixtures directory (suite/*.toml,
+// holdout/*.toml): `tune init` writes it into a new project, and detect and replay read it outside one.
+func Fixtures() fs.FS {
+	sub, err := fs.Sub(fixtures, "fixtures")
+	if err != nil {
+		panic(err) // a constant path inside an embed.FS
+	}
+	return sub
+}

@@ -14,7 +14,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -29,6 +31,48 @@ type Env struct {
 	WeightsDir  string
 	FixturesDir string
 	ReportsDir  string
+	// Builtin says the directories are defaults nobody chose (no flag, no environment variable, no
+	// tune.toml above the working directory): when one is missing, the read-only use cases (detect,
+	// replay) use the reference weights and the fixture suite the binary carries
+	// (docs/decisions.md#project-discovery).
+	Builtin bool
+	// Config is the default config file (the project's tune.toml; "" means tune.toml here).
+	Config string
+}
+
+// BuiltinLabel names the weights and fixtures the binary carries in outputs and errors.
+const BuiltinLabel = "built-in"
+
+// LoadSuite reads the fixture suite: FixturesDir, or the built-in suite when Builtin and the
+// directory does not exist.
+func (e Env) LoadSuite() (fixtures.Suite, error) {
+	if e.Builtin && missing(e.FixturesDir) {
+		return fixtures.LoadSuiteFS(tune.Fixtures(), BuiltinLabel+" fixtures")
+	}
+	return fixtures.LoadSuite(e.FixturesDir)
+}
+
+// ReadWeights is ActiveWeights for the read-only use cases: without a store and with Builtin, the
+// reference weights v0001 and a resolver that knows only them.
+func (e Env) ReadWeights() (weights.Weights, func(string) (*weights.Weights, bool), error) {
+	if !e.Builtin || !missing(e.WeightsDir) {
+		return ActiveWeights(e.WeightsDir)
+	}
+	w, err := weights.Parse(BuiltinLabel+" weights/v0001.toml", tune.ReferenceWeights)
+	if err != nil {
+		return w, nil, err
+	}
+	return w, func(name string) (*weights.Weights, bool) {
+		if v, err := weights.ParseVersionName(name); err == nil && v == w.Version {
+			return &w, true
+		}
+		return nil, false
+	}, nil
+}
+
+func missing(dir string) bool {
+	_, err := os.Stat(dir)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 func (e Env) getenv(key string) string {
@@ -129,7 +173,7 @@ type DetectResult struct {
 // Detect reads the window of the logs and detects the low-side regressions in it; the trace reader's
 // warnings come first in Warnings.
 func Detect(env Env, logs []string) (*DetectResult, error) {
-	active, resolver, err := ActiveWeights(env.WeightsDir)
+	active, resolver, err := env.ReadWeights()
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/evolve"
-	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -114,6 +113,9 @@ func readConfig(env Env, configPath string) (evolveConfig, error) {
 		path = env.getenv("TUNE_CONFIG")
 		explicit = path != ""
 	}
+	if path == "" && env.Config != "" {
+		path, explicit = env.Config, true // the project's tune.toml, found upward
+	}
 	if path == "" {
 		path = "tune.toml"
 	}
@@ -164,7 +166,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	fx, err := fixtures.LoadSuite(env.FixturesDir)
+	fx, err := env.LoadSuite()
 	if err != nil {
 		return nil, err
 	}

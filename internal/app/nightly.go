@@ -26,7 +26,7 @@ const NightlyLockName = ".nightly.lock"
 func Nightly(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	opts.Apply = false
 	if st, err := os.Stat(env.WeightsDir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("weights store %s: not a directory (set --weights-dir or TUNE_WEIGHTS_DIR)", env.WeightsDir)
+		return nil, store.NoStoreError(env.WeightsDir)
 	}
 	lockPath := filepath.Join(env.WeightsDir, NightlyLockName)
 	lock := flock.New(lockPath)

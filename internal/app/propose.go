@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/evolve"
-	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -46,7 +45,7 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	fx, err := fixtures.LoadSuite(env.FixturesDir)
+	fx, err := env.LoadSuite()
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/ldd-tools/tune/internal/evolve"
-	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -70,7 +69,7 @@ func ReportProposal(env Env, proposal string, outDir string) (ReportResult, erro
 		res.Input = "proposal file"
 		res.Notes = append(res.Notes, "no saved report input for "+p.ID+": window and screen not recorded")
 		in = report.FromProposal(p, parent)
-		fx, err := fixtures.LoadSuite(env.FixturesDir)
+		fx, err := env.LoadSuite()
 		if err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("fixtures: %v; the report has no replay", err))
 		} else {

@@ -74,15 +74,16 @@ n_from_log), n_tasks_undated (closed tasks whose meta timestamp is not RFC 3339)
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Logs = args
-			if len(opts.Logs) == 0 {
-				opts.Logs = []string{traceparse.DefaultLog}
-			}
 			if opts.Days <= 0 {
 				return FlagErrorf("--days %d: want a positive number of days", opts.Days)
 			}
 			opts.WeightsDir = f.WeightsDir
 			if runF != nil {
 				return runF(opts)
+			}
+			var err error
+			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
+				return err
 			}
 			return accuracyRun(opts)
 		},

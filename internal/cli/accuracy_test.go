@@ -27,7 +27,7 @@ func TestAccuracyFlags(t *testing.T) {
 		days int
 		json bool
 	}{
-		{nil, ".ldd/trace.log", 30, false},
+		{nil, "", 30, false}, // no LOG: the run finds .ldd/trace.log upward (Factory.traceLogs)
 		{[]string{"a.log", "b.log", "--days", "90", "--json"}, "a.log b.log", 90, true},
 	} {
 		var got *accuracyOptions

@@ -67,6 +67,10 @@ window.logs[].median_loss_final); "source" and "line" locate the task's meta lin
 			if runF != nil {
 				return runF(opts)
 			}
+			var err error
+			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
+				return err
+			}
 			return detectRun(opts)
 		},
 	}

@@ -66,6 +66,10 @@ when it exists):
 			if runF != nil {
 				return runF(opts)
 			}
+			var err error
+			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
+				return err
+			}
 			out, err := app.Evolve(opts.Env, opts.EvolveOptions)
 			if err != nil {
 				return err

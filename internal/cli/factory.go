@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/clock"
+	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/termtable"
 )
 
@@ -44,6 +48,58 @@ type Factory struct {
 	FixturesDir string
 	// ReportsDir is where reports are written (--reports-dir, TUNE_REPORTS_DIR, default "reports").
 	ReportsDir string
+	// ProjectRoot is the nearest directory above the working directory holding tune.toml ("" when
+	// none); the three directories default to its weights/, fixtures/ and reports/.
+	ProjectRoot string
+	// Builtin: no flag, variable or project chose the weights and fixtures directories (see app.Env).
+	Builtin bool
+	// Quiet (--quiet) drops the notes on stderr; warnings and errors stay.
+	Quiet bool
+}
+
+// resolveProject finds the project above the working directory and points every directory no flag or
+// environment variable chose at it (docs/decisions.md#project-discovery).
+func (f *Factory) resolveProject(flags *pflag.FlagSet) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	f.ProjectRoot, f.Builtin, err = project.Resolve(wd, flags.Changed, f.Getenv,
+		project.Dir{Flag: "weights-dir", Env: "TUNE_WEIGHTS_DIR", Sub: "weights", Value: &f.WeightsDir},
+		project.Dir{Flag: "fixtures-dir", Env: "TUNE_FIXTURES_DIR", Sub: "fixtures", Value: &f.FixturesDir},
+		project.Dir{Flag: "reports-dir", Env: "TUNE_REPORTS_DIR", Sub: "reports", Value: &f.ReportsDir})
+	return err
+}
+
+// note prints "tune: note: …" on stderr unless --quiet.
+func (f *Factory) note(format string, a ...any) {
+	if !f.Quiet {
+		fmt.Fprintf(f.IO.ErrOut, "tune: note: "+format+"\n", a...)
+	}
+}
+
+// traceLogs returns the LOG arguments or, without any, the nearest .ldd/trace.log at or above the
+// working directory, and says on stderr which one is read.
+func (f *Factory) traceLogs(args []string) ([]string, error) {
+	if len(args) > 0 {
+		return args, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	p, err := project.FindTraceLog(wd)
+	if err != nil {
+		return nil, err
+	}
+	if filepath.Dir(filepath.Dir(p)) == wd {
+		return []string{project.TraceLog}, nil // the one here: nothing to say
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil {
+		p = rel
+	}
+	f.note("reading the trace log %s", p)
+	return []string{p}, nil
 }
 
 // NewFactory builds the production factory from the process environment.
@@ -92,5 +148,10 @@ func (f *Factory) envOr(key, def string) string {
 
 // Env is the application layer's view of the factory: clock, environment and directories.
 func (f *Factory) Env() app.Env {
-	return app.Env{Now: f.Now, Getenv: f.Getenv, WeightsDir: f.WeightsDir, FixturesDir: f.FixturesDir, ReportsDir: f.ReportsDir}
+	env := app.Env{Now: f.Now, Getenv: f.Getenv, WeightsDir: f.WeightsDir, FixturesDir: f.FixturesDir, ReportsDir: f.ReportsDir,
+		Builtin: f.Builtin}
+	if f.ProjectRoot != "" {
+		env.Config = filepath.Join(f.ProjectRoot, project.ConfigFile)
+	}
+	return env
 }

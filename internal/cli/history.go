@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 type historyOptions struct {
 	IO         *IOStreams
 	WeightsDir string
+	Builtin    bool // no flag, variable or project chose the store (see app.Env)
 	JSON       bool
 }
 
@@ -40,7 +44,7 @@ fields are those of weights/evolution.jsonl.`,
   tune history --json | jq '.entries[] | select(.action == "apply")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.WeightsDir = f.WeightsDir
+			opts.WeightsDir, opts.Builtin = f.WeightsDir, f.Builtin
 			if runF != nil {
 				return runF(opts)
 			}
@@ -68,6 +72,11 @@ type historyReport struct {
 }
 
 func historyRun(opts *historyOptions) error {
+	if _, err := os.Stat(opts.WeightsDir); opts.Builtin && errors.Is(err, fs.ErrNotExist) {
+		// Outside a project: nothing has happened yet, which is not an error.
+		fmt.Fprintf(opts.IO.Out, "no weights store at %s, so no history: tune init starts a project (outside one, tune score, detect and replay use the built-in reference weights v0001)\n", opts.WeightsDir)
+		return nil
+	}
 	s, err := store.Open(opts.WeightsDir, nil)
 	if err != nil {
 		return err

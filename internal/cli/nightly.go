@@ -44,7 +44,7 @@ crontab line and a CI workflow that opens a pull request).`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return nightlyRun(opts)
+			return nightlyRun(f, opts)
 		},
 	}
 	addEvolveFlags(cmd, &opts.evolveOptions)
@@ -53,12 +53,14 @@ crontab line and a CI workflow that opens a pull request).`,
 	return cmd
 }
 
-func nightlyRun(opts *nightlyOptions) error {
+func nightlyRun(f *Factory, opts *nightlyOptions) error {
 	logs, err := expandLogs(opts.Logs, opts.Globs)
 	if err != nil {
 		return err
 	}
-	opts.Logs = logs
+	if opts.Logs, err = f.traceLogs(logs); err != nil {
+		return err
+	}
 	out, err := app.Nightly(opts.Env, opts.EvolveOptions)
 	if err != nil {
 		return err

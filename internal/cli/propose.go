@@ -60,6 +60,10 @@ lifted tasks, holdout verdict and warnings.`,
 			if runF != nil {
 				return runF(opts)
 			}
+			var err error
+			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
+				return err
+			}
 			return proposeRun(opts)
 		},
 	}

@@ -9,15 +9,13 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
-	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
 type replayOptions struct {
 	IO          *IOStreams
-	WeightsDir  string
-	FixturesDir string
+	Env         app.Env // the weights store and the fixture suite (built-in outside a project)
 	WeightsFile string
 	Holdout     bool
 	JSON        bool
@@ -50,7 +48,7 @@ decision; the read is counted in the output so that nobody tunes against it unno
   tune replay --weights weights/v0002.toml --json | jq '.rows[] | select(.red)'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.WeightsDir, opts.FixturesDir = f.WeightsDir, f.FixturesDir
+			opts.Env = f.Env()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -86,13 +84,13 @@ func replayRun(opts *replayOptions) error {
 		w, err = weights.Load(opts.WeightsFile)
 		name = opts.WeightsFile
 	} else {
-		w, _, err = app.ActiveWeights(opts.WeightsDir)
+		w, _, err = opts.Env.ReadWeights()
 		name = weights.VersionName(w.Version)
 	}
 	if err != nil {
 		return err
 	}
-	suite, err := fixtures.LoadSuite(opts.FixturesDir)
+	suite, err := opts.Env.LoadSuite()
 	if err != nil {
 		return err
 	}

@@ -66,8 +66,11 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.AsFlagError(err) })
 	wide := false
-	cmdutil.AddWideFlag(root, &wide)
-	root.PersistentPreRun = func(*cobra.Command, []string) { f.IO.fitTables(wide, f.Getenv("COLUMNS")) }
+	cmdutil.AddOutputFlags(root, &wide, &f.Quiet)
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		f.IO.fitTables(wide, f.Getenv("COLUMNS"))
+		return f.resolveProject(cmd.Flags())
+	}
 	root.PersistentFlags().StringVar(&f.WeightsDir, "weights-dir", f.envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
 	root.PersistentFlags().StringVar(&f.FixturesDir, "fixtures-dir", f.envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
 	root.PersistentFlags().StringVar(&f.ReportsDir, "reports-dir", f.envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")
@@ -92,6 +95,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		NewCmdScore,    // scorer port (internal/scorer): tune score
 		NewCmdAudit,    // transcript audit (internal/transcript, internal/audit): tune audit, tune audit ab
 		NewCmdTrace,    // trace parsing (internal/traceparse): tune trace
+		NewCmdInit,     // project set-up (app.Init): tune init
 		NewCmdEffort,   // effort conformance (internal/effort): tune effort
 	} {
 		root.AddCommand(add(f))

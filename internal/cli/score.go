@@ -18,7 +18,7 @@ func NewCmdScore(f *Factory) *cobra.Command {
 }
 
 func newCmdScore(f *Factory, runF func(*scoreOptions) error) *cobra.Command {
-	env := &scorecmd.Env{In: f.IO.In, Out: f.IO.Out, ErrOut: f.IO.ErrOut, Getenv: f.Getenv, WeightsDir: &f.WeightsDir,
+	env := &scorecmd.Env{In: f.IO.In, Out: f.IO.Out, ErrOut: f.IO.ErrOut, Getenv: f.Getenv, WeightsDir: &f.WeightsDir, Quiet: &f.Quiet,
 		Now: func() time.Time { return f.Now() }}
 	return scorecmd.NewCmd(env, runF)
 }

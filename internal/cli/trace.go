@@ -87,9 +87,6 @@ tasks shows the last 1,000 rows; the summary counts every task.
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Logs = args
-			if len(opts.Logs) == 0 {
-				opts.Logs = []string{traceparse.DefaultLog}
-			}
 			opts.LastSet = cmd.Flags().Changed("last")
 			switch opts.Format {
 			case "text", "json", "jsonl":
@@ -107,6 +104,10 @@ tasks shows the last 1,000 rows; the summary counts every task.
 			}
 			if runF != nil {
 				return runF(opts)
+			}
+			var err error
+			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
+				return err
 			}
 			return traceRun(opts)
 		},

@@ -36,7 +36,7 @@ func TestTraceFlags(t *testing.T) {
 		json    bool
 		strict  bool
 	}{
-		{nil, []string{".ldd/trace.log"}, 0, false, false, false},
+		{nil, nil, 0, false, false, false}, // no LOG: the run finds .ldd/trace.log upward (Factory.traceLogs)
 		{[]string{"a.log", "b.log", "--last", "5", "--json"}, []string{"a.log", "b.log"}, 5, true, true, false},
 		{[]string{"--last", "0", "--strict", "x.log"}, []string{"x.log"}, 0, true, false, true},
 	} {
@@ -163,7 +163,7 @@ func TestTraceDefaultWindow(t *testing.T) {
 func TestTraceMissingDefaultLog(t *testing.T) {
 	t.Chdir(t.TempDir())
 	code, _, errOut := traceCLI(t, "trace")
-	if code != ExitError || !strings.Contains(errOut, "no trace log at .ldd/trace.log") {
+	if code != ExitError || !strings.Contains(errOut, "no trace log: no .ldd/trace.log in ") || !strings.Contains(errOut, "pass the LOG paths") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/ldd-tools/tune/internal/clock"
 	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/scorecmd"
 )
 
@@ -84,9 +85,21 @@ func Score(args []string, in io.Reader, out, errOut io.Writer, getenv func(strin
 	root.PersistentFlags().StringVar(&weightsDir, "weights-dir", envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
 	root.PersistentFlags().StringVar(&fixturesDir, "fixtures-dir", envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
 	root.PersistentFlags().StringVar(&reportsDir, "reports-dir", envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")
-	var wide bool // score prints no table; declared so that the command line parses as in the full tree
-	cmdutil.AddWideFlag(root, &wide)
-	root.AddCommand(scorecmd.NewCmd(&scorecmd.Env{In: in, Out: out, ErrOut: errOut, Now: now, Getenv: getenv, WeightsDir: &weightsDir}, nil))
+	var wide, quiet bool // score prints no table; --wide is declared so that a command line parses as in the full tree
+	cmdutil.AddOutputFlags(root, &wide, &quiet)
+	// The project above the working directory chooses the weights store, as in the full tree.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		_, _, err = project.Resolve(wd, cmd.Flags().Changed, getenv,
+			project.Dir{Flag: "weights-dir", Env: "TUNE_WEIGHTS_DIR", Sub: "weights", Value: &weightsDir},
+			project.Dir{Flag: "fixtures-dir", Env: "TUNE_FIXTURES_DIR", Sub: "fixtures", Value: &fixturesDir},
+			project.Dir{Flag: "reports-dir", Env: "TUNE_REPORTS_DIR", Sub: "reports", Value: &reportsDir})
+		return err
+	}
+	root.AddCommand(scorecmd.NewCmd(&scorecmd.Env{In: in, Out: out, ErrOut: errOut, Now: now, Getenv: getenv, WeightsDir: &weightsDir, Quiet: &quiet}, nil))
 	cmdutil.TypeUsageErrors(root)
 	root.SetArgs(args)
 	_, err = root.ExecuteC()

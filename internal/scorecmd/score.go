@@ -43,6 +43,8 @@ type Env struct {
 	Now         func() time.Time
 	Getenv      func(string) string
 	WeightsDir  *string
+	// Quiet (--quiet) drops the note that the built-in weights are used.
+	Quiet *bool
 }
 
 // Options are the parsed flags and arguments of one `tune score` run.
@@ -147,7 +149,11 @@ level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's desig
 
 // Run scores as opts say.
 func Run(opts *Options) error {
-	w, err := scoreWeights(opts.WeightsFile, opts.WeightsDir, opts.WeightsDirChosen, opts.Env.ErrOut)
+	notes := opts.Env.ErrOut
+	if opts.Env.Quiet != nil && *opts.Env.Quiet {
+		notes = io.Discard
+	}
+	w, err := scoreWeights(opts.WeightsFile, opts.WeightsDir, opts.WeightsDirChosen, notes)
 	if err != nil {
 		return err
 	}

@@ -114,11 +114,16 @@ type state struct {
 	stale []string
 }
 
+// NoStoreError is the one wording of "there is no weights store here", for every command.
+func NoStoreError(dir string) error {
+	return fmt.Errorf("no weights store at %s: run tune init to start a project, or point --weights-dir or TUNE_WEIGHTS_DIR at a directory holding v0001.toml", dir)
+}
+
 func loadState(dir string) (*state, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("weights store %s does not exist (point --weights-dir or TUNE_WEIGHTS_DIR at a directory holding v0001.toml)", dir)
+			return nil, NoStoreError(dir)
 		}
 		return nil, err
 	}

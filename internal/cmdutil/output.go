@@ -2,9 +2,10 @@ package cmdutil
 
 import "github.com/spf13/cobra"
 
-// AddWideFlag declares the global --wide flag on root. Both command trees (the light score front and
+// AddOutputFlags declares the global --wide and --quiet flags on root. Both command trees (the light score front and
 // the full one) declare it here, so that a command line and --help read the same in both; only the full
 // tree prints tables (docs/decisions.md#table-width).
-func AddWideFlag(root *cobra.Command, wide *bool) {
+func AddOutputFlags(root *cobra.Command, wide, quiet *bool) {
 	root.PersistentFlags().BoolVar(wide, "wide", false, "print tables at full width (by default a terminal's tables fit its width, $COLUMNS when set)")
+	root.PersistentFlags().BoolVarP(quiet, "quiet", "q", false, "no notes on stderr (warnings and errors are still printed)")
 }

@@ -1,0 +1,83 @@
+package app
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ldd-tools/tune"
+	"github.com/ldd-tools/tune/internal/evolve"
+)
+
+// TestConfigTemplateKeys uncomments every "# key = value" line of the tune.toml init writes and loads
+// it as the project config: each key must exist and each shown value must be the default in code.
+func TestConfigTemplateKeys(t *testing.T) {
+	key := regexp.MustCompile(`^# (\[\w+\]|\w+ = \S+)`)
+	var b strings.Builder
+	n := 0
+	for _, l := range strings.Split(ConfigTemplate, "\n") {
+		if m := key.FindStringSubmatch(l); m != nil {
+			b.WriteString(m[1] + "\n")
+			n++
+		}
+	}
+	if n < 3 {
+		t.Fatalf("template has %d keys:\n%s", n, ConfigTemplate)
+	}
+	path := filepath.Join(t.TempDir(), "tune.toml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoopConfig(Env{Config: path}, EvolveOptions{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if got.MaxSteps != evolve.DefaultMaxSteps || got.StallBound != evolve.DefaultStallBound {
+		t.Errorf("template values %+v are not the defaults", got)
+	}
+}
+
+func TestInitRefusesAndForceKeepsTheStore(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Init(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	// a store with history: a second version and a log
+	v1 := filepath.Join(dir, "weights", "v0001.toml")
+	if err := os.WriteFile(filepath.Join(dir, "weights", "evolution.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(v1, append([]byte("# edited by hand\n"), tune.ReferenceWeights...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "tune.toml"))
+	_, err := Init(dir, false)
+	var ee *ExistsError
+	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "weights store") {
+		t.Fatalf("want a refusal naming the store, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tune.toml")); err == nil {
+		t.Fatal("a refused init wrote tune.toml")
+	}
+	res, err := Init(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(v1)
+	if !strings.HasPrefix(string(data), "# edited by hand") {
+		t.Error("--force rewrote the store's v0001.toml")
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "weights", "evolution.jsonl")); string(log) != "{}\n" {
+		t.Error("--force touched the log")
+	}
+	if len(res.Kept) != 1 || len(res.Gitignore) != 0 {
+		t.Errorf("result %+v: want the store kept and .gitignore already complete", res)
+	}
+	gi, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if strings.Count(string(gi), "weights/.lock\n") != 1 {
+		t.Errorf(".gitignore entries repeated:\n%s", gi)
+	}
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/app"
+)
+
+type initOptions struct {
+	IO    *IOStreams
+	Dir   string
+	Force bool
+	JSON  bool
+}
+
+// NewCmdInit builds `tune init`.
+func NewCmdInit(f *Factory) *cobra.Command {
+	return newCmdInit(f, nil)
+}
+
+func newCmdInit(f *Factory, runF func(*initOptions) error) *cobra.Command {
+	opts := &initOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "init [DIR]",
+		Short: "Start a tune project: weights store, fixture suite, tune.toml",
+		Long: `Lay out a tune project in DIR (default: the current directory), from the files the binary
+carries:
+
+  weights/v0001.toml   the reference weights, the store's first version
+  fixtures/suite/      the replay suite every proposal is measured on
+  fixtures/holdout/    the frozen holdout split
+  tune.toml            the project file, every key commented out with its default
+  .gitignore           entries for the store's lock and marker files (added, never rewritten)
+
+Every tune command run in DIR or below it finds tune.toml and uses these directories, and finds
+.ldd/trace.log in the directory it runs from or the nearest parent that has one.
+
+init refuses when any of these files exists. --force rewrites tune.toml and the fixtures, but
+never the weights store: an existing store's versions and log are kept as they are.`,
+		Example: `  tune init
+  tune init ~/src/shop-api
+  tune init --force   # restore tune.toml and the fixtures; the store is kept`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = "."
+			if len(args) == 1 {
+				opts.Dir = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return initRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "rewrite tune.toml and the fixtures (never the weights store)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print what was written as JSON")
+	return cmd
+}
+
+func initRun(opts *initOptions) error {
+	res, err := app.Init(opts.Dir, opts.Force)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return storeWriteJSON(opts.IO.Out, res)
+	}
+	w := opts.IO.Out
+	fmt.Fprintf(w, "initialised a tune project in %s\n", res.Dir)
+	for _, f := range res.Written {
+		fmt.Fprintf(w, "  wrote %s\n", f)
+	}
+	for _, f := range res.Kept {
+		fmt.Fprintf(w, "  kept  %s (an existing store's history is never touched)\n", f)
+	}
+	if len(res.Gitignore) > 0 {
+		fmt.Fprintf(w, "  .gitignore: added %s\n", strings.Join(res.Gitignore, ", "))
+	}
+	fmt.Fprint(w, `next:
+  tune score --log .ldd/trace.log "the task"   # record a task (agents do it on each task)
+  tune nightly                                 # detect, propose, replay: a proposal and its report
+  tune apply                                   # once you have read reports/proposal-*.md
+`)
+	return nil
+}

@@ -1,0 +1,105 @@
+// Package project finds a tune project and its trace log from any directory inside it, the way git
+// finds its repository: by walking up the parent directories (docs/decisions.md#project-discovery).
+//
+//   - The project root is the nearest directory holding ConfigFile (tune.toml, written by `tune init`);
+//     the weights store, the fixtures and the reports default to directories next to it.
+//   - The trace log is the nearest TraceLog (.ldd/trace.log); the walk stops after the repository root
+//     (a directory holding .git) or at the filesystem root, so a log of an enclosing repository is never
+//     read by mistake.
+package project
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ConfigFile marks a project root.
+const ConfigFile = "tune.toml"
+
+// TraceLog is where agents write their trace, relative to a project directory.
+const TraceLog = ".ldd/trace.log"
+
+// ErrNoTraceLog is returned by FindTraceLog when no directory on the way up holds a trace log.
+var ErrNoTraceLog = errors.New("no trace log")
+
+// FindRoot returns the nearest directory at or above dir that holds ConfigFile, or "" when none does.
+func FindRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if isFile(filepath.Join(dir, ConfigFile)) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// FindTraceLog returns the nearest TraceLog at or above dir. The walk ends after the first directory
+// that holds .git (the repository root) or at the filesystem root; the error then names where it looked.
+func FindTraceLog(dir string) (string, error) {
+	start, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	dir = start
+	for {
+		p := filepath.Join(dir, filepath.FromSlash(TraceLog))
+		if isFile(p) {
+			return p, nil
+		}
+		if exists(filepath.Join(dir, ".git")) {
+			return "", fmt.Errorf("%w: no %s in %s or its parents up to the repository root %s (pass the LOG paths to read)", ErrNoTraceLog, TraceLog, start, dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%w: no %s in %s or any parent directory (pass the LOG paths to read)", ErrNoTraceLog, TraceLog, start)
+		}
+		dir = parent
+	}
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil || !errors.Is(err, fs.ErrNotExist)
+}
+
+// Dir is one project directory: the flag and environment variable that choose it, its name under the
+// project root, and the value to update.
+type Dir struct {
+	Flag, Env, Sub string
+	Value          *string
+}
+
+// Resolve finds the project root above wd and points every dir that neither its flag (changed) nor its
+// environment variable chose at the root's sub-directory. builtin is true when no project was found
+// and no dir was chosen: commands that only read may then use what the binary carries.
+func Resolve(wd string, changed func(flag string) bool, getenv func(string) string, dirs ...Dir) (root string, builtin bool, err error) {
+	if root, err = FindRoot(wd); err != nil {
+		return "", false, err
+	}
+	builtin = root == ""
+	for _, d := range dirs {
+		if changed(d.Flag) || getenv(d.Env) != "" {
+			builtin = false
+			continue
+		}
+		if root != "" {
+			*d.Value = filepath.Join(root, d.Sub)
+		}
+	}
+	return root, builtin, nil
+}
