@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/ldd-tools/tune/internal/cli.Version=$(VERSION)
 BIN     := bin/tune
 
-.PHONY: build test vet bench demo fuzz corpus clean
+.PHONY: build test vet fmt-check staticcheck race lint bench demo fuzz corpus clean
 
 # Two binaries: bin/tune runs `tune score` itself (no plotting stack to initialise) and hands every
 # other command to bin/tune-full next to it (docs/decisions.md#score-start-up).
@@ -15,9 +15,30 @@ build:
 vet:
 	$(GO) vet ./...
 
-# The whole test suite: unit, golden, txtar end-to-end, and the fuzz seed corpora (run as plain tests).
-test: vet
+# gofmt -l must list nothing.
+fmt-check:
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './bin/*' -not -path './corpus/*')); \
+	if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
+
+# staticcheck at a pinned version (honnef.co/go/tools; v0.8.2 builds with go1.26), installed into
+# GOPATH/bin by .ci/staticcheck when that version is not there yet.
+STATICCHECK_VERSION ?= v0.8.2
+staticcheck:
+	@STATICCHECK_VERSION=$(STATICCHECK_VERSION) GO=$(GO) sh .ci/staticcheck ./...
+
+# The race detector on the packages that run goroutines (the parallel trace parser, the transcript
+# scanner); on everything it would double the suite's time for packages that have no concurrency.
+RACE_PKGS := ./internal/traceparse/ ./internal/transcript/
+race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+lint: fmt-check vet staticcheck
+
+# The whole test suite: unit, golden, txtar end-to-end, and the fuzz seed corpora (run as plain tests),
+# after gofmt, vet and staticcheck, then the race detector on the concurrent packages.
+test: lint
 	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory race
 
 # Benchmarks; compare two runs with benchstat (go run golang.org/x/perf/cmd/benchstat old.txt new.txt).
 bench:

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // The run's decision comes from every step: a loop whose first step was measured and reverted and whose
 // last step had nothing left to try reverted a change; "none" would claim nothing was replayed.
 func TestProposalFromStepsDecision(t *testing.T) {
-	parent, err := weights.Load("../../weights/v0001.toml")
+	parent, err := weights.Load(testutil.ReferenceWeightsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

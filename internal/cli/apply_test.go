@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -43,7 +44,7 @@ func storeRun(t *testing.T, weightsDir, fixturesDir string, env map[string]strin
 // tasks, two of which kept their prompt.
 func storeTestProposal(t *testing.T) *store.Proposal {
 	t.Helper()
-	w, err := weights.Load(filepath.Join(repoRoot(), "weights", "v0001.toml"))
+	w, err := weights.Load(testutil.ReferenceWeightsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

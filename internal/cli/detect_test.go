@@ -41,7 +41,7 @@ func (e *evolveEnv) history(name string, seed uint64) string {
 	if !ok {
 		e.t.Fatalf("no case %s", name)
 	}
-	w, err := weights.Load(filepath.Join(repoRoot(), "weights", "v0001.toml"))
+	w, err := weights.Load(testutil.ReferenceWeightsPath())
 	if err != nil {
 		e.t.Fatal(err)
 	}

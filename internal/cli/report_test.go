@@ -54,7 +54,7 @@ func TestReportFlags(t *testing.T) {
 func TestProposalReportFromFile(t *testing.T) {
 	p := storeTestProposal(t)
 	p.ID = p.ComputeID()
-	parent, err := weights.Load(filepath.Join(repoRoot(), "weights", "v0001.toml"))
+	parent, err := weights.Load(testutil.ReferenceWeightsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/scorecmd"
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/tracewrite"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -19,17 +20,21 @@ import (
 
 var scoreTestNow = time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 
-// runScoreCmd runs tune in-process with stdin and the repository's weights; it returns the exit code, stdout
-// and stderr.
+// runScoreCmd runs tune in-process with stdin and a fresh store of the reference weights; it returns the
+// exit code, stdout and stderr.
 func runScoreCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
+	weightsDir := filepath.Join(t.TempDir(), "weights")
+	if err := testutil.CopyReferenceWeights(weightsDir); err != nil {
+		t.Fatal(err)
+	}
 	var out, errOut bytes.Buffer
 	f := &Factory{
 		IO:  &IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut},
 		Now: func() time.Time { return scoreTestNow },
 		Getenv: func(k string) string {
 			if k == "TUNE_WEIGHTS_DIR" {
-				return filepath.Join(repoRoot(), "weights")
+				return weightsDir
 			}
 			return ""
 		},
@@ -332,7 +337,7 @@ func lastLine(s string) string {
 // dir, and returns the file's path.
 func halfWeightsFile(t *testing.T, dir string, version int) string {
 	t.Helper()
-	w, err := weights.Load(filepath.Join(repoRoot(), "weights", "v0001.toml"))
+	w, err := weights.Load(testutil.ReferenceWeightsPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +362,7 @@ func TestScoreWeights(t *testing.T) {
 // TestScoreBadWeights: each way a weights file can be wrong is exit 1 with an error naming the file and the
 // key, and nothing on stdout.
 func TestScoreBadWeights(t *testing.T) {
-	ref, err := os.ReadFile(filepath.Join(repoRoot(), "weights", "v0001.toml"))
+	ref, err := os.ReadFile(testutil.ReferenceWeightsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -20,10 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 // repoRoot is the module root, so scripts can copy the bundled weights, fixtures and test data.
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func repoRoot() string { return testutil.RepoRoot() }
 
 // TestScripts runs the end-to-end CLI scripts in testdata/script. Each script gets $ROOT (the
 // repository), a fixed clock (TUNE_NOW) and a private weights, fixtures and reports directory.
@@ -67,7 +63,16 @@ func TestScripts(t *testing.T) {
 	})
 }
 
+// copyDir copies a directory tree. The repository's weights and fixtures directories are copied as
+// their reference content only (testutil.CopyReference): what running tune in the repository root
+// leaves there (logs, proposals, later versions, harvested fixtures) never reaches a test.
 func copyDir(src, dst string) error {
+	switch filepath.Clean(src) {
+	case filepath.Join(repoRoot(), "weights"):
+		return testutil.CopyReferenceWeights(dst)
+	case filepath.Join(repoRoot(), "fixtures"):
+		return testutil.CopyFixtures(src, dst)
+	}
 	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err

@@ -2,32 +2,24 @@ package evolve
 
 import (
 	"bytes"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/fixtures"
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func repoRoot() string { return testutil.RepoRoot() }
 
 func refWeights(t testing.TB) weights.Weights {
 	t.Helper()
-	w, err := weights.Load(filepath.Join(repoRoot(), "weights", "v0001.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return testutil.ReferenceWeights()
 }
 
 func repoSuite(t testing.TB) (*Suite, *Suite) {
 	t.Helper()
-	s, err := fixtures.LoadSuite(filepath.Join(repoRoot(), "fixtures"))
+	s, err := fixtures.LoadSuite(testutil.ReferenceFixtures(t))
 	if err != nil {
 		t.Fatal(err)
 	}

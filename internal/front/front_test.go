@@ -11,6 +11,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/cli"
 	"github.com/ldd-tools/tune/internal/front"
+	"github.com/ldd-tools/tune/internal/testutil"
 )
 
 func repoRoot() string {
@@ -43,7 +44,10 @@ func TestWants(t *testing.T) {
 // full command tree: exit code, stdout, stderr and any --log line must be the same.
 func TestScoreMatchesTheFullTree(t *testing.T) {
 	root := repoRoot()
-	weights := filepath.Join(root, "weights")
+	weights := filepath.Join(t.TempDir(), "weights")
+	if err := testutil.CopyReferenceWeights(weights); err != nil {
+		t.Fatal(err)
+	}
 	parity := filepath.Join(root, "testdata", "ldd", "parity.jsonl")
 	cases := []struct {
 		args  []string
@@ -126,8 +130,8 @@ func TestFindFull(t *testing.T) {
 // TestFrontLinksNoPlotting guards the point of the front end: cmd/tune must not link the plotting stack
 // or the table library, whose package initialisation would run on every `tune score`.
 func TestFrontLinksNoPlotting(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
 		t.Skip("no go tool:", err)
 	}
 	cmd := exec.Command(goTool, "list", "-deps", "./cmd/tune")

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -11,16 +12,7 @@ import (
 // They are shaped like the real thing (reference weights, the contract scenario names, token counts in the
 // range of the bundled transcripts) so that the goldens read like real reports.
 
-func referenceWeights() weights.Weights {
-	w := weights.Weights{Schema: 1, Version: 1, Created: time.Date(2026, 4, 23, 0, 0, 0, 0, time.UTC),
-		Reason: "reference values of scripts/level_scorer.py"}
-	for s, v := range []int{3, 2, 2, 2, -5, -3, 2, 2, 1} {
-		w.Signals[s] = weights.Whole(v)
-	}
-	w.Buckets.Edges = [4]weights.Half{weights.Whole(-7), weights.Whole(-2), weights.Whole(3), weights.Whole(7)}
-	w.Cost = weights.Cost{TooLow: 2, TooHigh: 1, OtherItem: 1}
-	return w
-}
+func referenceWeights() weights.Weights { return testutil.ReferenceWeights() }
 
 // derive returns w as a new version with one signal changed by delta half-points.
 func derive(w weights.Weights, version int, s weights.Signal, delta weights.Half, reason string, created time.Time) weights.Weights {

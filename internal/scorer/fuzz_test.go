@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -21,7 +22,7 @@ func FuzzDetect(f *testing.F) {
 		f.Add(s, "src/a.py\nREADME.md")
 	}
 	w := weights.Weights{}
-	if ref, err := weights.Load(repoFile("weights", "v0001.toml")); err == nil {
+	if ref, err := weights.Load(testutil.ReferenceWeightsPath()); err == nil {
 		w = ref
 	} else {
 		f.Fatal(err)

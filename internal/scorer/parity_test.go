@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -55,7 +56,7 @@ func loadParity(t testing.TB) []parityRecord {
 
 func referenceWeights(t testing.TB) *weights.Weights {
 	t.Helper()
-	w, err := weights.Load(repoFile("weights", "v0001.toml"))
+	w, err := weights.Load(testutil.ReferenceWeightsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -12,7 +13,7 @@ import (
 func benchStore(b testing.TB, n int) (*Store, string) {
 	dir := filepath.Join(b.TempDir(), "weights")
 	os.MkdirAll(dir, 0o755)
-	data, _ := os.ReadFile(filepath.Join("..", "..", "weights", "v0001.toml"))
+	data, _ := os.ReadFile(testutil.ReferenceWeightsPath())
 	os.WriteFile(filepath.Join(dir, "v0001.toml"), data, 0o644)
 	s, err := Open(dir, clock)
 	if err != nil {

@@ -493,9 +493,7 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 		})
 	}
 	for _, t := range j.Evidence {
-		p.Evidence = append(p.Evidence, FlaggedTask{
-			MetaTimestamp: t.MetaTimestamp, Title: t.Title, Level: t.Level, Source: t.Source, Evidence: t.Evidence, Prompt: t.Prompt,
-		})
+		p.Evidence = append(p.Evidence, FlaggedTask(t))
 	}
 	id := p.ComputeID()
 	if j.ID != "" && j.ID != id {

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
 func loadReference(t testing.TB) weights.Weights {
 	t.Helper()
-	w, err := weights.Load(filepath.Join("..", "..", "weights", "v0001.toml"))
+	w, err := weights.Load(testutil.ReferenceWeightsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -26,7 +27,7 @@ func freshStore(t *testing.T) (*Store, string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join("..", "..", "weights", "v0001.toml"))
+	data, err := os.ReadFile(testutil.ReferenceWeightsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

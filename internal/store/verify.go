@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 
 	"github.com/ldd-tools/tune/internal/weights"
@@ -294,6 +293,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
-
-// relPath names a store file for messages.
-func (st *state) relPath(name string) string { return filepath.Join(st.dir, name) }

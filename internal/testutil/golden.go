@@ -1,4 +1,5 @@
-// Package testutil holds the golden-file helper shared by the package tests.
+// Package testutil holds what the package tests share: golden files (with a unified diff on a
+// mismatch), the reference weights and a clean copy of the reference store and fixture suite.
 package testutil
 
 import (
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/diff"
 
 	"github.com/ldd-tools/tune/internal/termtable"
 )
@@ -33,7 +36,7 @@ func Golden(t testing.TB, name string, got []byte) {
 		t.Fatalf("golden file %s: %v (run go test -update to create it)", path, err)
 	}
 	if string(want) != string(got) {
-		t.Errorf("output differs from %s (run go test -update after checking the change)\n--- want\n%s\n--- got\n%s", path, want, got)
+		t.Errorf("output differs from %s (run go test -update after checking the change):\n%s", path, diff.Diff(path, want, "got", got))
 	}
 }
 

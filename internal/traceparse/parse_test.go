@@ -12,8 +12,6 @@ import (
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-func fptr(f float64) *float64 { return &f }
-
 func lossOf(p *float64) any {
 	if p == nil {
 		return nil

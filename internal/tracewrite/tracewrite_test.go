@@ -16,6 +16,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/ldd-tools/tune/internal/scorer"
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -149,7 +150,7 @@ func FuzzQuote(f *testing.F) {
 
 func refWeights(t *testing.T) *weights.Weights {
 	t.Helper()
-	w, err := weights.Load(filepath.Join("..", "..", "weights", "v0001.toml"))
+	w, err := weights.Load(testutil.ReferenceWeightsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

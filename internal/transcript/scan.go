@@ -244,12 +244,13 @@ func containsAnchored(rec, pat []byte, anchor int) bool {
 	return false
 }
 
-// obsPool recycles the observation slices of merged files.
-var obsPool = sync.Pool{New: func() any { return []observation(nil) }}
+// obsPool recycles the observation slices of merged files (as pointers: a slice put into a Pool
+// would be boxed, an allocation per Put).
+var obsPool = sync.Pool{New: func() any { return new([]observation) }}
 
 func (fp *fileParser) parse(path string, index int32) *fileResult {
 	fr := &fileResult{index: index, src: SourceOf(path), skipped: make(map[string]int)}
-	fr.obs = obsPool.Get().([]observation)
+	fr.obs = *obsPool.Get().(*[]observation)
 	fp.cur = fr
 	f, err := os.Open(path)
 	if err != nil {
@@ -676,7 +677,8 @@ func (m *merger) add(fr *fileResult) {
 	for i := range fr.obs {
 		m.dedup.Add(&fr.obs[i])
 	}
-	obsPool.Put(fr.obs[:0])
+	obs := fr.obs[:0]
+	obsPool.Put(&obs)
 	fr.obs = nil
 }
 
