@@ -4,7 +4,9 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,36 +23,15 @@ const (
 // the directory. os.WriteFile alone could leave a truncated file behind after a crash. The directory
 // must exist.
 func Write(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := Create(path, perm, true)
 	if err != nil {
 		return err
 	}
-	tmpName := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", path, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return err
-	}
-	ok = true
-	return SyncDir(dir)
+	return f.Commit()
 }
 
 // SyncDir makes a rename in dir durable. Some file systems refuse fsync on a directory; that is not an
@@ -63,4 +44,106 @@ func SyncDir(dir string) error {
 	defer d.Close()
 	_ = d.Sync()
 	return nil
+}
+
+// ErrExists is returned by Create for a path that exists when replacing it was not asked for.
+var ErrExists = errors.New("exists")
+
+// File is a file being written in place of path, for output too large to hold in memory (Parquet and
+// JSON Lines exports): the bytes go to a temp file in path's directory, and only Commit makes them
+// path, whole. Until then, and whatever happens to the writer (a full disk, a crash, an Abort), no
+// file or a previous one stands under path.
+type File struct {
+	path, tmpName string
+	perm          fs.FileMode
+	replace       bool
+	tmp           *os.File
+	w             io.Writer // tmp, or a test's fault injection
+	done          bool
+}
+
+// Create starts writing path. Without replace, a path that exists is refused (ErrExists) now and
+// again at Commit, which never overwrites it then. The directory must exist.
+func Create(path string, perm fs.FileMode, replace bool) (*File, error) {
+	if !replace {
+		if _, err := os.Lstat(path); err == nil {
+			return nil, fmt.Errorf("%s %w (give --force to replace it)", path, ErrExists)
+		}
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	f := &File{path: path, tmpName: tmp.Name(), perm: perm, replace: replace, tmp: tmp, w: tmp}
+	if wrapWriter != nil {
+		f.w = wrapWriter(tmp)
+	}
+	return f, nil
+}
+
+// wrapWriter lets this package's tests put a failing writer (a full disk) between File and its temp.
+var wrapWriter func(io.Writer) io.Writer
+
+// Path is the file's final name.
+func (f *File) Path() string { return f.path }
+
+// Write writes to the temp file; an error names the final path.
+func (f *File) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", f.path, err)
+	}
+	return n, err
+}
+
+// Commit makes the written bytes path: fsync, chmod, then rename (replace) or link (no replace, which
+// fails rather than overwrite a file that appeared meanwhile), then fsync the directory.
+func (f *File) Commit() error {
+	if f.done {
+		return fmt.Errorf("%s: already committed or aborted", f.path)
+	}
+	f.done = true
+	ok := false
+	defer func() {
+		if !ok {
+			f.tmp.Close()
+			os.Remove(f.tmpName)
+		}
+	}()
+	if err := f.tmp.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", f.path, err)
+	}
+	if err := f.tmp.Chmod(f.perm); err != nil {
+		return err
+	}
+	if err := f.tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", f.path, err)
+	}
+	if f.replace {
+		if err := os.Rename(f.tmpName, f.path); err != nil {
+			return err
+		}
+	} else {
+		if err := os.Link(f.tmpName, f.path); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("%s %w (give --force to replace it)", f.path, ErrExists)
+			}
+			return err
+		}
+		os.Remove(f.tmpName)
+	}
+	ok = true
+	return SyncDir(filepath.Dir(f.path))
+}
+
+// Abort drops the written bytes; path is left as it was. It may follow a failed Commit, and does
+// nothing after a successful one.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.tmp.Close()
+	os.Remove(f.tmpName)
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/transcript"
@@ -39,6 +41,11 @@ type auditOptions struct {
 	Pricing   string
 
 	loc *time.Location
+	// Parquet export (--format parquet): Out is the file, or with PartitionBy "day" the root of the
+	// day=YYYY-MM-DD directories; Force replaces existing files.
+	Out         string
+	PartitionBy string
+	Force       bool
 }
 
 // NewCmdAudit builds `tune audit` (and `tune audit ab`).
@@ -78,10 +85,15 @@ copies and counts /btw replays as requests of their own, as that report does), f
 
 --json prints {"totals", "shares", "groups", "skipped", ...}. --format csv|jsonl prints one row per
 request instead (session, class, model, effort, tokens, thinking and its source, …), for DuckDB and
-the like.
+the like. --format parquet --out FILE writes the same rows as a Parquet file (zstd, first and last as
+timestamps), written whole or not at all (an existing file needs --force); --partition-by day makes
+--out a directory of Hive-style day=YYYY-MM-DD/requests.parquet files (UTC day of the request), so a
+nightly job can add a day at a time. docs/scale.md has the DuckDB, Spark and Trino queries that
+reproduce the audit's totals from them.
 
 --report also writes the EVAL report of the audit (Markdown and an SVG chart, numbers and labels
-only, never transcript text) into --out (default the --reports-dir), from the same single pass: it
+only, never transcript text) into --out (default the --reports-dir; with --format parquet always the
+--reports-dir), from the same single pass: it
 is the report "tune report audit" writes for the same transcripts. The written paths are printed on
 stderr.
 
@@ -94,6 +106,8 @@ in order at the end.`,
   tune audit --by effort --label high runs/high
   tune audit --json | jq .shares.spend
   tune audit --format csv > requests.csv
+  tune audit --format parquet --out requests.parquet
+  tune audit --format parquet --partition-by day --out lake/requests
   tune audit --report --out reports/
   tune audit ab --arm low=runs/low --arm high=runs/high`,
 		Args: cobra.ArbitraryArgs,
@@ -119,11 +133,13 @@ in order at the end.`,
 	cmd.Flags().BoolVar(&opts.Breakdown, "breakdown", false, "break each --by row down by model")
 	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (JSON as the embedded table; its models replace or add to the embedded ones)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv or jsonl (csv and jsonl: one row per request)")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv, jsonl or parquet (csv, jsonl and parquet: one row per request)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.0.24's `REPORT` does: "+strings.Join(ccusageModes, ", "))
 	cmd.Flags().StringVar(&opts.Label, "label", "", "effort `LEVEL` of requests whose transcript records none (e.g. the effort the runs were started with)")
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "also write the EVAL report of the audit (as tune report audit)")
-	cmd.Flags().StringVar(&opts.OutDir, "out", "", "write the --report into `DIR` (default the --reports-dir)")
+	cmd.Flags().StringVar(&opts.OutDir, "out", "", "write the --report into `DIR` (default the --reports-dir); with --format parquet, the Parquet file (or partition root)")
+	cmd.Flags().StringVar(&opts.PartitionBy, "partition-by", "", "with --format parquet: `day` writes one file per UTC day under --out (Hive-style day=YYYY-MM-DD)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "with --format parquet: replace existing files")
 	cmd.AddCommand(newCmdAuditAB(f, nil))
 	return cmd
 }
@@ -137,10 +153,21 @@ func (o *auditOptions) validate() error {
 	}
 	switch o.Format {
 	case "text", "json", "csv", "jsonl":
+	case "parquet":
+		if o.OutDir == "" {
+			return FlagErrorf("--format parquet needs --out FILE (or a directory with --partition-by day)")
+		}
+		o.Out, o.OutDir = o.OutDir, o.ReportsDir
 	default:
-		return FlagErrorf("--format %q: want text, json, csv or jsonl", o.Format)
+		return FlagErrorf("--format %q: want text, json, csv, jsonl or parquet", o.Format)
 	}
-	if o.OutDir != "" && !o.Report {
+	if o.Format != "parquet" && (o.PartitionBy != "" || o.Force) {
+		return FlagErrorf("--partition-by and --force go with --format parquet")
+	}
+	if o.PartitionBy != "" && o.PartitionBy != "day" {
+		return FlagErrorf("--partition-by %q: want day", o.PartitionBy)
+	}
+	if o.OutDir != "" && !o.Report && o.Format != "parquet" {
 		return FlagErrorf("--out is where --report writes: add --report")
 	}
 	if o.OutDir == "" {
@@ -345,6 +372,18 @@ func auditRun(opts *auditOptions) error {
 			}
 		}
 	}
+	var pq auditParquet
+	if opts.Format == "parquet" {
+		if pq, err = newAuditParquet(opts.Out, opts.PartitionBy, opts.Force, prices); err != nil {
+			return err
+		}
+		defer pq.Abort() // nothing once committed
+		scan.OnRequest = func(r *transcript.Request) {
+			if rowErr == nil {
+				rowErr = pq.Write(r)
+			}
+		}
+	}
 	res, err := scanWithProgress(opts.IO, files, scan)
 	if err != nil {
 		return err
@@ -367,6 +406,15 @@ func auditRun(opts *auditOptions) error {
 			return rowErr
 		}
 		return rows.Close()
+	case "parquet":
+		if rowErr != nil {
+			return rowErr
+		}
+		if err := pq.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "tune: wrote %s to %s\n", plural(int(pq.Rows()), "request"), opts.Out)
+		return nil
 	case "json":
 		return audit.WriteJSON(opts.IO.Out, aggs.spend.Report(), input)
 	}
@@ -379,3 +427,45 @@ func describeRoots(roots []string) string {
 	}
 	return strings.Join(roots, ", ")
 }
+
+// auditParquet is the --format parquet output: one file, or one per day.
+type auditParquet interface {
+	Write(r *transcript.Request) error
+	Close() error
+	Abort()
+	Rows() int64
+}
+
+func newAuditParquet(out, partitionBy string, force bool, prices *pricing.Table) (auditParquet, error) {
+	if partitionBy == "day" {
+		days, err := newDayFiles(out, force)
+		if err != nil {
+			return nil, err
+		}
+		return &partitionedParquet{export.NewPartitionedRequests(days, prices)}, nil
+	}
+	f, err := createExport(out, force)
+	if err != nil {
+		return nil, err
+	}
+	return &fileParquet{f: f, w: export.NewRequestParquet(f, prices)}, nil
+}
+
+type fileParquet struct {
+	f *atomicfile.File
+	w *export.RequestParquet
+}
+
+func (p *fileParquet) Write(r *transcript.Request) error { return p.w.Write(r) }
+func (p *fileParquet) Abort()                            { p.f.Abort() }
+func (p *fileParquet) Rows() int64                       { return p.w.Rows }
+func (p *fileParquet) Close() error {
+	if err := p.w.Close(); err != nil {
+		return err
+	}
+	return p.f.Commit()
+}
+
+type partitionedParquet struct{ *export.PartitionedRequests }
+
+func (p *partitionedParquet) Rows() int64 { return p.PartitionedRequests.Rows }

@@ -33,7 +33,9 @@ type traceOptions struct {
 	Last    int
 	LastSet bool // --last given; otherwise the default depends on the logs
 	JSON    bool
-	Format  string // text | json | jsonl
+	Format  string // text | json | jsonl | parquet
+	Out     string // --out FILE (parquet)
+	Force   bool
 	Strict  bool
 }
 
@@ -78,6 +80,10 @@ are read, in memory that does not grow with them: the way to hand a year of logs
 (read_json_auto) or a pipeline. Warnings stay on stderr. A whole-log text view of more than 1,000
 tasks shows the last 1,000 rows; the summary counts every task.
 
+--format parquet --out FILE writes one row per task (the fields of --json's tasks without the
+iterations; meta_timestamp as a timestamp, signals as a list of {name, weight}), zstd-compressed, in
+row groups as the logs are read. The file appears whole or not at all; an existing one needs --force.
+
 --strict exits 1 when any line was skipped (blank and comment lines aside).`,
 		Example: `  tune trace
   tune trace .ldd/trace.log --last 5
@@ -90,8 +96,18 @@ tasks shows the last 1,000 rows; the summary counts every task.
 			opts.LastSet = cmd.Flags().Changed("last")
 			switch opts.Format {
 			case "text", "json", "jsonl":
+				if opts.Out != "" {
+					return FlagErrorf("--out writes a Parquet file: give --format parquet too")
+				}
+			case "parquet":
+				if opts.Out == "" {
+					return FlagErrorf("--format parquet needs --out FILE (Parquet is not for a terminal)")
+				}
 			default:
-				return FlagErrorf("--format %q: want text, json or jsonl", opts.Format)
+				return FlagErrorf("--format %q: want text, json, jsonl or parquet", opts.Format)
+			}
+			if opts.Force && opts.Out == "" {
+				return FlagErrorf("--force replaces the --out file; give --out too")
 			}
 			if opts.JSON {
 				if cmd.Flags().Changed("format") && opts.Format != "json" {
@@ -114,7 +130,9 @@ tasks shows the last 1,000 rows; the summary counts every task.
 	}
 	cmd.Flags().IntVar(&opts.Last, "last", 0, "read only the last `N` tasks of each log, 0 for all (default: all for one log under 1 MB, else 20)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print tasks, line counts and warnings as JSON (--format json)")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `format`: text, json (one document) or jsonl (one task per line, streamed)")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `format`: text, json (one document), jsonl (one task per line, streamed) or parquet (--out)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "write the --format parquet export to `FILE` (atomically: all of it or nothing)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing --out file")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "exit 1 if any line was skipped (blank and comment lines aside)")
 	return cmd
 }
@@ -132,7 +150,7 @@ func (opts *traceOptions) lastTasks() int {
 	return defaultLastTask
 }
 
-func traceRun(opts *traceOptions) error {
+func traceRun(opts *traceOptions) (err error) {
 	var out export.TaskWriter
 	var table *traceRows
 	switch opts.Format {
@@ -140,6 +158,21 @@ func traceRun(opts *traceOptions) error {
 		out = export.NewTaskJSON(opts.IO.Out)
 	case "jsonl":
 		out = export.NewTaskJSONL(opts.IO.Out)
+	case "parquet":
+		f, err := createExport(opts.Out, opts.Force)
+		if err != nil {
+			return err
+		}
+		defer f.Abort() // nothing once committed
+		pq := export.NewTaskParquet(f)
+		out = pq
+		defer func() {
+			if err == nil {
+				if err = f.Commit(); err == nil {
+					fmt.Fprintf(opts.IO.ErrOut, "tune: wrote %s to %s\n", plural(int(pq.Rows), "task"), opts.Out)
+				}
+			}
+		}()
 	default:
 		table = &traceRows{withSource: len(opts.Logs) > 1}
 		out = table

@@ -1,0 +1,120 @@
+package atomicfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// fullDisk accepts n bytes, then fails as a full disk does.
+type fullDisk struct {
+	w io.Writer
+	n int
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if len(p) > d.n {
+		m, _ := d.w.Write(p[:d.n])
+		d.n = 0
+		return m, syscall.ENOSPC
+	}
+	d.n -= len(p)
+	return d.w.Write(p)
+}
+
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestCreateCommit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.parquet")
+	f, err := Create(path, Public, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(f, "part")
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the final name exists before Commit")
+	}
+	io.WriteString(f, "-whole")
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "part-whole" {
+		t.Errorf("content %q", data)
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("left behind: %v", names)
+	}
+	// An existing file: refused without replace, at Create and (when it appears meanwhile) at Commit.
+	if _, err := Create(path, Public, false); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("existing file: %v", err)
+	}
+	other := filepath.Join(dir, "late.parquet")
+	f, _ = Create(other, Public, false)
+	io.WriteString(f, "mine")
+	os.WriteFile(other, []byte("theirs"), 0o644)
+	if err := f.Commit(); !errors.Is(err, ErrExists) {
+		t.Errorf("a file that appeared before Commit: %v", err)
+	}
+	if data, _ := os.ReadFile(other); string(data) != "theirs" {
+		t.Errorf("overwritten: %q", data)
+	}
+	// With replace, the new content wins.
+	f, _ = Create(path, Public, true)
+	io.WriteString(f, "new")
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "new" {
+		t.Errorf("replace: %q", data)
+	}
+	if names := entries(t, dir); len(names) != 2 {
+		t.Errorf("left behind: %v", names)
+	}
+}
+
+// TestCreateFullDisk: a write that fails leaves neither the final name nor a temp file once aborted,
+// and a file replaced with --force keeps its old content.
+func TestCreateFullDisk(t *testing.T) {
+	wrapWriter = func(w io.Writer) io.Writer { return &fullDisk{w: w, n: 10} }
+	defer func() { wrapWriter = nil }()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.parquet")
+	os.WriteFile(path, []byte("old"), 0o644)
+	f, err := Create(path, Public, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.WriteString(f, strings.Repeat("x", 100))
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("write error %v", err)
+	}
+	f.Abort()
+	if data, _ := os.ReadFile(path); string(data) != "old" {
+		t.Errorf("the old file became %q", data)
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("left behind: %v", names)
+	}
+}
+
+func TestCreateUnwritable(t *testing.T) {
+	if _, err := Create(filepath.Join(t.TempDir(), "no", "such", "dir", "x.parquet"), Public, false); err == nil {
+		t.Error("a missing directory was accepted")
+	}
+}

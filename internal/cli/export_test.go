@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/export"
+)
+
+const spotter = "../../testdata/transcripts/spotter"
+
+// TestAuditParquetRoundTrip: the Parquet export, read back with the library's reader, has one row per
+// request of the audit and the audit's token totals, as one file and partitioned by day.
+func TestAuditParquetRoundTrip(t *testing.T) {
+	code, out, errOut := traceCLI(t, "audit", "--json", spotter)
+	if code != 0 {
+		t.Fatalf("audit --json: exit %d %s", code, errOut)
+	}
+	var doc struct{ Totals audit.Totals }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := doc.Totals
+	if want.Requests < 100 {
+		t.Fatalf("only %d requests in the sample", want.Requests)
+	}
+	check := func(name string, rows []export.RequestRow) {
+		t.Helper()
+		var got audit.Totals
+		got.Requests = len(rows)
+		cost := 0.0
+		for _, r := range rows {
+			if r.CostUSD != nil {
+				cost += *r.CostUSD
+			}
+			got.InputTokens += uint64(r.InputTokens)
+			got.OutputTokens += uint64(r.OutputTokens)
+			got.CacheCreationInputTokens += uint64(r.CacheCreationTokens)
+			got.CacheCreation5m += uint64(r.CacheCreation5mTokens)
+			got.CacheCreation1h += uint64(r.CacheCreation1hTokens)
+			got.CacheReadInputTokens += uint64(r.CacheReadTokens)
+			got.ThinkingTokens += uint64(r.ThinkingTokens)
+			if r.First.IsZero() || r.Session == "" || r.Model == "" {
+				t.Fatalf("%s: a row without first/session/model: %+v", name, r)
+			}
+		}
+		if got.Requests != want.Requests || got.InputTokens != want.InputTokens || got.OutputTokens != want.OutputTokens ||
+			got.CacheCreationInputTokens != want.CacheCreationInputTokens || got.CacheCreation5m != want.CacheCreation5m ||
+			got.CacheCreation1h != want.CacheCreation1h || got.CacheReadInputTokens != want.CacheReadInputTokens ||
+			got.ThinkingTokens != want.ThinkingTokens {
+			t.Errorf("%s: read back %+v\naudit totals %+v", name, got, want)
+		}
+		if want.CostUSD == nil || math.Abs(cost-*want.CostUSD) > 1e-9**want.CostUSD {
+			t.Errorf("%s: cost_usd sums to %v, the audit's total is %v", name, cost, want.CostUSD)
+		}
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "requests.parquet")
+	if code, _, errOut := traceCLI(t, "audit", "--format", "parquet", "--out", file, spotter); code != 0 || !strings.Contains(errOut, "tune: wrote") {
+		t.Fatalf("parquet: exit %d %s", code, errOut)
+	}
+	rows, err := parquet.ReadFile[export.RequestRow](file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("one file", rows)
+
+	lake := filepath.Join(dir, "lake")
+	if code, _, errOut := traceCLI(t, "audit", "--format", "parquet", "--partition-by", "day", "--out", lake, spotter); code != 0 {
+		t.Fatalf("partitioned: exit %d %s", code, errOut)
+	}
+	parts, _ := filepath.Glob(filepath.Join(lake, "day=*", export.PartitionFile))
+	if len(parts) < 2 {
+		t.Fatalf("partitions %v", parts)
+	}
+	var all []export.RequestRow
+	for _, p := range parts {
+		rows, err := parquet.ReadFile[export.RequestRow](p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		day := strings.TrimPrefix(filepath.Base(filepath.Dir(p)), "day=")
+		for _, r := range rows {
+			if d := r.First.UTC().Format("2006-01-02"); d != day && r.Last.UTC().Format("2006-01-02") != day {
+				t.Errorf("%s: a request of %s", p, d)
+			}
+		}
+		all = append(all, rows...)
+	}
+	check("partitioned", all)
+	// The same day again needs --force; with it, the partitions are rewritten to the same totals.
+	if code, _, errOut := traceCLI(t, "audit", "--format", "parquet", "--partition-by", "day", "--out", lake, spotter); code != ExitError || !strings.Contains(errOut, "--force") {
+		t.Errorf("existing partitions without --force: exit %d %s", code, errOut)
+	}
+	if code, _, errOut := traceCLI(t, "audit", "--format", "parquet", "--partition-by", "day", "--force", "--out", lake, spotter); code != 0 {
+		t.Errorf("--force: exit %d %s", code, errOut)
+	}
+	if left, _ := filepath.Glob(filepath.Join(lake, "day=*", ".*tmp*")); len(left) > 0 {
+		t.Errorf("temp files left: %v", left)
+	}
+}
+
+// TestTraceParquetRoundTrip: one row per task of `tune trace --json`, same lines, levels and losses.
+func TestTraceParquetRoundTrip(t *testing.T) {
+	logs := []string{"../../testdata/ldd/traces/e2e-demos__v013x__merged-view.log", "testdata/trace_messy.log",
+		"../../testdata/ldd/traces/e2e-v031-runs__20260420T195255Z__2-refine.log"}
+	code, out, errOut := traceCLI(t, append([]string{"trace", "--json", "--last", "0"}, logs...)...)
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	var doc struct {
+		Tasks []struct {
+			Source    string   `json:"source"`
+			Line      int64    `json:"line"`
+			Level     string   `json:"level"`
+			LossFinal *float64 `json:"loss_final"`
+			Signals   []struct {
+				Name   string  `json:"name"`
+				Weight float64 `json:"weight"`
+			} `json:"signals"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "tasks.parquet")
+	if code, _, errOut := traceCLI(t, append([]string{"trace", "--format", "parquet", "--out", file, "--last", "0"}, logs...)...); code != 0 {
+		t.Fatalf("parquet: exit %d %s", code, errOut)
+	}
+	rows, err := parquet.ReadFile[export.TaskRow](file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(doc.Tasks) || len(rows) < 5 {
+		t.Fatalf("%d rows for %d tasks", len(rows), len(doc.Tasks))
+	}
+	for i, r := range rows {
+		w := doc.Tasks[i]
+		if r.Source != w.Source || r.Line != w.Line || r.Level != w.Level || (r.LossFinal == nil) != (w.LossFinal == nil) ||
+			(r.LossFinal != nil && *r.LossFinal != *w.LossFinal) || len(r.Signals) != len(w.Signals) {
+			t.Errorf("row %d: %+v, task %+v", i, r, w)
+		}
+		for j := range r.Signals {
+			if r.Signals[j].Name != w.Signals[j].Name || r.Signals[j].Weight != w.Signals[j].Weight {
+				t.Errorf("row %d signal %d: %+v vs %+v", i, j, r.Signals[j], w.Signals[j])
+			}
+		}
+	}
+	if rows[0].MetaTimestamp == nil || rows[0].MetaTimestamp.Year() != 2026 {
+		t.Errorf("meta_timestamp %v", rows[0].MetaTimestamp)
+	}
+}
+
+// TestExportOutErrors: an export never leaves a partial file under its name, refuses to replace a
+// file without --force, and names the problem.
+func TestExportOutErrors(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "tasks.parquet")
+	os.WriteFile(existing, []byte("keep me"), 0o644)
+	log := "testdata/trace_messy.log"
+	if code, _, errOut := traceCLI(t, "trace", "--format", "parquet", "--out", existing, log); code != ExitError || !strings.Contains(errOut, "exists (give --force") {
+		t.Errorf("existing file: exit %d %s", code, errOut)
+	}
+	if data, _ := os.ReadFile(existing); string(data) != "keep me" {
+		t.Errorf("the existing file was changed")
+	}
+	if code, _, errOut := traceCLI(t, "trace", "--format", "parquet", "--out", filepath.Join(dir, "missing", "x.parquet"), log); code != ExitError || !strings.Contains(errOut, "--out") {
+		t.Errorf("missing directory: exit %d %s", code, errOut)
+	}
+	if os.Getuid() != 0 { // root writes anywhere
+		ro := filepath.Join(dir, "ro")
+		os.Mkdir(ro, 0o555)
+		if code, _, errOut := traceCLI(t, "trace", "--format", "parquet", "--out", filepath.Join(ro, "x.parquet"), log); code != ExitError || !strings.Contains(errOut, "permission denied") {
+			t.Errorf("unwritable directory: exit %d %s", code, errOut)
+		}
+	}
+	if code, _, errOut := traceCLI(t, "trace", "--format", "parquet", "--force", "--out", existing, log); code != 0 {
+		t.Errorf("--force: exit %d %s", code, errOut)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, ".*")); len(names) > 0 {
+		t.Errorf("temp files left: %v", names)
+	}
+	for _, args := range [][]string{
+		{"trace", "--format", "parquet", log},
+		{"trace", "--out", "x.parquet", log},
+		{"trace", "--force", log},
+		{"audit", "--format", "parquet", spotter},
+		{"audit", "--partition-by", "day", spotter},
+		{"audit", "--format", "parquet", "--partition-by", "week", "--out", dir, spotter},
+	} {
+		if code, _, errOut := traceCLI(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
+	}
+}
