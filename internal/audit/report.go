@@ -25,11 +25,13 @@ type Input struct {
 	Lines    transcript.LineCounts
 	Skipped  map[string]int
 	Warnings []transcript.Warning
+	// Unreadable are the files left out because they could not be read.
+	Unreadable []transcript.FileError
 }
 
 // InputOf summarises a scan.
 func InputOf(res *transcript.Result) Input {
-	in := Input{Files: len(res.Files), Bytes: res.Bytes, Lines: res.Lines, Skipped: res.Skipped, Warnings: res.Warnings}
+	in := Input{Files: len(res.Files), Bytes: res.Bytes, Lines: res.Lines, Skipped: res.Skipped, Warnings: res.Warnings, Unreadable: res.Unreadable}
 	for _, s := range res.Sessions {
 		if s.Requests > 0 {
 			in.Sessions++
@@ -71,6 +73,8 @@ type jsonReport struct {
 	Prices   string                `json:"prices"`
 	Weights  map[string]Weights    `json:"weights"`
 	Warnings []transcript.Warning  `json:"warnings"`
+	// Unreadable names the files left out because they could not be read.
+	Unreadable []transcript.FileError `json:"unreadable_files"`
 }
 
 // WriteJSON writes the report as one JSON document.
@@ -83,6 +87,10 @@ func WriteJSON(w io.Writer, rep *Report, in Input) error {
 	}
 	if doc.Warnings == nil {
 		doc.Warnings = []transcript.Warning{}
+	}
+	doc.Unreadable = in.Unreadable
+	if doc.Unreadable == nil {
+		doc.Unreadable = []transcript.FileError{}
 	}
 	if doc.Prices == "" {
 		doc.Prices = priceLine
@@ -260,9 +268,7 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 		}
 	}
 	notes.write(&b)
-	if n := skippedLine(in); n != "" {
-		b.WriteString("\n" + n + "\n")
-	}
+	// Skipped lines are reported once, on stderr, by the caller.
 	// The tables fit already; the prose lines are wrapped to the same width.
 	_, err := io.WriteString(w, termtable.Fill(string(trimTrailingSpaces(b.Bytes())), termtable.WidthOf(w)))
 	return err
@@ -332,22 +338,6 @@ func thinkingNote(t *Totals) string {
 	return fmt.Sprintf("thinking tokens: exact (usage.output_tokens_details) for %s requests, estimated from thinking text "+
 		"(characters/4, a summary of the real thinking) for %s, unknown for %s (no thinking text) — estimated figures are lower bounds.",
 		commas(uint64(t.ThinkingExactRequests)), commas(uint64(t.ThinkingEstimatedRequests)), commas(uint64(t.ThinkingUnknownRequests)))
-}
-
-// skippedLine summarises skipped lines in one sentence, "" when none.
-func skippedLine(in Input) string {
-	var parts []string
-	total := 0
-	for _, r := range skipReasons {
-		if n := in.Skipped[r]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", commas(uint64(n)), r))
-			total += n
-		}
-	}
-	if total == 0 {
-		return ""
-	}
-	return fmt.Sprintf("skipped: %s of %s lines (%s)", commas(uint64(total)), commas(uint64(in.Lines.Lines)), strings.Join(parts, ", "))
 }
 
 // footnotes numbers notes with superscripts, benchstat style.

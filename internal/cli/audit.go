@@ -39,6 +39,7 @@ type auditOptions struct {
 	Timezone  string
 	Breakdown bool
 	Pricing   string
+	Strict    bool
 
 	loc *time.Location
 	// Parquet export (--format parquet): Out is the file, or with PartitionBy "day" the root of the
@@ -131,6 +132,7 @@ in order at the end.`,
 	cmd.Flags().StringVar(&opts.Until, "until", "", "only requests up to `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
 	cmd.Flags().StringVar(&opts.Timezone, "timezone", "", "`ZONE` of days, weeks and months (IANA name such as UTC or Europe/Paris; default $TZ, else the system's)")
 	cmd.Flags().BoolVar(&opts.Breakdown, "breakdown", false, "break each --by row down by model")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on a transcript file that cannot be read (by default it is left out with a warning)")
 	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (JSON as the embedded table; its models replace or add to the embedded ones)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv, jsonl or parquet (csv, jsonl and parquet: one row per request)")
@@ -290,6 +292,9 @@ func drawProgress(w io.Writer, done, total int64, elapsed time.Duration) {
 
 // warnSkipped reports skipped lines on stderr: one summary line and the first few file:line samples.
 func warnSkipped(w io.Writer, res *transcript.Result) {
+	for _, u := range res.Unreadable {
+		fmt.Fprintf(w, "tune: warning: left out %s: cannot read it (%s); --strict makes this an error\n", u.File, u.Err)
+	}
 	total := 0
 	for _, n := range res.Skipped {
 		total += n
@@ -347,12 +352,13 @@ func auditRun(opts *auditOptions) error {
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
+	if len(files) == 0 && len(opts.Paths) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", describeRoots(roots))
 	}
 	// Requests are aggregated as the scan finalises them, never all held; rows are written at the end,
 	// in order of first appearance, from compact records.
 	scan := scanOptions(opts.CCUsage, opts.Label)
+	scan.Strict = opts.Strict
 	dates := audit.DateRange{Since: opts.Since, Until: opts.Until, Location: opts.loc}
 	var aggs *auditAggregates
 	if opts.Format == "text" || opts.Format == "json" || opts.Report {
@@ -389,6 +395,9 @@ func auditRun(opts *auditOptions) error {
 		return err
 	}
 	warnSkipped(opts.IO.ErrOut, res)
+	if err := checkTranscriptPaths(opts.Paths, res); err != nil {
+		return err
+	}
 	input := audit.InputOf(res)
 	input.Prices = pricesLine(prices, opts.Pricing)
 	if opts.Report {
@@ -419,6 +428,25 @@ func auditRun(opts *auditOptions) error {
 		return audit.WriteJSON(opts.IO.Out, aggs.spend.Report(), input)
 	}
 	return audit.WriteText(opts.IO.Out, aggs.spend.Report(), input)
+}
+
+// checkTranscriptPaths fails on a PATH argument none of whose files holds a Claude Code record
+// (garbage is not an audit of zero requests).
+func checkTranscriptPaths(paths []string, res *transcript.Result) error {
+	for _, p := range paths {
+		files, err := transcript.Discover([]string{p})
+		if err != nil {
+			return err
+		}
+		if transcript.NoRecordsIn(res, files) {
+			what := "no *.jsonl file"
+			if len(files) > 0 {
+				what = "no Claude Code transcript record (no line with a timestamp) in " + plural(len(files), "file")
+			}
+			return fmt.Errorf("%s: %s", p, what)
+		}
+	}
+	return nil
 }
 
 func describeRoots(roots []string) string {

@@ -145,18 +145,35 @@ func TestDiscoverLinkedRoot(t *testing.T) {
 	}
 }
 
-// TestScanUnreadableFile: a file that cannot be read is an error naming it (bad lines never are),
-// and the parallel scan stops cleanly whatever its position.
+// TestScanUnreadableFile: a file that cannot be read is left out and named, the rest is read as
+// without it; with Strict it is an error naming it (bad lines never are), and the parallel scan stops
+// cleanly whatever its position.
 func TestScanUnreadableFile(t *testing.T) {
 	files, err := Discover([]string{spotterDir})
 	if err != nil {
 		t.Fatal(err)
 	}
+	whole, err := Scan(files, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, at := range []int{0, 7, len(files)} {
-		list := append(append(append([]string{}, files[:at]...), filepath.Join(t.TempDir(), "gone.jsonl")), files[at:]...)
+		gone := filepath.Join(t.TempDir(), "gone.jsonl")
+		list := append(append(append([]string{}, files[:at]...), gone), files[at:]...)
 		for _, workers := range []int{1, 2, 4} {
-			if _, err := Scan(list, Options{Workers: workers}); err == nil || !strings.Contains(err.Error(), "gone.jsonl") {
-				t.Errorf("missing file at %d, %d workers: %v", at, workers, err)
+			if _, err := Scan(list, Options{Workers: workers, Strict: true}); err == nil || !strings.Contains(err.Error(), "gone.jsonl") {
+				t.Errorf("strict, missing file at %d, %d workers: %v", at, workers, err)
+			}
+			res, err := Scan(list, Options{Workers: workers})
+			if err != nil {
+				t.Fatalf("missing file at %d, %d workers: %v", at, workers, err)
+			}
+			if len(res.Unreadable) != 1 || res.Unreadable[0].File != gone || res.Unreadable[0].Err != "no such file or directory" {
+				t.Errorf("missing file at %d: unreadable %+v", at, res.Unreadable)
+			}
+			if sumTokens(res.Requests) != sumTokens(whole.Requests) || len(res.Files) != len(whole.Files) {
+				t.Errorf("missing file at %d, %d workers: %+v in %d files, want %+v in %d", at, workers,
+					sumTokens(res.Requests), len(res.Files), sumTokens(whole.Requests), len(whole.Files))
 			}
 		}
 	}

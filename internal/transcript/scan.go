@@ -2,8 +2,10 @@ package transcript
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"sort"
@@ -44,6 +46,12 @@ type Options struct {
 	// a compact record with its ids (about 130 bytes); per-request rows need that, aggregates do not
 	// (see Sink).
 	OnRequest func(r *Request)
+	// Strict makes a file that cannot be read an error of the scan; by default it is left out and
+	// named in Result.Unreadable, and the rest is read.
+	Strict bool
+	// Check, when set, is called with what was read (files, skips, Unreadable, NoRecords; no request
+	// yet) before OnRequest gets any request; an error it returns is Scan's, and nothing is emitted.
+	Check func(res *Result) error
 	// Sink, when set, receives requests as soon as their session group (the consecutive files of one
 	// session: main file, subagents, side questions) has been read, so that memory hardly grows with
 	// the corpus: what stays per request is a key and a compact record, 60–75 bytes, for the rare
@@ -80,9 +88,19 @@ func Scan(files []string, opt Options) (*Result, error) {
 		func() *fileParser { return newFileParser(opt, &done) },
 		func(fp *fileParser, i int) *fileResult { return fp.parse(files[i], int32(i)) },
 		wait,
-		func(_ int, fr *fileResult) error {
-			if fr.err != nil {
+		func(i int, fr *fileResult) error {
+			if fr.err != nil && opt.Strict {
 				return fr.err
+			}
+			if fr.err != nil {
+				msg := fr.err.Error()
+				if pe := (*fs.PathError)(nil); errors.As(fr.err, &pe) {
+					msg = pe.Err.Error() // the path is File
+				}
+				m.res.Unreadable = append(m.res.Unreadable, FileError{File: files[i], Err: msg})
+				// Left out, but registered: observations name their file by its index.
+				m.dedup.AddFile(fr.src)
+				return nil
 			}
 			m.add(fr)
 			return nil
@@ -93,7 +111,7 @@ func Scan(files []string, opt Options) (*Result, error) {
 	if opt.Progress != nil {
 		opt.Progress(done.Load(), total)
 	}
-	return m.result(), nil
+	return m.result()
 }
 
 func waitWithProgress(slot <-chan *fileResult, progress func(done, total int64), done *atomic.Int64, total int64) *fileResult {
@@ -660,6 +678,9 @@ func (m *merger) add(fr *fileResult) {
 		m.res.Skipped[k] += v
 	}
 	m.res.Warnings = append(m.res.Warnings, fr.warnings...)
+	if !fr.hasTime {
+		m.res.NoRecords = append(m.res.NoRecords, src.Path)
+	}
 	s := m.session(src)
 	s.Files = append(s.Files, src.Path)
 	if fr.hasTime {
@@ -682,8 +703,13 @@ func (m *merger) add(fr *fileResult) {
 	fr.obs = nil
 }
 
-func (m *merger) result() *Result {
+func (m *merger) result() (*Result, error) {
 	res := m.res
+	if m.opt.Check != nil {
+		if err := m.opt.Check(res); err != nil {
+			return nil, err
+		}
+	}
 	m.dedup.Flush()
 	switch {
 	case m.opt.OnRequest != nil:
@@ -701,5 +727,5 @@ func (m *merger) result() *Result {
 		s.Versions = sortedKeys(m.versions[id])
 		res.Sessions = append(res.Sessions, *s)
 	}
-	return res
+	return res, nil
 }

@@ -164,4 +164,39 @@ type Result struct {
 	Skipped  map[string]int // skip reason → count (lines for not-object/truncated, records otherwise)
 	Warnings []Warning      // the first few skipped lines per reason and file, in scan order
 	Bytes    int64          // bytes read
+	// Unreadable are the files that could not be read (left out, unless Options.Strict).
+	Unreadable []FileError
+	// NoRecords are the files read that hold no Claude Code record (no line with a timestamp).
+	NoRecords []string
+}
+
+// FileError is a file left out of a scan and why.
+type FileError struct {
+	File string `json:"file"`
+	Err  string `json:"error"`
+}
+
+// NoRecordsIn reports whether files (those of one path) hold no Claude Code record: none of them
+// was read and holds one, and some were read (files that could not be read are named apart, in
+// Result.Unreadable) or there are none.
+func NoRecordsIn(res *Result, files []string) bool {
+	empty := make(map[string]bool, len(res.NoRecords))
+	for _, f := range res.NoRecords {
+		empty[f] = true
+	}
+	unreadable := make(map[string]bool, len(res.Unreadable))
+	for _, u := range res.Unreadable {
+		unreadable[u.File] = true
+	}
+	read := 0
+	for _, f := range files {
+		if unreadable[f] {
+			continue
+		}
+		if !empty[f] {
+			return false
+		}
+		read++
+	}
+	return read > 0 || len(files) == 0
 }
