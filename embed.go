@@ -13,6 +13,12 @@ import (
 //go:embed weights/v0001.toml
 var ReferenceWeights []byte
 
+// EscalationPlaybook is docs/escalation.md, printed by `tune help escalation`, so that the playbook an
+// escalation points to exists wherever the binary does.
+//
+//go:embed docs/escalation.md
+var EscalationPlaybook string
+
 //go:embed fixtures/suite fixtures/holdout
 var fixtures embed.FS
 

@@ -21,7 +21,8 @@ import (
 )
 
 // EscalationDoc is the playbook an escalation points to.
-const EscalationDoc = "docs/escalation.md"
+// It is a command, not a path: the playbook is embedded in the binary (docs/escalation.md in the source).
+const EscalationDoc = "tune help escalation"
 
 // EvolveOptions are tune evolve's (and tune nightly's) options.
 type EvolveOptions struct {

@@ -184,8 +184,6 @@ func printEvolveText(w io.Writer, out *app.EvolveResult) error {
 	if out.StateDump != nil {
 		termtable.Fprintf(w, "state dump: %s\n", displayPath(*out.StateDump))
 		termtable.Fprintf(w, "escalated: a human decides next — read the state dump, then follow %s\n", app.EscalationDoc)
-		termtable.Fprintf(w, "state dump: %s\n", displayPath(*out.StateDump))
-		termtable.Fprintf(w, "escalated: a human decides next — read the state dump, then follow %s\n", app.EscalationDoc)
 	}
 	return nil
 }

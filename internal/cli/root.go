@@ -77,26 +77,28 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 
 	for _, add := range []func(*Factory) *cobra.Command{
 		// One line per command; each lives in its own file.
-		NewCmdApply,    // weights store (internal/store)
-		NewCmdRollback, // weights store
-		NewCmdVerify,   // weights store
-		NewCmdRepair,   // weights store
-		NewCmdHistory,  // weights store
-		NewCmdAccuracy, // dispatch accuracy (internal/accuracy)
-		NewCmdWatch,    // the watch on applied versions (internal/watch, app.Watch)
-		NewCmdWeights,  // weights store: tune weights show
-		NewCmdDiff,     // weights store
-		NewCmdDetect,   // evolution step (internal/evolve)
-		NewCmdReplay,   // evolution step: fixture replay
-		NewCmdPropose,  // evolution step
-		NewCmdEvolve,   // evolve loop (internal/evolve/loop.go)
-		NewCmdNightly,  // cron entry point: lock + evolve + report
-		NewCmdReport,   // EVAL reports (internal/report)
-		NewCmdScore,    // scorer port (internal/scorer): tune score
-		NewCmdAudit,    // transcript audit (internal/transcript, internal/audit): tune audit, tune audit ab
-		NewCmdTrace,    // trace parsing (internal/traceparse): tune trace
-		NewCmdInit,     // project set-up (app.Init): tune init
-		NewCmdEffort,   // effort conformance (internal/effort): tune effort
+		NewCmdApply,           // weights store (internal/store)
+		NewCmdRollback,        // weights store
+		NewCmdVerify,          // weights store
+		NewCmdRepair,          // weights store
+		NewCmdHistory,         // weights store
+		NewCmdAccuracy,        // dispatch accuracy (internal/accuracy)
+		NewCmdWatch,           // the watch on applied versions (internal/watch, app.Watch)
+		NewCmdWeights,         // weights store: tune weights show
+		NewCmdDiff,            // weights store
+		NewCmdDetect,          // evolution step (internal/evolve)
+		NewCmdReplay,          // evolution step: fixture replay
+		NewCmdPropose,         // evolution step
+		NewCmdEvolve,          // evolve loop (internal/evolve/loop.go)
+		NewCmdNightly,         // cron entry point: lock + evolve + report
+		NewCmdReport,          // EVAL reports (internal/report)
+		NewCmdScore,           // scorer port (internal/scorer): tune score
+		NewCmdAudit,           // transcript audit (internal/transcript, internal/audit): tune audit, tune audit ab
+		NewCmdTrace,           // trace parsing (internal/traceparse): tune trace
+		NewCmdInit,            // project set-up (app.Init): tune init
+		NewCmdVersion,         // tune version: release, module version, VCS revision
+		NewCmdEscalationTopic, // help topic: tune help escalation (docs/escalation.md, embedded)
+		NewCmdEffort,          // effort conformance (internal/effort): tune effort
 	} {
 		root.AddCommand(add(f))
 	}
