@@ -3,6 +3,7 @@ package accuracy
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,9 @@ const Confidence = 0.95
 
 // DefaultDays is the reference's default window.
 const DefaultDays = 30
+
+// maxDays is the longest window a time.Duration can express; longer windows keep every task.
+const maxDays = int(math.MaxInt64 / int64(24*time.Hour))
 
 // Thresholds of the reference's definitions (docs/decisions.md#accuracy-definitions).
 const (
@@ -175,7 +179,11 @@ const UnknownKey = "(unknown)"
 
 // Build computes the report over tasks.
 func Build(tasks []traceparse.Task, opt Options) *Report {
-	cutoff := opt.Now.Add(-time.Duration(opt.Days) * 24 * time.Hour)
+	// A window beyond what a time.Duration holds (about 292 years) keeps everything.
+	var cutoff time.Time
+	if opt.Days < maxDays {
+		cutoff = opt.Now.Add(-time.Duration(opt.Days) * 24 * time.Hour)
+	}
 	var in []*traceparse.Task
 	rep := &Report{Beyond: Beyond{Tasks: []BeyondTask{}}}
 	for i := range tasks {

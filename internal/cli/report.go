@@ -17,7 +17,7 @@ type reportOptions struct {
 	Kind     string // proposal | history | audit
 	Proposal string // proposal file or id; "" = the newest proposal
 
-	Paths      []string // audit: transcript paths
+	Paths      []string // audit: transcript paths; history: trace logs
 	Arms       []string // audit: NAME=PATH
 	AllowMixed bool
 }
@@ -66,7 +66,7 @@ report); these commands write one on demand. The written paths are printed one p
 				opts.OutDir = f.ReportsDir
 			}
 			switch {
-			case kind == "audit":
+			case kind == "audit" || kind == "history":
 				opts.Paths = args
 			case len(args) > 0:
 				opts.Proposal = args[0]
@@ -97,13 +97,19 @@ changed signals only) and a fresh replay of the fixtures, and a note on stderr s
 	}
 
 	history := &cobra.Command{
-		Use:   "history",
+		Use:   "history [LOG...]",
 		Short: "Report on the weights history: every version and attempt, loss by generation, weight trajectory",
 		Long: `Write the EVAL report of the weights store: every version with its changes, every evolution log
 entry (attempts, applies, rollbacks), a chart of suite loss by generation with accepted, halved,
-reverted, applied and rolled-back steps marked, and the trajectory of every weight that changed.`,
-		Example: `  tune report history --out reports/`,
-		Args:    cobra.NoArgs,
+reverted, applied and rolled-back steps marked, and the trajectory of every weight that changed.
+
+Given trace LOGs, it adds the dispatch accuracy by weights version (the closed tasks dispatched
+under each version: underkill at L0/L1, overkill at L3/L4, with 95% Wilson intervals, as tune
+accuracy defines them) and a calibration chart: per level the mis-dispatch rate with its interval,
+one line per version, so each applied version reads against the one before it.`,
+		Example: `  tune report history --out reports/
+  tune report history projects/*/.ldd/trace.log`,
+		Args: cobra.ArbitraryArgs,
 		RunE:    run("history"),
 	}
 	cmd.AddCommand(proposal, history, newCmdReportAudit(opts, run))
@@ -117,7 +123,7 @@ func reportRun(opts *reportOptions) error {
 	case "proposal":
 		res, err = app.ReportProposal(opts.Env, opts.Proposal, opts.OutDir)
 	case "history":
-		res, err = app.ReportHistory(opts.Env, opts.OutDir)
+		res, err = app.ReportHistory(opts.Env, opts.OutDir, opts.Paths)
 	case "audit":
 		res, err = auditReportRun(opts)
 	default:

@@ -277,3 +277,49 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// TestReportHistoryAccuracy: given trace logs, the history report has the accuracy section, one row
+// per version the tasks ran under, and the calibration chart with an interval per point.
+func TestReportHistoryAccuracy(t *testing.T) {
+	dir := watchStore(t)
+	var b strings.Builder
+	b.WriteString(mustRead(t, watchLog(t, 20, 7)))
+	for i := range 4 { // two L0 failures and two L4 overkills after the apply
+		at := time.Date(2026, 11, 5, i, 0, 0, 0, time.UTC)
+		level, term := "L0/reflex", "failed"
+		if i >= 2 {
+			level, term = "L4/method  creativity=inventive", "complete"
+		}
+		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  task=\"extra %d\"  loops=inner\n", at.Format(time.RFC3339), level, i)
+		fmt.Fprintf(&b, "%s  inner  k=1  loss=0.000\n%s  inner  close  terminal=%s\n", at.Add(time.Second).Format(time.RFC3339), at.Add(2*time.Second).Format(time.RFC3339), term)
+	}
+	log := filepath.Join(t.TempDir(), "trace.log")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "reports")
+	code, stdout, errOut := watchCLI(t, dir, "report", "history", "--out", out, log)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, stdout, errOut)
+	}
+	mds, _ := filepath.Glob(filepath.Join(out, "history-*.md"))
+	svgs, _ := filepath.Glob(filepath.Join(out, "history-*-calibration.svg"))
+	if len(mds) != 1 || len(svgs) != 1 {
+		t.Fatalf("files %v %v", mds, svgs)
+	}
+	md := mustRead(t, mds[0])
+	for _, want := range []string{"## Dispatch accuracy by weights version", "| v0001 | 20 | 20 |", "| v0002 | 24 | 24 | 2/2 (100%,", "calibration.svg)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	// Without logs, no section (and the report stays what it was).
+	out2 := filepath.Join(t.TempDir(), "reports")
+	if code, _, _ := watchCLI(t, dir, "report", "history", "--out", out2); code != 0 {
+		t.Fatal(code)
+	}
+	mds, _ = filepath.Glob(filepath.Join(out2, "history-*.md"))
+	if len(mds) != 1 || strings.Contains(mustRead(t, mds[0]), "Dispatch accuracy") {
+		t.Errorf("a report without logs has the accuracy section: %v", mds)
+	}
+}

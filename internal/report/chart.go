@@ -64,6 +64,8 @@ type LineSeries struct {
 	Name   string
 	Points []XY
 	Step   bool
+	// Lo and Hi, when they have one value per point, draw an interval (an error bar) at each point.
+	Lo, Hi []float64
 }
 
 // MarkSeries is a named set of markers drawn without a line.
@@ -350,6 +352,14 @@ func (lc LineChart) Render(w io.Writer, f Format) error {
 		}
 		points.GlyphStyle = draw.GlyphStyle{Color: seriesColor(i), Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
 		p.Add(line, points)
+		if len(s.Lo) == len(s.Points) && len(s.Hi) == len(s.Points) {
+			bars, err := plotter.NewYErrorBars(intervalPoints(s))
+			if err != nil {
+				return fmt.Errorf("intervals of %q: %w", s.Name, err)
+			}
+			bars.LineStyle.Color, bars.LineStyle.Width = seriesColor(i), vg.Points(1)
+			p.Add(bars)
+		}
 		legend.add(s.Name, line, points)
 		n += len(s.Points)
 	}
@@ -379,6 +389,21 @@ func (lc LineChart) Render(w io.Writer, f Format) error {
 	}
 	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.05 // headroom: the top marker must not sit on the frame
 	return compose(w, f, chartWidth, 4*vg.Inch, lc.Title, legend, p.Draw)
+}
+
+// intervalPoints are a series' points with their intervals, as gonum's error bars take them.
+func intervalPoints(s LineSeries) interface {
+	plotter.XYer
+	plotter.YErrorer
+} {
+	errs := make(plotter.YErrors, len(s.Points))
+	for j, pt := range s.Points {
+		errs[j].Low, errs[j].High = pt.Y-s.Lo[j], s.Hi[j]-pt.Y
+	}
+	return struct {
+		plotter.XYs
+		plotter.YErrors
+	}{xys(s.Points), errs}
 }
 
 // --- BarChart

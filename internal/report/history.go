@@ -1,12 +1,14 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -15,6 +17,9 @@ type HistoryReport struct {
 	Active   int               // the active version
 	Versions []weights.Weights // every version file, in version order
 	Entries  []HistoryEntry    // the evolution log, in serial order
+	// Accuracy is the dispatch accuracy of the tasks under each version, in version order (nil when no
+	// trace log was given).
+	Accuracy []accuracy.Group
 }
 
 // HistoryEntry is one line of the evolution log (weights/evolution.jsonl), without its hashes.
@@ -71,6 +76,9 @@ func RenderHistory(in HistoryReport) ([]File, error) {
 		return nil, err
 	}
 	if err := historyTrajectory(r, in); err != nil {
+		return nil, err
+	}
+	if err := historyAccuracy(r, in.Accuracy); err != nil {
 		return nil, err
 	}
 	red.footnote(w)
@@ -345,4 +353,62 @@ func firstVersionName(vs []weights.Weights) string {
 		return "the first version"
 	}
 	return weights.VersionName(vs[0].Version)
+}
+
+// historyAccuracy is the dispatch-accuracy section: per weights version, the tasks dispatched under it
+// and their mis-dispatch rates with 95% Wilson intervals, and the calibration chart — per level the
+// rate of the definition that applies there (underkill at L0/L1, overkill at L3/L4), one line per
+// version, so the chart shows each applied version against the one before (docs/decisions.md#watch).
+func historyAccuracy(r *renderSet, groups []accuracy.Group) error {
+	if groups == nil {
+		return nil
+	}
+	w := &r.md
+	fmt.Fprintf(w, "## Dispatch accuracy by weights version\n\n")
+	if len(groups) == 0 {
+		fmt.Fprintf(w, "_No closed task in the trace logs._\n\n")
+		return nil
+	}
+	fmt.Fprintf(w, "Closed tasks of the trace logs by the version they were dispatched under (their `weights=`, else the version active at their meta time). Rates are k/n with a 95%% Wilson interval; underkill = L0/L1 that failed, aborted or needed ≥ 5 iterations, overkill = L3/L4 complete in ≤ 1 iteration at final loss ≤ 0.01.\n\n")
+	fmt.Fprintf(w, "| version | tasks | with level | underkill L0 | underkill L1 | overkill L3 | overkill L4 | underkill | overkill |\n|---|---:|---:|---|---|---|---|---|---|\n")
+	for _, g := range groups {
+		iv := &g.Intervals
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", Escape(g.Key), g.Summary.NTasksTotal, g.Summary.NTasksWithLevel,
+			rateCell(iv.At(0).Underkill), rateCell(iv.At(1).Underkill), rateCell(iv.At(3).Overkill), rateCell(iv.At(4).Overkill),
+			rateCell(iv.Overall.Underkill), rateCell(iv.Overall.Overkill))
+	}
+	fmt.Fprintln(w)
+	chart := LineChart{Title: "Calibration: mis-dispatch rate per level, by weights version", XLabel: "dispatched level (0 = L0 … 4 = L4)",
+		YLabel: "underkill (L0, L1) / overkill (L3, L4) rate", YFromZero: true}
+	for _, g := range groups {
+		var s LineSeries
+		s.Name = g.Key
+		for _, lvl := range []int{0, 1, 3, 4} {
+			rate := g.Intervals.At(lvl).Overkill
+			if lvl < 2 {
+				rate = g.Intervals.At(lvl).Underkill
+			}
+			if rate.N == 0 {
+				continue
+			}
+			s.Points = append(s.Points, XY{float64(lvl), rate.Rate})
+			s.Lo, s.Hi = append(s.Lo, rate.Lo), append(s.Hi, rate.Hi)
+		}
+		chart.Lines = append(chart.Lines, s)
+	}
+	if err := r.chart("calibration", "mis-dispatch rate per level by weights version", chart); err != nil {
+		if errors.Is(err, errNoData) {
+			fmt.Fprintf(w, "_No task at L0, L1, L3 or L4: nothing to chart._\n\n")
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+func rateCell(r accuracy.Rate) string {
+	if r.N == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d (%.0f%%, %.0f–%.0f%%)", r.K, r.N, 100*r.Rate, 100*r.Lo, 100*r.Hi)
 }
