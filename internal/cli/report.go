@@ -110,7 +110,7 @@ one line per version, so each applied version reads against the one before it.`,
 		Example: `  tune report history --out reports/
   tune report history projects/*/.ldd/trace.log`,
 		Args: cobra.ArbitraryArgs,
-		RunE:    run("history"),
+		RunE: run("history"),
 	}
 	cmd.AddCommand(proposal, history, newCmdReportAudit(opts, run))
 	return cmd
