@@ -42,7 +42,7 @@ type EvolveStep struct {
 	Kind            string           `json:"kind,omitempty"`
 	Signal          string           `json:"signal,omitempty"`
 	Edge            string           `json:"edge,omitempty"`
-	Delta           *evolve.Points   `json:"delta"`
+	Delta           *weights.Half    `json:"delta"`
 	SuiteLossBefore evolve.Num       `json:"suite_loss_before"`
 	SuiteLossAfter  evolve.Num       `json:"suite_loss_after"`
 	WitnessBefore   evolve.Num       `json:"witness_before"`
@@ -237,7 +237,7 @@ func jsonStep(s evolve.LoopStep) EvolveStep {
 	}
 	if c != nil {
 		js.Kind = c.Kind
-		d := evolve.Points(c.Delta)
+		d := weights.Half(c.Delta)
 		js.Delta = &d
 		if c.Kind == evolve.ChangeBucket {
 			js.Edge = c.Edge.String()

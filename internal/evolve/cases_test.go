@@ -183,10 +183,10 @@ func TestReDetectedSignalsUseDispatchingWeights(t *testing.T) {
 	if first.source != SignalsReDetected || !reflect.DeepEqual(first.fired, []weights.Signal{weights.Ambiguous, weights.ExplicitBugfix}) {
 		t.Fatalf("re-detected %v from %q", first.fired, first.t.Title)
 	}
-	if first.signals[0].Weight != Points(weights.Whole(3)) {
+	if first.signals[0].Weight != weights.Half(weights.Whole(3)) {
 		t.Errorf("ambiguous weighed %v, want v0002's 3", first.signals[0].Weight)
 	}
-	if second.signals[0].Weight != Points(weights.Whole(2)) {
+	if second.signals[0].Weight != weights.Half(weights.Whole(2)) {
 		t.Errorf("unknown version: ambiguous weighed %v, want the active 2", second.signals[0].Weight)
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0].Reason, "weights=v0009 is not in the store") {

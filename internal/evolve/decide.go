@@ -10,29 +10,29 @@ import (
 
 // Rescore is a flagged task re-scored from its signals under the parent and the candidate weights.
 type Rescore struct {
-	MetaTimestamp  string `json:"meta_timestamp"`
-	Title          string `json:"task"`
-	Recorded       string `json:"recorded_level"`
-	ParentSum      Points `json:"parent_sum"`
-	ParentLevel    string `json:"parent_level"`
-	CandidateSum   Points `json:"candidate_sum"`
-	CandidateLevel string `json:"candidate_level"`
+	MetaTimestamp  string       `json:"meta_timestamp"`
+	Title          string       `json:"task"`
+	Recorded       string       `json:"recorded_level"`
+	ParentSum      weights.Half `json:"parent_sum"`
+	ParentLevel    string       `json:"parent_level"`
+	CandidateSum   weights.Half `json:"candidate_sum"`
+	CandidateLevel string       `json:"candidate_level"`
 	// ParentGap and CandidateGap are the distance from the sum to the upper edge of its bucket (how much
 	// more it needs, plus a hair, to reach the next level); nil at L4.
-	ParentGap    *Points `json:"parent_gap"`
-	CandidateGap *Points `json:"candidate_gap"`
+	ParentGap    *weights.Half `json:"parent_gap"`
+	CandidateGap *weights.Half `json:"candidate_gap"`
 	// Moved is "up" (a higher level, or the same level closer to the next bucket), "same" or "down".
 	Moved string `json:"moved"`
 	// OutOfLowSide: the parent scores it L0/L1 and the candidate L2 or higher.
 	OutOfLowSide bool `json:"out_of_low_side"`
 }
 
-func gap(w *weights.Weights, sum weights.Half) (weights.Level, *Points) {
+func gap(w *weights.Weights, sum weights.Half) (weights.Level, *weights.Half) {
 	lv := w.Level(sum)
 	if lv == weights.L4 {
 		return lv, nil
 	}
-	g := Points(w.Buckets.Edges[lv] - sum)
+	g := weights.Half(w.Buckets.Edges[lv] - sum)
 	return lv, &g
 }
 
@@ -40,8 +40,8 @@ func rescore(f *Flagged, parent, cand *weights.Weights) Rescore {
 	ps, cs := parent.Score(f.Fired), cand.Score(f.Fired)
 	pl, pg := gap(parent, ps)
 	cl, cg := gap(cand, cs)
-	r := Rescore{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Recorded: f.Level, ParentSum: Points(ps),
-		ParentLevel: pl.String(), CandidateSum: Points(cs), CandidateLevel: cl.String(), ParentGap: pg, CandidateGap: cg,
+	r := Rescore{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Recorded: f.Level, ParentSum: weights.Half(ps),
+		ParentLevel: pl.String(), CandidateSum: weights.Half(cs), CandidateLevel: cl.String(), ParentGap: pg, CandidateGap: cg,
 		Moved: "same", OutOfLowSide: pl <= weights.L1 && cl >= weights.L2}
 	switch {
 	case cl > pl:

@@ -34,9 +34,9 @@ func (s *Suite) Len() int {
 type Row struct {
 	Name string `json:"name"`
 	// Accepted are the accepted levels; Got is the final level the scorer chose.
-	Accepted []string `json:"accepted"`
-	Got      string   `json:"got"`
-	Raw      Points   `json:"raw_score"`
+	Accepted []string     `json:"accepted"`
+	Got      string       `json:"got"`
+	Raw      weights.Half `json:"raw_score"`
 	// Source and WantSource are the dispatch sources (long form).
 	Source     string   `json:"dispatch_source"`
 	WantSource string   `json:"want_dispatch_source"`
@@ -113,7 +113,7 @@ func scenarioLoss(sc *fixtures.Scenario, final weights.Level, sourceOK, itemOK b
 }
 
 func scoreScenario(sc *fixtures.Scenario, r scorer.Result, cost *weights.Cost) Row {
-	row := Row{Name: sc.Name, Got: r.FinalLevel.String(), Raw: Points(r.RawScore), Source: r.DispatchSource,
+	row := Row{Name: sc.Name, Got: r.FinalLevel.String(), Raw: weights.Half(r.RawScore), Source: r.DispatchSource,
 		WantSource: sc.DispatchSource, WantTop2: sc.Top2, LevelsOff: levelsOff(sc, r.FinalLevel),
 		SourceOK: r.DispatchSource == sc.DispatchSource, ItemOK: itemOK(sc, r),
 		CreativityOK: sc.Creativity == "" || sc.Creativity == r.Creativity}

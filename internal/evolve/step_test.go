@@ -312,10 +312,10 @@ func TestEmptySuiteIsAnError(t *testing.T) {
 func TestJSONNumbers(t *testing.T) {
 	b, _ := json.Marshal(struct {
 		A, B, C Num
-		D       Points
+		D       weights.Half
 		E       Change
 		F       Change
-	}{Num(0.1234567), Num(nan()), Num(-1e-9), Points(5), Change{Kind: ChangeSignal, Signal: weights.Ambiguous, Delta: 1},
+	}{Num(0.1234567), Num(nan()), Num(-1e-9), weights.Half(5), Change{Kind: ChangeSignal, Signal: weights.Ambiguous, Delta: 1},
 		Change{Kind: ChangeBucket, Edge: weights.L1, Delta: -2}})
 	want := `{"A":0.123457,"B":null,"C":0,"D":2.5,"E":{"kind":"signal","signal":"ambiguous","delta":0.5},"F":{"kind":"bucket","edge":"L1","delta":-1}}`
 	if string(b) != want {

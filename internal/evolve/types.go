@@ -74,18 +74,6 @@ func round6(f float64) float64 {
 	return r
 }
 
-// Points is a weight in half-points that marshals as a number of points (2, -5, 2.5).
-type Points weights.Half
-
-// MarshalJSON implements json.Marshaler.
-func (p Points) MarshalJSON() ([]byte, error) { return []byte(weights.Half(p).Plain()), nil }
-
-// SignalWeight is a signal with a weight, as a trace's signals= or the scorer's JSON spell it.
-type SignalWeight struct {
-	Name   string `json:"name"`
-	Weight Points `json:"weight"`
-}
-
 // Change is one proposed change: Delta on a signal weight, or on a bucket edge.
 type Change struct {
 	Kind   string         // "signal" or "bucket"
@@ -103,19 +91,19 @@ const (
 // MarshalJSON writes {"kind","signal"|"edge","delta"} with delta in points.
 func (c Change) MarshalJSON() ([]byte, error) {
 	type signal struct {
-		Kind   string `json:"kind"`
-		Signal string `json:"signal"`
-		Delta  Points `json:"delta"`
+		Kind   string       `json:"kind"`
+		Signal string       `json:"signal"`
+		Delta  weights.Half `json:"delta"`
 	}
 	type bucket struct {
-		Kind  string `json:"kind"`
-		Edge  string `json:"edge"`
-		Delta Points `json:"delta"`
+		Kind  string       `json:"kind"`
+		Edge  string       `json:"edge"`
+		Delta weights.Half `json:"delta"`
 	}
 	if c.Kind == ChangeBucket {
-		return json.Marshal(bucket{c.Kind, c.Edge.String(), Points(c.Delta)})
+		return json.Marshal(bucket{c.Kind, c.Edge.String(), weights.Half(c.Delta)})
 	}
-	return json.Marshal(signal{c.Kind, c.Signal.String(), Points(c.Delta)})
+	return json.Marshal(signal{c.Kind, c.Signal.String(), weights.Half(c.Delta)})
 }
 
 // String describes the change: "ambiguous +1", "bucket L1 edge -1".

@@ -75,11 +75,11 @@ func fmtNum(n *Num) string {
 
 // Flagged is a low-side regression: an eligible task with at least one piece of evidence.
 type Flagged struct {
-	MetaTimestamp string         `json:"meta_timestamp"`
-	Title         string         `json:"task"`
-	Level         string         `json:"level"`
-	Evidence      []Evidence     `json:"evidence"`
-	Signals       []SignalWeight `json:"signals"`
+	MetaTimestamp string                 `json:"meta_timestamp"`
+	Title         string                 `json:"task"`
+	Level         string                 `json:"level"`
+	Evidence      []Evidence             `json:"evidence"`
+	Signals       []weights.SignalWeight `json:"signals"`
 	// SignalsSource is "recorded" (signals=) or "re-detected" (from the title).
 	SignalsSource string `json:"signals_source"`
 	// Source is the trace log, Line the meta line.
@@ -103,7 +103,7 @@ func (f *Flagged) EvidenceStrings() []string {
 type windowTask struct {
 	t        *traceparse.Task
 	fired    []weights.Signal
-	signals  []SignalWeight
+	signals  []weights.SignalWeight
 	source   string // SignalsRecorded | SignalsReDetected
 	closed   bool   // closed with a known final loss
 	eligible bool
@@ -201,7 +201,7 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
 		wt.source = SignalsRecorded
 		var sum weights.Half
 		for _, s := range t.Signals {
-			wt.signals = append(wt.signals, SignalWeight{Name: s.Name, Weight: Points(s.Weight)})
+			wt.signals = append(wt.signals, weights.SignalWeight{Name: s.Name, Weight: weights.Half(s.Weight)})
 			sig, ok := weights.SignalByName(s.Name)
 			if !ok {
 				warn("task %s: unknown signal %q in signals= (ignored)", t.MetaTimestamp, s.Name)
@@ -215,7 +215,7 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
 		wt.source = SignalsReDetected
 		wt.fired = r.detect(t.Title)
 		for _, s := range wt.fired {
-			wt.signals = append(wt.signals, SignalWeight{Name: s.String(), Weight: Points(dispatchW.Signals[s])})
+			wt.signals = append(wt.signals, weights.SignalWeight{Name: s.String(), Weight: weights.Half(dispatchW.Signals[s])})
 		}
 	}
 	wt.closed = t.Closed && t.LossFinal != nil

@@ -11,16 +11,16 @@ import (
 
 // resultJSON is the reference payload (level_scorer.py --json), in its key order, plus weights_version.
 type resultJSON struct {
-	RawScore         json.Number    `json:"raw_score"`
-	AutoLevel        string         `json:"auto_level"`
-	FinalLevel       string         `json:"final_level"`
-	Creativity       string         `json:"creativity"`
-	DispatchSource   string         `json:"dispatch_source"`
-	Signals          []SignalWeight `json:"signals"`
-	ClampReason      *string        `json:"clamp_reason"`
-	OverrideFragment *string        `json:"override_fragment"`
-	DispatchHeader   string         `json:"dispatch_header"`
-	WeightsVersion   int            `json:"weights_version"`
+	RawScore         json.Number            `json:"raw_score"`
+	AutoLevel        string                 `json:"auto_level"`
+	FinalLevel       string                 `json:"final_level"`
+	Creativity       string                 `json:"creativity"`
+	DispatchSource   string                 `json:"dispatch_source"`
+	Signals          []weights.SignalWeight `json:"signals"`
+	ClampReason      *string                `json:"clamp_reason"`
+	OverrideFragment *string                `json:"override_fragment"`
+	DispatchHeader   string                 `json:"dispatch_header"`
+	WeightsVersion   int                    `json:"weights_version"`
 }
 
 // MarshalJSON writes the reference field names, weights as plain numbers (2, -5, 2.5), and escapes
@@ -28,7 +28,7 @@ type resultJSON struct {
 func (r Result) MarshalJSON() ([]byte, error) {
 	signals := r.Signals
 	if signals == nil {
-		signals = []SignalWeight{} // the reference prints [] for no signals
+		signals = []weights.SignalWeight{} // the reference prints [] for no signals
 	}
 	return marshalPython(resultJSON{
 		RawScore:         json.Number(r.RawScore.Plain()),
@@ -65,30 +65,6 @@ func (r *Result) UnmarshalJSON(data []byte) error {
 	*r = Result{RawScore: raw, AutoLevel: auto, FinalLevel: final, Creativity: j.Creativity, DispatchSource: j.DispatchSource,
 		Signals: j.Signals, ClampReason: j.ClampReason, OverrideFragment: j.OverrideFragment,
 		DispatchHeader: j.DispatchHeader, WeightsVersion: j.WeightsVersion}
-	return nil
-}
-
-type signalJSON struct {
-	Name   string      `json:"name"`
-	Weight json.Number `json:"weight"`
-}
-
-// MarshalJSON writes the weight as a number in points (2.5), not half-points.
-func (s SignalWeight) MarshalJSON() ([]byte, error) {
-	return marshalPython(signalJSON{Name: s.Name, Weight: json.Number(s.Weight.Plain())})
-}
-
-// UnmarshalJSON reads a weight in points; it must be a multiple of 0.5.
-func (s *SignalWeight) UnmarshalJSON(data []byte) error {
-	var j signalJSON
-	if err := json.Unmarshal(data, &j); err != nil {
-		return err
-	}
-	h, err := weights.ParseHalf(j.Weight.String())
-	if err != nil {
-		return fmt.Errorf("signal %q weight: %v", j.Name, err)
-	}
-	*s = SignalWeight{Name: j.Name, Weight: h}
 	return nil
 }
 

@@ -18,12 +18,6 @@ const (
 // ClampedFromL4 is the reference clamp reason (v0.11+: the creativity is already in the header).
 const ClampedFromL4 = "clamped from L4"
 
-// SignalWeight is one fired signal with the weight it carried.
-type SignalWeight struct {
-	Name   string       `json:"name"`
-	Weight weights.Half `json:"weight"`
-}
-
 // Result is the reference scorer's decision for one prompt under one weights version.
 type Result struct {
 	RawScore         weights.Half
@@ -31,7 +25,7 @@ type Result struct {
 	FinalLevel       weights.Level
 	Creativity       string // conservative|standard|inventive
 	DispatchSource   string // auto-level|user-explicit|user-bump|user-override-down
-	Signals          []SignalWeight
+	Signals          []weights.SignalWeight
 	ClampReason      *string
 	OverrideFragment *string
 	DispatchHeader   string
@@ -74,11 +68,11 @@ func (d Detection) Score(w *weights.Weights) Result {
 		FinalLevel:     final,
 		Creativity:     d.Creativity,
 		DispatchSource: SourceAuto,
-		Signals:        make([]SignalWeight, len(d.Fired)),
+		Signals:        make([]weights.SignalWeight, len(d.Fired)),
 		WeightsVersion: w.Version,
 	}
 	for i, s := range d.Fired {
-		r.Signals[i] = SignalWeight{Name: s.String(), Weight: w.Signals[s]}
+		r.Signals[i] = weights.SignalWeight{Name: s.String(), Weight: w.Signals[s]}
 	}
 	r.DispatchSource = d.DispatchSource(auto, final)
 	if o := d.Override; o != nil {
@@ -113,11 +107,11 @@ func (d *Detection) DispatchSource(auto, final weights.Level) string {
 // first, then by name), without building a Result; n is how many there are (0, 1 or 2).
 func (d *Detection) Top2(w *weights.Weights) (top [2]weights.Signal, n int) {
 	for _, s := range d.Fired {
-		sw := SignalWeight{Name: s.String(), Weight: w.Signals[s]}
+		sw := weights.SignalWeight{Name: s.String(), Weight: w.Signals[s]}
 		switch {
-		case n == 0 || ahead(sw, SignalWeight{Name: top[0].String(), Weight: w.Signals[top[0]]}):
+		case n == 0 || ahead(sw, weights.SignalWeight{Name: top[0].String(), Weight: w.Signals[top[0]]}):
 			top[1], top[0] = top[0], s
-		case n == 1 || ahead(sw, SignalWeight{Name: top[1].String(), Weight: w.Signals[top[1]]}):
+		case n == 1 || ahead(sw, weights.SignalWeight{Name: top[1].String(), Weight: w.Signals[top[1]]}):
 			top[1] = s
 		default:
 			continue
@@ -128,8 +122,8 @@ func (d *Detection) Top2(w *weights.Weights) (top [2]weights.Signal, n int) {
 }
 
 // TopSignals returns the n signals with the largest absolute weight, ties broken by name.
-func (r *Result) TopSignals(n int) []SignalWeight {
-	top := append([]SignalWeight(nil), r.Signals...)
+func (r *Result) TopSignals(n int) []weights.SignalWeight {
+	top := append([]weights.SignalWeight(nil), r.Signals...)
 	sort.SliceStable(top, func(i, j int) bool { return ahead(top[i], top[j]) })
 	if len(top) > n {
 		top = top[:n]
@@ -152,7 +146,7 @@ func (r *Result) top2() (first, second int) {
 }
 
 // ahead orders signals as the reference's top_signals: larger absolute weight first, then by name.
-func ahead(a, b SignalWeight) bool {
+func ahead(a, b weights.SignalWeight) bool {
 	if x, y := abs(a.Weight), abs(b.Weight); x != y {
 		return x > y
 	}

@@ -315,7 +315,7 @@ func mustUnmarshal(t *testing.T, raw json.RawMessage, v any) {
 
 func TestParseSignalsHalvesAndAliases(t *testing.T) {
 	sigs, problems := traceparse.ParseSignals("ambiguous:+2.5,components≥3:+2,single-file:-3,ambiguous:+1,greenfield:+0.3")
-	want := []traceparse.SignalWeight{{"ambiguous", weights.Whole(1)}, {"components>=3", weights.Whole(2)}, {"single-file", weights.Whole(-3)}}
+	want := []weights.SignalWeight{{Name: "ambiguous", Weight: weights.Whole(1)}, {Name: "components>=3", Weight: weights.Whole(2)}, {Name: "single-file", Weight: weights.Whole(-3)}}
 	if !reflect.DeepEqual(sigs, want) {
 		t.Errorf("got %v, want %v", sigs, want)
 	}

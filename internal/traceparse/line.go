@@ -81,13 +81,13 @@ type classifier struct {
 	indexed bool
 	keyMask uint64 // a bit per key of pos (keyBit): a key whose bit is clear is not there
 	loops   []string
-	sigs    []SignalWeight
+	sigs    []weights.SignalWeight
 
 	ints      slab[int]
 	floats    slab[float64]
 	fieldPoss slab[fieldPos]
 	strs      slab[string]
-	signals   slab[SignalWeight]
+	signals   slab[weights.SignalWeight]
 }
 
 const manyFields = 32
@@ -561,7 +561,7 @@ type metaHead struct {
 	time                                               time.Time // zero unless RFC 3339
 	level, dispatch, creativity, title, weightsVersion string
 	loops                                              []string
-	signals                                            []SignalWeight
+	signals                                            []weights.SignalWeight
 	hasSignals                                         bool
 	levelFromChosen                                    bool // level read from the v0.10.1 level_chosen=
 }
@@ -605,7 +605,7 @@ func (c *classifier) readHead(lc *lineClass, e *Entry) {
 		h.hasSignals = true
 		c.sigs, problems = appendSignals(c.sigs[:0], c.str(signals))
 		if h.signals = c.signals.clone(c.sigs); h.signals == nil {
-			h.signals = []SignalWeight{} // present but empty
+			h.signals = []weights.SignalWeight{} // present but empty
 		}
 		lc.notes = append(lc.notes, problems...)
 	}

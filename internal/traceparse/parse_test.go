@@ -92,7 +92,7 @@ func TestTaskFields(t *testing.T) {
 	if lossOf(legacy.LossFinal) != 0.5 || legacy.LossFinalFrom != "iteration" {
 		t.Errorf("legacy loss_final %v from %q", lossOf(legacy.LossFinal), legacy.LossFinalFrom)
 	}
-	wantSignals := []traceparse.SignalWeight{{Name: "explicit-bugfix", Weight: weights.Whole(-5)}, {Name: "ambiguous", Weight: 5}}
+	wantSignals := []weights.SignalWeight{{Name: "explicit-bugfix", Weight: weights.Whole(-5)}, {Name: "ambiguous", Weight: 5}}
 	if task.Level != "L1" || task.Dispatch != "auto" || task.WeightsVersion != "v0002" || !task.HasSignals ||
 		!reflect.DeepEqual(task.Signals, wantSignals) || task.Title != "fix it" || !slices.Equal(task.Loops, []string{"inner", "outer"}) {
 		t.Errorf("meta fields: %+v", task)
@@ -232,7 +232,7 @@ func TestSignalWeightJSON(t *testing.T) {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	err := enc.Encode([]traceparse.SignalWeight{{Name: "components>=3", Weight: 5}, {Name: "single-file", Weight: weights.Whole(-3)}})
+	err := enc.Encode([]weights.SignalWeight{{Name: "components>=3", Weight: 5}, {Name: "single-file", Weight: weights.Whole(-3)}})
 	if want := `[{"name":"components>=3","weight":2.5},{"name":"single-file","weight":-3}]` + "\n"; err != nil || b.String() != want {
 		t.Errorf("got %s (%v), want %s", b.String(), err, want)
 	}

@@ -13,12 +13,12 @@ import (
 // duplicate name updates the earlier one in place. Known names are given in their reference spelling
 // (the docs' "components≥3" becomes "components>=3"); unknown names are kept and reported.
 // The result is never nil, so a present but empty field reads as an empty list.
-func ParseSignals(raw string) (sigs []SignalWeight, problems []string) {
-	return appendSignals([]SignalWeight{}, raw)
+func ParseSignals(raw string) (sigs []weights.SignalWeight, problems []string) {
+	return appendSignals([]weights.SignalWeight{}, raw)
 }
 
 // appendSignals appends the pairs of raw to sigs (whose existing pairs it may update).
-func appendSignals(sigs []SignalWeight, raw string) ([]SignalWeight, []string) {
+func appendSignals(sigs []weights.SignalWeight, raw string) ([]weights.SignalWeight, []string) {
 	var problems []string
 	for pair := range strings.SplitSeq(raw, ",") {
 		pair = trimPy(pair)
@@ -48,7 +48,7 @@ func appendSignals(sigs []SignalWeight, raw string) ([]SignalWeight, []string) {
 			}
 		}
 		if !replaced {
-			sigs = append(sigs, SignalWeight{Name: name, Weight: w})
+			sigs = append(sigs, weights.SignalWeight{Name: name, Weight: w})
 		}
 	}
 	return sigs, problems

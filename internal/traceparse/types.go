@@ -1,8 +1,6 @@
 package traceparse
 
 import (
-	"bytes"
-	"encoding/json"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/weights"
@@ -68,25 +66,6 @@ type Entry struct {
 	DeltaLoss *float64 `json:"delta_loss"`
 }
 
-// SignalWeight is one name:weight pair of a meta line's signals= field.
-type SignalWeight struct {
-	Name   string       `json:"name"`
-	Weight weights.Half `json:"weight"`
-}
-
-// MarshalJSON writes the weight in points (2, -5, 2.5), not in half-points, and leaves the name
-// readable ("components>=3"): json.Marshal would escape ">" whatever the caller's encoder says.
-func (s SignalWeight) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
-		Name   string  `json:"name"`
-		Weight float64 `json:"weight"`
-	}{s.Name, s.Weight.Float()})
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), err
-}
-
 // Departure is a line of a task that this package reads otherwise than the reference reader does.
 // Line is numbered as Task.Line is; Offset is absolute.
 type Departure struct {
@@ -113,8 +92,8 @@ type Task struct {
 	Dispatch   string `json:"dispatch"`
 	Creativity string `json:"creativity"`
 	// Signals is nil when the meta line has no signals= field (HasSignals false).
-	Signals    []SignalWeight `json:"signals"`
-	HasSignals bool           `json:"-"`
+	Signals    []weights.SignalWeight `json:"signals"`
+	HasSignals bool                   `json:"-"`
 	// WeightsVersion is the meta weights= field (e.g. "v0002"), "" when absent.
 	WeightsVersion string `json:"weights_version"`
 	// Title is task=; a legacy task gets the reference's "(legacy-trace, no meta header)".

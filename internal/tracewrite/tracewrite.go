@@ -49,7 +49,7 @@ func ShortDispatch(source string) string {
 // SignalsField formats the fired signals as the v0.13 signals= value: name:±w joined by commas, in the
 // scorer's order ("explicit-bugfix:-5,single-file:-3"). A half weight prints as "+2.5"; the reference
 // aggregator reads only integers, tune's reader reads both.
-func SignalsField(signals []scorer.SignalWeight) string {
+func SignalsField(signals []weights.SignalWeight) string {
 	parts := make([]string, len(signals))
 	for i, s := range signals {
 		parts[i] = s.Name + ":" + s.Weight.String()
