@@ -1,7 +1,6 @@
 package effort
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -292,8 +291,8 @@ func (p *fileParser) parse(path string) *fileData {
 			break
 		}
 		switch {
-		case bytes.Contains(b, markInput), bytes.Contains(b, markAgentID):
-		case bytes.Contains(b, markUser) && !bytes.Contains(b, markResultID):
+		case transcript.Contains(b, markInput, 9), transcript.Contains(b, markAgentID, 6): // 'k', 'I'
+		case transcript.Contains(b, markUser, 2) && !transcript.Contains(b, markResultID, 5): // 'y', '_'
 		default:
 			continue
 		}
