@@ -94,9 +94,9 @@ reproduce the audit's totals from them.
 
 --report also writes the EVAL report of the audit (Markdown and an SVG chart, numbers and labels
 only, never transcript text) into --out (default the --reports-dir; with --format parquet always the
---reports-dir), from the same single pass: it
-is the report "tune report audit" writes for the same transcripts. The written paths are printed on
-stderr.
+--reports-dir), from the same single pass, plus one pass of tune effort's reader for its effort
+conformance section (shift verdicts, subagents, spend per level): it is the report "tune report
+audit" writes for the same transcripts. The written paths are printed on stderr.
 
 Memory stays nearly flat however large the input: requests are finalised as each session's files
 have been read, and only a few dozen bytes per request are kept, for copies of it in later
@@ -401,7 +401,11 @@ func auditRun(opts *auditOptions) error {
 	input := audit.InputOf(res)
 	input.Prices = pricesLine(prices, opts.Pricing)
 	if opts.Report {
-		paths, err := report.WriteAudit(opts.OutDir, aggs.reportInput(input, nil))
+		in := aggs.reportInput(input, nil)
+		if in.Effort, err = effortSection(res.Files); err != nil {
+			return err
+		}
+		paths, err := report.WriteAudit(opts.OutDir, in)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/effort"
+	"github.com/ldd-tools/tune/internal/report"
 )
 
 type effortOptions struct {
@@ -128,6 +129,17 @@ func effortRun(opts *effortOptions) error {
 }
 
 func openFile(name string) (io.ReadCloser, error) { return os.Open(name) }
+
+// effortSection is the audit report's effort conformance section over the files an audit read: one
+// more pass, as fast as the audit's (docs/decisions.md#effort-conformance-issue-14), without a census
+// (the audit knows no repository).
+func effortSection(files []string) (*report.EffortSection, error) {
+	obs, err := effort.Observe(files, effort.Options{Open: openFile})
+	if err != nil {
+		return nil, err
+	}
+	return effort.Section(obs, false), nil
+}
 
 // effortWarning is "FILE:LINE: reason"; census files are named under the repository as given.
 func effortWarning(repo string, w effort.Warning) string {

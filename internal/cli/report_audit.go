@@ -105,8 +105,12 @@ func auditReportRun(opts *reportOptions) (app.ReportResult, error) {
 			return res, err
 		}
 	}
+	in := spend.reportInput(audit.InputOf(overview), ab)
 	var err error
-	res.Files, err = report.WriteAudit(opts.OutDir, spend.reportInput(audit.InputOf(overview), ab))
+	if in.Effort, err = effortSection(overview.Files); err != nil {
+		return res, err
+	}
+	res.Files, err = report.WriteAudit(opts.OutDir, in)
 	return res, err
 }
 

@@ -28,6 +28,8 @@ type AuditReport struct {
 	// Thinking is one row per (class, effort) group.
 	Thinking []ThinkingGroup
 	AB       *ABComparison
+	// Effort is the effort conformance section (nil: not checked).
+	Effort *EffortSection
 }
 
 // TokenTotals are the deduplicated token totals (the same as ccusage's on the same files).
@@ -129,6 +131,11 @@ func RenderAudit(in AuditReport) ([]File, error) {
 	}
 	if err := auditThinking(w, in.Thinking, red); err != nil {
 		return nil, err
+	}
+	if in.Effort != nil {
+		if err := auditEffort(w, in.Effort, red); err != nil {
+			return nil, err
+		}
 	}
 	if in.AB != nil {
 		if err := auditAB(r, in.AB, red); err != nil {

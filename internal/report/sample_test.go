@@ -138,6 +138,12 @@ func sampleAudit() AuditReport {
 			{Class: "subagent", Effort: "", Requests: 1160, Output: 44020, Thinking: 488, ShareOfThinking: 0.03, Estimated: true},
 			{Class: "compaction", Effort: "", Requests: 19, Output: 1571, Thinking: 0, ShareOfThinking: 0},
 		},
+		Effort: &EffortSection{Requests: 40, WithEffort: 36, Census: true,
+			Shifts:         []EffortCount{{"ok", 9}, {"no-op: lone call", 2}, {"ignored", 1}, {"unexpected level", 1}},
+			SubagentShifts: 1, StuckSessions: 1,
+			Agents: []EffortAgent{{Agent: "general-purpose", Observed: "high 3", Runs: 1, Verdict: "inherits"},
+				{Agent: "hotfixer", Pinned: "low", Observed: "low 3, medium 1", Runs: 2, Verdict: "off its pin"}},
+			Levels: []EffortLevel{{"medium", 12, 3400, 0, 0.3}, {"high", 24, 5800, 100, 0.62}, {"unknown", 4, 300, 0, 0.08}}},
 		AB: &ABComparison{
 			Arms: []string{"medium", "high"},
 			Metrics: []ABMetric{
