@@ -44,7 +44,7 @@ func InputOf(res *transcript.Result) Input {
 var skipReasons = []string{
 	transcript.ReasonNotObject, transcript.ReasonTruncated, transcript.ReasonMalformed,
 	transcript.ReasonInvalidUsage, transcript.ReasonNoTimestamp, transcript.ReasonInvalidField,
-	transcript.ReasonNullField,
+	transcript.ReasonNullField, transcript.ReasonTooLong,
 }
 
 // SkippedCounts returns the skip counts with every reason present.

@@ -40,6 +40,8 @@ type auditOptions struct {
 	Breakdown bool
 	Pricing   string
 	Strict    bool
+	// MaxLineBytes caps one transcript line (--max-line-bytes); longer lines are skipped as too-long.
+	MaxLineBytes int
 
 	loc *time.Location
 	// Parquet export (--format parquet): Out is the file, or with PartitionBy "day" the root of the
@@ -138,6 +140,7 @@ in order at the end.`,
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv, jsonl or parquet (csv, jsonl and parquet: one row per request)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.0.24's `REPORT` does: "+strings.Join(ccusageModes, ", "))
 	cmd.Flags().StringVar(&opts.Label, "label", "", "effort `LEVEL` of requests whose transcript records none (e.g. the effort the runs were started with)")
+	cmd.Flags().IntVar(&opts.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "also write the EVAL report of the audit (as tune report audit)")
 	cmd.Flags().StringVar(&opts.OutDir, "out", "", "write the --report into `DIR` (default the --reports-dir); with --format parquet, the Parquet file (or partition root)")
 	cmd.Flags().StringVar(&opts.PartitionBy, "partition-by", "", "with --format parquet: `day` writes one file per UTC day under --out (Hive-style day=YYYY-MM-DD)")
@@ -304,7 +307,8 @@ func warnSkipped(w io.Writer, res *transcript.Result) {
 	}
 	var parts []string
 	for _, r := range []string{transcript.ReasonNotObject, transcript.ReasonTruncated, transcript.ReasonMalformed,
-		transcript.ReasonInvalidUsage, transcript.ReasonNoTimestamp, transcript.ReasonInvalidField, transcript.ReasonNullField} {
+		transcript.ReasonInvalidUsage, transcript.ReasonNoTimestamp, transcript.ReasonInvalidField, transcript.ReasonNullField,
+		transcript.ReasonTooLong} {
 		if n := res.Skipped[r]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, r))
 		}
@@ -359,6 +363,7 @@ func auditRun(opts *auditOptions) error {
 	// in order of first appearance, from compact records.
 	scan := scanOptions(opts.CCUsage, opts.Label)
 	scan.Strict = opts.Strict
+	scan.MaxLineBytes = opts.MaxLineBytes
 	dates := audit.DateRange{Since: opts.Since, Until: opts.Until, Location: opts.loc}
 	var aggs *auditAggregates
 	if opts.Format == "text" || opts.Format == "json" || opts.Report {

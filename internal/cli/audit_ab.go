@@ -26,6 +26,8 @@ type auditABOptions struct {
 	JSON       bool
 	Format     string
 	CCUsage    string
+	// MaxLineBytes caps one transcript line (--max-line-bytes); longer lines are skipped as too-long.
+	MaxLineBytes int
 
 	arms      []armSpec
 	pairBySet bool // --pair-by given: it means nothing without --paired
@@ -91,6 +93,7 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Arms, "arm", nil, "an arm: `NAME=PATH` (repeatable; the first is the baseline)")
+	cmd.Flags().IntVar(&opts.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
 	cmd.Flags().BoolVar(&opts.ByEffort, "by-effort", false, "make arms from the effort level the transcripts record")
 	cmd.Flags().StringVar(&opts.Baseline, "baseline", "", "the baseline arm `NAME` (default: the first --arm, or the lowest effort)")
 	cmd.Flags().BoolVar(&opts.Paired, "paired", false, "compare paired runs (exact signed-rank test)")
@@ -181,6 +184,7 @@ func auditABRun(opts *auditABOptions) error {
 		}
 		rb := audit.NewRunBuilder("", roots)
 		scan := scanOptions(opts.CCUsage, "")
+		scan.MaxLineBytes = opts.MaxLineBytes
 		scan.Sink = rb
 		res, err := scanWithProgress(opts.IO, files, scan)
 		if err != nil {
@@ -208,6 +212,7 @@ func auditABRun(opts *auditABOptions) error {
 			}
 			rb := audit.NewRunBuilder(spec.Name, spec.Paths)
 			scan := scanOptions(opts.CCUsage, spec.Name)
+			scan.MaxLineBytes = opts.MaxLineBytes
 			scan.Sink = rb
 			res, err := scanWithProgress(opts.IO, files, scan)
 			if err != nil {

@@ -15,6 +15,8 @@ import (
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/traceparse"
+
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // A single log smaller than this is shown whole by default; anything bigger shows its last tasks.
@@ -151,6 +153,13 @@ func (opts *traceOptions) lastTasks() int {
 }
 
 func traceRun(opts *traceOptions) (err error) {
+	// A FIFO or a device (/dev/zero) would block the reader or never end: refused by name first
+	// (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+	for _, log := range opts.Logs {
+		if err := regular.CheckPath(log); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	var out export.TaskWriter
 	var table *traceRows
 	switch opts.Format {

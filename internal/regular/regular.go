@@ -118,3 +118,14 @@ func ReadFileNoFollow(path string) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(f)
 }
+
+// CheckPath returns an *Error when path exists and is not (a link to) a regular file, and the os error
+// when it cannot be inspected. It does not open the file, so a FIFO cannot block it: for commands that
+// hand a path to a reader they do not own (the trace reader opens its logs itself).
+func CheckPath(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return Check(path, fi)
+}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	tune "github.com/ldd-tools/tune"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/store"
@@ -238,6 +239,9 @@ func defaultLoops(l weights.Level) []string {
 // FileHistory collects the paths named in the last tasks of a trace log: files= lists, and the paths the
 // scorer's own extractor finds in task titles and in action= and layer= text.
 func FileHistory(path string) ([]string, error) {
+	if err := regular.CheckPath(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--history: %w", err)
+	}
 	res, err := traceparse.ReadLast(path, historyTasks)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("--history %s: no such trace log (without a log there is no file history: leave out --history)", path)
@@ -299,7 +303,7 @@ func scoreBatch(opts *Options, w *weights.Weights) error {
 	if name == "-" {
 		in, name = opts.Env.In, "stdin"
 	} else {
-		f, err := os.Open(name)
+		f, err := regular.Open(name)
 		if err != nil {
 			return err
 		}

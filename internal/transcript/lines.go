@@ -6,6 +6,11 @@ import (
 	"io"
 )
 
+// DefaultMaxLineBytes is the default cap on one physical line (LineReader.MaxLine, Options.MaxLineBytes):
+// generous for base64 images and large tool results, small enough that a hostile file cannot make the
+// reader hold gigabytes (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+const DefaultMaxLineBytes = 64 << 20
+
 // maxRecordBytes bounds a pretty-printed record reassembled from several lines, so that a file whose
 // first line opens an object that never closes cannot make the reader hold the whole file.
 const maxRecordBytes = 64 << 20
@@ -22,8 +27,11 @@ type LineReader struct {
 	// object without closing it is counted as truncated.
 	NoMultiLine bool
 	// OnSkip is told about every skipped line or partial record: its first line, its number of physical
-	// lines, and the reason (ReasonNotObject, ReasonTruncated, ReasonMalformed).
+	// lines, and the reason (ReasonNotObject, ReasonTruncated, ReasonMalformed, ReasonTooLong).
 	OnSkip func(line, lines int, reason string)
+	// MaxLine caps a physical line's length (0: DefaultMaxLineBytes); a longer line is discarded while it
+	// is read and skipped as ReasonTooLong.
+	MaxLine int
 
 	r     io.Reader
 	buf   []byte
@@ -32,6 +40,9 @@ type LineReader struct {
 	eof   bool
 	err   error
 	line  int // physical lines consumed
+	// discarding: the current line passed MaxLine; its bytes are dropped up to its newline.
+	discarding bool
+	tooLong    bool // the line readLine just returned was discarded
 
 	counts LineCounts
 
@@ -52,7 +63,7 @@ func NewLineReader(r io.Reader, size int) *LineReader {
 
 // Reset starts reading r, keeping the buffer and the options.
 func (lr *LineReader) Reset(r io.Reader) {
-	*lr = LineReader{NoMultiLine: lr.NoMultiLine, OnSkip: lr.OnSkip, r: r, buf: lr.buf, pending: lr.pending[:0]}
+	*lr = LineReader{NoMultiLine: lr.NoMultiLine, OnSkip: lr.OnSkip, MaxLine: lr.MaxLine, r: r, buf: lr.buf, pending: lr.pending[:0]}
 }
 
 // Counts returns the line counts so far. Records are counted when returned by Next; UsageLines and
@@ -73,6 +84,14 @@ func (lr *LineReader) Next() (record []byte, line int, ok bool) {
 				lr.clearPending()
 			}
 			return nil, 0, false
+		}
+		if lr.tooLong {
+			if lr.pendingN > 0 {
+				lr.skip(lr.pendingLine, lr.pendingN, ReasonTruncated)
+				lr.clearPending()
+			}
+			lr.skip(n, 1, ReasonTooLong)
+			continue
 		}
 		trimmed := bytes.TrimSpace(raw)
 		if lr.pendingN > 0 {
@@ -169,6 +188,10 @@ func (lr *LineReader) skip(line, lines int, reason string) {
 // readLine returns the next physical line without its line ending, and its number.
 func (lr *LineReader) readLine() ([]byte, int, bool) {
 	scanned := lr.start
+	max := lr.MaxLine
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
 	for {
 		if i := bytes.IndexByte(lr.buf[scanned:lr.end], '\n'); i >= 0 {
 			stop := scanned + i
@@ -176,17 +199,24 @@ func (lr *LineReader) readLine() ([]byte, int, bool) {
 			lr.start = stop + 1
 			lr.line++
 			lr.counts.Lines++
+			lr.tooLong, lr.discarding = lr.discarding || len(line) > max, false
 			return trimCR(line), lr.line, true
 		}
 		if lr.eof {
-			if lr.start < lr.end {
+			if lr.start < lr.end || lr.discarding {
 				line := lr.buf[lr.start:lr.end]
 				lr.start = lr.end
 				lr.line++
 				lr.counts.Lines++
+				lr.tooLong, lr.discarding = lr.discarding || len(line) > max, false
 				return trimCR(line), lr.line, true
 			}
 			return nil, 0, false
+		}
+		if lr.end-lr.start >= max {
+			// Past the cap without a newline: drop what was read of this line and keep reading to its end.
+			lr.discarding = true
+			lr.start, lr.end = 0, 0
 		}
 		// Need more data: keep the partial line, growing the buffer when it fills it.
 		partial := lr.end - lr.start

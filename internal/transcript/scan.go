@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // Options tune a scan. The zero value is tune's own rules.
@@ -40,6 +41,10 @@ type Options struct {
 	Progress func(done, total int64)
 	// WarningsPerReason caps the warnings kept per file and reason (0: 3). Counts are never capped.
 	WarningsPerReason int
+	// MaxLineBytes caps the length of one physical line (0: DefaultMaxLineBytes). A longer line is
+	// skipped as ReasonTooLong while it is read, never held in memory: a transcript of one endless line
+	// (or /dev/zero behind a link) costs at most the cap.
+	MaxLineBytes int
 	// OnRequest, when set, receives every request once the scan is complete, in order of first
 	// appearance, instead of Result.Requests (which stays nil). r is valid only during the call. It
 	// runs before Scan returns, before Result.Sessions is filled. Until then each request is held as
@@ -161,6 +166,7 @@ func newFileParser(opt Options, done *atomic.Int64) *fileParser {
 	fp := &fileParser{opt: opt, intern: make(map[string]string), done: done}
 	fp.lr = NewLineReader(nil, 1<<20)
 	fp.lr.NoMultiLine = opt.CCUsage
+	fp.lr.MaxLine = opt.MaxLineBytes
 	fp.lr.OnSkip = func(line, lines int, reason string) { fp.skip(line, lines, reason) }
 	return fp
 }
@@ -270,7 +276,7 @@ func (fp *fileParser) parse(path string, index int32) *fileResult {
 	fr := &fileResult{index: index, src: SourceOf(path), skipped: make(map[string]int)}
 	fr.obs = *obsPool.Get().(*[]observation)
 	fp.cur = fr
-	f, err := os.Open(path)
+	f, err := regular.Open(path) // a FIFO or a device among the transcripts is refused, not read forever
 	if err != nil {
 		fr.err = fmt.Errorf("transcripts: %w", err)
 		return fr

@@ -142,6 +142,7 @@ const (
 	ReasonNoTimestamp  = "no-timestamp"  // usage without a parseable timestamp
 	ReasonInvalidField = "invalid-field" // version not d.d.d…, or an empty sessionId/requestId/message.id/model
 	ReasonNullField    = "null-field"    // ccusage's rule: id, model, speed, version, … set to null
+	ReasonTooLong      = "too-long"      // a line longer than Options.MaxLineBytes, skipped unread
 )
 
 // LineCounts count the physical lines of the files read.
