@@ -20,8 +20,8 @@ import (
 	"golang.org/x/term"
 
 	tune "github.com/ldd-tools/tune"
-	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
