@@ -90,6 +90,7 @@ func (e Env) OpenStore() (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.Reference = tune.ReferenceWeights
 	s.FixturesDir = e.FixturesDir
 	s.CrashAfter = e.getenv("TUNE_TEST_CRASH_AFTER")
 	return s, nil

@@ -210,7 +210,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		out.StateDump = &path
 	}
 	if opts.Apply && out.Stored != nil && out.Stored.Applicable() {
-		s, err := store.Open(env.WeightsDir, env.Now)
+		s, err := env.OpenStore()
 		if err != nil {
 			return nil, err
 		}

@@ -143,7 +143,7 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 // the same inputs adds nothing and returns the stored proposal. numbered prefixes each reason with
 // "evolve step N: " (the loop's steps share one proposal).
 func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numbered bool) (*store.Proposal, string, bool, error) {
-	s, err := store.Open(env.WeightsDir, env.Now)
+	s, err := env.OpenStore()
 	if err != nil {
 		return nil, "", false, err
 	}

@@ -205,6 +205,8 @@ func TestStoreCommandFlagErrors(t *testing.T) {
 		{"rollback", "--to", "vx"},
 		{"repair", "--abort", "--resign"},
 		{"repair", "--reason", "x"},
+		{"repair", "--resign"},                  // a hand edit enters the history only with a reason
+		{"repair", "--resign", "--reason", " "}, // …that says something
 		{"apply", "a", "b"},
 		{"apply", "--expect-serial", "-5"},
 		{"apply", "--expect-serial", "-1"}, // the internal "not given" value is not a serial either

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,7 +39,8 @@ refuses to run, and tune repair resolves it:
   tune repair --abort   removes what the operation wrote but had not yet committed to the log,
                         restores weights.sum, and logs a repair entry.
 
---resign is for an intended hand edit of a version file: it re-signs weights.sum, records the new
+--resign (with --reason, required) is for an intended hand edit of a version file — also a
+v0001.toml edited before the store's first write: it re-signs weights.sum, records the new
 checksums in the log with a loud "MANUAL EDIT ACCEPTED" entry, and prints a warning. It refuses a
 deleted or an extra version file and a broken log (restore those from version control).`,
 		Example: `  tune verify || tune repair
@@ -51,6 +53,9 @@ deleted or an extra version file and a broken log (restore those from version co
 			}
 			if opts.Reason != "" && !opts.Resign {
 				return FlagErrorf("--reason goes with --resign")
+			}
+			if opts.Resign && strings.TrimSpace(opts.Reason) == "" {
+				return FlagErrorf("--resign needs --reason \"why\": a hand edit becomes part of the store's history, and the log says why")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -129,7 +134,11 @@ func repairRun(opts *repairOptions) error {
 	if opts.Resign {
 		fmt.Fprintf(opts.IO.Out, "repair: re-signed %s and recorded the current checksums (logged as serial %d)\n", store.SumFile, rep.Serial)
 	} else {
-		fmt.Fprintf(opts.IO.Out, "repair: %s the interrupted %s (logged as serial %d)\n", rep.Action, rep.Op, rep.Serial)
+		what := "the interrupted " + rep.Op
+		if rep.Op == "unknown" { // the marker could not be read, so what it was is not known
+			what = "an interrupted operation whose marker was unreadable"
+		}
+		fmt.Fprintf(opts.IO.Out, "repair: %s %s (logged as serial %d)\n", rep.Action, what, rep.Serial)
 	}
 	for _, d := range rep.Details {
 		fmt.Fprintf(opts.IO.Out, "  %s\n", d)

@@ -98,6 +98,7 @@ func (s *Store) mutate(fn func(st *state) error) error {
 	if err != nil {
 		return err
 	}
+	st.reference = s.Reference
 	serial, lineage := st.head()
 	if serial != s.serial || (s.lineage != "" && lineage != s.lineage) {
 		return &StaleError{Dir: s.Dir, ExpectedSerial: s.serial, HeadSerial: serial, ExpectedLineage: s.lineage, HeadLineage: lineage}

@@ -50,6 +50,9 @@ const DefaultLockTimeout = 10 * time.Second
 type Store struct {
 	Dir string
 	Now func() time.Time
+	// Reference is the reference v0001.toml the binary carries. When set, a store without a log whose
+	// v0001.toml differs from it does not verify, so no write signs the edit unnoticed; nil skips the check.
+	Reference []byte
 	// FixturesDir is where Apply harvests flagged tasks (under harvested/); "" disables harvesting.
 	FixturesDir string
 	// LockTimeout bounds the wait for weights/.lock (DefaultLockTimeout when zero).
@@ -112,6 +115,8 @@ type state struct {
 	notRegular []Problem
 	// stale lists temp files left by killed writes, relative to the store.
 	stale []string
+	// reference is Store.Reference, for verifyUnsignedReference.
+	reference []byte
 }
 
 // NoStoreError is the one wording of "there is no weights store here", for every command.

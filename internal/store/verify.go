@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 
@@ -52,6 +53,7 @@ func (s *Store) Verify() []Problem {
 	if err != nil {
 		return []Problem{{Kind: ProblemMissing, File: ".", Message: err.Error()}}
 	}
+	st.reference = s.Reference
 	return st.verify()
 }
 
@@ -94,6 +96,27 @@ func (st *state) verifyFiles(pl *problemList) {
 		} else if w.Version != f.Version {
 			pl.add(Problem{Kind: ProblemInvalid, File: f.Name, Message: fmt.Sprintf("says version = %d, its name says %d", w.Version, f.Version)})
 		}
+	}
+	st.verifyUnsignedReference(pl)
+}
+
+// verifyUnsignedReference reports a v0001.toml edited before the store's first write: without a log
+// nothing has signed it yet, and the first write would sign the edit silently. It is compared with the
+// reference the binary carries (Store.Reference; line endings aside, a checkout may convert them). Writes
+// then refuse (requireClean); `tune repair --resign --reason WHY` signs it on purpose and logs why
+// (docs/decisions.md#unsigned-v0001).
+func (st *state) verifyUnsignedReference(pl *problemList) {
+	if st.reference == nil || st.logExists {
+		return
+	}
+	f := st.file(1)
+	if f == nil {
+		return
+	}
+	crlf := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n")) }
+	if !bytes.Equal(crlf(f.Data), crlf(st.reference)) {
+		pl.add(Problem{Kind: ProblemEdited, File: f.Name, Message: "differs from the reference weights tune carries, and nothing has signed it yet (the store has no log): " +
+			"the first write would sign the edit. Undo it (tune init writes the reference into an empty directory), or sign it on purpose with `tune repair --resign --reason WHY` (logged)"})
 	}
 }
 
