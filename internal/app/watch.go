@@ -3,8 +3,9 @@ package app
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"path/filepath"
 
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/watch"
@@ -148,27 +149,37 @@ func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.
 	}
 	for _, p := range pending {
 		if p.Parent == vw.Version && len(store.Changes(&p.Candidate, pw)) == 0 {
-			out.Proposal, out.ProposalPath = p.ID, s.ProposalsPath()+"/"+p.ID+".json"
+			out.Proposal, out.ProposalPath = p.ID, filepath.Join(s.ProposalsPath(), p.ID+".json")
 			return nil
 		}
 	}
+	// One logged decision per change, in the evolution step's change vocabulary, so that apply can
+	// rebuild the candidate from the log (docs/decisions.md#watch). A cost change has no such form:
+	// that rollback is left to tune rollback.
 	back := store.Changes(vw, pw)
 	p := &store.Proposal{
 		Created: env.Now().UTC(), Parent: vw.Version, Decision: store.DecisionAccept, Candidate: *pw,
 		Reason: fmt.Sprintf("roll %s back to the content of %s: tune watch found it %s: %s", out.Version, out.Parent, out.Verdict, out.Reason),
 	}
-	var change []string
+	var changes []evolve.Change
 	for _, c := range back {
-		change = append(change, c.String())
+		ch := evolve.Change{Kind: c.Kind, Delta: c.Delta()}
 		step := store.ProposalStep{Kind: c.Kind, Delta: c.Delta(), Decision: store.DecisionAccept}
 		switch c.Kind {
-		case "signal":
+		case evolve.ChangeSignal:
+			ch.Signal, _ = weights.SignalByName(c.Name)
 			step.Signal = c.Name
-		case "bucket":
-			step.Edge = c.Name
+		case evolve.ChangeBucket:
+			lvl, err := weights.ParseLevel(c.Name)
+			if err != nil {
+				return err
+			}
+			ch.Edge, step.Edge = lvl, c.Name
 		default:
-			continue // a cost change has no step kind; the candidate carries it
+			out.ProposalNote = fmt.Sprintf("%s changed %s, which a proposal cannot carry: restore %s with tune rollback", out.Version, c, out.Parent)
+			return nil
 		}
+		changes = append(changes, ch)
 		p.Steps = append(p.Steps, step)
 	}
 	var evidence []string
@@ -190,10 +201,12 @@ func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.
 			return nil
 		}
 	}
-	err = s.Log(store.LogEntry{Action: store.ActionAccept, Parent: vw.Version, Proposal: p.ID, Change: strings.Join(change, ", "),
-		Decision: store.DecisionAccept, Evidence: evidence, Reason: "tune watch: " + out.Verdict + ": " + out.Reason})
-	if errors.Is(err, store.ErrNothingToDo) {
-		return nil
+	for _, ch := range changes {
+		err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: vw.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(),
+			Change: ch.String(), Decision: store.DecisionAccept, Evidence: evidence, Reason: "tune watch: " + out.Verdict + ": " + out.Reason})
+		if err != nil && !errors.Is(err, store.ErrNothingToDo) {
+			return err
+		}
 	}
-	return err
+	return nil
 }

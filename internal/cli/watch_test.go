@@ -22,6 +22,13 @@ import (
 // its directory.
 func watchStore(t *testing.T) string {
 	t.Helper()
+	return watchStoreWith(t, func(w *weights.Weights) { w.Signals[weights.ContractRuleHit] += weights.Whole(1) },
+		"contract-rule-hit +1", store.ProposalStep{Kind: "signal", Signal: "contract-rule-hit", Delta: weights.Whole(1), Decision: store.DecisionAccept})
+}
+
+// watchStoreWith makes a store whose v0002 = change(v0001) was applied at 2026-11-01.
+func watchStoreWith(t *testing.T, change func(*weights.Weights), logged string, step store.ProposalStep) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "weights")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -43,13 +50,13 @@ func watchStore(t *testing.T) string {
 		t.Fatal(err)
 	}
 	cand := v1
-	cand.Signals[weights.ContractRuleHit] += weights.Whole(1)
-	p := &store.Proposal{Created: at, Parent: 1, Decision: store.DecisionAccept, Candidate: cand, Reason: "contract-rule-hit +1",
-		Steps: []store.ProposalStep{{Kind: "signal", Signal: "contract-rule-hit", Delta: weights.Whole(1), Decision: store.DecisionAccept}}}
+	change(&cand)
+	p := &store.Proposal{Created: at, Parent: 1, Decision: store.DecisionAccept, Candidate: cand, Reason: logged,
+		Steps: []store.ProposalStep{step}}
 	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: 1, Proposal: p.ID, Change: "contract-rule-hit +1", Decision: store.DecisionAccept}); err != nil {
+	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: 1, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: logged, Decision: store.DecisionAccept}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.ApplyProposal(p); err != nil {
@@ -266,6 +273,45 @@ func TestNightlyWatchHarmful(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("EVAL report lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// TestWatchBucketRollback: a bucket-edge change found harmful gets a rollback proposal that tune apply
+// accepts (its decision is logged in the evolution step's "bucket L1 edge" form).
+func TestWatchBucketRollback(t *testing.T) {
+	dir := watchStoreWith(t, func(w *weights.Weights) { w.Buckets.Edges[1] += weights.Whole(1) }, "bucket L1 edge +1",
+		store.ProposalStep{Kind: "bucket", Edge: "L1", Delta: weights.Whole(1), Decision: store.DecisionAccept})
+	var b strings.Builder
+	b.WriteString(mustRead(t, watchLog(t, 0, 0)))
+	for i := range 20 {
+		at := time.Date(2026, 11, 3, i, 0, 0, 0, time.UTC)
+		ts := func(s int) string { return at.Add(time.Duration(s) * time.Second).Format(time.RFC3339) }
+		level := "L2/deliberate"
+		if i < 10 {
+			level = "L4/method  creativity=inventive"
+		}
+		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  task=\"after %d\"  loops=inner\n%s  inner  k=1  loss=0.000\n%s  inner  close  terminal=complete\n", ts(0), level, i, ts(1), ts(2))
+	}
+	log := filepath.Join(t.TempDir(), "trace.log")
+	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := watchCLI(t, dir, "watch", "--json", log)
+	var res struct{ Verdict, Proposal string }
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Verdict != "harmful" || res.Proposal == "" {
+		t.Fatalf("exit %d %+v %v %s", code, res, err, errOut)
+	}
+	if code, out, errOut := watchCLI(t, dir, "apply", res.Proposal); code != 0 {
+		t.Fatalf("apply: exit %d: %s %s", code, out, errOut)
+	}
+	s, err := store.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, _ := s.Active()
+	v1, _ := s.Version(1)
+	if active.Version != 3 || len(store.Changes(&v1, &active)) != 0 {
+		t.Fatalf("after apply: v%d, differs from v0001 in %v", active.Version, store.Changes(&v1, &active))
 	}
 }
 

@@ -201,3 +201,20 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestRegressionOf: a later task's regression_of= marks the task it names (in the same log only).
+func TestRegressionOf(t *testing.T) {
+	clean := spec{level: "L1", signals: "contract-rule-hit:+2,explicit-bugfix:-5", k: 2, terminal: "complete", lossFinal: "0.100"}
+	fixed := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
+	tasks := history(t, many(20, clean), many(20, fixed))
+	tasks[25].RegressionOf = tasks[3].MetaTimestamp // names before-task 3
+	tasks[26].RegressionOf = tasks[4].MetaTimestamp
+	other := tasks[27]
+	other.Source, other.RegressionOf = "other.log", tasks[5].MetaTimestamp // another log: no effect
+	tasks = append(tasks, other)
+	p, v := versions(t)
+	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changed: []weights.Signal{weights.ContractRuleHit}})
+	if r.Regressions.Before.K != 2 || r.Regressions.Before.N != 20 {
+		t.Errorf("low-side regressions before %+v, want 2 of 20", r.Regressions.Before)
+	}
+}
