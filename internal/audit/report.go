@@ -200,7 +200,7 @@ func costLine(t *Totals, pricesFrom string) string {
 	return b.String()
 }
 
-// WriteText writes the cost and seed-002 §3 tables, the token totals and, with a breakdown, one row
+// WriteText writes the cost and effort-tiering tables (docs/decisions.md#transcripts-and-prices), the token totals and, with a breakdown, one row
 // per group with a total row.
 func WriteText(w io.Writer, rep *Report, in Input) error {
 	var b bytes.Buffer

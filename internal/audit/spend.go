@@ -21,7 +21,7 @@ type Weights struct {
 	CacheWrite1h float64 `json:"cache_write_1h"`
 }
 
-// BriefWeights are the relative prices of the effort-tiering design (seed 002 §3): output ×5, cache
+// BriefWeights are the relative prices of the effort-tiering design (docs/decisions.md#transcripts-and-prices): output ×5, cache
 // read ×0.1, cache write ×1.25 whatever its TTL.
 var BriefWeights = Weights{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite5m: 1.25, CacheWrite1h: 1.25}
 
@@ -193,7 +193,7 @@ type SpendShares struct {
 	NonMain    float64 `json:"non_main"` // subagents, compaction and side questions
 }
 
-// Shares are the seed-002 §3 figures derived from Totals. Means are nil when there is no request to
+// Shares are the effort-tiering figures (docs/decisions.md#transcripts-and-prices) derived from Totals. Means are nil when there is no request to
 // average over.
 type Shares struct {
 	// Cost splits the USD cost of the priced requests (the money: what the prices of each model say).

@@ -6,7 +6,7 @@ import (
 )
 
 // Family groups Claude Code versions by what usage.output_tokens means on their transcript lines
-// (transcripts.md §4). Output counts are comparable only within a family.
+// (docs/decisions.md#transcripts-and-prices). Output counts are comparable only within a family.
 type Family string
 
 // Version families.

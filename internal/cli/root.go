@@ -1,5 +1,7 @@
 // Package cli wires the tune commands: one cobra command per file, each with an options struct and a
-// runF hook that tests use to check flag parsing without running the command.
+// runF hook that tests use to check flag parsing without running the command. A command parses its
+// flags, calls its use case in internal/app (or a domain package) and prints the result; the rules
+// live below it (docs/decisions.md#layers).
 package cli
 
 import (

@@ -1,4 +1,4 @@
-// Package evolve is one evolution step of the level scorer (SPEC "The evolution step"): it reads tasks that
+// Package evolve is one evolution step of the level scorer (docs/decisions.md#evolution-step): it reads tasks that
 // traceparse produced, finds the low-side regressions in the window, screens the signals behind them,
 // proposes one weight change, replays the fixture suite under the parent and the candidate, and decides.
 //
@@ -19,5 +19,5 @@
 //	           tasks move up; else +0.5; else revert (then a bucket edge, when the rule allows one)
 //
 // Detect runs the stages up to the proposal; Step runs them all. The decisions the reference leaves open
-// are documented where they are made (see ldd-reference.md §2 and the SPEC).
+// are documented where they are made (see docs/decisions.md#evolution-step).
 package evolve

@@ -88,7 +88,7 @@ type LoopResult struct {
 // resolved and the candidate becomes the next step's parent. A reverted change is not proposed again
 // until a later step is accepted.
 //
-// The bound counts consecutive steps without progress (SPEC "The evolve loop", after the progress-based
+// The bound counts consecutive steps without progress (docs/decisions.md#evolution-step, rule 12, after the progress-based
 // loop bound of seed 003): a loop that keeps lowering its witness is healthy however long it runs; a loop
 // that stops lowering it stalls. The global cap ends a loop that is still progressing as an escalation,
 // keeping every accepted step.

@@ -7,7 +7,7 @@ import (
 )
 
 // Suite is a list of scenarios with their detections: each prompt is detected once, then re-weighted
-// cheaply for every weights vector (SPEC "Replay").
+// cheaply for every weights vector (docs/decisions.md#evolution-step, rule 8).
 type Suite struct {
 	Scenarios  []fixtures.Scenario
 	Detections []scorer.Detection
@@ -46,7 +46,7 @@ type Row struct {
 	// LevelsOff is how many levels Got lies below (negative) or above (positive) the accepted range.
 	LevelsOff int `json:"levels_off"`
 	// Loss is the scenario's priced loss: level cost + other_item for a wrong source + other_item for a
-	// wrong top-2/fragment (SPEC item 8).
+	// wrong top-2/fragment (docs/decisions.md#evolution-step, rule 8).
 	Loss         int  `json:"loss"`
 	SourceOK     bool `json:"dispatch_source_ok"`
 	ItemOK       bool `json:"top2_fragment_ok"`
@@ -92,7 +92,7 @@ func (s *Suite) Losses(w *weights.Weights) []int {
 	return out
 }
 
-// scenarioLoss prices one scenario (SPEC item 8): levels missed times the cost of the direction, plus
+// scenarioLoss prices one scenario (docs/decisions.md#evolution-step, rule 8): levels missed times the cost of the direction, plus
 // other_item for a wrong dispatch source and for a wrong top-2 signals / fragment where it is named.
 func scenarioLoss(sc *fixtures.Scenario, final weights.Level, sourceOK, itemOK bool, cost *weights.Cost) int {
 	off := levelsOff(sc, final)

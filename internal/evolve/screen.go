@@ -44,7 +44,7 @@ type screenTask struct {
 
 // Screen builds the per-signal rows in signal table order.
 //
-// Verdicts (anchors.md §1c): "no-signal" when the signal never fired in a flagged task or goes with fewer
+// Verdicts (docs/decisions.md#screen-verdicts): "no-signal" when the signal never fired in a flagged task or goes with fewer
 // flags than without it (log-odds ≤ 0); "underpowered" when even the most extreme table with these
 // margins could not reach Alpha (benchstat's minimum-evidence rule); "candidate" when the one-sided Fisher
 // p is at most Alpha; "no-signal" otherwise. Holm is applied across the nine signals and reported as the
@@ -96,7 +96,7 @@ func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 	return rows
 }
 
-// consistent is SPEC item 6: fired in every flagged task; with more than three flagged, in at least three
+// consistent is rule 6 (docs/decisions.md#evolution-step): fired in every flagged task; with more than three flagged, in at least three
 // and at least two thirds of them.
 func consistent(firedInFlagged, nFlagged int) bool {
 	if nFlagged == 0 {
@@ -176,7 +176,7 @@ func excluded(list []Change, c Change) bool {
 	return false
 }
 
-// pickEdge is the bucket rule of SPEC item 7: the upper edge (of L0..L3) on which the most flagged tasks
+// pickEdge is the bucket rule (rule 7, docs/decisions.md#evolution-step): the upper edge (of L0..L3) on which the most flagged tasks
 // score exactly under the parent weights, when at least TriggerThreshold of them do. The edge moves down by
 // one, which lifts exactly those tasks into the next bucket.
 func pickEdge(flagged []Flagged, parent *weights.Weights, exclude []Change) (Change, int, bool) {

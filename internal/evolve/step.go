@@ -94,7 +94,7 @@ func Detect(in DetectInput) *Detection {
 	return det
 }
 
-// propose applies SPEC item 7. signalReverted is true when the signal change was measured and reverted,
+// propose applies rule 7 (docs/decisions.md#evolution-step). signalReverted is true when the signal change was measured and reverted,
 // which opens the bucket rule even when a consistent signal exists.
 func propose(det *Detection, parent *weights.Weights, exclude []Change, signalReverted bool) (*Change, int, string) {
 	if !det.Triggered {

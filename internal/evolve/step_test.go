@@ -18,7 +18,7 @@ import (
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// None of the 25 real logs holds a low-side regression (ldd-reference.md §1.9): each runs through Detect,
+// None of the 25 real logs holds a low-side regression (docs/decisions.md#trace-logs): each runs through Detect,
 // alone and all together, without a trigger.
 func TestRealLogsDoNotTrigger(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join(repoRoot(), "testdata", "ldd", "traces", "*.log"))

@@ -8,7 +8,7 @@ import (
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// Rules of the step. They are fixed values, as the reference keeps them (hyperparameters.md: the threshold
+// Rules of the step. They are fixed values, as the reference keeps them (docs/decisions.md#evolution-step, rule 11: the threshold
 // 3 and the halving are deliberately not configurable).
 const (
 	WindowSize       = 20   // tasks with a level label, per trace log

@@ -186,7 +186,7 @@ func labelledCount(tasks []traceparse.Task) map[string]int {
 	return n
 }
 
-// resolveTask finds the task's signals (SPEC item 5) and checks its recorded level against them.
+// resolveTask finds the task's signals (docs/decisions.md#evolution-step, rule 5) and checks its recorded level against them.
 func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
 	wt := &windowTask{t: t}
 	var warns []Warning
@@ -225,7 +225,7 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
 
 // checkRecordedLevel warns when an auto-dispatched task's recorded level is not the bucket of its recorded
 // signal sum (allowing the L4→L3 clamp at standard creativity). The recorded level stays what counts: it
-// is what was dispatched (ldd-reference.md §1.9).
+// is what was dispatched (docs/decisions.md#trace-logs).
 func checkRecordedLevel(t *traceparse.Task, sum weights.Half, w *weights.Weights, name string, warn func(string, ...any)) {
 	if !isAuto(t.Dispatch) {
 		return
@@ -282,8 +282,8 @@ func summarise(wins [][]*windowTask, labelled map[string]int) (Window, []*Num) {
 	return out, medians
 }
 
-// findEvidence attaches the evidence of SPEC item 3 to every eligible task of a window. Every later task
-// that supplies evidence must itself be inside the window (ldd-reference.md §2.2 Decision).
+// findEvidence attaches the evidence of rule 3 (docs/decisions.md#evolution-step) to every eligible task of a window. Every later task
+// that supplies evidence must itself be inside the window (same rule).
 func findEvidence(win []*windowTask, median *Num) {
 	for i, orig := range win {
 		if !orig.eligible {

@@ -20,7 +20,7 @@ type AuditReport struct {
 	// Spend is the share of weighted spend per token kind (input ×1, output ×5, cache read ×0.1, cache
 	// write ×1.25), with the TTL-aware variant (1h cache writes ×2).
 	Spend []SpendShare
-	// Figures are the headline numbers of the §3 table: output share, thinking share, main-loop share of
+	// Figures are the headline numbers of the effort-tiering table (docs/decisions.md#transcripts-and-prices): output share, thinking share, main-loop share of
 	// thinking, mean thinking per request main vs subagent, mean cached context per main-loop request.
 	Figures []Figure
 	// Notes are caveats on the numbers (estimated thinking, versions that record partial output …).

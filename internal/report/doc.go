@@ -1,10 +1,12 @@
 // Package report renders the EVAL reports — proposal, history and audit — as Markdown (tablewriter v1's
 // Markdown renderer) with SVG charts (gonum/plot), for reviewers reading them in a pull request.
 //
-// The package is pure: every Render function takes plain input values (ProposalReport, HistoryReport,
-// AuditReport) and returns the files it would write, as bytes. It does not import the packages that
-// produce the data (evolve, store, audit); internal/cli converts their values. The only file I/O is
-// WriteFiles, which the Write* helpers use to put rendered files under a directory.
+// Rendering is pure: every Render function takes plain input values (ProposalReport, HistoryReport,
+// AuditReport) and returns the files it would write, as bytes. The converters from the values that
+// produce the data (FromSteps, FromProposal, HistoryFromStore) live here too, next to what they feed,
+// so every command builds a report's input the same way. The file I/O is WriteFiles (the Write*
+// helpers put rendered files under a directory through internal/atomicfile) and the saved proposal
+// input (SaveProposalInput, LoadProposalInput; docs/decisions.md#reports-from-stored-inputs).
 //
 // Rules every report follows:
 //   - Same input, same bytes: no clock (times come from the input), no map iteration, no randomness

@@ -9,7 +9,7 @@ import (
 )
 
 // This file reproduces the parts of Python's str and re semantics that the reference scorer depends on.
-// Go's RE2 differs on every one of them (ldd-reference §5.1), so the scorer does not use regexp at all:
+// Go's RE2 differs on every one of them (docs/decisions.md#scorer), so the scorer does not use regexp at all:
 // its patterns are matched by hand against the text views built here, which is also what makes it fast.
 //
 //   Python          here

@@ -43,7 +43,7 @@ func Score(text string, history []string, w *weights.Weights) Result {
 func (d *Detection) Levels(w *weights.Weights) (raw weights.Half, auto, final weights.Level, clamped bool) {
 	raw = w.Score(d.Fired)
 	auto = w.Level(raw)
-	// The clamp (spec §5.2): an L4 bucket without an inventive or conservative cue runs at L3. It happens
+	// The clamp (docs/decisions.md#scorer): an L4 bucket without an inventive or conservative cue runs at L3. It happens
 	// before overrides, so a bump starts from L3. The reference clamps only L4+standard.
 	if auto == weights.L4 && d.Creativity == Standard {
 		auto, clamped = weights.L3, true

@@ -314,7 +314,7 @@ func TestUnicodeVersion(t *testing.T) {
 	}
 }
 
-// TestQuirks pins the reference behaviours of ldd-reference §5 that a naive port gets wrong.
+// TestQuirks pins the reference behaviours (docs/decisions.md#scorer) that a naive port gets wrong.
 func TestQuirks(t *testing.T) {
 	w := referenceWeights(t)
 	cases := []struct {

@@ -102,7 +102,7 @@ func TestMannWhitneyEdges(t *testing.T) {
 }
 
 func TestFisher(t *testing.T) {
-	// anchors §1c: [[5,1],[2,8]] one-sided greater p = 0.02448 (scipy, go-moremath).
+	// Reference value: [[5,1],[2,8]] one-sided greater p = 0.02448 (scipy, go-moremath).
 	near(t, "FisherGreater", FisherGreater(5, 1, 2, 8), 0.024475524475524, 1e-12)
 	// Margins rows 6/10, cols 7/9: the most extreme table is a=6:
 	// C(7,6)C(9,0)/C(16,6) = 7/8008.
@@ -114,7 +114,7 @@ func TestFisher(t *testing.T) {
 }
 
 func TestPhiAndLogOdds(t *testing.T) {
-	// anchors §1c: phi 0.618 on the 16-row example, i.e. [[5,1],[2,8]].
+	// Reference value: phi 0.618 on the 16-row example, i.e. [[5,1],[2,8]].
 	near(t, "Phi", Phi(5, 1, 2, 8), 0.6180700462, 1e-9)
 	near(t, "Phi empty margin", Phi(0, 0, 3, 4), 0, 0)
 	near(t, "Phi perfect", Phi(3, 0, 0, 4), 1, 1e-15)
@@ -132,7 +132,7 @@ func TestPhiAndLogOdds(t *testing.T) {
 }
 
 func TestJeffreys(t *testing.T) {
-	// anchors §1c: Jeffreys 95% for 2/9 is [0.049, 0.544].
+	// Reference value: Jeffreys 95% for 2/9 is [0.049, 0.544].
 	lo, hi := JeffreysInterval(2, 9, 0.95)
 	near(t, "lo", lo, 0.049, 0.0005)
 	near(t, "hi", hi, 0.544, 0.0005)

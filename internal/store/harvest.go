@@ -19,7 +19,7 @@ type harvestWrite struct {
 }
 
 // harvestFixtures turns each flagged task with a prompt into a fixture whose expected level is one above
-// the level it was dispatched at (SPEC evolution item 10). Tasks without a prompt, or at L4 already, are
+// the level it was dispatched at (docs/decisions.md#evolution-step, rule 10). Tasks without a prompt, or at L4 already, are
 // skipped: there is nothing to replay or nothing above.
 func harvestFixtures(fixturesDir string, p *Proposal, version int) ([]harvestWrite, error) {
 	if fixturesDir == "" {

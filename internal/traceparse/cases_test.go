@@ -59,7 +59,7 @@ var lineDecisions = map[string]*refEntry{
 	// 1.10.3: the BOM is stripped.
 	"bom_prefixed": {Timestamp: "2026-04-22T12:00:00Z", Loop: "meta", Kind: "meta",
 		Fields: map[string]string{"level": "L1", "level_name": "diagnostic", "level_chosen": "L1", "dispatch": "auto", "task": "t", "loops": "inner"}},
-	// §1.8: the magic prefix is honoured anywhere in a line; the entry is read from after it.
+	// The magic prefix is honoured anywhere in a line; the entry is read from after it.
 	"magic_prefix_inline": {Timestamp: "2026-04-22T14:30:00Z", Loop: "inner", Kind: "iter",
 		Fields: map[string]string{"k": "3", "skill": "root-cause-by-layer", "loss": "0.125", "raw": "1/8", "Δloss": "-0.250"}},
 }

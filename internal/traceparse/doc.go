@@ -1,7 +1,7 @@
 // Package traceparse reads LDD `.ldd/trace.log` files of every format era (v0.3.1 hand-written logs to
 // the v0.14 writer) and segments them into tasks. It follows the reference reader
 // (scripts/ldd_trace/store.py of loss-driven-development) line for line, except where this project
-// took a Decision (ldd-reference.md §1.6 and §1.10):
+// took a Decision (docs/decisions.md#trace-logs):
 //
 //   - A UTF-8 BOM is stripped (at the start of the file and of any line, for logs joined with cat).
 //   - `\n`, `\r\n` and a lone `\r` end a line.

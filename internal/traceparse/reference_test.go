@@ -18,7 +18,7 @@ import (
 
 // The reference parse in testdata/ldd was produced by running the upstream Python reader unmodified.
 // These tests compare with it field by field. Where this package deliberately differs, the test
-// asserts the Decision's result instead and names the Decision (ldd-reference.md §1.6 / §1.10).
+// asserts the Decision's result instead and names the Decision (docs/decisions.md#trace-logs).
 
 const ldd = "../../testdata/ldd"
 

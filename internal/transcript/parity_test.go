@@ -44,7 +44,7 @@ var (
 	session = Options{NoProgress: true}
 )
 
-// TestCCUsageTotals checks the combined totals of ccusage 20.0.24 on the sample (transcripts.md §10.3,
+// TestCCUsageTotals checks the combined totals of ccusage 20.0.24 on the sample (ccusage's own run,
 // rerun here: `ccusage claude daily|session --json --offline -z UTC`).
 func TestCCUsageTotals(t *testing.T) {
 	cases := []struct {
@@ -79,8 +79,8 @@ func TestCCUsageTotals(t *testing.T) {
 	}
 }
 
-// TestCCUsagePerFile checks every file read alone against ccusage's per-file runs (transcripts.md
-// §10.4): daily (progress copies counted) and session.
+// TestCCUsagePerFile checks every file read alone against ccusage's per-file runs (its own
+// runs): daily (progress copies counted) and session.
 func TestCCUsagePerFile(t *testing.T) {
 	perFile := []struct {
 		file           string

@@ -180,7 +180,7 @@ func build(seed uint64, w *weights.Weights, n int, origs int, damaged bool) (*Hi
 	return h, exp
 }
 
-// Phase3Gate is the spec's Phase-3 gate: 20 tasks, 3 under-scored auto L1 regressions sharing one signal.
+// Phase3Gate is the Phase-3 gate of the evolution step (docs/decisions.md#evolution-step): 20 tasks, 3 under-scored auto L1 regressions sharing one signal.
 func Phase3Gate(seed uint64, w *weights.Weights) (*History, Expect) {
 	return build(seed, w, 20, 3, false)
 }

@@ -1,6 +1,6 @@
 // Package genhistory writes synthetic .ldd/trace.log histories for the evolution-step tests.
 //
-// The real traces hold no low-side regression (ldd-reference.md §1.9), so the trigger, the screen and the
+// The real traces hold no low-side regression (docs/decisions.md#trace-logs), so the trigger, the screen and the
 // proposal can only be exercised on synthetic histories. A History is a list of Task values rendered in
 // the v0.13 writer's format (or the v0.10.1 format for Legacy tasks); the named builders in cases.go
 // produce the histories of the acceptance list, with filler tasks varied by a seed so that tests check
