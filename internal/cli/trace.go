@@ -39,6 +39,7 @@ type traceOptions struct {
 	Out     string // --out FILE (parquet)
 	Force   bool
 	Strict  bool
+	MaxLine int // --max-line-mb
 }
 
 // NewCmdTrace builds `tune trace`.
@@ -86,6 +87,9 @@ tasks shows the last 1,000 rows; the summary counts every task.
 iterations; meta_timestamp as a timestamp, signals as a list of {name, weight}), zstd-compressed, in
 row groups as the logs are read. The file appears whole or not at all; an existing one needs --force.
 
+A line longer than --max-line-mb (default 64 MB; no trace writer comes near it) is skipped as it is
+read, never held, and reported like any skipped line, so a log of garbage cannot exhaust memory.
+
 --strict exits 1 when any line was skipped (blank and comment lines aside).`,
 		Example: `  tune trace
   tune trace .ldd/trace.log --last 5
@@ -96,6 +100,9 @@ row groups as the logs are read. The file appears whole or not at all; an existi
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Logs = args
 			opts.LastSet = cmd.Flags().Changed("last")
+			if opts.MaxLine < 1 || opts.MaxLine > 1024 {
+				return FlagErrorf("--max-line-mb %d: want 1 to 1024", opts.MaxLine)
+			}
 			switch opts.Format {
 			case "text", "json", "jsonl":
 				if opts.Out != "" {
@@ -135,6 +142,7 @@ row groups as the logs are read. The file appears whole or not at all; an existi
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `format`: text, json (one document), jsonl (one task per line, streamed) or parquet (--out)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the --format parquet export to `FILE` (atomically: all of it or nothing)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing --out file")
+	cmd.Flags().IntVar(&opts.MaxLine, "max-line-mb", traceparse.DefaultMaxLineBytes>>20, "skip (and report) lines longer than `N` MB instead of reading them")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "exit 1 if any line was skipped (blank and comment lines aside)")
 	return cmd
 }
@@ -211,14 +219,14 @@ func traceRun(opts *traceOptions) (err error) {
 			}
 		}
 		for _, log := range opts.Logs {
-			l, err := traceparse.StreamLog(log, out.Task, warn)
+			l, err := traceparse.StreamLog(log, out.Task, warn, traceparse.MaxLineBytes(opts.MaxLine<<20))
 			if err != nil {
 				return traceReadError(opts, err)
 			}
 			lines.Add(l)
 		}
 	} else {
-		res, err := traceparse.ReadLogs(opts.Logs, last)
+		res, err := traceparse.ReadLogs(opts.Logs, last, traceparse.MaxLineBytes(opts.MaxLine<<20))
 		if err != nil {
 			return traceReadError(opts, err)
 		}

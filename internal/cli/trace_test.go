@@ -223,3 +223,30 @@ func TestTraceJSONL(t *testing.T) {
 		}
 	}
 }
+
+// --max-line-mb: a longer line is skipped and reported (and fails --strict); the cap is a usage error
+// outside 1..1024 MB.
+func TestTraceMaxLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.log")
+	log := "2026-04-22T12:00:00Z  meta  L1/diagnostic  dispatch=auto  task=t  loops=inner\n" +
+		"2026-04-22T12:00:01Z  inner  k=1  action=\"" + strings.Repeat("x", 2<<20) + "\"  loss=0.5\n" +
+		"2026-04-22T12:00:02Z  inner  close  terminal=complete\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := traceCLI(t, "trace", "--max-line-mb", "1", "--last", "0", path)
+	if code != 0 || !strings.Contains(errOut, ":2: skipped: line longer than 1 MB") || !strings.Contains(out, "3 lines read: 2 parsed, 1 skipped") {
+		t.Errorf("cap 1 MB: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, _ := traceCLI(t, "trace", "--max-line-mb", "1", "--strict", "--last", "0", path); code != ExitError {
+		t.Errorf("--strict: exit %d", code)
+	}
+	if code, out, errOut := traceCLI(t, "trace", "--last", "0", path); code != 0 || !strings.Contains(out, "3 parsed, 0 skipped") {
+		t.Errorf("default cap: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, n := range []string{"0", "2000"} {
+		if code, _, _ := traceCLI(t, "trace", "--max-line-mb", n, path); code != ExitUsage {
+			t.Errorf("--max-line-mb %s: exit %d", n, code)
+		}
+	}
+}

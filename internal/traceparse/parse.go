@@ -12,8 +12,8 @@ import (
 
 // Parse reads a whole log from r. source names it in tasks and warnings. The error is a read error;
 // problems with the content are warnings in the result.
-func Parse(r io.Reader, source string) (*Result, error) {
-	p := newParser(source, 0)
+func Parse(r io.Reader, source string, opts ...Option) (*Result, error) {
+	p := newParser(source, 0, opts...)
 	if err := p.read(r); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
@@ -25,8 +25,8 @@ func Parse(r io.Reader, source string) (*Result, error) {
 // It keeps no reference to a task once emit returns, so its memory follows the tasks in flight, not the
 // log (docs/decisions.md#streaming-reads). The tasks and warnings are those Parse returns, in the same
 // order. An error from emit stops the read and is returned; the line counts then cover what was read.
-func Stream(r io.Reader, source string, emit func(*Task) error, warn func(Warning)) (LineCounts, error) {
-	p := newParser(source, 0)
+func Stream(r io.Reader, source string, emit func(*Task) error, warn func(Warning), opts ...Option) (LineCounts, error) {
+	p := newParser(source, 0, opts...)
 	p.emit, p.emitWarn = emit, warn
 	if warn == nil {
 		p.emitWarn = func(Warning) {}
@@ -77,6 +77,7 @@ type parser struct {
 	// emit, when set, receives each task as it completes instead of the result's task list
 	// (Stream); emitWarn likewise receives each warning. stopErr is the first error emit returned:
 	// the read stops at the next batch and emits nothing more.
+	maxLine  int // the line-length cap (MaxLineBytes)
 	emit     func(*Task) error
 	emitWarn func(Warning)
 	stopErr  error
@@ -90,8 +91,13 @@ type lossGroup struct {
 	known bool
 }
 
-func newParser(source string, offset int64) *parser {
-	return &parser{source: source, res: &Result{Tasks: []Task{}, Warnings: []Warning{}}, offset: offset, start: offset}
+func newParser(source string, offset int64, opts ...Option) *parser {
+	p := &parser{source: source, res: &Result{Tasks: []Task{}, Warnings: []Warning{}}, offset: offset, start: offset,
+		maxLine: DefaultMaxLineBytes}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 // splitLines calls fn with the bounds of every complete line at the start of data (line end
@@ -191,7 +197,7 @@ func skippedDeparture(skip skipCode) string {
 	case skipIncomplete:
 		return "skipped here (incomplete last line, no line end); the reference reads it"
 	case skipTooLong:
-		return "skipped here (longer than 1 GiB); the reference reads it"
+		return "skipped here (longer than the line-length cap); the reference reads it"
 	}
 	return "skipped here; the reference reads it into this task"
 }
@@ -242,7 +248,7 @@ func (p *parser) skipReason(skip skipCode) string {
 	case skipEmptyMagic:
 		return "magic prefix " + MagicPrefix + " with no entry after it"
 	case skipTooLong:
-		return "line longer than 1 GiB: not read"
+		return fmt.Sprintf("line longer than %d MB, the line-length cap: not read (tune trace --max-line-mb raises it)", p.maxLine>>20)
 	case skipIncomplete:
 		return "incomplete last line (no line end): a write in progress or a cut file"
 	}

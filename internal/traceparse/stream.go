@@ -31,6 +31,52 @@ type batch struct {
 type lineSpan struct {
 	start, end int
 	terminated bool
+	// tooLong marks a line longer than the cap, skipped without being held: it has no bytes in the
+	// batch, and abs is the absolute offset where it started.
+	tooLong bool
+	abs     int64
+}
+
+// DefaultMaxLineBytes is the default line-length cap of a streamed read: far beyond any line a trace
+// writer produces, low enough that a log of garbage (a device, a file without line ends) cannot make
+// a read hold gigabytes (docs/decisions.md#line-length-cap).
+const DefaultMaxLineBytes = 64 << 20
+
+// Option configures a read.
+type Option func(*parser)
+
+// MaxLineBytes sets the line-length cap (n <= 0: the default; at most 1 GiB). A longer line is
+// skipped while it is read, without being held, and reported as a skipped line.
+func MaxLineBytes(n int) Option {
+	return func(p *parser) {
+		if n <= 0 {
+			n = DefaultMaxLineBytes
+		}
+		p.maxLine = min(n, maxLineBytes)
+	}
+}
+
+// firstLineEnd returns where the line after the first line end of data starts, and whether data has a
+// line end (a "\r" as its last byte counts as one: a "\n" after it then reads as a blank line).
+func firstLineEnd(data []byte) (int, bool) {
+	for i, c := range data {
+		if c == '\n' {
+			return i + 1, true
+		}
+		if c == '\r' {
+			if i+1 < len(data) && data[i+1] == '\n' {
+				return i + 2, true
+			}
+			return i + 1, true
+		}
+	}
+	return len(data), false
+}
+
+// accountTooLong accounts for a line over the cap that started at abs.
+func (p *parser) accountTooLong(abs int64, terminated bool) {
+	lc := lineClass{skip: skipTooLong}
+	p.account(&lc, terminated, abs, nil, 0)
 }
 
 // read parses everything r yields into p, then closes the last task.
@@ -99,6 +145,7 @@ func nextBuffer(old, carry []byte) []byte {
 func (p *parser) readSequential(r io.Reader) error {
 	var buf []byte
 	var used int
+	skipFrom := int64(-1) // where a line over the cap started, while its bytes are skipped
 	for {
 		buf = nextBuffer(buf, buf[used:])
 		var atEOF bool
@@ -106,8 +153,20 @@ func (p *parser) readSequential(r io.Reader) error {
 		if buf, atEOF, err = fill(r, buf); err != nil {
 			return err
 		}
-		if used = p.feedSequential(buf, atEOF); atEOF || p.stopped.Load() {
+		start := 0
+		if skipFrom >= 0 {
+			var found bool
+			if start, found = firstLineEnd(buf); found || atEOF {
+				p.accountTooLong(skipFrom, found)
+				skipFrom = -1
+			}
+			p.offset += int64(start)
+		}
+		if used = start + p.feedSequential(buf[start:], atEOF); atEOF || p.stopped.Load() {
 			return nil
+		}
+		if rest := len(buf) - used; rest > p.maxLine {
+			skipFrom, p.offset, used = p.offset, p.offset+int64(rest), len(buf)
 		}
 	}
 }
@@ -156,6 +215,10 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 				for i, l := range b.lines {
 					n := len(b.entries)
 					lc := &b.classes[i]
+					if l.tooLong {
+						*lc = lineClass{skip: skipTooLong}
+						continue
+					}
 					if cls.classify(b.data[l.start:l.end], lc, &b.entries[:n+1][n]); lc.skip == keep {
 						lc.entry, b.entries = n, b.entries[:n+1]
 					}
@@ -170,7 +233,11 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 		for b := range ordered {
 			<-b.done
 			for i, l := range b.lines {
-				p.account(&b.classes[i], l.terminated, b.offset+int64(l.start), b.entries, b.classes[i].entry)
+				off := b.offset + int64(l.start)
+				if l.tooLong {
+					off = l.abs
+				}
+				p.account(&b.classes[i], l.terminated, off, b.entries, b.classes[i].entry)
 			}
 			b.entries = nil // the result's now
 			select {
@@ -182,6 +249,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 
 	var carry []byte
 	var err error
+	skipFrom := int64(-1) // where a line over the cap started, while its bytes are skipped
 	for atEOF := false; !atEOF && err == nil && !p.stopped.Load(); {
 		var b *batch
 		select {
@@ -194,17 +262,30 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 			break
 		}
 		b.lines, b.offset, b.done = b.lines[:0], p.offset, make(chan struct{})
-		used := splitLines(b.data, atEOF, func(start, end int) {
-			b.lines = append(b.lines, lineSpan{start, end, true})
+		start := 0
+		if skipFrom >= 0 {
+			var found bool
+			if start, found = firstLineEnd(b.data); found || atEOF {
+				b.lines = append(b.lines, lineSpan{terminated: found, tooLong: true, abs: skipFrom})
+				skipFrom = -1
+			}
+		}
+		used := start + splitLines(b.data[start:], atEOF, func(s, e int) {
+			b.lines = append(b.lines, lineSpan{start: start + s, end: start + e, terminated: true})
 		})
 		if atEOF && used < len(b.data) {
-			b.lines = append(b.lines, lineSpan{used, len(b.data), false})
+			b.lines = append(b.lines, lineSpan{start: used, end: len(b.data)})
 			used = len(b.data)
 		}
 		p.offset += int64(used)
 		// The bytes after the last line end are copied into the next batch's buffer, since this
-		// one is shared with a worker from now on.
-		carry = append([]byte(nil), b.data[used:]...)
+		// one is shared with a worker from now on; past the cap they are dropped instead, and so
+		// are the line's bytes up to its end.
+		if rest := len(b.data) - used; rest > p.maxLine {
+			skipFrom, p.offset, carry = p.offset, p.offset+int64(rest), nil
+		} else {
+			carry = append([]byte(nil), b.data[used:]...)
+		}
 		if cap(b.classes) < len(b.lines) {
 			b.classes = make([]lineClass, len(b.lines))
 		}
@@ -221,7 +302,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 
 // StreamLog streams the log at path (see Stream): the bytes present when it is opened, so that a line
 // a writer is still appending reads as an incomplete last line, as in ReadLast.
-func StreamLog(path string, emit func(*Task) error, warn func(Warning)) (LineCounts, error) {
+func StreamLog(path string, emit func(*Task) error, warn func(Warning), opts ...Option) (LineCounts, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return LineCounts{}, err
@@ -232,7 +313,7 @@ func StreamLog(path string, emit func(*Task) error, warn func(Warning)) (LineCou
 		return LineCounts{}, err
 	}
 	if !fi.Mode().IsRegular() {
-		return Stream(f, path, emit, warn)
+		return Stream(f, path, emit, warn, opts...)
 	}
-	return Stream(io.NewSectionReader(f, 0, fi.Size()), path, emit, warn)
+	return Stream(io.NewSectionReader(f, 0, fi.Size()), path, emit, warn, opts...)
 }

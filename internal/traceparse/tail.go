@@ -19,7 +19,7 @@ const (
 // the file. The log is never written. Only the bytes present when the read starts are read: a line a
 // writer is still appending is reported as an incomplete last line. When the read starts after the
 // beginning of the file, Result.Tails records the offset and line numbers count from there.
-func ReadLast(path string, n int) (*Result, error) {
+func ReadLast(path string, n int, opts ...Option) (*Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func ReadLast(path string, n int) (*Result, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() { // a pipe cannot be read backwards: read it all, keep the last n
-		res, err := Parse(f, path)
+		res, err := Parse(f, path, opts...)
 		if err == nil && n > 0 && len(res.Tasks) > n {
 			res.Tasks = res.Tasks[len(res.Tasks)-n:]
 		}
@@ -38,13 +38,13 @@ func ReadLast(path string, n int) (*Result, error) {
 	}
 	size := fi.Size()
 	if n <= 0 {
-		return Parse(io.NewSectionReader(f, 0, size), path)
+		return Parse(io.NewSectionReader(f, 0, size), path, opts...)
 	}
 	data, start, err := tailStart(f, size, n)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	p := newParser(path, start)
+	p := newParser(path, start, opts...)
 	if err := p.readBytes(data); err != nil {
 		return nil, err
 	}
@@ -124,10 +124,10 @@ func lastLineEnd(b []byte) int {
 
 // ReadLogs reads the last n tasks (n <= 0: all) of each log and concatenates the results in the
 // order given. Each task keeps its Source.
-func ReadLogs(paths []string, n int) (*Result, error) {
+func ReadLogs(paths []string, n int, opts ...Option) (*Result, error) {
 	all := &Result{Tasks: []Task{}, Warnings: []Warning{}}
 	for _, path := range paths {
-		res, err := ReadLast(path, n)
+		res, err := ReadLast(path, n, opts...)
 		if err != nil {
 			return nil, err
 		}
