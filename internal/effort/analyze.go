@@ -161,6 +161,9 @@ func (o *observer) shiftsOf(sid, agentID string, ms []*message, where map[*messa
 				s.ObservedAt = fmt.Sprintf("%s:%d", where[next], next.line)
 			}
 			s.Verdict = verdict(&s)
+			if s.Verdict == VerdictUnexpected && s.To == "xhigh" && *s.Observed == "high" {
+				s.Note = "xhigh ran as high: the silent fallback of a model without xhigh"
+			}
 			if s.Observed != nil {
 				s.TookEffect = boolPtr(*s.Observed == s.To)
 			}

@@ -99,6 +99,11 @@ func writeObserved(b io.Writer, o *Observed, census bool) error {
 			return err
 		}
 	}
+	for _, s := range o.Shifts {
+		if s.Note != "" {
+			fmt.Fprintf(b, "note: shift %s in session %s at %s: %s\n", s.Skill, shortID(s.Session), clock(s.Timestamp), s.Note)
+		}
+	}
 	for _, s := range o.Stuck {
 		fmt.Fprintf(b, "\nsession %s stays at %s despite %d paired shift(s): %s\n", shortID(s.Session), s.Level, s.Shifts, s.Reason)
 	}

@@ -53,6 +53,7 @@ type Shift struct {
 	Line       int     `json:"line"`
 	// ObservedAt is the file:line of the next request, the evidence of Observed.
 	ObservedAt string `json:"observed_at,omitempty"`
+	Note       string `json:"note,omitempty"`
 }
 
 // Run is one subagent run (one agent-<id>.jsonl) against its agent's pin.

@@ -65,10 +65,20 @@ func TestShiftVerdicts(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("shifts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	notes := 0
 	for _, s := range o.Shifts {
 		if s.File == "" || s.Line == 0 || s.Timestamp == "" || s.MessageID == "" {
 			t.Errorf("shift without evidence: %+v", s)
 		}
+		if s.Note != "" {
+			notes++
+			if s.To != "xhigh" || !strings.Contains(s.Note, "fallback") {
+				t.Errorf("note %q on the %s shift", s.Note, s.To)
+			}
+		}
+	}
+	if notes != 1 {
+		t.Errorf("%d fallback notes, want 1 (the xhigh shift that ran at high)", notes)
 	}
 
 	var sub []string
@@ -238,7 +248,7 @@ func TestJSONFields(t *testing.T) {
 	want := map[string][]string{
 		"":               {"agents", "by_level", "by_phase", "pins", "repo", "runs", "sessions", "settings", "shifts", "stuck_sessions", "subagent_shifts", "transcripts", "unpinned", "warnings"},
 		"pins":           {"effort", "file", "kind", "line", "name"},
-		"shifts":         {"file", "from", "line", "message_id", "observed", "observed_at", "paired", "session", "skill", "timestamp", "to", "took_effect", "verdict"},
+		"shifts":         {"file", "from", "line", "message_id", "note", "observed", "observed_at", "paired", "session", "skill", "timestamp", "to", "took_effect", "verdict"},
 		"agents":         {"agent", "conformant", "evidence", "observed", "pinned", "runs", "verdict"},
 		"runs":           {"agent", "agent_id", "dispatched", "file", "line", "note", "observed", "pinned", "session", "shifts", "source", "timestamp", "verdict"},
 		"stuck_sessions": {"entrypoint", "level", "reason", "session", "shifts"},
