@@ -21,6 +21,9 @@ type historyOptions struct {
 	WeightsDir string
 	Builtin    bool // no flag, variable or project chose the store (see app.Env)
 	JSON       bool
+	// Limit is how many of the latest log entries to list (0: all). The table lists
+	// defaultHistoryLimit unless --limit is given; --json lists all unless it is.
+	Limit int
 }
 
 // NewCmdHistory builds `tune history`.
@@ -38,13 +41,23 @@ version written (apply, rollback), every repair — with its serial, the version
 the proposal, the change, the decision and the suite loss before → after. The active version is
 marked. A store without a log yet lists its version files.
 
+The table lists the latest 20 entries (--limit N for another number, --limit 0 for all) and says how
+many it left out; --json lists every entry unless --limit is given.
+
 --json prints {"active", "serial", "lineage", "versions": [...], "entries": [log entries]}; the entry
 fields are those of weights/evolution.jsonl.`,
 		Example: `  tune history
+  tune history --limit 5
   tune history --json | jq '.entries[] | select(.action == "apply")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir, opts.Builtin = f.WeightsDir, f.Builtin
+			if opts.Limit < 0 {
+				return FlagErrorf("--limit %d: want a number of entries, or 0 for all", opts.Limit)
+			}
+			if !cmd.Flags().Changed("limit") && !opts.JSON {
+				opts.Limit = defaultHistoryLimit
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -52,8 +65,12 @@ fields are those of weights/evolution.jsonl.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the history as JSON")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 0, fmt.Sprintf("list the latest `N` log entries, 0 for all (default %d in the table, all with --json)", defaultHistoryLimit))
 	return cmd
 }
+
+// defaultHistoryLimit is how many log entries the table lists without --limit: a screenful.
+const defaultHistoryLimit = 20
 
 type historyVersion struct {
 	Version string    `json:"version"`
@@ -111,10 +128,21 @@ func historyRun(opts *historyOptions) error {
 		}
 		rep.Versions = append(rep.Versions, hv)
 	}
+	left := 0
+	if opts.Limit > 0 && len(rep.Entries) > opts.Limit {
+		left = len(rep.Entries) - opts.Limit
+		rep.Entries = rep.Entries[left:]
+	}
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)
 	}
-	return printHistory(opts.IO.Out, &rep)
+	if err := printHistory(opts.IO.Out, &rep); err != nil {
+		return err
+	}
+	if left > 0 {
+		termtable.Fprintf(opts.IO.Out, "(the %d earlier entries are not listed; --limit 0 lists all)\n", left)
+	}
+	return nil
 }
 
 func printHistory(w io.Writer, rep *historyReport) error {

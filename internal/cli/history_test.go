@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,20 @@ func TestHistoryGolden(t *testing.T) {
 	}
 	if rep.Active != "v0003" || len(rep.Entries) != 5 || rep.Entries[3].Action != store.ActionApply || rep.Entries[4].Restores != 1 {
 		t.Errorf("history --json: %+v", rep)
+	}
+
+	// --limit keeps the latest entries and says how many it left out.
+	code, out, _ = storeRun(t, wd, fd, nil, "history", "--limit", "2")
+	if code != 0 || strings.Contains(out, "propose-attempt") || !strings.Contains(out, "| rollback") ||
+		!strings.Contains(out, "(the 3 earlier entries are not listed; --limit 0 lists all)") {
+		t.Errorf("history --limit 2:\n%s", out)
+	}
+	code, out, _ = storeRun(t, wd, fd, nil, "history", "--limit", "1", "--json")
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || len(rep.Entries) != 1 || rep.Entries[0].Serial != 5 {
+		t.Errorf("history --limit 1 --json: %v %+v", err, rep)
+	}
+	if code, _, _ := storeRun(t, wd, fd, nil, "history", "--limit", "-1"); code != ExitUsage {
+		t.Errorf("--limit -1: exit %d, want 2", code)
 	}
 }
 

@@ -67,8 +67,8 @@ split, a malformed signals= pair, …) are listed on stderr with file, line and 
 
 --last N reads only the last N tasks of each log, backwards from its end, so its cost does not
 grow with the log. Then line numbers count from where the read started (the byte offset is
-given too); byte offsets are exact in any case. The default is the whole log for a single log
-under 1 MB and the last 20 tasks otherwise; --last 0 reads everything.
+given too); byte offsets are exact in any case. The default is decided for each log alone, however many
+are given: the whole log when it is under 1 MB, its last 20 tasks otherwise; --last 0 reads everything.
 
 --json prints {"tasks": [...], "lines": {"read", "parsed", "skipped", "blank", "comment"},
 "warnings": [{"file", "line", "offset", "reason", "skipped"}], "tails": [{"file", "offset"}]}.
@@ -148,14 +148,15 @@ read, never held, and reported like any skipped line, so a log of garbage cannot
 }
 
 // lastTasks is the number of tasks to read per log: --last, or the default for these logs.
-func (opts *traceOptions) lastTasks() int {
+// lastTasks is the number of tasks to read of one log (0: all): --last, else all of a log under 1 MB and
+// the last defaultLastTask of a larger one. The rule looks at that log alone: `tune trace A B` reads A
+// as `tune trace A` does (docs/decisions.md#trace-window).
+func (opts *traceOptions) lastTasks(log string) int {
 	if opts.LastSet {
 		return opts.Last
 	}
-	if len(opts.Logs) == 1 {
-		if fi, err := os.Stat(opts.Logs[0]); err == nil && fi.Size() < smallTraceLog {
-			return 0
-		}
+	if fi, err := os.Stat(log); err == nil && fi.Size() < smallTraceLog {
+		return 0
 	}
 	return defaultLastTask
 }
@@ -207,26 +208,28 @@ func traceRun(opts *traceOptions) (err error) {
 			skipped++
 		}
 	}
-	if last := opts.lastTasks(); last == 0 {
-		// The whole of each log, streamed: a task is written (or becomes a row) as soon as it is read,
-		// and nothing keeps it, so memory does not follow the log (docs/decisions.md#streaming-reads).
-		warn := func(w traceparse.Warning) {
-			count(w)
-			if opts.Format == "json" {
-				warnings = append(warnings, w)
-			} else {
-				printTraceWarning(opts.IO.ErrOut, w, false)
+	// Each log is read by its own rule (lastTasks), so the default window of a log does not depend on
+	// how many logs are given (docs/decisions.md#trace-window).
+	for _, log := range opts.Logs {
+		if last := opts.lastTasks(log); last == 0 {
+			// The whole log, streamed: a task is written (or becomes a row) as soon as it is read, and
+			// nothing keeps it, so memory does not follow the log (docs/decisions.md#streaming-reads).
+			warn := func(w traceparse.Warning) {
+				count(w)
+				if opts.Format == "json" {
+					warnings = append(warnings, w)
+				} else {
+					printTraceWarning(opts.IO.ErrOut, w, false)
+				}
 			}
-		}
-		for _, log := range opts.Logs {
 			l, err := traceparse.StreamLog(log, out.Task, warn, traceparse.MaxLineBytes(opts.MaxLine<<20))
 			if err != nil {
 				return traceReadError(opts, err)
 			}
 			lines.Add(l)
+			continue
 		}
-	} else {
-		res, err := traceparse.ReadLogs(opts.Logs, last, traceparse.MaxLineBytes(opts.MaxLine<<20))
+		res, err := traceparse.ReadLast(log, opts.lastTasks(log), traceparse.MaxLineBytes(opts.MaxLine<<20))
 		if err != nil {
 			return traceReadError(opts, err)
 		}
@@ -238,7 +241,8 @@ func traceRun(opts *traceOptions) (err error) {
 		for _, w := range res.Warnings {
 			count(w)
 		}
-		lines, warnings, tails = res.Lines, res.Warnings, res.Tails
+		lines.Add(res.Lines)
+		warnings, tails = append(warnings, res.Warnings...), append(tails, res.Tails...)
 		if opts.Format != "json" {
 			printTraceWarnings(opts.IO.ErrOut, res)
 		}

@@ -158,6 +158,23 @@ func TestTraceDefaultWindow(t *testing.T) {
 	if n, _ := count(small, small); n != 6 {
 		t.Errorf("two logs: %d tasks, want 3 each", n)
 	}
+	// A small log of 30 tasks is read whole alone and next to another log: the default window of a
+	// log does not depend on how many logs are given (it kept 20 of each once there were two).
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "2026-05-01T09:%02d:00Z  meta  L1/diagnostic  dispatch=auto  task=\"task %d\"  loops=inner\n", i, i)
+		fmt.Fprintf(&b, "2026-05-01T09:%02d:01Z  inner  close  terminal=complete  loss_final=0.000\n", i)
+	}
+	thirty := filepath.Join(t.TempDir(), "thirty.log")
+	if err := os.WriteFile(thirty, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := count(thirty); n != 30 {
+		t.Errorf("one small log: %d tasks, want 30", n)
+	}
+	if n, _ := count(thirty, small); n != 33 {
+		t.Errorf("a small log next to another: %d tasks, want 30 + 3", n)
+	}
 }
 
 func TestTraceMissingDefaultLog(t *testing.T) {
