@@ -179,46 +179,105 @@ const UnknownKey = "(unknown)"
 
 // Build computes the report over tasks.
 func Build(tasks []traceparse.Task, opt Options) *Report {
-	// A window beyond what a time.Duration holds (about 292 years) keeps everything.
-	var cutoff time.Time
-	if opt.Days < maxDays {
-		cutoff = opt.Now.Add(-time.Duration(opt.Days) * 24 * time.Hour)
-	}
-	var in []*traceparse.Task
-	rep := &Report{Beyond: Beyond{Tasks: []BeyondTask{}}}
+	b := NewBuilder(opt)
 	for i := range tasks {
-		t := &tasks[i]
-		if !t.Closed {
-			continue
-		}
-		if t.MetaTime.IsZero() {
-			rep.Undated++
-			rep.Beyond.Tasks = append(rep.Beyond.Tasks, beyondTask(t, []string{
-				"meta timestamp " + strconv.Quote(t.MetaTimestamp) + " is not RFC 3339: left out of every window here; the reference's ISO reader may keep it"}))
-			continue
-		}
-		if t.MetaTime.Before(cutoff) {
-			continue
-		}
-		in = append(in, t)
-		if r := departures(t); len(r) > 0 {
-			rep.Beyond.Tasks = append(rep.Beyond.Tasks, beyondTask(t, r))
-		}
+		b.Add(&tasks[i])
 	}
+	return b.Report()
+}
+
+// Builder computes a report from tasks given one at a time (from traceparse.Stream), keeping of
+// each counted task only what the report needs, so memory follows the number of closed tasks in the
+// window, not the size of the logs.
+type Builder struct {
+	opt    Options
+	cutoff time.Time
+	in     []*fact
+	rep    *Report
+	names  map[string]string // interned copies of the few distinct strings facts hold
+}
+
+func (b *Builder) intern(s string) string {
+	if v, ok := b.names[s]; ok {
+		return v
+	}
+	if b.names == nil {
+		b.names = map[string]string{}
+	}
+	c := strings.Clone(s)
+	b.names[c] = c
+	return c
+}
+
+// fact is what the report needs of a counted task.
+type fact struct {
+	source, level, dispatch, weightsVersion string
+	metaTime                                time.Time
+	outcome                                 Outcome
+	finalLoss                               float64 // *outcome.FinalLoss, kept by value
+	signals                                 []string
+}
+
+// NewBuilder starts a report.
+func NewBuilder(opt Options) *Builder {
+	b := &Builder{opt: opt, rep: &Report{Beyond: Beyond{Tasks: []BeyondTask{}}}}
+	// A window beyond what a time.Duration holds (about 292 years) keeps everything.
+	if opt.Days < maxDays {
+		b.cutoff = opt.Now.Add(-time.Duration(opt.Days) * 24 * time.Hour)
+	}
+	return b
+}
+
+// Add counts one task (it keeps no reference to it).
+func (b *Builder) Add(t *traceparse.Task) {
+	if !t.Closed {
+		return
+	}
+	rep := b.rep
+	if t.MetaTime.IsZero() {
+		rep.Undated++
+		rep.Beyond.Tasks = append(rep.Beyond.Tasks, beyondTask(t, []string{
+			"meta timestamp " + strconv.Quote(t.MetaTimestamp) + " is not RFC 3339: left out of every window here; the reference's ISO reader may keep it"}))
+		return
+	}
+	if t.MetaTime.Before(b.cutoff) {
+		return
+	}
+	// The task's strings are slices of the reader's large buffers: the fact keeps copies (through the
+	// interning map), so the buffers can go.
+	f := &fact{source: b.intern(t.Source), level: b.intern(t.Level), dispatch: b.intern(t.Dispatch),
+		weightsVersion: b.intern(t.WeightsVersion), metaTime: t.MetaTime, outcome: Classify(t)}
+	f.outcome.Level, f.outcome.Terminal = f.level, b.intern(f.outcome.Terminal)
+	if f.outcome.FinalLoss != nil {
+		f.finalLoss = *f.outcome.FinalLoss
+		f.outcome.FinalLoss = &f.finalLoss
+	}
+	for _, s := range t.Signals {
+		f.signals = append(f.signals, b.intern(s.Name))
+	}
+	b.in = append(b.in, f)
+	if r := departures(t); len(r) > 0 {
+		rep.Beyond.Tasks = append(rep.Beyond.Tasks, beyondTask(t, r))
+	}
+}
+
+// Report finishes the report.
+func (b *Builder) Report() *Report {
+	rep, in, opt := b.rep, b.in, b.opt
 	rep.Beyond.NTasks = len(rep.Beyond.Tasks)
 	rep.Summary, rep.Intervals = summarise(in, opt.Days)
 	versions := sortedVersions(opt.Versions)
-	rep.ByWeightsVersion = split(in, opt.Days, func(t *traceparse.Task) (string, origin) {
-		if t.WeightsVersion != "" {
-			return t.WeightsVersion, fromMeta
+	rep.ByWeightsVersion = split(in, opt.Days, func(t *fact) (string, origin) {
+		if t.weightsVersion != "" {
+			return t.weightsVersion, fromMeta
 		}
-		if v := activeAt(versions, t.MetaTime); v != UnknownKey {
+		if v := activeAt(versions, t.metaTime); v != UnknownKey {
 			return v, fromLog
 		}
 		return UnknownKey, fromNothing
 	}, true)
-	rep.ByDispatch = split(in, opt.Days, func(t *traceparse.Task) (string, origin) { return cmp.Or(t.Dispatch, UnknownKey), fromMeta }, false)
-	rep.ByLog = split(in, opt.Days, func(t *traceparse.Task) (string, origin) { return t.Source, fromMeta }, false)
+	rep.ByDispatch = split(in, opt.Days, func(t *fact) (string, origin) { return cmp.Or(t.dispatch, UnknownKey), fromMeta }, false)
+	rep.ByLog = split(in, opt.Days, func(t *fact) (string, origin) { return t.source, fromMeta }, false)
 	return rep
 }
 
@@ -263,17 +322,17 @@ type bucket struct {
 }
 
 // summarise computes the reference's summary and its intervals over tasks (all closed, in window).
-func summarise(tasks []*traceparse.Task, days int) (Summary, Intervals) {
+func summarise(tasks []*fact, days int) (Summary, Intervals) {
 	s := Summary{WindowDays: days, NTasksTotal: len(tasks)}
 	var bs [len(Levels)]bucket
 	over, under := 0, 0
 	for _, t := range tasks {
-		li := slices.Index(Levels[:], t.Level)
+		li := slices.Index(Levels[:], t.level)
 		if li < 0 {
 			continue
 		}
 		s.NTasksWithLevel++
-		o := Classify(t)
+		o := t.outcome
 		b := &bs[li]
 		b.n++
 		b.ks = append(b.ks, float64(o.K))
@@ -287,11 +346,11 @@ func summarise(tasks []*traceparse.Task, days int) (Summary, Intervals) {
 		if o.Complete {
 			b.complete++
 		}
-		for _, sg := range t.Signals {
-			if j := slices.IndexFunc(b.signals, func(c SignalCount) bool { return c.Name == sg.Name }); j >= 0 {
+		for _, name := range t.signals {
+			if j := slices.IndexFunc(b.signals, func(c SignalCount) bool { return c.Name == name }); j >= 0 {
 				b.signals[j].N++
 			} else {
-				b.signals = append(b.signals, SignalCount{Name: sg.Name, N: 1})
+				b.signals = append(b.signals, SignalCount{Name: name, N: 1})
 			}
 		}
 		if o.Overkill {
@@ -375,8 +434,8 @@ const (
 
 // split groups tasks by key (keys sorted; UnknownKey last) and summarises each group; withOrigin
 // adds how many tasks of each group got their key from their meta line and how many from the log.
-func split(tasks []*traceparse.Task, days int, key func(*traceparse.Task) (string, origin), withOrigin bool) []Group {
-	parts := map[string][]*traceparse.Task{}
+func split(tasks []*fact, days int, key func(*fact) (string, origin), withOrigin bool) []Group {
+	parts := map[string][]*fact{}
 	counts := map[string]*[3]int{}
 	for _, t := range tasks {
 		k, o := key(t)

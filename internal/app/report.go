@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"time"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
-	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -107,22 +105,14 @@ func ReportHistory(env Env, outDir string, logs []string) (ReportResult, error) 
 // accuracyByVersion is the dispatch accuracy of every closed task of the logs (whatever its age), split
 // by the weights version it was dispatched under.
 func accuracyByVersion(env Env, s *store.Store, logs []string) ([]accuracy.Group, error) {
-	res, err := traceparse.ReadLogs(logs, 0)
+	vs, err := versionStarts(s)
 	if err != nil {
 		return nil, err
-	}
-	acts, err := s.Activations()
-	if err != nil {
-		return nil, err
-	}
-	vs := make([]accuracy.VersionStart, len(acts))
-	for i, a := range acts {
-		vs[i] = accuracy.VersionStart{Version: weights.VersionName(a.Version), From: a.Time}
-		if a.Action == store.ActionInit {
-			vs[i].From = time.Time{} // the init entry stands for "since always" (docs/decisions.md#watch)
-		}
 	}
 	// The whole history: a window of a century (the reference's own "lifetime" value).
-	rep := accuracy.Build(res.Tasks, accuracy.Options{Days: 36500, Now: env.Now(), Versions: vs})
-	return rep.ByWeightsVersion, nil
+	b := accuracy.NewBuilder(accuracy.Options{Days: 36500, Now: env.Now(), Versions: vs})
+	if err := streamLogs(logs, b); err != nil {
+		return nil, err
+	}
+	return b.Report().ByWeightsVersion, nil
 }

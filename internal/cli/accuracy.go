@@ -1,21 +1,16 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
-	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/termtable"
-	"github.com/ldd-tools/tune/internal/traceparse"
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 type accuracyOptions struct {
@@ -94,46 +89,14 @@ n_from_log), n_tasks_undated (closed tasks whose meta timestamp is not RFC 3339)
 }
 
 func accuracyRun(opts *accuracyOptions) error {
-	res, err := traceparse.ReadLogs(opts.Logs, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && len(opts.Logs) == 1 && opts.Logs[0] == traceparse.DefaultLog {
-			return fmt.Errorf("no trace log at %s: run tune accuracy in a project that has one, or name the LOG files", traceparse.DefaultLog)
-		}
-		return err
-	}
-	versions, err := versionStarts(opts.WeightsDir)
+	rep, err := app.Accuracy(opts.Factory.Env(), opts.Logs, opts.Days)
 	if err != nil {
 		return err
 	}
-	rep := accuracy.Build(res.Tasks, accuracy.Options{Days: opts.Days, Now: opts.Factory.Now(), Versions: versions})
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)
 	}
 	return printAccuracy(opts.IO.Out, rep)
-}
-
-// versionStarts reads when each weights version became active; a missing or empty store gives none
-// (tasks then split by their weights= field alone).
-func versionStarts(dir string) ([]accuracy.VersionStart, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	s, err := store.Open(dir, nil)
-	if errors.Is(err, weights.ErrNoVersions) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	acts, err := s.Activations()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]accuracy.VersionStart, len(acts))
-	for i, a := range acts {
-		out[i] = accuracy.VersionStart{Version: weights.VersionName(a.Version), From: a.Time}
-	}
-	return out, nil
 }
 
 func fmtRate(r accuracy.Rate) string {

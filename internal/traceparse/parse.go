@@ -183,9 +183,13 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []En
 	for _, n := range lc.notes {
 		p.warn(e.Line, e.Offset, n, false)
 	}
-	prev := len(p.res.Tasks)
+	if lc.openQuote && e.Kind == KindMeta && p.open {
+		// Noted before add finishes (and, when streaming, emits) the task this meta line ends.
+		p.cur.Departures = append(p.cur.Departures, Departure{Line: e.Line, Offset: e.Offset,
+			Reason: "the next task's meta line: its quotes do not balance, so the reference drops it and reads that task's lines into this one"})
+	}
 	p.add(lc, ents, i)
-	p.departures(lc, e, prev)
+	p.departures(lc, e)
 }
 
 // skippedDeparture says how the reference reads a line skipped here (without line numbers, which
@@ -213,17 +217,11 @@ func (p *parser) depart(line int, offset int64, reason string) {
 	p.pendingDepartures = append(p.pendingDepartures, d)
 }
 
-// departures notes the departures of the kept line e, which add has just attached; prev is the
-// number of finished tasks before it, so a meta line that finished one can name it.
-func (p *parser) departures(lc *lineClass, e *Entry, prev int) {
+// departures notes the departures of the kept line e, which add has just attached.
+func (p *parser) departures(lc *lineClass, e *Entry) {
 	opens := e.Kind == KindMeta || (len(p.cur.Entries) == 1 && p.cur.Legacy)
 	if lc.openQuote {
 		p.depart(e.Line, e.Offset, "its quotes do not balance: kept here by a whitespace split, dropped by the reference")
-		if e.Kind == KindMeta && len(p.res.Tasks) > prev {
-			t := &p.res.Tasks[len(p.res.Tasks)-1]
-			t.Departures = append(t.Departures, Departure{Line: e.Line, Offset: e.Offset,
-				Reason: "the next task's meta line: its quotes do not balance, so the reference drops it and reads that task's lines into this one"})
-		}
 	}
 	if lc.bom && opens {
 		p.depart(e.Line, e.Offset, "starts with a BOM: stripped here; the reference keeps it and then cannot read the task's timestamp")
