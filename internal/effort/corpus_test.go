@@ -246,23 +246,26 @@ func designCorpus(t testing.TB) *corpus {
 
 // designCensus is the repository whose pins the corpus is checked against.
 func designCensus(t testing.TB) *Census {
-	root := writeTree(t, t.TempDir(), map[string]string{
-		"agents/hotfixer.md":            "---\nname: hotfixer\neffort: low\n---\n",
-		"agents/verifier.md":            "---\nname: verifier\neffort: xhigh\n---\n",
-		"agents/interviewer.md":         "---\nname: interviewer\n---\n",
-		"skills/feat/SKILL.md":          "---\nname: feat\neffort: high\n---\n",
-		"skills/commit-change/SKILL.md": "---\nname: commit-change\neffort: low\n---\n",
-		"skills/effort-low/SKILL.md":    "---\nname: effort-low\neffort: low\n---\n",
-		"skills/effort-medium/SKILL.md": "---\nname: effort-medium\neffort: medium\n---\n",
-		"skills/effort-high/SKILL.md":   "---\nname: effort-high\neffort: high\n---\n",
-		"skills/effort-xhigh/SKILL.md":  "---\nname: effort-xhigh\neffort: xhigh\n---\n",
-		"skills/effort-max/SKILL.md":    "---\nname: effort-max\neffort: max\n---\n",
-		"skills/graphify/SKILL.md":      "---\nname: graphify\n---\n",
-		"settings.json":                 `{"effortLevel": "high", "env": {"CLAUDE_CODE_EFFORT_LEVEL": "max"}}`,
-	})
+	root := writeTree(t, t.TempDir(), designRepo)
 	c, err := TakeCensus(os.DirFS(root))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// designRepo is the repository of designCensus.
+var designRepo = map[string]string{
+	"agents/hotfixer.md":            "---\nname: hotfixer\neffort: low\n---\n",
+	"agents/verifier.md":            "---\nname: verifier\neffort: xhigh\n---\n",
+	"agents/interviewer.md":         "---\nname: interviewer\n---\n",
+	"skills/feat/SKILL.md":          "---\nname: feat\neffort: high\n---\n",
+	"skills/commit-change/SKILL.md": "---\nname: commit-change\neffort: low\n---\n",
+	"skills/effort-low/SKILL.md":    "---\nname: effort-low\neffort: low\n---\n",
+	"skills/effort-medium/SKILL.md": "---\nname: effort-medium\neffort: medium\n---\n",
+	"skills/effort-high/SKILL.md":   "---\nname: effort-high\neffort: high\n---\n",
+	"skills/effort-xhigh/SKILL.md":  "---\nname: effort-xhigh\neffort: xhigh\n---\n",
+	"skills/effort-max/SKILL.md":    "---\nname: effort-max\neffort: max\n---\n",
+	"skills/graphify/SKILL.md":      "---\nname: graphify\n---\n",
+	"settings.json":                 `{"effortLevel": "high", "env": {"CLAUDE_CODE_EFFORT_LEVEL": "max"}}`,
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -295,5 +297,44 @@ func TestUnreadableFile(t *testing.T) {
 	_, err := Observe(files, Options{Open: c.open, Workers: 2})
 	if err == nil || !strings.Contains(err.Error(), "zzzz.jsonl") {
 		t.Fatalf("error %v, want one naming zzzz.jsonl", err)
+	}
+}
+
+// demoDir is the bundled demo of tune effort (README): the design corpus and its repository, kept
+// equal to what designCorpus and designRepo generate (go test -update rewrites it).
+var demoDir = filepath.Join("..", "..", "testdata", "effort-demo")
+
+func TestDemoData(t *testing.T) {
+	c := designCorpus(t)
+	want := map[string][]byte{}
+	for _, f := range c.files() {
+		data, err := os.ReadFile(filepath.Join(c.root, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want["transcripts/"+f] = data
+		meta := strings.TrimSuffix(f, ".jsonl") + ".meta.json"
+		if data, err := os.ReadFile(filepath.Join(c.root, filepath.FromSlash(meta))); err == nil {
+			want["transcripts/"+meta] = data
+		}
+	}
+	for name, body := range designRepo {
+		want["repo/"+name] = []byte(body)
+	}
+	for name, data := range want {
+		p := filepath.Join(demoDir, filepath.FromSlash(name))
+		if *testutil.Update {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("%s differs from the generated demo (go test -update): %v", p, err)
+		}
 	}
 }
