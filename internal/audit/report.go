@@ -168,6 +168,9 @@ func appendRows(t *termtable.Table, rows [][]string) error {
 
 // usd formats a cost for humans: cents, with thousands separators.
 func usd(v float64) string {
+	if v > 0 && v < 0.005 {
+		return "<$0.01"
+	}
 	cents := uint64(v*100 + 0.5)
 	return fmt.Sprintf("$%s.%02d", commas(cents/100), cents%100)
 }
@@ -319,7 +322,7 @@ func writeGroups(b io.Writer, rep *Report, thinkNote string, notes *footnotes) e
 			return err
 		}
 		for _, m := range g.Models {
-			if err := tbl.Append(groupRow("  "+m.Key, &m.Totals, &m.Shares, unknown)...); err != nil {
+			if err := tbl.Append(groupRow("· "+m.Key, &m.Totals, &m.Shares, unknown)...); err != nil {
 				return err
 			}
 		}

@@ -191,10 +191,10 @@ func TestJSONTotalsKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Totals  map[string]float64 `json:"totals"`
-		Shares  map[string]any     `json:"shares"`
-		Groups  []any              `json:"groups"`
-		Skipped map[string]int     `json:"skipped"`
+		Totals  map[string]any `json:"totals"`
+		Shares  map[string]any `json:"shares"`
+		Groups  []any          `json:"groups"`
+		Skipped map[string]int `json:"skipped"`
 	}
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatal(err)
@@ -205,6 +205,11 @@ func TestJSONTotalsKeys(t *testing.T) {
 		if doc.Totals[k] != v {
 			t.Errorf("totals.%s = %v, want %v", k, doc.Totals[k], v)
 		}
+	}
+	// The cost of these files in ccusage 20.0.24's daily report (testdata/ccusage/sample-daily-utc.json
+	// without edge_cases.jsonl's $0.001779).
+	if c, ok := doc.Totals["cost_usd"].(float64); !ok || !sameCents(c, 51.742581) {
+		t.Errorf("totals.cost_usd = %v, want $51.74", doc.Totals["cost_usd"])
 	}
 	if doc.Groups == nil || doc.Shares["spend"] == nil || len(doc.Skipped) != len(skipReasons) {
 		t.Errorf("document shape: %s", b.String()[:200])

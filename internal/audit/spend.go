@@ -69,6 +69,7 @@ type Totals struct {
 	// UnpricedModels names the models (request counts). Cost1hPremiumUSD is what 1-hour cache writes
 	// cost above the 5-minute price (included in the cost, which is TTL-aware).
 	CostUSD          *float64       `json:"cost_usd"`
+	CostByKindUSD    CostKinds      `json:"cost_by_kind_usd"` // of the priced requests
 	PricedCostUSD    float64        `json:"priced_cost_usd"`
 	Cost1hPremiumUSD float64        `json:"cost_1h_premium_usd"`
 	UnpricedRequests int            `json:"unpriced_requests"`
@@ -169,11 +170,22 @@ func (t *Totals) Settle() {
 	t.SubSpend, t.SubSpendTTL = t.sub.spend(BriefWeights), t.sub.spend(TTLWeights)
 	t.PricedCostUSD = t.cost.Total().USD()
 	t.Cost1hPremiumUSD = t.cost.Premium1h.USD()
+	t.CostByKindUSD = CostKinds{Input: t.cost.Input.USD(), Output: t.cost.Output.USD(), CacheWrite: t.cost.CacheWrite.USD(),
+		CacheRead: t.cost.CacheRead.USD(), Thinking: t.think.USD()}
 	t.CostUSD = nil
 	if t.UnpricedRequests == 0 {
 		v := t.PricedCostUSD
 		t.CostUSD = &v
 	}
+}
+
+// CostKinds split a cost in USD by token kind; Thinking is a part of Output.
+type CostKinds struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheWrite float64 `json:"cache_write"`
+	CacheRead  float64 `json:"cache_read"`
+	Thinking   float64 `json:"thinking"`
 }
 
 // Spend is a request's weighted spend in input-token units.

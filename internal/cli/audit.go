@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -60,35 +61,49 @@ func newCmdAudit(f *Factory, runF func(*auditOptions) error) *cobra.Command {
 	opts := &auditOptions{IO: f.IO, Getenv: f.Getenv, ReportsDir: f.ReportsDir}
 	cmd := &cobra.Command{
 		Use:   "audit [PATH...]",
-		Short: "Show where tokens, thinking and weighted spend go in Claude Code transcripts",
-		Long: `Read Claude Code transcripts and show where the money and the reasoning effort go: the share of
-weighted spend of cache reads, cache writes, input and output (output ×5, cache read ×0.1, cache write
-×1.25 relative to input; a TTL-aware column prices 1-hour cache writes ×2), the share of thinking, how
-much of it happens in the main loop, mean thinking per request in and outside the main loop, and the
-mean cached context per main-loop request. --by breaks it down by session, model, effort, class
-(main, subagent, compaction, side-question) or day (UTC).
+		Short: "Show what Claude Code transcripts cost and where tokens, thinking and money go",
+		Long: `Read Claude Code transcripts and show what they cost and where the money and the reasoning effort
+go: the cost in USD at each model's prices (ccusage 20.0.24's offline price table, embedded and
+versioned; --pricing FILE overrides it), its share by token kind (cache reads, cache writes, input,
+output, thinking, outside the main loop), the same shares of the effort design's weighted spend (one set
+of token weights for every model: output ×5, cache read ×0.1, cache write ×1.25; TTL-aware: 1-hour cache
+writes ×2), how much of the thinking happens in the main loop, mean thinking per request in and
+outside the main loop, and the mean cached context per main-loop request.
+
+The cost is ccusage's: per token kind, 1-hour cache writes at twice the input price, tokens of a kind
+above 200,000 in one request at the model's long-context price, fast mode at the model's multiplier. A
+model the table lacks is named in a warning and its cost is unknown (null in --json, "≥" in the
+table), never 0; a request without tokens costs 0.
+
+--by breaks it down, one row per group with absolute tokens and cost and a total row: day, week (from
+Sunday), month, session, project, model, effort, class (main, subagent, compaction, side-question) or
+block (ccusage's 5-hour billing blocks). Days, weeks and months are those of --timezone (default $TZ,
+else the system's zone, as ccusage). --breakdown adds one row per model inside each group.
+--since/--until keep the requests of those days (inclusive).
 
 Transcripts are found as ccusage finds them: the comma-separated entries of CLAUDE_CONFIG_DIR (each a
 Claude config directory or its projects/ directory), else ~/.config/claude/projects and
 ~/.claude/projects. PATH arguments replace that: a config directory, a projects/ directory, any folder
-(searched for *.jsonl; symbolic links are not followed) or a file.
+(searched for *.jsonl; symbolic links are not followed) or a file. A PATH in which no file holds a Claude
+Code record is an error; a file that cannot be read is left out with a warning (--strict: an error).
 
 Claude Code writes one line per streamed content block, each repeating the request's usage, and
 copies subagent calls into the parent file (agent_progress). Lines are merged into one record per
 request as ccusage 20.x merges them — key (message.id, requestId), the largest usage, sidechain lines
-never overriding the main loop, /btw replays collapsed — so token totals equal "ccusage claude daily".
-Thinking tokens are exact where usage.output_tokens_details records them, else estimated from the
-thinking text (characters/4) and flagged, else unknown.
+never overriding the main loop, /btw replays collapsed — so token totals and cost equal "ccusage claude
+daily". Thinking tokens are exact where usage.output_tokens_details records them, else estimated from
+the thinking text (characters/4) and flagged, else unknown.
 
 Bad lines never stop the audit: lines that are not JSON objects, truncated lines (a session still
-being written) and invalid usage records are counted by reason, shown on stderr and in --json under
-"skipped". Unlike ccusage, records written with spaces or pretty-printed over several lines are read;
---ccusage daily|session reads lines exactly as ccusage does (and, for session, ignores agent_progress
-copies and counts /btw replays as requests of their own, as that report does), for cross-checks.
+being written) and invalid usage records are counted by reason, shown once on stderr and in --json
+under "skipped". Unlike ccusage, records written with spaces or pretty-printed over several lines are
+read; --ccusage REPORT reads lines exactly as that ccusage report does (only daily counts agent_progress
+copies; session, weekly, monthly and blocks do not, and count /btw replays as requests), for
+cross-checks.
 
---json prints {"totals", "shares", "groups", "skipped", ...}. --format csv|jsonl prints one row per
-request instead (session, class, model, effort, tokens, thinking and its source, …), for DuckDB and
-the like. --format parquet --out FILE writes the same rows as a Parquet file (zstd, first and last as
+--json prints {"totals", "shares", "groups", "skipped", "unreadable_files", ...}; every totals object
+has cost_usd. --format csv|jsonl prints one row per request instead (session, class, model, effort,
+tokens, thinking and its source, cost_usd, …), for DuckDB and the like; --by does not apply to rows. --format parquet --out FILE writes the same rows as a Parquet file (zstd, first and last as
 timestamps), written whole or not at all (an existing file needs --force); --partition-by day makes
 --out a directory of Hive-style day=YYYY-MM-DD/requests.parquet files (UTC day of the request), so a
 nightly job can add a day at a time. docs/scale.md has the DuckDB, Spark and Trino queries that
@@ -105,6 +120,8 @@ have been read, and only a few dozen bytes per request are kept, for copies of i
 sessions (resumed or forked sessions). --format csv|jsonl keeps about twice that, to write the rows
 in order at the end.`,
 		Example: `  tune audit
+  tune audit --by day --since 2026-02-01 --until 2026-02-28 --timezone Europe/Paris
+  tune audit --by month --breakdown
   tune audit ~/.claude/projects/-home-me-shop-api --by session
   tune audit --by effort --label high runs/high
   tune audit --json | jq .shares.spend
@@ -364,6 +381,8 @@ func auditRun(opts *auditOptions) error {
 	scan := scanOptions(opts.CCUsage, opts.Label)
 	scan.Strict = opts.Strict
 	scan.MaxLineBytes = opts.MaxLineBytes
+	// A path without a transcript record fails before any row is written.
+	scan.Check = func(res *transcript.Result) error { return checkTranscriptPaths(opts.Paths, res) }
 	dates := audit.DateRange{Since: opts.Since, Until: opts.Until, Location: opts.loc}
 	var aggs *auditAggregates
 	if opts.Format == "text" || opts.Format == "json" || opts.Report {
@@ -372,6 +391,7 @@ func auditRun(opts *auditOptions) error {
 	}
 	var rows *audit.RowWriter
 	var rowErr error
+	unpriced := map[string]int{} // model → requests, for the csv/jsonl rows
 	if opts.Format == "csv" || opts.Format == "jsonl" {
 		if rows, err = audit.NewRowWriter(opts.IO.Out, opts.Format); err != nil {
 			return err
@@ -380,6 +400,9 @@ func auditRun(opts *auditOptions) error {
 		scan.OnRequest = func(r *transcript.Request) {
 			if rowErr == nil && dates.Contains(r) {
 				rowErr = rows.Write(r)
+				if c := audit.Price(prices, r); !c.Known {
+					unpriced[c.Model]++
+				}
 			}
 		}
 	}
@@ -390,8 +413,11 @@ func auditRun(opts *auditOptions) error {
 		}
 		defer pq.Abort() // nothing once committed
 		scan.OnRequest = func(r *transcript.Request) {
-			if rowErr == nil {
+			if rowErr == nil && dates.Contains(r) {
 				rowErr = pq.Write(r)
+				if c := audit.Price(prices, r); !c.Known {
+					unpriced[c.Model]++
+				}
 			}
 		}
 	}
@@ -400,9 +426,12 @@ func auditRun(opts *auditOptions) error {
 		return err
 	}
 	warnSkipped(opts.IO.ErrOut, res)
-	if err := checkTranscriptPaths(opts.Paths, res); err != nil {
-		return err
+	var rep *audit.Report
+	if aggs != nil {
+		rep = aggs.spend.Report()
+		unpriced = rep.Totals.UnpricedModels
 	}
+	warnUnpriced(opts.IO.ErrOut, unpriced)
 	input := audit.InputOf(res)
 	input.Prices = pricesLine(prices, opts.Pricing)
 	if opts.Report {
@@ -434,9 +463,22 @@ func auditRun(opts *auditOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: wrote %s to %s\n", plural(int(pq.Rows()), "request"), opts.Out)
 		return nil
 	case "json":
-		return audit.WriteJSON(opts.IO.Out, aggs.spend.Report(), input)
+		return audit.WriteJSON(opts.IO.Out, rep, input)
 	}
-	return audit.WriteText(opts.IO.Out, aggs.spend.Report(), input)
+	return audit.WriteText(opts.IO.Out, rep, input)
+}
+
+// warnUnpriced names the models without a price, whose requests' cost is unknown.
+func warnUnpriced(w io.Writer, models map[string]int) {
+	names := make([]string, 0, len(models))
+	for m := range models {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		fmt.Fprintf(w, "tune: warning: no price for model %q (%s): their cost is unknown and left out of the totals; give it with --pricing FILE\n",
+			m, plural(models[m], "request"))
+	}
 }
 
 // checkTranscriptPaths fails on a PATH argument none of whose files holds a Claude Code record

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -156,11 +157,15 @@ func (a *auditAggregates) reportInput(in audit.Input, ab *audit.ABReport) report
 // numbers and labels only, never transcript text.
 func AuditReportFrom(rep *audit.Report, thinking *audit.ClassEffort, input audit.Input, ab *audit.ABReport) report.AuditReport {
 	t, sh := rep.Totals, rep.Shares
+	if input.Prices == "" {
+		input.Prices = pricesLine(pricing.Embedded(), "")
+	}
 	in := report.AuditReport{
 		Files: input.Files, Sessions: input.Sessions, Skipped: map[string]int{},
 		Totals: report.TokenTotals{Requests: t.Requests, Input: int64(t.InputTokens), Output: int64(t.OutputTokens),
 			CacheWrite: int64(t.CacheCreationInputTokens), CacheRead: int64(t.CacheReadInputTokens), Thinking: int64(t.ThinkingTokens),
-			ThinkingExactRequests: t.ThinkingExactRequests, ThinkingEstimatedRequests: t.ThinkingEstimatedRequests},
+			ThinkingExactRequests: t.ThinkingExactRequests, ThinkingEstimatedRequests: t.ThinkingEstimatedRequests,
+			CostUSD: t.PricedCostUSD, UnpricedRequests: t.UnpricedRequests, Cost1hPremiumUSD: t.Cost1hPremiumUSD, Prices: input.Prices},
 	}
 	for k, n := range input.Skipped {
 		if n > 0 {
@@ -168,13 +173,14 @@ func AuditReportFrom(rep *audit.Report, thinking *audit.ClassEffort, input audit
 		}
 	}
 	if t.Requests > 0 {
+		c := t.CostByKindUSD
 		in.Spend = []report.SpendShare{
-			{Kind: "input", Share: sh.Spend.Input, ShareTTLAware: sh.TTL.Input},
-			{Kind: "output", Share: sh.Spend.Output, ShareTTLAware: sh.TTL.Output},
-			{Kind: "cache write", Share: sh.Spend.CacheWrite, ShareTTLAware: sh.TTL.CacheWrite},
-			{Kind: "cache read", Share: sh.Spend.CacheRead, ShareTTLAware: sh.TTL.CacheRead},
+			{Kind: "input", CostUSD: c.Input, ShareOfCost: sh.Cost.Input, Share: sh.Spend.Input, ShareTTLAware: sh.TTL.Input},
+			{Kind: "output", CostUSD: c.Output, ShareOfCost: sh.Cost.Output, Share: sh.Spend.Output, ShareTTLAware: sh.TTL.Output},
+			{Kind: "cache write", CostUSD: c.CacheWrite, ShareOfCost: sh.Cost.CacheWrite, Share: sh.Spend.CacheWrite, ShareTTLAware: sh.TTL.CacheWrite},
+			{Kind: "cache read", CostUSD: c.CacheRead, ShareOfCost: sh.Cost.CacheRead, Share: sh.Spend.CacheRead, ShareTTLAware: sh.TTL.CacheRead},
 		}
-		sort.SliceStable(in.Spend, func(i, j int) bool { return in.Spend[i].Share > in.Spend[j].Share })
+		sort.SliceStable(in.Spend, func(i, j int) bool { return in.Spend[i].CostUSD > in.Spend[j].CostUSD })
 		in.Figures = append(in.Figures,
 			report.Figure{Name: "thinking share of output tokens", Value: sh.ThinkingOfOutput, Share: true},
 			report.Figure{Name: "thinking share of weighted spend", Value: sh.Spend.Thinking, Share: true},

@@ -226,7 +226,7 @@ of labels, not of real effort levels: it shows the form, not a finding). Full re
 	doc.WriteString("## History report\n\n")
 	doc.WriteString(excerpt(historyMD, "Suite loss by generation", "Every attempt and action", "Weight trajectory"))
 	doc.WriteString("## Audit report\n\n")
-	doc.WriteString(excerpt(auditMD, "Spend shares", "Thinking by class and effort", "A/B"))
+	doc.WriteString(excerpt(auditMD, "Spend", "Thinking by class and effort", "A/B"))
 	testutil.Golden(t, "../../../docs/report-excerpts.md", []byte(doc.String()))
 	for name, data := range charts {
 		testutil.Golden(t, "../../../docs/report-excerpts/"+name, data)

@@ -37,11 +37,21 @@ type TokenTotals struct {
 	Requests                                         int
 	Input, Output, CacheWrite, CacheRead, Thinking   int64
 	ThinkingExactRequests, ThinkingEstimatedRequests int // how the thinking tokens are known
+	// CostUSD is the cost of the priced requests; UnpricedRequests have a model without a price (the
+	// cost is then a lower bound). Cost1hPremiumUSD is what 1-hour cache writes cost above the
+	// 5-minute price. Prices names the price table.
+	CostUSD          float64
+	UnpricedRequests int
+	Cost1hPremiumUSD float64
+	Prices           string
 }
 
-// SpendShare is one token kind's share of weighted spend, in [0,1].
+// SpendShare is one token kind's cost and its shares: of the cost (money), and of weighted spend (the
+// effort design's token weights), in [0,1].
 type SpendShare struct {
 	Kind          string // input | output | cache write | cache read
+	CostUSD       float64
+	ShareOfCost   float64
 	Share         float64
 	ShareTTLAware float64
 }
@@ -188,36 +198,44 @@ func auditTotals(w io.Writer, t TokenTotals) error {
 	if err := WriteTable(w, []Column{Text("tokens"), Num("total")}, rows); err != nil {
 		return err
 	}
+	cost := fmtUSD(t.CostUSD)
+	if t.UnpricedRequests > 0 {
+		cost = fmt.Sprintf("at least %s (%s %s of a model without a price left out)", cost, fmtInt(int64(t.UnpricedRequests)),
+			plural(t.UnpricedRequests, "request", "requests"))
+	}
+	fmt.Fprintf(w, "\nCost: %s at %s; TTL-aware: 1-hour cache writes at 2× the input price, %s above the 5-minute price.\n",
+		cost, t.Prices, fmtUSD(t.Cost1hPremiumUSD))
 	fmt.Fprintf(w, "\nThinking tokens: recorded exactly on %s %s, estimated from thinking text on %s, unknown on the rest.\n\n",
 		fmtInt(int64(t.ThinkingExactRequests)), plural(t.ThinkingExactRequests, "request", "requests"), fmtInt(int64(t.ThinkingEstimatedRequests)))
 	return nil
 }
 
+// fmtUSD formats dollars to the cent.
+func fmtUSD(v float64) string { return "$" + strconv.FormatFloat(v, 'f', 2, 64) }
+
 func auditSpendChart(spend []SpendShare) BarChart {
-	chart := BarChart{Title: "Share of weighted spend", ValueLabel: "share of weighted spend", Percent: true,
-		Groups: []BarGroup{{Name: "standard (cache write ×1.25)"}, {Name: "TTL-aware (1h write ×2)"}}}
+	chart := BarChart{Title: "Cost by token kind (USD)", ValueLabel: "USD", Groups: []BarGroup{{Name: "cost"}}}
 	for _, s := range spend {
 		chart.Categories = append(chart.Categories, s.Kind)
-		chart.Groups[0].Values = append(chart.Groups[0].Values, s.Share)
-		chart.Groups[1].Values = append(chart.Groups[1].Values, s.ShareTTLAware)
+		chart.Groups[0].Values = append(chart.Groups[0].Values, s.CostUSD)
 	}
 	return chart
 }
 
 func auditSpend(r *renderSet, spend []SpendShare, red *redactions) error {
 	w := &r.md
-	if !section(w, "Spend shares", len(spend), "No requests.") {
+	if !section(w, "Spend", len(spend), "No requests.") {
 		return nil
 	}
-	fmt.Fprintf(w, "Token kinds weighted by price relative to input: input ×1, output ×5, cache read ×0.1, cache write ×1.25; the TTL-aware variant prices 1-hour cache writes ×2.\n\n")
+	fmt.Fprintf(w, "Cost in USD at each model's prices, by token kind, and its share; then the shares of weighted spend, the effort design's token weights for every model (input ×1, output ×5, cache read ×0.1, cache write ×1.25; the TTL-aware variant prices 1-hour cache writes ×2), which measure token volume, not money.\n\n")
 	rows := make([][]string, len(spend))
 	for i, s := range spend {
-		rows[i] = []string{red.safe(s.Kind), fmtPct(s.Share), fmtPct(s.ShareTTLAware)}
+		rows[i] = []string{red.safe(s.Kind), fmtUSD(s.CostUSD), fmtPct(s.ShareOfCost), fmtPct(s.Share), fmtPct(s.ShareTTLAware)}
 	}
-	if err := tableBlock(w, []Column{Text("token kind"), Num("share of weighted spend"), Num("TTL-aware")}, rows); err != nil {
+	if err := tableBlock(w, []Column{Text("token kind"), Num("cost"), Num("share of cost"), Num("share of weighted spend"), Num("TTL-aware")}, rows); err != nil {
 		return err
 	}
-	return r.chart("spend", "share of weighted spend by token kind", auditSpendChart(spend))
+	return r.chart("spend", "cost in USD by token kind", auditSpendChart(spend))
 }
 
 func auditFigures(w io.Writer, figures []Figure, red *redactions) error {

@@ -30,7 +30,7 @@ func TestAuditGolden(t *testing.T) {
 		"| output_tokens   | 8,550 [n too small] (n=4)",
 		"+68.4% |",    // significant: direction and size
 		"|       ~ |", // not significant
-		"| cache read  |                  68.3 % |",
+		"| cache read  | $33.59 |        64.9 % |                  68.3 % |",
 	} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report lacks %q", s)

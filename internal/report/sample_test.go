@@ -117,13 +117,14 @@ func sampleAudit() AuditReport {
 	return AuditReport{
 		Files: 20, Sessions: 20,
 		Totals: TokenTotals{Requests: 1349, Input: 9165, Output: 195801, CacheWrite: 2079960, CacheRead: 77423878,
-			Thinking: 16240, ThinkingExactRequests: 0, ThinkingEstimatedRequests: 212},
+			Thinking: 16240, ThinkingExactRequests: 0, ThinkingEstimatedRequests: 212,
+			CostUSD: 51.74, Cost1hPremiumUSD: 2.67, Prices: "ccusage 20.0.24 offline prices (table extracted 2026-12-02)"},
 		Skipped: map[string]int{"truncated": 1, "not-object": 0, "malformed": 2},
 		Spend: []SpendShare{
-			{Kind: "cache read", Share: 0.1 * cr / std, ShareTTLAware: 0.1 * cr / ttl},
-			{Kind: "cache write", Share: 1.25 * cw / std, ShareTTLAware: 2 * cw / ttl},
-			{Kind: "output", Share: 5 * out / std, ShareTTLAware: 5 * out / ttl},
-			{Kind: "input", Share: in / std, ShareTTLAware: in / ttl},
+			{Kind: "cache read", CostUSD: 33.59, ShareOfCost: 0.649, Share: 0.1 * cr / std, ShareTTLAware: 0.1 * cr / ttl},
+			{Kind: "cache write", CostUSD: 13.82, ShareOfCost: 0.267, Share: 1.25 * cw / std, ShareTTLAware: 2 * cw / ttl},
+			{Kind: "output", CostUSD: 4.28, ShareOfCost: 0.083, Share: 5 * out / std, ShareTTLAware: 5 * out / ttl},
+			{Kind: "input", CostUSD: 0.05, ShareOfCost: 0.001, Share: in / std, ShareTTLAware: in / ttl},
 		},
 		Figures: []Figure{
 			{Name: "thinking share of output", Value: 16240.0 / 195801, Share: true},
