@@ -31,3 +31,10 @@ func Fixtures() fs.FS {
 	}
 	return sub
 }
+
+// ParityPrompts is testdata/ldd/parity.jsonl: the 255 real prompts with the reference scorer's output.
+// The evolve loop replays every candidate on them to price a change that sends prompts too high
+// (docs/decisions.md#parity-price).
+//
+//go:embed testdata/ldd/parity.jsonl
+var ParityPrompts []byte

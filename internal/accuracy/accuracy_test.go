@@ -80,7 +80,9 @@ func TestReferenceRealLogs(t *testing.T) {
 	if len(logs) != 25 {
 		t.Fatalf("want the 25 real logs, found %d", len(logs))
 	}
-	demo, _ := filepath.Glob("../../demo/traces/*.log")
+	// The demo logs as they were when the reference output was computed (demo/traces has moved on since:
+	// issue 11 regenerated checkout-service.log); see testdata/SOURCES.md.
+	demo, _ := filepath.Glob("testdata/demo/*.log")
 	cases := map[string][]string{"all-traces": logs, "demo": demo}
 	for _, l := range logs {
 		cases[filepath.Base(l[:len(l)-len(".log")])] = []string{l}

@@ -7,11 +7,13 @@
 package app
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/ldd-tools/tune"
@@ -121,6 +123,48 @@ func ActiveWeights(dir string) (weights.Weights, func(string) (*weights.Weights,
 	return active, resolve, nil
 }
 
+// Decisions is what the issue-11 rules need besides the active weights (docs/decisions.md#decisions-evidence-screen-and-acceptance-issue-11):
+// the evidence ledger, the first version (the drift bound's origin) and the parity prompts.
+type Decisions struct {
+	// Used is the evidence ledger: task key → the version whose apply used it.
+	Used map[string]string
+	// Origin is v0001 (nil when the store has no v0001: then no drift bound applies).
+	Origin *weights.Weights
+	Parity *evolve.Parity
+}
+
+// LoadDecisions reads the ledger from the store's log, the origin version and the built-in parity
+// prompts.
+func LoadDecisions(dir string, resolve func(string) (*weights.Weights, bool)) (Decisions, error) {
+	var d Decisions
+	s, err := store.Open(dir, nil)
+	if err != nil {
+		return d, err
+	}
+	if d.Used, err = s.Ledger(); err != nil {
+		return d, err
+	}
+	if w, ok := resolve(weights.VersionName(1)); ok {
+		d.Origin = w
+	}
+	d.Parity, err = BuiltinParity()
+	return d, err
+}
+
+// BuiltinParity parses the parity prompts the binary carries (tune.ParityPrompts) once per process.
+func BuiltinParity() (*evolve.Parity, error) {
+	parityOnce.Do(func() {
+		parity, parityErr = evolve.ReadParity(bytes.NewReader(tune.ParityPrompts), "built-in testdata/ldd/parity.jsonl")
+	})
+	return parity, parityErr
+}
+
+var (
+	parityOnce sync.Once
+	parity     *evolve.Parity
+	parityErr  error
+)
+
 // ReadTraceLogs reads the window of every log (traceparse.DefaultLog when none is given) and returns
 // the logs read, in order and without repeats, with their pooled result.
 func ReadTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
@@ -187,7 +231,11 @@ func Detect(env Env, logs []string) (*DetectResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	det := evolve.Detect(evolve.DetectInput{Tasks: read.Tasks, Resolver: evolve.Resolver{Active: &active, WeightsFor: resolver}})
+	dec, err := LoadDecisions(env.WeightsDir, resolver)
+	if err != nil {
+		return nil, err
+	}
+	det := evolve.Detect(evolve.DetectInput{Tasks: read.Tasks, Resolver: evolve.Resolver{Active: &active, WeightsFor: resolver, Used: dec.Used}})
 	det.Warnings = append(parseWarnings(read), det.Warnings...)
 	return &DetectResult{Detection: det, Logs: logs, Lines: read.Lines, Tails: read.Tails}, nil
 }

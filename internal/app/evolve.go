@@ -85,6 +85,13 @@ type EvolveResult struct {
 	// there was nothing to watch.
 	Watch     *WatchResult `json:"watch,omitempty"`
 	WatchNote string       `json:"watch_note,omitempty"`
+	// Decision is the run's decision; Refused says why kept steps were dropped; Drift names the change
+	// the drift bound stopped (the outcome is then escalated); Explain is the screen's population,
+	// correction and ledger exclusions.
+	Decision string        `json:"decision"`
+	Refused  string        `json:"refused,omitempty"`
+	Drift    *evolve.Drift `json:"drift,omitempty"`
+	Explain  Explain       `json:"explain"`
 
 	// Loop is the loop's full result; Stored the proposal written for it (nil when no step ran) and
 	// ReportInput its report's input, saved beside it; Tails the logs whose line numbers count from a
@@ -103,6 +110,9 @@ type evolveConfig struct {
 	Evolve struct {
 		MaxSteps   int `toml:"max_steps"`
 		StallBound int `toml:"stall_bound"`
+		// ParityBudget is the most too-high cost a run may add on the parity prompts
+		// (docs/decisions.md#parity-price).
+		ParityBudget float64 `toml:"parity_budget"`
 	} `toml:"evolve"`
 	Watch watch.Config `toml:"watch"`
 }
@@ -128,10 +138,13 @@ func readConfig(env Env, configPath string) (evolveConfig, error) {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	default:
 		if und := md.Undecoded(); len(und) > 0 {
-			return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps and stall_bound; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha)", path, und[0])
+			return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound and parity_budget; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha)", path, und[0])
 		}
 		if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
 			return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
+		}
+		if cfg.Evolve.ParityBudget < 0 || cfg.Evolve.ParityBudget > 2 {
+			return cfg, fmt.Errorf("config %s: evolve.parity_budget must lie between 0 and 2 (a too-high cost per prompt)", path)
 		}
 		if err := cfg.Watch.Check(); err != nil {
 			return cfg, fmt.Errorf("config %s: %w", path, err)
@@ -146,7 +159,10 @@ func LoopConfig(env Env, opts EvolveOptions) (evolve.LoopConfig, error) {
 	if err != nil {
 		return evolve.LoopConfig{}, err
 	}
-	lc := evolve.LoopConfig{MaxSteps: cfg.Evolve.MaxSteps, StallBound: cfg.Evolve.StallBound}
+	lc := evolve.LoopConfig{MaxSteps: cfg.Evolve.MaxSteps, StallBound: cfg.Evolve.StallBound, ParityBudget: cfg.Evolve.ParityBudget}
+	if lc.ParityBudget == 0 {
+		lc.ParityBudget = evolve.DefaultParityBudget
+	}
 	if opts.MaxSteps > 0 {
 		lc.MaxSteps = opts.MaxSteps
 	}
@@ -175,20 +191,35 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	dec, err := LoadDecisions(env.WeightsDir, resolver)
+	if err != nil {
+		return nil, err
+	}
 	res, err := evolve.Loop(evolve.LoopInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
-		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg})
+		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg,
+		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity})
 	if err != nil {
 		return nil, err
 	}
 	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
 		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails,
-		Warnings: append(parseWarnings(read), res.Detection.Warnings...)}
+		Warnings: append(parseWarnings(read), res.Detection.Warnings...),
+		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection)}
 	for _, s := range res.Steps {
 		out.Steps = append(out.Steps, jsonStep(s))
 	}
 	if len(res.Steps) > 0 {
 		steps := res.StepResults()
-		p, path, created, err := recordProposal(env, ProposalFromSteps(steps, &parent, res.Final, env.Now()), steps, true)
+		prop := ProposalFromSteps(steps, &parent, res.Final, env.Now())
+		// The run's decision, not the steps': a refused run keeps nothing (docs/decisions.md#acceptance).
+		prop.Decision = res.Decision()
+		if res.Refused != "" {
+			prop.Reason += "; refused: " + res.Refused
+		}
+		if res.Drift != nil {
+			prop.Reason += "; " + res.Drift.Reason
+		}
+		p, path, created, err := recordProposal(env, prop, steps, true)
 		if err != nil {
 			return nil, err
 		}
@@ -262,6 +293,9 @@ type stateDump struct {
 	Steps    []EvolveStep      `json:"steps"`
 	Proposal *store.Proposal   `json:"proposal"`
 	Warnings []evolve.Warning  `json:"warnings"`
+	// Drift is the change the drift bound stopped; Refused why kept steps were dropped.
+	Drift   *evolve.Drift `json:"drift,omitempty"`
+	Refused string        `json:"refused,omitempty"`
 }
 
 type stateVersions struct {
@@ -280,7 +314,7 @@ func writeStateDump(dir string, out *EvolveResult) (string, error) {
 	d := stateDump{Outcome: out.Outcome, Reason: out.Reason, Playbook: EscalationDoc, Config: out.Config,
 		Versions: stateVersions{Parent: out.Parent, Candidate: "pending proposal"},
 		Window:   res.Detection.Window, Flagged: res.Detection.Flagged, Resolved: res.Resolved,
-		Steps: out.Steps, Proposal: out.Stored, Warnings: out.Warnings}
+		Steps: out.Steps, Proposal: out.Stored, Warnings: out.Warnings, Drift: res.Drift, Refused: res.Refused}
 	if out.Stored != nil {
 		d.Versions.Candidate = out.Stored.ID
 	}
@@ -303,4 +337,21 @@ func writeStateDump(dir string, out *EvolveResult) (string, error) {
 	}
 	path := filepath.Join(dir, name)
 	return path, atomicfile.Write(path, buf.Bytes(), atomicfile.Public)
+}
+
+// Explain is what the screen compared and left out, for every command that reports a detection.
+type Explain struct {
+	Population string  `json:"population"`
+	Correction string  `json:"correction"`
+	MinEffect  float64 `json:"min_effect"`
+	// Eligible counts the tasks the screen compared; ResolvedByActive those the active weights already
+	// lift; Used the tasks the evidence ledger leaves out.
+	Eligible         int               `json:"eligible"`
+	ResolvedByActive int               `json:"resolved_by_active"`
+	Used             []evolve.UsedTask `json:"ledger_used"`
+}
+
+func explain(d *evolve.Detection) Explain {
+	return Explain{Population: d.Population, Correction: d.Correction, MinEffect: d.MinEffect,
+		Eligible: d.Window.Eligible, ResolvedByActive: d.Window.ResolvedByActive, Used: d.Used}
 }

@@ -30,6 +30,10 @@ type ProposeResult struct {
 	Lifted          []string         `json:"lifted"`
 	Holdout         evolve.Holdout   `json:"holdout"`
 	Warnings        []evolve.Warning `json:"warnings"`
+	// Drift is set when the change would cross the drift bound: nothing was measured and the command
+	// escalates (exit 3). Explain is the screen's population, correction and ledger exclusions.
+	Drift   *evolve.Drift `json:"drift,omitempty"`
+	Explain Explain       `json:"explain"`
 
 	// For the text output: the detection behind the step, the logs read and those read from a tail.
 	Detection *evolve.Detection `json:"-"`
@@ -53,8 +57,17 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	dec, err := LoadDecisions(env.WeightsDir, resolver)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := LoopConfig(env, EvolveOptions{})
+	if err != nil {
+		return nil, err
+	}
 	res, err := evolve.Step(evolve.StepInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
-		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout)})
+		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout),
+		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, ParityBudget: cfg.ParityBudget})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +76,7 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	out := &ProposeResult{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
 		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
 		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
-		Detection: res.Detection, Logs: logs, Tails: read.Tails}
+		Detection: res.Detection, Logs: logs, Tails: read.Tails, Drift: res.Drift, Explain: explain(res.Detection)}
 	switch {
 	case res.Change != nil:
 		out.Proposal = res.Change
@@ -125,7 +138,7 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 		// Proposal files travel into pull requests: a secret-looking string in a title never goes with them.
 		title := report.Redact(f.Title)
 		ft := store.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: title, Level: f.Level, Source: f.Source,
-			Evidence: f.EvidenceStrings()}
+			Evidence: f.EvidenceStrings(), Key: f.Key}
 		// The trace keeps a title, not the prompt. Only when the signals were re-detected from the title
 		// is the title what the scorer judged, and so a prompt worth harvesting as a fixture.
 		if f.SignalsSource == evolve.SignalsReDetected {

@@ -142,6 +142,10 @@ func printDetection(w io.Writer, det *evolve.Detection, logs []string, tails tai
 		}
 		termtable.Fprintf(w, "window: %s labelled tasks of %s (%d closed, %d eligible), median loss_final %s\n",
 			which, l.Source, l.Closed, l.Eligible, median)
+		if l.ResolvedByActive > 0 || l.Used > 0 {
+			termtable.Fprintf(w, "  left out: %d dispatched low but lifted by the active weights, %d already used by an applied change\n",
+				l.ResolvedByActive, l.Used)
+		}
 	}
 	for _, l := range logs {
 		if !windowed[l] {
@@ -158,7 +162,12 @@ func printDetection(w io.Writer, det *evolve.Detection, logs []string, tails tai
 			return err
 		}
 	}
-	termtable.Fprintf(w, "screen over %d closed window task(s):\n", det.Window.Closed)
+	for _, u := range det.Used {
+		termtable.Fprintf(w, "already used: %s %s %q (evidence ledger: supported the change applied as %s)\n",
+			tails.at(u.Source, u.Line), u.MetaTimestamp, u.Title, u.By)
+	}
+	termtable.Fprintf(w, "screen over %d eligible task(s): %s; %s; a candidate needs an effect of at least %.2f\n",
+		det.Window.Eligible, det.Population, det.Correction, det.MinEffect)
 	if err := screenTable(w, det.Screen); err != nil {
 		return err
 	}
@@ -192,8 +201,8 @@ func flaggedTable(w io.Writer, flagged []evolve.Flagged, tails tailLines) error 
 }
 
 func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
-	t := termtable.New(w, "Signal", "a", "b", "c", "d", "phi", "z", "Fisher p", "Holm p", "min p", "Consistent", "Verdict").
-		Shrink("Verdict").Optional("z", "phi", "min p", "Fisher p", "Consistent")
+	t := termtable.New(w, "Signal", "a", "b", "c", "d", "effect", "z", "Fisher p", "Holm p", "min p", "Consistent", "Verdict").
+		Shrink("Verdict").Optional("z", "min p", "Fisher p", "Consistent")
 	for _, r := range rows {
 		consistent := "no"
 		if r.Consistent {
@@ -203,8 +212,11 @@ func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
 		if r.Confidence != "" && r.Confidence != r.Verdict {
 			verdict += " (" + r.Confidence + ")"
 		}
+		if len(r.TiedWith) > 0 {
+			verdict += " from " + strings.Join(r.TiedWith, ", ")
+		}
 		if err := t.Append(r.Signal, fmt.Sprint(r.A), fmt.Sprint(r.B), fmt.Sprint(r.C), fmt.Sprint(r.D),
-			statNum(r.Phi, 2), statNum(r.Z, 2), statNum(r.P, 4), statNum(r.HolmP, 4), statNum(r.MinP, 4), consistent, verdict); err != nil {
+			statNum(r.Effect, 2), statNum(r.Z, 2), statNum(r.P, 4), statNum(r.HolmP, 4), statNum(r.MinP, 4), consistent, verdict); err != nil {
 			return err
 		}
 	}

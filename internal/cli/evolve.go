@@ -168,6 +168,12 @@ func printEvolveText(w io.Writer, out *app.EvolveResult) error {
 			}
 		}
 	}
+	if out.Refused != "" {
+		termtable.Fprintf(w, "refused: %s\n", out.Refused)
+	}
+	if out.Drift != nil {
+		termtable.Fprintf(w, "drift bound: %s\n", out.Drift.Reason)
+	}
 	if p := out.Proposal; p != nil {
 		state := "written"
 		if !p.Created {

@@ -78,9 +78,15 @@ func proposeRun(opts *proposeOptions) error {
 	}
 	printWarnings(opts.IO.ErrOut, rep.Warnings, newTailLines(rep.Tails))
 	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, rep)
+		err = storeWriteJSON(opts.IO.Out, rep)
+	} else {
+		err = printPropose(opts.IO.Out, rep)
 	}
-	return printPropose(opts.IO.Out, rep)
+	if err == nil && rep.Drift != nil {
+		// The drift bound: a human decides (exit 3), as at the evolve loop's step cap.
+		err = &EscalationError{Reason: rep.Drift.Reason + "; see " + app.EscalationDoc}
+	}
+	return err
 }
 
 func printPropose(w io.Writer, rep *app.ProposeResult) error {
@@ -94,6 +100,9 @@ func printPropose(w io.Writer, rep *app.ProposeResult) error {
 		}
 	}
 	termtable.Fprintf(w, "decision: %s; suite loss %.3f → %.3f (parent %s)\n", rep.Decision, float64(rep.SuiteLossBefore), float64(rep.SuiteLossAfter), rep.Parent)
+	if rep.Drift != nil {
+		termtable.Fprintf(w, "escalated: %s; see %s\n", rep.Drift.Reason, app.EscalationDoc)
+	}
 	if len(rep.Lifted) > 0 {
 		termtable.Fprintf(w, "lifted out of the low side: %s\n", strings.Join(rep.Lifted, ", "))
 	}
@@ -121,8 +130,8 @@ func printPropose(w io.Writer, rep *app.ProposeResult) error {
 // attemptsTable lists measured changes with their numbers; labels name the rows ("2.1": step 2, its
 // first attempt), nil numbers them 1, 2, ….
 func attemptsTable(w io.Writer, attempts []evolve.Attempt, labels []string) error {
-	t := termtable.New(w, "#", "Change", "Suite loss", "Worse", "Flagged moved up", "Sign test", "LOO", "Decision", "Reason").
-		Shrink("Worse", "Sign test", "LOO", "Reason").Optional("LOO", "Sign test", "Worse", "Flagged moved up")
+	t := termtable.New(w, "#", "Change", "Suite loss", "Worse", "Flagged moved up", "Lifted", "Parity", "Sign test", "LOO", "Decision", "Reason").
+		Shrink("Worse", "Sign test", "LOO", "Reason").Optional("LOO", "Sign test", "Worse", "Flagged moved up", "Parity")
 	for i, a := range attempts {
 		up := 0
 		for _, m := range a.Motivating {
@@ -145,11 +154,29 @@ func attemptsTable(w io.Writer, attempts []evolve.Attempt, labels []string) erro
 		}
 		if err := t.Append(label, a.Change.String(),
 			fmt.Sprintf("%.3f → %.3f", float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)), dash(strings.Join(worse, ", ")),
-			fmt.Sprintf("%d/%d", up, len(a.Motivating)), sign, loo, a.Decision, a.Reason); err != nil {
+			fmt.Sprintf("%d/%d", up, len(a.Motivating)), fmt.Sprint(a.Lifted), parityCell(a.Parity), sign, loo, a.Decision, a.Reason); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// parityCell is an attempt's parity price: prompts moved up and down, and the too-high cost against the
+// budget ("—" when the attempt was not priced).
+func parityCell(p *evolve.ParityShift) string {
+	if p == nil || p.Prompts == 0 {
+		return "—"
+	}
+	up, down := 0, 0
+	for l := range p.Up {
+		up += p.Up[l]
+		down += p.Down[l]
+	}
+	cmp := "≤"
+	if p.OverBudget {
+		cmp = ">"
+	}
+	return fmt.Sprintf("↑%d ↓%d, %.3f %s %.3f", up, down, float64(p.TooHighCost), cmp, float64(p.Budget))
 }
 
 // displayPath shortens a path under the working directory for the table output (JSON keeps it as is).

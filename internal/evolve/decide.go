@@ -56,8 +56,9 @@ func rescore(f *Flagged, parent, cand *weights.Weights) Rescore {
 	return r
 }
 
-// motivatingUp is the third acceptance rule: the flagged tasks move up under the candidate — at least one
-// moves up and none moves down (a signal change leaves the flagged tasks where it did not fire).
+// motivatingUp says whether the flagged tasks move up: at least one moves up (a level, or closer to the
+// next bucket) and none moves down. It is reported; the rules that decide are by level (liftedCount,
+// movedDown) and by the witness.
 func motivatingUp(rs []Rescore) bool {
 	up := false
 	for _, r := range rs {
@@ -69,6 +70,27 @@ func motivatingUp(rs []Rescore) bool {
 		}
 	}
 	return up
+}
+
+// liftedCount is how many flagged tasks the candidate lifts out of L0/L1 by level.
+func liftedCount(rs []Rescore) int {
+	n := 0
+	for _, r := range rs {
+		if r.OutOfLowSide {
+			n++
+		}
+	}
+	return n
+}
+
+// movedDown reports whether any flagged task drops a level.
+func movedDown(rs []Rescore) bool {
+	for _, r := range rs {
+		if r.CandidateLevel < r.ParentLevel {
+			return true
+		}
+	}
+	return false
 }
 
 // ScenarioDelta is a scenario whose loss changed.
@@ -122,19 +144,47 @@ type Attempt struct {
 	Better          []ScenarioDelta `json:"better"`
 	Motivating      []Rescore       `json:"motivating"`
 	MotivatingUp    bool            `json:"motivating_up"`
-	Accepted        bool            `json:"accepted"`
+	// Lifted is how many flagged tasks the candidate lifts out of L0/L1 by level.
+	Lifted int `json:"lifted"`
+	// WitnessBefore/After are the suite loss plus the points the flagged tasks still lack to leave the
+	// low side, under the parent and the candidate: the attempt is kept only when it falls.
+	WitnessBefore Num  `json:"witness_before"`
+	WitnessAfter  Num  `json:"witness_after"`
+	Accepted      bool `json:"accepted"`
 	// Decision is accept (the full step), halve (the half step) or revert (rejected).
 	Decision   string     `json:"decision"`
 	Reason     string     `json:"reason"`
 	Discordant Discordant `json:"discordant"`
 	LOO        LOO        `json:"loo"`
+	// Holdout is the frozen split's veto (read only when every other rule passed); Parity the price on
+	// the parity prompts (nil without a parity set).
+	Holdout Holdout      `json:"holdout"`
+	Parity  *ParityShift `json:"parity"`
 }
 
-// evaluate measures one change against the parent's losses.
-func evaluate(c Change, half bool, parent *weights.Weights, suite *Suite, before []int, flagged []Flagged) (Attempt, weights.Weights) {
+// judge holds what evaluate needs besides the change.
+type judge struct {
+	parent      *weights.Weights
+	suite       *Suite
+	holdout     *Suite
+	parity      *Parity
+	parityBase  *weights.Weights
+	budget      float64
+	before      []int
+	flagged     []Flagged
+	requireLift bool
+}
+
+// evaluate measures one change against the parent (docs/decisions.md#acceptance). It is kept when the
+// suite loss does not rise, no scenario gets worse, no flagged task drops a level, the witness falls,
+// (for a single step) at least one flagged task leaves L0/L1 by level, the parity price is within
+// budget, and — read last, as a veto — the holdout loss does not rise.
+func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
+	parent, suite, before := j.parent, j.suite, j.before
 	cand := c.Apply(*parent)
 	after := suite.Losses(&cand)
-	a := Attempt{Change: c, Worse: []ScenarioDelta{}, Better: []ScenarioDelta{}, Motivating: []Rescore{}}
+	a := Attempt{Change: c, Worse: []ScenarioDelta{}, Better: []ScenarioDelta{}, Motivating: []Rescore{},
+		Holdout: Holdout{Scenarios: j.holdout.Len(), Verdict: "not read"}}
 	sumB, sumA := 0, 0
 	for i := range before {
 		sumB += before[i]
@@ -150,10 +200,13 @@ func evaluate(c Change, half bool, parent *weights.Weights, suite *Suite, before
 	if n := len(before); n > 0 {
 		a.SuiteLossBefore, a.SuiteLossAfter = Num(float64(sumB)/float64(n)), Num(float64(sumA)/float64(n))
 	}
-	for i := range flagged {
-		a.Motivating = append(a.Motivating, rescore(&flagged[i], parent, &cand))
+	for i := range j.flagged {
+		a.Motivating = append(a.Motivating, rescore(&j.flagged[i], parent, &cand))
 	}
 	a.MotivatingUp = motivatingUp(a.Motivating)
+	a.Lifted = liftedCount(a.Motivating)
+	a.WitnessBefore = witness(a.SuiteLossBefore, j.flagged, parent)
+	a.WitnessAfter = witness(a.SuiteLossAfter, j.flagged, &cand)
 	var why []string
 	if sumA > sumB {
 		why = append(why, fmt.Sprintf("suite loss rose %.3f → %.3f", float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)))
@@ -165,26 +218,53 @@ func evaluate(c Change, half bool, parent *weights.Weights, suite *Suite, before
 		}
 		why = append(why, "scenario loss rose: "+strings.Join(names, ", "))
 	}
-	if !a.MotivatingUp {
-		why = append(why, "the flagged tasks do not move up")
+	suiteWhy := len(why)
+	if movedDown(a.Motivating) {
+		why = append(why, "a flagged task drops a level")
+	}
+	if !(a.WitnessAfter < a.WitnessBefore) {
+		why = append(why, fmt.Sprintf("the witness does not fall (%.3f → %.3f)", float64(a.WitnessBefore), float64(a.WitnessAfter)))
+	}
+	if j.requireLift && a.Lifted == 0 {
+		why = append(why, "no flagged task leaves L0/L1")
+	}
+	if j.parity.Len() > 0 {
+		ps := PriceParity(j.parity, j.parityBase, &cand, j.budget)
+		a.Parity = &ps
+		if ps.OverBudget {
+			why = append(why, fmt.Sprintf("parity price: too-high cost %.3f > budget %.3f", float64(ps.TooHighCost), j.budget))
+		}
+	}
+	if len(why) == 0 && j.holdout.Len() > 0 {
+		// The holdout is read only when every other rule passed, and only as a veto.
+		a.Holdout = readHoldout(j.holdout, parent, &cand)
+		if a.Holdout.Verdict == "worse" {
+			why = append(why, fmt.Sprintf("holdout veto: holdout loss rose %.3f → %.3f", float64(*a.Holdout.LossBefore), float64(*a.Holdout.LossAfter)))
+		}
 	}
 	a.Accepted = len(why) == 0
+	const rules = "suite loss does not rise, no scenario worse, the witness falls"
+	lift := ""
+	if a.Lifted > 0 {
+		lift = fmt.Sprintf(", %d flagged task(s) leave L0/L1", a.Lifted)
+	}
 	switch {
 	case !a.Accepted:
 		a.Decision, a.Reason = DecisionRevert, strings.Join(why, "; ")
 	case half:
-		a.Decision, a.Reason = DecisionHalve, "half step: suite loss does not rise, no scenario worse, flagged tasks move up"
+		a.Decision, a.Reason = DecisionHalve, "half step: "+rules+lift
 	default:
-		a.Decision, a.Reason = DecisionAccept, "suite loss does not rise, no scenario worse, flagged tasks move up"
+		a.Decision, a.Reason = DecisionAccept, rules+lift
 	}
 	a.Discordant = discordant(len(a.Better), len(a.Worse))
-	a.LOO = leaveOneOut(before, after, a.MotivatingUp, a.Accepted, suite)
+	// The rules that do not depend on the fixtures are a constant for the leave-one-out folds.
+	a.LOO = leaveOneOut(before, after, len(why) == suiteWhy, a.Accepted, suite)
 	return a, cand
 }
 
-// leaveOneOut re-takes the suite part of the decision with each scenario left out. The motivating rule
-// does not depend on the fixtures, so only the suite rules can flip.
-func leaveOneOut(before, after []int, motUp, accepted bool, suite *Suite) LOO {
+// leaveOneOut re-takes the suite part of the decision with each scenario left out. The other rules
+// (othersOK) do not depend on the fixtures, so only the suite rules can flip.
+func leaveOneOut(before, after []int, othersOK, accepted bool, suite *Suite) LOO {
 	l := LOO{Folds: len(before), Flips: []string{}}
 	sumB, sumA, worse := 0, 0, 0
 	for i := range before {
@@ -199,7 +279,7 @@ func leaveOneOut(before, after []int, motUp, accepted bool, suite *Suite) LOO {
 		if after[i] > before[i] {
 			w--
 		}
-		ok := motUp && w == 0 && sumA-after[i] <= sumB-before[i]
+		ok := othersOK && w == 0 && sumA-after[i] <= sumB-before[i]
 		if ok == accepted {
 			l.Agree++
 		} else {

@@ -2,6 +2,8 @@ package evolve
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -28,9 +30,14 @@ type LoopConfig struct {
 	MaxSteps int `json:"max_steps"`
 	// StallBound is the number of consecutive steps without progress that stops the loop as stalled.
 	StallBound int `json:"stall_bound"`
+	// ParityBudget is the most too-high cost a run may add on the parity prompts (DefaultParityBudget).
+	ParityBudget float64 `json:"parity_budget"`
 }
 
 func (c LoopConfig) withDefaults() LoopConfig {
+	if c.ParityBudget <= 0 {
+		c.ParityBudget = DefaultParityBudget
+	}
 	if c.MaxSteps <= 0 {
 		c.MaxSteps = DefaultMaxSteps
 	}
@@ -49,6 +56,10 @@ type LoopInput struct {
 	Suite      *Suite
 	Holdout    *Suite
 	Config     LoopConfig
+	// Parity, Origin and Used mean what they mean in StepInput (the budget is Config.ParityBudget).
+	Parity *Parity
+	Origin *weights.Weights
+	Used   map[string]string
 }
 
 // LoopStep is one step of the loop with its progress witness.
@@ -78,7 +89,12 @@ type LoopResult struct {
 	// Resolved are the meta timestamps of flagged tasks lifted out of the low side by accepted steps (with
 	// several logs, the same timestamp may appear once per log).
 	Resolved []string `json:"resolved"`
-	// Parent is the weights the loop started from; Final is Parent with every accepted change.
+	// Refused says why kept steps were dropped (a stalled run, or one that lifted no flagged task out of
+	// L0/L1): then Final is Parent and the run's Decision is revert.
+	Refused string `json:"refused,omitempty"`
+	// Drift is the change the drift bound stopped (the outcome is escalated).
+	Drift *Drift `json:"drift"`
+	// Parent is the weights the loop started from; Final is Parent with every kept change.
 	Parent weights.Weights `json:"-"`
 	Final  weights.Weights `json:"-"`
 }
@@ -93,13 +109,36 @@ type LoopResult struct {
 // that stops lowering it stalls. The global cap ends a loop that is still progressing as an escalation,
 // keeping every accepted step.
 func Loop(in LoopInput) (*LoopResult, error) {
+	res, err := loop(in)
+	if err != nil {
+		return nil, err
+	}
+	res.judgeRun()
+	return res, nil
+}
+
+// judgeRun applies the run rules (docs/decisions.md#acceptance): a stalled run and a run whose kept
+// steps lift no flagged task out of L0/L1 keep nothing.
+func (res *LoopResult) judgeRun() {
+	switch {
+	case len(res.Accepted) > 0 && res.Outcome == OutcomeStalled:
+		res.Refused = fmt.Sprintf("the run stalled: its %d kept step(s) are dropped and nothing is proposed", len(res.Accepted))
+	case len(res.Accepted) > 0 && len(res.Resolved) == 0:
+		res.Refused = fmt.Sprintf("the %d kept step(s) lift no flagged task out of L0/L1: nothing is proposed", len(res.Accepted))
+	}
+	if res.Refused != "" {
+		res.Final = res.Parent
+	}
+}
+
+func loop(in LoopInput) (*LoopResult, error) {
 	cfg := in.Config.withDefaults()
 	if in.Suite.Len() == 0 {
 		return nil, fmt.Errorf("evolve: the fixture suite is empty; a step needs scenarios to measure on")
 	}
 	parent := in.Parent
 	first := Detect(DetectInput{Tasks: in.Tasks,
-		Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect}})
+		Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	res := &LoopResult{Config: cfg, Detection: first, Steps: []LoopStep{}, Accepted: []int{}, Resolved: []string{},
 		Parent: parent, Final: parent}
 	if !first.Triggered {
@@ -125,7 +164,8 @@ func Loop(in LoopInput) (*LoopResult, error) {
 			return res, nil
 		}
 		step, err := Step(StepInput{Detected: det, Parent: res.Final, WeightsFor: in.WeightsFor, Detect: in.Detect,
-			Suite: in.Suite, Holdout: in.Holdout, Exclude: exclude})
+			Suite: in.Suite, Holdout: in.Holdout, Exclude: exclude, Parity: in.Parity, ParityBudget: cfg.ParityBudget,
+			Origin: in.Origin, InLoop: true, ParityBase: &res.Parent})
 		if err != nil {
 			return nil, err
 		}
@@ -134,6 +174,11 @@ func Loop(in LoopInput) (*LoopResult, error) {
 		ls.WitnessAfter = witness(step.SuiteLossAfter, unresolved, &step.Candidate)
 		ls.Progress = ls.WitnessAfter < ls.WitnessBefore
 		res.Steps = append(res.Steps, ls)
+		if step.Drift != nil {
+			res.Outcome, res.Drift = OutcomeEscalated, step.Drift
+			res.Reason = fmt.Sprintf("%s; %d step(s) accepted and kept", step.Drift.Reason, len(res.Accepted))
+			return res, nil
+		}
 
 		if step.Change != nil {
 			res.Accepted = append(res.Accepted, n)
@@ -167,6 +212,21 @@ func Loop(in LoopInput) (*LoopResult, error) {
 			return res, nil
 		}
 	}
+}
+
+// SupportingKeys are the evidence-ledger keys of the tasks that supported the run's change: every
+// flagged task of the run's detection (docs/decisions.md#evidence-ledger). Nil when the run keeps no
+// change.
+func (res *LoopResult) SupportingKeys() []string {
+	if d := res.Decision(); d != DecisionAccept && d != DecisionHalve {
+		return nil
+	}
+	keys := make([]string, 0, len(res.Detection.Flagged))
+	for _, f := range res.Detection.Flagged {
+		keys = append(keys, f.Key)
+	}
+	sort.Strings(keys)
+	return slices.Compact(keys)
 }
 
 // witness is the loop's progress measure: the suite loss plus, for every unresolved flagged task, the

@@ -35,5 +35,12 @@ func (r *LoopResult) StepResults() []*StepResult {
 	return out
 }
 
-// Decision is the run's decision over every step (see RunDecision).
-func (r *LoopResult) Decision() string { return RunDecision(r.StepResults()) }
+// Decision is the run's decision over every step (see RunDecision); a refused run (stalled, or its kept
+// steps lifted no flagged task out of L0/L1) is a revert: it keeps nothing
+// (docs/decisions.md#acceptance).
+func (r *LoopResult) Decision() string {
+	if r.Refused != "" {
+		return DecisionRevert
+	}
+	return RunDecision(r.StepResults())
+}

@@ -2,6 +2,8 @@ package evolve
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -25,6 +27,13 @@ type Detection struct {
 	// EdgeTasks is how many flagged tasks sit exactly on the upper edge of their bucket (the edge the
 	// bucket rule would move).
 	EdgeTasks int `json:"edge_tasks"`
+	// Population and Correction say what the screen compared and how it corrected for multiplicity;
+	// MinEffect is the smallest prevalence difference a candidate needs.
+	Population string  `json:"population"`
+	Correction string  `json:"correction"`
+	MinEffect  float64 `json:"min_effect"`
+	// Used lists the window tasks the evidence ledger names: left out of flagging, trigger and screen.
+	Used []UsedTask `json:"ledger_used"`
 
 	// screenTasks are the closed window tasks the screen counted, kept so that a loop can screen again
 	// once some flagged tasks are resolved.
@@ -32,8 +41,10 @@ type Detection struct {
 }
 
 // withResolved is the detection as a later loop step sees it: the resolved flagged tasks (by taskKey)
-// count as not flagged, in the trigger and in the screen, so consistency is judged on the tasks that
-// are still on the low side. The proposal is left for Step to derive.
+// are left out of the flagged list and the trigger, and consistency is judged on the tasks that are still
+// on the low side. The screen's statistics are NOT recomputed: a run has one family of tests, the nine
+// signals of its first screen, and every candidate any step tries is tested in it under Holm
+// (docs/decisions.md#screen). The proposal is left for Step to derive.
 func (d *Detection) withResolved(resolved map[string]bool) *Detection {
 	out := *d
 	out.Flagged = make([]Flagged, 0, len(d.Flagged))
@@ -42,13 +53,18 @@ func (d *Detection) withResolved(resolved map[string]bool) *Detection {
 			out.Flagged = append(out.Flagged, f)
 		}
 	}
-	out.screenTasks = make([]screenTask, len(d.screenTasks))
-	for i, st := range d.screenTasks {
-		st.flagged = st.flagged && !resolved[st.key]
-		out.screenTasks[i] = st
-	}
 	out.Triggered = len(out.Flagged) >= TriggerThreshold
-	out.Screen = Screen(out.screenTasks, len(out.Flagged))
+	out.Screen = make([]ScreenRow, len(d.Screen))
+	for s, r := range d.Screen {
+		a := 0
+		for _, f := range out.Flagged {
+			if slices.Contains(f.Fired, weights.Signal(s)) {
+				a++
+			}
+		}
+		r.Consistent = consistent(a, len(out.Flagged))
+		out.Screen[s] = r
+	}
 	return &out
 }
 
@@ -65,7 +81,8 @@ type DetectInput struct {
 func Detect(in DetectInput) *Detection {
 	r := in.Resolver
 	wins, warns := buildWindows(in.Tasks, &r)
-	det := &Detection{Warnings: warns, Flagged: []Flagged{}}
+	det := &Detection{Warnings: warns, Flagged: []Flagged{}, Used: []UsedTask{}, Population: ScreenPopulation,
+		Correction: ScreenCorrection, MinEffect: MinEffect}
 	var medians []*Num
 	det.Window, medians = summarise(wins, labelledCount(in.Tasks))
 	if len(wins) == 1 {
@@ -78,7 +95,11 @@ func Detect(in DetectInput) *Detection {
 			if len(wt.evidence) > 0 {
 				det.Flagged = append(det.Flagged, wt.flagged())
 			}
-			if wt.t.Closed {
+			if wt.usedBy != "" {
+				det.Used = append(det.Used, UsedTask{Key: wt.key, MetaTimestamp: wt.t.MetaTimestamp, Title: wt.t.Title,
+					Source: wt.t.Source, Line: wt.t.Line, By: wt.usedBy})
+			}
+			if wt.eligible {
 				st := screenTask{flagged: len(wt.evidence) > 0, key: taskKey(wt.t.Source, wt.t.Line)}
 				for _, s := range wt.fired {
 					st.fired[s] = true
@@ -99,6 +120,10 @@ func Detect(in DetectInput) *Detection {
 func propose(det *Detection, parent *weights.Weights, exclude []Change, signalReverted bool) (*Change, int, string) {
 	if !det.Triggered {
 		return nil, 0, fmt.Sprintf("no trigger: %d low-side regression(s) in the window, %d needed", len(det.Flagged), TriggerThreshold)
+	}
+	if tied := Tied(det.Screen); len(tied) > 0 {
+		return nil, 0, fmt.Sprintf("no proposal: indistinguishable %s — their 2×2 tables over the eligible tasks are identical, so the window cannot say which one is the signal",
+			strings.Join(tied, ", "))
 	}
 	if !signalReverted {
 		if s, ok := pickSignal(det.Screen, det.Flagged, parent, exclude); ok {
@@ -129,9 +154,12 @@ func noProposalReason(det *Detection, exclude []Change, onEdge int) string {
 			// Consistent candidates only fail to be picked when the loop already tried them.
 			tried = append(tried, r.Signal)
 		case r.Verdict == VerdictUnderpowered:
-			unbacked = append(unbacked, fmt.Sprintf("%s is underpowered (even the most extreme table gives p %.3g > %g)", weights.Signal(s), float64(r.MinP), Alpha))
+			unbacked = append(unbacked, fmt.Sprintf("%s is underpowered (even the most extreme table gives p %.3g, above Holm's first threshold %.3g)",
+				weights.Signal(s), float64(r.MinP), Alpha/float64(weights.NumSignals)))
+		case r.Verdict == VerdictSmallEffect:
+			unbacked = append(unbacked, fmt.Sprintf("%s passes Holm (p %.3g) but its effect %.2f is below %.2f", weights.Signal(s), float64(r.HolmP), float64(r.Effect), MinEffect))
 		default:
-			unbacked = append(unbacked, fmt.Sprintf("%s is no signal (Fisher p %.3g, log-odds %.2f)", weights.Signal(s), float64(r.P), float64(r.LogOR)))
+			unbacked = append(unbacked, fmt.Sprintf("%s is no signal (Fisher p %.3g, Holm p %.3g, log-odds %.2f)", weights.Signal(s), float64(r.P), float64(r.HolmP), float64(r.LogOR)))
 		}
 	}
 	var parts []string
@@ -181,6 +209,22 @@ type StepInput struct {
 	Holdout *Suite
 	// Exclude lists changes not to propose again.
 	Exclude []Change
+	// Parity prices a candidate on real prompts (nil: not priced); ParityBudget is the most too-high cost
+	// a change may add (0 takes DefaultParityBudget).
+	Parity       *Parity
+	ParityBudget float64
+	// ParityBase is what the parity price compares with: the active version the run started from (nil:
+	// Parent), so that a run's steps are priced together.
+	ParityBase *weights.Weights
+	// Origin is the first version (v0001): no weight may move more than DriftBound points away from it
+	// without a human. Nil skips the bound.
+	Origin *weights.Weights
+	// InLoop marks a step of the evolve loop: its change is kept when the witness falls, and the loop
+	// judges the whole run (a lift out of L0/L1). A single step (tune propose) must lift a flagged task
+	// out of L0/L1 itself.
+	InLoop bool
+	// Used is the evidence ledger (see Resolver.Used); ignored when Detected is set.
+	Used map[string]string
 }
 
 // StepResult is everything the step found, tried and decided.
@@ -205,6 +249,44 @@ type StepResult struct {
 	// parent scores them L0/L1 from their signals, the candidate L2 or higher).
 	Lifted  []string `json:"lifted"`
 	Holdout Holdout  `json:"holdout"`
+	// Drift is set when the change would move a weight more than DriftBound points away from the first
+	// version: the step measured nothing and the caller escalates (exit 3).
+	Drift *Drift `json:"drift"`
+}
+
+// Drift is a change the drift bound stops (docs/decisions.md#drift-bound).
+type Drift struct {
+	Change Change       `json:"change"`
+	Knob   string       `json:"knob"`
+	Origin weights.Half `json:"origin"`
+	Would  weights.Half `json:"would_be"`
+	Bound  weights.Half `json:"bound"`
+	Reason string       `json:"reason"`
+}
+
+// driftOf returns the drift of a candidate from origin when any signal weight or bucket edge lies more
+// than DriftBound points away from it, nil otherwise.
+func driftOf(c Change, cand, origin *weights.Weights) *Drift {
+	if origin == nil {
+		return nil
+	}
+	bound := weights.Whole(DriftBound)
+	mk := func(knob string, o, w weights.Half) *Drift {
+		return &Drift{Change: c, Knob: knob, Origin: o, Would: w, Bound: bound,
+			Reason: fmt.Sprintf("%s would move %s from %s (v%04d) to %s, more than %d points: a human decides (drift bound)",
+				c, knob, o, origin.Version, w, DriftBound)}
+	}
+	for s := range cand.Signals {
+		if d := cand.Signals[s] - origin.Signals[s]; d > bound || d < -bound {
+			return mk(weights.Signal(s).String(), origin.Signals[s], cand.Signals[s])
+		}
+	}
+	for l := range cand.Buckets.Edges {
+		if d := cand.Buckets.Edges[l] - origin.Buckets.Edges[l]; d > bound || d < -bound {
+			return mk(weights.Level(l).String()+" edge", origin.Buckets.Edges[l], cand.Buckets.Edges[l])
+		}
+	}
+	return nil
 }
 
 // Step runs one evolution step. The only error is a missing suite; everything else is data.
@@ -216,7 +298,7 @@ func Step(in StepInput) (*StepResult, error) {
 	det := in.Detected
 	if det == nil {
 		det = Detect(DetectInput{Tasks: in.Tasks, Exclude: in.Exclude,
-			Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect}})
+			Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	} else {
 		d := *det
 		d.Proposal, d.EdgeTasks, d.Reason = propose(&d, &parent, in.Exclude, false)
@@ -230,27 +312,43 @@ func Step(in StepInput) (*StepResult, error) {
 	if det.Proposal == nil {
 		return res, nil
 	}
-	before := in.Suite.Losses(&parent)
+	budget := in.ParityBudget
+	if budget <= 0 {
+		budget = DefaultParityBudget
+	}
+	base := in.ParityBase
+	if base == nil {
+		base = &parent
+	}
+	j := &judge{parent: &parent, parityBase: base, suite: in.Suite, holdout: in.Holdout, parity: in.Parity, budget: budget,
+		before: in.Suite.Losses(&parent), flagged: det.Flagged, requireLift: !in.InLoop}
 	first := *det.Proposal
 	res.Tried = &first
-	// tryChange measures the full step and, when it is rejected, the half step.
+	// tryChange measures the full step and, when it is rejected, the half step. A change beyond the
+	// drift bound is not measured: the step stops and the caller escalates.
 	tryChange := func(c Change) bool {
 		for _, half := range []bool{false, true} {
 			cc := c
 			if half {
 				cc = c.Halved()
 			}
-			a, cand := evaluate(cc, half, &parent, in.Suite, before, det.Flagged)
+			cw := cc.Apply(parent)
+			if d := driftOf(cc, &cw, in.Origin); d != nil {
+				res.Drift = d
+				return false
+			}
+			a, cand := evaluate(cc, half, j)
 			res.Attempts = append(res.Attempts, a)
 			if a.Accepted {
 				res.Decision, res.Change, res.Candidate = a.Decision, &cc, cand
+				res.Holdout = a.Holdout
 				return true
 			}
 		}
 		return false
 	}
 	accepted := tryChange(first)
-	if !accepted && first.Kind == ChangeSignal {
+	if !accepted && res.Drift == nil && first.Kind == ChangeSignal {
 		// The signal change was reverted: the bucket rule may move an edge instead.
 		if edge, n, _ := propose(det, &parent, in.Exclude, true); edge != nil {
 			res.EdgeTasks = n
@@ -259,6 +357,9 @@ func Step(in StepInput) (*StepResult, error) {
 	}
 	if !accepted {
 		res.Decision = DecisionRevert
+		if len(res.Attempts) == 0 {
+			res.Decision = DecisionNone
+		}
 		return res, nil
 	}
 	res.After = in.Suite.Score(&res.Candidate)
@@ -268,8 +369,19 @@ func Step(in StepInput) (*StepResult, error) {
 			res.Lifted = append(res.Lifted, r.MetaTimestamp)
 		}
 	}
-	if in.Holdout.Len() > 0 {
-		res.Holdout = readHoldout(in.Holdout, &parent, &res.Candidate)
-	}
 	return res, nil
+}
+
+// SupportingKeys are the evidence-ledger keys of the flagged tasks behind a kept change (nil when the
+// step keeps none).
+func (res *StepResult) SupportingKeys() []string {
+	if res.Change == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(res.Flagged))
+	for _, f := range res.Flagged {
+		keys = append(keys, f.Key)
+	}
+	sort.Strings(keys)
+	return slices.Compact(keys)
 }

@@ -17,6 +17,23 @@ const (
 	Confidence       = 0.95 // for the Jeffreys intervals of the screen
 )
 
+// Decision rules of issue 11 (docs/decisions.md#decisions-evidence-screen-and-acceptance-issue-11). They
+// are fixed for the same reason: a knob a run could turn is a knob noise could turn.
+const (
+	// MinEffect is the smallest difference in prevalence a candidate signal must show: the share of the
+	// flagged tasks that carry it minus the share of the other eligible tasks that do.
+	MinEffect = 0.5
+	// SameAreaDistance bounds same-area evidence: the later task must come at most this many labelled
+	// tasks after the original.
+	SameAreaDistance = 5
+	// SameAreaMargin is how far above the window median a later task's final loss must lie to count as
+	// a failure when it neither ended failed/aborted nor carries regression_followed=true.
+	SameAreaMargin = 0.3
+	// DriftBound is how far (in points) any weight or bucket edge may move away from the first version
+	// before a human must decide: a candidate beyond it escalates instead of being proposed.
+	DriftBound = 2
+)
+
 // Evidence kinds.
 const (
 	KindRegressionFollowed = "regression_followed"
@@ -35,6 +52,11 @@ const (
 	VerdictCandidate    = "candidate"
 	VerdictUnderpowered = "underpowered"
 	VerdictNoSignal     = "no-signal"
+	// VerdictSmallEffect is a signal that passes the corrected test but whose prevalence difference is
+	// below MinEffect.
+	VerdictSmallEffect = "small-effect"
+	// VerdictTied is a candidate whose 2×2 table equals another candidate's: the data cannot tell them apart.
+	VerdictTied = "indistinguishable"
 )
 
 // Decisions (the same words the store uses for proposals).

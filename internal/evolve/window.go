@@ -1,6 +1,8 @@
 package evolve
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -25,6 +27,11 @@ type WindowLog struct {
 	// KnownLoss counts the closed window tasks with a known final loss; the median is over them.
 	KnownLoss int  `json:"known_loss"`
 	Median    *Num `json:"median_loss_final"`
+	// ResolvedByActive counts the auto L0/L1 closed tasks that the active weights, re-scoring their
+	// signals, already put at L2 or higher: resolved, not evidence. Used counts the window tasks the
+	// evidence ledger names (they supported an applied change and never count again).
+	ResolvedByActive int `json:"resolved_by_active"`
+	Used             int `json:"ledger_used"`
 	// First and Last are the meta timestamps of the window's first and last task.
 	First string `json:"first,omitempty"`
 	Last  string `json:"last,omitempty"`
@@ -32,11 +39,26 @@ type WindowLog struct {
 
 // Window is the window of every log read.
 type Window struct {
-	Size     int         `json:"size"`
-	Tasks    int         `json:"tasks"`
-	Closed   int         `json:"closed"`
-	Eligible int         `json:"eligible"`
-	Logs     []WindowLog `json:"logs"`
+	Size     int `json:"size"`
+	Tasks    int `json:"tasks"`
+	Closed   int `json:"closed"`
+	Eligible int `json:"eligible"`
+	// ResolvedByActive and Used sum the per-log counts (see WindowLog).
+	ResolvedByActive int         `json:"resolved_by_active"`
+	Used             int         `json:"ledger_used"`
+	Logs             []WindowLog `json:"logs"`
+}
+
+// UsedTask is a window task the evidence ledger names: it supported an applied change, so it is left out
+// of flagging, of the trigger count and of the screen (docs/decisions.md#evidence-ledger).
+type UsedTask struct {
+	Key           string `json:"key"`
+	MetaTimestamp string `json:"meta_timestamp"`
+	Title         string `json:"task"`
+	Source        string `json:"source"`
+	Line          int    `json:"line"`
+	// By is what the ledger says used it (the applied version, e.g. "v0002").
+	By string `json:"by"`
 }
 
 // Evidence is one reason to call an eligible task a low-side regression.
@@ -48,9 +70,14 @@ type Evidence struct {
 	// Basis says how the code area matched (same-area only): "files=" or "paths in text".
 	Basis   string   `json:"basis,omitempty"`
 	Overlap []string `json:"overlap,omitempty"`
-	// LossFinal is the later task's final loss (same-area only), above Median.
+	// LossFinal is the later task's final loss (same-area only); Median the window median.
 	LossFinal *Num `json:"loss_final,omitempty"`
 	Median    *Num `json:"median,omitempty"`
+	// Failure says how the later same-area task failed: "terminal=failed", "terminal=aborted",
+	// "regression_followed" or "loss_final 0.820 ≥ median 0.073 + 0.3".
+	Failure string `json:"failure,omitempty"`
+	// Distance is how many labelled tasks later the same-area task came (at most SameAreaDistance).
+	Distance int `json:"distance,omitempty"`
 }
 
 // String is a one-line description for tables and proposal files.
@@ -61,8 +88,8 @@ func (e Evidence) String() string {
 	case KindRegressionOf:
 		return fmt.Sprintf("regression_of by the task of %s", e.By)
 	default:
-		return fmt.Sprintf("same-area (%s: %s) task of %s, loss_final %s > median %s", e.Basis,
-			strings.Join(e.Overlap, ","), e.By, fmtNum(e.LossFinal), fmtNum(e.Median))
+		return fmt.Sprintf("same-area (%s: %s) task of %s, %d later, failed: %s", e.Basis,
+			strings.Join(e.Overlap, ","), e.By, e.Distance, e.Failure)
 	}
 }
 
@@ -86,6 +113,10 @@ type Flagged struct {
 	Source    string `json:"source"`
 	Line      int    `json:"line"`
 	LossFinal Num    `json:"loss_final"`
+	// Key identifies the task across runs for the evidence ledger (TaskKey).
+	Key string `json:"key"`
+	// ActiveLevel is the level its signals score under the active weights (L0 or L1: still too low).
+	ActiveLevel string `json:"active_level"`
 	// Fired are the signals as the scorer's enum (Signals minus unknown names), for re-scoring.
 	Fired []weights.Signal `json:"-"`
 }
@@ -107,6 +138,12 @@ type windowTask struct {
 	source   string // SignalsRecorded | SignalsReDetected
 	closed   bool   // closed with a known final loss
 	eligible bool
+	// active is the level of its signals under the active weights; resolved is true when the task was
+	// dispatched auto at L0/L1 but the active weights already lift it; usedBy is the ledger's entry.
+	active   weights.Level
+	resolved bool
+	usedBy   string
+	key      string
 	evidence []Evidence
 }
 
@@ -119,6 +156,23 @@ type Resolver struct {
 	WeightsFor func(version string) (*weights.Weights, bool)
 	// Detect re-detects the signals of a task title; nil uses scorer.Detect without history.
 	Detect func(title string) []weights.Signal
+	// Used is the evidence ledger: TaskKey → what used the task (the applied version). A used task is
+	// never evidence again (docs/decisions.md#evidence-ledger).
+	Used map[string]string
+}
+
+// TaskKey identifies a task across runs and across the paths a log is read under: the meta timestamp as
+// an instant (UTC, nanoseconds; the raw text when it does not parse) and the first 12 hex digits of the
+// sha256 of its title. The log's path is left out on purpose: nightly reads the same log through globs,
+// relative and absolute paths, and a rotated or moved log keeps its tasks
+// (docs/decisions.md#evidence-ledger).
+func TaskKey(t *traceparse.Task) string {
+	ts := t.MetaTimestamp
+	if !t.MetaTime.IsZero() {
+		ts = t.MetaTime.UTC().Format(time.RFC3339Nano)
+	}
+	h := sha256.Sum256([]byte(t.Title))
+	return ts + "#" + hex.EncodeToString(h[:6])
 }
 
 func (r *Resolver) weightsFor(version string) (*weights.Weights, string) {
@@ -219,7 +273,16 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
 		}
 	}
 	wt.closed = t.Closed && t.LossFinal != nil
-	wt.eligible = isAuto(t.Dispatch) && (t.Level == "L0" || t.Level == "L1") && wt.closed
+	wt.key = TaskKey(t)
+	wt.usedBy = r.Used[wt.key]
+	// Eligibility under the active weights (docs/decisions.md#eligibility): dispatched auto at L0/L1,
+	// closed with a known loss, and still L0/L1 when its signals are re-scored under the active version.
+	// Recorded signals are re-weighted; without signals= the title's re-detected signals are (a task whose
+	// title re-detects nothing scores 0, L2 under v0001, and is no evidence either way).
+	wt.active = r.Active.Level(r.Active.Score(wt.fired))
+	dispatchedLow := isAuto(t.Dispatch) && (t.Level == "L0" || t.Level == "L1") && wt.closed
+	wt.resolved = dispatchedLow && wt.active > weights.L1
+	wt.eligible = dispatchedLow && !wt.resolved && wt.usedBy == ""
 	return wt, warns
 }
 
@@ -264,6 +327,12 @@ func summarise(wins [][]*windowTask, labelled map[string]int) (Window, []*Num) {
 			if wt.eligible {
 				wl.Eligible++
 			}
+			if wt.resolved {
+				wl.ResolvedByActive++
+			}
+			if wt.usedBy != "" {
+				wl.Used++
+			}
 			if wt.closed {
 				losses = append(losses, *wt.t.LossFinal)
 			}
@@ -277,13 +346,17 @@ func summarise(wins [][]*windowTask, labelled map[string]int) (Window, []*Num) {
 		out.Tasks += wl.Tasks
 		out.Closed += wl.Closed
 		out.Eligible += wl.Eligible
+		out.ResolvedByActive += wl.ResolvedByActive
+		out.Used += wl.Used
 		out.Logs = append(out.Logs, wl)
 	}
 	return out, medians
 }
 
-// findEvidence attaches the evidence of rule 3 (docs/decisions.md#evolution-step) to every eligible task of a window. Every later task
-// that supplies evidence must itself be inside the window (same rule).
+// findEvidence attaches the evidence of rule 3 (docs/decisions.md#evolution-step) to every eligible task
+// of a window. Every later task that supplies evidence must itself be inside the window (same rule).
+// Same-area evidence is bounded (docs/decisions.md#same-area-evidence): the later task comes at most
+// SameAreaDistance labelled tasks later and itself failed (sameAreaFailure).
 func findEvidence(win []*windowTask, median *Num) {
 	for i, orig := range win {
 		if !orig.eligible {
@@ -292,20 +365,43 @@ func findEvidence(win []*windowTask, median *Num) {
 		if orig.t.RegressionFollowed {
 			orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionFollowed})
 		}
-		for _, later := range win[i+1:] {
+		for j, later := range win[i+1:] {
 			if names(later.t.RegressionOf, orig.t) {
 				orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionOf, By: later.t.MetaTimestamp, ByLine: later.t.Line})
 			}
-			if median == nil || !later.closed || !(*later.t.LossFinal > float64(*median)) {
+			if j+1 > SameAreaDistance {
+				continue
+			}
+			failure := sameAreaFailure(later, median)
+			if failure == "" {
 				continue
 			}
 			if basis, overlap := sameArea(orig.t, later.t); len(overlap) > 0 {
-				loss := Num(*later.t.LossFinal)
-				orig.evidence = append(orig.evidence, Evidence{Kind: KindSameArea, By: later.t.MetaTimestamp, ByLine: later.t.Line,
-					Basis: basis, Overlap: overlap, LossFinal: &loss, Median: median})
+				ev := Evidence{Kind: KindSameArea, By: later.t.MetaTimestamp, ByLine: later.t.Line,
+					Basis: basis, Overlap: overlap, Median: median, Failure: failure, Distance: j + 1}
+				if later.t.LossFinal != nil {
+					loss := Num(*later.t.LossFinal)
+					ev.LossFinal = &loss
+				}
+				orig.evidence = append(orig.evidence, ev)
 			}
 		}
 	}
+}
+
+// sameAreaFailure says how a later task failed, "" when it did not: it ended terminal=failed or
+// aborted, it carries regression_followed=true, or its final loss lies SameAreaMargin or more above the
+// window median (a loss merely above the median is what half of all tasks have).
+func sameAreaFailure(later *windowTask, median *Num) string {
+	switch {
+	case later.t.Terminal == "failed" || later.t.Terminal == "aborted":
+		return "terminal=" + later.t.Terminal
+	case later.t.RegressionFollowed:
+		return "regression_followed"
+	case median != nil && later.closed && *later.t.LossFinal >= float64(*median)+SameAreaMargin:
+		return fmt.Sprintf("loss_final %.3f ≥ median %.3f + %.1f", *later.t.LossFinal, float64(*median), SameAreaMargin)
+	}
+	return ""
 }
 
 // names reports whether a regression_of= value names task t: the same meta timestamp, or the same instant
@@ -420,6 +516,6 @@ func (wt *windowTask) flagged() Flagged {
 	return Flagged{
 		MetaTimestamp: wt.t.MetaTimestamp, Title: wt.t.Title, Level: wt.t.Level, Evidence: wt.evidence,
 		Signals: wt.signals, SignalsSource: wt.source, Source: wt.t.Source, Line: wt.t.Line,
-		LossFinal: Num(*wt.t.LossFinal), Fired: wt.fired,
+		LossFinal: Num(*wt.t.LossFinal), Fired: wt.fired, Key: wt.key, ActiveLevel: wt.active.String(),
 	}
 }

@@ -88,7 +88,7 @@ func FromProposal(p *store.Proposal, parent weights.Weights) ProposalReport {
 		if st.Kind == evolve.ChangeBucket {
 			change = "bucket " + st.Edge + " edge " + st.Delta.String()
 		}
-		in.Attempts = append(in.Attempts, Attempt{Change: change, Decision: st.Decision,
+		in.Attempts = append(in.Attempts, Attempt{Change: change, Decision: st.Decision, Lifted: -1,
 			SuiteLossBefore: st.SuiteLossBefore, SuiteLossAfter: st.SuiteLossAfter})
 		// The screen rows a proposal stores are those of the signals it changed; the rest are recomputed
 		// from the counts (Holm needs all nine signals, so only the stored adjusted p is shown).
@@ -144,8 +144,13 @@ func fromAttempt(step int, a *evolve.Attempt) Attempt {
 	if !a.Accepted {
 		note = a.Reason
 	}
+	parity := ""
+	if a.Parity != nil {
+		parity = a.Parity.String()
+	}
 	return Attempt{Step: step, Change: a.Change.String(), Decision: a.Decision, SuiteLossBefore: float64(a.SuiteLossBefore),
-		SuiteLossAfter: float64(a.SuiteLossAfter), ScenariosWorse: worse, MotivatingUp: up, Motivating: len(a.Motivating), Note: note}
+		SuiteLossAfter: float64(a.SuiteLossAfter), ScenariosWorse: worse, MotivatingUp: up, Motivating: len(a.Motivating), Note: note,
+		Lifted: a.Lifted, Parity: parity}
 }
 
 // replayRows pairs the scenarios of two replays of the same suite by position.

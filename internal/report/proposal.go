@@ -119,6 +119,10 @@ type Attempt struct {
 	ScenariosWorse                  []string // scenarios whose loss rose
 	MotivatingUp, Motivating        int      // motivating tasks that moved up, of how many
 	Note                            string   // why this decision, when not obvious from the numbers
+	// Lifted is how many flagged tasks the change lifts out of L0/L1 by level (-1: not recorded); Parity
+	// summarises its price on the parity prompts ("" when not priced).
+	Lifted int
+	Parity string
 }
 
 // ScenarioLoss is one fixture scenario scored under the parent and the candidate.
@@ -297,7 +301,7 @@ func proposalScreen(w io.Writer, screen []ScreenRow) error {
 	if !section(w, "Signal screen", len(screen), "Not recorded in the proposal.") {
 		return nil
 	}
-	fmt.Fprintf(w, "Per signal over the closed tasks of the window: present & flagged (a), present & not flagged (b), absent & flagged (c), absent & not flagged (d). p is one-sided Fisher, Holm-adjusted across signals; min p is the smallest p these margins allow.\n\n")
+	fmt.Fprintf(w, "Per signal over the eligible tasks of the window (auto, L0/L1 under the active weights, closed, not already used by an applied change): present & flagged (a), present & not flagged (b), absent & flagged (c), absent & not flagged (d). p is one-sided Fisher, Holm-adjusted across the nine signals, and the adjustment binds: a candidate needs Holm p ≤ 0.05, fires in the flagged tasks consistently, and is at least 0.5 more common among them than among the other eligible tasks; every change the run tries comes from this one family. min p is the smallest p these margins allow.\n\n")
 	rows := make([][]string, len(screen))
 	for i, s := range screen {
 		name := s.Signal
@@ -331,14 +335,21 @@ func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {
 		if a.Motivating > 0 {
 			up = fmt.Sprintf("%d of %d", a.MotivatingUp, a.Motivating)
 		}
+		lifted, parity := "–", "–"
+		if a.Lifted >= 0 {
+			lifted = strconv.Itoa(a.Lifted)
+		}
+		if a.Parity != "" {
+			parity = Escape(a.Parity)
+		}
 		rows[i] = []string{strconv.Itoa(i + 1), Escape(a.Change), fmtLoss(a.SuiteLossBefore), fmtLoss(a.SuiteLossAfter),
-			fmtDelta(a.SuiteLossAfter - a.SuiteLossBefore), worse, up, "**" + Escape(a.Decision) + "**", red.safe(a.Note)}
+			fmtDelta(a.SuiteLossAfter - a.SuiteLossBefore), worse, up, lifted, parity, "**" + Escape(a.Decision) + "**", red.safe(a.Note)}
 		if multiStep {
 			rows[i] = append([]string{strconv.Itoa(a.Step)}, rows[i]...)
 		}
 	}
 	cols := []Column{Num("#"), Text("change"), Num("suite loss before"), Num("after"), Num("Δ"), Text("scenarios worse"),
-		Num("motivating tasks up"), Text("decision"), Text("note")}
+		Num("motivating tasks up"), Num("lifted out of L0/L1"), Text("parity price"), Text("decision"), Text("note")}
 	if multiStep {
 		cols = append([]Column{Num("step")}, cols...)
 	}
@@ -438,10 +449,10 @@ func proposalGuardrails(w io.Writer, in ProposalReport, red *redactions) {
 	case h == nil:
 		fmt.Fprintln(w, "- **Holdout:** not recorded.")
 	case h.LossBefore == nil || h.LossAfter == nil:
-		fmt.Fprintf(w, "- **Holdout** (%d scenarios, never used in the decision): %s. Read %d %s.\n",
+		fmt.Fprintf(w, "- **Holdout** (%d scenarios, read last, as a veto: its loss must not rise): %s. Read %d %s.\n",
 			h.Scenarios, red.safe(orDash(h.Verdict, "not read")), h.Reads, plural(h.Reads, "time", "times"))
 	default:
-		fmt.Fprintf(w, "- **Holdout** (%d scenarios, never used in the decision): loss %s → %s — **%s**. Read %d %s.\n",
+		fmt.Fprintf(w, "- **Holdout** (%d scenarios, read last, as a veto: its loss must not rise): loss %s → %s — **%s**. Read %d %s.\n",
 			h.Scenarios, fmtLoss(*h.LossBefore), fmtLoss(*h.LossAfter), red.safe(orDash(h.Verdict, "–")), h.Reads, plural(h.Reads, "time", "times"))
 	}
 	fmt.Fprintln(w)

@@ -59,8 +59,8 @@ func sampleProposal() ProposalReport {
 		},
 		Attempts: []Attempt{
 			{Change: "ambiguous +1", Decision: "revert", SuiteLossBefore: 1, SuiteLossAfter: 0.8, ScenariosWorse: []string{"user-override-down"},
-				MotivatingUp: 3, Motivating: 3, Note: "a scenario's loss rose"},
-			{Change: "ambiguous +0.5", Decision: "halve", SuiteLossBefore: 1, SuiteLossAfter: 0.6, MotivatingUp: 2, Motivating: 3},
+				MotivatingUp: 3, Motivating: 3, Note: "a scenario's loss rose", Lifted: 3, Parity: "1 of 255 parity prompts change level (up 1, down 0), too-high cost 0.004 ≤ budget 0.030"},
+			{Change: "ambiguous +0.5", Decision: "halve", SuiteLossBefore: 1, SuiteLossAfter: 0.6, MotivatingUp: 2, Motivating: 3, Lifted: -1},
 		},
 		Replay: []ScenarioLoss{
 			{Scenario: "bugfix-single-file", Expected: "L0", LevelBefore: "L0", LevelAfter: "L0"},

@@ -55,10 +55,13 @@ type LogEntry struct {
 	Proposal string `json:"proposal,omitempty"` // proposal id
 	// ProposalSHA256 is the proposal's ContentSHA256, on every attempt entry of it: apply writes only a
 	// proposal whose content still hashes to it.
-	ProposalSHA256  string   `json:"proposal_sha256,omitempty"`
-	Change          string   `json:"change,omitempty"`   // e.g. "ambiguous +1", "bucket L1 +0.5"
-	Decision        string   `json:"decision,omitempty"` // accept | halve | revert | none, or what a repair did
-	Evidence        []string `json:"evidence,omitempty"`
+	ProposalSHA256 string   `json:"proposal_sha256,omitempty"`
+	Change         string   `json:"change,omitempty"`   // e.g. "ambiguous +1", "bucket L1 +0.5"
+	Decision       string   `json:"decision,omitempty"` // accept | halve | revert | none, or what a repair did
+	Evidence       []string `json:"evidence,omitempty"`
+	// Ledger (apply only) lists the keys of the tasks that supported the applied change: the evidence
+	// ledger. A task supports at most one applied change (see Store.Ledger).
+	Ledger          []string `json:"ledger,omitempty"`
 	SuiteLossBefore *float64 `json:"suite_loss_before,omitempty"`
 	SuiteLossAfter  *float64 `json:"suite_loss_after,omitempty"`
 	// Harvested lists the fixture files an apply added.

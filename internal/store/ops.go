@@ -268,6 +268,9 @@ func (s *Store) ApplyProposal(p *Proposal) (*Outcome, error) {
 			return fmt.Errorf("proposal %s was measured against %s, but the active version is %s: its evidence and replay no longer hold; run `tune propose` again",
 				p.ID, weights.VersionName(p.Parent), weights.VersionName(active))
 		}
+		if err := st.checkLedger(p); err != nil {
+			return err
+		}
 		activeW, err := st.loadVersion(active)
 		if err != nil {
 			return err
@@ -296,7 +299,7 @@ func (s *Store) ApplyProposal(p *Proposal) (*Outcome, error) {
 		}
 		entry := LogEntry{
 			Action: ActionApply, Parent: active, Result: n, Proposal: p.ID, Change: describeChanges(changes),
-			Decision: p.Decision, Evidence: flaggedLines(p.Evidence),
+			Decision: p.Decision, Evidence: flaggedLines(p.Evidence), Ledger: ledgerKeys(p),
 			SuiteLossBefore: Loss(p.SuiteLossBefore), SuiteLossAfter: Loss(p.SuiteLossAfter), Reason: w.Reason,
 		}
 		var writes []pendingWrite

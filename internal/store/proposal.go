@@ -90,6 +90,9 @@ type FlaggedTask struct {
 	Source        string // trace log path
 	Evidence      []string
 	Prompt        string
+	// Key identifies the task across runs for the evidence ledger (evolve.TaskKey); "" in proposals
+	// written before the ledger existed.
+	Key string
 }
 
 // --- JSON shapes. Hand-written shadow structs keep the field order fixed and print weights as numbers
@@ -136,6 +139,7 @@ type flaggedTaskJSON struct {
 	Source        string   `json:"source"`
 	Evidence      []string `json:"evidence"`
 	Prompt        string   `json:"prompt,omitempty"`
+	Key           string   `json:"key,omitempty"`
 }
 
 // NamedNumber is one key of a NumberMap.
@@ -338,7 +342,7 @@ func (p *Proposal) toJSON(withIdentity bool) proposalJSON {
 			ev = []string{}
 		}
 		j.Evidence = append(j.Evidence, flaggedTaskJSON{
-			MetaTimestamp: t.MetaTimestamp, Title: t.Title, Level: t.Level, Source: t.Source, Evidence: ev, Prompt: t.Prompt,
+			MetaTimestamp: t.MetaTimestamp, Title: t.Title, Level: t.Level, Source: t.Source, Evidence: ev, Prompt: t.Prompt, Key: t.Key,
 		})
 	}
 	return j

@@ -3,6 +3,7 @@ package genhistory
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/weights"
@@ -43,6 +44,7 @@ func Cases() []Case {
 		{"outside-window", "one regression sits before the last 20 labelled tasks: only 2 count, no trigger", OutsideWindow},
 		{"legacy-v0101", "v0.10.1 meta lines (level_chosen=, dispatch_source=, no signals=): signals re-detected from the titles", LegacyV0101},
 		{"damaged", "the phase-3 history with damaged lines: same result, with warnings", Damaged},
+		{"two-step", "3 flagged tasks at -3 sharing layer-crossings: one +1 reaches only L1's edge, the loop needs two", TwoStep},
 	}
 }
 
@@ -76,6 +78,10 @@ type placement struct {
 	s     slot
 	after string // id of the slot this one must follow ("" = anywhere)
 	first bool   // keep in the first half (originals need room for later evidence)
+	// near keeps the slot within 2 tasks of the one it follows when placed; near slots are placed last,
+	// so at most (near slots − 1) later insertions can widen the gap: with 4 of them, same-area
+	// evidence stays within the bounded distance of 5.
+	near bool
 }
 
 func assemble(rng *rand.Rand, w *weights.Weights, fillers []Task, places []placement) (*History, map[string]int) {
@@ -83,7 +89,18 @@ func assemble(rng *rand.Rand, w *weights.Weights, fillers []Task, places []place
 	for i, f := range fillers {
 		seq[i] = slot{task: f, id: fmt.Sprintf("filler-%d", i)}
 	}
+	ordered := make([]placement, 0, len(places))
 	for _, p := range places {
+		if !p.near {
+			ordered = append(ordered, p)
+		}
+	}
+	for _, p := range places {
+		if p.near {
+			ordered = append(ordered, p)
+		}
+	}
+	for _, p := range ordered {
 		lo := 0
 		if p.after != "" {
 			for i, s := range seq {
@@ -95,6 +112,9 @@ func assemble(rng *rand.Rand, w *weights.Weights, fillers []Task, places []place
 		hi := len(seq)
 		if p.first {
 			hi = max(lo, len(seq)/2)
+		}
+		if p.near {
+			hi = min(hi, lo+1)
 		}
 		pos := lo + rng.IntN(hi-lo+1)
 		seq = append(seq[:pos], append([]slot{p.s}, seq[pos:]...)...)
@@ -129,7 +149,7 @@ func regression(rng *rand.Rand, w *weights.Weights, id string, area int, kind st
 	case "same-area":
 		later := NewTask(w, fmt.Sprintf("%s: regression after the quick patch (%s)", a.stem, id), 0.6+float64(rng.IntN(300))/1000)
 		later.Files = append([]string(nil), a.files...)
-		places = append(places, placement{s: slot{task: later, id: id + "-later"}, after: id})
+		places = append(places, placement{s: slot{task: later, id: id + "-later"}, after: id, near: true})
 	case "regression-of":
 		later := NewTask(w, fmt.Sprintf("%s: follow-up (%s)", a.stem, id), float64(rng.IntN(300))/1000)
 		later.Files = []string{fmt.Sprintf("elsewhere/%s.go", id)}
@@ -157,16 +177,32 @@ func lowSide(rng *rand.Rand, w *weights.Weights, common weights.Signal, extra bo
 }
 
 func build(seed uint64, w *weights.Weights, n int, origs int, damaged bool) (*History, Expect) {
+	return buildWith(seed, w, n, origs, damaged, -1)
+}
+
+// TwoStep is Phase3Gate with layer-crossings as the shared signal and no extra signal on any flagged
+// task: every flagged task scores -3, so a single +1 lifts none of them out of L1 and the evolve loop
+// needs two accepted steps.
+func TwoStep(seed uint64, w *weights.Weights) (*History, Expect) {
+	return buildWith(seed, w, 20, 3, false, weights.LayerCrossings)
+}
+
+// buildWith builds origs regressions among background tasks; common < 0 draws the shared signal from
+// the knobs (and allows an extra signal on later flagged tasks), else it is fixed and no extra is added.
+func buildWith(seed uint64, w *weights.Weights, n int, origs int, damaged bool, fixed weights.Signal) (*History, Expect) {
 	rng := newRNG(seed)
 	common := knobs[rng.IntN(len(knobs))]
+	if fixed >= 0 {
+		common = fixed
+	}
 	var places []placement
 	kinds := rng.Perm(len(evidenceKinds))
 	areaPerm := rng.Perm(len(areas))
 	for k := 0; k < origs; k++ {
 		kind := evidenceKinds[kinds[k%len(kinds)]]
-		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], kind, lowSide(rng, w, common, k > 0))...)
+		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k], kind, lowSide(rng, w, common, k > 0 && fixed < 0))...)
 	}
-	fillers := Filler(rng, w, n-len(places), common, weights.ExplicitBugfix)
+	fillers := Background(rng, w, n-len(places), common, weights.ExplicitBugfix)
 	h, idx := assemble(rng, w, fillers, places)
 	h.Damage = damaged
 	exp := Expect{Triggered: origs >= 3, Signal: -1, Warnings: damaged}
@@ -212,7 +248,7 @@ func BumpOverride(seed uint64, w *weights.Weights) (*History, Expect) {
 		}
 		places = append(places, ps...)
 	}
-	fillers := Filler(rng, w, 20-len(places), common, weights.ExplicitBugfix)
+	fillers := Background(rng, w, 20-len(places), common, weights.ExplicitBugfix)
 	h, idx := assemble(rng, w, fillers, places)
 	exp := Expect{Flagged: []int{idx["orig-0"], idx["orig-1"]}, Signal: -1}
 	sortInts(exp.Flagged)
@@ -253,7 +289,7 @@ func distinctSets(rng *rand.Rand, w *weights.Weights, sets [][]weights.Signal, e
 	for _, s := range sets {
 		avoid = append(avoid, s...)
 	}
-	fillers := Filler(rng, w, 20-len(places), avoid...)
+	fillers := Background(rng, w, 20-len(places), avoid...)
 	h, idx := assemble(rng, w, fillers, places)
 	for k := range sets {
 		exp.Flagged = append(exp.Flagged, idx[fmt.Sprintf("orig-%d", k)])
@@ -278,12 +314,14 @@ func SameArea(seed uint64, w *weights.Weights) (*History, Expect) {
 	orig := NewTask(w, "patch the retry in "+path, 0.02, lowSide(rng, w, common, true)...)
 	later := NewTask(w, "the retry in "+path+" regressed under load", 0.75)
 	places = append(places, placement{s: slot{task: orig, id: "orig-2"}, first: true},
-		placement{s: slot{task: later, id: "orig-2-later"}, after: "orig-2"})
-	// The decoy: same area, but the later loss is 0 (never above the median).
-	decoy := regression(rng, w, "decoy", areaPerm[3], "same-area", lowSide(rng, w, common, true))
+		placement{s: slot{task: later, id: "orig-2-later"}, after: "orig-2", near: true})
+	// The decoy: same area, but the later loss is 0 (never above the median). It carries another knob
+	// than the flagged tasks: it is one of the eligible tasks the screen compares them with.
+	other := knobs[(slices.Index(knobs, common)+1)%len(knobs)]
+	decoy := regression(rng, w, "decoy", areaPerm[3], "same-area", lowSide(rng, w, other, true))
 	decoy[1].s.task.LossFinal = 0
 	places = append(places, decoy...)
-	fillers := Filler(rng, w, 20-len(places), common, weights.ExplicitBugfix)
+	fillers := Background(rng, w, 20-len(places), common, weights.ExplicitBugfix)
 	h, idx := assemble(rng, w, fillers, places)
 	exp := Expect{Flagged: []int{idx["orig-0"], idx["orig-1"], idx["orig-2"]}, Triggered: true, Signal: common}
 	sortInts(exp.Flagged)
@@ -304,7 +342,7 @@ func RegressionOf(seed uint64, w *weights.Weights) (*History, Expect) {
 		}
 		places = append(places, ps...)
 	}
-	fillers := Filler(rng, w, 20-len(places), common, weights.ExplicitBugfix)
+	fillers := Background(rng, w, 20-len(places), common, weights.ExplicitBugfix)
 	h, idx := assemble(rng, w, fillers, places)
 	exp := Expect{Flagged: []int{idx["orig-0"], idx["orig-1"], idx["orig-2"]}, Triggered: true, Signal: common}
 	sortInts(exp.Flagged)
@@ -322,7 +360,7 @@ func OutsideWindow(seed uint64, w *weights.Weights) (*History, Expect) {
 	for k := 0; k < 2; k++ {
 		places = append(places, regression(rng, w, fmt.Sprintf("orig-%d", k), areaPerm[k+1], evidenceKinds[rng.IntN(3)], lowSide(rng, w, common, k > 0))...)
 	}
-	inWindow, idx := assemble(rng, w, Filler(rng, w, 19-len(places), common, weights.ExplicitBugfix), places)
+	inWindow, idx := assemble(rng, w, Background(rng, w, 19-len(places), common, weights.ExplicitBugfix), places)
 	h := &History{Start: start, Step: time.Hour, Weights: w}
 	h.Tasks = append(h.Tasks, early[0].s.task)
 	h.Tasks = append(h.Tasks, Filler(rng, w, 4, common, weights.ExplicitBugfix)...)
@@ -354,6 +392,10 @@ var legacyTitles = []string{
 	"maybe fix the crash in the digest mailer",
 }
 
+// legacyFixes are small fixes whose titles ("fix the typo in a/b.go") re-detect as explicit-bugfix +
+// single-file: L0.
+var legacyFixes = []string{"typo", "off-by-one", "nil pointer", "broken link", "failing lint"}
+
 // LegacyV0101 writes every task in the v0.10.1 format (no signals=): three flagged L1 tasks whose titles
 // re-detect to a shared ambiguous signal.
 func LegacyV0101(seed uint64, w *weights.Weights) (*History, Expect) {
@@ -366,7 +408,15 @@ func LegacyV0101(seed uint64, w *weights.Weights) (*History, Expect) {
 		ps[0].s.task.Title = legacyTitles[titles[k]]
 		places = append(places, ps...)
 	}
-	fillers := Filler(rng, w, 20-len(places), weights.Ambiguous, weights.ExplicitBugfix)
+	fillers := Background(rng, w, 20-len(places), weights.Ambiguous, weights.ExplicitBugfix)
+	for i := range fillers {
+		// Legacy lines carry no signals=: the benign low-side tasks need titles that re-detect low.
+		if fillers[i].Level <= weights.L1 {
+			fillers[i].Title = fmt.Sprintf("fix the %s in %s", legacyFixes[rng.IntN(len(legacyFixes))], fillers[i].Files[0])
+			fillers[i].Signals = []weights.Signal{weights.ExplicitBugfix, weights.SingleFile}
+			fillers[i].Level = w.Level(w.Score(fillers[i].Signals))
+		}
+	}
 	h, idx := assemble(rng, w, fillers, places)
 	for i := range h.Tasks {
 		h.Tasks[i].Legacy = true

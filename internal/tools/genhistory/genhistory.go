@@ -259,3 +259,43 @@ func containsSignal(list []weights.Signal, s weights.Signal) bool {
 	}
 	return false
 }
+
+// Eligible returns n benign low-side tasks: auto-dispatched at L0/L1 (an explicit bug fix, a single-file
+// edit, or both, sometimes with one more signal from outside avoid), closed with a low final loss, each in
+// its own code area, and never followed by evidence. They are the comparison group of the screen: most
+// tasks a scorer sends low are fine, and a signal is behind the regressions only if it is rarer among
+// these (docs/decisions.md#screen).
+func Eligible(rng *rand.Rand, w *weights.Weights, n int, avoid ...weights.Signal) []Task {
+	var pool []weights.Signal
+	for _, s := range weights.Signals() {
+		if !containsSignal(avoid, s) && s != weights.ExplicitBugfix && s != weights.SingleFile {
+			pool = append(pool, s)
+		}
+	}
+	bases := [][]weights.Signal{{weights.ExplicitBugfix}, {weights.SingleFile}, {weights.ExplicitBugfix, weights.SingleFile}}
+	out := make([]Task, 0, n)
+	for i := 0; len(out) < n; i++ {
+		sigs := append([]weights.Signal(nil), bases[rng.IntN(len(bases))]...)
+		if len(pool) > 0 && rng.IntN(2) == 0 {
+			sigs = append(sigs, pool[rng.IntN(len(pool))])
+		}
+		sort.Slice(sigs, func(a, b int) bool { return sigs[a] < sigs[b] })
+		if w.Level(w.Score(sigs)) > weights.L1 {
+			continue
+		}
+		area := areas[(i+rng.IntN(len(areas)))%len(areas)]
+		t := NewTask(w, fmt.Sprintf("%s tweak (%d)", area.stem, i+1), float64(rng.IntN(150))/1000, sigs...)
+		t.Files = []string{fmt.Sprintf("eligible/%03d/%s", i+1, lastPart(area.files[0]))}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Background returns n tasks for a history's background: four in five benign low-side tasks (Eligible)
+// and the rest L2/L3 fillers (Filler), interleaved at random.
+func Background(rng *rand.Rand, w *weights.Weights, n int, avoid ...weights.Signal) []Task {
+	ne := (4*n + 4) / 5
+	out := append(Eligible(rng, w, ne, avoid...), Filler(rng, w, n-ne, avoid...)...)
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
