@@ -134,15 +134,19 @@ type Decisions struct {
 }
 
 // LoadDecisions reads the ledger from the store's log, the origin version and the built-in parity
-// prompts.
+// prompts. Without a store (the built-in weights outside a project) nothing was ever applied: the
+// ledger is empty.
 func LoadDecisions(dir string, resolve func(string) (*weights.Weights, bool)) (Decisions, error) {
-	var d Decisions
-	s, err := store.Open(dir, nil)
-	if err != nil {
-		return d, err
-	}
-	if d.Used, err = s.Ledger(); err != nil {
-		return d, err
+	d := Decisions{Used: map[string]string{}}
+	var err error
+	if !missing(dir) {
+		s, err := store.Open(dir, nil)
+		if err != nil {
+			return d, err
+		}
+		if d.Used, err = s.Ledger(); err != nil {
+			return d, err
+		}
 	}
 	if w, ok := resolve(weights.VersionName(1)); ok {
 		d.Origin = w
