@@ -88,6 +88,10 @@ proposal_path, proposal_new, proposal_note, logs}.`,
 			if runF != nil {
 				return runF(opts)
 			}
+			var err error
+			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
+				return err
+			}
 			return watchRun(opts)
 		},
 	}
