@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -131,6 +132,11 @@ level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's desig
 			}
 			if opts.Log == "" && (opts.TaskSet || opts.LoopsSet) {
 				return exitcode.FlagErrorf("--task and --loops describe the --log entry; give --log TRACE too")
+			}
+			for _, l := range opts.Loops {
+				if !traceparse.IsLoop(l) {
+					return exitcode.FlagErrorf("--loops %q: not a loop of the trace grammar (%s); nothing was written", l, strings.Join(traceparse.Loops, ", "))
+				}
 			}
 			if runF != nil {
 				return runF(opts)

@@ -1,6 +1,7 @@
 package traceparse
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/weights"
@@ -149,3 +150,10 @@ func (r *Result) SkippedWarnings() []Warning {
 	}
 	return out
 }
+
+// Loops are the loop names of the trace grammar a writer may declare in loops= and use on iteration
+// lines (the legacy spellings architect and refinement are read as design and refine, never written).
+var Loops = []string{"inner", "refine", "outer", "design", "cot"}
+
+// IsLoop reports whether name is one of Loops.
+func IsLoop(name string) bool { return slices.Contains(Loops, name) }
