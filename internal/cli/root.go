@@ -104,6 +104,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	} {
 		root.AddCommand(add(f))
 	}
+	addCompletions(root, f)
 	cmdutil.TypeUsageErrors(root)
 	return root
 }
