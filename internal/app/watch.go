@@ -124,11 +124,18 @@ func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
 	if len(logs) == 0 {
 		logs = []string{traceparse.DefaultLog}
 	}
-	res, err := traceparse.ReadLogs(logs, 0)
-	if err != nil {
-		return nil, err
+	// Streamed, keeping only what the watch reads of the tasks it needs.
+	for _, l := range logs {
+		_, err := traceparse.StreamLog(l, func(t *traceparse.Task) error {
+			if c, ok := watch.Keep(t); ok {
+				in.Tasks = append(in.Tasks, c)
+			}
+			return nil
+		}, nil)
+		if err != nil {
+			return nil, err
+		}
 	}
-	in.Tasks = res.Tasks
 	out := &WatchResult{Result: watch.Judge(in), Active: target == active, Logs: logs}
 	if !out.Proposes() {
 		return out, nil

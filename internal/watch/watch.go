@@ -23,6 +23,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
@@ -371,4 +372,33 @@ func firedSignals(t *traceparse.Task) []weights.Signal {
 		}
 	}
 	return out
+}
+
+// Keep returns the part of a task Judge needs, with its strings copied out of the reader's buffers,
+// and whether Judge needs the task at all (a closed task with a level, or one naming another with
+// regression_of=), so that a caller streaming the logs keeps little per task.
+func Keep(t *traceparse.Task) (traceparse.Task, bool) {
+	if !(t.Closed && t.Level != "") && t.RegressionOf == "" {
+		return traceparse.Task{}, false
+	}
+	c := traceparse.Task{
+		Source: strings.Clone(t.Source), Line: t.Line, MetaTimestamp: strings.Clone(t.MetaTimestamp), MetaTime: t.MetaTime,
+		Level: strings.Clone(t.Level), Dispatch: strings.Clone(t.Dispatch), Title: strings.Clone(t.Title),
+		WeightsVersion: strings.Clone(t.WeightsVersion), Closed: t.Closed, Terminal: strings.Clone(t.Terminal),
+		RegressionFollowed: t.RegressionFollowed, RegressionOf: strings.Clone(t.RegressionOf), HasSignals: t.HasSignals,
+	}
+	if t.LossFinal != nil {
+		v := *t.LossFinal
+		c.LossFinal = &v
+	}
+	for _, s := range t.Signals {
+		c.Signals = append(c.Signals, weights.SignalWeight{Name: strings.Clone(s.Name), Weight: s.Weight})
+	}
+	// Classify counts the non-baseline iterations; nothing else of the entries is read.
+	for i := range t.Entries {
+		if e := &t.Entries[i]; e.Kind == traceparse.KindIter && !e.Baseline {
+			c.Entries = append(c.Entries, traceparse.Entry{Kind: traceparse.KindIter})
+		}
+	}
+	return c, true
 }
