@@ -1,19 +1,15 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/termtable"
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 type diffOptions struct {
@@ -67,105 +63,11 @@ proposal it names when it is still in weights/proposals/ (else the counts in the
 	return cmd
 }
 
-// weightsRef is a resolved A or B: a stored version or a proposal's candidate, with its provenance.
-type weightsRef struct {
-	Label    string // "v0002", or the proposal id
-	Weights  weights.Weights
-	Version  int // 0 for a proposal
-	Active   bool
-	Proposal *store.Proposal // the proposal behind it, when known
-	Entry    *store.LogEntry // the log entry that wrote the version, when there is one
-}
-
-// resolveWeightsRef reads "active", a version (v0002, 2) or a proposal (file or id).
-func resolveWeightsRef(weightsDir, ref string) (*weightsRef, error) {
-	s, err := store.Open(weightsDir, nil)
-	if err != nil {
-		return nil, err
-	}
-	active, err := s.ActiveVersion()
-	if err != nil {
-		return nil, err
-	}
-	v := 0
-	if ref == "active" {
-		v = active
-	} else if n, err := weights.ParseVersionName(ref); err == nil {
-		v = n
-	}
-	if v == 0 {
-		p, err := store.ResolveProposal(weightsDir, ref)
-		if err != nil {
-			return nil, fmt.Errorf("%q is neither a version (v0002, 2, active) nor a readable proposal: %w", ref, err)
-		}
-		return &weightsRef{Label: p.ID, Weights: p.Candidate, Proposal: p}, nil
-	}
-	w, err := s.Version(v)
-	if err != nil {
-		return nil, err
-	}
-	r := &weightsRef{Label: weights.VersionName(v), Weights: w, Version: v, Active: v == active}
-	entries, err := s.Entries()
-	if err != nil {
-		return nil, err
-	}
-	for i := range entries {
-		if e := &entries[i]; (e.Action == store.ActionApply || e.Action == store.ActionRollback) && e.Result == v {
-			r.Entry = e
-		}
-	}
-	if r.Entry != nil && r.Entry.Proposal != "" {
-		p, err := store.ReadProposal(filepath.Join(weightsDir, store.ProposalsDir, r.Entry.Proposal+".json"))
-		switch {
-		case err == nil:
-			r.Proposal = p
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, err
-		}
-	}
-	return r, nil
-}
-
-// diffRow is one changed value with its evidence.
-type diffRow struct {
-	Kind            string          `json:"kind"` // signal | bucket | cost
-	Name            string          `json:"name"`
-	Old             float64         `json:"old"`
-	New             float64         `json:"new"`
-	Delta           float64         `json:"delta"`
-	Counts          *store.TwoByTwo `json:"counts,omitempty"`
-	Flagged         int             `json:"flagged,omitempty"`
-	FisherP         *float64        `json:"fisher_p,omitempty"`
-	HolmP           *float64        `json:"holm_p,omitempty"`
-	SuiteLossBefore *float64        `json:"suite_loss_before,omitempty"`
-	SuiteLossAfter  *float64        `json:"suite_loss_after,omitempty"`
-	Confidence      string          `json:"confidence"`
-}
-
-type diffReport struct {
-	A               string    `json:"a"`
-	B               string    `json:"b"`
-	Rows            []diffRow `json:"rows"`
-	Proposal        string    `json:"proposal,omitempty"`
-	Decision        string    `json:"decision,omitempty"`
-	Flagged         int       `json:"flagged"`
-	SuiteLossBefore *float64  `json:"suite_loss_before,omitempty"`
-	SuiteLossAfter  *float64  `json:"suite_loss_after,omitempty"`
-	Confidence      string    `json:"confidence"`
-	Reason          string    `json:"reason,omitempty"`
-	Tasks           []string  `json:"flagged_tasks"`
-}
-
 func diffRun(opts *diffOptions) error {
-	a, err := resolveWeightsRef(opts.WeightsDir, opts.A)
+	rep, err := app.Diff(opts.WeightsDir, opts.A, opts.B)
 	if err != nil {
 		return err
 	}
-	b, err := resolveWeightsRef(opts.WeightsDir, opts.B)
-	if err != nil {
-		return err
-	}
-	rep := buildDiff(a, b)
 	switch opts.Format {
 	case "json":
 		return storeWriteJSON(opts.IO.Out, rep)
@@ -175,58 +77,9 @@ func diffRun(opts *diffOptions) error {
 	return printDiffText(opts.IO.Out, rep)
 }
 
-func buildDiff(a, b *weightsRef) *diffReport {
-	rep := &diffReport{A: a.Label, B: b.Label, Rows: []diffRow{}, Confidence: "—", Tasks: []string{}}
-	p, e := b.Proposal, b.Entry
-	switch {
-	case p != nil:
-		rep.Proposal, rep.Decision, rep.Flagged, rep.Reason = p.ID, p.Decision, len(p.Evidence), p.Reason
-		rep.SuiteLossBefore, rep.SuiteLossAfter = store.Loss(p.SuiteLossBefore), store.Loss(p.SuiteLossAfter)
-		if p.Confidence != "" {
-			rep.Confidence = p.Confidence
-		}
-		for _, t := range p.Evidence {
-			rep.Tasks = append(rep.Tasks, strings.TrimSpace(fmt.Sprintf("%s %s %s (%s) — %s", t.MetaTimestamp, t.Level, t.Title, strings.Join(t.Evidence, ", "), t.Source)))
-		}
-	case e != nil:
-		rep.Proposal, rep.Decision, rep.Flagged, rep.Reason = e.Proposal, e.Decision, len(e.Evidence), e.Reason
-		rep.SuiteLossBefore, rep.SuiteLossAfter = e.SuiteLossBefore, e.SuiteLossAfter
-		rep.Tasks = append(rep.Tasks, e.Evidence...)
-	}
-	for _, c := range store.Changes(&a.Weights, &b.Weights) {
-		row := diffRow{Kind: c.Kind, Name: c.Name, Old: c.Old.Float(), New: c.New.Float(), Delta: c.Delta().Float(),
-			Flagged: rep.Flagged, SuiteLossBefore: rep.SuiteLossBefore, SuiteLossAfter: rep.SuiteLossAfter, Confidence: rep.Confidence}
-		if st := matchingStep(p, c); st != nil {
-			row.Counts, row.FisherP, row.HolmP = st.Counts, st.FisherP, st.HolmP
-			row.SuiteLossBefore, row.SuiteLossAfter = store.Loss(st.SuiteLossBefore), store.Loss(st.SuiteLossAfter)
-			if st.Confidence != "" {
-				row.Confidence = st.Confidence
-			}
-		}
-		rep.Rows = append(rep.Rows, row)
-	}
-	return rep
-}
-
-// matchingStep is the last accepted (or halved) step of p that moved the value c.
-func matchingStep(p *store.Proposal, c store.Change) *store.ProposalStep {
-	if p == nil {
-		return nil
-	}
-	var found *store.ProposalStep
-	for i := range p.Steps {
-		st := &p.Steps[i]
-		hit := (c.Kind == "signal" && st.Kind == "signal" && st.Signal == c.Name) || (c.Kind == "bucket" && st.Kind == "bucket" && st.Edge == c.Name)
-		if hit && (st.Decision == store.DecisionAccept || st.Decision == store.DecisionHalve) {
-			found = st
-		}
-	}
-	return found
-}
-
 var diffHeader = []string{"Signal", "Old → New", "Δ", "Evidence (a/b/c/d)", "Fisher p (raw / Holm)", "Suite loss before → after", "Confidence"}
 
-func (r diffRow) cells() []string {
+func diffCells(r app.DiffRow) []string {
 	name := r.Name
 	if r.Kind != "signal" {
 		name = r.Kind + " " + r.Name
@@ -269,7 +122,7 @@ func lossPair(before, after *float64) string {
 }
 
 // diffTable is an ASCII table for the terminal (fitted to its width) or a Markdown one for PRs.
-func diffTable(w io.Writer, markdown bool, rows []diffRow) error {
+func diffTable(w io.Writer, markdown bool, rows []app.DiffRow) error {
 	style := termtable.ASCII
 	if markdown {
 		style = termtable.Markdown
@@ -278,14 +131,14 @@ func diffTable(w io.Writer, markdown bool, rows []diffRow) error {
 		Shrink("Signal", "Evidence (a/b/c/d)", "Suite loss before → after").
 		Optional("Fisher p (raw / Holm)", "Evidence (a/b/c/d)", "Suite loss before → after", "Confidence")
 	for _, row := range rows {
-		if err := t.Append(row.cells()...); err != nil {
+		if err := t.Append(diffCells(row)...); err != nil {
 			return err
 		}
 	}
 	return t.Render()
 }
 
-func (rep *diffReport) summary() string {
+func diffSummary(rep *app.DiffResult) string {
 	if rep.Proposal == "" && rep.Decision == "" {
 		return ""
 	}
@@ -301,7 +154,7 @@ func (rep *diffReport) summary() string {
 	return strings.Join(parts, "; ")
 }
 
-func printDiffText(w io.Writer, rep *diffReport) error {
+func printDiffText(w io.Writer, rep *app.DiffResult) error {
 	termtable.Fprintf(w, "weights %s → %s\n", rep.A, rep.B)
 	if len(rep.Rows) == 0 {
 		termtable.Fprintf(w, "no differences: %s and %s hold the same weights, bucket edges and costs\n", rep.A, rep.B)
@@ -310,7 +163,7 @@ func printDiffText(w io.Writer, rep *diffReport) error {
 	if err := diffTable(w, false, rep.Rows); err != nil {
 		return err
 	}
-	if s := rep.summary(); s != "" {
+	if s := diffSummary(rep); s != "" {
 		termtable.Fprintln(w, s)
 	}
 	if rep.Reason != "" {
@@ -325,7 +178,7 @@ func printDiffText(w io.Writer, rep *diffReport) error {
 // markdownText keeps free text (task titles) from being read as HTML or table syntax in a PR body.
 var markdownText = strings.NewReplacer("<", "&lt;", ">", "&gt;", "|", `\|`)
 
-func printDiffMarkdown(w io.Writer, rep *diffReport) error {
+func printDiffMarkdown(w io.Writer, rep *app.DiffResult) error {
 	fmt.Fprintf(w, "### Weights %s → %s\n\n", rep.A, rep.B)
 	if len(rep.Rows) == 0 {
 		fmt.Fprintf(w, "No differences: %s and %s hold the same weights, bucket edges and costs.\n", rep.A, rep.B)
@@ -334,7 +187,7 @@ func printDiffMarkdown(w io.Writer, rep *diffReport) error {
 	if err := diffTable(w, true, rep.Rows); err != nil {
 		return err
 	}
-	if s := rep.summary(); s != "" {
+	if s := diffSummary(rep); s != "" {
 		fmt.Fprintf(w, "\n**Evidence:** %s.\n", markdownText.Replace(s))
 	}
 	if rep.Reason != "" {

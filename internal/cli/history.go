@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -72,61 +72,15 @@ fields are those of weights/evolution.jsonl.`,
 // defaultHistoryLimit is how many log entries the table lists without --limit: a screenful.
 const defaultHistoryLimit = 20
 
-type historyVersion struct {
-	Version string    `json:"version"`
-	Parent  string    `json:"parent,omitempty"`
-	Created time.Time `json:"created"`
-	Reason  string    `json:"reason"`
-	Active  bool      `json:"active"`
-}
-
-type historyReport struct {
-	Active   string           `json:"active"`
-	Serial   int              `json:"serial"`
-	Lineage  string           `json:"lineage,omitempty"`
-	Versions []historyVersion `json:"versions"`
-	Entries  []store.LogEntry `json:"entries"`
-}
-
 func historyRun(opts *historyOptions) error {
 	if _, err := os.Stat(opts.WeightsDir); opts.Builtin && errors.Is(err, fs.ErrNotExist) {
 		// Outside a project: nothing has happened yet, which is not an error.
 		fmt.Fprintf(opts.IO.Out, "no weights store at %s, so no history: tune init starts a project (outside one, tune score, detect and replay use the built-in reference weights v0001)\n", opts.WeightsDir)
 		return nil
 	}
-	s, err := store.Open(opts.WeightsDir, nil)
+	rep, err := app.History(opts.WeightsDir)
 	if err != nil {
 		return err
-	}
-	active, err := s.ActiveVersion()
-	if err != nil {
-		return err
-	}
-	entries, err := s.Entries()
-	if err != nil {
-		return err
-	}
-	nums, err := s.Versions()
-	if err != nil {
-		return err
-	}
-	serial, lineage := s.Head()
-	rep := historyReport{Active: weights.VersionName(active), Serial: serial, Lineage: lineage, Versions: []historyVersion{}, Entries: entries}
-	if rep.Entries == nil {
-		rep.Entries = []store.LogEntry{}
-	}
-	for _, n := range nums {
-		// history lists what is on disk even when a file was edited (verify reports that), so it reads
-		// the raw file rather than the checked Version.
-		w, err := weights.Load(fmt.Sprintf("%s/%s.toml", opts.WeightsDir, weights.VersionName(n)))
-		if err != nil {
-			return err
-		}
-		hv := historyVersion{Version: weights.VersionName(n), Created: w.Created, Reason: w.Reason, Active: n == active}
-		if w.Parent > 0 {
-			hv.Parent = weights.VersionName(w.Parent)
-		}
-		rep.Versions = append(rep.Versions, hv)
 	}
 	left := 0
 	if opts.Limit > 0 && len(rep.Entries) > opts.Limit {
@@ -136,7 +90,7 @@ func historyRun(opts *historyOptions) error {
 	if opts.JSON {
 		return storeWriteJSON(opts.IO.Out, rep)
 	}
-	if err := printHistory(opts.IO.Out, &rep); err != nil {
+	if err := printHistory(opts.IO.Out, rep); err != nil {
 		return err
 	}
 	if left > 0 {
@@ -145,7 +99,7 @@ func historyRun(opts *historyOptions) error {
 	return nil
 }
 
-func printHistory(w io.Writer, rep *historyReport) error {
+func printHistory(w io.Writer, rep *app.HistoryResult) error {
 	if len(rep.Entries) == 0 {
 		termtable.Fprintln(w, "no evolution log yet; version files:")
 		t := termtable.New(w, "Version", "Parent", "Created", "Reason").Shrink("Reason")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -77,7 +78,7 @@ type weightsDoc struct {
 	Cost     store.NumberMap `json:"cost"`
 }
 
-func newWeightsDoc(ref *weightsRef) weightsDoc {
+func newWeightsDoc(ref *app.WeightsRef) weightsDoc {
 	w := &ref.Weights
 	d := weightsDoc{Version: ref.Label, Active: ref.Active, Reason: w.Reason, Evidence: w.Evidence}
 	if w.Parent > 0 {
@@ -92,7 +93,7 @@ func newWeightsDoc(ref *weightsRef) weightsDoc {
 }
 
 func weightsShowRun(opts *weightsShowOptions) error {
-	ref, err := resolveWeightsRef(opts.WeightsDir, opts.Ref)
+	ref, err := app.ResolveWeightsRef(opts.WeightsDir, opts.Ref)
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func weightsShowRun(opts *weightsShowOptions) error {
 	return nil
 }
 
-func printWeights(out io.Writer, ref *weightsRef) {
+func printWeights(out io.Writer, ref *app.WeightsRef) {
 	w := &ref.Weights
 	head := ref.Label
 	if w.Parent > 0 {
