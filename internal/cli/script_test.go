@@ -73,19 +73,5 @@ func copyDir(src, dst string) error {
 	case filepath.Join(repoRoot(), "fixtures"):
 		return testutil.CopyFixtures(src, dst)
 	}
-	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
+	return testutil.CopyTree(src, dst, nil)
 }

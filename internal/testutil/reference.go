@@ -58,13 +58,24 @@ func CopyReferenceWeights(dir string) error {
 // CopyFixtures copies a fixture suite directory without its harvested/ scenarios (written by tune
 // apply; see CopyReference).
 func CopyFixtures(src, dst string) error {
+	return CopyTree(src, dst, func(rel string) bool {
+		return rel == "harvested" || strings.HasPrefix(rel, "harvested"+string(filepath.Separator))
+	})
+}
+
+// CopyTree copies the directory tree src to dst (files 0644), leaving out the paths (relative to src)
+// that skip reports; skip may be nil.
+func CopyTree(src, dst string, skip func(rel string) bool) error {
 	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
-		if rel == "harvested" || strings.HasPrefix(rel, "harvested"+string(filepath.Separator)) {
-			return filepath.SkipDir
+		if skip != nil && skip(rel) {
+			if info.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		target := filepath.Join(dst, rel)
 		if info.IsDir() {
