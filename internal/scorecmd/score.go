@@ -28,6 +28,8 @@ import (
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/tracewrite"
 	"github.com/ldd-tools/tune/internal/weights"
+
+	"github.com/ldd-tools/tune/internal/redact"
 )
 
 // historyTasks is how many recent tasks of a trace log give the file history (the reference's "last 20
@@ -187,9 +189,11 @@ func Run(opts *Options) error {
 	}
 	r := scorer.Score(prompt, history, &w)
 	if opts.Log != "" {
-		task := opts.Task
+		// Redacted before it is cut: a key cut first leaves a fragment no pattern recognises
+		// (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+		task := redact.String(opts.Task)
 		if !opts.TaskSet {
-			task = tracewrite.Title(prompt, TitleRunes)
+			task = tracewrite.Title(redact.String(prompt), TitleRunes)
 		}
 		loops := opts.Loops
 		if !opts.LoopsSet {

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/ldd-tools/tune/internal/redact"
 )
 
 // Fields are the key=value pairs of one line, each key once (a later duplicate's value wins), in the
@@ -49,7 +51,21 @@ func (f Fields) Len() int { return len(f.pos) }
 // At returns the i-th field, 0 <= i < Len().
 func (f Fields) At(i int) (key, value string) {
 	p := f.pos[i]
-	return f.text[p.keyStart:p.keyEnd], f.text[p.valStart:p.valEnd]
+	key = f.text[p.keyStart:p.keyEnd]
+	return key, shown(key, f.text[p.valStart:p.valEnd])
+}
+
+// freeText are the keys whose values are prose a user or an agent typed (a task title, what an
+// iteration did): a pasted key can sit in them, so every reader of the fields gets them redacted
+// (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18). The other values are levels,
+// numbers, names and paths.
+var freeText = map[string]bool{"task": true, "action": true, "layer": true, "reason": true, "note": true, "title": true}
+
+func shown(key, value string) string {
+	if freeText[key] {
+		return redact.String(value)
+	}
+	return value
 }
 
 func (f Fields) index(key string) int {
@@ -65,7 +81,7 @@ func (f Fields) index(key string) int {
 func (f Fields) Get(key string) (string, bool) {
 	if i := f.index(key); i >= 0 {
 		p := f.pos[i]
-		return f.text[p.valStart:p.valEnd], true
+		return shown(key, f.text[p.valStart:p.valEnd]), true
 	}
 	return "", false
 }

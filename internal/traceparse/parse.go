@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/ldd-tools/tune/internal/redact"
 )
 
 // Parse reads a whole log from r. source names it in tasks and warnings. The error is a read error;
@@ -351,7 +353,9 @@ func (p *parser) openTask(e *Entry, head *metaHead) {
 		return
 	}
 	t.Meta, t.MetaTime = *e, head.time
-	t.Level, t.Dispatch, t.Creativity, t.Title, t.WeightsVersion = head.level, head.dispatch, head.creativity, head.title, head.weightsVersion
+	// A title is redacted as it is read, so a pasted key never reaches a table, a JSON document, a
+	// proposal or a state dump (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+	t.Level, t.Dispatch, t.Creativity, t.Title, t.WeightsVersion = head.level, head.dispatch, head.creativity, redact.String(head.title), head.weightsVersion
 	t.Loops, t.Signals, t.HasSignals = head.loops, head.signals, head.hasSignals
 }
 
