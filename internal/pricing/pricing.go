@@ -205,6 +205,9 @@ func parse(b []byte, name string) (*Table, error) {
 		return nil, fmt.Errorf("%s: no \"models\" object (want {\"models\": {\"MODEL\": {\"input\": USD per token, ...}}})", name)
 	}
 	for m, p := range f.Models {
+		if m == "" {
+			return nil, fmt.Errorf("%s: a model with an empty name", name)
+		}
 		if err := p.check(); err != nil {
 			return nil, fmt.Errorf("%s: model %q: %w", name, m, err)
 		}
@@ -216,8 +219,10 @@ func parse(b []byte, name string) (*Table, error) {
 
 func (p *Price) check() error {
 	for _, v := range []*float64{&p.Input, &p.Output, &p.CacheWrite, &p.CacheRead, p.InputAbove, p.OutputAbove, p.CacheWriteAbove, p.CacheReadAbove} {
-		if v != nil && (math.IsNaN(*v) || *v < 0 || *v > 1) {
-			return fmt.Errorf("price %v is not a USD amount per token (0 to 1)", *v)
+		// $1,000 per million tokens is far above any model's price; the bound keeps picodollar sums of
+		// any real corpus inside int64.
+		if v != nil && (math.IsNaN(*v) || *v < 0 || *v > 1e-3) {
+			return fmt.Errorf("price %v is not a USD amount per token (0 to 0.001)", *v)
 		}
 	}
 	if p.FastMultiplier < 0 || p.FastMultiplier > 100 {

@@ -121,3 +121,33 @@ func TestOverride(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOverride: any --pricing file either fails with an error naming it or gives a table whose prices
+// are finite, non-negative and price any usage without panicking.
+func FuzzOverride(f *testing.F) {
+	f.Add(`{"models": {"m": {"input": 1e-6, "output": 2e-6, "cache_write": 1.25e-6, "cache_read": 1e-7}}}`)
+	f.Add(`{"models": {"claude-opus-4-6": {"input": 1e-6, "output": 1e-6, "input_above": 2e-6, "whole_request_threshold": 10, "fast_multiplier": 3}}}`)
+	f.Add(`{"models": {}}`)
+	f.Add(`{"models": {"m": {"input": -1}}}`)
+	f.Add(`[1]`)
+	f.Add(``)
+	f.Fuzz(func(t *testing.T, src string) {
+		tab, err := Embedded().Override(strings.NewReader(src), "p.json")
+		if err != nil {
+			if !strings.Contains(err.Error(), "p.json") {
+				t.Fatalf("error %v does not name the file", err)
+			}
+			return
+		}
+		for _, m := range tab.Models() {
+			p, ok := tab.Lookup(m)
+			if !ok {
+				t.Fatalf("model %q listed but not found", m)
+			}
+			u := Usage{Input: 300_000, Output: 1_000, CacheWrite5m: 250_000, CacheWrite1h: 250_000, CacheRead: 1_000_000, Fast: true}
+			if c := p.Cost(u); c < 0 {
+				t.Fatalf("model %q: negative cost %d", m, c)
+			}
+		}
+	})
+}
