@@ -73,7 +73,6 @@ func (o *observer) session(files []*fileData) {
 	sid := files[0].src.Session
 	o.sessions[sid] = true
 	var main []*message
-	var mainFiles []*fileData
 	where := map[*message]string{}
 	tools := map[string]*message{} // tool_use id → the main-loop request that made the call
 	toolByID := map[string]*tool{}
@@ -105,7 +104,6 @@ func (o *observer) session(files []*fileData) {
 		if fd.src.Class != transcript.ClassMain {
 			continue
 		}
-		mainFiles = append(mainFiles, fd)
 		for _, m := range requests(fd) {
 			main = append(main, m)
 			for i := range m.tools {

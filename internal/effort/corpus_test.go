@@ -38,7 +38,7 @@ func thinking(chars int) block {
 }
 
 type session struct {
-	id, file   string
+	id         string
 	sidechain  bool
 	agentID    string
 	entrypoint string

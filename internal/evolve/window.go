@@ -93,13 +93,6 @@ func (e Evidence) String() string {
 	}
 }
 
-func fmtNum(n *Num) string {
-	if n == nil {
-		return "?"
-	}
-	return fmt.Sprintf("%.3f", float64(*n))
-}
-
 // Flagged is a low-side regression: an eligible task with at least one piece of evidence.
 type Flagged struct {
 	MetaTimestamp string                 `json:"meta_timestamp"`
