@@ -66,6 +66,9 @@ func (st *state) verifyHead(pl *problemList) {
 		return // the unparsable last line is reported by verifyLog
 	}
 	if !st.headExists {
+		if len(st.lines) == 1 {
+			return // a crash between the log's first line and its first anchor; the next write anchors it
+		}
 		pl.add(Problem{Kind: ProblemMissing, File: HeadFile, Message: fmt.Sprintf("not found, but the store has an evolution log: nothing anchors its end, so removed lines would go unnoticed; if %s is known to be complete (compare it with version control), run `tune repair --resign` to anchor it", LogFile)})
 		return
 	}

@@ -169,7 +169,7 @@ func (s *Store) writeLog(st *state, lines ...[]byte) error {
 	for _, line := range lines {
 		data = append(append(data, line...), '\n')
 	}
-	if err := writeFileAtomic(s.path(LogFile), data); err != nil {
+	if err := s.writeFile(s.path(LogFile), data); err != nil {
 		return err
 	}
 	for _, line := range lines {
@@ -188,7 +188,7 @@ func (s *Store) writeHead(st *state) error {
 		return fmt.Errorf("internal error: the log's last line does not parse")
 	}
 	data := h.marshal()
-	if err := writeFileAtomic(s.path(HeadFile), data); err != nil {
+	if err := s.writeFile(s.path(HeadFile), data); err != nil {
 		return err
 	}
 	st.headExists, st.headData = true, data
@@ -203,7 +203,7 @@ func (s *Store) bootstrap(st *state) error {
 		return nil
 	}
 	sum := marshalSum(sumOf(st.files))
-	if err := writeFileAtomic(s.path(SumFile), sum); err != nil {
+	if err := s.writeFile(s.path(SumFile), sum); err != nil {
 		return err
 	}
 	st.sumExists, st.sumData = true, sum
@@ -458,7 +458,7 @@ func (s *Store) runOp(st *state, op *pendingOp) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.path(PendingFile), marker); err != nil {
+	if err := s.writeFile(s.path(PendingFile), marker); err != nil {
 		return err
 	}
 	if err := s.step("pending"); err != nil {
@@ -486,7 +486,7 @@ func (s *Store) finishOp(st *state, op *pendingOp, removeMarker bool) error {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return err
 			}
-			if err := writeFileAtomic(p, []byte(w.Content)); err != nil {
+			if err := s.writeFile(p, []byte(w.Content)); err != nil {
 				return err
 			}
 			if err := s.step(w.Step); err != nil {
@@ -496,7 +496,7 @@ func (s *Store) finishOp(st *state, op *pendingOp, removeMarker bool) error {
 			return err
 		}
 	}
-	if err := writeFileAtomic(s.path(SumFile), []byte(op.NewSum)); err != nil {
+	if err := s.writeFile(s.path(SumFile), []byte(op.NewSum)); err != nil {
 		return err
 	}
 	if err := s.step("sum"); err != nil {
@@ -513,7 +513,7 @@ func (s *Store) finishOp(st *state, op *pendingOp, removeMarker bool) error {
 	if !removeMarker {
 		return nil
 	}
-	if err := os.Remove(s.path(PendingFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.remove(s.path(PendingFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if err := syncDir(s.Dir); err != nil {
@@ -576,6 +576,9 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry) (stored *Proposal, pat
 			if err := s.step("attempts"); err != nil {
 				return err
 			}
+		}
+		if err := s.kill(); err != nil {
+			return err
 		}
 		path, created, err = WriteProposal(s.ProposalsPath(), p)
 		if err != nil {

@@ -57,7 +57,7 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 		logged := st.headIs(op.Entry)
 		if st.repairedAlready(op.Serial) {
 			// a previous repair logged its entry but died before removing the marker
-			if err := os.Remove(s.path(PendingFile)); err != nil {
+			if err := s.remove(s.path(PendingFile)); err != nil {
 				return err
 			}
 			res = &RepairResult{Op: op.Op, Action: "cleared", Details: []string{"removed the marker of an operation a previous repair already resolved"}}
@@ -96,13 +96,13 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 					res.Details = append(res.Details, "left "+p+" in place: its content is not what the operation wrote")
 					continue
 				}
-				if err := os.Remove(p); err != nil {
+				if err := s.remove(p); err != nil {
 					return err
 				}
 				res.Details = append(res.Details, "removed uncommitted "+p)
 			}
 			if op.PrevSum != "" {
-				if err := writeFileAtomic(s.path(SumFile), []byte(op.PrevSum)); err != nil {
+				if err := s.writeFile(s.path(SumFile), []byte(op.PrevSum)); err != nil {
 					return err
 				}
 				res.Details = append(res.Details, "restored "+SumFile)
@@ -165,7 +165,7 @@ func (s *Store) logRepairAndClear(st *state, res *RepairResult, serial int, op s
 	if err := s.step("repair-log"); err != nil {
 		return err
 	}
-	if err := os.Remove(s.path(PendingFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.remove(s.path(PendingFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if err := syncDir(s.Dir); err != nil {
@@ -206,7 +206,7 @@ func (s *Store) Resign(reason string) (*RepairResult, error) {
 			}
 		}
 		sort.Strings(edited)
-		if err := writeFileAtomic(s.path(SumFile), marshalSum(sumOf(st.files))); err != nil {
+		if err := s.writeFile(s.path(SumFile), marshalSum(sumOf(st.files))); err != nil {
 			return err
 		}
 		if err := s.step("resign-sum"); err != nil {

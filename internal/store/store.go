@@ -60,6 +60,10 @@ type Store struct {
 	// CrashAfter is a test hook: the multi-step operation stops right after the write step of this name,
 	// as if the process had died (see Steps). Empty in production.
 	CrashAfter string
+	// KillAt is a test hook: the KillAt-th file operation (write or removal) of this Store fails as if
+	// the process had been killed just before it (see kill). Zero in production.
+	KillAt int
+	ops    int
 
 	serial  int
 	lineage string
