@@ -205,8 +205,8 @@ func (o *auditOptions) validate() error {
 		if !ok {
 			return FlagErrorf("--by %q: want %s", o.By, strings.Join(by, ", "))
 		}
-		if o.Format == "csv" || o.Format == "jsonl" {
-			return FlagErrorf("--by %s and --format %s conflict: csv and jsonl have one row per request (group them in DuckDB, or use --json for the groups)", o.By, o.Format)
+		if o.Format == "csv" || o.Format == "jsonl" || o.Format == "parquet" {
+			return FlagErrorf("--by %s and --format %s conflict: csv, jsonl and parquet have one row per request (group them in DuckDB, or use --json for the groups)", o.By, o.Format)
 		}
 	}
 	if o.Breakdown && o.By == "" {

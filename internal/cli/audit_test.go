@@ -39,6 +39,7 @@ func TestAuditFlags(t *testing.T) {
 		{[]string{"--format", "jsonl", "--ccusage", "session", "--label", "high"}, "[] by= format=jsonl ccusage=session label=high", false},
 		{[]string{"--by", "fortnight"}, "--by \"fortnight\"", true},
 		{[]string{"--by", "day", "--format", "csv"}, "--by day and --format csv conflict", true},
+		{[]string{"--by", "day", "--format", "parquet", "--out", "x.parquet"}, "--by day and --format parquet conflict", true},
 		{[]string{"--breakdown"}, "add --by", true},
 		{[]string{"--since", "2026-2-1"}, "--since \"2026-2-1\" is not a date", true},
 		{[]string{"--since", "2026-02-02", "--until", "2026-02-01"}, "is after --until", true},
