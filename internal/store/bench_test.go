@@ -23,7 +23,7 @@ func benchStore(b testing.TB, n int) (*Store, string) {
 		p := sampleProposal(b)
 		p.Parent = i
 		p.Candidate.Signals[weights.Ambiguous] += weights.Half(i)
-		if _, err := s.Apply(p); err != nil {
+		if _, err := s.Apply(decide(b, s, p)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -68,7 +68,7 @@ func BenchmarkApply(b *testing.B) {
 		p := sampleProposal(b)
 		p.Parent = i
 		p.Candidate.Signals[weights.Greenfield] += weights.Half(i)
-		if _, err := s.Apply(p); err != nil {
+		if _, err := s.Apply(decide(b, s, p)); err != nil {
 			b.Fatal(err)
 		}
 		i++
