@@ -169,8 +169,8 @@ func TestSameAreaNeedsAFailureNearby(t *testing.T) {
 	if det := detect(log); len(det.Flagged) != 0 {
 		t.Fatalf("a later loss above the median but not a failure flagged the task: %+v", det.Flagged)
 	}
-	// 0.6 ≥ median 0.2 + 0.3: a failure.
-	det := detect(strings.Replace(log, "0.300", "0.600", 1))
+	// 0.8 ≥ median 0.2 + 0.5: a failure.
+	det := detect(strings.Replace(log, "0.300", "0.800", 1))
 	if len(det.Flagged) != 1 || det.Flagged[0].Evidence[0].Basis != "paths in text" || det.Flagged[0].Evidence[0].Distance != 1 {
 		t.Fatalf("want the task flagged by paths in text, got %+v", det.Flagged)
 	}

@@ -28,7 +28,7 @@ const (
 	SameAreaDistance = 5
 	// SameAreaMargin is how far above the window median a later task's final loss must lie to count as
 	// a failure when it neither ended failed/aborted nor carries regression_followed=true.
-	SameAreaMargin = 0.3
+	SameAreaMargin = 0.5
 	// DriftBound is how far (in points) any weight or bucket edge may move away from the first version
 	// before a human must decide: a candidate beyond it escalates instead of being proposed.
 	DriftBound = 2

@@ -358,6 +358,7 @@ func findEvidence(win []*windowTask, median *Num) {
 		if orig.t.RegressionFollowed {
 			orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionFollowed})
 		}
+		sameAreaSeen := false
 		for j, later := range win[i+1:] {
 			if names(later.t.RegressionOf, orig.t) {
 				orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionOf, By: later.t.MetaTimestamp, ByLine: later.t.Line})
@@ -365,11 +366,17 @@ func findEvidence(win []*windowTask, median *Num) {
 			if j+1 > SameAreaDistance {
 				continue
 			}
-			failure := sameAreaFailure(later, median)
-			if failure == "" {
+			if sameAreaSeen {
 				continue
 			}
-			if basis, overlap := sameArea(orig.t, later.t); len(overlap) > 0 {
+			basis, overlap := sameArea(orig.t, later.t)
+			if len(overlap) == 0 {
+				continue
+			}
+			// Only the first later task in the same area may speak for it: with every later task a
+			// candidate, shared code areas and ordinary hard tasks flag noise.
+			sameAreaSeen = true
+			if failure := sameAreaFailure(later, median); failure != "" {
 				ev := Evidence{Kind: KindSameArea, By: later.t.MetaTimestamp, ByLine: later.t.Line,
 					Basis: basis, Overlap: overlap, Median: median, Failure: failure, Distance: j + 1}
 				if later.t.LossFinal != nil {
