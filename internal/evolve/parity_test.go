@@ -52,7 +52,7 @@ func TestParityPrices(t *testing.T) {
 func TestReadParityErrorsNameTheLine(t *testing.T) {
 	for in, want := range map[string]string{
 		"{\"prompt\": \"a\"}\nnot json\n": "p.jsonl:2:",
-		"{\"id\": \"x\"}\n":                "p.jsonl:1: no \"prompt\"",
+		"{\"id\": \"x\"}\n":               "p.jsonl:1: no \"prompt\"",
 	} {
 		if _, err := ReadParity(strings.NewReader(in), "p.jsonl"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", in, err, want)
