@@ -39,18 +39,25 @@ Each step's progress is measured, never claimed: the witness is the suite loss p
 unresolved flagged tasks still lack to leave the low side. The loop stops as
   converged      fewer than 3 unresolved flagged tasks remain
   stalled        --stall-bound consecutive steps did not lower the witness (default 2)
-  escalated      the step cap (--max-steps, default 8) was reached while progressing: exit code 3,
+  escalated      the step cap (--max-steps, default 8) was reached while progressing, or a change
+                 would move a weight more than 2 points from v0001 (the drift bound): exit code 3,
                  a JSON state dump is written next to the reports and the output points to
-                 ` + app.EscalationDoc + `; every accepted step is kept in the pending proposal
+                 ` + app.EscalationDoc + `
   nothing-to-do  the window never triggered
+
+A run keeps its accepted steps only if they lift at least one flagged task out of L0/L1; a stalled
+run keeps nothing ("refused: …"). Tasks that supported an applied change (the evidence ledger in the
+log) never count again. Each attempt is priced on the 255 parity prompts the binary carries and
+refused above the parity budget (docs/decisions.md, issue 11).
 
 The accepted steps accumulate into one pending proposal under <weights-dir>/proposals/ (the chain
 of steps is in it and in the evolution log). Nothing is applied unless --apply is given.
-Defaults for --max-steps and --stall-bound can be set in a config file (--config, default tune.toml
-when it exists):
+Defaults for --max-steps and --stall-bound, and the parity budget, can be set in a config file
+(--config, default tune.toml when it exists):
   [evolve]
   max_steps = 8
   stall_bound = 2
+  parity_budget = 0.03
 
 --json prints {"outcome", "reason", "steps": [{"n", "decision", "signal" | "edge", "delta",
 "suite_loss_before", "suite_loss_after", "witness_before", "witness_after", "progress", "lifted"}],
