@@ -38,15 +38,19 @@ later step is accepted.
 Each step's progress is measured, never claimed: the witness is the suite loss plus the points the
 unresolved flagged tasks still lack to leave the low side. The loop stops as
   converged      fewer than 3 unresolved flagged tasks remain
-  stalled        --stall-bound consecutive steps did not lower the witness (default 2)
+  stalled        --stall-bound consecutive steps did not lower the witness (default 2) and no
+                 kept step lifted a flagged task out of L0/L1: nothing is proposed
+  partial        kept steps lifted flagged tasks out of L0/L1, then --stall-bound steps found no
+                 further change the rules allow (suite, parity price, holdout veto) for the tasks
+                 still low: the kept steps are proposed, the rest is named in the reason
   escalated      the step cap (--max-steps, default 8) was reached while progressing, or a change
                  would move a weight more than 2 points from v0001 (the drift bound): exit code 3,
                  a JSON state dump is written next to the reports and the output points to
                  ` + app.EscalationDoc + `
   nothing-to-do  the window never triggered
 
-A run keeps its accepted steps only if they lift at least one flagged task out of L0/L1; a stalled
-run keeps nothing ("refused: …"). Tasks that supported an applied change (the evidence ledger in the
+A run keeps its accepted steps only if they lift at least one flagged task out of L0/L1; otherwise
+it keeps nothing ("refused: …", the proposal is a revert). Tasks that supported an applied change (the evidence ledger in the
 log) never count again. Each attempt is priced on the 255 parity prompts the binary carries and
 refused above the parity budget (docs/decisions.md, issue 11).
 

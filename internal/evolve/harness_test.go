@@ -3,6 +3,8 @@ package evolve
 import (
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
@@ -12,13 +14,27 @@ import (
 // The decision harness (docs/decisions.md#harness): seeded noise and planted histories played through
 // the evolve loop, and 30 consecutive nights on a growing log with the nightly loop and an apply each
 // night (the apply makes the loop's final weights active and adds the supporting tasks to the evidence
-// ledger, as `tune apply` does). The in-suite run is small; TUNE_HARNESS=full plays the sizes quoted in
-// docs/decisions.md and prints the rates.
+// ledger, as `tune apply` does; store_harness_test.go plays nights through the real file store). The
+// in-suite run is small; TUNE_HARNESS=full plays the sizes quoted in docs/decisions.md and prints the
+// rates; TUNE_HARNESS=heldout plays the same sizes on seeds no rule was ever looked at with (offset by
+// heldoutSeeds), to confirm that the rates are not fitted to the seeds.
 func harnessSizes() (histories, sequences int, full bool) {
-	if os.Getenv("TUNE_HARNESS") == "full" {
+	switch os.Getenv("TUNE_HARNESS") {
+	case "full", "heldout":
 		return 1000, 64, true
 	}
 	return 60, 4, false
+}
+
+// heldoutSeeds is added to every seed under TUNE_HARNESS=heldout.
+const heldoutSeeds = 1 << 32
+
+// seed is the i-th seed of a harness family (base separates the families).
+func seed(base, i uint64) uint64 {
+	if os.Getenv("TUNE_HARNESS") == "heldout" {
+		return heldoutSeeds + base + i
+	}
+	return base + i
 }
 
 type harness struct {
@@ -78,8 +94,8 @@ func TestHarnessNoiseAndNoRegression(t *testing.T) {
 	n, _, full := harnessSizes()
 	for _, regime := range genhistory.Regimes() {
 		triggered, changes := 0, 0
-		for seed := uint64(1); seed <= uint64(n); seed++ {
-			s := genhistory.NewNoise(seed, &h.origin, regime)
+		for i := uint64(1); i <= uint64(n); i++ {
+			s := genhistory.NewNoise(seed(0, i), &h.origin, regime)
 			res := h.night(s.Next(20), h.origin, nil)
 			if res.Detection.Triggered {
 				triggered++
@@ -109,33 +125,89 @@ func TestHarnessPlanted(t *testing.T) {
 	n, _, full := harnessSizes()
 	for _, want := range []int{4, 5, 8} {
 		histories, planted, other := n, 0, 0
-		for seed := uint64(1); seed <= uint64(n); seed++ {
-			hist, knob := genhistory.Planted(seed, &h.origin, want)
+		misses := map[string]int{}
+		for i := uint64(1); i <= uint64(n); i++ {
+			hist, knob := genhistory.Planted(seed(0, i), &h.origin, want)
 			res := h.night(hist.Tasks, h.origin, nil)
 			sigs, edges := changedKnobs(&h.origin, &res.Final)
+			hit := false
 			for _, x := range sigs {
 				if x == knob {
 					planted++
+					hit = true
 				} else {
 					other++
 				}
 			}
 			other += edges
+			if !hit {
+				misses[missReason(res, knob)]++
+			}
 		}
 		msg := fmt.Sprintf("planted, %d flagged: %d histories, planted signal changed %d (%.1f%%), another knob %d (%.1f%%)",
 			want, histories, planted, 100*rate(planted, histories), other, 100*rate(other, histories))
+		t.Log(msg)
 		if full {
-			t.Log(msg)
+			for _, k := range sortedKeys(misses) {
+				t.Logf("    missed, %d flagged: %4d %s", want, misses[k], k)
+			}
 		}
 		if rate(other, histories) > 0.03 {
 			t.Errorf("%s: another knob above the 3 %% target", msg)
 		}
-		// The 70 % target for the planted signal is not met (docs/decisions.md#harness): the rate is
-		// reported, and the test holds the part that is (another knob at most 3 %).
-		if !full {
-			t.Log(msg)
+		// The target is 70 % (docs/decisions.md#harness). The small in-suite run (60 histories) has a
+		// binomial standard error near 6 points at the 4-flagged rate, so it holds 60 %: a rule change
+		// that costs the planted signal a fifth of its histories fails it, seed noise does not.
+		floor := 0.60
+		if full {
+			floor = 0.70
+		}
+		if rate(planted, histories) < floor {
+			t.Errorf("%s: below %.0f %%", msg, 100*floor)
 		}
 	}
+}
+
+// missReason names why a planted history did not change its planted signal: the window did not
+// trigger, the screen did not back the knob (its verdict), the run was refused, or the first rule
+// that rejected the knob's change.
+func missReason(res *LoopResult, knob weights.Signal) string {
+	switch {
+	case !res.Detection.Triggered:
+		return "no trigger"
+	case res.Drift != nil:
+		return "drift bound"
+	case res.Refused != "":
+		return "refused: the kept steps lift no flagged task out of L0/L1"
+	}
+	for _, st := range res.Steps {
+		for _, a := range st.Attempts {
+			if a.Change.Kind != ChangeSignal || a.Change.Signal != knob || a.Accepted {
+				continue
+			}
+			r := a.Reason
+			if i := strings.IndexAny(r, ":("); i > 0 {
+				r = strings.TrimSpace(r[:i])
+			}
+			return fmt.Sprintf("%s refused: %s", a.Change, r)
+		}
+	}
+	row := res.Detection.Screen[knob]
+	return "not proposed: the screen says " + row.Verdict
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
 }
 
 // nights plays one sequence: each night adds 6 tasks to the log, the loop runs on the last 20, and an
@@ -178,7 +250,7 @@ func TestHarnessThirtyNights(t *testing.T) {
 	_, seqs, full := harnessSizes()
 	applied, maxDrift := 0, weights.Half(0)
 	for seq := uint64(1); seq <= uint64(seqs); seq++ {
-		a, d, _ := h.nights(genhistory.NewNoise(1000+seq, &h.origin, genhistory.RegimeIndependent), 30)
+		a, d, _ := h.nights(genhistory.NewNoise(seed(1000, seq), &h.origin, genhistory.RegimeIndependent), 30)
 		applied += a
 		maxDrift = max(maxDrift, d)
 	}
@@ -193,7 +265,7 @@ func TestHarnessThirtyNights(t *testing.T) {
 
 	plantedApplied, plantedDrift, escalations := 0, weights.Half(0), 0
 	for seq := uint64(1); seq <= uint64(seqs); seq++ {
-		a, d, e := h.nights(genhistory.NewPlanted(2000+seq, &h.origin), 30)
+		a, d, e := h.nights(genhistory.NewPlanted(seed(2000, seq), &h.origin), 30)
 		plantedApplied += a
 		plantedDrift = max(plantedDrift, d)
 		escalations += e

@@ -11,8 +11,11 @@ import (
 
 // Loop outcomes.
 const (
-	OutcomeConverged   = "converged"     // fewer than 3 unresolved flagged tasks remain after accepted steps
-	OutcomeStalled     = "stalled"       // StallBound consecutive steps made no progress
+	OutcomeConverged = "converged" // fewer than 3 unresolved flagged tasks remain after accepted steps
+	OutcomeStalled   = "stalled"   // StallBound consecutive steps made no progress and nothing kept lifts a flagged task
+	// OutcomePartial: kept steps lifted flagged tasks out of L0/L1, then StallBound consecutive steps found
+	// no further change the rules allow (suite, parity price, holdout veto) for the tasks still low.
+	OutcomePartial     = "partial"
 	OutcomeEscalated   = "escalated"     // the step cap was reached while triggers remain: a human decides
 	OutcomeNothingToDo = "nothing-to-do" // the window never triggered
 )
@@ -97,6 +100,8 @@ type LoopResult struct {
 	// Parent is the weights the loop started from; Final is Parent with every kept change.
 	Parent weights.Weights `json:"-"`
 	Final  weights.Weights `json:"-"`
+
+	stallReason string
 }
 
 // Loop repeats detect → propose → replay → decide while at least TriggerThreshold flagged tasks are
@@ -117,14 +122,23 @@ func Loop(in LoopInput) (*LoopResult, error) {
 	return res, nil
 }
 
-// judgeRun applies the run rules (docs/decisions.md#acceptance): a stalled run and a run whose kept
-// steps lift no flagged task out of L0/L1 keep nothing.
+// judgeRun applies the run rules (docs/decisions.md#acceptance): a run whose kept steps lift no flagged
+// task out of L0/L1 keeps nothing (at a stall and at the step cap too). A loop that stops without
+// progress after kept steps that did lift flagged tasks is not a stall of those steps: each of them
+// passed every rule on its own and lowered the witness; what found no allowed change is the next step,
+// for the tasks still low. Such a run keeps its steps and ends "partial", naming the rest
+// (docs/decisions.md#partial-runs).
 func (res *LoopResult) judgeRun() {
 	switch {
-	case len(res.Accepted) > 0 && res.Outcome == OutcomeStalled:
-		res.Refused = fmt.Sprintf("the run stalled: its %d kept step(s) are dropped and nothing is proposed", len(res.Accepted))
 	case len(res.Accepted) > 0 && len(res.Resolved) == 0:
 		res.Refused = fmt.Sprintf("the %d kept step(s) lift no flagged task out of L0/L1: nothing is proposed", len(res.Accepted))
+		if res.Outcome == OutcomeStalled {
+			res.Refused = "the run stalled and " + res.Refused
+		}
+	case len(res.Accepted) > 0 && res.Outcome == OutcomeStalled:
+		res.Outcome = OutcomePartial
+		res.Reason = fmt.Sprintf("%d kept step(s) lifted %d flagged task(s) out of L0/L1 and are proposed; then %s",
+			len(res.Accepted), len(res.Resolved), res.stallReason)
 	}
 	if res.Refused != "" {
 		res.Final = res.Parent
@@ -207,6 +221,8 @@ func loop(in LoopInput) (*LoopResult, error) {
 		noProgress++
 		if noProgress >= cfg.StallBound {
 			res.Outcome = OutcomeStalled
+			res.stallReason = fmt.Sprintf("%d consecutive step(s) found no change the rules allow for the %d flagged task(s) still low (last: %s)",
+				noProgress, len(unresolved), stepSummary(step))
 			res.Reason = fmt.Sprintf("%d consecutive step(s) without progress (last: %s); %d step(s) accepted and kept",
 				noProgress, stepSummary(step), len(res.Accepted))
 			return res, nil

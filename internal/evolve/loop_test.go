@@ -240,3 +240,53 @@ func TestWithResolvedKeepsTheRunsFamily(t *testing.T) {
 		t.Fatal("withResolved changed the detection it was derived from")
 	}
 }
+
+// A run whose first step lifts flagged tasks out of L0/L1 and whose next step finds no change the rules
+// allow ends "partial" and keeps the first step (docs/decisions.md#partial-runs): ambiguous +1 lifts the
+// three tasks that also carry unknown-file-territory (-5 +3 +1 = -1, L2); the other three need
+// ambiguous at +4, whose parity price (0.051) is over the budget, and the bucket rule breaks a fixture.
+func TestLoopPartialKeepsTheStepsThatLifted(t *testing.T) {
+	w := refWeights(t)
+	suite, holdout := repoSuite(t)
+	h := &genhistory.History{Weights: &w, Start: time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)}
+	for i := 0; i < 20; i++ {
+		var task genhistory.Task
+		switch {
+		case i < 6 && i%2 == 0:
+			task = genhistory.NewTask(&w, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.Ambiguous, weights.UnknownFileTerritory)
+			task.RegressionFollowed = true
+		case i < 6:
+			task = genhistory.NewTask(&w, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.Ambiguous)
+			task.RegressionFollowed = true
+		case i%2 == 0:
+			task = genhistory.NewTask(&w, fmt.Sprintf("routine bug fix %d", i), 0.05, weights.ExplicitBugfix)
+		default:
+			task = genhistory.NewTask(&w, fmt.Sprintf("feature work %d", i), 0.05, weights.CrossLayer)
+		}
+		h.Tasks = append(h.Tasks, task)
+	}
+	res, err := Loop(LoopInput{Tasks: parseLog(t, "partial.log", h.Render()).Tasks, Parent: w, Suite: suite, Holdout: holdout,
+		Parity: loadParityT(t), Origin: &w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != OutcomePartial || res.Refused != "" || res.Decision() != DecisionAccept {
+		t.Fatalf("outcome %s (%s), refused %q, decision %s; want partial, accept", res.Outcome, res.Reason, res.Refused, res.Decision())
+	}
+	if got := res.Final.Signals[weights.Ambiguous]; got != weights.Whole(3) || len(res.Resolved) != 3 {
+		t.Fatalf("final ambiguous %s, resolved %v; want 3 and the three tasks with unknown-file-territory", got, res.Resolved)
+	}
+	if !strings.Contains(res.Reason, "lifted 3 flagged task(s)") || !strings.Contains(res.Reason, "for the 3 flagged task(s) still low") {
+		t.Fatalf("reason %q must say what was lifted and what is left", res.Reason)
+	}
+	var parity bool
+	for _, a := range res.Steps[1].Attempts {
+		parity = parity || strings.Contains(a.Reason, "parity price")
+	}
+	if !parity {
+		t.Fatalf("step 2 attempts %+v: the parity price must be what refuses ambiguous at +4", res.Steps[1].Attempts)
+	}
+	if keys := res.SupportingKeys(); len(keys) != 6 {
+		t.Fatalf("supporting keys %v: every flagged task of the run goes into the ledger, lifted or not", keys)
+	}
+}
