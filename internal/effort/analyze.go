@@ -58,11 +58,13 @@ func boolPtr(b bool) *bool { return &b }
 
 // requests returns the requests of a file that count: synthetic error replies call no API and
 // record no level.
-func requests(fd *fileData) []*message {
+func requests(fd *fileData) []*message { return billed(fd.msgs) }
+
+func billed(msgs []message) []*message {
 	var ms []*message
-	for i := range fd.msgs {
-		if !fd.msgs[i].synthetic {
-			ms = append(ms, &fd.msgs[i])
+	for i := range msgs {
+		if !msgs[i].synthetic {
+			ms = append(ms, &msgs[i])
 		}
 	}
 	return ms
@@ -77,6 +79,7 @@ func (o *observer) session(files []*fileData) {
 	tools := map[string]*message{} // tool_use id → the main-loop request that made the call
 	toolByID := map[string]*tool{}
 	links := map[string]string{} // agent id → tool_use id
+	seen := map[string]bool{}    // message ids of the session's requests
 	entrypoint := ""
 	for _, fd := range files {
 		o.out.Input.Files++
@@ -93,13 +96,8 @@ func (o *observer) session(files []*fileData) {
 		}
 		for _, m := range requests(fd) {
 			where[m] = fd.path
-			q := m.req.Request()
-			q.Class = fd.src.Class
-			o.count(o.byLevel, levelOf(m), levelOf(m), &q)
-			o.out.Input.Requests++
-			if m.effort != "" {
-				o.out.Input.WithEffort++
-			}
+			o.request(m, fd.src.Class)
+			seen[m.id] = true
 		}
 		if fd.src.Class != transcript.ClassMain {
 			continue
@@ -119,6 +117,55 @@ func (o *observer) session(files []*fileData) {
 		}
 		o.run(sid, fd, links, tools, toolByID)
 	}
+	for _, fd := range o.copies(files, seen) {
+		o.run(sid, fd, links, tools, toolByID)
+	}
+}
+
+// request counts one request of a loop of class c.
+func (o *observer) request(m *message, c transcript.Class) {
+	q := m.req.Request()
+	q.Class = c
+	o.count(o.byLevel, levelOf(m), levelOf(m), &q)
+	o.out.Input.Requests++
+	if m.effort != "" {
+		o.out.Input.WithEffort++
+	}
+}
+
+// copies counts the agent_progress copies of a session as the audit does
+// (docs/decisions.md#effort-conformance-issue-14): a copy is a request of its subagent, counted once,
+// and only when no file of the session has that request (the subagent's own file wins). It returns
+// the runs known only through their copies (older builds wrote no subagent file), one pseudo-file
+// per agent, in order of first copy.
+func (o *observer) copies(files []*fileData, seen map[string]bool) []*fileData {
+	var runs []*fileData
+	byAgent := map[string]*fileData{}
+	for _, fd := range files {
+		for _, m := range billed(fd.copies) {
+			if seen[m.id] {
+				continue
+			}
+			seen[m.id] = true
+			class := transcript.ClassSubagent
+			if strings.HasPrefix(m.agent, "acompact") {
+				class = transcript.ClassCompaction
+			}
+			o.request(m, class)
+			if class != transcript.ClassSubagent || m.agent == "" {
+				continue
+			}
+			run := byAgent[m.agent]
+			if run == nil {
+				run = &fileData{path: fd.path, fromCopies: true, src: transcript.Source{Path: fd.path, Session: fd.src.Session,
+					Class: transcript.ClassSubagent, AgentID: m.agent}}
+				byAgent[m.agent] = run
+				runs = append(runs, run)
+			}
+			run.msgs = append(run.msgs, *m)
+		}
+	}
+	return runs
 }
 
 // count adds request q to the bucket key of m (a level or a phase), noting its level.
@@ -267,7 +314,7 @@ func (o *observer) stuckReason(level, entrypoint string) string {
 // run checks one subagent file against its agent's pin.
 func (o *observer) run(sid string, fd *fileData, links map[string]string, tools map[string]*message, toolByID map[string]*tool) {
 	ms := requests(fd)
-	r := Run{Session: sid, AgentID: fd.src.AgentID, Observed: map[string]int{}, File: fd.path}
+	r := Run{Session: sid, AgentID: fd.src.AgentID, Observed: map[string]int{}, File: fd.path, Progress: fd.fromCopies}
 	if len(ms) > 0 {
 		r.Timestamp, r.Line = ms[0].ts, ms[0].line
 	}

@@ -81,6 +81,9 @@ func (s *session) prompt(text string) {
 func (s *session) msg(level string, blocks ...block) {
 	s.n++
 	id := fmt.Sprintf("msg_%s_%03d", s.id[:4], s.n)
+	if s.agentID != "" { // ids are unique across files, as the API's are
+		id = fmt.Sprintf("msg_%s_%s_%03d", s.id[:4], s.agentID[len(s.agentID)-4:], s.n)
+	}
 	for _, b := range blocks {
 		rec := map[string]any{
 			"type": "assistant", "requestId": "req_" + id,
@@ -108,6 +111,28 @@ func (s *session) result(toolID, agentID string) {
 // skillText is the skill body Claude Code injects after a Skill call: a meta user record, not a prompt.
 func (s *session) skillText() {
 	s.add(map[string]any{"type": "user", "isMeta": true, "message": map[string]any{"role": "user", "content": []block{text("Base directory for this skill …")}}})
+}
+
+// copyTo repeats the subagent's requests in its parent's file as agent_progress records linked to
+// the dispatching call toolID, as Claude Code 2.1.3x–2.1.7x writes them (the nested record at
+// data.message).
+func (s *session) copyTo(parent *session, toolID string) {
+	for _, line := range s.lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			panic(err)
+		}
+		if rec["type"] != "assistant" {
+			continue
+		}
+		nested := map[string]any{"type": "assistant", "timestamp": rec["timestamp"], "requestId": rec["requestId"],
+			"message": rec["message"]}
+		if e, ok := rec["effort"]; ok {
+			nested["effort"] = e
+		}
+		parent.add(map[string]any{"type": "progress", "parentToolUseID": toolID, "toolUseID": "agent_msg_" + toolID,
+			"data": map[string]any{"type": "agent_progress", "agentId": s.agentID, "message": nested}})
+	}
 }
 
 func (s *session) subagent(agentID string) *session {
@@ -174,7 +199,10 @@ var t0 = time.Date(2026, 9, 28, 11, 0, 0, 0, time.UTC)
 //     xhigh agent on high, an unpinned built-in inheriting, and a subagent that shifts;
 //   - session e0e0…: CLAUDE_CODE_EFFORT_LEVEL=max: every request at max despite paired shifts;
 //   - session d1d1…: a headless run (entrypoint sdk-cli) that stays at high;
-//   - session 0a0a…: an older build that records no effort: unknown, never guessed.
+//   - session 0a0a…: an older build that records no effort: unknown, never guessed; its Explore
+//     subagent has no file, only agent_progress copies in the main file.
+//
+// The hotfixer on its pin is also repeated in its parent's file as agent_progress copies, counted once.
 func designCorpus(t testing.TB) *corpus {
 	c := &corpus{t: t, root: t.TempDir()}
 
@@ -186,6 +214,11 @@ func designCorpus(t testing.TB) *corpus {
 	a.msg("medium", skill("effort-max", "tu_03"))                // lone: a no-op
 	a.msg("medium", skill("effort-max", "tu_04"), bash("tu_05")) // paired, up
 	a.msg("max", thinking(2000), skill("effort-medium", "tu_06"), task("hotfixer", "tu_07"))
+	h1 := a.subagent("aa000000000000001") // hotfixer on its pin, known from meta.json
+	h1.prompt("fix")
+	h1.msg("low", bash("tu_h1"))
+	h1.msg("low", text("fixed"))
+	h1.copyTo(a, "tu_07") // its requests repeated in the main file: counted once, from its own file
 	a.result("tu_07", "aa000000000000001")
 	a.msg("medium", skill("effort-max", "tu_08"), bash("tu_09"))    // re-loaded shifter, up again
 	a.msg("max", skill("effort-medium", "tu_10"), bash("tu_11"))    // …and back down
@@ -202,10 +235,6 @@ func designCorpus(t testing.TB) *corpus {
 	a.msg("high", bash("tu_21")) // a new turn: the session level again
 	c.main(a)
 
-	h1 := a.subagent("aa000000000000001") // hotfixer on its pin, known from meta.json
-	h1.prompt("fix")
-	h1.msg("low", bash("tu_h1"))
-	h1.msg("low", text("fixed"))
 	c.sub(h1, "hotfixer")
 	h2 := a.subagent("aa000000000000002") // hotfixer off its pin, known from its Task call
 	h2.prompt("fix")
@@ -239,6 +268,13 @@ func designCorpus(t testing.TB) *corpus {
 	o := newSession("0a0a0a0a-0000-4000-8000-000000000004", t0.Add(3*time.Hour))
 	o.prompt("old build")
 	o.msg("", skill("effort-low", "to_1"), bash("to_2"))
+	o.msg("", task("Explore", "to_3"))
+	x := o.subagent("ab000000000000005") // no file of its own: known only from its agent_progress copies
+	x.prompt("look")
+	x.msg("", bash("to_x1"))
+	x.msg("", text("seen"))
+	x.copyTo(o, "to_3")
+	o.result("to_3", "ab000000000000005")
 	o.msg("", text("done"))
 	c.main(o)
 	return c

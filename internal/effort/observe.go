@@ -72,9 +72,12 @@ type Run struct {
 	Verdict    string         `json:"verdict"`
 	Note       string         `json:"note,omitempty"`
 	Shifts     int            `json:"shifts"` // pinned Skill calls inside the run (the design forbids them)
-	Timestamp  string         `json:"timestamp"`
-	File       string         `json:"file"`
-	Line       int            `json:"line"`
+	// Progress: the run has no file of its own (older builds); its requests are the agent_progress
+	// copies in File, the parent's transcript.
+	Progress  bool   `json:"progress_copies,omitempty"`
+	Timestamp string `json:"timestamp"`
+	File      string `json:"file"`
+	Line      int    `json:"line"`
 }
 
 // Agent is the runs of one agent type.
@@ -213,6 +216,8 @@ type fileData struct {
 	agentType  string // from the meta.json sidecar
 	entrypoint string
 	msgs       []message
+	copies     []message         // agent_progress copies of subagent requests, in order
+	fromCopies bool              // a run known only through copies (observer.copies), not a file
 	links      map[string]string // tool_use id → agent id (agent_progress, toolUseResult)
 	bytes      int64
 	skipped    int
@@ -230,6 +235,7 @@ type message struct {
 	tools     []tool
 	req       transcript.RequestOf
 	synthetic bool
+	agent     string // the subagent of an agent_progress copy
 }
 
 type tool struct {
@@ -285,6 +291,7 @@ func (p *fileParser) parse(path string) *fileData {
 	cr := &countReader{r: f}
 	p.lr.Reset(cr)
 	index := map[string]int{}
+	copyIndex := map[string]int{}
 	newTurn := false
 	for {
 		b, line, ok := p.lr.Next()
@@ -330,6 +337,23 @@ func (p *fileParser) parse(path string) *fileData {
 		case "progress":
 			if len(r.ParentToolUseID) > 0 && len(r.DataAgentID) > 0 {
 				fd.link(string(r.ParentToolUseID), string(r.DataAgentID))
+			}
+			if c := &r.Copy; c.OK && len(c.MessageID) > 0 {
+				// A subagent request repeated in its parent's file: counted as the audit counts it,
+				// when the subagent's own file lacks it (observer.copies).
+				i, seen := copyIndex[string(c.MessageID)]
+				if !seen {
+					i = len(fd.copies)
+					copyIndex[string(c.MessageID)] = i
+					fd.copies = append(fd.copies, message{id: string(c.MessageID), line: line, ts: string(c.Timestamp),
+						agent: string(r.DataAgentID)})
+				}
+				m := &fd.copies[i]
+				m.req.AddCopy(c)
+				if len(c.Effort) > 0 {
+					m.effort = string(c.Effort)
+				}
+				m.synthetic = string(c.Model) == audit.SyntheticModel
 			}
 		case "user":
 			if len(r.ResultAgentID) > 0 && len(r.ResultIDs) > 0 {

@@ -114,6 +114,7 @@ func TestAgentVerdicts(t *testing.T) {
 			deref(r.Pinned), deref(r.Dispatched), levelCounts(r.Observed), r.Verdict))
 	}
 	want := []string{
+		"5 Explore(dispatch) pin=nil disp=nil unknown 2 inherits", // copies only, in the old session
 		"1 hotfixer(meta) pin=low disp=max low 2 conformant",
 		"2 hotfixer(dispatch) pin=low disp=high low 1, medium 1 off its pin",
 		"3 verifier(meta) pin=xhigh disp=high high 2 off its pin",
@@ -131,6 +132,7 @@ func TestAgentVerdicts(t *testing.T) {
 		agents = append(agents, fmt.Sprintf("%s pin=%s %s conformant=%s runs=%d", a.Agent, deref(a.Pinned), a.Verdict, c, a.Runs))
 	}
 	wantAgents := []string{
+		"Explore pin=nil inherits conformant=true runs=1",
 		"general-purpose pin=nil inherits conformant=true runs=1",
 		"hotfixer pin=low off its pin conformant=false runs=2",
 		"verifier pin=xhigh off its pin conformant=false runs=1",
@@ -138,11 +140,19 @@ func TestAgentVerdicts(t *testing.T) {
 	if !reflect.DeepEqual(agents, wantAgents) {
 		t.Errorf("agents:\n%s\nwant:\n%s", strings.Join(agents, "\n"), strings.Join(wantAgents, "\n"))
 	}
-	if !strings.Contains(o.Agents[1].Evidence, "agent-aa000000000000002.jsonl:") {
-		t.Errorf("hotfixer evidence %q does not name the off-pin run", o.Agents[1].Evidence)
+	if !strings.Contains(o.Agents[2].Evidence, "agent-aa000000000000002.jsonl:") {
+		t.Errorf("hotfixer evidence %q does not name the off-pin run", o.Agents[2].Evidence)
 	}
-	if !strings.Contains(o.Runs[2].Note, "fallback") {
-		t.Errorf("verifier note %q does not name the xhigh fallback", o.Runs[2].Note)
+	if !strings.Contains(o.Runs[3].Note, "fallback") {
+		t.Errorf("verifier note %q does not name the xhigh fallback", o.Runs[3].Note)
+	}
+	// The run known only from its copies points at them in the parent's file; a run with a file of
+	// its own does not.
+	if x := o.Runs[0]; !x.Progress || !strings.HasSuffix(x.File, "0a0a0a0a-0000-4000-8000-000000000004.jsonl") || x.Line == 0 {
+		t.Errorf("copies-only run %+v: want progress_copies in the main file, with a line", x)
+	}
+	if o.Runs[1].Progress {
+		t.Errorf("hotfixer run %+v: it has its own file", o.Runs[1])
 	}
 }
 
@@ -153,17 +163,18 @@ func TestOldTranscripts(t *testing.T) {
 		if !strings.HasPrefix(s.Session, "0a0a") {
 			continue
 		}
-		if len(s.Spans) != 1 || s.Spans[0].Level != Unknown || s.Spans[0].Requests != 2 {
-			t.Errorf("old session timeline %+v, want unknown×2", s.Spans)
+		if len(s.Spans) != 1 || s.Spans[0].Level != Unknown || s.Spans[0].Requests != 3 {
+			t.Errorf("old session timeline %+v, want unknown×3", s.Spans)
 		}
 	}
+	// 3 main-loop requests and the 2 of the Explore subagent, known from their progress copies.
 	for _, b := range o.ByLevel {
-		if b.Key == Unknown && b.Requests != 2 {
-			t.Errorf("unknown level has %d requests, want 2", b.Requests)
+		if b.Key == Unknown && b.Requests != 5 {
+			t.Errorf("unknown level has %d requests, want 5", b.Requests)
 		}
 	}
-	if o.Input.Requests-o.Input.WithEffort != 2 {
-		t.Errorf("input %+v: want 2 requests without effort", o.Input)
+	if o.Input.Requests-o.Input.WithEffort != 5 {
+		t.Errorf("input %+v: want 5 requests without effort", o.Input)
 	}
 }
 
@@ -181,7 +192,7 @@ func TestPhases(t *testing.T) {
 		"commit-change":   "low 1",
 		"feat":            "high 2",
 		"effort-xhigh":    "high 1",
-		"effort-low":      "high 1, max 1, unknown 1",
+		"effort-low":      "high 1, max 1, unknown 2",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("phases %v, want %v", got, want)
@@ -252,7 +263,7 @@ func TestJSONFields(t *testing.T) {
 		"pins":           {"effort", "file", "kind", "line", "name"},
 		"shifts":         {"file", "from", "line", "message_id", "note", "observed", "observed_at", "paired", "session", "skill", "timestamp", "to", "took_effect", "verdict"},
 		"agents":         {"agent", "conformant", "evidence", "observed", "pinned", "runs", "verdict"},
-		"runs":           {"agent", "agent_id", "dispatched", "file", "line", "note", "observed", "pinned", "session", "shifts", "source", "timestamp", "verdict"},
+		"runs":           {"agent", "agent_id", "dispatched", "file", "line", "note", "observed", "pinned", "progress_copies", "session", "shifts", "source", "timestamp", "verdict"},
 		"stuck_sessions": {"entrypoint", "level", "reason", "session", "shifts"},
 		"by_level":       {"cost_usd", "key", "levels", "output_tokens", "requests", "share", "thinking_tokens", "weighted_spend"},
 		"transcripts":    {"bytes", "files", "requests", "sessions", "skipped", "with_effort"},

@@ -36,6 +36,24 @@ type Record struct {
 	ParentToolUseID []byte
 	DataType        []byte
 	DataAgentID     []byte
+	// Copy is the subagent request an agent_progress record repeats (data.message), when Scan counts
+	// it: usage with input and output tokens, and a timestamp (lineFields.progressUsable).
+	Copy ProgressCopy
+}
+
+// ProgressCopy is the request nested in an agent_progress record. Scan attributes it to the
+// subagent DataAgentID and deduplicates it against the subagent's own file (Deduper).
+type ProgressCopy struct {
+	OK        bool // the record holds a usable copy; the fields below are set only then
+	MessageID []byte
+	RequestID []byte
+	Model     []byte
+	Effort    []byte
+	Timestamp []byte
+	Sidechain bool
+	usage     usageFields
+	thinkingN int
+	thinkingC int64
 }
 
 // ToolUse is one tool_use block: its id and name, and the inputs that name what it loads or
@@ -68,6 +86,13 @@ func ParseRecord(b []byte, out *Record) error {
 	out.MessageID, out.Model, out.HasUsage = m.ID, m.Model, m.HasUsage
 	m.Usage.Speed = string(m.Speed)
 	out.usage, out.thinkingN, out.thinkingC = m.Usage, m.ThinkingBlocks, m.ThinkingChars
+	if lf.progressUsable() {
+		p := &lf.Progress
+		pm := &p.Message
+		pm.Usage.Speed = string(pm.Speed)
+		out.Copy = ProgressCopy{OK: true, MessageID: pm.ID, RequestID: p.RequestID, Model: pm.Model, Effort: p.Effort,
+			Timestamp: p.Timestamp, Sidechain: p.Sidechain, usage: pm.Usage, thinkingN: pm.ThinkingBlocks, thinkingC: pm.ThinkingChars}
+	}
 	return nil
 }
 
@@ -166,14 +191,23 @@ type RequestOf struct {
 
 // Add merges one record of the request.
 func (r *RequestOf) Add(rec *Record) {
-	r.usage.max(&rec.usage)
-	r.q.ThinkingBlocks += rec.thinkingN
-	r.chars += rec.thinkingC
-	if len(rec.Model) > 0 {
-		r.q.Model = string(rec.Model)
+	r.add(&rec.usage, rec.thinkingN, rec.thinkingC, rec.Model, rec.Effort)
+}
+
+// AddCopy merges one agent_progress copy of the request (rec.Copy, when OK).
+func (r *RequestOf) AddCopy(c *ProgressCopy) {
+	r.add(&c.usage, c.thinkingN, c.thinkingC, c.Model, c.Effort)
+}
+
+func (r *RequestOf) add(u *usageFields, thinkingN int, thinkingC int64, model, effort []byte) {
+	r.usage.max(u)
+	r.q.ThinkingBlocks += thinkingN
+	r.chars += thinkingC
+	if len(model) > 0 {
+		r.q.Model = string(model)
 	}
-	if len(rec.Effort) > 0 {
-		r.q.Effort, r.q.EffortSrc = string(rec.Effort), EffortTranscript
+	if len(effort) > 0 {
+		r.q.Effort, r.q.EffortSrc = string(effort), EffortTranscript
 	}
 	r.n++
 }

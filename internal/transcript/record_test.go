@@ -49,6 +49,18 @@ func checkRecord(t *testing.T, data []byte) {
 	eq("message.id", r.MessageID, str(msg, "id"))
 	eq("toolUseResult.agentId", r.ResultAgentID, str(obj(top, "toolUseResult"), "agentId"))
 	eq("parentToolUseID", r.ParentToolUseID, str(top, "parentToolUseID"))
+	if r.Copy.OK {
+		// An agent_progress copy: data.message holds the request, its usage has both token counts.
+		pm := obj(obj(top, "data"), "message")
+		u := obj(obj(pm, "message"), "usage")
+		if u == nil || u["input_tokens"] == nil || u["output_tokens"] == nil {
+			t.Fatalf("Copy.OK without usable usage in %s", data)
+		}
+		eq("data.message.message.id", r.Copy.MessageID, str(obj(pm, "message"), "id"))
+		eq("data.message.requestId", r.Copy.RequestID, str(pm, "requestId"))
+		eq("data.message.effort", r.Copy.Effort, str(pm, "effort"))
+		eq("data.message.timestamp", r.Copy.Timestamp, str(pm, "timestamp"))
+	}
 	if meta, _ := top["isMeta"].(bool); r.IsMeta != meta {
 		t.Fatalf("isMeta = %v in %s", r.IsMeta, data)
 	}
@@ -88,7 +100,7 @@ func TestParseRecordSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	skills, tasks := 0, 0
+	skills, tasks, copies := 0, 0, 0
 	for _, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -101,6 +113,9 @@ func TestParseRecordSample(t *testing.T) {
 			checkRecord(t, line)
 			var r Record
 			if ParseRecord(line, &r) == nil {
+				if r.Copy.OK {
+					copies++
+				}
 				for _, tu := range r.Tools {
 					switch string(tu.Name) {
 					case "Skill":
@@ -115,6 +130,11 @@ func TestParseRecordSample(t *testing.T) {
 	// The sample's Skill and Task calls (grep '"name":"Skill"' and '"name":"Task"' on the main lines).
 	if skills == 0 || tasks == 0 {
 		t.Errorf("read %d Skill and %d Task calls from the sample, want some of each", skills, tasks)
+	}
+	// The sample's agent_progress lines with usage (grep -c '"type":"agent_progress"' on the lines
+	// with "input_tokens"; transcripts.md §5.3).
+	if copies != 121 {
+		t.Errorf("read %d agent_progress copies from the sample, want 121", copies)
 	}
 }
 

@@ -365,7 +365,7 @@ func (fp *fileParser) usageRecord(rec []byte, line int) {
 	direct := lf.HasMessage && lf.Message.HasUsage
 	directOK := direct && lf.Message.Usage.HasInput && lf.Message.Usage.HasOutput && lf.Timestamp != nil
 	progress := !fp.opt.NoProgress && lf.HasProgress && lf.Progress.HasMessage && lf.Progress.Message.HasUsage
-	progressOK := progress && lf.Progress.Message.Usage.HasInput && lf.Progress.Message.Usage.HasOutput && lf.Progress.Timestamp != nil
+	progressOK := progress && lf.progressUsable()
 	if !directOK && progressOK {
 		fp.seeTime(lf.Progress.Timestamp)
 	}
@@ -436,6 +436,14 @@ func (fp *fileParser) observe(line int, ts []byte, m *messageFields, reqID []byt
 		o.Effort = fp.str(lf.Effort)
 	}
 	fr.obs = append(fr.obs, o)
+}
+
+// progressUsable reports whether an agent_progress line's nested request is one Scan counts: usage
+// with input and output tokens, and a timestamp (ParseRecord's Copy follows the same rule).
+func (lf *lineFields) progressUsable() bool {
+	p := &lf.Progress
+	return lf.HasProgress && p.HasMessage && p.Message.HasUsage && p.Message.Usage.HasInput && p.Message.Usage.HasOutput &&
+		p.Timestamp != nil
 }
 
 // findTimestamp returns the top-level timestamp of a record without parsing it; it is only used for
