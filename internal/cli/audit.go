@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -11,16 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
-	"github.com/ldd-tools/tune/internal/export"
-	"github.com/ldd-tools/tune/internal/pricing"
-	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
-
-// progressMinBytes is the input size from which `tune audit` draws a progress bar on a terminal.
-const progressMinBytes = 64 << 20
 
 type auditOptions struct {
 	IO         *IOStreams
@@ -259,44 +252,41 @@ func validateCCUsage(mode string) error {
 	return FlagErrorf("--ccusage %q: want %s", mode, strings.Join(ccusageModes, ", "))
 }
 
-// scanOptions maps the shared flags onto transcript.Options.
-func scanOptions(ccusage, label string) transcript.Options {
-	opt := transcript.Options{Label: label}
-	switch ccusage {
-	case "daily":
-		opt.CCUsage, opt.MaxTotal = true, true
-	case "session", "weekly", "monthly", "blocks":
-		// Only ccusage's daily report counts agent_progress copies (docs/decisions.md#cost-and-date-views-in-the-audit-issue-13).
-		opt.CCUsage, opt.MaxTotal, opt.NoProgress, opt.NoReplay = true, true, true, true
-	}
-	return opt
+// scanPrinter prints what the scans of the audit use cases report: a progress bar on a terminal
+// (app.ScanHooks.Progress), then each scan's skipped lines.
+type scanPrinter struct {
+	io    *IOStreams
+	start time.Time
+	drawn bool
 }
 
-// findTranscripts lists the files of paths, or of the default roots when there is none.
-func findTranscripts(paths []string, getenv func(string) string) (files, roots []string, err error) {
-	roots = paths
-	if len(roots) == 0 {
-		home := getenv("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		if roots, err = transcript.Roots(getenv, home); err != nil {
-			return nil, nil, err
-		}
+func newScanHooks(io *IOStreams) (app.ScanHooks, *scanPrinter) {
+	p := &scanPrinter{io: io}
+	h := app.ScanHooks{Scanned: p.scanned}
+	if io.ErrIsTerminal {
+		h.Progress = p.progress
 	}
-	files, err = transcript.Discover(roots)
-	return files, roots, err
+	return h, p
 }
 
-// scanWithProgress scans files, drawing a progress bar on stderr when it is a terminal and the input
-// is large.
-func scanWithProgress(io *IOStreams, files []string, opt transcript.Options) (*transcript.Result, error) {
-	if io.ErrIsTerminal && transcript.TotalSize(files) >= progressMinBytes {
-		start := time.Now()
-		opt.Progress = func(done, total int64) { drawProgress(io.ErrOut, done, total, time.Since(start)) }
-		defer fmt.Fprint(io.ErrOut, "\r\033[K")
+func (p *scanPrinter) progress(done, total int64) {
+	if !p.drawn {
+		p.drawn, p.start = true, time.Now()
 	}
-	return transcript.Scan(files, opt)
+	drawProgress(p.io.ErrOut, done, total, time.Since(p.start))
+}
+
+// clear erases the progress bar once its scan has ended.
+func (p *scanPrinter) clear() {
+	if p.drawn {
+		fmt.Fprint(p.io.ErrOut, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func (p *scanPrinter) scanned(res *transcript.Result) {
+	p.clear()
+	warnSkipped(p.io.ErrOut, res)
 }
 
 func drawProgress(w io.Writer, done, total int64, elapsed time.Duration) {
@@ -341,131 +331,35 @@ func warnSkipped(w io.Writer, res *transcript.Result) {
 	}
 }
 
-// loadPrices is the embedded price table, overridden by --pricing FILE.
-func loadPrices(path string) (*pricing.Table, error) {
-	t := pricing.Embedded()
-	if path == "" {
-		return t, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--pricing: %w", err)
-	}
-	defer f.Close()
-	return t.Override(f, path)
-}
-
-// pricesLine says where the prices come from, for the text output.
-func pricesLine(t *pricing.Table, path string) string {
-	s := fmt.Sprintf("ccusage %s offline prices (table extracted %s)", t.Version, t.Extracted)
-	if path != "" {
-		s += ", overridden by " + path
-	}
-	return s
-}
-
 func auditRun(opts *auditOptions) error {
-	prices, err := loadPrices(opts.Pricing)
-	if err != nil {
+	hooks, printer := newScanHooks(opts.IO)
+	res, err := app.Audit(app.Env{Getenv: opts.Getenv}, app.AuditOptions{Paths: opts.Paths, By: audit.GroupBy(opts.By),
+		Breakdown: opts.Breakdown, Location: opts.loc, Since: opts.Since, Until: opts.Until, Format: opts.Format,
+		CCUsage: opts.CCUsage, Label: opts.Label, Pricing: opts.Pricing, Strict: opts.Strict, MaxLineBytes: opts.MaxLineBytes,
+		Report: opts.Report, ReportDir: opts.OutDir, Out: opts.Out, PartitionBy: opts.PartitionBy, Force: opts.Force},
+		opts.IO.Out, hooks)
+	printer.clear()
+	if res == nil {
 		return err
 	}
-	files, roots, err := findTranscripts(opts.Paths, opts.Getenv)
-	if err != nil {
+	if res.NoTranscripts {
+		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", app.DescribeRoots(res.Roots))
+	}
+	warnUnpriced(opts.IO.ErrOut, res.Unpriced)
+	for _, p := range res.ReportFiles {
+		fmt.Fprintf(opts.IO.ErrOut, "tune: report: %s\n", p)
+	}
+	switch {
+	case err != nil:
 		return err
+	case opts.Format == "parquet":
+		fmt.Fprintf(opts.IO.ErrOut, "tune: wrote %s to %s\n", plural(int(res.ParquetRows), "request"), opts.Out)
+	case opts.Format == "json":
+		return audit.WriteJSON(opts.IO.Out, res.Report, res.Input)
+	case opts.Format == "text":
+		return audit.WriteText(opts.IO.Out, res.Report, res.Input)
 	}
-	if len(files) == 0 && len(opts.Paths) == 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", describeRoots(roots))
-	}
-	// Requests are aggregated as the scan finalises them, never all held; rows are written at the end,
-	// in order of first appearance, from compact records.
-	scan := scanOptions(opts.CCUsage, opts.Label)
-	scan.Strict = opts.Strict
-	scan.MaxLineBytes = opts.MaxLineBytes
-	// A path without a transcript record fails before any row is written.
-	scan.Check = func(res *transcript.Result) error { return checkTranscriptPaths(opts.Paths, res) }
-	dates := audit.DateRange{Since: opts.Since, Until: opts.Until, Location: opts.loc}
-	var aggs *auditAggregates
-	if opts.Format == "text" || opts.Format == "json" || opts.Report {
-		aggs = newAuditAggregates(audit.Options{By: audit.GroupBy(opts.By), Location: opts.loc, Prices: prices, Breakdown: opts.Breakdown})
-		scan.Sink = audit.Filter{Range: dates, Next: aggs.sink()}
-	}
-	var rows *audit.RowWriter
-	var rowErr error
-	unpriced := map[string]int{} // model → requests, for the csv/jsonl rows
-	if opts.Format == "csv" || opts.Format == "jsonl" {
-		if rows, err = audit.NewRowWriter(opts.IO.Out, opts.Format); err != nil {
-			return err
-		}
-		rows.Prices = prices
-		scan.OnRequest = func(r *transcript.Request) {
-			if rowErr == nil && dates.Contains(r) {
-				rowErr = rows.Write(r)
-				if c := audit.Price(prices, r); !c.Known {
-					unpriced[c.Model]++
-				}
-			}
-		}
-	}
-	var pq auditParquet
-	if opts.Format == "parquet" {
-		if pq, err = newAuditParquet(opts.Out, opts.PartitionBy, opts.Force, prices); err != nil {
-			return err
-		}
-		defer pq.Abort() // nothing once committed
-		scan.OnRequest = func(r *transcript.Request) {
-			if rowErr == nil && dates.Contains(r) {
-				rowErr = pq.Write(r)
-				if c := audit.Price(prices, r); !c.Known {
-					unpriced[c.Model]++
-				}
-			}
-		}
-	}
-	res, err := scanWithProgress(opts.IO, files, scan)
-	if err != nil {
-		return err
-	}
-	warnSkipped(opts.IO.ErrOut, res)
-	var rep *audit.Report
-	if aggs != nil {
-		rep = aggs.spend.Report()
-		unpriced = rep.Totals.UnpricedModels
-	}
-	warnUnpriced(opts.IO.ErrOut, unpriced)
-	input := audit.InputOf(res)
-	input.Prices = pricesLine(prices, opts.Pricing)
-	if opts.Report {
-		in := aggs.reportInput(input, nil)
-		if in.Effort, err = effortSection(res.Files); err != nil {
-			return err
-		}
-		paths, err := report.WriteAudit(opts.OutDir, in)
-		if err != nil {
-			return err
-		}
-		for _, p := range paths {
-			fmt.Fprintf(opts.IO.ErrOut, "tune: report: %s\n", p)
-		}
-	}
-	switch opts.Format {
-	case "csv", "jsonl":
-		if rowErr != nil {
-			return rowErr
-		}
-		return rows.Close()
-	case "parquet":
-		if rowErr != nil {
-			return rowErr
-		}
-		if err := pq.Close(); err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "tune: wrote %s to %s\n", plural(int(pq.Rows()), "request"), opts.Out)
-		return nil
-	case "json":
-		return audit.WriteJSON(opts.IO.Out, rep, input)
-	}
-	return audit.WriteText(opts.IO.Out, rep, input)
+	return nil
 }
 
 // warnUnpriced names the models without a price, whose requests' cost is unknown.
@@ -480,71 +374,3 @@ func warnUnpriced(w io.Writer, models map[string]int) {
 			m, plural(models[m], "request"))
 	}
 }
-
-// checkTranscriptPaths fails on a PATH argument none of whose files holds a Claude Code record
-// (garbage is not an audit of zero requests).
-func checkTranscriptPaths(paths []string, res *transcript.Result) error {
-	for _, p := range paths {
-		files, err := transcript.Discover([]string{p})
-		if err != nil {
-			return err
-		}
-		if transcript.NoRecordsIn(res, files) {
-			what := "no *.jsonl file"
-			if len(files) > 0 {
-				what = "no Claude Code transcript record (no line with a timestamp) in " + plural(len(files), "file")
-			}
-			return fmt.Errorf("%s: %s", p, what)
-		}
-	}
-	return nil
-}
-
-func describeRoots(roots []string) string {
-	if len(roots) == 0 {
-		return "~/.config/claude/projects or ~/.claude/projects (neither exists; set CLAUDE_CONFIG_DIR or pass a path)"
-	}
-	return strings.Join(roots, ", ")
-}
-
-// auditParquet is the --format parquet output: one file, or one per day.
-type auditParquet interface {
-	Write(r *transcript.Request) error
-	Close() error
-	Abort()
-	Rows() int64
-}
-
-func newAuditParquet(out, partitionBy string, force bool, prices *pricing.Table) (auditParquet, error) {
-	if partitionBy == "day" {
-		days, err := newDayFiles(out, force)
-		if err != nil {
-			return nil, err
-		}
-		return &partitionedParquet{export.NewPartitionedRequests(days, prices)}, nil
-	}
-	f, err := createExport(out, force)
-	if err != nil {
-		return nil, err
-	}
-	return &fileParquet{f: f, w: export.NewRequestParquet(f, prices)}, nil
-}
-
-type fileParquet struct {
-	f *atomicfile.File
-	w *export.RequestParquet
-}
-
-func (p *fileParquet) Write(r *transcript.Request) error { return p.w.Write(r) }
-func (p *fileParquet) Abort()                            { p.f.Abort() }
-func (p *fileParquet) Rows() int64                       { return p.w.Rows }
-func (p *fileParquet) Close() error {
-	if err := p.w.Close(); err != nil {
-		return err
-	}
-	return p.f.Commit()
-}
-
-type partitionedParquet struct{ *export.PartitionedRequests }
-
-func (p *partitionedParquet) Rows() int64 { return p.PartitionedRequests.Rows }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -29,13 +30,8 @@ type auditABOptions struct {
 	// MaxLineBytes caps one transcript line (--max-line-bytes); longer lines are skipped as too-long.
 	MaxLineBytes int
 
-	arms      []armSpec
+	arms      []app.Arm
 	pairBySet bool // --pair-by given: it means nothing without --paired
-}
-
-type armSpec struct {
-	Name  string
-	Paths []string
 }
 
 func newCmdAuditAB(f *Factory, runF func(*auditABOptions) error) *cobra.Command {
@@ -129,26 +125,11 @@ func (o *auditABOptions) validate() error {
 	case !o.ByEffort && len(o.Paths) > 0:
 		return FlagErrorf("with --arm, paths belong to the arms (NAME=PATH); %q is extra", o.Paths[0])
 	}
-	o.arms = nil
-	for _, a := range o.Arms {
-		name, path, ok := strings.Cut(a, "=")
-		if !ok || strings.TrimSpace(name) == "" || path == "" {
-			return FlagErrorf("--arm %q: want NAME=PATH", a)
+	if !o.ByEffort {
+		var err error
+		if o.arms, err = parseArms(o.Arms); err != nil {
+			return err
 		}
-		name = strings.TrimSpace(name)
-		found := false
-		for i := range o.arms {
-			if o.arms[i].Name == name {
-				o.arms[i].Paths = append(o.arms[i].Paths, path)
-				found = true
-			}
-		}
-		if !found {
-			o.arms = append(o.arms, armSpec{Name: name, Paths: []string{path}})
-		}
-	}
-	if !o.ByEffort && len(o.arms) < 2 {
-		return FlagErrorf("need at least two arms, got %d (--arm NAME=PATH with different names)", len(o.arms))
 	}
 	if o.Baseline != "" && !o.ByEffort {
 		found := false
@@ -176,96 +157,46 @@ func (o *auditABOptions) validate() error {
 }
 
 func auditABRun(opts *auditABOptions) error {
-	var arms []audit.Arm
-	if opts.ByEffort {
-		files, roots, err := findTranscripts(opts.Paths, opts.Getenv)
-		if err != nil {
-			return err
-		}
-		rb := audit.NewRunBuilder("", roots)
-		scan := scanOptions(opts.CCUsage, "")
-		scan.MaxLineBytes = opts.MaxLineBytes
-		scan.Sink = rb
-		res, err := scanWithProgress(opts.IO, files, scan)
-		if err != nil {
-			return err
-		}
-		warnSkipped(opts.IO.ErrOut, res)
-		var noEffort []audit.Run
-		arms, noEffort = audit.ArmsByEffort(rb.Runs(res))
-		if len(noEffort) > 0 {
-			fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %d of %d runs record no effort level and are left out\n", len(noEffort), len(noEffort)+countRuns(arms))
-		}
-		if len(arms) < 2 {
-			var found []string
-			for _, a := range arms {
-				found = append(found, fmt.Sprintf("%s (%d runs)", a.Name, len(a.Runs)))
-			}
-			return fmt.Errorf("--by-effort needs runs at two effort levels; found %s. Transcripts record the effort only from Claude Code 2.1.21x on: for older runs label the arms with --arm NAME=PATH",
-				orNone(strings.Join(found, ", ")))
-		}
-	} else {
-		for _, spec := range opts.arms {
-			files, err := findArmFiles(spec)
-			if err != nil {
-				return err
-			}
-			rb := audit.NewRunBuilder(spec.Name, spec.Paths)
-			scan := scanOptions(opts.CCUsage, spec.Name)
-			scan.MaxLineBytes = opts.MaxLineBytes
-			scan.Sink = rb
-			res, err := scanWithProgress(opts.IO, files, scan)
-			if err != nil {
-				return err
-			}
-			warnSkipped(opts.IO.ErrOut, res)
-			arms = append(arms, audit.Arm{Name: spec.Name, Runs: rb.Runs(res)})
-		}
+	hooks, printer := newScanHooks(opts.IO)
+	res, err := app.AuditAB(app.Env{Getenv: opts.Getenv}, app.AuditABOptions{Arms: opts.arms, ByEffort: opts.ByEffort,
+		Paths: opts.Paths, Baseline: opts.Baseline, CCUsage: opts.CCUsage, MaxLineBytes: opts.MaxLineBytes,
+		Compare: audit.ABOptions{Paired: opts.Paired, PairBy: opts.PairBy, Alpha: opts.Alpha, Confidence: opts.Confidence, AllowMixed: opts.AllowMixed}},
+		hooks)
+	printer.clear()
+	if res.NoEffort > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %d of %d runs record no effort level and are left out\n", res.NoEffort, res.Runs)
 	}
-	if opts.Baseline != "" {
-		i := 0
-		for i < len(arms) && arms[i].Name != opts.Baseline {
-			i++
-		}
-		if i == len(arms) {
-			return FlagErrorf("--baseline %q is not one of the arms", opts.Baseline)
-		}
-		arms = append([]audit.Arm{arms[i]}, append(arms[:i:i], arms[i+1:]...)...)
-	}
-	rep, err := audit.CompareArms(arms, audit.ABOptions{
-		Paired: opts.Paired, PairBy: opts.PairBy, Alpha: opts.Alpha, Confidence: opts.Confidence, AllowMixed: opts.AllowMixed,
-	})
 	if err != nil {
 		return err
 	}
-	if rep.MixedVersions {
+	if res.Report.MixedVersions {
 		fmt.Fprintln(opts.IO.ErrOut, "tune: WARNING: the arms mix Claude Code versions that count output tokens differently (--allow-mixed); output and thinking are not comparable")
 	}
-	return audit.WriteAB(opts.IO.Out, rep, opts.Format)
+	return audit.WriteAB(opts.IO.Out, res.Report, opts.Format)
 }
 
-func findArmFiles(spec armSpec) ([]string, error) {
-	files, err := transcript.Discover(spec.Paths)
-	if err != nil {
-		return nil, fmt.Errorf("arm %s: %w", spec.Name, err)
+// parseArms reads --arm NAME=PATH flags (a name given twice gathers its paths) into at least two arms.
+func parseArms(flags []string) ([]app.Arm, error) {
+	var arms []app.Arm
+	for _, a := range flags {
+		name, path, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(name) == "" || path == "" {
+			return nil, FlagErrorf("--arm %q: want NAME=PATH", a)
+		}
+		name = strings.TrimSpace(name)
+		found := false
+		for i := range arms {
+			if arms[i].Name == name {
+				arms[i].Paths = append(arms[i].Paths, path)
+				found = true
+			}
+		}
+		if !found {
+			arms = append(arms, app.Arm{Name: name, Paths: []string{path}})
+		}
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("arm %s: no transcript (*.jsonl) in %s", spec.Name, strings.Join(spec.Paths, ", "))
+	if len(arms) < 2 {
+		return nil, FlagErrorf("need at least two arms, got %d (--arm NAME=PATH with different names)", len(arms))
 	}
-	return files, nil
-}
-
-func countRuns(arms []audit.Arm) int {
-	n := 0
-	for _, a := range arms {
-		n += len(a.Runs)
-	}
-	return n
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
+	return arms, nil
 }

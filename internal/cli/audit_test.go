@@ -119,15 +119,3 @@ func TestDrawProgress(t *testing.T) {
 		t.Errorf("progress line %q", got)
 	}
 }
-
-// TestScanOptionsMatchCCUsageReports: --ccusage session turns off the /btw rule and agent_progress
-// copies (ccusage 20.0.24's session report applies neither); daily keeps both.
-func TestScanOptionsMatchCCUsageReports(t *testing.T) {
-	d, s := scanOptions("daily", ""), scanOptions("session", "")
-	if !d.CCUsage || !d.MaxTotal || d.NoProgress || d.NoReplay {
-		t.Errorf("daily: %+v", d)
-	}
-	if !s.CCUsage || !s.MaxTotal || !s.NoProgress || !s.NoReplay {
-		t.Errorf("session: %+v", s)
-	}
-}

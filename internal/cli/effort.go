@@ -2,14 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/effort"
-	"github.com/ldd-tools/tune/internal/report"
 )
 
 type effortOptions struct {
@@ -88,7 +87,6 @@ prints {"pins", "unpinned", "settings", "shifts", "agents", "runs", "subagent_sh
 }
 
 func effortRun(opts *effortOptions) error {
-	var census *effort.Census
 	if opts.Repo != "" {
 		info, err := os.Stat(opts.Repo)
 		if err != nil {
@@ -97,48 +95,27 @@ func effortRun(opts *effortOptions) error {
 		if !info.IsDir() {
 			return FlagErrorf("--repo %s: not a directory", opts.Repo)
 		}
-		if census, err = effort.TakeCensus(os.DirFS(opts.Repo)); err != nil {
-			return err
-		}
 	}
-	rep := effort.NewReport(opts.Repo, census)
-	for _, w := range rep.Warnings {
+	res, err := app.Effort(app.Env{Getenv: opts.Getenv}, app.EffortOptions{Repo: opts.Repo, CensusOnly: opts.CensusOnly, Paths: opts.Paths})
+	if res == nil {
+		return err
+	}
+	for _, w := range res.CensusWarnings {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %s\n", effortWarning(opts.Repo, w))
 	}
-	if !opts.CensusOnly {
-		files, roots, err := findTranscripts(opts.Paths, opts.Getenv)
-		if err != nil {
-			return err
-		}
-		if len(files) == 0 {
-			fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", describeRoots(roots))
-		}
-		obs, err := effort.Observe(files, effort.Options{Census: census, Open: openFile})
-		if err != nil {
-			return err
-		}
-		rep.AddObserved(obs)
-		for _, w := range obs.Warnings {
-			fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %s\n", effortWarning("", w))
-		}
+	if res.NoTranscripts {
+		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", app.DescribeRoots(res.Roots))
+	}
+	for _, w := range res.ObservedWarnings {
+		fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %s\n", effortWarning("", w))
+	}
+	if err != nil {
+		return err
 	}
 	if opts.JSON {
-		return effort.WriteJSON(opts.IO.Out, rep)
+		return effort.WriteJSON(opts.IO.Out, res.Report)
 	}
-	return effort.WriteText(opts.IO.Out, rep)
-}
-
-func openFile(name string) (io.ReadCloser, error) { return os.Open(name) }
-
-// effortSection is the audit report's effort conformance section over the files an audit read: one
-// more pass, as fast as the audit's (docs/decisions.md#effort-conformance-issue-14), without a census
-// (the audit knows no repository).
-func effortSection(files []string) (*report.EffortSection, error) {
-	obs, err := effort.Observe(files, effort.Options{Open: openFile})
-	if err != nil {
-		return nil, err
-	}
-	return effort.Section(obs, false), nil
+	return effort.WriteText(opts.IO.Out, res.Report)
 }
 
 // effortWarning is "FILE:LINE: reason"; census files are named under the repository as given.

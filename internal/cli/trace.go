@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -177,7 +178,7 @@ func traceRun(opts *traceOptions) (err error) {
 	case "jsonl":
 		out = export.NewTaskJSONL(opts.IO.Out)
 	case "parquet":
-		f, err := createExport(opts.Out, opts.Force)
+		f, err := app.CreateExport(opts.Out, opts.Force)
 		if err != nil {
 			return err
 		}

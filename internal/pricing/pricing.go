@@ -169,6 +169,16 @@ type Table struct {
 	cache map[string]*Price
 }
 
+// Describe says where the prices of t come from, for the audit's text output and report: the
+// ccusage table and, when a --pricing file overrode it, that file.
+func (t *Table) Describe(override string) string {
+	s := fmt.Sprintf("ccusage %s offline prices (table extracted %s)", t.Version, t.Extracted)
+	if override != "" {
+		s += ", overridden by " + override
+	}
+	return s
+}
+
 // File is the JSON form of a table (claude.json, or a --pricing file).
 type File struct {
 	Source   string           `json:"source"`

@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 	"github.com/ldd-tools/tune/internal/export"
 )
 
-// createExport starts the file an export writes (--out): a temp file beside it that only a complete
+// CreateExport starts the file an export writes (--out): a temp file beside it that only a complete
 // export renames into place, so a failure (an unwritable directory, a full disk, an interrupted run)
 // never leaves a partial file under the final name; an existing file is refused unless force.
-func createExport(path string, force bool) (*atomicfile.File, error) {
+func CreateExport(path string, force bool) (*atomicfile.File, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("--out %s is a directory: name the file to write", path)
 	}
@@ -25,7 +25,7 @@ func createExport(path string, force bool) (*atomicfile.File, error) {
 }
 
 // dayFiles is export.Output for a Hive-partitioned export under root: ROOT/day=YYYY-MM-DD/requests.parquet,
-// each written as createExport writes one file. Days already there are left alone unless rewritten,
+// each written as CreateExport writes one file. Days already there are left alone unless rewritten,
 // which needs force, so a nightly job can add a day at a time.
 type dayFiles struct {
 	root  string
@@ -52,7 +52,7 @@ func (d *dayFiles) Open(day string) (io.Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("--out: %w", err)
 	}
-	f, err := createExport(path, d.force)
+	f, err := CreateExport(path, d.force)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,330 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/export"
+	"github.com/ldd-tools/tune/internal/pricing"
+	"github.com/ldd-tools/tune/internal/report"
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// ProgressMinBytes is the input size from which a scan reports its progress (ScanHooks.Progress).
+const ProgressMinBytes = 64 << 20
+
+// ScanHooks let the command layer follow the transcript scans of the audit use cases as they happen.
+type ScanHooks struct {
+	// Progress, when set, receives the bytes read so far and the total of a scan whose input is at
+	// least ProgressMinBytes.
+	Progress func(done, total int64)
+	// Scanned, when set, receives each scan's result (its skipped lines and unreadable files) as soon
+	// as the scan ends, before anything else happens.
+	Scanned func(res *transcript.Result)
+}
+
+// scan scans files and hands the result to the hooks.
+func (h ScanHooks) scan(files []string, opt transcript.Options) (*transcript.Result, error) {
+	if h.Progress != nil && transcript.TotalSize(files) >= ProgressMinBytes {
+		opt.Progress = h.Progress
+	}
+	res, err := transcript.Scan(files, opt)
+	if err == nil && h.Scanned != nil {
+		h.Scanned(res)
+	}
+	return res, err
+}
+
+// AuditOptions are tune audit's choices, validated by the command.
+type AuditOptions struct {
+	Paths     []string // transcript paths; none: the default roots
+	By        audit.GroupBy
+	Breakdown bool
+	Location  *time.Location // of days, weeks, months, --since and --until
+	Since     string
+	Until     string
+	// Format is text, json (Audit returns the report), csv or jsonl (rows written to out as they
+	// come), or parquet (rows written to Out).
+	Format       string
+	CCUsage      string // the ccusage report whose line rules apply ("" = tune's)
+	Label        string // effort of requests that record none
+	Pricing      string // price file overriding the embedded table
+	Strict       bool
+	MaxLineBytes int
+	// Report writes the EVAL report of the audit into ReportDir.
+	Report    bool
+	ReportDir string
+	// Out, PartitionBy and Force are the Parquet export's file (or partition root), "day" or "", and
+	// whether existing files are replaced.
+	Out         string
+	PartitionBy string
+	Force       bool
+}
+
+// AuditResult is what tune audit prints.
+type AuditResult struct {
+	// Roots are where the transcripts were looked for; NoTranscripts says none was found there
+	// (without PATH arguments, which fail instead).
+	Roots         []string
+	NoTranscripts bool
+	// Unpriced counts the requests of each model without a price.
+	Unpriced map[string]int
+	// Report and Input are the audit (text and json formats).
+	Report *audit.Report
+	Input  audit.Input
+	// ReportFiles are the files --report wrote; ParquetRows the rows of the Parquet export.
+	ReportFiles []string
+	ParquetRows int64
+}
+
+// Audit reads the transcripts once and aggregates them (text, json, --report), writes one row per
+// request to out (csv, jsonl) or exports them (parquet). On an error after the scan, the result
+// still holds what was found, for the warnings.
+func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditResult, error) {
+	prices, err := LoadPrices(opts.Pricing)
+	if err != nil {
+		return nil, err
+	}
+	files, roots, err := FindTranscripts(env, opts.Paths)
+	if err != nil {
+		return nil, err
+	}
+	res := &AuditResult{Roots: roots, NoTranscripts: len(files) == 0 && len(opts.Paths) == 0, Unpriced: map[string]int{}}
+	// Requests are aggregated as the scan finalises them, never all held; rows are written at the end,
+	// in order of first appearance, from compact records.
+	scan := ScanOptions(opts.CCUsage, opts.Label)
+	scan.Strict = opts.Strict
+	scan.MaxLineBytes = opts.MaxLineBytes
+	// A path without a transcript record fails before any row is written.
+	scan.Check = func(r *transcript.Result) error { return checkTranscriptPaths(opts.Paths, r) }
+	dates := audit.DateRange{Since: opts.Since, Until: opts.Until, Location: opts.Location}
+	var aggs *auditAggregates
+	if opts.Format == "text" || opts.Format == "json" || opts.Report {
+		aggs = newAuditAggregates(audit.Options{By: opts.By, Location: opts.Location, Prices: prices, Breakdown: opts.Breakdown})
+		scan.Sink = audit.Filter{Range: dates, Next: aggs.sink()}
+	}
+	// rowWriter is the csv/jsonl or Parquet output: rows of the requests in the date range.
+	var rows interface {
+		Write(r *transcript.Request) error
+		Close() error
+	}
+	var rowErr error
+	switch opts.Format {
+	case "csv", "jsonl":
+		w, err := audit.NewRowWriter(out, opts.Format)
+		if err != nil {
+			return res, err
+		}
+		w.Prices = prices
+		rows = w
+	case "parquet":
+		pq, err := newAuditParquet(opts.Out, opts.PartitionBy, opts.Force, prices)
+		if err != nil {
+			return res, err
+		}
+		defer pq.Abort() // nothing once committed
+		defer func() { res.ParquetRows = pq.Rows() }()
+		rows = pq
+	}
+	if rows != nil {
+		scan.OnRequest = func(r *transcript.Request) {
+			if rowErr == nil && dates.Contains(r) {
+				rowErr = rows.Write(r)
+				if c := audit.Price(prices, r); !c.Known {
+					res.Unpriced[c.Model]++
+				}
+			}
+		}
+	}
+	read, err := hooks.scan(files, scan)
+	if err != nil {
+		return res, err
+	}
+	if aggs != nil {
+		res.Report = aggs.spend.Report()
+		res.Unpriced = res.Report.Totals.UnpricedModels
+	}
+	res.Input = audit.InputOf(read)
+	res.Input.Prices = prices.Describe(opts.Pricing)
+	if opts.Report {
+		in := aggs.reportInput(res.Input, nil)
+		if in.Effort, err = EffortSection(read.Files); err != nil {
+			return res, err
+		}
+		if res.ReportFiles, err = report.WriteAudit(opts.ReportDir, in); err != nil {
+			return res, err
+		}
+	}
+	if rows == nil {
+		return res, nil
+	}
+	if rowErr != nil {
+		return res, rowErr
+	}
+	return res, rows.Close()
+}
+
+// LoadPrices is the embedded price table, overridden by the --pricing file at path ("" = none).
+func LoadPrices(path string) (*pricing.Table, error) {
+	t := pricing.Embedded()
+	if path == "" {
+		return t, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--pricing: %w", err)
+	}
+	defer f.Close()
+	return t.Override(f, path)
+}
+
+// ScanOptions are the transcript reader's options for a --ccusage report's line rules ("" = tune's)
+// and an effort label.
+func ScanOptions(ccusage, label string) transcript.Options {
+	opt := transcript.Options{Label: label}
+	switch ccusage {
+	case "daily":
+		opt.CCUsage, opt.MaxTotal = true, true
+	case "session", "weekly", "monthly", "blocks":
+		// Only ccusage's daily report counts agent_progress copies (docs/decisions.md#cost-and-date-views-in-the-audit-issue-13).
+		opt.CCUsage, opt.MaxTotal, opt.NoProgress, opt.NoReplay = true, true, true, true
+	}
+	return opt
+}
+
+// FindTranscripts lists the transcript files of paths, or of the default roots (CLAUDE_CONFIG_DIR,
+// else ~/.config/claude/projects and ~/.claude/projects) when there is none.
+func FindTranscripts(env Env, paths []string) (files, roots []string, err error) {
+	roots = paths
+	if len(roots) == 0 {
+		home := env.getenv("HOME")
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		getenv := env.Getenv
+		if getenv == nil {
+			getenv = func(string) string { return "" }
+		}
+		if roots, err = transcript.Roots(getenv, home); err != nil {
+			return nil, nil, err
+		}
+	}
+	files, err = transcript.Discover(roots)
+	return files, roots, err
+}
+
+// DescribeRoots names where transcripts were looked for, in messages.
+func DescribeRoots(roots []string) string {
+	if len(roots) == 0 {
+		return "~/.config/claude/projects or ~/.claude/projects (neither exists; set CLAUDE_CONFIG_DIR or pass a path)"
+	}
+	return strings.Join(roots, ", ")
+}
+
+// checkTranscriptPaths fails on a PATH argument none of whose files holds a Claude Code record
+// (garbage is not an audit of zero requests).
+func checkTranscriptPaths(paths []string, res *transcript.Result) error {
+	for _, p := range paths {
+		files, err := transcript.Discover([]string{p})
+		if err != nil {
+			return err
+		}
+		if transcript.NoRecordsIn(res, files) {
+			what := "no *.jsonl file"
+			if len(files) > 0 {
+				n := "1 file"
+				if len(files) != 1 {
+					n = fmt.Sprintf("%d files", len(files))
+				}
+				what = "no Claude Code transcript record (no line with a timestamp) in " + n
+			}
+			return fmt.Errorf("%s: %s", p, what)
+		}
+	}
+	return nil
+}
+
+// auditAggregates are what a scan streams into for tune audit and its EVAL report: the spend
+// aggregate (broken down as tune audit --by asks; the report reads its totals and shares) and
+// thinking by class and effort. tune audit --report and tune report audit both fill one and write
+// the report through reportInput, so the two give the same report for the same transcripts.
+type auditAggregates struct {
+	spend    *audit.Aggregator
+	thinking *audit.ClassEffort
+}
+
+func newAuditAggregates(opt audit.Options) *auditAggregates {
+	return &auditAggregates{spend: audit.New(opt), thinking: audit.NewClassEffort()}
+}
+
+func (a *auditAggregates) sink() transcript.Sink { return audit.Tee{a.spend, a.thinking} }
+
+// reportInput is the audit report of the aggregates (see report.FromAudit).
+func (a *auditAggregates) reportInput(in audit.Input, ab *audit.ABReport) report.AuditReport {
+	return report.FromAudit(a.spend.Report(), a.thinking, in, ab)
+}
+
+// mergeScans joins what the scans of several arms read (files, sessions, lines, skips) for the spend
+// part of the report; their requests went to the aggregates as they were read.
+func mergeScans(scans []*transcript.Result) *transcript.Result {
+	out := &transcript.Result{Skipped: map[string]int{}}
+	for _, s := range scans {
+		out.Sessions = append(out.Sessions, s.Sessions...)
+		out.Files = append(out.Files, s.Files...)
+		out.Bytes += s.Bytes
+		out.Warnings = append(out.Warnings, s.Warnings...)
+		for k, n := range s.Skipped {
+			out.Skipped[k] += n
+		}
+	}
+	sort.SliceStable(out.Sessions, func(i, j int) bool { return out.Sessions[i].ID < out.Sessions[j].ID })
+	return out
+}
+
+// auditParquet is the --format parquet output: one file, or one per day.
+type auditParquet interface {
+	Write(r *transcript.Request) error
+	Close() error
+	Abort()
+	Rows() int64
+}
+
+func newAuditParquet(out, partitionBy string, force bool, prices *pricing.Table) (auditParquet, error) {
+	if partitionBy == "day" {
+		days, err := newDayFiles(out, force)
+		if err != nil {
+			return nil, err
+		}
+		return &partitionedParquet{export.NewPartitionedRequests(days, prices)}, nil
+	}
+	f, err := CreateExport(out, force)
+	if err != nil {
+		return nil, err
+	}
+	return &fileParquet{f: f, w: export.NewRequestParquet(f, prices)}, nil
+}
+
+type fileParquet struct {
+	f *atomicfile.File
+	w *export.RequestParquet
+}
+
+func (p *fileParquet) Write(r *transcript.Request) error { return p.w.Write(r) }
+func (p *fileParquet) Abort()                            { p.f.Abort() }
+func (p *fileParquet) Rows() int64                       { return p.w.Rows }
+func (p *fileParquet) Close() error {
+	if err := p.w.Close(); err != nil {
+		return err
+	}
+	return p.f.Commit()
+}
+
+type partitionedParquet struct{ *export.PartitionedRequests }
+
+func (p *partitionedParquet) Rows() int64 { return p.PartitionedRequests.Rows }

@@ -1,0 +1,73 @@
+package app
+
+import (
+	"io"
+	"os"
+
+	"github.com/ldd-tools/tune/internal/effort"
+	"github.com/ldd-tools/tune/internal/report"
+)
+
+// EffortOptions are tune effort's choices, validated by the command.
+type EffortOptions struct {
+	// Repo is the directory whose agents and skills are censused ("" = no census); the command has
+	// checked that it is a directory.
+	Repo       string
+	CensusOnly bool     // read no transcripts
+	Paths      []string // transcript paths; none: the default roots
+}
+
+// EffortResult is what tune effort prints.
+type EffortResult struct {
+	Report *effort.Report
+	// CensusWarnings are the census's warnings (files named under Repo), ObservedWarnings the
+	// transcripts' (both are in Report.Warnings too).
+	CensusWarnings   []effort.Warning
+	ObservedWarnings []effort.Warning
+	// Roots are where the transcripts were looked for; NoTranscripts says none was found there.
+	Roots         []string
+	NoTranscripts bool
+}
+
+// Effort takes the census of Repo and observes the effort levels in the transcripts. On an error
+// after the census, the result holds the census and its warnings.
+func Effort(env Env, opts EffortOptions) (*EffortResult, error) {
+	var census *effort.Census
+	if opts.Repo != "" {
+		var err error
+		if census, err = effort.TakeCensus(os.DirFS(opts.Repo)); err != nil {
+			return nil, err
+		}
+	}
+	rep := effort.NewReport(opts.Repo, census)
+	n := len(rep.Warnings)
+	res := &EffortResult{Report: rep, CensusWarnings: rep.Warnings[:n:n]}
+	if opts.CensusOnly {
+		return res, nil
+	}
+	files, roots, err := FindTranscripts(env, opts.Paths)
+	if err != nil {
+		return res, err
+	}
+	res.Roots, res.NoTranscripts = roots, len(files) == 0
+	obs, err := effort.Observe(files, effort.Options{Census: census, Open: openFile})
+	if err != nil {
+		return res, err
+	}
+	rep.AddObserved(obs)
+	res.ObservedWarnings = obs.Warnings
+	return res, nil
+}
+
+func openFile(name string) (io.ReadCloser, error) { return os.Open(name) }
+
+// EffortSection is the audit report's effort conformance section over the files an audit read: one
+// more pass, as fast as the audit's (docs/decisions.md#effort-conformance-issue-14), without a census
+// (the audit knows no repository).
+func EffortSection(files []string) (*report.EffortSection, error) {
+	obs, err := effort.Observe(files, effort.Options{Open: openFile})
+	if err != nil {
+		return nil, err
+	}
+	return effort.Section(obs, false), nil
+}
