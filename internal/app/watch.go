@@ -124,19 +124,19 @@ func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
 	if len(logs) == 0 {
 		logs = []string{traceparse.DefaultLog}
 	}
-	// Streamed, keeping only what the watch reads of the tasks it needs.
+	// Streamed into the judgement, which keeps counts and only the tasks a verdict can still depend
+	// on (docs/decisions.md#watch-memory).
+	b := watch.NewBuilder(in)
 	for _, l := range logs {
 		_, err := traceparse.StreamLog(l, func(t *traceparse.Task) error {
-			if c, ok := watch.Keep(t); ok {
-				in.Tasks = append(in.Tasks, c)
-			}
+			b.Add(t)
 			return nil
 		}, nil)
 		if err != nil {
 			return nil, err
 		}
 	}
-	out := &WatchResult{Result: watch.Judge(in), Active: target == active, Logs: logs}
+	out := &WatchResult{Result: b.Result(), Active: target == active, Logs: logs}
 	if !out.Proposes() {
 		return out, nil
 	}

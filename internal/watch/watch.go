@@ -15,7 +15,8 @@
 // changed signal (all tasks when only bucket edges or costs changed). A task is lifted when its
 // signals score to a higher level under the version than under its parent.
 //
-// The package is pure: tasks, weights and times in, a Result out. Writing the rollback proposal is the
+// The package is pure: tasks, weights and times in, a Result out. A Builder takes the tasks one at a
+// time (a streamed read) and keeps only counts and the few tasks a verdict can still depend on. Writing the rollback proposal is the
 // application layer's job (internal/app).
 package watch
 
@@ -168,82 +169,176 @@ const (
 	after
 )
 
-type judged struct {
-	t         *traceparse.Task
-	outcome   accuracy.Outcome
-	concerned bool
+// kept is what a Builder keeps of a task whose judgement a later task can still change (a
+// regression_of= may name it): a concerned low-side task, a concerned lifted task after, an overkill
+// task after (the evidence of a harmful verdict). Every other task is only counted.
+type kept struct {
+	ref       TaskRef // without the title before the version: only tasks after are evidence
+	p         period
+	lowSide   bool // dispatched at L0/L1 and concerned
+	lifted    bool // after, concerned, scored higher under the version
+	overkill  bool
+	k         int
+	terminal  string
 	regressed string // "" or how: regression_followed / regression_of by …
 	from, to  weights.Level
 }
 
+// Builder judges a version on tasks added one at a time, so that a caller streaming the logs holds
+// only counts and the few tasks a verdict can still depend on (kept), never the logs' tasks
+// (docs/decisions.md#watch-memory).
+type Builder struct {
+	in           Input
+	cfg          Config
+	vName, pName string
+	n            [3]int // closed tasks with a level per period
+	concerned    [3]int
+	overkill     [3]int
+	underkill    [3]int
+	levels       [3][len(accuracy.Levels)]int
+	lifted       int
+	kept         []kept
+	// regressedBy maps a task's key to the meta timestamp of the first task naming it with
+	// regression_of= (of every task added, in order: a name may come before the task it names).
+	regressedBy map[string]string
+	strs        map[string]string // interned log names and levels
+}
+
+// NewBuilder starts a judgement of in.Version against in.Parent; in.Tasks is ignored (Add them).
+func NewBuilder(in Input) *Builder {
+	in.Tasks = nil
+	b := &Builder{in: in, cfg: in.Config.WithDefaults(), regressedBy: map[string]string{}, strs: map[string]string{}}
+	b.vName, b.pName = weights.VersionName(in.Version.Weights.Version), weights.VersionName(in.Parent.Weights.Version)
+	return b
+}
+
+// intern returns s, copied out of the reader's buffers once per distinct value.
+func (b *Builder) intern(s string) string {
+	if v, ok := b.strs[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	b.strs[v] = v
+	return v
+}
+
+// Add counts one task (any task: open ones and those of other versions only matter through their
+// regression_of=). It keeps no reference to t.
+func (b *Builder) Add(t *traceparse.Task) {
+	if t.RegressionOf != "" {
+		k := t.Source + "\x00" + t.RegressionOf
+		if _, ok := b.regressedBy[k]; !ok {
+			b.regressedBy[strings.Clone(k)] = strings.Clone(t.MetaTimestamp)
+		}
+	}
+	if !t.Closed || t.Level == "" {
+		return
+	}
+	p := attribute(t, b.vName, b.pName, b.in)
+	if p == none {
+		return
+	}
+	o := accuracy.Classify(t)
+	fired := firedSignals(t)
+	concerned := len(b.in.Changed) == 0 || slices.ContainsFunc(fired, func(s weights.Signal) bool { return slices.Contains(b.in.Changed, s) })
+	b.n[p]++
+	if concerned {
+		b.concerned[p]++
+	}
+	if o.Overkill {
+		b.overkill[p]++
+	}
+	if o.Underkill {
+		b.underkill[p]++
+	}
+	if i := slices.Index(accuracy.Levels[:], t.Level); i >= 0 {
+		b.levels[p][i]++
+	}
+	from := b.in.Parent.Weights.Level(b.in.Parent.Weights.Score(fired))
+	to := b.in.Version.Weights.Level(b.in.Version.Weights.Score(fired))
+	lowSide := concerned && (t.Level == "L0" || t.Level == "L1")
+	lifted := p == after && concerned && to > from
+	if lifted {
+		b.lifted++
+	}
+	overkill := p == after && o.Overkill
+	if !lowSide && !lifted && !overkill {
+		return
+	}
+	k := kept{
+		ref: TaskRef{Log: b.intern(t.Source), Line: t.Line, MetaTimestamp: strings.Clone(t.MetaTimestamp), Level: b.intern(t.Level)},
+		p:   p, lowSide: lowSide, lifted: lifted, overkill: overkill, k: o.K, terminal: b.intern(o.Terminal), from: from, to: to,
+	}
+	if p == after {
+		k.ref.Task = strings.Clone(t.Title)
+	}
+	if t.RegressionFollowed {
+		k.regressed = "regression_followed=true"
+	}
+	b.kept = append(b.kept, k)
+}
+
 // Judge compares the tasks under in.Version with those under in.Parent and returns the verdict.
 func Judge(in Input) *Result {
-	cfg := in.Config.WithDefaults()
-	vName, pName := weights.VersionName(in.Version.Weights.Version), weights.VersionName(in.Parent.Weights.Version)
-	res := &Result{Version: vName, Parent: pName, Changes: slices.Clone(in.Changes), Config: cfg, Evidence: []TaskRef{}}
+	b := NewBuilder(in)
+	for i := range in.Tasks {
+		b.Add(&in.Tasks[i])
+	}
+	return b.Result()
+}
+
+// Result returns the verdict on the tasks added so far.
+func (b *Builder) Result() *Result {
+	cfg, vName := b.cfg, b.vName
+	res := &Result{Version: vName, Parent: b.pName, Changes: slices.Clone(b.in.Changes), Config: cfg, Evidence: []TaskRef{}}
 	if res.Changes == nil {
 		res.Changes = []string{}
 	}
-	regressedBy := regressionOf(in.Tasks)
-	var groups [3][]judged
-	for i := range in.Tasks {
-		t := &in.Tasks[i]
-		if !t.Closed || t.Level == "" {
-			continue
-		}
-		p := attribute(t, vName, pName, in)
-		if p == none {
-			continue
-		}
-		j := judged{t: t, outcome: accuracy.Classify(t)}
-		fired := firedSignals(t)
-		j.concerned = len(in.Changed) == 0 || slices.ContainsFunc(fired, func(s weights.Signal) bool { return slices.Contains(in.Changed, s) })
-		switch {
-		case t.RegressionFollowed:
-			j.regressed = "regression_followed=true"
-		case regressedBy[key(t)] != "":
-			j.regressed = "regression_of by the task of " + regressedBy[key(t)]
-		}
-		j.from = in.Parent.Weights.Level(in.Parent.Weights.Score(fired))
-		j.to = in.Version.Weights.Level(in.Version.Weights.Score(fired))
-		groups[p] = append(groups[p], j)
-	}
-	b, a := groups[before], groups[after]
-	res.TasksBefore, res.TasksAfter = len(b), len(a)
-	lowSide := func(j judged) bool { return j.regressed != "" && (j.t.Level == "L0" || j.t.Level == "L1") }
-	res.Regressions, res.ConcernedBefore, res.ConcernedAfter = compare(b, a, func(j judged) bool { return j.concerned }, lowSide)
-	res.Overkill, _, _ = compare(b, a, nil, func(j judged) bool { return j.outcome.Overkill })
-	res.Underkill, _, _ = compare(b, a, nil, func(j judged) bool { return j.outcome.Underkill })
-	for _, lvl := range accuracy.Levels {
-		in := func(j judged) bool { return j.t.Level == lvl }
-		c, _, _ := compare(b, a, nil, in)
-		res.LevelMix = append(res.LevelMix, LevelShare{Level: lvl, Before: c.Before, After: c.After})
-	}
+	var lowReg [3]int
 	var liftedRegressed []TaskRef
-	for _, j := range a {
-		if j.concerned && j.to > j.from {
-			res.Lifted++
-			if j.regressed != "" {
-				res.LiftedRegressed++
-				liftedRegressed = append(liftedRegressed, ref(j, fmt.Sprintf("lifted %s → %s, still regressed: %s", j.from, j.to, j.regressed)))
-			}
+	var key []byte
+	for i := range b.kept {
+		k := &b.kept[i]
+		key = append(append(append(key[:0], k.ref.Log...), 0), k.ref.MetaTimestamp...)
+		if by := b.regressedBy[string(key)]; k.regressed == "" && by != "" {
+			k.regressed = "regression_of by the task of " + by
+		}
+		if k.regressed == "" {
+			continue
+		}
+		if k.lowSide {
+			lowReg[k.p]++
+		}
+		if k.lifted {
+			res.LiftedRegressed++
+			liftedRegressed = append(liftedRegressed, k.note(fmt.Sprintf("lifted %s → %s, still regressed: %s", k.from, k.to, k.regressed)))
 		}
 	}
+	res.TasksBefore, res.TasksAfter = b.n[before], b.n[after]
+	res.ConcernedBefore, res.ConcernedAfter = b.concerned[before], b.concerned[after]
+	res.Regressions = compare(lowReg[before], b.concerned[before], lowReg[after], b.concerned[after])
+	res.Overkill = compare(b.overkill[before], b.n[before], b.overkill[after], b.n[after])
+	res.Underkill = compare(b.underkill[before], b.n[before], b.underkill[after], b.n[after])
+	for i, lvl := range accuracy.Levels {
+		res.LevelMix = append(res.LevelMix, LevelShare{Level: lvl, Before: accuracy.NewRate(b.levels[before][i], b.n[before]), After: accuracy.NewRate(b.levels[after][i], b.n[after])})
+	}
+	res.Lifted = b.lifted
+	n := b.n[after]
 
 	switch {
-	case len(a) < cfg.MinTasks:
-		res.Verdict, res.NeedMore = TooEarly, cfg.MinTasks-len(a)
-		res.Reason = fmt.Sprintf("%d closed task(s) under %s, %d needed: %d more", len(a), vName, cfg.MinTasks, res.NeedMore)
+	case n < cfg.MinTasks:
+		res.Verdict, res.NeedMore = TooEarly, cfg.MinTasks-n
+		res.Reason = fmt.Sprintf("%d closed task(s) under %s, %d needed: %d more", n, vName, cfg.MinTasks, res.NeedMore)
 	case res.Regressions.After.K > 0 && res.Regressions.P <= cfg.Alpha:
 		res.Verdict = Harmful
 		res.Reason = fmt.Sprintf("low-side regressions among the tasks the change concerns rose from %s to %s (one-sided Fisher p %.3g ≤ %g)",
 			fmtRate(res.Regressions.Before), fmtRate(res.Regressions.After), res.Regressions.P, cfg.Alpha)
-		res.Evidence = refs(a, func(j judged) bool { return j.concerned && lowSide(j) }, "low-side regression: ")
+		res.Evidence = b.refs(func(k *kept) bool { return k.lowSide && k.regressed != "" }, "low-side regression: ")
 	case rise(res.Overkill) > cfg.OverkillBound && res.Overkill.P <= cfg.Alpha:
 		res.Verdict = Harmful
 		res.Reason = fmt.Sprintf("overkill rose from %s to %s, more than the bound %+.0f points (one-sided Fisher p %.3g ≤ %g)",
 			fmtRate(res.Overkill.Before), fmtRate(res.Overkill.After), 100*cfg.OverkillBound, res.Overkill.P, cfg.Alpha)
-		res.Evidence = refs(a, func(j judged) bool { return j.outcome.Overkill }, "overkill: ")
+		res.Evidence = b.refs(func(k *kept) bool { return k.overkill }, "overkill: ")
 	case res.LiftedRegressed >= max(1, cfg.MinRecurrences) &&
 		float64(res.LiftedRegressed)/float64(res.Lifted) >= rateOf(res.Regressions.Before):
 		res.Verdict = NotHelping
@@ -253,7 +348,7 @@ func Judge(in Input) *Result {
 	default:
 		res.Verdict = Holding
 		res.Reason = fmt.Sprintf("no evidence against %s over %d closed task(s): low-side regressions %s → %s, overkill %s → %s, %d of %d lifted task(s) regressed",
-			vName, len(a), fmtRate(res.Regressions.Before), fmtRate(res.Regressions.After),
+			vName, n, fmtRate(res.Regressions.Before), fmtRate(res.Regressions.After),
 			fmtRate(res.Overkill.Before), fmtRate(res.Overkill.After), res.LiftedRegressed, res.Lifted)
 	}
 	return res
@@ -275,42 +370,32 @@ func fmtRate(r accuracy.Rate) string {
 	return fmt.Sprintf("%d/%d (%.0f%%)", r.K, r.N, 100*rateOf(r))
 }
 
-// compare counts event among the tasks of each period that pass in (all when in is nil), with the
-// one-sided exact test that the event is more frequent after.
-func compare(b, a []judged, in, event func(judged) bool) (Comparison, int, int) {
-	count := func(js []judged) (k, n int) {
-		for _, j := range js {
-			if in == nil || in(j) {
-				n++
-				if event(j) {
-					k++
-				}
-			}
-		}
-		return k, n
-	}
-	kb, nb := count(b)
-	ka, na := count(a)
+// compare is the rate kb/nb before and ka/na after, with the one-sided exact test that it is higher
+// after.
+func compare(kb, nb, ka, na int) Comparison {
 	c := Comparison{Before: accuracy.NewRate(kb, nb), After: accuracy.NewRate(ka, na), P: 1}
 	if na > 0 && nb > 0 {
 		c.P = accuracy.PyRound(stats.FisherGreater(ka, na-ka, kb, nb-kb), 4)
 	}
-	return c, nb, na
+	return c
 }
 
-func ref(j judged, note string) TaskRef {
-	return TaskRef{Log: j.t.Source, Line: j.t.Line, MetaTimestamp: j.t.MetaTimestamp, Task: j.t.Title, Level: j.t.Level, Note: note}
+func (k *kept) note(note string) TaskRef {
+	r := k.ref
+	r.Note = note
+	return r
 }
 
-func refs(js []judged, pick func(judged) bool, prefix string) []TaskRef {
+// refs names the kept tasks after that pass pick, in the order they were added.
+func (b *Builder) refs(pick func(*kept) bool, prefix string) []TaskRef {
 	out := []TaskRef{}
-	for _, j := range js {
-		if pick(j) {
-			note := j.regressed
+	for i := range b.kept {
+		if k := &b.kept[i]; k.p == after && pick(k) {
+			note := k.regressed
 			if note == "" {
-				note = fmt.Sprintf("k=%d, terminal %s", j.outcome.K, j.outcome.Terminal)
+				note = fmt.Sprintf("k=%d, terminal %s", k.k, k.terminal)
 			}
-			out = append(out, ref(j, prefix+note))
+			out = append(out, k.note(prefix+note))
 		}
 	}
 	return out
@@ -340,25 +425,6 @@ func attribute(t *traceparse.Task, vName, pName string, in Input) period {
 	return none
 }
 
-func key(t *traceparse.Task) string { return t.Source + "\x00" + t.MetaTimestamp }
-
-// regressionOf maps each task (by log and meta timestamp) to the meta timestamp of the first later
-// task that names it with regression_of=.
-func regressionOf(tasks []traceparse.Task) map[string]string {
-	out := map[string]string{}
-	for i := range tasks {
-		t := &tasks[i]
-		if t.RegressionOf == "" {
-			continue
-		}
-		k := t.Source + "\x00" + t.RegressionOf
-		if _, ok := out[k]; !ok {
-			out[k] = t.MetaTimestamp
-		}
-	}
-	return out
-}
-
 // firedSignals are the task's recorded signals= (known names), else the signals the scorer detects in
 // its title, as evolve resolves them.
 func firedSignals(t *traceparse.Task) []weights.Signal {
@@ -372,33 +438,4 @@ func firedSignals(t *traceparse.Task) []weights.Signal {
 		}
 	}
 	return out
-}
-
-// Keep returns the part of a task Judge needs, with its strings copied out of the reader's buffers,
-// and whether Judge needs the task at all (a closed task with a level, or one naming another with
-// regression_of=), so that a caller streaming the logs keeps little per task.
-func Keep(t *traceparse.Task) (traceparse.Task, bool) {
-	if !(t.Closed && t.Level != "") && t.RegressionOf == "" {
-		return traceparse.Task{}, false
-	}
-	c := traceparse.Task{
-		Source: strings.Clone(t.Source), Line: t.Line, MetaTimestamp: strings.Clone(t.MetaTimestamp), MetaTime: t.MetaTime,
-		Level: strings.Clone(t.Level), Dispatch: strings.Clone(t.Dispatch), Title: strings.Clone(t.Title),
-		WeightsVersion: strings.Clone(t.WeightsVersion), Closed: t.Closed, Terminal: strings.Clone(t.Terminal),
-		RegressionFollowed: t.RegressionFollowed, RegressionOf: strings.Clone(t.RegressionOf), HasSignals: t.HasSignals,
-	}
-	if t.LossFinal != nil {
-		v := *t.LossFinal
-		c.LossFinal = &v
-	}
-	for _, s := range t.Signals {
-		c.Signals = append(c.Signals, weights.SignalWeight{Name: strings.Clone(s.Name), Weight: s.Weight})
-	}
-	// Classify counts the non-baseline iterations; nothing else of the entries is read.
-	for i := range t.Entries {
-		if e := &t.Entries[i]; e.Kind == traceparse.KindIter && !e.Baseline {
-			c.Entries = append(c.Entries, traceparse.Entry{Kind: traceparse.KindIter})
-		}
-	}
-	return c, true
 }

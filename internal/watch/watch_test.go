@@ -218,3 +218,50 @@ func TestRegressionOf(t *testing.T) {
 		t.Errorf("low-side regressions before %+v, want 2 of 20", r.Regressions.Before)
 	}
 }
+
+// TestBuilderKeepsOnlyWhatAVerdictNeeds: tasks are counted as they are added; the builder keeps a
+// task only while a later regression_of= can still change the verdict (concerned low-side, lifted,
+// overkill after), holds no reference to the caller's task, and judges as Judge does on the slice.
+func TestBuilderKeepsOnlyWhatAVerdictNeeds(t *testing.T) {
+	lifted := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
+	still := lifted
+	still.regressed = true
+	other := spec{level: "L2", signals: "greenfield:+3", k: 2, terminal: "complete", lossFinal: "0.050"}
+	over := spec{level: "L3", signals: "greenfield:+3", k: 1, terminal: "complete", lossFinal: "0.000"}
+	after := append(append(append(many(13, lifted), many(7, still)...), many(200, other)...), over)
+	tasks := history(t, flaggedBefore(), after)
+	p, v := versions(t)
+	in := Input{Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changes: []string{"contract-rule-hit +1"}, Changed: []weights.Signal{weights.ContractRuleHit}}
+	want := Judge(Input{Tasks: tasks, Version: in.Version, Parent: in.Parent, Changes: in.Changes, Changed: in.Changed})
+
+	b := NewBuilder(in)
+	for i := range tasks {
+		task := tasks[i] // a copy the reader would reuse: scribble over it after Add
+		b.Add(&task)
+		task.Title, task.MetaTimestamp, task.Source, task.Level = "x", "x", "x", "x"
+	}
+	// 20 concerned low-side tasks before, 20 lifted after, 1 overkill after; not the 200 others.
+	if len(b.kept) != 41 {
+		t.Errorf("kept %d tasks of %d, want 41", len(b.kept), len(tasks))
+	}
+	got := b.Result()
+	if fmt.Sprint(got) != fmt.Sprint(want) || got.Verdict != NotHelping || got.Evidence[0].Task != "after task 13" {
+		t.Errorf("streamed:\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestRegressionOfBeforeItsTask: a regression_of= line that comes before the task it names (logs
+// concatenated out of order) still marks it.
+func TestRegressionOfBeforeItsTask(t *testing.T) {
+	clean := spec{level: "L1", signals: "contract-rule-hit:+2,explicit-bugfix:-5", k: 2, terminal: "complete", lossFinal: "0.100"}
+	fixed := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
+	tasks := history(t, many(20, clean), many(20, fixed))
+	namer := tasks[25]
+	namer.RegressionOf, namer.Closed = tasks[3].MetaTimestamp, false
+	tasks = append([]traceparse.Task{namer}, tasks...)
+	p, v := versions(t)
+	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changed: []weights.Signal{weights.ContractRuleHit}})
+	if r.Regressions.Before.K != 1 {
+		t.Errorf("low-side regressions before %+v, want 1", r.Regressions.Before)
+	}
+}
