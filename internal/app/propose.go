@@ -146,8 +146,34 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 		}
 		p.Evidence = append(p.Evidence, ft)
 	}
-	p.Reason = fmt.Sprintf("%d flagged task(s); %s; %s", len(first.Flagged), first.Reason, strings.Join(parts, ", "))
+	p.Reason = proposalReason(steps, parts)
 	return p
+}
+
+// proposalReason is a proposal's stored reason (docs/decisions.md#proposal-reason). It leads with the
+// changes the run keeps, because the first step's rule names the change it picked first, which may have
+// been reverted for another (a signal tried, then a bucket edge kept); then the flagged tasks, every
+// attempt with its decision, and the rule behind the first pick.
+func proposalReason(steps []*evolve.StepResult, attempts []string) string {
+	var kept []string
+	for _, s := range steps {
+		if s.Change != nil {
+			kept = append(kept, s.Change.String())
+		}
+	}
+	lead := "keeps no change"
+	if len(kept) > 0 {
+		lead = "keeps " + strings.Join(kept, ", ")
+	}
+	first := steps[0]
+	parts := []string{lead, fmt.Sprintf("%d flagged task(s)", len(first.Flagged))}
+	if len(attempts) > 0 {
+		parts = append(parts, "tried "+strings.Join(attempts, ", "))
+	}
+	if first.Reason != "" {
+		parts = append(parts, "first pick: "+first.Reason)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // recordProposal writes the proposal and its attempts to the store (store.Store.Propose): the attempt

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +42,35 @@ func TestProposalFromStepsDecision(t *testing.T) {
 		if got := ProposalFromSteps(c.steps, &parent, parent, now).Decision; got != c.want {
 			t.Errorf("%s: decision %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// The stored reason leads with the change the run keeps. A first step whose signal change was reverted
+// and whose bucket edge was kept used to lead with the signal's rule ("greenfield is the consistent
+// candidate…"), naming another knob than the one the proposal changes.
+func TestProposalReasonNamesTheKeptChange(t *testing.T) {
+	parent, err := weights.Load(testutil.ReferenceWeightsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	signal := evolve.Change{Kind: evolve.ChangeSignal, Signal: weights.Greenfield, Delta: weights.Whole(1)}
+	edge := evolve.Change{Kind: evolve.ChangeBucket, Edge: weights.Level(1), Delta: weights.Half(1)}
+	step := &evolve.StepResult{
+		Detection: &evolve.Detection{Screen: make([]evolve.ScreenRow, weights.NumSignals),
+			Reason:  "greenfield is the consistent candidate with the highest z",
+			Flagged: make([]evolve.Flagged, 3)},
+		Attempts: []evolve.Attempt{{Change: signal, Decision: evolve.DecisionRevert}, {Change: edge, Decision: evolve.DecisionAccept}},
+		Decision: evolve.DecisionAccept, Change: &edge,
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	got := ProposalFromSteps([]*evolve.StepResult{step}, &parent, edge.Apply(parent), now).Reason
+	want := "keeps " + edge.String() + "; 3 flagged task(s); tried greenfield +1: revert, " + edge.String() +
+		": accept; first pick: greenfield is the consistent candidate with the highest z"
+	if got != want {
+		t.Errorf("reason\n got %q\nwant %q", got, want)
+	}
+	step.Decision, step.Change, step.Attempts[1].Decision = evolve.DecisionRevert, nil, evolve.DecisionRevert
+	if got := ProposalFromSteps([]*evolve.StepResult{step}, &parent, parent, now).Reason; !strings.HasPrefix(got, "keeps no change; ") {
+		t.Errorf("a run that keeps nothing: reason %q", got)
 	}
 }
