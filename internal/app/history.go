@@ -24,6 +24,16 @@ type HistoryResult struct {
 	Lineage  string           `json:"lineage,omitempty"`
 	Versions []HistoryVersion `json:"versions"`
 	Entries  []store.LogEntry `json:"entries"`
+	// Left is how many earlier entries Latest left out.
+	Left int `json:"-"`
+}
+
+// Latest keeps the latest limit entries (0: all) and counts the ones it leaves out in Left.
+func (r *HistoryResult) Latest(limit int) {
+	if limit > 0 && len(r.Entries) > limit {
+		r.Left = len(r.Entries) - limit
+		r.Entries = r.Entries[r.Left:]
+	}
 }
 
 // History reads the evolution log and the version files of the store in weightsDir.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type applyOptions struct {
@@ -91,13 +92,13 @@ func resolveExpectSerial(cmd *cobra.Command, serial *int) error {
 func applyRun(opts *applyOptions) error {
 	rep, err := app.Apply(opts.Factory.Env(), opts.Proposal, opts.ExpectSerial)
 	if errors.Is(err, store.ErrNothingToDo) && opts.JSON {
-		return storeWriteJSON(opts.IO.Out, rep)
+		return view.WriteJSON(opts.IO.Out, rep)
 	}
 	if err != nil {
 		return storeNothingToDo(opts.IO, err)
 	}
 	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, rep)
+		return view.WriteJSON(opts.IO.Out, rep)
 	}
 	w := opts.IO.Out
 	fmt.Fprintf(w, "applied %s as %s (parent %s): %s\n", rep.Proposal, rep.Version, rep.Parent, rep.Change)

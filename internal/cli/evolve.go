@@ -2,16 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
-	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/traceparse"
-	"github.com/ldd-tools/tune/internal/weights"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type evolveOptions struct {
@@ -111,96 +108,10 @@ func addEvolveFlags(cmd *cobra.Command, opts *evolveOptions) {
 
 // printEvolve prints the outcome of tune evolve or tune nightly; an escalation then exits 3.
 func printEvolve(opts *evolveOptions, out *app.EvolveResult) error {
-	printWarnings(opts.IO.ErrOut, out.Warnings, newTailLines(out.Tails))
-	var err error
-	if opts.JSON {
-		err = storeWriteJSON(opts.IO.Out, out)
-	} else {
-		err = printEvolveText(opts.IO.Out, out)
-	}
+	view.Warnings(opts.IO.ErrOut, out.Warnings, view.NewTails(out.Tails))
+	err := view.Print(opts.IO.Out, opts.JSON, out, view.Evolve)
 	if err == nil && out.Escalated() {
 		err = &EscalationError{Reason: out.Reason + "; see " + app.EscalationDoc}
 	}
 	return err
-}
-
-func printEvolveText(w io.Writer, out *app.EvolveResult) error {
-	if r := out.Watch; r != nil {
-		termtable.Fprintf(w, "watch: %s (parent %s, %s) is %s — %s\n", r.Version, r.Parent, strings.Join(r.Changes, ", "), strings.ToUpper(r.Verdict), r.Reason)
-		switch {
-		case r.Proposal != "":
-			termtable.Fprintf(w, "watch: rollback proposal %s awaits review (tune apply %s)\n", r.Proposal, r.Proposal)
-		case r.ProposalNote != "":
-			termtable.Fprintf(w, "watch: %s\n", r.ProposalNote)
-		}
-	} else if out.WatchNote != "" {
-		termtable.Fprintf(w, "watch: %s\n", out.WatchNote)
-	}
-	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
-	if len(out.Steps) > 0 {
-		t := termtable.New(w, "Step", "Change", "Decision", "Suite loss", "Witness", "Progress", "Unresolved", "Lifted").
-			Shrink("Change").Optional("Witness", "Lifted", "Progress")
-		for _, s := range out.Steps {
-			change := "—"
-			if s.Delta != nil {
-				knob := s.Signal
-				if s.Kind == evolve.ChangeBucket {
-					knob = "bucket " + s.Edge
-				}
-				change = knob + " " + weights.Half(*s.Delta).String()
-			}
-			progress := "no"
-			if s.Progress {
-				progress = "yes"
-			}
-			if err := t.Append(fmt.Sprint(s.N), change, s.Decision,
-				fmt.Sprintf("%.3f → %.3f", float64(s.SuiteLossBefore), float64(s.SuiteLossAfter)),
-				fmt.Sprintf("%.3f → %.3f", float64(s.WitnessBefore), float64(s.WitnessAfter)),
-				progress, fmt.Sprint(s.Unresolved), fmt.Sprint(len(s.Lifted))); err != nil {
-				return err
-			}
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-		// Every measured attempt with its numbers, also the reverted ones the step table sums up.
-		var attempts []evolve.Attempt
-		var labels []string
-		for _, s := range out.Steps {
-			for i, a := range s.Attempts {
-				attempts = append(attempts, a)
-				labels = append(labels, fmt.Sprintf("%d.%d", s.N, i+1))
-			}
-		}
-		if len(attempts) > 0 {
-			termtable.Fprintln(w, "attempts:")
-			if err := attemptsTable(w, attempts, labels); err != nil {
-				return err
-			}
-		}
-	}
-	if out.Refused != "" {
-		termtable.Fprintf(w, "refused: %s\n", out.Refused)
-	}
-	if out.Drift != nil {
-		termtable.Fprintf(w, "drift bound: %s\n", out.Drift.Reason)
-	}
-	if p := out.Proposal; p != nil {
-		state := "written"
-		if !p.Created {
-			state = "unchanged (same proposal already pending)"
-		}
-		termtable.Fprintf(w, "proposal %s (%s, parent %s): %s %s\n", p.ID, p.Decision, out.Parent, displayPath(p.File), state)
-	}
-	if out.Applied != nil {
-		termtable.Fprintf(w, "applied: weights %s is now active\n", *out.Applied)
-	}
-	for _, r := range out.Reports {
-		termtable.Fprintf(w, "report: %s\n", displayPath(r))
-	}
-	if out.StateDump != nil {
-		termtable.Fprintf(w, "state dump: %s\n", displayPath(*out.StateDump))
-		termtable.Fprintf(w, "escalated: a human decides next — read the state dump, then follow %s\n", app.EscalationDoc)
-	}
-	return nil
 }

@@ -3,17 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
-	"github.com/ldd-tools/tune/internal/store"
-	"github.com/ldd-tools/tune/internal/termtable"
-	"github.com/ldd-tools/tune/internal/weights"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type historyOptions struct {
@@ -82,82 +78,6 @@ func historyRun(opts *historyOptions) error {
 	if err != nil {
 		return err
 	}
-	left := 0
-	if opts.Limit > 0 && len(rep.Entries) > opts.Limit {
-		left = len(rep.Entries) - opts.Limit
-		rep.Entries = rep.Entries[left:]
-	}
-	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, rep)
-	}
-	if err := printHistory(opts.IO.Out, rep); err != nil {
-		return err
-	}
-	if left > 0 {
-		termtable.Fprintf(opts.IO.Out, "(the %d earlier entries are not listed; --limit 0 lists all)\n", left)
-	}
-	return nil
-}
-
-func printHistory(w io.Writer, rep *app.HistoryResult) error {
-	if len(rep.Entries) == 0 {
-		termtable.Fprintln(w, "no evolution log yet; version files:")
-		t := termtable.New(w, "Version", "Parent", "Created", "Reason").Shrink("Reason")
-		for _, v := range rep.Versions {
-			name := v.Version
-			if v.Active {
-				name += " *"
-			}
-			if err := t.Append(name, dash(v.Parent), v.Created.UTC().Format("2006-01-02 15:04"), v.Reason); err != nil {
-				return err
-			}
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-		termtable.Fprintf(w, "* active: %s\n", rep.Active)
-		return nil
-	}
-	t := termtable.New(w, "Serial", "Time", "Action", "Versions", "Proposal", "Change", "Decision", "Suite loss", "Reason").
-		Shrink("Reason", "Change").Optional("Proposal", "Time", "Decision", "Suite loss")
-	for _, e := range rep.Entries {
-		if err := t.Append(historyCells(&e, rep.Active)...); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	termtable.Fprintf(w, "* active: %s; log serial %d, lineage %s\n", rep.Active, rep.Serial, rep.Lineage)
-	return nil
-}
-
-func historyCells(e *store.LogEntry, active string) []string {
-	versions := "—"
-	switch {
-	case e.Result > 0 && e.Parent > 0:
-		versions = weights.VersionName(e.Parent) + " → " + weights.VersionName(e.Result)
-	case e.Result > 0:
-		versions = weights.VersionName(e.Result)
-	case e.Parent > 0:
-		versions = "on " + weights.VersionName(e.Parent)
-	}
-	if e.Result > 0 && weights.VersionName(e.Result) == active && (e.Action == store.ActionApply || e.Action == store.ActionRollback || e.Action == store.ActionInit) {
-		versions += " *"
-	}
-	change := e.Change
-	if e.Restores > 0 {
-		change = strings.TrimSpace("restores " + weights.VersionName(e.Restores) + ": " + change)
-	}
-	return []string{
-		fmt.Sprint(e.Serial), e.Time.UTC().Format("2006-01-02 15:04"), e.Action, versions, dash(e.Proposal), dash(change),
-		dash(e.Decision), lossPair(e.SuiteLossBefore, e.SuiteLossAfter), dash(e.Reason),
-	}
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
+	rep.Latest(opts.Limit)
+	return view.Print(opts.IO.Out, opts.JSON, rep, view.History)
 }

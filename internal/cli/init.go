@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type initOptions struct {
@@ -66,7 +67,7 @@ func initRun(opts *initOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, res)
+		return view.WriteJSON(opts.IO.Out, res)
 	}
 	w := opts.IO.Out
 	fmt.Fprintf(w, "initialised a tune project in %s\n", res.Dir)

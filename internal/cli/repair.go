@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/view"
 	"github.com/spf13/cobra"
-
-	"github.com/ldd-tools/tune/internal/store"
 )
 
 type repairOptions struct {
@@ -70,78 +69,22 @@ deleted or an extra version file and a broken log (restore those from version co
 	return cmd
 }
 
-type repairReport struct {
-	Repaired bool     `json:"repaired"`
-	Op       string   `json:"op,omitempty"`
-	Action   string   `json:"action,omitempty"`
-	Details  []string `json:"details"`
-	Serial   int      `json:"serial,omitempty"`
-	Note     string   `json:"note,omitempty"`
-}
-
 func repairRun(opts *repairOptions) error {
-	s, err := opts.Factory.Env().OpenStore()
+	rep, err := app.Repair(opts.Factory.Env(), opts.Abort, opts.Resign, opts.Reason)
 	if err != nil {
 		return err
 	}
-	var res *store.RepairResult
-	if opts.Resign {
-		res, err = s.Resign(opts.Reason)
-	} else {
-		res, err = s.Repair(opts.Abort)
-	}
-	if errors.Is(err, store.ErrNothingToDo) {
-		// No marker: say whether anything else is wrong, and what would fix it.
-		problems := s.Verify()
-		rep := repairReport{Details: []string{}, Note: "nothing to repair: no interrupted operation"}
-		for _, p := range problems {
-			rep.Details = append(rep.Details, p.String())
-		}
-		if opts.JSON {
-			if err := storeWriteJSON(opts.IO.Out, rep); err != nil {
-				return err
-			}
-		} else if len(problems) == 0 {
-			fmt.Fprintln(opts.IO.Out, "nothing to repair: the weights store is intact")
-		} else {
-			fmt.Fprintf(opts.IO.Out, "no interrupted operation to resolve, but the store does not verify:\n")
-			for _, d := range rep.Details {
-				fmt.Fprintf(opts.IO.Out, "  %s\n", d)
-			}
-			fmt.Fprintln(opts.IO.Out, "If a version file was edited on purpose: tune repair --resign --reason \"…\". Otherwise restore the files from version control.")
-		}
-		if len(problems) > 0 {
-			return ErrSilent
-		}
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	rep := repairReport{Repaired: true, Op: res.Op, Action: res.Action, Details: res.Details, Serial: res.Entry.Serial}
-	if rep.Details == nil {
-		rep.Details = []string{}
-	}
-	if opts.Resign {
-		fmt.Fprintf(opts.IO.ErrOut, "WARNING: the weights store was re-signed; the hand edit is now part of its history (log serial %d):\n", res.Entry.Serial)
-		for _, d := range res.Details {
+	if rep.Repaired && opts.Resign {
+		fmt.Fprintf(opts.IO.ErrOut, "WARNING: the weights store was re-signed; the hand edit is now part of its history (log serial %d):\n", rep.Serial)
+		for _, d := range rep.Details {
 			fmt.Fprintf(opts.IO.ErrOut, "WARNING:   %s\n", d)
 		}
 	}
-	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, rep)
+	if err := view.Print(opts.IO.Out, opts.JSON, rep, view.Repair); err != nil {
+		return err
 	}
-	if opts.Resign {
-		fmt.Fprintf(opts.IO.Out, "repair: re-signed %s and recorded the current checksums (logged as serial %d)\n", store.SumFile, rep.Serial)
-	} else {
-		what := "the interrupted " + rep.Op
-		if rep.Op == "unknown" { // the marker could not be read, so what it was is not known
-			what = "an interrupted operation whose marker was unreadable"
-		}
-		fmt.Fprintf(opts.IO.Out, "repair: %s %s (logged as serial %d)\n", rep.Action, what, rep.Serial)
-	}
-	for _, d := range rep.Details {
-		fmt.Fprintf(opts.IO.Out, "  %s\n", d)
+	if !rep.Repaired && len(rep.Details) > 0 {
+		return ErrSilent // the store does not verify
 	}
 	return nil
 }

@@ -1,16 +1,10 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
-	"github.com/ldd-tools/tune/internal/evolve"
-	"github.com/ldd-tools/tune/internal/termtable"
-	"github.com/ldd-tools/tune/internal/weights"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type replayOptions struct {
@@ -61,100 +55,10 @@ decision; the read is counted in the output so that nobody tunes against it unno
 	return cmd
 }
 
-type replayReport struct {
-	Weights      string        `json:"weights"`
-	Scenarios    int           `json:"scenarios"`
-	Loss         evolve.Num    `json:"suite_loss"`
-	Total        int           `json:"total_loss"`
-	Red          int           `json:"red"`
-	Rows         []evolve.Row  `json:"rows"`
-	Holdout      *replayReport `json:"holdout,omitempty"`
-	HoldoutReads *int          `json:"holdout_reads,omitempty"`
-}
-
-func newReplayReport(name string, r evolve.Replay) *replayReport {
-	return &replayReport{Weights: name, Scenarios: len(r.Rows), Loss: r.Loss, Total: r.Total, Red: r.Red, Rows: r.Rows}
-}
-
 func replayRun(opts *replayOptions) error {
-	var w weights.Weights
-	var name string
-	var err error
-	if opts.WeightsFile != "" {
-		w, err = weights.Load(opts.WeightsFile)
-		name = opts.WeightsFile
-	} else {
-		w, _, err = opts.Env.ReadWeights()
-		name = weights.VersionName(w.Version)
-	}
+	rep, err := app.Replay(opts.Env, opts.WeightsFile, opts.Holdout)
 	if err != nil {
 		return err
 	}
-	suite, err := opts.Env.LoadSuite()
-	if err != nil {
-		return err
-	}
-	rep := newReplayReport(name, evolve.PrepareSuite(suite.Scenarios).Score(&w))
-	if opts.Holdout {
-		reads := 0
-		if len(suite.Holdout) > 0 {
-			rep.Holdout = newReplayReport(name, evolve.PrepareSuite(suite.Holdout).Score(&w))
-			reads = 1
-		}
-		rep.HoldoutReads = &reads
-	}
-	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, rep)
-	}
-	return printReplay(opts.IO.Out, rep)
-}
-
-func printReplay(w io.Writer, rep *replayReport) error {
-	if err := replayTable(w, rep.Rows); err != nil {
-		return err
-	}
-	termtable.Fprintf(w, "suite loss %.3f over %d scenarios (total %d, %d red) under %s\n", float64(rep.Loss), rep.Scenarios, rep.Total, rep.Red, rep.Weights)
-	if rep.Holdout != nil {
-		termtable.Fprintln(w, "holdout (frozen split, never used for a decision):")
-		if err := replayTable(w, rep.Holdout.Rows); err != nil {
-			return err
-		}
-		termtable.Fprintf(w, "holdout loss %.3f over %d scenarios (%d red); holdout reads this run: %d\n",
-			float64(rep.Holdout.Loss), rep.Holdout.Scenarios, rep.Holdout.Red, *rep.HoldoutReads)
-	} else if rep.HoldoutReads != nil {
-		termtable.Fprintln(w, "holdout: no scenarios; holdout reads this run: 0")
-	}
-	return nil
-}
-
-func replayTable(w io.Writer, rows []evolve.Row) error {
-	t := termtable.New(w, "Scenario", "Accepted", "Got", "Raw", "Dispatch source", "Loss", "Status").
-		Shrink("Scenario", "Status").Optional("Dispatch source", "Raw")
-	for _, r := range rows {
-		status := "ok"
-		if r.Red {
-			var why []string
-			switch {
-			case r.LevelsOff < 0:
-				why = append(why, fmt.Sprintf("%d too low", -r.LevelsOff))
-			case r.LevelsOff > 0:
-				why = append(why, fmt.Sprintf("%d too high", r.LevelsOff))
-			}
-			if !r.SourceOK {
-				why = append(why, "source")
-			}
-			if !r.ItemOK {
-				why = append(why, "top-2/fragment")
-			}
-			if !r.CreativityOK {
-				why = append(why, "creativity")
-			}
-			status = "RED: " + strings.Join(why, ", ")
-		}
-		if err := t.Append(r.Name, strings.Join(r.Accepted, ","), r.Got, weights.Half(r.Raw).String(), r.Source,
-			fmt.Sprint(r.Loss), status); err != nil {
-			return err
-		}
-	}
-	return t.Render()
+	return view.Print(opts.IO.Out, opts.JSON, rep, view.Replay)
 }

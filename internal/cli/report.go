@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type reportOptions struct {
@@ -136,7 +137,7 @@ func reportRun(opts *reportOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: note: %s\n", n)
 	}
 	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, res)
+		return view.WriteJSON(opts.IO.Out, res)
 	}
 	for _, p := range res.Files {
 		fmt.Fprintln(opts.IO.Out, p)

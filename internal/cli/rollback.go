@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/view"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -68,7 +69,7 @@ func rollbackRun(opts *rollbackOptions) error {
 		return storeNothingToDo(opts.IO, err)
 	}
 	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, rep)
+		return view.WriteJSON(opts.IO.Out, rep)
 	}
 	fmt.Fprintf(opts.IO.Out, "rolled back to %s: wrote %s (parent %s) with the content of %s: %s\n",
 		rep.Restores, rep.Version, rep.Parent, rep.Restores, rep.Change)

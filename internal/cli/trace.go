@@ -1,34 +1,17 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/traceparse"
-
-	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/view"
 )
-
-// A single log smaller than this is shown whole by default; anything bigger shows its last tasks.
-const (
-	smallTraceLog   = 1 << 20
-	defaultLastTask = 20
-)
-
-// maxTraceRows is the most rows the text view draws: a whole-log read of a huge log shows its last
-// tasks and says how many came before (the summary counts them all); --format jsonl lists every one.
-const maxTraceRows = 1000
 
 type traceOptions struct {
 	IO      *IOStreams
@@ -148,30 +131,9 @@ read, never held, and reported like any skipped line, so a log of garbage cannot
 	return cmd
 }
 
-// lastTasks is the number of tasks to read per log: --last, or the default for these logs.
-// lastTasks is the number of tasks to read of one log (0: all): --last, else all of a log under 1 MB and
-// the last defaultLastTask of a larger one. The rule looks at that log alone: `tune trace A B` reads A
-// as `tune trace A` does (docs/decisions.md#trace-window).
-func (opts *traceOptions) lastTasks(log string) int {
-	if opts.LastSet {
-		return opts.Last
-	}
-	if fi, err := os.Stat(log); err == nil && fi.Size() < smallTraceLog {
-		return 0
-	}
-	return defaultLastTask
-}
-
 func traceRun(opts *traceOptions) (err error) {
-	// A FIFO or a device (/dev/zero) would block the reader or never end: refused by name first
-	// (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
-	for _, log := range opts.Logs {
-		if err := regular.CheckPath(log); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
 	var out export.TaskWriter
-	var table *traceRows
+	var table *view.TraceRows
 	switch opts.Format {
 	case "json":
 		out = export.NewTaskJSON(opts.IO.Out)
@@ -188,206 +150,27 @@ func traceRun(opts *traceOptions) (err error) {
 		defer func() {
 			if err == nil {
 				if err = f.Commit(); err == nil {
-					fmt.Fprintf(opts.IO.ErrOut, "tune: wrote %s to %s\n", plural(int(pq.Rows), "task"), opts.Out)
+					fmt.Fprintf(opts.IO.ErrOut, "tune: wrote %s to %s\n", textfmt.Plural(int(pq.Rows), "task"), opts.Out)
 				}
 			}
 		}()
 	default:
-		table = &traceRows{withSource: len(opts.Logs) > 1}
+		table = view.NewTraceRows(len(opts.Logs) > 1)
 		out = table
 	}
-	var (
-		lines    traceparse.LineCounts
-		warnings []traceparse.Warning // kept for the JSON document only
-		tails    []traceparse.Tail
-		nWarn    int
-		skipped  int
-	)
-	count := func(w traceparse.Warning) {
-		nWarn++
-		if w.Skipped {
-			skipped++
-		}
-	}
-	// Each log is read by its own rule (lastTasks), so the default window of a log does not depend on
-	// how many logs are given (docs/decisions.md#trace-window).
-	for _, log := range opts.Logs {
-		if last := opts.lastTasks(log); last == 0 {
-			// The whole log, streamed: a task is written (or becomes a row) as soon as it is read, and
-			// nothing keeps it, so memory does not follow the log (docs/decisions.md#streaming-reads).
-			warn := func(w traceparse.Warning) {
-				count(w)
-				if opts.Format == "json" {
-					warnings = append(warnings, w)
-				} else {
-					printTraceWarning(opts.IO.ErrOut, w, false)
-				}
-			}
-			l, err := traceparse.StreamLog(log, out.Task, warn, traceparse.MaxLineBytes(opts.MaxLine<<20))
-			if err != nil {
-				return traceReadError(opts, err)
-			}
-			lines.Add(l)
-			continue
-		}
-		res, err := traceparse.ReadLast(log, opts.lastTasks(log), traceparse.MaxLineBytes(opts.MaxLine<<20))
-		if err != nil {
-			return traceReadError(opts, err)
-		}
-		for i := range res.Tasks {
-			if err := out.Task(&res.Tasks[i]); err != nil {
-				return err
-			}
-		}
-		for _, w := range res.Warnings {
-			count(w)
-		}
-		lines.Add(res.Lines)
-		warnings, tails = append(warnings, res.Warnings...), append(tails, res.Tails...)
-		if opts.Format != "json" {
-			printTraceWarnings(opts.IO.ErrOut, res)
-		}
-	}
-	if err := out.Close(lines, warnings, tails); err != nil {
+	res, err := app.Trace(app.TraceOptions{Logs: opts.Logs, Last: opts.Last, LastSet: opts.LastSet, MaxLine: opts.MaxLine,
+		KeepWarnings: opts.Format == "json"}, out, func(w traceparse.Warning, tailed bool) { view.TraceWarning(opts.IO.ErrOut, w, tailed) })
+	if err != nil {
 		return err
 	}
 	if table != nil {
-		if err := table.render(opts.IO.Out); err != nil {
+		if err := table.Render(opts.IO.Out); err != nil {
 			return err
 		}
-		termtable.Fprintln(opts.IO.Out, traceSummary(table.tasks, lines, nWarn, tails, len(opts.Logs)))
+		termtable.Fprintln(opts.IO.Out, view.TraceSummary(table.Tasks(), res.Lines, res.NWarn, res.Tails, len(opts.Logs)))
 	}
-	if opts.Strict && skipped > 0 {
-		return fmt.Errorf("--strict: %s skipped (see the warnings)", plural(skipped, "line"))
+	if opts.Strict && res.Skipped > 0 {
+		return fmt.Errorf("--strict: %s skipped (see the warnings)", textfmt.Plural(res.Skipped, "line"))
 	}
 	return nil
-}
-
-func traceReadError(opts *traceOptions, err error) error {
-	if errors.Is(err, fs.ErrNotExist) && len(opts.Logs) == 1 && opts.Logs[0] == traceparse.DefaultLog {
-		return fmt.Errorf("no trace log at %s: run tune trace in a project that has one, or name the LOG files", traceparse.DefaultLog)
-	}
-	return err
-}
-
-// traceRows is the text view as a TaskWriter: it keeps the rows of the last maxTraceRows tasks (a ring)
-// and counts the rest.
-type traceRows struct {
-	withSource bool
-	tasks      int
-	rows       [][]string
-}
-
-func (r *traceRows) Task(task *traceparse.Task) error {
-	row := traceRow(task, r.withSource)
-	if len(r.rows) < maxTraceRows {
-		r.rows = append(r.rows, row)
-	} else {
-		r.rows[r.tasks%maxTraceRows] = row
-	}
-	r.tasks++
-	return nil
-}
-
-func (r *traceRows) Close(traceparse.LineCounts, []traceparse.Warning, []traceparse.Tail) error {
-	return nil
-}
-
-func (r *traceRows) render(w io.Writer) error {
-	if r.tasks == 0 {
-		_, err := fmt.Fprintln(w, "no tasks")
-		return err
-	}
-	if r.tasks > maxTraceRows {
-		start := r.tasks % maxTraceRows
-		r.rows = append(r.rows[start:], r.rows[:start]...)
-		termtable.Fprintf(w, "the last %d of %d tasks (--format jsonl lists every one):\n", maxTraceRows, r.tasks)
-	}
-	header := []string{"Line", "Meta time", "Level", "Dispatch", "Task", "Iters", "Loops", "Terminal", "Loss"}
-	if r.withSource {
-		header = append([]string{"Log"}, header...)
-	}
-	t := termtable.New(w, header...).Shrink("Task", "Loops").Optional("Dispatch", "Iters", "Loops", "Meta time")
-	if r.withSource {
-		t.Shrink("Log")
-	}
-	for _, row := range r.rows {
-		if err := t.Append(row...); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
-func traceRow(task *traceparse.Task, withSource bool) []string {
-	iters := 0
-	for _, e := range task.Entries {
-		if e.Kind == traceparse.KindIter {
-			iters++
-		}
-	}
-	level := dash(task.Level)
-	if task.Legacy {
-		level = "legacy"
-	}
-	terminal := dash(task.Terminal)
-	if !task.Closed {
-		terminal = "in-progress"
-	}
-	loss := "—"
-	if task.LossFinal != nil {
-		loss = strconv.FormatFloat(*task.LossFinal, 'f', 3, 64)
-	}
-	row := []string{strconv.Itoa(task.Line), traceTime(*task), level, dash(task.Dispatch), task.Title,
-		strconv.Itoa(iters), dash(strings.Join(task.LoopsUsed, ",")), terminal, loss}
-	if withSource {
-		row = append([]string{task.Source}, row...)
-	}
-	return row
-}
-
-// traceTime shows the meta time to the second in UTC, or as written when it is not RFC 3339.
-func traceTime(task traceparse.Task) string {
-	if task.MetaTime.IsZero() {
-		return dash(task.MetaTimestamp)
-	}
-	return task.MetaTime.UTC().Format(time.DateOnly + "T" + time.TimeOnly + "Z")
-}
-
-func traceSummary(tasks int, l traceparse.LineCounts, warnings int, tails []traceparse.Tail, logs int) string {
-	s := fmt.Sprintf("%s from %s · %s read: %d parsed, %d skipped", plural(tasks, "task"), plural(logs, "log"), plural(l.Read, "line"), l.Parsed, l.Skipped)
-	if l.Blank+l.Comment > 0 {
-		s += fmt.Sprintf(" (%d blank, %d comment)", l.Blank, l.Comment)
-	}
-	if warnings > 0 {
-		s += fmt.Sprintf(" · %s on stderr", plural(warnings, "warning"))
-	}
-	for _, tail := range tails {
-		s += fmt.Sprintf("\n%s: read from byte %d to its end; its line numbers count from there", tail.File, tail.Offset)
-	}
-	return s
-}
-
-// printTraceWarnings lists the warnings of a read as file:line: reason. For a log read from its tail,
-// the line counts from the tail's start, so the exact byte offset is given as well.
-func printTraceWarnings(w io.Writer, res *traceparse.Result) {
-	tailed := map[string]bool{}
-	for _, t := range res.Tails {
-		tailed[t.File] = true
-	}
-	for _, warn := range res.Warnings {
-		printTraceWarning(w, warn, tailed[warn.File])
-	}
-}
-
-func printTraceWarning(w io.Writer, warn traceparse.Warning, tailed bool) {
-	where := fmt.Sprintf("%s:%d", warn.File, warn.Line)
-	if tailed {
-		where = fmt.Sprintf("%s: byte %d (line %d of the tail)", warn.File, warn.Offset, warn.Line)
-	}
-	what := warn.Reason
-	if warn.Skipped {
-		what = "skipped: " + what
-	}
-	fmt.Fprintf(w, "tune: warning: %s: %s\n", where, what)
 }

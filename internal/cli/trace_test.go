@@ -11,6 +11,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 // traceCLI runs tune with args and returns the exit code, stdout and stderr.
@@ -231,7 +232,7 @@ func TestTraceJSONL(t *testing.T) {
 		}
 	}
 	code, out, _ := traceCLI(t, "trace", "--last", "0", big)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("the last %d of ", maxTraceRows)) || strings.Count(out, "\n") > maxTraceRows+20 {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("the last %d of ", view.MaxTraceRows)) || strings.Count(out, "\n") > view.MaxTraceRows+20 {
 		t.Errorf("text view of a big log: exit %d, %d lines, head %q", code, strings.Count(out, "\n"), out[:min(len(out), 200)])
 	}
 	for _, args := range [][]string{{"trace", "--format", "xml"}, {"trace", "--json", "--format", "jsonl"}} {

@@ -1,16 +1,14 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldd-tools/tune"
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/store"
-	"github.com/ldd-tools/tune/internal/weights"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type verifyOptions struct {
@@ -57,81 +55,15 @@ What to do next: an interrupted operation → tune repair. An intended hand edit
 	return cmd
 }
 
-type verifyReport struct {
-	Dir      string          `json:"dir"`
-	Intact   bool            `json:"intact"`
-	Versions int             `json:"versions"`
-	Active   string          `json:"active"`
-	Serial   int             `json:"serial"`
-	Lineage  string          `json:"lineage,omitempty"`
-	Problems []store.Problem `json:"problems"`
-}
-
 func verifyRun(opts *verifyOptions) error {
-	s, err := store.Open(opts.WeightsDir, nil)
+	rep, err := app.Verify(opts.WeightsDir)
 	if err == nil {
-		s.Reference = tune.ReferenceWeights // an unsigned hand edit of v0001 is reported too
+		err = view.Print(opts.IO.Out, opts.JSON, rep, view.Verify)
 	}
-	if err != nil {
-		return err
-	}
-	problems := s.Verify()
-	versions, err := s.Versions()
-	if err != nil {
-		return err
-	}
-	active, err := s.LoggedActive()
-	if err != nil {
-		return err
-	}
-	serial, lineage := s.Head()
-	rep := verifyReport{Dir: opts.WeightsDir, Intact: len(problems) == 0, Versions: len(versions), Active: weights.VersionName(active),
-		Serial: serial, Lineage: lineage, Problems: problems}
-	if rep.Problems == nil {
-		rep.Problems = []store.Problem{}
-	}
-	if opts.JSON {
-		if err := storeWriteJSON(opts.IO.Out, rep); err != nil {
-			return err
-		}
-	} else {
-		printVerify(opts.IO.Out, &rep)
-	}
-	if !rep.Intact {
+	if err == nil && !rep.Intact {
 		return ErrSilent
 	}
-	return nil
-}
-
-func printVerify(w io.Writer, rep *verifyReport) {
-	if rep.Intact {
-		log := fmt.Sprintf("evolution log at serial %d (lineage %s), weights.sum matches", rep.Serial, rep.Lineage)
-		if rep.Serial == 0 {
-			log = "no evolution log yet (the first apply, rollback or logged attempt starts it)"
-		}
-		fmt.Fprintf(w, "weights store %s is intact: %s, active %s; %s\n", rep.Dir, plural(rep.Versions, "version"), rep.Active, log)
-		return
-	}
-	fmt.Fprintf(w, "weights store %s does NOT verify (%s):\n", rep.Dir, plural(len(rep.Problems), "problem"))
-	for _, p := range rep.Problems {
-		fmt.Fprintf(w, "  %s\n", p)
-	}
-	fmt.Fprintln(w, "Next: an interrupted operation → tune repair; an intended hand edit → tune repair --resign; anything else → restore the file from version control.")
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// storeWriteJSON prints v as indented JSON with "<" and ">" left readable (signal "components>=3").
-func storeWriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return err
 }
 
 // storeNothingToDo turns store.ErrNothingToDo into a note on stderr and exit 0.

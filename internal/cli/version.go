@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime/debug"
 
+	"github.com/ldd-tools/tune/internal/view"
 	"github.com/spf13/cobra"
 )
 
@@ -47,7 +48,7 @@ binary built outside a VCS checkout (or with -buildvcs=false) has no revision.`,
 			bi, _ := debug.ReadBuildInfo()
 			info := buildVersion(Version, bi)
 			if opts.JSON {
-				return storeWriteJSON(opts.IO.Out, info)
+				return view.WriteJSON(opts.IO.Out, info)
 			}
 			return printVersion(opts.IO.Out, info)
 		},

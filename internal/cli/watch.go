@@ -1,16 +1,10 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-	"strings"
-
 	"github.com/spf13/cobra"
 
-	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/app"
-	"github.com/ldd-tools/tune/internal/termtable"
-	"github.com/ldd-tools/tune/internal/watch"
+	"github.com/ldd-tools/tune/internal/view"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -106,46 +100,5 @@ func watchRun(opts *watchOptions) error {
 	if err != nil {
 		return storeNothingToDo(opts.IO, err)
 	}
-	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, res)
-	}
-	return printWatch(opts.IO.Out, res)
-}
-
-func printWatch(w io.Writer, r *app.WatchResult) error {
-	termtable.Fprintf(w, "%s (parent %s, %s): %s\n", r.Version, r.Parent, strings.Join(r.Changes, ", "), strings.ToUpper(r.Verdict))
-	termtable.Fprintf(w, "  %s\n", r.Reason)
-	t := termtable.New(w, "Measure", "Before ("+r.Parent+")", "After ("+r.Version+")", "p (rose)").Shrink("Measure").Optional("p (rose)")
-	rows := []struct {
-		name string
-		c    watch.Comparison
-	}{{"low-side regressions (changed signal)", r.Regressions}, {"overkill", r.Overkill}, {"underkill", r.Underkill}}
-	for _, row := range rows {
-		if err := t.Append(row.name, fmtRate(row.c.Before), fmtRate(row.c.After), fmt.Sprintf("%.3g", row.c.P)); err != nil {
-			return err
-		}
-	}
-	for _, l := range r.LevelMix {
-		if err := t.Append("share at "+l.Level, fmtRate(l.Before), fmtRate(l.After), ""); err != nil {
-			return err
-		}
-	}
-	if err := t.Append("lifted, still regressed", "", fmtRate(accuracy.NewRate(r.LiftedRegressed, r.Lifted)), ""); err != nil {
-		return err
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	for _, e := range r.Evidence {
-		termtable.Fprintf(w, "  %s:%d %s %s %q: %s\n", e.Log, e.Line, e.MetaTimestamp, e.Level, e.Task, e.Note)
-	}
-	switch {
-	case r.Proposal != "" && r.ProposalNew:
-		termtable.Fprintf(w, "rollback proposal %s written: %s\nreview it, then: tune apply %s\n", r.Proposal, r.ProposalPath, r.Proposal)
-	case r.Proposal != "":
-		termtable.Fprintf(w, "rollback proposal %s is already pending: %s\nreview it, then: tune apply %s\n", r.Proposal, r.ProposalPath, r.Proposal)
-	case r.ProposalNote != "":
-		termtable.Fprintf(w, "%s\n", r.ProposalNote)
-	}
-	return nil
+	return view.Print(opts.IO.Out, opts.JSON, res, view.Watch)
 }

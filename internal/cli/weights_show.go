@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
-	"github.com/ldd-tools/tune/internal/store"
-	"github.com/ldd-tools/tune/internal/weights"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 // NewCmdWeights builds the `tune weights` group.
@@ -64,70 +59,13 @@ plus parent, active, created, reason and evidence.`,
 	return cmd
 }
 
-// weightsDoc is the JSON form of a version. Signals, buckets and cost keep the table order of the TOML
-// file (store.NumberMap), the same shape as a proposal's candidate.
-type weightsDoc struct {
-	Version  string          `json:"version"`
-	Parent   string          `json:"parent,omitempty"`
-	Active   bool            `json:"active"`
-	Created  *time.Time      `json:"created,omitempty"`
-	Reason   string          `json:"reason,omitempty"`
-	Evidence string          `json:"evidence,omitempty"`
-	Signals  store.NumberMap `json:"signals"`
-	Buckets  store.NumberMap `json:"buckets"`
-	Cost     store.NumberMap `json:"cost"`
-}
-
-func newWeightsDoc(ref *app.WeightsRef) weightsDoc {
-	w := &ref.Weights
-	d := weightsDoc{Version: ref.Label, Active: ref.Active, Reason: w.Reason, Evidence: w.Evidence}
-	if w.Parent > 0 {
-		d.Parent = weights.VersionName(w.Parent)
-	}
-	if !w.Created.IsZero() {
-		t := w.Created.UTC()
-		d.Created = &t
-	}
-	d.Signals, d.Buckets, d.Cost = store.WeightsJSON(w)
-	return d
-}
-
 func weightsShowRun(opts *weightsShowOptions) error {
 	ref, err := app.ResolveWeightsRef(opts.WeightsDir, opts.Ref)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		return storeWriteJSON(opts.IO.Out, newWeightsDoc(ref))
+		return view.WriteJSON(opts.IO.Out, ref.Doc())
 	}
-	printWeights(opts.IO.Out, ref)
-	return nil
-}
-
-func printWeights(out io.Writer, ref *app.WeightsRef) {
-	w := &ref.Weights
-	head := ref.Label
-	if w.Parent > 0 {
-		head += " (parent " + weights.VersionName(w.Parent) + ")"
-	}
-	if ref.Active {
-		head += ", active"
-	}
-	fmt.Fprintln(out, head)
-	if w.Reason != "" {
-		fmt.Fprintf(out, "reason:   %s\n", w.Reason)
-	}
-	if w.Evidence != "" {
-		fmt.Fprintf(out, "evidence: %s\n", w.Evidence)
-	}
-	fmt.Fprintln(out, "\nsignals")
-	for _, s := range weights.Signals() {
-		fmt.Fprintf(out, "  %-24s %5s\n", s.String(), w.Signals[s].String())
-	}
-	fmt.Fprintln(out, "\nbuckets (a raw score up to the edge gets the level; above L3 is L4)")
-	for i, e := range w.Buckets.Edges {
-		fmt.Fprintf(out, "  %-24s %5s\n", weights.Level(i).Label(), e.Plain())
-	}
-	fmt.Fprintln(out, "\ncost (replay, per level missed)")
-	fmt.Fprintf(out, "  %-24s %5d\n  %-24s %5d\n  %-24s %5d\n", "too_low", w.Cost.TooLow, "too_high", w.Cost.TooHigh, "other_item", w.Cost.OtherItem)
+	return view.Weights(opts.IO.Out, ref)
 }

@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 
@@ -73,6 +74,22 @@ type Warning struct {
 	Source string `json:"source,omitempty"`
 	Line   int    `json:"line,omitempty"`
 	Reason string `json:"reason"`
+}
+
+// Where locates the warning: "source:line", "source" without a line, "" without a source.
+func (w Warning) Where() string {
+	if w.Line > 0 && w.Source != "" {
+		return fmt.Sprintf("%s:%d", w.Source, w.Line)
+	}
+	return w.Source
+}
+
+// String is "where: reason", or the reason alone when the warning has no place.
+func (w Warning) String() string {
+	if where := w.Where(); where != "" {
+		return where + ": " + w.Reason
+	}
+	return w.Reason
 }
 
 // Num is a float that marshals NaN and ±Inf as JSON null (encoding/json refuses them), and everything else

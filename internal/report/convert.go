@@ -66,7 +66,7 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 		LossBefore: numPtr(h.LossBefore), LossAfter: numPtr(h.LossAfter)}
 	for _, st := range steps {
 		for _, w := range st.Warnings {
-			in.Warnings = append(in.Warnings, warningText(w))
+			in.Warnings = append(in.Warnings, w.String())
 		}
 	}
 	return in
@@ -165,17 +165,6 @@ func ReplayRows(before, after evolve.Replay) []ScenarioLoss {
 			LevelBefore: b.Got, LevelAfter: a.Got, LossBefore: float64(b.Loss), LossAfter: float64(a.Loss)})
 	}
 	return rows
-}
-
-func warningText(w evolve.Warning) string {
-	loc := w.Source
-	if w.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", w.Source, w.Line)
-	}
-	if loc == "" {
-		return w.Reason
-	}
-	return loc + ": " + w.Reason
 }
 
 func numPtr(n *evolve.Num) *float64 {

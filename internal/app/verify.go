@@ -1,0 +1,88 @@
+package app
+
+import (
+	"errors"
+
+	"github.com/ldd-tools/tune"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// VerifyResult is what tune verify reports (and its --json shape).
+type VerifyResult struct {
+	Dir      string          `json:"dir"`
+	Intact   bool            `json:"intact"`
+	Versions int             `json:"versions"`
+	Active   string          `json:"active"`
+	Serial   int             `json:"serial"`
+	Lineage  string          `json:"lineage,omitempty"`
+	Problems []store.Problem `json:"problems"`
+}
+
+// Verify checks the weights store in weightsDir: version files against weights.sum and the log, the
+// log's hash chain, and the marker of an interrupted operation.
+func Verify(weightsDir string) (*VerifyResult, error) {
+	s, err := store.Open(weightsDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.Reference = tune.ReferenceWeights // an unsigned hand edit of v0001 is reported too
+	problems := s.Verify()
+	versions, err := s.Versions()
+	if err != nil {
+		return nil, err
+	}
+	active, err := s.LoggedActive()
+	if err != nil {
+		return nil, err
+	}
+	serial, lineage := s.Head()
+	rep := &VerifyResult{Dir: weightsDir, Intact: len(problems) == 0, Versions: len(versions), Active: weights.VersionName(active),
+		Serial: serial, Lineage: lineage, Problems: problems}
+	if rep.Problems == nil {
+		rep.Problems = []store.Problem{}
+	}
+	return rep, nil
+}
+
+// RepairResult is what tune repair reports (and its --json shape).
+type RepairResult struct {
+	Repaired bool     `json:"repaired"`
+	Op       string   `json:"op,omitempty"`
+	Action   string   `json:"action,omitempty"`
+	Details  []string `json:"details"`
+	Serial   int      `json:"serial,omitempty"`
+	Note     string   `json:"note,omitempty"`
+}
+
+// Repair resolves an interrupted apply or rollback (completes it, or undoes it with abort), or with
+// resign re-signs the store after an intended hand edit (reason goes into the log). Without a marker
+// the result is not Repaired and its Details list what verify finds.
+func Repair(env Env, abort, resign bool, reason string) (*RepairResult, error) {
+	s, err := env.OpenStore()
+	if err != nil {
+		return nil, err
+	}
+	var res *store.RepairResult
+	if resign {
+		res, err = s.Resign(reason)
+	} else {
+		res, err = s.Repair(abort)
+	}
+	if errors.Is(err, store.ErrNothingToDo) {
+		// No marker: say whether anything else is wrong.
+		rep := &RepairResult{Details: []string{}, Note: "nothing to repair: no interrupted operation"}
+		for _, p := range s.Verify() {
+			rep.Details = append(rep.Details, p.String())
+		}
+		return rep, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep := &RepairResult{Repaired: true, Op: res.Op, Action: res.Action, Details: res.Details, Serial: res.Entry.Serial}
+	if rep.Details == nil {
+		rep.Details = []string{}
+	}
+	return rep, nil
+}

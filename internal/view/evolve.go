@@ -1,0 +1,182 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Propose prints tune propose: the detection, every attempt, the decision and what was written.
+func Propose(w io.Writer, rep *app.ProposeResult) error {
+	if err := Detection(w, rep.Detection, rep.Logs, NewTails(rep.Tails)); err != nil {
+		return err
+	}
+	if len(rep.Attempts) > 0 {
+		termtable.Fprintln(w, "attempts:")
+		if err := attemptsTable(w, rep.Attempts, nil); err != nil {
+			return err
+		}
+	}
+	termtable.Fprintf(w, "decision: %s; suite loss %.3f → %.3f (parent %s)\n", rep.Decision, float64(rep.SuiteLossBefore), float64(rep.SuiteLossAfter), rep.Parent)
+	if rep.Drift != nil {
+		termtable.Fprintf(w, "escalated: %s; see %s\n", rep.Drift.Reason, app.EscalationDoc)
+	}
+	if len(rep.Lifted) > 0 {
+		termtable.Fprintf(w, "lifted out of the low side: %s\n", strings.Join(rep.Lifted, ", "))
+	}
+	if rep.Holdout.Scenarios > 0 {
+		if rep.Holdout.Reads > 0 {
+			termtable.Fprintf(w, "holdout: %s (%.3f → %.3f over %d scenarios; %d reads)\n", rep.Holdout.Verdict,
+				float64(*rep.Holdout.LossBefore), float64(*rep.Holdout.LossAfter), rep.Holdout.Scenarios, rep.Holdout.Reads)
+		} else {
+			termtable.Fprintf(w, "holdout: not read (nothing accepted; 0 reads)\n")
+		}
+	}
+	if rep.ProposalFile != nil {
+		state := "written"
+		if !rep.Created {
+			state = "unchanged (same proposal already pending)"
+		}
+		termtable.Fprintf(w, "proposal %s: %s %s\n", rep.ProposalID, Path(*rep.ProposalFile), state)
+	}
+	for _, r := range rep.Reports {
+		termtable.Fprintf(w, "report: %s\n", Path(r))
+	}
+	return nil
+}
+
+// attemptsTable lists measured changes with their numbers; labels name the rows ("2.1": step 2, its
+// first attempt), nil numbers them 1, 2, ….
+func attemptsTable(w io.Writer, attempts []evolve.Attempt, labels []string) error {
+	t := termtable.New(w, "#", "Change", "Suite loss", "Worse", "Flagged moved up", "Lifted", "Parity", "Sign test", "LOO", "Decision", "Reason").
+		Shrink("Worse", "Sign test", "LOO", "Reason").Optional("LOO", "Sign test", "Worse", "Flagged moved up", "Parity")
+	for i, a := range attempts {
+		up := 0
+		for _, m := range a.Motivating {
+			if m.Moved == "up" {
+				up++
+			}
+		}
+		worse := make([]string, len(a.Worse))
+		for j, d := range a.Worse {
+			worse[j] = fmt.Sprintf("%s %d→%d", d.Name, d.Before, d.After)
+		}
+		sign := fmt.Sprintf("+%d/-%d %s", a.Discordant.Improved, a.Discordant.Worsened, a.Discordant.Verdict)
+		loo := fmt.Sprintf("%d/%d", a.LOO.Agree, a.LOO.Folds)
+		if len(a.LOO.Flips) > 0 {
+			loo += " flips: " + strings.Join(a.LOO.Flips, ",")
+		}
+		label := fmt.Sprint(i + 1)
+		if labels != nil {
+			label = labels[i]
+		}
+		if err := t.Append(label, a.Change.String(),
+			fmt.Sprintf("%.3f → %.3f", float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)), dash(strings.Join(worse, ", ")),
+			fmt.Sprintf("%d/%d", up, len(a.Motivating)), fmt.Sprint(a.Lifted), parityCell(a.Parity), sign, loo, a.Decision, a.Reason); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// parityCell is an attempt's parity price: prompts moved up and down, and the too-high cost against the
+// budget ("—" when the attempt was not priced).
+func parityCell(p *evolve.ParityShift) string {
+	if p == nil || p.Prompts == 0 {
+		return "—"
+	}
+	up, down := 0, 0
+	for l := range p.Up {
+		up += p.Up[l]
+		down += p.Down[l]
+	}
+	cmp := "≤"
+	if p.OverBudget {
+		cmp = ">"
+	}
+	return fmt.Sprintf("↑%d ↓%d, %.3f %s %.3f", up, down, float64(p.TooHighCost), cmp, float64(p.Budget))
+}
+
+// Evolve prints tune evolve and tune nightly: the watch, the outcome, the steps and their attempts, what
+// was written and, on an escalation, what a human does next.
+func Evolve(w io.Writer, out *app.EvolveResult) error {
+	if r := out.Watch; r != nil {
+		termtable.Fprintf(w, "watch: %s (parent %s, %s) is %s — %s\n", r.Version, r.Parent, strings.Join(r.Changes, ", "), strings.ToUpper(r.Verdict), r.Reason)
+		switch {
+		case r.Proposal != "":
+			termtable.Fprintf(w, "watch: rollback proposal %s awaits review (tune apply %s)\n", r.Proposal, r.Proposal)
+		case r.ProposalNote != "":
+			termtable.Fprintf(w, "watch: %s\n", r.ProposalNote)
+		}
+	} else if out.WatchNote != "" {
+		termtable.Fprintf(w, "watch: %s\n", out.WatchNote)
+	}
+	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
+	if len(out.Steps) > 0 {
+		t := termtable.New(w, "Step", "Change", "Decision", "Suite loss", "Witness", "Progress", "Unresolved", "Lifted").
+			Shrink("Change").Optional("Witness", "Lifted", "Progress")
+		for _, s := range out.Steps {
+			change := "—"
+			if s.Delta != nil {
+				knob := s.Signal
+				if s.Kind == evolve.ChangeBucket {
+					knob = "bucket " + s.Edge
+				}
+				change = knob + " " + weights.Half(*s.Delta).String()
+			}
+			if err := t.Append(fmt.Sprint(s.N), change, s.Decision,
+				fmt.Sprintf("%.3f → %.3f", float64(s.SuiteLossBefore), float64(s.SuiteLossAfter)),
+				fmt.Sprintf("%.3f → %.3f", float64(s.WitnessBefore), float64(s.WitnessAfter)),
+				yesNo(s.Progress), fmt.Sprint(s.Unresolved), fmt.Sprint(len(s.Lifted))); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		// Every measured attempt with its numbers, also the reverted ones the step table sums up.
+		var attempts []evolve.Attempt
+		var labels []string
+		for _, s := range out.Steps {
+			for i, a := range s.Attempts {
+				attempts = append(attempts, a)
+				labels = append(labels, fmt.Sprintf("%d.%d", s.N, i+1))
+			}
+		}
+		if len(attempts) > 0 {
+			termtable.Fprintln(w, "attempts:")
+			if err := attemptsTable(w, attempts, labels); err != nil {
+				return err
+			}
+		}
+	}
+	if out.Refused != "" {
+		termtable.Fprintf(w, "refused: %s\n", out.Refused)
+	}
+	if out.Drift != nil {
+		termtable.Fprintf(w, "drift bound: %s\n", out.Drift.Reason)
+	}
+	if p := out.Proposal; p != nil {
+		state := "written"
+		if !p.Created {
+			state = "unchanged (same proposal already pending)"
+		}
+		termtable.Fprintf(w, "proposal %s (%s, parent %s): %s %s\n", p.ID, p.Decision, out.Parent, Path(p.File), state)
+	}
+	if out.Applied != nil {
+		termtable.Fprintf(w, "applied: weights %s is now active\n", *out.Applied)
+	}
+	for _, r := range out.Reports {
+		termtable.Fprintf(w, "report: %s\n", Path(r))
+	}
+	if out.StateDump != nil {
+		termtable.Fprintf(w, "state dump: %s\n", Path(*out.StateDump))
+		termtable.Fprintf(w, "escalated: a human decides next — read the state dump, then follow %s\n", app.EscalationDoc)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package view
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Weights prints a version: its signal weights, bucket edges and cost matrix.
+func Weights(out io.Writer, ref *app.WeightsRef) error {
+	w := &ref.Weights
+	head := ref.Label
+	if w.Parent > 0 {
+		head += " (parent " + weights.VersionName(w.Parent) + ")"
+	}
+	if ref.Active {
+		head += ", active"
+	}
+	fmt.Fprintln(out, head)
+	if w.Reason != "" {
+		fmt.Fprintf(out, "reason:   %s\n", w.Reason)
+	}
+	if w.Evidence != "" {
+		fmt.Fprintf(out, "evidence: %s\n", w.Evidence)
+	}
+	fmt.Fprintln(out, "\nsignals")
+	for _, s := range weights.Signals() {
+		fmt.Fprintf(out, "  %-24s %5s\n", s.String(), w.Signals[s].String())
+	}
+	fmt.Fprintln(out, "\nbuckets (a raw score up to the edge gets the level; above L3 is L4)")
+	for i, e := range w.Buckets.Edges {
+		fmt.Fprintf(out, "  %-24s %5s\n", weights.Level(i).Label(), e.Plain())
+	}
+	fmt.Fprintln(out, "\ncost (replay, per level missed)")
+	fmt.Fprintf(out, "  %-24s %5d\n  %-24s %5d\n  %-24s %5d\n", "too_low", w.Cost.TooLow, "too_high", w.Cost.TooHigh, "other_item", w.Cost.OtherItem)
+	return nil
+}
+
+// Verify prints whether the store is intact, or every problem and what to do next.
+func Verify(w io.Writer, rep *app.VerifyResult) error {
+	if rep.Intact {
+		log := fmt.Sprintf("evolution log at serial %d (lineage %s), weights.sum matches", rep.Serial, rep.Lineage)
+		if rep.Serial == 0 {
+			log = "no evolution log yet (the first apply, rollback or logged attempt starts it)"
+		}
+		fmt.Fprintf(w, "weights store %s is intact: %s, active %s; %s\n", rep.Dir, plural(rep.Versions, "version"), rep.Active, log)
+		return nil
+	}
+	fmt.Fprintf(w, "weights store %s does NOT verify (%s):\n", rep.Dir, plural(len(rep.Problems), "problem"))
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "  %s\n", p)
+	}
+	fmt.Fprintln(w, "Next: an interrupted operation → tune repair; an intended hand edit → tune repair --resign; anything else → restore the file from version control.")
+	return nil
+}
+
+// Repair prints what tune repair did, or, with nothing to repair, what verify finds.
+func Repair(w io.Writer, rep *app.RepairResult) error {
+	switch {
+	case !rep.Repaired && len(rep.Details) == 0:
+		fmt.Fprintln(w, "nothing to repair: the weights store is intact")
+		return nil
+	case !rep.Repaired:
+		fmt.Fprintf(w, "no interrupted operation to resolve, but the store does not verify:\n")
+		for _, d := range rep.Details {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+		fmt.Fprintln(w, "If a version file was edited on purpose: tune repair --resign --reason \"…\". Otherwise restore the files from version control.")
+		return nil
+	case rep.Op == "resign":
+		fmt.Fprintf(w, "repair: re-signed %s and recorded the current checksums (logged as serial %d)\n", store.SumFile, rep.Serial)
+	default:
+		what := "the interrupted " + rep.Op
+		if rep.Op == "unknown" { // the marker could not be read, so what it was is not known
+			what = "an interrupted operation whose marker was unreadable"
+		}
+		fmt.Fprintf(w, "repair: %s %s (logged as serial %d)\n", rep.Action, what, rep.Serial)
+	}
+	for _, d := range rep.Details {
+		fmt.Fprintf(w, "  %s\n", d)
+	}
+	return nil
+}
