@@ -49,6 +49,10 @@ Transcripts (PATH arguments, else found as tune audit finds them; --census-only 
     message: a lone Skill call is a no-op) and whether the next main-loop request runs at that
     level. Verdicts: ok, "no-op: lone call", ignored (the level did not move), "unexpected level"
     (it moved elsewhere, e.g. xhigh falling back to high), unknown (not recorded);
+  - with --repo, every nested skill: a pinned skill loaded after the turn's orchestrator (its
+    first pinned non-shifter skill) with another level. The orchestrator must reload its own level
+    afterwards: re-asserted, superseded (a shifter moved to another level first), or
+    "not re-asserted" (the nested level held to the end of the turn);
   - every subagent run, attributed to its agent type (agent-<id>.meta.json, else the dispatching
     Task/Agent call's subagent_type), its levels against the agent's pin: conformant, "off its pin",
     or inherits (an unpinned agent runs at the level in force);
@@ -59,12 +63,17 @@ Transcripts written before Claude Code recorded effort (≈2.1.21x) show the lev
 never guessed.
 
 Warnings (bad frontmatter, unusable transcript lines) go to stderr with the file and line. --json
-prints {"pins", "unpinned", "settings", "shifts", "agents", "runs", "subagent_shifts",
-"stuck_sessions", "sessions", "by_level", "by_phase", "transcripts", "warnings"}.`,
+prints {"pins", "unpinned", "settings", "shifts", "reasserts", "agents", "runs", "subagent_shifts",
+"stuck_sessions", "sessions", "by_level", "by_phase", "transcripts", "warnings"}.
+
+Exit status: 0 whatever the verdicts, 1 when a file cannot be read, 2 on a usage error. The
+verdicts are findings, not failures of the command; to fail a CI job on them, select them from
+--json (jq -e exits 1 when nothing matches; see the last example).`,
 		Example: `  tune effort --repo ~/.claude
   tune effort --repo . ~/.claude/projects/-home-me-shop-api
   tune effort --repo . --census-only --json | jq '.unpinned[].name'
-  tune effort --json | jq '.shifts[] | select(.verdict != "ok")'`,
+  tune effort --json | jq '.shifts[] | select(.verdict != "ok")'
+  tune effort --repo . --json | jq -e '[.shifts[], .reasserts[] | select(.verdict == "no-op: lone call" or .verdict == "not re-asserted")] + [.agents[] | select(.conformant == false)] | length == 0'`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Paths = args

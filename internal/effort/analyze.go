@@ -24,7 +24,7 @@ const sessionPhase = "(session level)"
 func newObserver(opt Options) *observer {
 	return &observer{
 		census: opt.Census,
-		out: &Observed{Shifts: []Shift{}, Agents: []Agent{}, Runs: []Run{}, SubagentShifts: []Shift{}, Stuck: []Stuck{},
+		out: &Observed{Shifts: []Shift{}, Reasserts: []Reassert{}, Agents: []Agent{}, Runs: []Run{}, SubagentShifts: []Shift{}, Stuck: []Stuck{},
 			Sessions: []Timeline{}, ByLevel: []Bucket{}, ByPhase: []Bucket{}, Warnings: []Warning{}},
 		byLevel:  map[string]*Bucket{},
 		byPhase:  map[string]*Bucket{},
@@ -253,6 +253,7 @@ func (o *observer) mainLoop(sid string, main []*message, where map[*message]stri
 
 	shifts := o.shiftsOf(sid, "", main, where)
 	o.out.Shifts = append(o.out.Shifts, shifts...)
+	o.out.Reasserts = append(o.out.Reasserts, o.reasserts(sid, main, where, shifts)...)
 
 	// Phases: a request belongs to the last pinned skill loaded in its turn, from the request after
 	// the call on; a prompt starts a new turn at the session level.
@@ -293,6 +294,65 @@ func (o *observer) mainLoop(sid string, main []*message, where map[*message]stri
 		st.Reason = o.stuckReason(st.Level, entrypoint)
 		o.out.Stuck = append(o.out.Stuck, st)
 	}
+}
+
+// isShifter reports whether a skill is one of the design's phase shifters, effort-<level>.
+func isShifter(name string) bool {
+	l, ok := strings.CutPrefix(name, "effort-")
+	return ok && audit.IsEffortLevel(l)
+}
+
+// reasserts applies the re-assert rule to a main loop (docs/decisions.md#effort-conformance-issue-14).
+// In a turn, the orchestrator is the first pinned skill loaded by a Skill call that is not a shifter;
+// a later pinned non-shifter with another pin is nested. Each nested call is settled by the next
+// Skill call of the orchestrator itself or of a shifter: at the orchestrator's pin it re-asserted,
+// at another level it was superseded by an explicit phase; a turn that ends first leaves the nested
+// level in force: not re-asserted. shifts are shiftsOf's for ms, in the same order.
+func (o *observer) reasserts(sid string, ms []*message, where map[*message]string, shifts []Shift) []Reassert {
+	if o.census == nil {
+		return nil // only shifters are known without one
+	}
+	var out []Reassert
+	orch, orchLevel := "", ""
+	var open []int // indexes in out of the nested calls not settled yet
+	k := 0         // the next shift of shifts
+	for _, m := range ms {
+		if m.newTurn {
+			orch, orchLevel, open = "", "", open[:0]
+		}
+		for _, i := range open {
+			out[i].Requests++
+		}
+		for _, t := range m.tools {
+			if t.name != "Skill" {
+				continue
+			}
+			level := o.skillLevel(t.skill)
+			if level == "" {
+				continue
+			}
+			sh := shifts[k]
+			k++
+			switch {
+			case orch == "" && !isShifter(t.skill):
+				orch, orchLevel = t.skill, level
+			case orch != "" && (t.skill == orch || isShifter(t.skill)):
+				for _, i := range open {
+					r := &out[i]
+					r.Verdict, r.By, r.ByVerdict = ReassertSuperseded, t.skill, sh.Verdict
+					if level == orchLevel {
+						r.Verdict = ReassertOK
+					}
+				}
+				open = open[:0]
+			case orch != "" && level != orchLevel:
+				open = append(open, len(out))
+				out = append(out, Reassert{Session: sid, Orchestrator: orch, Level: orchLevel, Nested: t.skill,
+					NestedLevel: level, Verdict: ReassertMissing, MessageID: m.id, Timestamp: t.ts, File: where[m], Line: t.line})
+			}
+		}
+	}
+	return out
 }
 
 // stuckReason names the likely cause of a level that never moves: the env override (named when the

@@ -194,7 +194,8 @@ var t0 = time.Date(2026, 9, 28, 11, 0, 0, 0, time.UTC)
 //
 //   - session a1b2…: an interactive run: paired shifts down and up, a lone shift, a re-loaded
 //     shifter bouncing medium → max → medium, a nested skill (commit-change) shifting to low and the
-//     orchestrator re-asserting its own level, an xhigh shift that lands on high (fallback), a
+//     orchestrator (feat) re-asserting its own level; in later turns the nested level superseded by
+//     a shifter, and left in force to the end of the turn (not re-asserted); an xhigh shift that lands on high (fallback), a
 //     pinned agent on its pin (meta.json), the same agent off its pin (linked by its Task call), an
 //     xhigh agent on high, an unpinned built-in inheriting, and a subagent that shifts;
 //   - session e0e0…: CLAUDE_CODE_EFFORT_LEVEL=max: every request at max despite paired shifts;
@@ -208,8 +209,8 @@ func designCorpus(t testing.TB) *corpus {
 
 	a := newSession("a1b2c3d4-0000-4000-8000-000000000001", t0)
 	a.prompt("ship the feature")
-	a.msg("high", thinking(400), text("Planning."))
-	a.msg("high", skill("effort-medium", "tu_01"), bash("tu_02")) // paired, down
+	a.msg("high", thinking(400), skill("feat", "tu_00"), text("Planning.")) // the orchestrator: feat, high
+	a.msg("high", skill("effort-medium", "tu_01"), bash("tu_02"))           // paired, down
 	a.skillText()
 	a.msg("medium", skill("effort-max", "tu_03"))                // lone: a no-op
 	a.msg("medium", skill("effort-max", "tu_04"), bash("tu_05")) // paired, up
@@ -223,7 +224,7 @@ func designCorpus(t testing.TB) *corpus {
 	a.msg("medium", skill("effort-max", "tu_08"), bash("tu_09"))    // re-loaded shifter, up again
 	a.msg("max", skill("effort-medium", "tu_10"), bash("tu_11"))    // …and back down
 	a.msg("medium", skill("commit-change", "tu_12"), bash("tu_13")) // nested skill: low
-	a.msg("low", skill("feat", "tu_14"), bash("tu_15"))             // the orchestrator re-asserts high
+	a.msg("low", skill("feat", "tu_14"), bash("tu_15"))             // feat re-asserts its own high
 	a.msg("high", task("hotfixer", "tu_16"), task("verifier", "tu_17"), task("general-purpose", "tu_18"))
 	a.result("tu_16", "aa000000000000002")
 	a.result("tu_17", "aa000000000000003")
@@ -233,6 +234,15 @@ func designCorpus(t testing.TB) *corpus {
 	a.msg("high", text("Done."))
 	a.prompt("and the changelog")
 	a.msg("high", bash("tu_21")) // a new turn: the session level again
+	a.msg("high", skill("feat", "tu_24"), bash("tu_25"))
+	a.msg("high", skill("commit-change", "tu_26"), bash("tu_27")) // nested: low…
+	a.msg("low", skill("effort-medium", "tu_28"), bash("tu_29"))  // …superseded by an explicit phase
+	a.msg("medium", text("Changelog written."))
+	a.prompt("and the release notes")
+	a.msg("high", skill("feat", "tu_30"), bash("tu_31"))
+	a.msg("high", skill("commit-change", "tu_32"), bash("tu_33")) // nested: low, never re-asserted
+	a.msg("low", bash("tu_34"))
+	a.msg("low", text("Release notes written."))
 	c.main(a)
 
 	c.sub(h1, "hotfixer")

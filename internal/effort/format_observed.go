@@ -93,6 +93,11 @@ func writeObserved(b io.Writer, o *Observed, census bool) error {
 			return err
 		}
 	}
+	if len(o.Reasserts) > 0 {
+		if err := writeReasserts(b, o.Reasserts); err != nil {
+			return err
+		}
+	}
 	if len(o.SubagentShifts) > 0 {
 		fmt.Fprintf(b, "\nshifts inside subagents (the design forbids them: agents run on their pin): %d\n", len(o.SubagentShifts))
 		if err := writeShifts(b, o.SubagentShifts); err != nil {
@@ -163,6 +168,33 @@ func writeShifts(b io.Writer, shifts []Shift) error {
 		}
 		if err := t.Append(sess, clock(s.Timestamp), s.Skill, orDash(s.From), s.To, orDash(s.Observed), yesNo(s.Paired), s.Verdict,
 			fmt.Sprintf("%s:%d", path.Base(s.File), s.Line)); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func writeReasserts(b io.Writer, rs []Reassert) error {
+	counts := map[string]int{}
+	for _, r := range rs {
+		counts[r.Verdict]++
+	}
+	var parts []string
+	for _, v := range []string{ReassertOK, ReassertSuperseded, ReassertMissing} {
+		if counts[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", v, counts[v]))
+		}
+	}
+	fmt.Fprintf(b, "\nnested skills with another level (the orchestrator must re-assert its own): %d (%s)\n", len(rs), strings.Join(parts, ", "))
+	t := table(b, []string{"session", "time", "orchestrator", "nested", "verdict", "by", "requests after", "call"}, "requests after").
+		Shrink("call").Optional("time")
+	for _, r := range rs {
+		by := dash
+		if r.By != "" {
+			by = r.By + " (" + r.ByVerdict + ")"
+		}
+		if err := t.Append(shortID(r.Session), clock(r.Timestamp), r.Orchestrator+" "+r.Level, r.Nested+" "+r.NestedLevel, r.Verdict, by,
+			fmt.Sprint(r.Requests), fmt.Sprintf("%s:%d", path.Base(r.File), r.Line)); err != nil {
 			return err
 		}
 	}

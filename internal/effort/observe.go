@@ -26,6 +26,13 @@ const (
 	VerdictUnknown    = "unknown" // the next request records no level, or there is none
 )
 
+// Re-assert verdicts: what follows a nested skill whose pin differs from its orchestrator's.
+const (
+	ReassertOK         = "re-asserted"     // the orchestrator reloaded its own level
+	ReassertSuperseded = "superseded"      // a shifter moved to another level first: an explicit phase
+	ReassertMissing    = "not re-asserted" // the turn ended at the nested level
+)
+
 // Agent verdicts.
 const (
 	AgentConformant = "conformant"
@@ -54,6 +61,28 @@ type Shift struct {
 	// ObservedAt is the file:line of the next request, the evidence of Observed.
 	ObservedAt string `json:"observed_at,omitempty"`
 	Note       string `json:"note,omitempty"`
+}
+
+// Reassert is one nested skill loaded by an orchestrator skill in the same turn with a different pin,
+// and what followed it (docs/decisions.md#effort-conformance-issue-14): the design asks the
+// orchestrator to reload its own level, or the nested level holds for the rest of the turn.
+type Reassert struct {
+	Session      string `json:"session"`
+	Orchestrator string `json:"orchestrator"`
+	Level        string `json:"level"` // the orchestrator's pin
+	Nested       string `json:"nested"`
+	NestedLevel  string `json:"nested_level"`
+	Verdict      string `json:"verdict"`
+	// By is the Skill call that re-asserted or superseded, ByVerdict its shift verdict (a lone
+	// re-assert is a no-op); both empty when the turn ended first.
+	By        string `json:"by,omitempty"`
+	ByVerdict string `json:"by_verdict,omitempty"`
+	// Requests is the main-loop requests after the nested call, up to the re-assert (or the turn's end).
+	Requests  int    `json:"requests"`
+	MessageID string `json:"message_id"` // of the nested call
+	Timestamp string `json:"timestamp"`
+	File      string `json:"file"`
+	Line      int    `json:"line"`
 }
 
 // Run is one subagent run (one agent-<id>.jsonl) against its agent's pin.
@@ -149,6 +178,7 @@ type Observed struct {
 	Shifts         []Shift    `json:"shifts"`
 	Agents         []Agent    `json:"agents"`
 	Runs           []Run      `json:"runs"`
+	Reasserts      []Reassert `json:"reasserts"`
 	SubagentShifts []Shift    `json:"subagent_shifts"`
 	Stuck          []Stuck    `json:"stuck_sessions"`
 	Sessions       []Timeline `json:"sessions"`

@@ -54,6 +54,12 @@ func TestShiftVerdicts(t *testing.T) {
 		"a1b2 effort-max medium→max next=max paired=true took=true: ok",
 		"a1b2 effort-medium max→medium next=medium paired=true took=true: ok",
 		"a1b2 commit-change medium→low next=low paired=true took=true: ok",
+		"a1b2 commit-change high→low next=low paired=true took=true: ok", // nested in the later turns
+		"a1b2 commit-change high→low next=low paired=true took=true: ok",
+		"a1b2 effort-medium low→medium next=medium paired=true took=true: ok", // supersedes the nested level
+		"a1b2 feat high→high next=high paired=false took=true: ok",            // the orchestrator's loads
+		"a1b2 feat high→high next=high paired=true took=true: ok",
+		"a1b2 feat high→high next=high paired=true took=true: ok",
 		"a1b2 feat low→high next=high paired=true took=true: ok",
 		"a1b2 effort-medium high→medium next=medium paired=true took=true: ok",
 		"a1b2 effort-xhigh medium→xhigh next=high paired=true took=false: unexpected level",
@@ -185,17 +191,39 @@ func TestPhases(t *testing.T) {
 		got[b.Key] = levelCounts(b.Levels)
 	}
 	want := map[string]string{
-		// Turn starts of a1b2, e0e0, d1d1, 0a0a, and the second prompt of a1b2.
-		"(session level)": "high 4, max 1, unknown 1",
-		"effort-medium":   "medium 4, max 1",
+		// Turn starts of a1b2, e0e0, d1d1, 0a0a, and the second and third prompts of a1b2.
+		"(session level)": "high 5, max 1, unknown 1",
+		"effort-medium":   "medium 5, max 1",
 		"effort-max":      "medium 1, max 2",
-		"commit-change":   "low 1",
-		"feat":            "high 2",
+		"commit-change":   "low 4",
+		"feat":            "high 5",
 		"effort-xhigh":    "high 1",
 		"effort-low":      "high 1, max 1, unknown 2",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("phases %v, want %v", got, want)
+	}
+}
+
+// TestReasserts: an orchestrator (feat, high) loads a nested skill (commit-change, low); the design
+// asks it to reload its own level afterwards.
+func TestReasserts(t *testing.T) {
+	o, _ := observeDesign(t, true, 0)
+	var got []string
+	for _, r := range o.Reasserts {
+		got = append(got, fmt.Sprintf("%s %s/%s after %s/%s: %s by %q (%s), %d requests", r.Session[:4], r.Orchestrator, r.Level,
+			r.Nested, r.NestedLevel, r.Verdict, r.By, r.ByVerdict, r.Requests))
+		if r.File == "" || r.Line == 0 || r.Timestamp == "" || r.MessageID == "" {
+			t.Errorf("re-assert without evidence: %+v", r)
+		}
+	}
+	want := []string{
+		`a1b2 feat/high after commit-change/low: re-asserted by "feat" (ok), 1 requests`,
+		`a1b2 feat/high after commit-change/low: superseded by "effort-medium" (ok), 1 requests`,
+		`a1b2 feat/high after commit-change/low: not re-asserted by "" (), 2 requests`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("re-asserts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -207,8 +235,11 @@ func TestWithoutCensus(t *testing.T) {
 			t.Errorf("shift %s without a census", s.Skill)
 		}
 	}
-	if len(o.Shifts) != 12 {
-		t.Errorf("%d shifts, want 12 (13 less commit-change and feat)", len(o.Shifts))
+	if len(o.Shifts) != 13 {
+		t.Errorf("%d shifts, want 13 (20 less commit-change ×3 and feat ×4)", len(o.Shifts))
+	}
+	if len(o.Reasserts) != 0 {
+		t.Errorf("re-asserts %+v without a census: orchestrators are not known", o.Reasserts)
 	}
 	for _, a := range o.Agents {
 		if a.Verdict != AgentUnknown || a.Conformant != nil || a.Pinned != nil {
@@ -259,7 +290,8 @@ func TestJSONFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{
-		"":               {"agents", "by_level", "by_phase", "pins", "repo", "runs", "sessions", "settings", "shifts", "stuck_sessions", "subagent_shifts", "transcripts", "unpinned", "warnings"},
+		"":               {"agents", "by_level", "by_phase", "pins", "reasserts", "repo", "runs", "sessions", "settings", "shifts", "stuck_sessions", "subagent_shifts", "transcripts", "unpinned", "warnings"},
+		"reasserts":      {"by", "by_verdict", "file", "level", "line", "message_id", "nested", "nested_level", "orchestrator", "requests", "session", "timestamp", "verdict"},
 		"pins":           {"effort", "file", "kind", "line", "name"},
 		"shifts":         {"file", "from", "line", "message_id", "note", "observed", "observed_at", "paired", "session", "skill", "timestamp", "to", "took_effect", "verdict"},
 		"agents":         {"agent", "conformant", "evidence", "observed", "pinned", "runs", "verdict"},
