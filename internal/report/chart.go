@@ -256,6 +256,9 @@ func compose(w io.Writer, f Format, width, height vg.Length, title string, legen
 // integerTicks labels whole numbers only, at most about ten of them.
 func integerTicks(min, max float64) []plot.Tick {
 	lo, hi := math.Ceil(min), math.Floor(max)
+	if lo == 0 {
+		lo = 0 // math.Ceil(-0.5) is -0, which would be labelled "-0"
+	}
 	if hi < lo {
 		return nil
 	}
@@ -692,6 +695,9 @@ func HistoryCharts(in HistoryReport) []NamedChart {
 	}
 	if c, ok := historyTrajectoryChart(in); ok {
 		out = append(out, NamedChart{"weights", c})
+	}
+	if c, ok := historyCalibrationChart(in.Accuracy); ok {
+		out = append(out, NamedChart{"calibration", c})
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -378,11 +377,27 @@ func historyAccuracy(r *renderSet, groups []accuracy.Group) error {
 			rateCell(iv.Overall.Underkill), rateCell(iv.Overall.Overkill))
 	}
 	fmt.Fprintln(w)
-	chart := LineChart{Title: "Calibration: mis-dispatch rate per level, by weights version", XLabel: "dispatched level (0 = L0 … 4 = L4)",
+	chart, ok := historyCalibrationChart(groups)
+	if !ok {
+		fmt.Fprintf(w, "_No task at L0, L1, L3 or L4: nothing to chart._\n\n")
+		return nil
+	}
+	return r.chart("calibration", "mis-dispatch rate per level by weights version", chart)
+}
+
+// historyCalibrationChart is the calibration chart of the accuracy section: per level the rate of the
+// definition that applies there (underkill at L0/L1, overkill at L3/L4) with its interval as an error
+// bar, one line per version; ok is false when no version ran a task at those levels.
+func historyCalibrationChart(groups []accuracy.Group) (chart LineChart, ok bool) {
+	chart = LineChart{Title: "Calibration: mis-dispatch rate per level, by weights version", XLabel: "dispatched level (0 = L0 … 4 = L4)",
 		YLabel: "underkill (L0, L1) / overkill (L3, L4) rate", YFromZero: true}
-	for _, g := range groups {
+	// The versions' points at one level are set a little apart (at most ±0.2) so that their error
+	// bars do not hide one another.
+	spread := min(0.08, 0.4/float64(max(1, len(groups)-1)))
+	for i, g := range groups {
 		var s LineSeries
 		s.Name = g.Key
+		dx := (float64(i) - float64(len(groups)-1)/2) * spread
 		for _, lvl := range []int{0, 1, 3, 4} {
 			rate := g.Intervals.At(lvl).Overkill
 			if lvl < 2 {
@@ -391,19 +406,13 @@ func historyAccuracy(r *renderSet, groups []accuracy.Group) error {
 			if rate.N == 0 {
 				continue
 			}
-			s.Points = append(s.Points, XY{float64(lvl), rate.Rate})
+			s.Points = append(s.Points, XY{float64(lvl) + dx, rate.Rate})
 			s.Lo, s.Hi = append(s.Lo, rate.Lo), append(s.Hi, rate.Hi)
 		}
+		ok = ok || len(s.Points) > 0
 		chart.Lines = append(chart.Lines, s)
 	}
-	if err := r.chart("calibration", "mis-dispatch rate per level by weights version", chart); err != nil {
-		if errors.Is(err, errNoData) {
-			fmt.Fprintf(w, "_No task at L0, L1, L3 or L4: nothing to chart._\n\n")
-			return nil
-		}
-		return err
-	}
-	return nil
+	return chart, ok
 }
 
 func rateCell(r accuracy.Rate) string {

@@ -6,7 +6,7 @@ func reportCharts() []NamedChart {
 	for _, c := range ProposalCharts(sampleProposal()) {
 		out = append(out, NamedChart{"proposal-" + c.Name, c.Chart})
 	}
-	for _, c := range HistoryCharts(sampleHistory()) {
+	for _, c := range HistoryCharts(sampleHistoryAccuracy()) {
 		out = append(out, NamedChart{"history-" + c.Name, c.Chart})
 	}
 	for _, c := range AuditCharts(sampleAudit()) {
