@@ -27,7 +27,8 @@ type AuditABOptions struct {
 	Baseline     string // the baseline arm ("" = the first)
 	CCUsage      string
 	MaxLineBytes int
-	Compare      audit.ABOptions
+	// ABOptions are the comparison's: pairing, levels, mixed versions.
+	audit.ABOptions
 }
 
 // AuditABResult is what tune audit ab prints.
@@ -82,7 +83,7 @@ func AuditAB(env Env, opts AuditABOptions, hooks ScanHooks) (*AuditABResult, err
 		arms = append([]audit.Arm{arms[i]}, append(arms[:i:i], arms[i+1:]...)...)
 	}
 	var err error
-	res.Report, err = audit.CompareArms(arms, opts.Compare)
+	res.Report, err = audit.CompareArms(arms, opts.ABOptions)
 	return res, err
 }
 

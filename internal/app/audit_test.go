@@ -135,7 +135,7 @@ func TestAuditRefusesAPathWithoutRecords(t *testing.T) {
 func TestAuditABByEffort(t *testing.T) {
 	cmp := audit.ABOptions{PairBy: "order", Alpha: 0.05, Confidence: 0.95}
 	var scans int
-	res, err := AuditAB(noEnv(), AuditABOptions{ByEffort: true, Paths: []string{effortRuns}, Compare: cmp},
+	res, err := AuditAB(noEnv(), AuditABOptions{ByEffort: true, Paths: []string{effortRuns}, ABOptions: cmp},
 		ScanHooks{Scanned: func(*transcript.Result) { scans++ }})
 	if err != nil {
 		t.Fatal(err)
@@ -147,13 +147,13 @@ func TestAuditABByEffort(t *testing.T) {
 		t.Errorf("arms %+v", res.Report.Arms)
 	}
 
-	_, err = AuditAB(noEnv(), AuditABOptions{ByEffort: true, Paths: []string{effortRuns}, Baseline: "low", Compare: cmp}, ScanHooks{})
+	_, err = AuditAB(noEnv(), AuditABOptions{ByEffort: true, Paths: []string{effortRuns}, Baseline: "low", ABOptions: cmp}, ScanHooks{})
 	var fe *exitcode.FlagError
 	if !errors.As(err, &fe) {
 		t.Errorf("unknown baseline: %v, want a usage error", err)
 	}
 
-	res, err = AuditAB(noEnv(), AuditABOptions{Arms: []Arm{{"a", []string{effortRuns}}, {"b", []string{demoTranscripts}}}, Baseline: "b", Compare: cmp},
+	res, err = AuditAB(noEnv(), AuditABOptions{Arms: []Arm{{"a", []string{effortRuns}}, {"b", []string{demoTranscripts}}}, Baseline: "b", ABOptions: cmp},
 		ScanHooks{Scanned: func(*transcript.Result) { scans++ }})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestAuditABByEffort(t *testing.T) {
 		t.Errorf("%d scans, arms %+v", scans, res.Report.Arms)
 	}
 
-	_, err = AuditAB(noEnv(), AuditABOptions{Arms: []Arm{{"a", []string{effortRuns}}, {"b", []string{t.TempDir()}}}, Compare: cmp}, ScanHooks{})
+	_, err = AuditAB(noEnv(), AuditABOptions{Arms: []Arm{{"a", []string{effortRuns}}, {"b", []string{t.TempDir()}}}, ABOptions: cmp}, ScanHooks{})
 	if err == nil || !strings.Contains(err.Error(), "arm b: no transcript") {
 		t.Errorf("empty arm: %v", err)
 	}

@@ -324,6 +324,15 @@ const (
 // GroupBys lists the breakdowns, for flag validation and help.
 var GroupBys = []GroupBy{ByDay, ByWeek, ByMonth, BySession, ByProject, ByModel, ByEffort, ByClass, ByBlock}
 
+// GroupByNames are the GroupBys as the --by flag spells them.
+func GroupByNames() []string {
+	names := make([]string, len(GroupBys))
+	for i, b := range GroupBys {
+		names[i] = string(b)
+	}
+	return names
+}
+
 // chronological breakdowns keep time order rather than cost order.
 func (by GroupBy) chronological() bool {
 	return by == ByDay || by == ByWeek || by == ByMonth || by == ByBlock

@@ -20,29 +20,11 @@ type auditOptions struct {
 	Getenv     func(string) string
 	ReportsDir string
 
-	Paths     []string
-	By        string
-	JSON      bool
-	Format    string
-	CCUsage   string
-	Label     string
-	Report    bool
-	OutDir    string
-	Since     string
-	Until     string
-	Timezone  string
-	Breakdown bool
-	Pricing   string
-	Strict    bool
-	// MaxLineBytes caps one transcript line (--max-line-bytes); longer lines are skipped as too-long.
-	MaxLineBytes int
-
-	loc *time.Location
-	// Parquet export (--format parquet): Out is the file, or with PartitionBy "day" the root of the
-	// day=YYYY-MM-DD directories; Force replaces existing files.
-	Out         string
-	PartitionBy string
-	Force       bool
+	// The flags fill the use case's options; validate completes them (Location, ReportDir, Out).
+	app.AuditOptions
+	JSON     bool
+	OutDir   string // --out: the --report directory, or with --format parquet the Parquet file
+	Timezone string
 }
 
 // NewCmdAudit builds `tune audit` (and `tune audit ab`).
@@ -135,11 +117,7 @@ in order at the end.`,
 			return auditRun(opts)
 		},
 	}
-	var by []string
-	for _, b := range audit.GroupBys {
-		by = append(by, string(b))
-	}
-	cmd.Flags().StringVar(&opts.By, "by", "", "break down by `KEY`: "+strings.Join(by, ", "))
+	cmd.Flags().StringVar((*string)(&opts.By), "by", "", "break down by `KEY`: "+strings.Join(audit.GroupByNames(), ", "))
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only requests from `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "only requests up to `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
 	cmd.Flags().StringVar(&opts.Timezone, "timezone", "", "`ZONE` of days, weeks and months (IANA name such as UTC or Europe/Paris; default $TZ, else the system's)")
@@ -172,7 +150,7 @@ func (o *auditOptions) validate() error {
 		if o.OutDir == "" {
 			return FlagErrorf("--format parquet needs --out FILE (or a directory with --partition-by day)")
 		}
-		o.Out, o.OutDir = o.OutDir, o.ReportsDir
+		o.Out, o.OutDir = o.OutDir, o.ReportsDir // the report always goes to the --reports-dir
 	default:
 		return FlagErrorf("--format %q: want text, json, csv, jsonl or parquet", o.Format)
 	}
@@ -188,15 +166,10 @@ func (o *auditOptions) validate() error {
 	if o.OutDir == "" {
 		o.OutDir = o.ReportsDir
 	}
+	o.ReportDir = o.OutDir
 	if o.By != "" {
-		ok := false
-		var by []string
-		for _, b := range audit.GroupBys {
-			ok = ok || string(b) == o.By
-			by = append(by, string(b))
-		}
-		if !ok {
-			return FlagErrorf("--by %q: want %s", o.By, strings.Join(by, ", "))
+		if !slices.Contains(audit.GroupBys, o.By) {
+			return FlagErrorf("--by %q: want %s", o.By, strings.Join(audit.GroupByNames(), ", "))
 		}
 		if o.Format == "csv" || o.Format == "jsonl" || o.Format == "parquet" {
 			return FlagErrorf("--by %s and --format %s conflict: csv, jsonl and parquet have one row per request (group them in DuckDB, or use --json for the groups)", o.By, o.Format)
@@ -219,7 +192,7 @@ func (o *auditOptions) validate() error {
 	if err != nil {
 		return err
 	}
-	o.loc = loc
+	o.Location = loc
 	return validateCCUsage(o.CCUsage)
 }
 
@@ -333,11 +306,7 @@ func warnSkipped(w io.Writer, res *transcript.Result) {
 
 func auditRun(opts *auditOptions) error {
 	hooks, printer := newScanHooks(opts.IO)
-	res, err := app.Audit(app.Env{Getenv: opts.Getenv}, app.AuditOptions{Paths: opts.Paths, By: audit.GroupBy(opts.By),
-		Breakdown: opts.Breakdown, Location: opts.loc, Since: opts.Since, Until: opts.Until, Format: opts.Format,
-		CCUsage: opts.CCUsage, Label: opts.Label, Pricing: opts.Pricing, Strict: opts.Strict, MaxLineBytes: opts.MaxLineBytes,
-		Report: opts.Report, ReportDir: opts.OutDir, Out: opts.Out, PartitionBy: opts.PartitionBy, Force: opts.Force},
-		opts.IO.Out, hooks)
+	res, err := app.Audit(app.Env{Getenv: opts.Getenv}, opts.AuditOptions, opts.IO.Out, hooks)
 	printer.clear()
 	if res == nil {
 		return err

@@ -15,22 +15,11 @@ type auditABOptions struct {
 	IO     *IOStreams
 	Getenv func(string) string
 
-	Arms       []string // NAME=PATH
-	ByEffort   bool
-	Paths      []string
-	Baseline   string
-	Paired     bool
-	PairBy     string
-	Alpha      float64
-	Confidence float64
-	AllowMixed bool
-	JSON       bool
-	Format     string
-	CCUsage    string
-	// MaxLineBytes caps one transcript line (--max-line-bytes); longer lines are skipped as too-long.
-	MaxLineBytes int
-
-	arms      []app.Arm
+	// The flags fill the use case's options; validate reads Arms from ArmFlags.
+	app.AuditABOptions
+	ArmFlags  []string // --arm NAME=PATH
+	JSON      bool
+	Format    string
 	pairBySet bool // --pair-by given: it means nothing without --paired
 }
 
@@ -88,7 +77,7 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 			return auditABRun(opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.Arms, "arm", nil, "an arm: `NAME=PATH` (repeatable; the first is the baseline)")
+	cmd.Flags().StringArrayVar(&opts.ArmFlags, "arm", nil, "an arm: `NAME=PATH` (repeatable; the first is the baseline)")
 	cmd.Flags().IntVar(&opts.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
 	cmd.Flags().BoolVar(&opts.ByEffort, "by-effort", false, "make arms from the effort level the transcripts record")
 	cmd.Flags().StringVar(&opts.Baseline, "baseline", "", "the baseline arm `NAME` (default: the first --arm, or the lowest effort)")
@@ -118,22 +107,22 @@ func (o *auditABOptions) validate() error {
 		return FlagErrorf("--format %q: want %s", o.Format, strings.Join(audit.ABFormats, ", "))
 	}
 	switch {
-	case o.ByEffort && len(o.Arms) > 0:
+	case o.ByEffort && len(o.ArmFlags) > 0:
 		return FlagErrorf("--arm and --by-effort are exclusive: arms come from labels or from the effort field")
-	case !o.ByEffort && len(o.Arms) == 0:
+	case !o.ByEffort && len(o.ArmFlags) == 0:
 		return FlagErrorf("give the arms: --arm NAME=PATH (at least two names), or --by-effort")
 	case !o.ByEffort && len(o.Paths) > 0:
 		return FlagErrorf("with --arm, paths belong to the arms (NAME=PATH); %q is extra", o.Paths[0])
 	}
 	if !o.ByEffort {
 		var err error
-		if o.arms, err = parseArms(o.Arms); err != nil {
+		if o.Arms, err = parseArms(o.ArmFlags); err != nil {
 			return err
 		}
 	}
 	if o.Baseline != "" && !o.ByEffort {
 		found := false
-		for _, a := range o.arms {
+		for _, a := range o.Arms {
 			found = found || a.Name == o.Baseline
 		}
 		if !found {
@@ -158,10 +147,7 @@ func (o *auditABOptions) validate() error {
 
 func auditABRun(opts *auditABOptions) error {
 	hooks, printer := newScanHooks(opts.IO)
-	res, err := app.AuditAB(app.Env{Getenv: opts.Getenv}, app.AuditABOptions{Arms: opts.arms, ByEffort: opts.ByEffort,
-		Paths: opts.Paths, Baseline: opts.Baseline, CCUsage: opts.CCUsage, MaxLineBytes: opts.MaxLineBytes,
-		Compare: audit.ABOptions{Paired: opts.Paired, PairBy: opts.PairBy, Alpha: opts.Alpha, Confidence: opts.Confidence, AllowMixed: opts.AllowMixed}},
-		hooks)
+	res, err := app.AuditAB(app.Env{Getenv: opts.Getenv}, opts.AuditABOptions, hooks)
 	printer.clear()
 	if res.NoEffort > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %d of %d runs record no effort level and are left out\n", res.NoEffort, res.Runs)

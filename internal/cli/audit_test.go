@@ -105,7 +105,7 @@ func TestAuditABFlags(t *testing.T) {
 			t.Errorf("%v: %v", c.args, err)
 			continue
 		}
-		s := fmt.Sprintf("%v effort=%v paired=%v/%s", got.arms, got.ByEffort, got.Paired, got.PairBy)
+		s := fmt.Sprintf("%v effort=%v paired=%v/%s", got.Arms, got.ByEffort, got.Paired, got.PairBy)
 		if s != c.want {
 			t.Errorf("%v: %s, want %s", c.args, s, c.want)
 		}

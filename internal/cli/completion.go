@@ -33,11 +33,7 @@ func addCompletions(root *cobra.Command, f *Factory) {
 			cmd.ValidArgsFunction = fn
 		}
 	}
-	var by []string
-	for _, b := range audit.GroupBys {
-		by = append(by, string(b))
-	}
-	flag("audit", "by", fixed(by...))
+	flag("audit", "by", fixed(audit.GroupByNames()...))
 	flag("audit", "format", fixed("text", "json", "csv", "jsonl", "parquet"))
 	flag("audit ab", "format", fixed(audit.ABFormats...))
 	flag("diff", "format", fixed("text", "markdown", "json"))

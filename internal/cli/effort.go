@@ -15,10 +15,8 @@ type effortOptions struct {
 	IO     *IOStreams
 	Getenv func(string) string
 
-	Paths      []string
-	Repo       string
-	CensusOnly bool
-	JSON       bool
+	app.EffortOptions
+	JSON bool
 }
 
 // NewCmdEffort builds `tune effort`.
@@ -105,7 +103,7 @@ func effortRun(opts *effortOptions) error {
 			return FlagErrorf("--repo %s: not a directory", opts.Repo)
 		}
 	}
-	res, err := app.Effort(app.Env{Getenv: opts.Getenv}, app.EffortOptions{Repo: opts.Repo, CensusOnly: opts.CensusOnly, Paths: opts.Paths})
+	res, err := app.Effort(app.Env{Getenv: opts.Getenv}, opts.EffortOptions)
 	if res == nil {
 		return err
 	}
