@@ -299,11 +299,7 @@ type Outcome struct {
 // Classify applies the reference's definitions to one closed task.
 func Classify(t *traceparse.Task) Outcome {
 	o := Outcome{Level: t.Level, FinalLoss: t.LossFinal, Terminal: cmp.Or(t.Terminal, UnknownKey)}
-	for i := range t.Entries {
-		if e := &t.Entries[i]; e.Kind == traceparse.KindIter && !e.Baseline {
-			o.K++
-		}
-	}
+	_, o.K = t.Iterations()
 	o.Complete = t.Terminal == "complete"
 	switch o.Level {
 	case "L3", "L4":

@@ -54,6 +54,7 @@ type lineClass struct {
 	task      taskKeys // its keys that describe its task
 	head      metaHead // what a meta line says about its task
 	notes     []string // caveats on a kept line
+	size      int      // the line's length in bytes
 }
 
 // taskKeys are the task-level keys a line may hold. They are read while classifying, from cache-hot
@@ -177,7 +178,7 @@ const synthesisedRoom = 128
 // classify fills lc with the verdict on the line raw and, when it is kept, e with its entry. e must
 // be zero: entries are built in place, in the arrays that tasks then slice.
 func (c *classifier) classify(raw []byte, lc *lineClass, e *Entry) {
-	*lc = lineClass{}
+	*lc = lineClass{size: len(raw)}
 	b := trimPy(raw)
 	if bytes.HasPrefix(b, bom) { // Decision: strip a BOM (start of file, or of a log joined with cat)
 		b = trimPy(b[len(bom):])

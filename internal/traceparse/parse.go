@@ -66,8 +66,13 @@ type parser struct {
 	ownEntries bool
 	epoch      int         // current epoch of the open task (from its epoch lines)
 	groups     []lossGroup // Δloss state of the open task, per loop and epoch
-	lastIter   int         // index in cur.Entries of its last iteration, -1 none
-	lastClose  int         // index in cur.Entries of its last close, -1 none
+	// lastIterLoss is the loss of the open task's last iteration (hasIter: it has one); lastCloseLine
+	// and lastCloseOffset locate its last close (hasClose). Kept by value, since the entries past the
+	// task bound are not kept (docs/decisions.md#bounded-memory-per-task).
+	lastIterLoss      *float64
+	hasIter, hasClose bool
+	lastCloseLine     int
+	lastCloseOffset   int64
 	// lastCloseLossFinal is the loss_final= of the last close, when it has one.
 	lastCloseLossFinal    string
 	lastCloseHasLossFinal bool
@@ -75,6 +80,10 @@ type parser struct {
 	// pendingDepartures are departures noted before the first task opened.
 	pendingDepartures []Departure
 	loopsUsed         []string // scratch for finishTask
+	bound             taskBound
+	// pendingOmitted counts the departures past the bound before the first task opened;
+	// warningsOmitted (skippedOmitted of them for skipped lines) those past the result's bound.
+	pendingOmitted, warningsOmitted, skippedOmitted int
 
 	// emit, when set, receives each task as it completes instead of the result's task list
 	// (Stream); emitWarn likewise receives each warning. stopErr is the first error emit returned:
@@ -95,7 +104,7 @@ type lossGroup struct {
 
 func newParser(source string, offset int64, opts ...Option) *parser {
 	p := &parser{source: source, res: &Result{Tasks: []Task{}, Warnings: []Warning{}}, offset: offset, start: offset,
-		maxLine: DefaultMaxLineBytes}
+		maxLine: DefaultMaxLineBytes, bound: defaultTaskBound()}
 	for _, o := range opts {
 		o(p)
 	}
@@ -141,7 +150,7 @@ func (p *parser) warn(line int, offset int64, reason string, skipped bool) {
 		p.emitWarn(w)
 		return
 	}
-	p.res.Warnings = append(p.res.Warnings, w)
+	p.keepWarning(w)
 }
 
 // account takes one classified physical line, at offset: it becomes an entry or is skipped with a
@@ -187,8 +196,7 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []En
 	}
 	if lc.openQuote && e.Kind == KindMeta && p.open {
 		// Noted before add finishes (and, when streaming, emits) the task this meta line ends.
-		p.cur.Departures = append(p.cur.Departures, Departure{Line: e.Line, Offset: e.Offset,
-			Reason: "the next task's meta line: its quotes do not balance, so the reference drops it and reads that task's lines into this one"})
+		p.depart(e.Line, e.Offset, "the next task's meta line: its quotes do not balance, so the reference drops it and reads that task's lines into this one")
 	}
 	p.add(lc, ents, i)
 	p.departures(lc, e)
@@ -213,7 +221,15 @@ func skippedDeparture(skip skipCode) string {
 func (p *parser) depart(line int, offset int64, reason string) {
 	d := Departure{Line: line, Offset: offset, Reason: reason}
 	if p.open {
+		if len(p.cur.Departures) >= maxTaskDepartures {
+			p.omitted(line, offset).Departures++
+			return
+		}
 		p.cur.Departures = append(p.cur.Departures, d)
+		return
+	}
+	if len(p.pendingDepartures) >= maxTaskDepartures {
+		p.pendingOmitted++
 		return
 	}
 	p.pendingDepartures = append(p.pendingDepartures, d)
@@ -266,6 +282,7 @@ func (p *parser) add(lc *lineClass, ents []Entry, i int) {
 		p.openTask(e, nil)
 	}
 	t := &p.cur
+	keep := e.Kind != KindMeta && p.keepEntry(lc, e)
 	switch e.Kind {
 	case KindEpoch:
 		if lc.epochSet {
@@ -278,16 +295,21 @@ func (p *parser) add(lc *lineClass, ents []Entry, i int) {
 		if !lc.epochSet {
 			e.Epoch = p.epoch
 		}
-		p.delta(e)
-		p.lastIter = len(t.Entries)
+		if keep { // Δloss is a field of a kept entry only
+			p.delta(e)
+		}
+		p.lastIterLoss, p.hasIter = e.Loss, true
 	case KindClose:
 		t.Closed = true
 		t.Terminal = lc.task.terminal
-		p.lastClose = len(t.Entries)
+		p.lastCloseLine, p.lastCloseOffset, p.hasClose = e.Line, e.Offset, true
 		p.lastCloseLossFinal, p.lastCloseHasLossFinal = lc.task.lossFinal, lc.task.hasLossFinal
 	}
-	if e.Kind != KindMeta {
+	switch {
+	case keep:
 		p.appendEntry(ents, i)
+	case e.Kind == KindClose:
+		p.keepLastClose(e)
 	}
 	if lc.task.any {
 		p.taskFields(e, &lc.task)
@@ -318,7 +340,7 @@ func (p *parser) taskFields(e *Entry, k *taskKeys) {
 	if k.hasFiles {
 		for f := range strings.SplitSeq(k.files, ",") {
 			if f = trimPy(f); f != "" {
-				p.files = append(p.files, f)
+				p.addFile(e, f)
 			}
 		}
 	}
@@ -340,9 +362,10 @@ func (p *parser) taskFields(e *Entry, k *taskKeys) {
 // openTask opens a task at e: a meta line with its head, or the first line of the legacy task.
 func (p *parser) openTask(e *Entry, head *metaHead) {
 	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp}
-	p.open, p.epoch, p.groups, p.lastIter, p.lastClose = true, 0, p.groups[:0], -1, -1
+	p.open, p.epoch, p.groups, p.hasIter, p.hasClose, p.lastIterLoss = true, 0, p.groups[:0], false, false, nil
 	p.lastCloseLossFinal, p.lastCloseHasLossFinal = "", false
 	p.cur.Departures, p.pendingDepartures = p.pendingDepartures, nil
+	p.resetBound(e)
 	t := &p.cur
 	if head == nil {
 		var lc lineClass
@@ -388,18 +411,17 @@ func (p *parser) finishTask() {
 		return
 	}
 	t := &p.cur
-	if p.lastClose >= 0 {
+	if p.hasClose {
 		if v, ok := p.lastCloseLossFinal, p.lastCloseHasLossFinal; ok {
 			if f, ok := parseFinite(v); ok {
 				t.LossFinal, t.LossFinalFrom = p.cls.floats.new(f), "close"
 			} else {
-				c := t.Entries[p.lastClose]
-				p.warn(c.Line, c.Offset, fmt.Sprintf("loss_final=%q is not a number: ignored", v), false)
+				p.warn(p.lastCloseLine, p.lastCloseOffset, fmt.Sprintf("loss_final=%q is not a number: ignored", v), false)
 			}
 		}
 	}
-	if t.LossFinal == nil && p.lastIter >= 0 {
-		if l := t.Entries[p.lastIter].Loss; l != nil {
+	if t.LossFinal == nil && p.hasIter {
+		if l := p.lastIterLoss; l != nil {
 			t.LossFinal, t.LossFinalFrom = p.cls.floats.new(*l), "iteration"
 		}
 	}
@@ -409,6 +431,7 @@ func (p *parser) finishTask() {
 			p.loopsUsed = append(p.loopsUsed, e.Loop)
 		}
 	}
+	p.loopsUsed = p.appendOmittedLoops(p.loopsUsed)
 	// Empty lists stay non-nil so that JSON shows [] rather than null.
 	if t.LoopsUsed = p.cls.strs.clone(p.loopsUsed); t.LoopsUsed == nil {
 		t.LoopsUsed = []string{}
@@ -461,6 +484,7 @@ func (p *parser) growTasks() {
 
 // result returns the result, its task list trimmed when the estimate was well above the count.
 func (p *parser) result() *Result {
+	p.noteWarningsOmitted()
 	if ts := p.res.Tasks; cap(ts) > len(ts)+len(ts)/4+16 {
 		p.res.Tasks = slices.Clone(ts)
 	}

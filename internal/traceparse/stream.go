@@ -183,7 +183,9 @@ func (p *parser) feedSequential(buf []byte, atEOF bool) int {
 		}
 		n := len(p.seq)
 		p.seq = p.seq[:n+1]
-		if p.cls.classify(buf[start:end], &p.lc, &p.seq[n]); p.lc.skip != keep {
+		if end-start > p.maxLine {
+			p.lc, p.seq = lineClass{skip: skipTooLong}, p.seq[:n]
+		} else if p.cls.classify(buf[start:end], &p.lc, &p.seq[n]); p.lc.skip != keep {
 			p.seq = p.seq[:n]
 		}
 		p.account(&p.lc, terminated, base+int64(start), p.seq, n)
@@ -215,7 +217,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 				for i, l := range b.lines {
 					n := len(b.entries)
 					lc := &b.classes[i]
-					if l.tooLong {
+					if l.tooLong || l.end-l.start > p.maxLine {
 						*lc = lineClass{skip: skipTooLong}
 						continue
 					}

@@ -40,13 +40,25 @@ func ReadLast(path string, n int, opts ...Option) (*Result, error) {
 	if n <= 0 {
 		return Parse(io.NewSectionReader(f, 0, size), path, opts...)
 	}
-	data, start, err := tailStart(f, size, n)
+	p := newParser(path, 0, opts...)
+	start, err := tailStart(f, size, n, p.maxLine)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	p := newParser(path, start, opts...)
-	if err := p.readBytes(data); err != nil {
-		return nil, err
+	// The tail is read forwards like any log, in bounded batches when it is large (a legacy log
+	// without meta lines is all tail), so its memory follows the tasks it keeps, not its bytes
+	// (docs/decisions.md#bounded-memory-per-task).
+	p.offset, p.start = start, start
+	if size-start <= batchSize {
+		data := make([]byte, size-start)
+		if m, err := f.ReadAt(data, start); m < len(data) {
+			return nil, fmt.Errorf("%s: %w", path, shrank(err))
+		}
+		if err := p.readBytes(data); err != nil {
+			return nil, err
+		}
+	} else if err := p.read(io.NewSectionReader(f, start, size-start)); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	res := p.result()
 	if start > 0 {
@@ -55,57 +67,107 @@ func ReadLast(path string, n int, opts ...Option) (*Result, error) {
 	return res, nil
 }
 
+func shrank(err error) error {
+	if err == nil || err == io.EOF {
+		return fmt.Errorf("the file shrank while it was read (truncated or rotated?)")
+	}
+	return err
+}
+
 // tailStart finds the start of the n-th meta line counted from the end of the first size bytes of r,
-// or 0 when there are fewer. It returns the bytes from that start to size and the start offset. Lines
-// are classified exactly as the forward parser does, so the forward parse of the returned bytes
-// yields the same tasks as the end of a whole-file parse.
-func tailStart(r io.ReaderAt, size int64, n int) ([]byte, int64, error) {
+// or 0 when there are fewer. Lines are classified exactly as the forward parser does (a line longer
+// than maxLine is not read, so it is never a meta line), so the forward parse from the returned offset
+// yields the same tasks as the end of a whole-file parse. It holds the line being examined and one
+// block, never the tail: a line over maxLine is passed over block by block without being held.
+func tailStart(r io.ReaderAt, size int64, n, maxLine int) (int64, error) {
 	var (
-		data    []byte // bytes [pos, size) of the file
-		pos     = size
-		block   = int64(firstTailBlock)
-		lineEnd = 0 // end (exclusive, index into data) of the line to examine next
-		metas   = 0
-		cls     classifier
-		lc      lineClass
-		e       Entry
+		data  []byte // bytes [pos, end) of the file: the end of the unexamined part
+		pos   = size
+		end   = size // the unexamined part is [0, end); a line end (or the end of the file) is at end
+		block = int64(firstTailBlock)
+		metas = 0
+		cls   classifier
+		lc    lineClass
+		e     Entry
 	)
 	for {
-		i := lastLineEnd(data[:lineEnd])
+		i := lastLineEnd(data)
 		if i < 0 && pos > 0 {
+			if len(data) > maxLine { // too long to be read forwards: find its start, keep nothing
+				j, err := prevLineEnd(r, pos, maxTailBlock)
+				if err != nil || j < 0 {
+					return 0, err
+				}
+				if end, err = lineEndBefore(r, j); err != nil {
+					return 0, err
+				}
+				data, pos = nil, end
+				continue
+			}
 			nb := min(block, pos)
 			pos -= nb
 			grown := make([]byte, int(nb)+len(data))
 			if m, err := r.ReadAt(grown[:nb], pos); m < int(nb) {
-				if err == nil || err == io.EOF {
-					err = fmt.Errorf("the file shrank while it was read (truncated or rotated?)")
-				}
-				return nil, 0, err
+				return 0, shrank(err)
 			}
 			copy(grown[nb:], data)
-			data, lineEnd = grown, lineEnd+int(nb)
+			data = grown
 			block = min(2*block, maxTailBlock)
 			continue
 		}
 		start := i + 1
 		// A line counts only when a line end follows it: the bytes after the last line end are an
 		// incomplete line, never a meta.
-		if line := data[start:lineEnd]; lineEnd < len(data) && bytes.Contains(line, metaWord) {
+		if line := data[start:]; end < size && len(line) <= maxLine && bytes.Contains(line, metaWord) {
 			e = Entry{}
 			if cls.classify(line, &lc, &e); lc.skip == keep && e.Kind == KindMeta {
 				if metas++; metas == n {
-					return data[start:], pos + int64(start), nil
+					return pos + int64(start), nil
 				}
 			}
 		}
 		if i < 0 {
-			return data, 0, nil
+			return 0, nil
 		}
-		lineEnd = i
+		k := i
 		if data[i] == '\n' && i > 0 && data[i-1] == '\r' {
-			lineEnd = i - 1
+			k = i - 1
+		}
+		data, end = data[:k], pos+int64(k)
+	}
+}
+
+// prevLineEnd returns the offset of the last line end ("\n" or "\r") before pos, or -1, reading
+// backwards in blocks of the given size.
+func prevLineEnd(r io.ReaderAt, pos int64, block int64) (int64, error) {
+	buf := make([]byte, block)
+	for pos > 0 {
+		nb := min(block, pos)
+		pos -= nb
+		if m, err := r.ReadAt(buf[:nb], pos); m < int(nb) {
+			return 0, shrank(err)
+		}
+		if i := lastLineEnd(buf[:nb]); i >= 0 {
+			return pos + int64(i), nil
 		}
 	}
+	return -1, nil
+}
+
+// lineEndBefore returns where the line that ends with the line end at j ends: j, or j-1 for the
+// "\r" of a "\r\n".
+func lineEndBefore(r io.ReaderAt, j int64) (int64, error) {
+	if j == 0 {
+		return j, nil
+	}
+	var two [2]byte
+	if m, err := r.ReadAt(two[:], j-1); m < 2 {
+		return 0, shrank(err)
+	}
+	if two[1] == '\n' && two[0] == '\r' {
+		return j - 1, nil
+	}
+	return j, nil
 }
 
 var metaWord = []byte("meta")

@@ -23,6 +23,10 @@ func withoutLines(tasks []traceparse.Task) []traceparse.Task {
 		for j := range t.Entries {
 			t.Entries[j].Line = 0
 		}
+		if t.Omitted != nil {
+			o := *t.Omitted
+			o.Line, t.Omitted = 0, &o
+		}
 		t.Departures = append([]traceparse.Departure(nil), t.Departures...)
 		for j := range t.Departures {
 			t.Departures[j].Line = 0

@@ -119,6 +119,9 @@ type Task struct {
 	// skipped where the reference reads it, …); empty when the reference reads the task the same way.
 	// Reports that promise the reference's numbers count these tasks apart (docs/decisions.md#accuracy-beyond-reference).
 	Departures []Departure `json:"-"`
+	// Omitted is nil unless the task reached a bound of what one task keeps (MaxTaskEntries): it then
+	// counts the entries (and departures, files) read but not kept (docs/decisions.md#bounded-memory-per-task).
+	Omitted *Omitted `json:"omitted,omitempty"`
 	// Meta is the meta line itself (zero for a legacy task).
 	Meta Entry `json:"-"`
 	// Entries are its iteration, close and epoch lines in file order.
@@ -157,3 +160,21 @@ var Loops = []string{"inner", "refine", "outer", "design", "cot"}
 
 // IsLoop reports whether name is one of Loops.
 func IsLoop(name string) bool { return slices.Contains(Loops, name) }
+
+// Iterations counts the task's iteration lines, and those that are not baselines, the ones past its
+// bound (Omitted) included.
+func (t *Task) Iterations() (all, nonBaseline int) {
+	for i := range t.Entries {
+		if e := &t.Entries[i]; e.Kind == KindIter {
+			all++
+			if !e.Baseline {
+				nonBaseline++
+			}
+		}
+	}
+	if o := t.Omitted; o != nil {
+		all += o.Iterations
+		nonBaseline += o.Iterations - o.Baselines
+	}
+	return all, nonBaseline
+}

@@ -74,12 +74,7 @@ func (r *TraceRows) Render(w io.Writer) error {
 }
 
 func traceRow(task *traceparse.Task, withSource bool) []string {
-	iters := 0
-	for _, e := range task.Entries {
-		if e.Kind == traceparse.KindIter {
-			iters++
-		}
-	}
+	iters, _ := task.Iterations()
 	level := dash(task.Level)
 	if task.Legacy {
 		level = "legacy"
