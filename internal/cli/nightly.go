@@ -26,10 +26,12 @@ func newCmdNightly(f *Factory, runF func(*nightlyOptions) error) *cobra.Command 
 		Long: `Run the evolve loop (tune evolve) over the trace logs under a lock, write the pending proposal
 and its EVAL report under --reports-dir, and print a summary a scheduler can act on:
 
-  exit 0  done (a proposal is pending) or nothing to do
+  exit 0  done (a proposal is pending), nothing to do, or a refused night (the summary says why:
+          "refused: …", a parity price or holdout veto in the attempts; the proposal is a revert)
   exit 1  error, or another tune nightly holds the lock (the second run exits at once)
-  exit 3  escalation: the loop hit its step cap while progressing; the state dump is written and
-          the output points to ` + app.EscalationDoc + `
+  exit 3  escalation: the loop hit its step cap while progressing, or a change would move a weight
+          more than 2 points from v0001 (the drift bound); the state dump is written and the
+          output points to ` + app.EscalationDoc + `
 
 Safe to run twice: the proposal id is derived from its content, so a re-run on the same inputs
 finds the same proposal, writes the same report bytes and adds nothing to the evolution log.

@@ -191,3 +191,50 @@ func TestNightlyWorkflow(t *testing.T) {
 		}
 	}
 }
+
+// TestNightlyWorkflowPullRequestOnlyForAChange runs the id line of the workflow's Pull request step: a
+// proposal that changes weights (accept, halve) opens a pull request; a refused night's revert or none
+// proposal (a record, which tune apply refuses) does not.
+func TestNightlyWorkflowPullRequestOnlyForAChange(t *testing.T) {
+	for _, tool := range []string{"bash", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (GitHub's runners have it)", tool)
+		}
+	}
+	_, script := workflowStep(t, docBlock(t, "yaml"), "Pull request")
+	var idLine string
+	for _, l := range strings.Split(script, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "id=$(jq") {
+			idLine = strings.TrimSpace(l)
+		}
+	}
+	if idLine == "" {
+		t.Fatalf("the Pull request step has no id=$(jq …) line:\n%s", script)
+	}
+	for decision, want := range map[string]string{"accept": "p-0123", "halve": "p-0123", "revert": "", "none": ""} {
+		dir := t.TempDir()
+		out := fmt.Sprintf(`{"outcome": "stalled", "decision": %q, "proposal": {"id": "p-0123", "decision": %q}}`+"\n", decision, decision)
+		if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", idLine+"\nprintf %s \"$id\"")
+		cmd.Dir = dir
+		got, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", decision, err)
+		}
+		if string(got) != want {
+			t.Errorf("proposal decision %s: id %q, want %q", decision, got, want)
+		}
+	}
+	// No proposal at all (nothing to do): no id either.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(`{"outcome": "nothing-to-do", "proposal": null}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", idLine+"\nprintf %s \"$id\"")
+	cmd.Dir = dir
+	if got, err := cmd.Output(); err != nil || len(got) != 0 {
+		t.Errorf("no proposal: id %q (%v), want none", got, err)
+	}
+}
