@@ -2,9 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/transcript"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type auditOptions struct {
@@ -225,96 +224,28 @@ func validateCCUsage(mode string) error {
 	return FlagErrorf("--ccusage %q: want %s", mode, strings.Join(ccusageModes, ", "))
 }
 
-// scanPrinter prints what the scans of the audit use cases report: a progress bar on a terminal
-// (app.ScanHooks.Progress), then each scan's skipped lines.
-type scanPrinter struct {
-	io    *IOStreams
-	start time.Time
-	drawn bool
-}
-
-func newScanHooks(io *IOStreams) (app.ScanHooks, *scanPrinter) {
-	p := &scanPrinter{io: io}
-	h := app.ScanHooks{Scanned: p.scanned}
+// newScanHooks follows the scans of the audit use cases on stderr: a progress bar on a terminal, then
+// each scan's skipped lines. Clear the bar when the use case returns.
+func newScanHooks(io *IOStreams) (app.ScanHooks, *view.Progress) {
+	p := &view.Progress{W: io.ErrOut}
+	h := app.ScanHooks{Scanned: func(res *transcript.Result) { p.Clear(); view.ScanWarnings(io.ErrOut, res) }}
 	if io.ErrIsTerminal {
-		h.Progress = p.progress
+		h.Progress = p.Update
 	}
 	return h, p
-}
-
-func (p *scanPrinter) progress(done, total int64) {
-	if !p.drawn {
-		p.drawn, p.start = true, time.Now()
-	}
-	drawProgress(p.io.ErrOut, done, total, time.Since(p.start))
-}
-
-// clear erases the progress bar once its scan has ended.
-func (p *scanPrinter) clear() {
-	if p.drawn {
-		fmt.Fprint(p.io.ErrOut, "\r\033[K")
-		p.drawn = false
-	}
-}
-
-func (p *scanPrinter) scanned(res *transcript.Result) {
-	p.clear()
-	warnSkipped(p.io.ErrOut, res)
-}
-
-func drawProgress(w io.Writer, done, total int64, elapsed time.Duration) {
-	const width = 30
-	frac := 0.0
-	if total > 0 {
-		frac = min(float64(done)/float64(total), 1)
-	}
-	n := int(frac * width)
-	fmt.Fprintf(w, "\rreading transcripts [%s%s] %3.0f%% %d/%d MB %.1fs", strings.Repeat("=", n), strings.Repeat(" ", width-n),
-		100*frac, done/1e6, total/1e6, elapsed.Seconds())
-}
-
-// warnSkipped reports skipped lines on stderr: one summary line and the first few file:line samples.
-func warnSkipped(w io.Writer, res *transcript.Result) {
-	for _, u := range res.Unreadable {
-		fmt.Fprintf(w, "tune: warning: left out %s: cannot read it (%s); --strict makes this an error\n", u.File, u.Err)
-	}
-	total := 0
-	for _, n := range res.Skipped {
-		total += n
-	}
-	if total == 0 {
-		return
-	}
-	var parts []string
-	for _, r := range []string{transcript.ReasonNotObject, transcript.ReasonTruncated, transcript.ReasonMalformed,
-		transcript.ReasonInvalidUsage, transcript.ReasonNoTimestamp, transcript.ReasonInvalidField, transcript.ReasonNullField,
-		transcript.ReasonTooLong} {
-		if n := res.Skipped[r]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, r))
-		}
-	}
-	fmt.Fprintf(w, "tune: warning: skipped %d of %d lines (%s)\n", total, res.Lines.Lines, strings.Join(parts, ", "))
-	const samples = 10
-	for i, warn := range res.Warnings {
-		if i == samples {
-			fmt.Fprintf(w, "tune: warning: … (%d more in --json \"warnings\")\n", len(res.Warnings)-samples)
-			break
-		}
-		fmt.Fprintf(w, "tune: warning: %s:%d: %s\n", warn.File, warn.Line, warn.Reason)
-	}
 }
 
 func auditRun(opts *auditOptions) error {
 	hooks, printer := newScanHooks(opts.IO)
 	res, err := app.Audit(app.Env{Getenv: opts.Getenv}, opts.AuditOptions, opts.IO.Out, hooks)
-	printer.clear()
+	printer.Clear()
 	if res == nil {
 		return err
 	}
 	if res.NoTranscripts {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", app.DescribeRoots(res.Roots))
 	}
-	warnUnpriced(opts.IO.ErrOut, res.Unpriced)
+	view.Unpriced(opts.IO.ErrOut, res.Unpriced)
 	for _, p := range res.ReportFiles {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: report: %s\n", p)
 	}
@@ -329,17 +260,4 @@ func auditRun(opts *auditOptions) error {
 		return audit.WriteText(opts.IO.Out, res.Report, res.Input)
 	}
 	return nil
-}
-
-// warnUnpriced names the models without a price, whose requests' cost is unknown.
-func warnUnpriced(w io.Writer, models map[string]int) {
-	names := make([]string, 0, len(models))
-	for m := range models {
-		names = append(names, m)
-	}
-	sort.Strings(names)
-	for _, m := range names {
-		fmt.Fprintf(w, "tune: warning: no price for model %q (%s): their cost is unknown and left out of the totals; give it with --pricing FILE\n",
-			m, plural(models[m], "request"))
-	}
 }

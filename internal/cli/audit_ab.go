@@ -148,7 +148,7 @@ func (o *auditABOptions) validate() error {
 func auditABRun(opts *auditABOptions) error {
 	hooks, printer := newScanHooks(opts.IO)
 	res, err := app.AuditAB(app.Env{Getenv: opts.Getenv}, opts.AuditABOptions, hooks)
-	printer.clear()
+	printer.Clear()
 	if res.NoEffort > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %d of %d runs record no effort level and are left out\n", res.NoEffort, res.Runs)
 	}

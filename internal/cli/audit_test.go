@@ -111,11 +111,3 @@ func TestAuditABFlags(t *testing.T) {
 		}
 	}
 }
-
-func TestDrawProgress(t *testing.T) {
-	var b bytes.Buffer
-	drawProgress(&b, 500e6, 1000e6, 1500*time.Millisecond)
-	if got := b.String(); !strings.Contains(got, "[===============               ]  50% 500/1000 MB 1.5s") {
-		t.Errorf("progress line %q", got)
-	}
-}

@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/effort"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type effortOptions struct {
@@ -107,15 +107,11 @@ func effortRun(opts *effortOptions) error {
 	if res == nil {
 		return err
 	}
-	for _, w := range res.CensusWarnings {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %s\n", effortWarning(opts.Repo, w))
-	}
+	view.EffortWarnings(opts.IO.ErrOut, opts.Repo, res.CensusWarnings)
 	if res.NoTranscripts {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", app.DescribeRoots(res.Roots))
 	}
-	for _, w := range res.ObservedWarnings {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %s\n", effortWarning("", w))
-	}
+	view.EffortWarnings(opts.IO.ErrOut, "", res.ObservedWarnings)
 	if err != nil {
 		return err
 	}
@@ -123,16 +119,4 @@ func effortRun(opts *effortOptions) error {
 		return effort.WriteJSON(opts.IO.Out, res.Report)
 	}
 	return effort.WriteText(opts.IO.Out, res.Report)
-}
-
-// effortWarning is "FILE:LINE: reason"; census files are named under the repository as given.
-func effortWarning(repo string, w effort.Warning) string {
-	file := w.File
-	if repo != "" && repo != "." {
-		file = filepath.Join(repo, file)
-	}
-	if w.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", file, w.Line, w.Reason)
-	}
-	return fmt.Sprintf("%s: %s", file, w.Reason)
 }

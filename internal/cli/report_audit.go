@@ -43,6 +43,6 @@ func auditReportRun(opts *reportOptions) (app.ReportResult, error) {
 		}
 	}
 	hooks, printer := newScanHooks(opts.IO)
-	defer printer.clear()
+	defer printer.Clear()
 	return app.ReportAudit(opts.Env, app.ReportAuditOptions{Paths: opts.Paths, Arms: arms, AllowMixed: opts.AllowMixed, OutDir: opts.OutDir}, hooks)
 }
