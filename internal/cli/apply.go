@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -97,18 +96,5 @@ func applyRun(opts *applyOptions) error {
 	if err != nil {
 		return storeNothingToDo(opts.IO, err)
 	}
-	if opts.JSON {
-		return view.WriteJSON(opts.IO.Out, rep)
-	}
-	w := opts.IO.Out
-	fmt.Fprintf(w, "applied %s as %s (parent %s): %s\n", rep.Proposal, rep.Version, rep.Parent, rep.Change)
-	fmt.Fprintf(w, "active version: %s (evolution log serial %d)\n", rep.Version, rep.Serial)
-	if len(rep.Harvested) > 0 {
-		fmt.Fprintf(w, "harvested %s:\n", plural(len(rep.Harvested), "fixture"))
-		for _, h := range rep.Harvested {
-			fmt.Fprintf(w, "  %s\n", h)
-		}
-	}
-	fmt.Fprintf(w, "undo with: tune rollback (writes a new version equal to %s)\n", rep.Parent)
-	return nil
+	return view.Print(opts.IO.Out, opts.JSON, rep, view.Apply)
 }

@@ -1,17 +1,12 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/audit"
-	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/store"
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // addCompletions registers the shell completion of flag values and arguments (tune completion bash|zsh|
@@ -64,15 +59,9 @@ func addCompletions(root *cobra.Command, f *Factory) {
 // completionStore is the weights directory the command would use: completion runs without the root's
 // pre-run, so the project is resolved here.
 func completionStore(cmd *cobra.Command, f *Factory) string {
-	dir := f.WeightsDir
-	if wd, err := os.Getwd(); err == nil {
-		var fixtures, reports string
-		_, _, _ = project.Resolve(wd, cmd.Flags().Changed, f.Getenv,
-			project.Dir{Flag: "weights-dir", Env: "TUNE_WEIGHTS_DIR", Sub: "weights", Value: &dir},
-			project.Dir{Flag: "fixtures-dir", Env: "TUNE_FIXTURES_DIR", Sub: "fixtures", Value: &fixtures},
-			project.Dir{Flag: "reports-dir", Env: "TUNE_REPORTS_DIR", Sub: "reports", Value: &reports})
-	}
-	return dir
+	g := *f // resolveProject points the directories of a copy, not of the factory
+	_ = g.resolveProject(cmd.Flags())
+	return g.WeightsDir
 }
 
 // completeVersions lists the store's versions (v0001, …), with "active" when withActive.
@@ -81,27 +70,10 @@ func completeVersions(cmd *cobra.Command, f *Factory, withActive bool) []cobra.C
 	if withActive {
 		out = append(out, "active")
 	}
-	s, err := store.Open(completionStore(cmd, f), nil)
-	if err != nil {
-		return out
-	}
-	nums, err := s.Versions()
-	if err != nil {
-		return out
-	}
-	for _, n := range nums {
-		out = append(out, weights.VersionName(n))
-	}
-	return out
+	return append(out, store.VersionNames(completionStore(cmd, f))...)
 }
 
 // completeProposals lists the pending proposal ids (p-…).
 func completeProposals(cmd *cobra.Command, f *Factory) []cobra.Completion {
-	files, _ := filepath.Glob(filepath.Join(completionStore(cmd, f), store.ProposalsDir, "p-*.json"))
-	var out []cobra.Completion
-	for _, p := range files {
-		out = append(out, strings.TrimSuffix(filepath.Base(p), ".json"))
-	}
-	sort.Strings(out)
-	return out
+	return store.ProposalIDs(completionStore(cmd, f))
 }

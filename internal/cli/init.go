@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
@@ -66,24 +63,5 @@ func initRun(opts *initOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.JSON {
-		return view.WriteJSON(opts.IO.Out, res)
-	}
-	w := opts.IO.Out
-	fmt.Fprintf(w, "initialised a tune project in %s\n", res.Dir)
-	for _, f := range res.Written {
-		fmt.Fprintf(w, "  wrote %s\n", f)
-	}
-	for _, f := range res.Kept {
-		fmt.Fprintf(w, "  kept  %s (an existing store's history is never touched)\n", f)
-	}
-	if len(res.Gitignore) > 0 {
-		fmt.Fprintf(w, "  .gitignore: added %s\n", strings.Join(res.Gitignore, ", "))
-	}
-	fmt.Fprint(w, `next:
-  tune score --log .ldd/trace.log "the task"   # record a task (agents do it on each task)
-  tune nightly                                 # detect, propose, replay: a proposal and its report
-  tune apply                                   # once you have read reports/proposal-*.md
-`)
-	return nil
+	return view.Print(opts.IO.Out, opts.JSON, res, view.Init)
 }

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"fmt"
-	"path/filepath"
-	"sort"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/project"
 )
 
 type nightlyOptions struct {
@@ -56,7 +53,7 @@ crontab line and a CI workflow that opens a pull request).`,
 }
 
 func nightlyRun(f *Factory, opts *nightlyOptions) error {
-	logs, err := expandLogs(opts.Logs, opts.Globs)
+	logs, err := project.ExpandLogs(opts.Logs, opts.Globs)
 	if err != nil {
 		return err
 	}
@@ -68,35 +65,4 @@ func nightlyRun(f *Factory, opts *nightlyOptions) error {
 		return err
 	}
 	return printEvolve(&opts.evolveOptions, out)
-}
-
-// expandLogs joins the LOG arguments and the --logs globs, sorted and without duplicates. A glob that
-// matches nothing is an error: a nightly job pointed at the wrong place must say so, not report
-// "nothing to do".
-func expandLogs(args, globs []string) ([]string, error) {
-	seen := map[string]bool{}
-	var out []string
-	add := func(p string) {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	for _, a := range args {
-		add(a)
-	}
-	for _, g := range globs {
-		matches, err := filepath.Glob(g)
-		if err != nil {
-			return nil, FlagErrorf("--logs %q: %v", g, err)
-		}
-		if len(matches) == 0 {
-			return nil, fmt.Errorf("--logs %q matches no trace log", g)
-		}
-		sort.Strings(matches)
-		for _, m := range matches {
-			add(m)
-		}
-	}
-	return out, nil
 }

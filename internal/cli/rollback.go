@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
@@ -68,11 +66,5 @@ func rollbackRun(opts *rollbackOptions) error {
 	if err != nil {
 		return storeNothingToDo(opts.IO, err)
 	}
-	if opts.JSON {
-		return view.WriteJSON(opts.IO.Out, rep)
-	}
-	fmt.Fprintf(opts.IO.Out, "rolled back to %s: wrote %s (parent %s) with the content of %s: %s\n",
-		rep.Restores, rep.Version, rep.Parent, rep.Restores, rep.Change)
-	fmt.Fprintf(opts.IO.Out, "active version: %s (evolution log serial %d)\n", rep.Version, rep.Serial)
-	return nil
+	return view.Print(opts.IO.Out, opts.JSON, rep, view.Rollback)
 }

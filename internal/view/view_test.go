@@ -1,0 +1,43 @@
+package view
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/traceparse"
+)
+
+func TestWarningLocations(t *testing.T) {
+	tails := NewTails([]traceparse.Tail{{File: "big.log", Offset: 4096}})
+	var b bytes.Buffer
+	Warnings(&b, []evolve.Warning{
+		{Source: "a.log", Line: 3, Reason: "r1"},
+		{Source: "big.log", Line: 7, Reason: "r2"},
+		{Source: "big.log", Reason: "r3"},
+		{Reason: "r4"},
+	}, tails)
+	TraceWarning(&b, traceparse.Warning{File: "big.log", Line: 2, Offset: 5000, Reason: "cut", Skipped: true}, true)
+	want := "tune: warning: a.log:3: r1\n" +
+		"tune: warning: big.log: line 7 of the tail read from byte 4096: r2\n" +
+		"tune: warning: big.log: r3\n" +
+		"tune: warning: r4\n" +
+		"tune: warning: big.log: byte 5000 (line 2 of the tail): skipped: cut\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestPrintChoosesJSONOrText(t *testing.T) {
+	text := func(w io.Writer, v map[string]string) error { _, err := io.WriteString(w, "text "+v["k"]+"\n"); return err }
+	for _, c := range []struct {
+		json bool
+		want string
+	}{{true, "{\n  \"k\": \"<v>\"\n}\n"}, {false, "text <v>\n"}} {
+		var b bytes.Buffer
+		if err := Print(&b, c.json, map[string]string{"k": "<v>"}, text); err != nil || b.String() != c.want {
+			t.Errorf("json=%v: got %q, %v; want %q", c.json, b.String(), err, c.want)
+		}
+	}
+}
