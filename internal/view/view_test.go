@@ -30,7 +30,10 @@ func TestWarningLocations(t *testing.T) {
 }
 
 func TestPrintChoosesJSONOrText(t *testing.T) {
-	text := func(w io.Writer, v map[string]string) error { _, err := io.WriteString(w, "text "+v["k"]+"\n"); return err }
+	text := func(w io.Writer, v map[string]string) error {
+		_, err := io.WriteString(w, "text "+v["k"]+"\n")
+		return err
+	}
 	for _, c := range []struct {
 		json bool
 		want string
