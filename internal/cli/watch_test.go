@@ -369,3 +369,81 @@ func TestReportHistoryAccuracy(t *testing.T) {
 		t.Errorf("a report without logs has the accuracy section: %v", mds)
 	}
 }
+
+// nightlyWatchLog is watchLog(t, after, 0) (a change whose lifted tasks did not regress) followed by
+// the two-step history of the evolve script moved into the month after the apply: its flagged tasks
+// carry layer-crossings, not the changed signal, so the night's evolve has a pattern to propose on.
+func nightlyWatchLog(t *testing.T, after int) string {
+	t.Helper()
+	twostep := string(extractTxtarFile(t, filepath.Join("testdata", "script", "evolve_loop.txtar"), "twostep.log"))
+	twostep = strings.NewReplacer("2026-05-01T", "2026-11-11T", "2026-05-02T", "2026-11-12T", "2026-05-04T", "2026-11-14T", "2026-05-05T", "2026-11-15T").Replace(twostep)
+	path := filepath.Join(t.TempDir(), "trace.log")
+	if err := os.WriteFile(path, []byte(mustRead(t, watchLog(t, after, 0))+twostep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestNightlyWatchLetsTheEvolveRun: a verdict other than harmful (holding; too early, here under a
+// tune.toml bound) lets the night's evolve run; the summary starts with the watch line and the
+// proposal's EVAL report carries the Watch section, with no rollback proposal.
+func TestNightlyWatchLetsTheEvolveRun(t *testing.T) {
+	for _, c := range []struct {
+		name, config string
+		summary, md  []string
+	}{
+		{name: "holding", summary: []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HOLDING", "no evidence against v0002"},
+			md: []string{"is **holding**: no evidence against v0002", "| low-side regressions (changed signal) | 6/20 (30%) [15–52%] | 0/20 (0%) [0–16%] |"}},
+		{name: "too early", config: "[watch]\nmin_tasks = 200\n", summary: []string{"is TOO EARLY", "200 needed:"},
+			md: []string{"is **too early**:", "200 needed:", "| overkill | 0/20 (0%) [0–16%] |"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := watchStore(t)
+			if err := copyDir(filepath.Join(repoRoot(), "fixtures"), filepath.Join(filepath.Dir(dir), "fixtures")); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"--reports-dir", filepath.Join(t.TempDir(), "reports"), "nightly"}
+			if c.config != "" {
+				cfg := filepath.Join(t.TempDir(), "tune.toml")
+				if err := os.WriteFile(cfg, []byte(c.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--config", cfg)
+			}
+			code, out, errOut := watchCLI(t, dir, append(args, nightlyWatchLog(t, 20))...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s %s", code, out, errOut)
+			}
+			if !strings.HasPrefix(out, "watch: ") || strings.Contains(out, "watch-harmful") || strings.Contains(out, "did not evolve") {
+				t.Errorf("summary:\n%s", out)
+			}
+			for _, want := range append(c.summary, "proposal p-", "report: ") {
+				if !strings.Contains(out, want) {
+					t.Errorf("summary lacks %q:\n%s", want, out)
+				}
+			}
+			mds, _ := filepath.Glob(filepath.Join(args[1], "proposal-p-*.md"))
+			if len(mds) != 1 {
+				t.Fatalf("reports %v, want the evolve's EVAL report", mds)
+			}
+			md := mustRead(t, mds[0])
+			for _, want := range append(c.md, "## Watch", "(parent v0001, contract-rule-hit +1)") {
+				if !strings.Contains(md, want) {
+					t.Errorf("EVAL report lacks %q:\n%s", want, md)
+				}
+			}
+			if strings.Contains(md, "Rollback proposal") {
+				t.Errorf("a %s version got a rollback proposal:\n%s", c.name, md)
+			}
+			// The evolve's proposal is the only one: the watch wrote none.
+			s, err := store.Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pending, _ := s.PendingProposals()
+			if len(pending) != 1 || pending[0].Parent != 2 || strings.Contains(pending[0].Reason, "tune watch") {
+				t.Errorf("pending proposals %+v, want the evolve's one on v0002", pending)
+			}
+		})
+	}
+}
