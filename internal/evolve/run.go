@@ -1,6 +1,9 @@
 package evolve
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // RunDecision is the decision of a run of one or more steps (tune propose: one; tune evolve: the
 // chain): accept when a full step was kept, halve when only half steps were; without a kept change,
@@ -43,4 +46,35 @@ func (r *LoopResult) Decision() string {
 		return DecisionRevert
 	}
 	return RunDecision(r.StepResults())
+}
+
+// LossSummary phrases the suite loss of a step or a run next to its attempts
+// (docs/decisions.md#suite-loss-of-a-run). A run's before → after is the parent against the candidate it
+// keeps, so a run that keeps nothing went "0.000 → 0.000" while its attempts table said "0.000 → 0.027".
+// With a kept change it is "before → after"; with only reverted attempts it is the parent's loss, which
+// stands, and what the reverted attempts measured ("0.000 (reverted: 0.027)"); with nothing measured it
+// is the parent's loss alone. format prints one loss.
+func LossSummary(decision string, before, after float64, tried []float64, format func(float64) string) string {
+	if decision == DecisionAccept || decision == DecisionHalve {
+		return format(before) + " → " + format(after)
+	}
+	var seen []string
+	for _, l := range tried {
+		if s := format(l); !slices.Contains(seen, s) {
+			seen = append(seen, s)
+		}
+	}
+	if len(seen) == 0 {
+		return format(before)
+	}
+	return format(before) + " (reverted: " + strings.Join(seen, ", ") + ")"
+}
+
+// TriedLosses are the suite losses the attempts measured, in order.
+func TriedLosses(attempts []Attempt) []float64 {
+	out := make([]float64, len(attempts))
+	for i, a := range attempts {
+		out[i] = float64(a.SuiteLossAfter)
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -241,8 +242,12 @@ func proposalHeadline(in ProposalReport) string {
 	if len(in.Attempts) == 0 && len(in.Replay) == 0 {
 		return fmt.Sprintf("**Decision: %s** — no change; nothing was replayed.", Escape(decision))
 	}
-	return fmt.Sprintf("**Decision: %s** — %s (%s → candidate). Suite loss %s → %s.",
-		Escape(decision), change, weights.VersionName(in.Parent), fmtLoss(in.SuiteLossBefore), fmtLoss(in.SuiteLossAfter))
+	tried := make([]float64, len(in.Attempts))
+	for i, a := range in.Attempts {
+		tried[i] = a.SuiteLossAfter
+	}
+	return fmt.Sprintf("**Decision: %s** — %s (%s → candidate). Suite loss %s.", Escape(decision), change,
+		weights.VersionName(in.Parent), evolve.LossSummary(decision, in.SuiteLossBefore, in.SuiteLossAfter, tried, fmtLoss))
 }
 
 func proposalWindow(w io.Writer, win *Window, red *redactions) error {

@@ -91,3 +91,21 @@ func TestProposalChain(t *testing.T) {
 		}
 	}
 }
+
+// A proposal that keeps nothing says the parent's loss stands and what the reverted attempts measured;
+// its headline said "Suite loss 1 → 1" over an attempts table at 1 → 0.8.
+func TestProposalRevertHeadline(t *testing.T) {
+	in := sampleProposal()
+	in.Decision = "revert"
+	in.SuiteLossAfter = in.SuiteLossBefore
+	for i := range in.Attempts {
+		in.Attempts[i].Decision = "revert"
+	}
+	files, err := RenderProposal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, want := string(files[0].Data), "**Decision: revert** — no change (v0003 → candidate). Suite loss 1 (reverted: 0.8, 0.6)."; !strings.Contains(md, want) {
+		t.Errorf("report lacks %q:\n%s", want, md)
+	}
+}

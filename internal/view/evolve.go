@@ -22,7 +22,8 @@ func Propose(w io.Writer, rep *app.ProposeResult) error {
 			return err
 		}
 	}
-	termtable.Fprintf(w, "decision: %s; suite loss %.3f → %.3f (parent %s)\n", rep.Decision, float64(rep.SuiteLossBefore), float64(rep.SuiteLossAfter), rep.Parent)
+	termtable.Fprintf(w, "decision: %s, parent %s; suite loss %s\n", rep.Decision, rep.Parent, evolve.LossSummary(rep.Decision,
+		float64(rep.SuiteLossBefore), float64(rep.SuiteLossAfter), evolve.TriedLosses(rep.Attempts), fmtLoss3))
 	if rep.Drift != nil {
 		termtable.Fprintf(w, "escalated: %s; see %s\n", rep.Drift.Reason, app.EscalationDoc)
 	}
@@ -130,7 +131,7 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 				change = knob + " " + weights.Half(*s.Delta).String()
 			}
 			if err := t.Append(fmt.Sprint(s.N), change, s.Decision,
-				fmt.Sprintf("%.3f → %.3f", float64(s.SuiteLossBefore), float64(s.SuiteLossAfter)),
+				evolve.LossSummary(s.Decision, float64(s.SuiteLossBefore), float64(s.SuiteLossAfter), evolve.TriedLosses(s.Attempts), fmtLoss3),
 				fmt.Sprintf("%.3f → %.3f", float64(s.WitnessBefore), float64(s.WitnessAfter)),
 				yesNo(s.Progress), fmt.Sprint(s.Unresolved), fmt.Sprint(len(s.Lifted))); err != nil {
 				return err
@@ -180,3 +181,6 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 	}
 	return nil
 }
+
+// fmtLoss3 prints a suite loss as the text tables do.
+func fmtLoss3(l float64) string { return fmt.Sprintf("%.3f", l) }
