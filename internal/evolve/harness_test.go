@@ -14,7 +14,7 @@ import (
 // The decision harness (docs/decisions.md#harness): seeded noise and planted histories played through
 // the evolve loop, and 30 consecutive nights on a growing log with the nightly loop and an apply each
 // night (the apply makes the loop's final weights active and adds the supporting tasks to the evidence
-// ledger, as `tune apply` does; store_harness_test.go plays nights through the real file store). The
+// ledger, as `tune apply` does; internal/app/nights_test.go plays nights through the real file store). The
 // in-suite run is small; TUNE_HARNESS=full plays the sizes quoted in docs/decisions.md and prints the
 // rates; TUNE_HARNESS=heldout plays the same sizes on seeds no rule was ever looked at with (offset by
 // heldoutSeeds), to confirm that the rates are not fitted to the seeds.

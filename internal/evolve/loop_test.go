@@ -290,3 +290,38 @@ func TestLoopPartialKeepsTheStepsThatLifted(t *testing.T) {
 		t.Fatalf("supporting keys %v: every flagged task of the run goes into the ledger, lifted or not", keys)
 	}
 }
+
+// The window summary counts a left-out task under one reason: a ledgered task is "already used" even
+// when the active weights (usually the change it supported) lift it too; "lifted by the active weights"
+// counts only tasks the ledger does not name.
+func TestWindowCountsALedgeredTaskOnceAsUsed(t *testing.T) {
+	w := refWeights(t)
+	tasks := loopHistory(t, &w, 0, weights.ExplicitBugfix, weights.LayerCrossings)
+	active := Change{Kind: ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}.Apply(w)
+	active.Version = 2
+	used := map[string]string{}
+	var flagged []string
+	for i := range tasks {
+		if strings.HasPrefix(tasks[i].Title, "quick patch") {
+			flagged = append(flagged, TaskKey(&tasks[i]))
+		}
+	}
+	if len(flagged) != 3 {
+		t.Fatalf("%d flagged tasks in the history, want 3", len(flagged))
+	}
+	used[flagged[0]], used[flagged[1]] = "v0002", "v0002"
+	det := Detect(DetectInput{Tasks: tasks, Resolver: Resolver{Active: &active, Used: used}})
+	win := det.Window
+	// -5 +4 = -1: all three flagged tasks are L2 under the active weights; two are in the ledger.
+	if win.Used != 2 || win.ResolvedByActive != 1 || len(det.Used) != 2 {
+		t.Fatalf("used %d (%d listed), lifted by the active weights %d; want 2 and 1, each task under one reason",
+			win.Used, len(det.Used), win.ResolvedByActive)
+	}
+	if wl := win.Logs[0]; wl.Used != 2 || wl.ResolvedByActive != 1 {
+		t.Fatalf("per-log counts used %d, lifted %d; want 2 and 1", wl.Used, wl.ResolvedByActive)
+	}
+	if win.Eligible+win.ResolvedByActive+win.Used != 12 {
+		t.Fatalf("eligible %d + lifted %d + used %d: want the 12 auto L0/L1 closed tasks, each counted once",
+			win.Eligible, win.ResolvedByActive, win.Used)
+	}
+}

@@ -29,7 +29,8 @@ type WindowLog struct {
 	Median    *Num `json:"median_loss_final"`
 	// ResolvedByActive counts the auto L0/L1 closed tasks that the active weights, re-scoring their
 	// signals, already put at L2 or higher: resolved, not evidence. Used counts the window tasks the
-	// evidence ledger names (they supported an applied change and never count again).
+	// evidence ledger names (they supported an applied change and never count again). The two are
+	// disjoint: a ledgered task counts as used only, even when the active weights lift it too.
 	ResolvedByActive int `json:"resolved_by_active"`
 	Used             int `json:"ledger_used"`
 	// First and Last are the meta timestamps of the window's first and last task.
@@ -132,7 +133,8 @@ type windowTask struct {
 	closed   bool   // closed with a known final loss
 	eligible bool
 	// active is the level of its signals under the active weights; resolved is true when the task was
-	// dispatched auto at L0/L1 but the active weights already lift it; usedBy is the ledger's entry.
+	// dispatched auto at L0/L1, is not in the ledger, and the active weights already lift it; usedBy is the
+	// ledger's entry.
 	active   weights.Level
 	resolved bool
 	usedBy   string
@@ -274,7 +276,9 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
 	// title re-detects nothing scores 0, L2 under v0001, and is no evidence either way).
 	wt.active = r.Active.Level(r.Active.Score(wt.fired))
 	dispatchedLow := isAuto(t.Dispatch) && (t.Level == "L0" || t.Level == "L1") && wt.closed
-	wt.resolved = dispatchedLow && wt.active > weights.L1
+	// A ledgered task is "already used", whatever the active weights make of it (the change it supported
+	// usually lifted it): each left-out task is counted under one reason.
+	wt.resolved = dispatchedLow && wt.active > weights.L1 && wt.usedBy == ""
 	wt.eligible = dispatchedLow && !wt.resolved && wt.usedBy == ""
 	return wt, warns
 }
