@@ -184,6 +184,9 @@ func LoadPrices(path string) (*pricing.Table, error) {
 	return t.Override(f, path)
 }
 
+// CCUsageModes are the ccusage 20.0.24 reports whose line rules ScanOptions reproduces (--ccusage).
+var CCUsageModes = []string{"daily", "weekly", "monthly", "session", "blocks"}
+
 // ScanOptions are the transcript reader's options for a --ccusage report's line rules ("" = tune's)
 // and an effort label.
 func ScanOptions(ccusage, label string) transcript.Options {

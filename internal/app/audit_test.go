@@ -34,6 +34,11 @@ func TestScanOptionsMatchCCUsageReports(t *testing.T) {
 	if !s.CCUsage || !s.MaxTotal || !s.NoProgress || !s.NoReplay {
 		t.Errorf("session: %+v", s)
 	}
+	for _, m := range CCUsageModes { // every mode --ccusage accepts has its rules
+		if !ScanOptions(m, "").CCUsage {
+			t.Errorf("--ccusage %s reads lines as tune does", m)
+		}
+	}
 }
 
 // TestAuditOutputsAgree: the aggregate, the csv rows and the Parquet export of one set of transcripts

@@ -125,7 +125,7 @@ in order at the end.`,
 	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (JSON as the embedded table; its models replace or add to the embedded ones)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv, jsonl or parquet (csv, jsonl and parquet: one row per request)")
-	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.0.24's `REPORT` does: "+strings.Join(ccusageModes, ", "))
+	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.0.24's `REPORT` does: "+strings.Join(app.CCUsageModes, ", "))
 	cmd.Flags().StringVar(&opts.Label, "label", "", "effort `LEVEL` of requests whose transcript records none (e.g. the effort the runs were started with)")
 	cmd.Flags().IntVar(&opts.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "also write the EVAL report of the audit (as tune report audit)")
@@ -136,12 +136,20 @@ in order at the end.`,
 	return cmd
 }
 
-func (o *auditOptions) validate() error {
-	if o.JSON {
-		if o.Format != "text" && o.Format != "json" {
-			return FlagErrorf("--json and --format %s conflict", o.Format)
+// jsonIsFormat makes --json the same as --format json; it conflicts with any other --format.
+func jsonIsFormat(asJSON bool, format *string) error {
+	if asJSON {
+		if *format != "text" && *format != "json" {
+			return FlagErrorf("--json and --format %s conflict", *format)
 		}
-		o.Format = "json"
+		*format = "json"
+	}
+	return nil
+}
+
+func (o *auditOptions) validate() error {
+	if err := jsonIsFormat(o.JSON, &o.Format); err != nil {
+		return err
 	}
 	switch o.Format {
 	case "text", "json", "csv", "jsonl":
@@ -214,14 +222,11 @@ func loadZone(name string, getenv func(string) string) (*time.Location, error) {
 	return loc, nil
 }
 
-// ccusageModes are the ccusage 20.0.24 reports whose line rules --ccusage reproduces.
-var ccusageModes = []string{"daily", "weekly", "monthly", "session", "blocks"}
-
 func validateCCUsage(mode string) error {
-	if mode == "" || slices.Contains(ccusageModes, mode) {
+	if mode == "" || slices.Contains(app.CCUsageModes, mode) {
 		return nil
 	}
-	return FlagErrorf("--ccusage %q: want %s", mode, strings.Join(ccusageModes, ", "))
+	return FlagErrorf("--ccusage %q: want %s", mode, strings.Join(app.CCUsageModes, ", "))
 }
 
 // newScanHooks follows the scans of the audit use cases on stderr: a progress bar on a terminal, then

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -93,17 +94,10 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 }
 
 func (o *auditABOptions) validate() error {
-	if o.JSON {
-		if o.Format != "text" && o.Format != "json" {
-			return FlagErrorf("--json and --format %s conflict", o.Format)
-		}
-		o.Format = "json"
+	if err := jsonIsFormat(o.JSON, &o.Format); err != nil {
+		return err
 	}
-	known := false
-	for _, f := range audit.ABFormats {
-		known = known || f == o.Format
-	}
-	if !known {
+	if !slices.Contains(audit.ABFormats, o.Format) {
 		return FlagErrorf("--format %q: want %s", o.Format, strings.Join(audit.ABFormats, ", "))
 	}
 	switch {
@@ -121,11 +115,7 @@ func (o *auditABOptions) validate() error {
 		}
 	}
 	if o.Baseline != "" && !o.ByEffort {
-		found := false
-		for _, a := range o.Arms {
-			found = found || a.Name == o.Baseline
-		}
-		if !found {
+		if !slices.ContainsFunc(o.Arms, func(a app.Arm) bool { return a.Name == o.Baseline }) {
 			return FlagErrorf("--baseline %q is not one of the arms", o.Baseline)
 		}
 	}
