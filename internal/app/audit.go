@@ -52,9 +52,10 @@ type AuditOptions struct {
 	// Format is text, json (Audit returns the report), csv or jsonl (rows written to out as they
 	// come), or parquet (rows written to Out).
 	Format       string
-	CCUsage      string // the ccusage report whose line rules apply ("" = tune's)
-	Label        string // effort of requests that record none
-	Pricing      string // price file overriding the embedded table
+	CCUsage      string       // the ccusage report whose line rules apply ("" = tune's)
+	Label        string       // effort of requests that record none
+	Pricing      string       // price file overriding the embedded table
+	CostMode     pricing.Mode // where a request's cost comes from ("" = auto)
 	Strict       bool
 	MaxLineBytes int
 	// Report writes the EVAL report of the audit into ReportDir.
@@ -87,7 +88,7 @@ type AuditResult struct {
 // request to out (csv, jsonl) or exports them (parquet). On an error after the scan, the result
 // still holds what was found, for the warnings.
 func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditResult, error) {
-	prices, err := LoadPrices(opts.Pricing)
+	prices, err := LoadPrices(opts.Pricing, opts.CostMode)
 	if err != nil {
 		return nil, err
 	}
@@ -170,18 +171,24 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 	return res, rows.Close()
 }
 
-// LoadPrices is the embedded price table, overridden by the --pricing file at path ("" = none).
-func LoadPrices(path string) (*pricing.Table, error) {
+// LoadPrices is the embedded price table, overridden by the --pricing file at path ("" = none), in
+// cost mode mode ("" = auto).
+func LoadPrices(path string, mode pricing.Mode) (*pricing.Table, error) {
 	t := pricing.Embedded()
-	if path == "" {
-		return t, nil
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("--pricing: %w", err)
+		}
+		defer f.Close()
+		if t, err = t.Override(f, path); err != nil {
+			return nil, err
+		}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--pricing: %w", err)
+	if mode != "" && mode != pricing.ModeAuto {
+		t = t.WithMode(mode)
 	}
-	defer f.Close()
-	return t.Override(f, path)
+	return t, nil
 }
 
 // CCUsageModes are the ccusage 20.0.24 reports whose line rules ScanOptions reproduces (--ccusage).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -146,14 +147,20 @@ type ReportAuditOptions struct {
 	Arms       []Arm
 	AllowMixed bool
 	OutDir     string
+	Pricing    string       // price file overriding the embedded table, as tune audit's
+	CostMode   pricing.Mode // where a request's cost comes from ("" = auto)
 }
 
 // ReportAudit writes the EVAL report of an audit of the transcripts and, with two or more arms, of
 // tune audit ab's comparison of them.
 func ReportAudit(env Env, opts ReportAuditOptions, hooks ScanHooks) (ReportResult, error) {
 	res := ReportResult{Report: "audit"}
+	prices, err := LoadPrices(opts.Pricing, opts.CostMode)
+	if err != nil {
+		return res, err
+	}
 	// The spend part streams from the scans (of the paths, else of the arms) into one aggregate.
-	spend := newAuditAggregates(audit.Options{})
+	spend := newAuditAggregates(audit.Options{Prices: prices})
 	overArms := len(opts.Paths) == 0 && len(opts.Arms) > 0
 	var also transcript.Sink
 	if overArms {
@@ -191,7 +198,9 @@ func ReportAudit(env Env, opts ReportAuditOptions, hooks ScanHooks) (ReportResul
 			return res, err
 		}
 	}
-	in := spend.reportInput(audit.InputOf(overview), ab)
+	input := audit.InputOf(overview)
+	input.Prices = prices.Describe(opts.Pricing)
+	in := spend.reportInput(input, ab)
 	if in.Effort, err = EffortSection(overview.Files); err != nil {
 		return res, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/transcript"
@@ -64,6 +65,7 @@ func sameCents(a, b float64) bool {
 var (
 	sampleRoot    = filepath.Join("..", "..", "testdata", "transcripts")
 	syntheticRoot = filepath.Join("testdata", "costcorpus")
+	recordedRoot  = filepath.Join("testdata", "recordedcost")
 	// The scan rules of ccusage's daily (and monthly, weekly, blocks) report, and of its session report.
 	ccusageDaily   = transcript.Options{CCUsage: true, MaxTotal: true}
 	ccusageSession = transcript.Options{CCUsage: true, MaxTotal: true, NoProgress: true, NoReplay: true}
@@ -76,7 +78,8 @@ func checkTotals(t *testing.T, what string, got *Totals, want *ccusageRow) {
 		t.Errorf("%s: tokens %d/%d/%d/%d, ccusage %d/%d/%d/%d", what, got.InputTokens, got.OutputTokens,
 			got.CacheCreationInputTokens, got.CacheReadInputTokens, want.InputTokens, want.OutputTokens, want.CacheCreationTokens, want.CacheReadTokens)
 	}
-	if got.CostUSD == nil || !sameCents(*got.CostUSD, want.TotalCost) {
+	// ccusage counts a request whose model has no price as 0: the priced cost is its total.
+	if !sameCents(got.PricedCostUSD, want.TotalCost) {
 		t.Errorf("%s: cost %v (priced %.6f), ccusage %.6f", what, got.CostUSD, got.PricedCostUSD, want.TotalCost)
 	}
 }
@@ -94,24 +97,32 @@ func TestCostEqualsCCUsage(t *testing.T) {
 		zone   string
 		since  string
 		until  string
-		models bool // rows carry model breakdowns
+		models bool         // rows carry model breakdowns
+		mode   pricing.Mode // cost mode ("": auto, on corpora without recorded costs)
 	}
 	checks := []check{
-		{"sample-daily-utc", sampleRoot, ByDay, "UTC", "", "", true},
-		{"sample-monthly-utc", sampleRoot, ByMonth, "UTC", "", "", true},
-		{"sample-weekly-utc", sampleRoot, ByWeek, "UTC", "", "", true},
-		{"sample-session-utc", sampleRoot, BySession, "UTC", "", "", false},
-		{"sample-blocks-utc", sampleRoot, ByBlock, "UTC", "", "", false},
-		{"sample-daily-utc-0211-0212", sampleRoot, ByDay, "UTC", "2026-02-11", "2026-02-12", true},
-		{"synthetic-session-utc", syntheticRoot, BySession, "UTC", "", "", false},
-		{"synthetic-daily-america-new_york-0201-0228", syntheticRoot, ByDay, "America/New_York", "2026-02-01", "2026-02-28", true},
+		{"sample-daily-utc", sampleRoot, ByDay, "UTC", "", "", true, ""},
+		{"sample-monthly-utc", sampleRoot, ByMonth, "UTC", "", "", true, ""},
+		{"sample-weekly-utc", sampleRoot, ByWeek, "UTC", "", "", true, ""},
+		{"sample-session-utc", sampleRoot, BySession, "UTC", "", "", false, ""},
+		{"sample-blocks-utc", sampleRoot, ByBlock, "UTC", "", "", false, ""},
+		{"sample-daily-utc-0211-0212", sampleRoot, ByDay, "UTC", "2026-02-11", "2026-02-12", true, ""},
+		{"synthetic-session-utc", syntheticRoot, BySession, "UTC", "", "", false, ""},
+		{"synthetic-daily-america-new_york-0201-0228", syntheticRoot, ByDay, "America/New_York", "2026-02-01", "2026-02-28", true, ""},
+	}
+	// Recorded costUSD lines (Claude Code 1.0.x) in each of ccusage's cost modes.
+	for _, m := range pricing.Modes {
+		checks = append(checks,
+			check{"recorded-daily-" + string(m), recordedRoot, ByDay, "UTC", "", "", true, m},
+			check{"recorded-session-" + string(m), recordedRoot, BySession, "UTC", "", "", false, m},
+			check{"recorded-blocks-" + string(m), recordedRoot, ByBlock, "UTC", "", "", false, m})
 	}
 	for n, zone := range zones {
 		for _, v := range []struct {
 			name string
 			by   GroupBy
 		}{{"daily", ByDay}, {"weekly", ByWeek}, {"monthly", ByMonth}, {"blocks", ByBlock}} {
-			checks = append(checks, check{"synthetic-" + v.name + "-" + n, syntheticRoot, v.by, zone, "", "", v.by != ByBlock})
+			checks = append(checks, check{"synthetic-" + v.name + "-" + n, syntheticRoot, v.by, zone, "", "", v.by != ByBlock, ""})
 		}
 	}
 	sort.Slice(checks, func(i, j int) bool { return checks[i].file < checks[j].file })
@@ -135,12 +146,19 @@ func TestCostEqualsCCUsage(t *testing.T) {
 				res = scan(t, opt, c.root)
 				scans[key] = res
 			}
-			a := New(Options{By: c.by, Location: loc, Breakdown: c.models})
+			prices := pricing.Embedded()
+			if c.mode != "" {
+				prices = prices.WithMode(c.mode)
+			}
+			a := New(Options{By: c.by, Location: loc, Breakdown: c.models, Prices: prices})
 			f := Filter{Range: DateRange{Since: c.since, Until: c.until, Location: loc}, Next: a}
 			for i := range res.Requests {
 				f.Add(&res.Requests[i])
 			}
 			rep := a.Report()
+			if c.root != recordedRoot && rep.Totals.CostUSD == nil {
+				t.Errorf("a model without a price: %v", rep.Totals.UnpricedModels)
+			}
 			if want.Totals != nil {
 				checkTotals(t, "totals", &rep.Totals, want.Totals)
 			}

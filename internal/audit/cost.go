@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"math"
+
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -13,10 +15,18 @@ type Cost struct {
 	Thinking pricing.Pico
 	// Model is the priced model label (ModelLabel), named when the price is unknown.
 	Model string
+	// Recorded: the cost is the request's recorded costUSD (pricing.ModeAuto or ModeDisplay). Parts
+	// then split it in proportion to the prices of its tokens; when they cannot (no price, or
+	// tokens that cost nothing), Unsplit holds it.
+	Recorded bool
+	Unsplit  pricing.Pico
 }
 
 // USD is the cost in dollars; ok is false when the model has no price.
-func (c Cost) USD() (usd float64, ok bool) { return c.Parts.Total().USD(), c.Known }
+func (c Cost) USD() (usd float64, ok bool) { return c.Total().USD(), c.Known }
+
+// Total is the cost in picodollars (of the known part).
+func (c Cost) Total() pricing.Pico { return c.Parts.Total() + c.Unsplit }
 
 // UsageOf is what a request is billed for: its cache writes split by TTL as recorded (a flat
 // cache_creation_input_tokens counts as 5-minute writes, as ccusage prices it) and its speed.
@@ -34,18 +44,32 @@ func ModelLabel(r *transcript.Request) string {
 	return r.Model
 }
 
-// Price prices a request with table (nil: the embedded table). A request without tokens costs 0
-// whatever its model ("<synthetic>" error replies); one whose model the table lacks has an unknown
-// cost — never 0.
+// Price prices a request with table (nil: the embedded table) in the table's cost mode
+// (pricing.Mode): the recorded costUSD where the mode takes it, else the tokens at the model's
+// prices. A request without tokens costs 0 whatever its model ("<synthetic>" error replies); one
+// whose model the table lacks has an unknown cost — never 0.
 func Price(table *pricing.Table, r *transcript.Request) Cost {
+	if table == nil {
+		table = pricing.Embedded()
+	}
+	mode := table.Mode()
 	c := Cost{Model: ModelLabel(r)}
+	if r.HasRecordedCost && mode != pricing.ModeCalculate {
+		return recorded(table, r, c)
+	}
+	if mode == pricing.ModeDisplay {
+		c.Known = true // ccusage's display mode: no recorded cost is 0
+		return c
+	}
+	return priced(table, r, c)
+}
+
+// priced is the cost of r's tokens at its model's price.
+func priced(table *pricing.Table, r *transcript.Request, c Cost) Cost {
 	u := UsageOf(r)
 	if u.Tokens() == 0 {
 		c.Known = true
 		return c
-	}
-	if table == nil {
-		table = pricing.Embedded()
 	}
 	p, ok := table.Lookup(r.Model)
 	if !ok {
@@ -57,6 +81,33 @@ func Price(table *pricing.Table, r *transcript.Request) Cost {
 		th := min(r.ThinkingTokens, r.OutputTokens)
 		c.Thinking = pricing.Pico(float64(c.Parts.Output) * float64(th) / float64(r.OutputTokens))
 	}
+	return c
+}
+
+// recorded is r's recorded cost, split by token kind in proportion to its priced parts when the
+// model has a price and the tokens cost something; the parts sum to the recorded cost exactly.
+func recorded(table *pricing.Table, r *transcript.Request, c Cost) Cost {
+	total := pricing.Pico(math.Round(r.RecordedCostUSD * 1e12))
+	p := priced(table, r, c)
+	c.Known, c.Recorded = true, true
+	calc := p.Parts.Total()
+	if !p.Known || calc <= 0 {
+		c.Unsplit = total
+		return c
+	}
+	f := float64(total) / float64(calc)
+	scale := func(v pricing.Pico) pricing.Pico { return pricing.Pico(math.Round(float64(v) * f)) }
+	c.Parts = pricing.Parts{Input: scale(p.Parts.Input), Output: scale(p.Parts.Output), CacheWrite: scale(p.Parts.CacheWrite),
+		CacheRead: scale(p.Parts.CacheRead), Premium1h: scale(p.Parts.Premium1h)}
+	c.Thinking = min(scale(p.Thinking), c.Parts.Output)
+	// Rounding leaves at most a few picodollars: they go to the largest part.
+	largest := &c.Parts.Input
+	for _, v := range []*pricing.Pico{&c.Parts.Output, &c.Parts.CacheWrite, &c.Parts.CacheRead} {
+		if *v > *largest {
+			largest = v
+		}
+	}
+	*largest += total - c.Parts.Total()
 	return c
 }
 

@@ -200,6 +200,9 @@ func costLine(t *Totals, pricesFrom string) string {
 		sort.Strings(names)
 		fmt.Fprintf(&b, "; unknown for %s of models without a price (%s)", plural(t.UnpricedRequests, "request"), strings.Join(names, ", "))
 	}
+	if t.RecordedCostRequests > 0 {
+		fmt.Fprintf(&b, "; %s at the costUSD recorded in the transcript", plural(t.RecordedCostRequests, "request"))
+	}
 	return b.String()
 }
 

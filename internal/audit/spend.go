@@ -74,11 +74,15 @@ type Totals struct {
 	Cost1hPremiumUSD float64        `json:"cost_1h_premium_usd"`
 	UnpricedRequests int            `json:"unpriced_requests"`
 	UnpricedModels   map[string]int `json:"unpriced_models,omitempty"`
+	// RecordedCostRequests are the requests whose cost is their recorded costUSD (pricing.ModeAuto,
+	// ModeDisplay); absent when none.
+	RecordedCostRequests int `json:"recorded_cost_requests,omitempty"`
 
 	sub     tokenSums     // the token sums outside the main loop, for SubSpend
 	cost    pricing.Parts // priced requests, by token kind
 	think   pricing.Pico  // the thinking part of cost.Output
 	nonMain pricing.Pico  // cost outside the main loop
+	unsplit pricing.Pico  // recorded costs that cannot be split by token kind (Cost.Unsplit)
 }
 
 // SyntheticModel is the model name of the error replies Claude Code writes itself (no API call).
@@ -106,8 +110,12 @@ func (t *Totals) count(r *transcript.Request, c Cost, sign int) {
 	if c.Known {
 		t.cost.Add(c.Parts, sign)
 		t.think += pricing.Pico(sign) * c.Thinking
+		t.unsplit += pricing.Pico(sign) * c.Unsplit
 		if r.Class != transcript.ClassMain {
-			t.nonMain += pricing.Pico(sign) * c.Parts.Total()
+			t.nonMain += pricing.Pico(sign) * c.Total()
+		}
+		if c.Recorded {
+			t.RecordedCostRequests += sign
 		}
 	} else {
 		t.UnpricedRequests += sign
@@ -168,10 +176,10 @@ func (t *Totals) Settle() {
 	all := tokenSums{t.InputTokens, t.OutputTokens, t.CacheReadInputTokens, t.CacheCreation5m, t.CacheCreation1h}
 	t.Spend, t.SpendTTL = all.spend(BriefWeights), all.spend(TTLWeights)
 	t.SubSpend, t.SubSpendTTL = t.sub.spend(BriefWeights), t.sub.spend(TTLWeights)
-	t.PricedCostUSD = t.cost.Total().USD()
+	t.PricedCostUSD = (t.cost.Total() + t.unsplit).USD()
 	t.Cost1hPremiumUSD = t.cost.Premium1h.USD()
 	t.CostByKindUSD = CostKinds{Input: t.cost.Input.USD(), Output: t.cost.Output.USD(), CacheWrite: t.cost.CacheWrite.USD(),
-		CacheRead: t.cost.CacheRead.USD(), Thinking: t.think.USD()}
+		CacheRead: t.cost.CacheRead.USD(), Thinking: t.think.USD(), Unsplit: t.unsplit.USD()}
 	t.CostUSD = nil
 	if t.UnpricedRequests == 0 {
 		v := t.PricedCostUSD
@@ -186,6 +194,8 @@ type CostKinds struct {
 	CacheWrite float64 `json:"cache_write"`
 	CacheRead  float64 `json:"cache_read"`
 	Thinking   float64 `json:"thinking"`
+	// Unsplit is recorded costUSD that cannot be split by kind (its model has no price); absent when 0.
+	Unsplit float64 `json:"unsplit,omitempty"`
 }
 
 // Spend is a request's weighted spend in input-token units.
@@ -259,7 +269,7 @@ func spendShares(t *Totals, w Weights, total, sub float64) SpendShares {
 
 func costShares(t *Totals) SpendShares {
 	c := &t.cost
-	total := float64(c.Total())
+	total := float64(c.Total() + t.unsplit) // the kinds leave out the unsplit recorded cost
 	return SpendShares{
 		Input:      ratio(float64(c.Input), total),
 		Output:     ratio(float64(c.Output), total),

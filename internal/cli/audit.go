@@ -10,6 +10,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 	"github.com/ldd-tools/tune/internal/view"
 )
@@ -24,6 +25,7 @@ type auditOptions struct {
 	JSON     bool
 	OutDir   string // --out: the --report directory, or with --format parquet the Parquet file
 	Timezone string
+	costMode string // --cost-mode, parsed into CostMode
 }
 
 // NewCmdAudit builds `tune audit` (and `tune audit ab`).
@@ -47,7 +49,10 @@ outside the main loop, and the mean cached context per main-loop request.
 The cost is ccusage's: per token kind, 1-hour cache writes at twice the input price, tokens of a kind
 above 200,000 in one request at the model's long-context price, fast mode at the model's multiplier. A
 model the table lacks is named in a warning and its cost is unknown (null in --json, "≥" in the
-table), never 0; a request without tokens costs 0.
+table), never 0; a request without tokens costs 0. Transcripts of Claude Code 1.0.x record a costUSD
+on each line: by default (--cost-mode auto, ccusage's default) a request that has one costs that, the
+others are priced; --cost-mode calculate always prices the tokens, --cost-mode display takes recorded
+costs only (a request without one counts $0), as ccusage's --mode.
 
 --by breaks it down, one row per group with absolute tokens and cost and a total row: day, week (from
 Sunday), month, session, project, model, effort, class (main, subagent, compaction, side-question) or
@@ -123,6 +128,7 @@ in order at the end.`,
 	cmd.Flags().BoolVar(&opts.Breakdown, "breakdown", false, "break each --by row down by model")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on a transcript file that cannot be read (by default it is left out with a warning)")
 	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (JSON as the embedded table; its models replace or add to the embedded ones)")
+	cmd.Flags().StringVar(&opts.costMode, "cost-mode", "auto", costModeUsage)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv, jsonl or parquet (csv, jsonl and parquet: one row per request)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.0.24's `REPORT` does: "+strings.Join(app.CCUsageModes, ", "))
@@ -200,7 +206,21 @@ func (o *auditOptions) validate() error {
 		return err
 	}
 	o.Location = loc
+	if o.CostMode, err = parseCostMode(o.costMode); err != nil {
+		return err
+	}
 	return validateCCUsage(o.CCUsage)
+}
+
+// costModeUsage is the --cost-mode flag's help (tune audit and tune report audit).
+const costModeUsage = "where a request's cost comes from, as ccusage's --mode: `MODE` auto (the costUSD Claude Code 1.0.x recorded on the line, else the prices), calculate (always the prices) or display (recorded costUSD only, else $0)"
+
+func parseCostMode(s string) (pricing.Mode, error) {
+	m, err := pricing.ParseMode(s)
+	if err != nil {
+		return "", FlagErrorf("--cost-mode %v", err)
+	}
+	return m, nil
 }
 
 // loadZone is --timezone, else $TZ, else the system's zone (ccusage's default).

@@ -21,6 +21,8 @@ type reportOptions struct {
 	Paths      []string // audit: transcript paths; history: trace logs
 	Arms       []string // audit: NAME=PATH
 	AllowMixed bool
+	Pricing    string // audit: price file, as tune audit --pricing
+	CostMode   string // audit: as tune audit --cost-mode
 }
 
 // NewCmdReport builds `tune report` and its subcommands.

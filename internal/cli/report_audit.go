@@ -22,6 +22,8 @@ folders). With --arm and no PATH, the spend part covers the arms' transcripts, e
 arm name as the effort where the transcript records none. Arms that mix Claude Code versions with
 different output-token semantics are refused unless --allow-mixed (the report then says so loudly).
 
+Costs are tune audit's: --pricing FILE and --cost-mode apply as there.
+
 The report holds numbers and labels only: no transcript text is ever copied into it.`,
 		Example: `  tune report audit ~/.claude/projects/-home-me-shop-api
   tune report audit --arm high=runs/high --arm xhigh=runs/xhigh --out reports/`,
@@ -30,19 +32,25 @@ The report holds numbers and labels only: no transcript text is ever copied into
 	}
 	cmd.Flags().StringArrayVar(&opts.Arms, "arm", nil, "an A/B arm: `NAME=PATH` (repeatable; the first is the baseline)")
 	cmd.Flags().BoolVar(&opts.AllowMixed, "allow-mixed", false, "compare arms whose Claude Code versions count output tokens differently")
+	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (as tune audit --pricing)")
+	cmd.Flags().StringVar(&opts.CostMode, "cost-mode", "auto", costModeUsage)
 	return cmd
 }
 
 func auditReportRun(opts *reportOptions) (app.ReportResult, error) {
+	mode, err := parseCostMode(opts.CostMode)
+	if err != nil {
+		return app.ReportResult{Report: "audit"}, err
+	}
 	var arms []app.Arm
 	if len(opts.Arms) > 0 {
 		// tune audit ab's own parsing of NAME=PATH, so that both commands read arms the same way.
-		var err error
 		if arms, err = parseArms(opts.Arms); err != nil {
 			return app.ReportResult{Report: "audit"}, err
 		}
 	}
 	hooks, printer := newScanHooks(opts.IO)
 	defer printer.Clear()
-	return app.ReportAudit(opts.Env, app.ReportAuditOptions{Paths: opts.Paths, Arms: arms, AllowMixed: opts.AllowMixed, OutDir: opts.OutDir}, hooks)
+	return app.ReportAudit(opts.Env, app.ReportAuditOptions{Paths: opts.Paths, Arms: arms, AllowMixed: opts.AllowMixed, OutDir: opts.OutDir,
+		Pricing: opts.Pricing, CostMode: mode}, hooks)
 }

@@ -165,6 +165,9 @@ type Table struct {
 	// marks a spelling two ids share (it names neither).
 	exactOnly map[string]string
 
+	// mode is where a request's cost comes from (Mode); "" is ModeAuto.
+	mode Mode
+
 	mu    sync.Mutex
 	cache map[string]*Price
 }
@@ -176,7 +179,67 @@ func (t *Table) Describe(override string) string {
 	if override != "" {
 		s += ", overridden by " + override
 	}
+	switch t.Mode() {
+	case ModeCalculate:
+		s += ", recorded costUSD ignored (--cost-mode calculate)"
+	case ModeDisplay:
+		s = "the costUSD recorded in the transcripts only (--cost-mode display: a request without one counts $0)"
+	}
 	return s
+}
+
+// Mode says where a request's cost comes from, as ccusage's --mode does
+// (docs/decisions.md#cost-and-date-views-in-the-audit-issue-13). The transcripts of Claude Code ≈1.0.x
+// record a costUSD on each assistant line; later versions do not.
+type Mode string
+
+// Cost modes.
+const (
+	// ModeAuto uses a request's recorded costUSD when its line has one (even 0), else its price from
+	// the table: ccusage's default.
+	ModeAuto Mode = "auto"
+	// ModeCalculate always prices the tokens, ignoring recorded costs.
+	ModeCalculate Mode = "calculate"
+	// ModeDisplay uses only recorded costs: a request without one costs 0, and no price is looked up.
+	ModeDisplay Mode = "display"
+)
+
+// Modes lists the cost modes, the default first.
+var Modes = []Mode{ModeAuto, ModeCalculate, ModeDisplay}
+
+// ParseMode reads a cost mode ("" is ModeAuto).
+func ParseMode(s string) (Mode, error) {
+	if s == "" {
+		return ModeAuto, nil
+	}
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("%q: want auto, calculate or display", s)
+}
+
+// Mode is the table's cost mode.
+func (t *Table) Mode() Mode {
+	if t.mode == "" {
+		return ModeAuto
+	}
+	return t.mode
+}
+
+// WithMode returns t with cost mode m (t itself is unchanged).
+func (t *Table) WithMode(m Mode) *Table {
+	out := t.clone()
+	out.mode = m
+	return out
+}
+
+// clone copies t's prices and settings (the maps are shared: a table never changes them) with an
+// empty lookup cache.
+func (t *Table) clone() *Table {
+	return &Table{Source: t.Source, Version: t.Version, Extracted: t.Extracted, primary: t.primary, fallback: t.fallback,
+		exactOnly: t.exactOnly, mode: t.mode, cache: map[string]*Price{}}
 }
 
 // File is the JSON form of a table (claude.json, or a --pricing file).
@@ -270,7 +333,7 @@ func (t *Table) Override(r io.Reader, name string) (*Table, error) {
 		return nil, err
 	}
 	out := &Table{Source: t.Source + "; overridden by " + name, Version: t.Version, Extracted: t.Extracted,
-		primary: map[string]Price{}, fallback: map[string]Price{}}
+		primary: map[string]Price{}, fallback: map[string]Price{}, mode: t.mode}
 	for k, v := range t.primary {
 		out.primary[k] = v
 	}

@@ -41,6 +41,9 @@ func FromAudit(rep *audit.Report, thinking *audit.ClassEffort, input audit.Input
 			{Kind: "cache write", CostUSD: c.CacheWrite, ShareOfCost: sh.Cost.CacheWrite, Share: sh.Spend.CacheWrite, ShareTTLAware: sh.TTL.CacheWrite},
 			{Kind: "cache read", CostUSD: c.CacheRead, ShareOfCost: sh.Cost.CacheRead, Share: sh.Spend.CacheRead, ShareTTLAware: sh.TTL.CacheRead},
 		}
+		if c.Unsplit > 0 { // recorded costUSD of models without a price: no split by kind
+			in.Spend = append(in.Spend, SpendShare{Kind: "recorded, not split", CostUSD: c.Unsplit, ShareOfCost: c.Unsplit / t.PricedCostUSD})
+		}
 		sort.SliceStable(in.Spend, func(i, j int) bool { return in.Spend[i].CostUSD > in.Spend[j].CostUSD })
 		in.Figures = append(in.Figures,
 			Figure{Name: "thinking share of output tokens", Value: sh.ThinkingOfOutput, Share: true},

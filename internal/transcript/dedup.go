@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"sort"
 	"time"
@@ -384,6 +385,8 @@ func (d *Deduper) merge(r *reqState, o *observation, k idKey, replay bool) bool 
 			if d.MaxTotal {
 				r.usage = o.Usage
 			}
+			// The recorded cost is the kept line's, as ccusage keeps it (even under the field-wise max).
+			r.usage.Cost, r.usage.HasCost = o.Usage.Cost, o.Usage.HasCost
 		}
 		if !d.MaxTotal {
 			r.usage.max(&o.Usage)
@@ -583,6 +586,7 @@ const (
 	recMessageID                // hasMessageID
 	recSideQuestion             // emitted as a side question
 	recReopened                 // reopened into a later group: a newer record will replace it
+	recCost                     // usage.HasCost: the recorded costUSD follows the thinking counts
 )
 
 // Records live in chunks of 64 KB (a longer record, possible only with ids, gets a chunk of its own)
@@ -597,14 +601,15 @@ const (
 // encode appends r's record and returns its position. Layout: flags, class, then varints: seq;
 // file; agent, model, effort, version and speed (interned); the seven usage fields; usage total −
 // maxTotal (zigzag); first time (zigzag ms), last − first, usage time − first; best thinking blocks
-// and characters; with keepIDs, the two ids (length and bytes).
+// and characters; the recorded cost (8 bytes, when recCost); with keepIDs, the two ids (length and bytes).
 func (d *Deduper) encode(r *reqState, sideQuestion bool) uint32 {
 	var flags byte
 	for _, f := range [...]struct {
 		on  bool
 		bit byte
 	}{{r.keptSidechain, recSidechain}, {r.fromProgress, recProgress}, {r.usage.HasSplit, recSplit},
-		{r.usage.HasThinking, recThinking}, {r.hasMessageID, recMessageID}, {sideQuestion, recSideQuestion}} {
+		{r.usage.HasThinking, recThinking}, {r.hasMessageID, recMessageID}, {sideQuestion, recSideQuestion},
+		{r.usage.HasCost, recCost}} {
 		if f.on {
 			flags |= f.bit
 		}
@@ -627,6 +632,9 @@ func (d *Deduper) encode(r *reqState, sideQuestion bool) uint32 {
 	b = binary.AppendUvarint(b, uint64(r.usageMs-r.firstMs))
 	b = binary.AppendUvarint(b, uint64(r.bestBlocks))
 	b = binary.AppendUvarint(b, uint64(r.bestChars))
+	if u.HasCost {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(u.Cost))
+	}
 	if d.keepIDs {
 		b = binary.AppendUvarint(b, uint64(len(r.messageID)))
 		b = append(b, r.messageID...)
@@ -700,6 +708,10 @@ func (d *Deduper) decode(pos uint32, r *reqState) int {
 	r.lastMs = first + int64(next())
 	r.usageMs = first + int64(next())
 	r.bestBlocks, r.bestChars = int32(next()), int64(next())
+	if flags&recCost != 0 {
+		u.Cost, u.HasCost = math.Float64frombits(binary.LittleEndian.Uint64(b[i:])), true
+		i += 8
+	}
 	if d.keepIDs {
 		l := int(next())
 		r.messageID = string(b[i : i+l])

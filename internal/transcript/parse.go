@@ -19,6 +19,10 @@ type usageFields struct {
 	Thinking            uint64 // output_tokens_details.thinking_tokens
 	HasThinking         bool
 	Speed               string
+	// Cost is the line's recorded costUSD (Claude Code ≈1.0.x wrote one; see Request.RecordedCostUSD).
+	// It sits with the usage because ccusage takes it from the line whose usage it keeps.
+	Cost    float64
+	HasCost bool
 }
 
 // cacheWrite is the cache-write total as ccusage counts it: the TTL split replaces the flat field
@@ -68,6 +72,8 @@ type lineFields struct {
 	// NullField: one of the fields ccusage refuses to see null (id, model, speed, version, cwd,
 	// sessionId, requestId, costUSD, isApiErrorMessage, cache_*_input_tokens) is null.
 	NullField bool
+	Cost      float64 // costUSD
+	HasCost   bool
 
 	DataType    []byte
 	DataAgentID []byte
@@ -84,6 +90,8 @@ type progressFields struct {
 	Effort       []byte
 	HasMessage   bool
 	Message      messageFields
+	Cost         float64 // data.message.costUSD
+	HasCost      bool
 }
 
 // errTruncated marks input that ended inside a value.
@@ -451,6 +459,19 @@ func (s *scanner) float() (float64, bool) {
 	return f, true
 }
 
+// cost reads a costUSD as ccusage does: null is absent (the null rule has already dropped such a
+// line), a number is the cost, anything else is a type error (ccusage drops the line).
+func (s *scanner) cost() (float64, bool) {
+	if s.nullable().isNull() || s.err != nil {
+		return 0, false
+	}
+	f, ok := s.float()
+	if !ok && s.err == nil {
+		s.fail(errType)
+	}
+	return f, ok
+}
+
 // optString reads a string that ccusage also reads: null is absent, another type is a type error.
 func (s *scanner) optString() ([]byte, bool) {
 	if s.isNull() {
@@ -537,11 +558,7 @@ func parseLineWith(b []byte, out *lineFields, rec *Record) error {
 		case "isApiErrorMessage":
 			s.nullable().optBool()
 		case "costUSD":
-			if !s.nullable().isNull() && s.err == nil {
-				if _, ok := s.float(); !ok && s.err == nil {
-					s.fail(errType)
-				}
-			}
+			out.Cost, out.HasCost = s.cost()
 		case "durationMs":
 			out.DurationMs, out.HasDuration = s.float()
 		case "message":
@@ -595,6 +612,8 @@ func (s *scanner) data(out *lineFields) {
 					p.RequestID, p.HasRequestID = s.nullable().optString()
 				case "isSidechain":
 					p.Sidechain = s.optBool()
+				case "costUSD":
+					p.Cost, p.HasCost = s.cost()
 				case "effort":
 					p.Effort = s.looseString()
 				case "message":

@@ -226,6 +226,7 @@ func (r *RequestOf) Request() Request {
 // thinking text of the kept copy: the one rule Scan and RequestOf share.
 func fillUsage(q *Request, u *usageFields, chars int64) {
 	q.Speed = u.Speed
+	q.RecordedCostUSD, q.HasRecordedCost = u.Cost, u.HasCost
 	q.InputTokens, q.OutputTokens, q.CacheReadTokens = u.Input, u.Output, u.CacheRead
 	q.CacheCreationTokens = u.cacheWrite()
 	if u.HasSplit {

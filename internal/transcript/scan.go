@@ -413,6 +413,11 @@ func (fp *fileParser) observe(line int, ts []byte, m *messageFields, reqID []byt
 		Line:           int32(line),
 	}
 	o.Usage.Speed = fp.str(m.Speed)
+	if progress {
+		o.Usage.Cost, o.Usage.HasCost = lf.Progress.Cost, lf.Progress.HasCost
+	} else {
+		o.Usage.Cost, o.Usage.HasCost = lf.Cost, lf.HasCost
+	}
 	src := &fr.src
 	if progress {
 		o.Class = ClassSubagent

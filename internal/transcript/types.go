@@ -89,6 +89,10 @@ type Request struct {
 	ThinkingTokens      uint64
 	ThinkingSrc         ThinkingSource
 	ThinkingBlocks      int // thinking + redacted_thinking blocks of the response
+	// RecordedCostUSD is the costUSD Claude Code (≈1.0.x) wrote on the line whose usage was kept
+	// (HasRecordedCost: one was written). ccusage's default cost mode uses it instead of the prices.
+	RecordedCostUSD float64
+	HasRecordedCost bool
 
 	First time.Time // first line of the response
 	Last  time.Time // last line of the response

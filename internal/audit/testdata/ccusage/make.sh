@@ -17,6 +17,7 @@ mkdir -p "$S/home" "$S/sample/projects/spotter" "$S/sample/projects/claude-code-
 cp -r "$ROOT/testdata/transcripts/spotter/test/fixtures/transcripts/." "$S/sample/projects/spotter/"
 cp "$ROOT/testdata/transcripts/claude-code-log/test/test_data/edge_cases.jsonl" "$S/sample/projects/claude-code-log/"
 cp -r "$HERE/../costcorpus" "$S/synthetic"
+cp -r "$HERE/../recordedcost" "$S/recorded"
 run() { # corpus name report args...
   corpus=$1 name=$2; shift 2
   HOME=$S/home CLAUDE_CONFIG_DIR=$S/$corpus "$CCU" claude "$@" --json --offline > "$S/out.json"
@@ -47,4 +48,10 @@ for tz in UTC America/New_York Asia/Tokyo Asia/Kolkata; do
 done
 run synthetic synthetic-session-utc session -z UTC
 run synthetic synthetic-daily-america-new_york-0201-0228 daily -z America/New_York --since 20260201 --until 20260228
+# Recorded costUSD (Claude Code 1.0.x lines) in each cost mode.
+for mode in auto calculate display; do
+  run recorded recorded-daily-$mode daily -z UTC --mode $mode
+  run recorded recorded-session-$mode session -z UTC --mode $mode
+  run recorded recorded-blocks-$mode blocks -z UTC --mode $mode
+done
 "$CCU" --version > "$HERE/VERSION.txt"
