@@ -594,6 +594,7 @@ func (c *classifier) readHead(lc *lineClass, e *Entry) {
 		}
 	}
 	h.dispatch = ShortDispatch(h.dispatch)
+	clear(c.loops) // scratch: no string of an old line may outlive it here
 	c.loops = c.loops[:0]
 	for l := range strings.SplitSeq(c.str(loops), ",") {
 		if l = trimPy(l); l != "" {
@@ -604,6 +605,7 @@ func (c *classifier) readHead(lc *lineClass, e *Entry) {
 	if signals.ok {
 		var problems []string
 		h.hasSignals = true
+		clear(c.sigs)
 		c.sigs, problems = appendSignals(c.sigs[:0], c.str(signals))
 		if h.signals = c.signals.clone(c.sigs); h.signals == nil {
 			h.signals = []weights.SignalWeight{} // present but empty

@@ -362,6 +362,7 @@ func (p *parser) taskFields(e *Entry, k *taskKeys) {
 // openTask opens a task at e: a meta line with its head, or the first line of the legacy task.
 func (p *parser) openTask(e *Entry, head *metaHead) {
 	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp}
+	clear(p.groups) // scratch reused from task to task: stale strings would pin old arena blocks
 	p.open, p.epoch, p.groups, p.hasIter, p.hasClose, p.lastIterLoss = true, 0, p.groups[:0], false, false, nil
 	p.lastCloseLossFinal, p.lastCloseHasLossFinal = "", false
 	p.cur.Departures, p.pendingDepartures = p.pendingDepartures, nil
@@ -425,6 +426,7 @@ func (p *parser) finishTask() {
 			t.LossFinal, t.LossFinalFrom = p.cls.floats.new(*l), "iteration"
 		}
 	}
+	clear(p.loopsUsed)
 	p.loopsUsed = p.loopsUsed[:0]
 	for i := range t.Entries {
 		if e := &t.Entries[i]; e.Kind == KindIter && !slices.Contains(p.loopsUsed, e.Loop) {
@@ -440,6 +442,7 @@ func (p *parser) finishTask() {
 	if t.Files = p.cls.strs.clone(slices.Compact(p.files)); t.Files == nil {
 		t.Files = []string{}
 	}
+	clear(p.files)
 	p.files = p.files[:0]
 	if t.Loops == nil {
 		t.Loops = []string{}

@@ -241,7 +241,11 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 				}
 				p.account(&b.classes[i], l.terminated, off, b.entries, b.classes[i].entry)
 			}
-			b.entries = nil // the result's now
+			// The entries are the result's now. The classes hold strings into the arena blocks of
+			// their lines: cleared, so that a spare batch does not keep old blocks alive
+			// (docs/decisions.md#streaming-reads).
+			b.entries = nil
+			clear(b.classes[:cap(b.classes)])
 			select {
 			case free <- b:
 			default: // enough spare batches already
