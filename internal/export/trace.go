@@ -19,19 +19,20 @@ type TaskWriter interface {
 // TaskJSONL writes one JSON object per task and line, with the fields of `tune trace --json`'s tasks.
 type TaskJSONL struct {
 	w   *bufio.Writer
-	enc *json.Encoder
+	buf []byte
 }
 
 // NewTaskJSONL returns a TaskJSONL writing to w.
 func NewTaskJSONL(w io.Writer) *TaskJSONL {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &TaskJSONL{w: bw, enc: enc}
+	return &TaskJSONL{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// Task implements TaskWriter.
-func (j *TaskJSONL) Task(t *traceparse.Task) error { return j.enc.Encode(t) }
+// Task implements TaskWriter: the line encoding/json's Encoder writes for t (see AppendTask).
+func (j *TaskJSONL) Task(t *traceparse.Task) error {
+	j.buf = append(AppendTask(j.buf[:0], t), '\n')
+	_, err := j.w.Write(j.buf)
+	return err
+}
 
 // Close implements TaskWriter: JSON Lines carry the tasks only (warnings go to stderr).
 func (j *TaskJSONL) Close(traceparse.LineCounts, []traceparse.Warning, []traceparse.Tail) error {
@@ -42,25 +43,23 @@ func (j *TaskJSONL) Close(traceparse.LineCounts, []traceparse.Warning, []tracepa
 // "tails": […]}, byte for byte as encoding/json indents a traceparse.Result, but one task at a time, so
 // that the parsed log is never held whole next to its encoding.
 type TaskJSON struct {
-	w     *bufio.Writer
-	buf   bytes.Buffer
-	enc   *json.Encoder
-	tasks int
+	w       *bufio.Writer
+	buf     bytes.Buffer
+	compact []byte
+	tasks   int
 }
 
 // NewTaskJSON returns a TaskJSON writing to w.
 func NewTaskJSON(w io.Writer) *TaskJSON {
-	j := &TaskJSON{w: bufio.NewWriterSize(w, 64<<10)}
-	j.enc = json.NewEncoder(&j.buf)
-	j.enc.SetEscapeHTML(false)
-	j.enc.SetIndent("    ", "  ")
-	return j
+	return &TaskJSON{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// Task implements TaskWriter.
+// Task implements TaskWriter: the task indented as encoding/json's Encoder with SetIndent("    ", "  ")
+// indents it (it indents its compact encoding with the same json.Indent).
 func (j *TaskJSON) Task(t *traceparse.Task) error {
 	j.buf.Reset()
-	if err := j.enc.Encode(t); err != nil {
+	j.compact = AppendTask(j.compact[:0], t)
+	if err := json.Indent(&j.buf, j.compact, "    ", "  "); err != nil {
 		return err
 	}
 	sep := ",\n    "

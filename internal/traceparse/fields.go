@@ -1,13 +1,13 @@
 package traceparse
 
 import (
-	"bytes"
 	"encoding/json"
 	"iter"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/ldd-tools/tune/internal/jsonenc"
 	"github.com/ldd-tools/tune/internal/redact"
 )
 
@@ -112,45 +112,42 @@ func (f Fields) Map() map[string]string {
 	return m
 }
 
-// MarshalJSON writes the object a map[string]string with the same pairs gives: keys sorted, each
-// string escaped by encoding/json itself. It escapes no HTML characters, as the encoder that calls
-// it applies its own SetEscapeHTML choice to this output, exactly as for a map.
-func (f Fields) MarshalJSON() ([]byte, error) {
-	order := make([]int, len(f.pos))
-	for i := range order {
-		order[i] = i
+// MarshalJSON writes the object a map[string]string with the same pairs gives (see AppendJSON).
+func (f Fields) MarshalJSON() ([]byte, error) { return f.AppendJSON(nil), nil }
+
+// AppendJSON appends the object encoding/json writes for a map[string]string with the same pairs:
+// keys sorted, strings escaped as encoding/json does without HTML escaping (an encoder that escapes
+// HTML applies that to this output itself, exactly as for a map).
+func (f Fields) AppendJSON(dst []byte) []byte {
+	var small [manyFields]int
+	order := small[:0]
+	if len(f.pos) > manyFields {
+		order = make([]int, 0, len(f.pos))
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		ka, _ := f.At(a)
-		kb, _ := f.At(b)
-		return strings.Compare(ka, kb)
-	})
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	str := func(s string) error {
-		if err := enc.Encode(s); err != nil {
-			return err
+	for i := range f.pos {
+		order = append(order, i)
+	}
+	key := func(i int) string { p := f.pos[i]; return f.text[p.keyStart:p.keyEnd] }
+	if len(order) <= manyFields { // insertion sort: a line has a handful of fields
+		for i := 1; i < len(order); i++ {
+			for j := i; j > 0 && key(order[j]) < key(order[j-1]); j-- {
+				order[j], order[j-1] = order[j-1], order[j]
+			}
 		}
-		buf.Truncate(buf.Len() - 1) // Encode ends every value with a newline
-		return nil
+	} else {
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(key(a), key(b)) })
 	}
-	buf.WriteByte('{')
+	dst = append(dst, '{')
 	for n, i := range order {
 		if n > 0 {
-			buf.WriteByte(',')
+			dst = append(dst, ',')
 		}
 		k, v := f.At(i)
-		if err := str(k); err != nil {
-			return nil, err
-		}
-		buf.WriteByte(':')
-		if err := str(v); err != nil {
-			return nil, err
-		}
+		dst = jsonenc.String(dst, k)
+		dst = append(dst, ':')
+		dst = jsonenc.String(dst, v)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(dst, '}')
 }
 
 // UnmarshalJSON reads a JSON object of strings (null reads as no fields).

@@ -1,0 +1,101 @@
+// Package jsonenc appends JSON strings and numbers exactly as encoding/json writes them (with
+// SetEscapeHTML(false)), for the hand-written encoders of the hot paths (`tune trace --format jsonl`,
+// `--json`): reflection over every task and entry was half the CPU of a streamed trace
+// (docs/decisions.md#streaming-reads). No allowed dependency offers a faster encoder, and the output
+// must stay byte-identical to encoding/json's, which differential tests and a fuzz target check.
+package jsonenc
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+const hex = "0123456789abcdef"
+
+// String appends s as a JSON string: '"' and '\\' escaped, control characters as \b \f \n \r \t or
+// \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped; '<', '>' and '&' kept.
+func String(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// Float appends a finite float64 as encoding/json does (the shortest representation, 'f' format
+// between 1e-6 and 1e21, else 'e' with a one-digit negative exponent unpadded). NaN and infinities,
+// which encoding/json refuses, are written as null; the trace reader never produces them.
+func Float(dst []byte, f float64) []byte {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(dst, "null"...)
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
+// Int appends an integer.
+func Int(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
+
+// Bool appends true or false.
+func Bool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, "true"...)
+	}
+	return append(dst, "false"...)
+}
