@@ -92,6 +92,9 @@ type EvolveResult struct {
 	Refused  string        `json:"refused,omitempty"`
 	Drift    *evolve.Drift `json:"drift,omitempty"`
 	Explain  Explain       `json:"explain"`
+	// Partial is set when the outcome is partial: the flagged tasks still low and the refusal that
+	// stopped the run from going further (docs/decisions.md#partial-runs).
+	Partial string `json:"partial,omitempty"`
 
 	// Loop is the loop's full result; Stored the proposal written for it (nil when no step ran) and
 	// ReportInput its report's input, saved beside it; Tails the logs whose line numbers count from a
@@ -204,7 +207,8 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
 		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails,
 		Warnings: append(parseWarnings(read), res.Detection.Warnings...),
-		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection)}
+		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
+		Partial: res.Partial}
 	for _, s := range res.Steps {
 		out.Steps = append(out.Steps, jsonStep(s))
 	}
@@ -218,6 +222,9 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		}
 		if res.Drift != nil {
 			prop.Reason += "; " + res.Drift.Reason
+		}
+		if res.Partial != "" {
+			prop.Reason += "; partial: " + res.Partial
 		}
 		p, path, created, err := recordProposal(env, prop, steps, true)
 		if err != nil {

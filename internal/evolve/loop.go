@@ -97,11 +97,15 @@ type LoopResult struct {
 	Refused string `json:"refused,omitempty"`
 	// Drift is the change the drift bound stopped (the outcome is escalated).
 	Drift *Drift `json:"drift"`
+	// Partial says, for a partial run, how many flagged tasks are still low and the first refusal of
+	// the change that would have gone further (the proposal's reason carries it).
+	Partial string `json:"partial,omitempty"`
 	// Parent is the weights the loop started from; Final is Parent with every kept change.
 	Parent weights.Weights `json:"-"`
 	Final  weights.Weights `json:"-"`
 
 	stallReason string
+	stillLow    int
 }
 
 // Loop repeats detect → propose → replay → decide while at least TriggerThreshold flagged tasks are
@@ -139,6 +143,10 @@ func (res *LoopResult) judgeRun() {
 		res.Outcome = OutcomePartial
 		res.Reason = fmt.Sprintf("%d kept step(s) lifted %d flagged task(s) out of L0/L1 and are proposed; then %s",
 			len(res.Accepted), len(res.Resolved), res.stallReason)
+		res.Partial = fmt.Sprintf("%d flagged task(s) still on the low side", res.stillLow)
+		if a := res.lastRefusal(); a != nil {
+			res.Partial += fmt.Sprintf("; going further was refused (%s: %s)", a.Change, a.Reason)
+		}
 	}
 	if res.Refused != "" {
 		res.Final = res.Parent
@@ -221,6 +229,7 @@ func loop(in LoopInput) (*LoopResult, error) {
 		noProgress++
 		if noProgress >= cfg.StallBound {
 			res.Outcome = OutcomeStalled
+			res.stillLow = len(unresolved)
 			res.stallReason = fmt.Sprintf("%d consecutive step(s) found no change the rules allow for the %d flagged task(s) still low (last: %s)",
 				noProgress, len(unresolved), stepSummary(step))
 			res.Reason = fmt.Sprintf("%d consecutive step(s) without progress (last: %s); %d step(s) accepted and kept",
@@ -228,6 +237,20 @@ func loop(in LoopInput) (*LoopResult, error) {
 			return res, nil
 		}
 	}
+}
+
+// lastRefusal is the first attempt of the last step after the last kept step that measured anything.
+func (res *LoopResult) lastRefusal() *Attempt {
+	last := 0
+	if n := len(res.Accepted); n > 0 {
+		last = res.Accepted[n-1]
+	}
+	for i := len(res.Steps) - 1; i >= 0; i-- {
+		if s := res.Steps[i]; s.N > last && len(s.Attempts) > 0 {
+			return &s.Attempts[0]
+		}
+	}
+	return nil
 }
 
 // SupportingKeys are the evidence-ledger keys of the tasks that supported the run's change: every

@@ -279,6 +279,9 @@ func TestLoopPartialKeepsTheStepsThatLifted(t *testing.T) {
 	if !strings.Contains(res.Reason, "lifted 3 flagged task(s)") || !strings.Contains(res.Reason, "for the 3 flagged task(s) still low") {
 		t.Fatalf("reason %q must say what was lifted and what is left", res.Reason)
 	}
+	if want := "3 flagged task(s) still on the low side; going further was refused (ambiguous +1: parity price: too-high cost 0.051 > budget 0.030)"; res.Partial != want {
+		t.Fatalf("partial %q, want %q", res.Partial, want)
+	}
 	var parity bool
 	for _, a := range res.Steps[1].Attempts {
 		parity = parity || strings.Contains(a.Reason, "parity price")
