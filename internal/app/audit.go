@@ -10,6 +10,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/report"
@@ -58,9 +59,11 @@ type AuditOptions struct {
 	CostMode     pricing.Mode // where a request's cost comes from ("" = auto)
 	Strict       bool
 	MaxLineBytes int
-	// Report writes the EVAL report of the audit into ReportDir.
+	// Report writes the EVAL report of the audit into ReportDir; its effort section reads the pins
+	// of CensusRoot(env, Repo).
 	Report    bool
 	ReportDir string
+	Repo      string
 	// Out, PartitionBy and Force are the Parquet export's file (or partition root), "day" or "", and
 	// whether existing files are replaced.
 	Out         string
@@ -82,6 +85,10 @@ type AuditResult struct {
 	// ReportFiles are the files --report wrote; ParquetRows the rows of the Parquet export.
 	ReportFiles []string
 	ParquetRows int64
+	// CensusRepo is the repository the report's effort section read pins from ("" none), and
+	// CensusWarnings its census's warnings (files named under it).
+	CensusRepo     string
+	CensusWarnings []effort.Warning
 }
 
 // Audit reads the transcripts once and aggregates them (text, json, --report), writes one row per
@@ -155,7 +162,8 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 	res.Input.Prices = prices.Describe(opts.Pricing)
 	if opts.Report {
 		in := aggs.reportInput(res.Input, nil)
-		if in.Effort, err = EffortSection(read.Files); err != nil {
+		res.CensusRepo = CensusRoot(env, opts.Repo)
+		if in.Effort, res.CensusWarnings, err = EffortSection(read.Files, res.CensusRepo); err != nil {
 			return res, err
 		}
 		if res.ReportFiles, err = report.WriteAudit(opts.ReportDir, in); err != nil {

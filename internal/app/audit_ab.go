@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/report"
@@ -149,6 +150,7 @@ type ReportAuditOptions struct {
 	OutDir     string
 	Pricing    string       // price file overriding the embedded table, as tune audit's
 	CostMode   pricing.Mode // where a request's cost comes from ("" = auto)
+	Repo       string       // the effort section's pins: CensusRoot(env, Repo)
 }
 
 // ReportAudit writes the EVAL report of an audit of the transcripts and, with two or more arms, of
@@ -201,8 +203,16 @@ func ReportAudit(env Env, opts ReportAuditOptions, hooks ScanHooks) (ReportResul
 	input := audit.InputOf(overview)
 	input.Prices = prices.Describe(opts.Pricing)
 	in := spend.reportInput(input, ab)
-	if in.Effort, err = EffortSection(overview.Files); err != nil {
+	repo := CensusRoot(env, opts.Repo)
+	var warnings []effort.Warning
+	if in.Effort, warnings, err = EffortSection(overview.Files, repo); err != nil {
 		return res, err
+	}
+	for _, w := range warnings {
+		res.Warnings = append(res.Warnings, effort.WarningText(repo, w))
+	}
+	if repo != "" {
+		res.Notes = append(res.Notes, "effort pins read from "+repo)
 	}
 	res.Files, err = report.WriteAudit(opts.OutDir, in)
 	return res, err

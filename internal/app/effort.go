@@ -3,6 +3,7 @@ package app
 import (
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/report"
@@ -61,13 +62,40 @@ func Effort(env Env, opts EffortOptions) (*EffortResult, error) {
 
 func openFile(name string) (io.ReadCloser, error) { return os.Open(name) }
 
-// EffortSection is the audit report's effort conformance section over the files an audit read: one
-// more pass, as fast as the audit's (docs/decisions.md#effort-conformance-issue-14), without a census
-// (the audit knows no repository).
-func EffortSection(files []string) (*report.EffortSection, error) {
-	obs, err := effort.Observe(files, effort.Options{Open: openFile})
-	if err != nil {
-		return nil, err
+// CensusRoot is the repository the audit report's effort section reads pins from
+// (docs/decisions.md#effort-conformance-issue-14): repo when given (--repo), else the project root
+// (the directory of env.Config, tune.toml) when it holds a Claude Code set-up (effort.HasSetup), else
+// "" (no census).
+func CensusRoot(env Env, repo string) string {
+	if repo != "" || env.Config == "" {
+		return repo
 	}
-	return effort.Section(obs, false), nil
+	root := filepath.Dir(env.Config)
+	if effort.HasSetup(os.DirFS(root)) {
+		return root
+	}
+	return ""
+}
+
+// EffortSection is the audit report's effort conformance section over the files an audit read: one
+// more pass, as fast as the audit's (docs/decisions.md#effort-conformance-issue-14), checked against
+// the census of repo ("" reads none: shifts are then the effort-<level> skills and agents are not
+// judged). It returns the census's warnings (files named under repo).
+func EffortSection(files []string, repo string) (*report.EffortSection, []effort.Warning, error) {
+	var census *effort.Census
+	if repo != "" {
+		var err error
+		if census, err = effort.TakeCensus(os.DirFS(repo)); err != nil {
+			return nil, nil, err
+		}
+	}
+	obs, err := effort.Observe(files, effort.Options{Census: census, Open: openFile})
+	if err != nil {
+		return nil, nil, err
+	}
+	var warnings []effort.Warning
+	if census != nil {
+		warnings = census.Warnings
+	}
+	return effort.Section(obs, census != nil), warnings, nil
 }

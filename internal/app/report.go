@@ -22,6 +22,8 @@ type ReportResult struct {
 	// before inputs were saved: no window, no screen beyond its own rows, a fresh replay).
 	Input string   `json:"input,omitempty"`
 	Notes []string `json:"notes,omitempty"`
+	// Warnings are about the inputs (a census file's bad frontmatter, as FILE:LINE: reason).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ProposalInputPath is where the report input of proposal id is saved: beside the proposal, under

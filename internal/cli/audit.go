@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/pricing"
+	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/transcript"
 	"github.com/ldd-tools/tune/internal/view"
 )
@@ -19,6 +21,8 @@ type auditOptions struct {
 	IO         *IOStreams
 	Getenv     func(string) string
 	ReportsDir string
+	// project is the project root found above the working directory (resolved when the command runs).
+	project func() string
 
 	// The flags fill the use case's options; validate completes them (Location, ReportDir, Out).
 	app.AuditOptions
@@ -34,7 +38,7 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 }
 
 func newCmdAudit(f *Factory, runF func(*auditOptions) error) *cobra.Command {
-	opts := &auditOptions{IO: f.IO, Getenv: f.Getenv, ReportsDir: f.ReportsDir}
+	opts := &auditOptions{IO: f.IO, Getenv: f.Getenv, ReportsDir: f.ReportsDir, project: func() string { return f.ProjectRoot }}
 	cmd := &cobra.Command{
 		Use:   "audit [PATH...]",
 		Short: "Show what Claude Code transcripts cost and where tokens, thinking and money go",
@@ -91,8 +95,10 @@ reproduce the audit's totals from them.
 --report also writes the EVAL report of the audit (Markdown and an SVG chart, numbers and labels
 only, never transcript text) into --out (default the --reports-dir; with --format parquet always the
 --reports-dir), from the same single pass, plus one pass of tune effort's reader for its effort
-conformance section (shift verdicts, subagents, spend per level): it is the report "tune report
-audit" writes for the same transcripts. The written paths are printed on stderr.
+conformance section (shift verdicts, re-asserts, subagents against their pins, spend per level),
+checked against the pins of --repo DIR, else of the project root (the directory of tune.toml) when
+it holds agents/, skills/, .claude/ or settings.json, else of no repository: it is the report "tune
+report audit" writes for the same transcripts. The written paths are printed on stderr.
 
 Memory stays nearly flat however large the input: requests are finalised as each session's files
 have been read, and only a few dozen bytes per request are kept, for copies of it in later
@@ -135,6 +141,7 @@ in order at the end.`,
 	cmd.Flags().StringVar(&opts.Label, "label", "", "effort `LEVEL` of requests whose transcript records none (e.g. the effort the runs were started with)")
 	cmd.Flags().IntVar(&opts.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "also write the EVAL report of the audit (as tune report audit)")
+	cmd.Flags().StringVar(&opts.Repo, "repo", "", "with --report: check the effort section against the pins of the agents and skills in `DIR` (default the project root, when it holds them)")
 	cmd.Flags().StringVar(&opts.OutDir, "out", "", "write the --report into `DIR` (default the --reports-dir); with --format parquet, the Parquet file (or partition root)")
 	cmd.Flags().StringVar(&opts.PartitionBy, "partition-by", "", "with --format parquet: `day` writes one file per UTC day under --out (Hive-style day=YYYY-MM-DD)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "with --format parquet: replace existing files")
@@ -175,6 +182,14 @@ func (o *auditOptions) validate() error {
 	}
 	if o.OutDir != "" && !o.Report && o.Format != "parquet" {
 		return FlagErrorf("--out is where --report writes: add --report")
+	}
+	if o.Repo != "" && !o.Report {
+		return FlagErrorf("--repo gives the pins of --report's effort section: add --report")
+	}
+	if o.Repo != "" {
+		if err := checkRepo(o.Repo); err != nil {
+			return err
+		}
 	}
 	if o.OutDir == "" {
 		o.OutDir = o.ReportsDir
@@ -262,7 +277,11 @@ func newScanHooks(io *IOStreams) (app.ScanHooks, *view.Progress) {
 
 func auditRun(opts *auditOptions) error {
 	hooks, printer := newScanHooks(opts.IO)
-	res, err := app.Audit(app.Env{Getenv: opts.Getenv}, opts.AuditOptions, opts.IO.Out, hooks)
+	env := app.Env{Getenv: opts.Getenv}
+	if opts.project != nil && opts.project() != "" {
+		env.Config = filepath.Join(opts.project(), project.ConfigFile)
+	}
+	res, err := app.Audit(env, opts.AuditOptions, opts.IO.Out, hooks)
 	printer.Clear()
 	if res == nil {
 		return err
@@ -271,6 +290,10 @@ func auditRun(opts *auditOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", app.DescribeRoots(res.Roots))
 	}
 	view.Unpriced(opts.IO.ErrOut, res.Unpriced)
+	view.EffortWarnings(opts.IO.ErrOut, res.CensusRepo, res.CensusWarnings)
+	if res.CensusRepo != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "tune: effort pins read from %s\n", res.CensusRepo)
+	}
 	for _, p := range res.ReportFiles {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: report: %s\n", p)
 	}

@@ -95,12 +95,8 @@ verdicts are findings, not failures of the command; to fail a CI job on them, se
 
 func effortRun(opts *effortOptions) error {
 	if opts.Repo != "" {
-		info, err := os.Stat(opts.Repo)
-		if err != nil {
-			return fmt.Errorf("--repo: %w", err)
-		}
-		if !info.IsDir() {
-			return FlagErrorf("--repo %s: not a directory", opts.Repo)
+		if err := checkRepo(opts.Repo); err != nil {
+			return err
 		}
 	}
 	res, err := app.Effort(app.Env{Getenv: opts.Getenv}, opts.EffortOptions)
@@ -119,4 +115,16 @@ func effortRun(opts *effortOptions) error {
 		return effort.WriteJSON(opts.IO.Out, res.Report)
 	}
 	return effort.WriteText(opts.IO.Out, res.Report)
+}
+
+// checkRepo is the usage check of a --repo flag: an existing directory.
+func checkRepo(repo string) error {
+	info, err := os.Stat(repo)
+	if err != nil {
+		return fmt.Errorf("--repo: %w", err)
+	}
+	if !info.IsDir() {
+		return FlagErrorf("--repo %s: not a directory", repo)
+	}
+	return nil
 }

@@ -23,6 +23,7 @@ type reportOptions struct {
 	AllowMixed bool
 	Pricing    string // audit: price file, as tune audit --pricing
 	CostMode   string // audit: as tune audit --cost-mode
+	Repo       string // audit: the effort section's pins
 }
 
 // NewCmdReport builds `tune report` and its subcommands.
@@ -134,6 +135,9 @@ func reportRun(opts *reportOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	for _, w := range res.Warnings {
+		view.Warn(opts.IO.ErrOut, "", w)
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintf(opts.IO.ErrOut, "tune: note: %s\n", n)

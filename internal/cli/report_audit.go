@@ -23,6 +23,9 @@ arm name as the effort where the transcript records none. Arms that mix Claude C
 different output-token semantics are refused unless --allow-mixed (the report then says so loudly).
 
 Costs are tune audit's: --pricing FILE and --cost-mode apply as there.
+Its effort conformance section (tune effort's check) reads the pins of --repo DIR, else of the
+project root (the directory of tune.toml) when it holds agents/, skills/, .claude/ or
+settings.json; without pins, shifts are the effort-<level> skills and agents are not judged.
 
 The report holds numbers and labels only: no transcript text is ever copied into it.`,
 		Example: `  tune report audit ~/.claude/projects/-home-me-shop-api
@@ -34,6 +37,7 @@ The report holds numbers and labels only: no transcript text is ever copied into
 	cmd.Flags().BoolVar(&opts.AllowMixed, "allow-mixed", false, "compare arms whose Claude Code versions count output tokens differently")
 	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (as tune audit --pricing)")
 	cmd.Flags().StringVar(&opts.CostMode, "cost-mode", "auto", costModeUsage)
+	cmd.Flags().StringVar(&opts.Repo, "repo", "", "check the effort section against the pins of the agents and skills in `DIR` (default the project root, when it holds them)")
 	return cmd
 }
 
@@ -41,6 +45,11 @@ func auditReportRun(opts *reportOptions) (app.ReportResult, error) {
 	mode, err := parseCostMode(opts.CostMode)
 	if err != nil {
 		return app.ReportResult{Report: "audit"}, err
+	}
+	if opts.Repo != "" {
+		if err := checkRepo(opts.Repo); err != nil {
+			return app.ReportResult{Report: "audit"}, err
+		}
 	}
 	var arms []app.Arm
 	if len(opts.Arms) > 0 {
@@ -52,5 +61,5 @@ func auditReportRun(opts *reportOptions) (app.ReportResult, error) {
 	hooks, printer := newScanHooks(opts.IO)
 	defer printer.Clear()
 	return app.ReportAudit(opts.Env, app.ReportAuditOptions{Paths: opts.Paths, Arms: arms, AllowMixed: opts.AllowMixed, OutDir: opts.OutDir,
-		Pricing: opts.Pricing, CostMode: mode}, hooks)
+		Pricing: opts.Pricing, CostMode: mode, Repo: opts.Repo}, hooks)
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -29,6 +30,35 @@ import (
 
 // Warning is an input that was skipped or read with a caveat, named by file and line.
 type Warning = transcript.Warning
+
+// WarningText is "FILE:LINE: reason" (": reason" without a line); a census warning's file is named
+// under the repository as given (repo; "" or "." leave it as it is).
+func WarningText(repo string, w Warning) string {
+	file := w.File
+	if repo != "" && repo != "." {
+		file = filepath.Join(repo, file)
+	}
+	if w.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", file, w.Line, w.Reason)
+	}
+	return fmt.Sprintf("%s: %s", file, w.Reason)
+}
+
+// HasSetup reports whether fsys holds a Claude Code set-up the census reads: an agents or skills
+// directory, or a settings file, at one of the census's places.
+func HasSetup(fsys fs.FS) bool {
+	for _, dir := range append(append([]string{}, agentDirs...), skillDirs...) {
+		if info, err := fs.Stat(fsys, dir); err == nil && info.IsDir() {
+			return true
+		}
+	}
+	for _, f := range settingsFiles {
+		if info, err := fs.Stat(fsys, f); err == nil && info.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
 
 // Kinds of pinned files.
 const (

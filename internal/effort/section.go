@@ -16,6 +16,15 @@ func Section(o *Observed, census bool) *report.EffortSection {
 			s.Shifts = append(s.Shifts, report.EffortCount{Verdict: v, N: counts[v]})
 		}
 	}
+	reasserts := map[string]int{}
+	for _, r := range o.Reasserts {
+		reasserts[r.Verdict]++
+	}
+	for _, v := range []string{ReassertOK, ReassertSuperseded, ReassertMissing} {
+		if reasserts[v] > 0 {
+			s.Reasserts = append(s.Reasserts, report.EffortCount{Verdict: v, N: reasserts[v]})
+		}
+	}
 	for _, a := range o.Agents {
 		pinned := ""
 		if a.Pinned != nil {

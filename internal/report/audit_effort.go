@@ -14,10 +14,13 @@ type EffortSection struct {
 	WithEffort int // requests whose transcript records a level (the rest are unknown, never guessed)
 	// Census is false when no repository was read: shifts are then the effort-<level> skills and
 	// agents are not judged against pins.
-	Census         bool
-	Shifts         []EffortCount // main-loop shifts by verdict, in the verdicts' order
-	SubagentShifts int           // shifts inside subagents (the design forbids them)
-	StuckSessions  int           // sessions whose level never moves despite paired shifts
+	Census bool
+	Shifts []EffortCount // main-loop shifts by verdict, in the verdicts' order
+	// Reasserts are the nested skills (loaded by an orchestrator skill with another pin) by verdict:
+	// re-asserted, superseded, not re-asserted. Only with a census.
+	Reasserts      []EffortCount
+	SubagentShifts int // shifts inside subagents (the design forbids them)
+	StuckSessions  int // sessions whose level never moves despite paired shifts
 	Agents         []EffortAgent
 	Levels         []EffortLevel
 }
@@ -74,6 +77,16 @@ func auditEffort(w io.Writer, e *EffortSection, red *redactions) error {
 		}
 	} else {
 		fmt.Fprintf(w, "_No shift on the main loop._\n\n")
+	}
+	if len(e.Reasserts) > 0 {
+		rows := make([][]string, len(e.Reasserts))
+		for i, c := range e.Reasserts {
+			rows[i] = []string{red.safe(c.Verdict), fmtInt(int64(c.N))}
+		}
+		fmt.Fprintf(w, "A skill loaded by an orchestrator skill with another level holds for the rest of the turn unless the orchestrator reloads its own:\n\n")
+		if err := tableBlock(w, []Column{Text("nested skill verdict"), Num("nested skills")}, rows); err != nil {
+			return err
+		}
 	}
 	if e.SubagentShifts > 0 {
 		fmt.Fprintf(w, "- **%s %s inside subagents**: the design forbids them (agents run on their pin).\n",

@@ -141,6 +141,7 @@ func sampleAudit() AuditReport {
 		},
 		Effort: &EffortSection{Requests: 40, WithEffort: 36, Census: true,
 			Shifts:         []EffortCount{{"ok", 9}, {"no-op: lone call", 2}, {"ignored", 1}, {"unexpected level", 1}},
+			Reasserts:      []EffortCount{{"re-asserted", 1}, {"not re-asserted", 1}},
 			SubagentShifts: 1, StuckSessions: 1,
 			Agents: []EffortAgent{{Agent: "general-purpose", Observed: "high 3", Runs: 1, Verdict: "inherits"},
 				{Agent: "hotfixer", Pinned: "low", Observed: "low 3, medium 1", Runs: 2, Verdict: "off its pin"}},

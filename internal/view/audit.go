@@ -3,7 +3,6 @@ package view
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,13 +96,6 @@ func Unpriced(w io.Writer, models map[string]int) {
 // repository as given (repo "" for the transcripts' warnings).
 func EffortWarnings(w io.Writer, repo string, warns []effort.Warning) {
 	for _, x := range warns {
-		file := x.File
-		if repo != "" && repo != "." {
-			file = filepath.Join(repo, file)
-		}
-		if x.Line > 0 {
-			file += ":" + strconv.Itoa(x.Line)
-		}
-		Warn(w, file, x.Reason)
+		Warn(w, "", effort.WarningText(repo, x))
 	}
 }
