@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,6 +78,34 @@ func TestAccuracyGolden(t *testing.T) {
 	}
 	if len(m) != 11 {
 		t.Errorf("--json has %d top-level fields, want 11 (a new field needs this test and --help updated)", len(m))
+	}
+	// Inside the reference's objects, exactly the reference's fields (tune's additions are top-level).
+	var ref struct {
+		PerLevel map[string]map[string]json.RawMessage `json:"per_level"`
+		Overall  map[string]json.RawMessage            `json:"overall"`
+	}
+	if err := json.Unmarshal([]byte(out), &ref); err != nil {
+		t.Fatal(err)
+	}
+	fields := func(o map[string]json.RawMessage) string {
+		var ks []string
+		for k := range o {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return strings.Join(ks, " ")
+	}
+	if got := fields(ref.Overall); got != "overkill_rate underkill_rate" {
+		t.Errorf("overall: fields %q", got)
+	}
+	for _, lvl := range []string{"L0", "L1", "L2", "L3", "L4"} {
+		if got := fields(ref.PerLevel[lvl]); got != "complete_rate median_final_loss median_k n overkill_rate terminals top_signals underkill_rate" {
+			t.Errorf("per_level.%s: fields %q", lvl, got)
+		}
+	}
+	var top []map[string]json.RawMessage
+	if err := json.Unmarshal(ref.PerLevel["L1"]["top_signals"], &top); err != nil || len(top) == 0 || fields(top[0]) != "n name" {
+		t.Errorf("per_level.L1.top_signals: %s (%v)", ref.PerLevel["L1"]["top_signals"], err)
 	}
 	// The default window (30 days before the clock) holds none of these September tasks.
 	code, out, _ = accuracyCLI(t, "accuracy", log)

@@ -66,8 +66,9 @@ error; a store with no applied version prints a note and exits 0.
 --json prints {version, parent, changes, verdict, reason, need_more, tasks_before, tasks_after,
 concerned_before, concerned_after, low_side_regressions, overkill, underkill ({before, after:
 {k, n, rate, lo, hi}, p}), lifted, lifted_regressed, level_mix [{level, before, after}],
-evidence [{log, line, meta_timestamp, task, level, note}], config, active, proposal,
-proposal_path, proposal_new, proposal_note, logs}.`,
+evidence [{log, line, meta_timestamp, task, level, note}], config {min_tasks, overkill_bound,
+min_recurrences, alpha}, active, proposal, proposal_path, proposal_new, proposal_note, logs};
+need_more and the proposal fields only when they apply.`,
 		Example: `  tune watch
   tune watch projects/*/.ldd/trace.log --json | jq -r .verdict
   tune watch --version v0003 .ldd/trace.log`,

@@ -447,3 +447,59 @@ func TestNightlyWatchLetsTheEvolveRun(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchJSONFieldsLocked: the --json fields of tune watch, at every level, are exactly the ones
+// --help documents (a new field needs this test and --help updated).
+func TestWatchJSONFieldsLocked(t *testing.T) {
+	code, out, errOut := watchCLI(t, watchStore(t), "watch", "--json", watchLog(t, 20, 7)) // not helping: a new proposal
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(v any) string {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("%v is not an object", v)
+		}
+		var ks []string
+		for k := range obj {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		return strings.Join(ks, " ")
+	}
+	first := func(v any) any {
+		a, ok := v.([]any)
+		if !ok || len(a) == 0 {
+			t.Fatalf("%v is not a non-empty array", v)
+		}
+		return a[0]
+	}
+	rate := "hi k lo n rate"
+	for _, c := range []struct {
+		what string
+		v    any
+		want string
+	}{
+		{"top level", m, "active changes concerned_after concerned_before config evidence level_mix lifted lifted_regressed logs " +
+			"low_side_regressions overkill parent proposal proposal_new proposal_path reason tasks_after tasks_before underkill verdict version"},
+		{"config", m["config"], "alpha min_recurrences min_tasks overkill_bound"},
+		{"low_side_regressions", m["low_side_regressions"], "after before p"},
+		{"overkill.before", m["overkill"].(map[string]any)["before"], rate},
+		{"level_mix[0]", first(m["level_mix"]), "after before level"},
+		{"evidence[0]", first(m["evidence"]), "level line log meta_timestamp note task"},
+	} {
+		if got := keys(c.v); got != c.want {
+			t.Errorf("%s: fields %q, want %q", c.what, got, c.want)
+		}
+	}
+	help := NewCmdWatch(&Factory{IO: &IOStreams{}}).Long
+	for _, k := range strings.Fields(keys(m) + " need_more proposal_note " + keys(m["config"])) {
+		if !strings.Contains(help, k) {
+			t.Errorf("--help does not document the --json field %q", k)
+		}
+	}
+}

@@ -45,13 +45,13 @@ const (
 // Config holds the bounds of the verdicts (the [watch] table of tune.toml).
 type Config struct {
 	// MinTasks is how many closed tasks with a level the version needs before a verdict.
-	MinTasks int `toml:"min_tasks"`
+	MinTasks int `toml:"min_tasks" json:"min_tasks"`
 	// OverkillBound is the rise of the overkill rate (after − before) that makes a version harmful.
-	OverkillBound float64 `toml:"overkill_bound"`
+	OverkillBound float64 `toml:"overkill_bound" json:"overkill_bound"`
 	// MinRecurrences is how many lifted tasks must still regress for "not helping".
-	MinRecurrences int `toml:"min_recurrences"`
+	MinRecurrences int `toml:"min_recurrences" json:"min_recurrences"`
 	// Alpha is the level of the one-sided exact tests.
-	Alpha float64 `toml:"alpha"`
+	Alpha float64 `toml:"alpha" json:"alpha"`
 }
 
 // DefaultConfig is used for every bound tune.toml leaves out.
