@@ -95,7 +95,7 @@ type AuditResult struct {
 // request to out (csv, jsonl) or exports them (parquet). On an error after the scan, the result
 // still holds what was found, for the warnings.
 func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditResult, error) {
-	prices, err := LoadPrices(opts.Pricing, opts.CostMode)
+	prices, err := LoadPrices(env, opts.Pricing, opts.CostMode)
 	if err != nil {
 		return nil, err
 	}
@@ -180,8 +180,8 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 }
 
 // LoadPrices is the embedded price table, overridden by the --pricing file at path ("" = none), in
-// cost mode mode ("" = auto).
-func LoadPrices(path string, mode pricing.Mode) (*pricing.Table, error) {
+// cost mode mode ("" = auto), with the model aliases of CCUSAGE_MODEL_ALIASES (as ccusage reads it).
+func LoadPrices(env Env, path string, mode pricing.Mode) (*pricing.Table, error) {
 	t := pricing.Embedded()
 	if path != "" {
 		f, err := os.Open(path)
@@ -195,6 +195,11 @@ func LoadPrices(path string, mode pricing.Mode) (*pricing.Table, error) {
 	}
 	if mode != "" && mode != pricing.ModeAuto {
 		t = t.WithMode(mode)
+	}
+	if env.Getenv != nil {
+		if aliases := pricing.ParseAliases(env.Getenv(pricing.AliasesEnv)); aliases != nil {
+			t = t.WithAliases(aliases)
+		}
 	}
 	return t, nil
 }

@@ -157,7 +157,7 @@ type ReportAuditOptions struct {
 // tune audit ab's comparison of them.
 func ReportAudit(env Env, opts ReportAuditOptions, hooks ScanHooks) (ReportResult, error) {
 	res := ReportResult{Report: "audit"}
-	prices, err := LoadPrices(opts.Pricing, opts.CostMode)
+	prices, err := LoadPrices(env, opts.Pricing, opts.CostMode)
 	if err != nil {
 		return res, err
 	}

@@ -66,6 +66,9 @@ var (
 	sampleRoot    = filepath.Join("..", "..", "testdata", "transcripts")
 	syntheticRoot = filepath.Join("testdata", "costcorpus")
 	recordedRoot  = filepath.Join("testdata", "recordedcost")
+	aliasRoot     = filepath.Join("testdata", "aliascorpus")
+	// aliasSpec is the CCUSAGE_MODEL_ALIASES of testdata/ccusage/make.sh's alias reports.
+	aliasSpec = "claude-mystery-9=claude-sonnet-4-5; claude-haiku-4-5=claude-opus-4-6,my-opus=claude-opus-4-6 , private-x-fast=claude-sonnet-4-6"
 	// The scan rules of ccusage's daily (and monthly, weekly, blocks) report, and of its session report.
 	ccusageDaily   = transcript.Options{CCUsage: true, MaxTotal: true}
 	ccusageSession = transcript.Options{CCUsage: true, MaxTotal: true, NoProgress: true, NoReplay: true}
@@ -110,6 +113,12 @@ func TestCostEqualsCCUsage(t *testing.T) {
 		{"synthetic-session-utc", syntheticRoot, BySession, "UTC", "", "", false, ""},
 		{"synthetic-daily-america-new_york-0201-0228", syntheticRoot, ByDay, "America/New_York", "2026-02-01", "2026-02-28", true, ""},
 	}
+	// CCUSAGE_MODEL_ALIASES (aliasSpec): the model rows take the aliases' names, a model without a
+	// price takes its alias's, one with a price keeps it; and the same corpus without aliases.
+	checks = append(checks,
+		check{"alias-daily", aliasRoot, ByDay, "UTC", "", "", true, ""},
+		check{"alias-session", aliasRoot, BySession, "UTC", "", "", false, ""},
+		check{"alias-daily-none", aliasRoot, ByDay, "UTC", "", "", true, ""})
 	// Recorded costUSD lines (Claude Code 1.0.x) in each of ccusage's cost modes.
 	for _, m := range pricing.Modes {
 		checks = append(checks,
@@ -150,13 +159,16 @@ func TestCostEqualsCCUsage(t *testing.T) {
 			if c.mode != "" {
 				prices = prices.WithMode(c.mode)
 			}
+			if c.file == "alias-daily" || c.file == "alias-session" {
+				prices = prices.WithAliases(pricing.ParseAliases(aliasSpec))
+			}
 			a := New(Options{By: c.by, Location: loc, Breakdown: c.models, Prices: prices})
 			f := Filter{Range: DateRange{Since: c.since, Until: c.until, Location: loc}, Next: a}
 			for i := range res.Requests {
 				f.Add(&res.Requests[i])
 			}
 			rep := a.Report()
-			if c.root != recordedRoot && rep.Totals.CostUSD == nil {
+			if c.root != recordedRoot && c.root != aliasRoot && rep.Totals.CostUSD == nil {
 				t.Errorf("a model without a price: %v", rep.Totals.UnpricedModels)
 			}
 			if want.Totals != nil {

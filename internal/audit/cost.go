@@ -13,7 +13,8 @@ type Cost struct {
 	Parts pricing.Parts
 	// Thinking is the part of Parts.Output spent on thinking tokens (output cost × thinking/output).
 	Thinking pricing.Pico
-	// Model is the priced model label (ModelLabel), named when the price is unknown.
+	// Model is the priced model's name (ModelLabel, renamed by the table's aliases), named when the
+	// price is unknown.
 	Model string
 	// Recorded: the cost is the request's recorded costUSD (pricing.ModeAuto or ModeDisplay). Parts
 	// then split it in proportion to the prices of its tokens; when they cannot (no price, or
@@ -53,7 +54,7 @@ func Price(table *pricing.Table, r *transcript.Request) Cost {
 		table = pricing.Embedded()
 	}
 	mode := table.Mode()
-	c := Cost{Model: ModelLabel(r)}
+	c := Cost{Model: table.Name(ModelLabel(r))}
 	if r.HasRecordedCost && mode != pricing.ModeCalculate {
 		return recorded(table, r, c)
 	}

@@ -518,6 +518,9 @@ func (a *Aggregator) group(r *transcript.Request) *Group {
 	if rep.By == "" {
 		return nil
 	}
+	if rep.By == ByModel {
+		return a.groupOf(a.opt.Prices.Name(ModelLabel(r))) // the name its alias gives it
+	}
 	return a.groupOf(KeyOf(r, rep.By, a.opt.Location))
 }
 
@@ -542,7 +545,7 @@ func (a *Aggregator) model(g *Group, r *transcript.Request) *Group {
 	if a.models[gi] == nil {
 		a.models[gi] = map[string]int{}
 	}
-	k := ModelLabel(r)
+	k := a.opt.Prices.Name(ModelLabel(r))
 	j, ok := a.models[gi][k]
 	if !ok {
 		j = len(g.Models)

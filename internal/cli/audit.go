@@ -56,7 +56,9 @@ model the table lacks is named in a warning and its cost is unknown (null in --j
 table), never 0; a request without tokens costs 0. Transcripts of Claude Code 1.0.x record a costUSD
 on each line: by default (--cost-mode auto, ccusage's default) a request that has one costs that, the
 others are priced; --cost-mode calculate always prices the tokens, --cost-mode display takes recorded
-costs only (a request without one counts $0), as ccusage's --mode.
+costs only (a request without one counts $0), as ccusage's --mode. CCUSAGE_MODEL_ALIASES is read as
+ccusage reads it (MODEL=ALIAS pairs separated by ',' or ';', or a JSON object): an alias renames a
+model and prices one the table lacks.
 
 --by breaks it down, one row per group with absolute tokens and cost and a total row: day, week (from
 Sunday), month, session, project, model, effort, class (main, subagent, compaction, side-question) or

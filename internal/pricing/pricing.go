@@ -167,6 +167,8 @@ type Table struct {
 
 	// mode is where a request's cost comes from (Mode); "" is ModeAuto.
 	mode Mode
+	// aliases rename models and price the ones the table lacks (WithAliases).
+	aliases map[string]string
 
 	mu    sync.Mutex
 	cache map[string]*Price
@@ -178,6 +180,13 @@ func (t *Table) Describe(override string) string {
 	s := fmt.Sprintf("ccusage %s offline prices (table extracted %s)", t.Version, t.Extracted)
 	if override != "" {
 		s += ", overridden by " + override
+	}
+	if n := len(t.aliases); n > 0 {
+		s += fmt.Sprintf(", %d model alias", n)
+		if n > 1 {
+			s += "es"
+		}
+		s += " from " + AliasesEnv
 	}
 	switch t.Mode() {
 	case ModeCalculate:
@@ -239,7 +248,7 @@ func (t *Table) WithMode(m Mode) *Table {
 // empty lookup cache.
 func (t *Table) clone() *Table {
 	return &Table{Source: t.Source, Version: t.Version, Extracted: t.Extracted, primary: t.primary, fallback: t.fallback,
-		exactOnly: t.exactOnly, mode: t.mode, cache: map[string]*Price{}}
+		exactOnly: t.exactOnly, mode: t.mode, aliases: t.aliases, cache: map[string]*Price{}}
 }
 
 // File is the JSON form of a table (claude.json, or a --pricing file).
@@ -333,7 +342,7 @@ func (t *Table) Override(r io.Reader, name string) (*Table, error) {
 		return nil, err
 	}
 	out := &Table{Source: t.Source + "; overridden by " + name, Version: t.Version, Extracted: t.Extracted,
-		primary: map[string]Price{}, fallback: map[string]Price{}, mode: t.mode}
+		primary: map[string]Price{}, fallback: map[string]Price{}, mode: t.mode, aliases: t.aliases}
 	for k, v := range t.primary {
 		out.primary[k] = v
 	}
@@ -363,8 +372,9 @@ func (t *Table) Models() []string {
 // Lookup finds the price of a model as ccusage 20.0.24 does: the exact id; else the longest table
 // id that contains the name or is contained in it at word boundaries (not splitting a version
 // number; '.', '@' and '-' read alike), unless the name is a spelling of a separately priced tier
-// that only an exact request may use; else the same in the fallback table. ok is false when
-// nothing matches: the cost is then unknown.
+// that only an exact request may use; else the same in the fallback table; else, when the model
+// has an alias (WithAliases), the same for the alias. ok is false when nothing matches: the cost is
+// then unknown.
 func (t *Table) Lookup(model string) (Price, bool) {
 	t.mu.Lock()
 	p, hit := t.cache[model]
@@ -382,6 +392,17 @@ func (t *Table) Lookup(model string) (Price, bool) {
 }
 
 func (t *Table) lookup(model string) *Price {
+	// A model's own price wins over its alias's (ccusage's rule: the alias only renames it then).
+	if p := t.lookupName(model); p != nil || len(t.aliases) == 0 {
+		return p
+	}
+	if a := t.Name(model); a != model {
+		return t.lookupName(a)
+	}
+	return nil
+}
+
+func (t *Table) lookupName(model string) *Price {
 	if model == "" {
 		return nil
 	}

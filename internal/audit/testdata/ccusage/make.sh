@@ -18,9 +18,10 @@ cp -r "$ROOT/testdata/transcripts/spotter/test/fixtures/transcripts/." "$S/sampl
 cp "$ROOT/testdata/transcripts/claude-code-log/test/test_data/edge_cases.jsonl" "$S/sample/projects/claude-code-log/"
 cp -r "$HERE/../costcorpus" "$S/synthetic"
 cp -r "$HERE/../recordedcost" "$S/recorded"
+cp -r "$HERE/../aliascorpus" "$S/alias"
 run() { # corpus name report args...
   corpus=$1 name=$2; shift 2
-  HOME=$S/home CLAUDE_CONFIG_DIR=$S/$corpus "$CCU" claude "$@" --json --offline > "$S/out.json"
+  HOME=$S/home CLAUDE_CONFIG_DIR=$S/$corpus CCUSAGE_MODEL_ALIASES=${ALIASES:-} "$CCU" claude "$@" --json --offline > "$S/out.json"
   case $1 in
   daily|monthly|weekly) jq -S '{rows: [(.daily // .monthly // .weekly)[] | {key: (.date // .month // .week), totalCost,
       inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens,
@@ -30,7 +31,7 @@ run() { # corpus name report args...
   blocks) jq -S '{rows: [.blocks[] | select(.isGap | not) | {key: .startTime, end: .endTime, totalCost: .costUSD, inputTokens: .tokenCounts.inputTokens,
       outputTokens: .tokenCounts.outputTokens, cacheCreationTokens: .tokenCounts.cacheCreationInputTokens, cacheReadTokens: .tokenCounts.cacheReadInputTokens, models}]}' "$S/out.json" ;;
   esac > "$HERE/$name.json"
-  echo "$corpus $name: ccusage claude $* --json --offline" >> "$HERE/COMMANDS.txt"
+  echo "$corpus $name: ${ALIASES:+CCUSAGE_MODEL_ALIASES='$ALIASES' }ccusage claude $* --json --offline" >> "$HERE/COMMANDS.txt"
 }
 : > "$HERE/COMMANDS.txt"
 run sample sample-daily-utc daily -z UTC
@@ -54,4 +55,10 @@ for mode in auto calculate display; do
   run recorded recorded-session-$mode session -z UTC --mode $mode
   run recorded recorded-blocks-$mode blocks -z UTC --mode $mode
 done
+# Model aliases (CCUSAGE_MODEL_ALIASES; the same string is in ccusage_test.go).
+ALIASES='claude-mystery-9=claude-sonnet-4-5; claude-haiku-4-5=claude-opus-4-6,my-opus=claude-opus-4-6 , private-x-fast=claude-sonnet-4-6'
+run alias alias-daily daily -z UTC
+run alias alias-session session -z UTC
+ALIASES=
+run alias alias-daily-none daily -z UTC
 "$CCU" --version > "$HERE/VERSION.txt"
