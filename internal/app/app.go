@@ -240,6 +240,6 @@ func Detect(env Env, logs []string) (*DetectResult, error) {
 		return nil, err
 	}
 	det := evolve.Detect(evolve.DetectInput{Tasks: read.Tasks, Resolver: evolve.Resolver{Active: &active, WeightsFor: resolver, Used: dec.Used}})
-	det.Warnings = append(parseWarnings(read), det.Warnings...)
+	det.Warnings = evolve.UniqueWarnings(append(parseWarnings(read), det.Warnings...))
 	return &DetectResult{Detection: det, Logs: logs, Lines: read.Lines, Tails: read.Tails}, nil
 }

@@ -206,7 +206,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	}
 	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
 		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails,
-		Warnings: append(parseWarnings(read), res.Detection.Warnings...),
+		Warnings: evolve.UniqueWarnings(append(parseWarnings(read), res.Detection.Warnings...)),
 		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
 		Partial: res.Partial}
 	for _, s := range res.Steps {
@@ -234,7 +234,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		sig, bkt, _ := store.WeightsJSON(&p.Candidate)
 		out.Proposal = &EvolveProposal{ID: p.ID, File: path, Decision: p.Decision, Created: created,
 			Weights: EvolveProposalWeights{Signals: sig, Buckets: bkt}}
-		in, err := saveReportInput(env, steps, parent, p)
+		in, err := saveReportInput(env, steps, parent, p, out.Warnings)
 		if err != nil {
 			return nil, err
 		}

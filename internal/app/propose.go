@@ -71,7 +71,7 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Warnings = append(parseWarnings(read), res.Warnings...)
+	res.Warnings = evolve.UniqueWarnings(append(parseWarnings(read), res.Warnings...))
 
 	out := &ProposeResult{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
 		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
@@ -94,7 +94,7 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	out.ProposalFile, out.ProposalID, out.Created = &path, p.ID, created
 	// The EVAL report goes through the same code as tune report proposal and tune nightly, from the
 	// input saved with the proposal.
-	in, err := saveReportInput(env, steps, parent, p)
+	in, err := saveReportInput(env, steps, parent, p, out.Warnings)
 	if err != nil {
 		return nil, err
 	}

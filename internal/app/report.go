@@ -33,8 +33,8 @@ func ProposalInputPath(weightsDir, id string) string {
 }
 
 // saveReportInput converts the steps behind proposal p into its report input and saves it beside p.
-func saveReportInput(env Env, steps []*evolve.StepResult, parent weights.Weights, p *store.Proposal) (report.ProposalReport, error) {
-	in := report.FromSteps(steps, parent, p)
+func saveReportInput(env Env, steps []*evolve.StepResult, parent weights.Weights, p *store.Proposal, warnings []evolve.Warning) (report.ProposalReport, error) {
+	in := report.FromSteps(steps, parent, p, warnings)
 	return in, report.SaveProposalInput(ProposalInputPath(env.WeightsDir, p.ID), in)
 }
 

@@ -29,3 +29,13 @@ func TestLossSummary(t *testing.T) {
 		t.Errorf("TriedLosses = %v", got)
 	}
 }
+
+func TestUniqueWarnings(t *testing.T) {
+	a := Warning{Source: "a.log", Line: 3, Reason: "x"}
+	b := Warning{Source: "a.log", Line: 4, Reason: "x"}
+	c := Warning{Source: "a.log", Line: 3, Reason: "y"}
+	got := UniqueWarnings([]Warning{a, b, a, c, b})
+	if fmt.Sprint(got) != fmt.Sprint([]Warning{a, b, c}) {
+		t.Errorf("UniqueWarnings = %v", got)
+	}
+}

@@ -76,6 +76,20 @@ type Warning struct {
 	Reason string `json:"reason"`
 }
 
+// UniqueWarnings keeps the first of warnings that say the same thing about the same line, in order
+// (docs/decisions.md#warnings-once): a run's reads and detections may meet one problem more than once.
+func UniqueWarnings(ws []Warning) []Warning {
+	seen := make(map[Warning]bool, len(ws))
+	out := make([]Warning, 0, len(ws))
+	for _, w := range ws {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // Where locates the warning: "source:line", "source" without a line, "" without a source.
 func (w Warning) Where() string {
 	if w.Line > 0 && w.Source != "" {

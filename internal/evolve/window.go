@@ -253,7 +253,8 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
 			wt.signals = append(wt.signals, weights.SignalWeight{Name: s.Name, Weight: weights.Half(s.Weight)})
 			sig, ok := weights.SignalByName(s.Name)
 			if !ok {
-				warn("task %s: unknown signal %q in signals= (ignored)", t.MetaTimestamp, s.Name)
+				// The trace reader already warned about this line ("… is not a scorer signal"): said once
+				// (docs/decisions.md#warnings-once), ignored here.
 				continue
 			}
 			wt.fired = append(wt.fired, sig)

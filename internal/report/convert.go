@@ -18,7 +18,7 @@ import (
 // for tune propose and the whole chain for tune evolve / nightly (window, flagged tasks and screen come
 // from the first step; attempts from all; the replay compares the original parent with the final
 // candidate). p is the proposal written for them (its id names the report).
-func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Proposal) ProposalReport {
+func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Proposal, warnings []evolve.Warning) ProposalReport {
 	in := FromProposal(p, parent)
 	if len(steps) == 0 {
 		return in
@@ -64,10 +64,10 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 	h := last.Holdout
 	in.Holdout = &Holdout{Scenarios: h.Scenarios, Reads: h.Reads, Verdict: h.Verdict,
 		LossBefore: numPtr(h.LossBefore), LossAfter: numPtr(h.LossAfter)}
-	for _, st := range steps {
-		for _, w := range st.Warnings {
-			in.Warnings = append(in.Warnings, w.String())
-		}
+	// The run's warnings, the list the command printed; every step re-detects the same window, so
+	// collecting the steps' warnings listed each one once per step (docs/decisions.md#warnings-once).
+	for _, w := range evolve.UniqueWarnings(warnings) {
+		in.Warnings = append(in.Warnings, w.String())
 	}
 	return in
 }
