@@ -204,6 +204,26 @@ func LoadPrices(env Env, path string, mode pricing.Mode) (*pricing.Table, error)
 	return t, nil
 }
 
+// Zone is the zone of the audit's days, weeks and months: --timezone (flag), else $TZ (a leading ":"
+// dropped, as POSIX allows), else the system's zone — ccusage's default.
+func Zone(flag string, getenv func(string) string) (*time.Location, error) {
+	name := flag
+	if name == "" && getenv != nil {
+		name = getenv("TZ")
+	}
+	if name == "" {
+		return time.Local, nil
+	}
+	loc, err := time.LoadLocation(strings.TrimPrefix(name, ":"))
+	switch {
+	case err != nil && flag != "":
+		return nil, fmt.Errorf("--timezone %q: not a time zone (want an IANA name such as UTC or America/New_York)", name)
+	case err != nil:
+		return nil, fmt.Errorf("TZ=%q: not a time zone (set --timezone)", name)
+	}
+	return loc, nil
+}
+
 // CCUsageModes are the ccusage 20.0.24 reports whose line rules ScanOptions reproduces (--ccusage).
 var CCUsageModes = []string{"daily", "weekly", "monthly", "session", "blocks"}
 

@@ -201,3 +201,34 @@ func TestEffortSeparatesCensusAndTranscriptWarnings(t *testing.T) {
 		t.Error("an empty folder: NoTranscripts not set")
 	}
 }
+
+// TestZone: --timezone beats $TZ, a leading ":" in $TZ is dropped, and the error names where the bad
+// zone came from.
+func TestZone(t *testing.T) {
+	env := func(tz string) func(string) string {
+		return func(k string) string {
+			if k == "TZ" {
+				return tz
+			}
+			return ""
+		}
+	}
+	for _, c := range []struct{ flag, tz, want string }{
+		{"UTC", "Europe/Paris", "UTC"},
+		{"", ":Europe/Paris", "Europe/Paris"},
+		{"", "", "Local"},
+		{"Mars/Olympus", "UTC", `--timezone "Mars/Olympus": not a time zone`},
+		{"", "Mars/Olympus", `TZ="Mars/Olympus": not a time zone (set --timezone)`},
+	} {
+		loc, err := Zone(c.flag, env(c.tz))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = loc.String()
+		}
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("Zone(%q, TZ=%q) = %s, want %s", c.flag, c.tz, got, c.want)
+		}
+	}
+}

@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/transcript"
@@ -218,11 +218,12 @@ func (o *auditOptions) validate() error {
 	if o.Since != "" && o.Until != "" && o.Since > o.Until {
 		return FlagErrorf("--since %s is after --until %s", o.Since, o.Until)
 	}
-	loc, err := loadZone(o.Timezone, o.Getenv)
-	if err != nil {
+	var err error
+	if o.Location, err = app.Zone(o.Timezone, o.Getenv); err != nil && o.Timezone != "" {
+		return exitcode.AsFlagError(err) // a bad --timezone is a usage error, a bad $TZ is not
+	} else if err != nil {
 		return err
 	}
-	o.Location = loc
 	if o.CostMode, err = parseCostMode(o.costMode); err != nil {
 		return err
 	}
@@ -238,25 +239,6 @@ func parseCostMode(s string) (pricing.Mode, error) {
 		return "", FlagErrorf("--cost-mode %v", err)
 	}
 	return m, nil
-}
-
-// loadZone is --timezone, else $TZ, else the system's zone (ccusage's default).
-func loadZone(name string, getenv func(string) string) (*time.Location, error) {
-	flag := name != ""
-	if !flag && getenv != nil {
-		name = getenv("TZ")
-	}
-	if name == "" {
-		return time.Local, nil
-	}
-	loc, err := time.LoadLocation(strings.TrimPrefix(name, ":"))
-	if err != nil {
-		if flag {
-			return nil, FlagErrorf("--timezone %q: not a time zone (want an IANA name such as UTC or America/New_York)", name)
-		}
-		return nil, fmt.Errorf("TZ=%q: not a time zone (set --timezone)", name)
-	}
-	return loc, nil
 }
 
 func validateCCUsage(mode string) error {
