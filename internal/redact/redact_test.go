@@ -46,3 +46,48 @@ func TestKeysAndFragments(t *testing.T) {
 		t.Errorf("url password: %q", got)
 	}
 }
+
+// withoutPrefilter is Count with every pattern tried on every string: what String must equal.
+func withoutPrefilter(s string) string {
+	for _, r := range secretPatterns {
+		s = r.re.ReplaceAllStringFunc(s, func(m string) string {
+			if r.keep == 0 {
+				return Redacted
+			}
+			sub := r.re.FindStringSubmatch(m)
+			kept := ""
+			for _, k := range sub[1 : 1+r.keep] {
+				kept += k
+			}
+			if r.kind == "url-password" {
+				return kept + Redacted + "@"
+			}
+			return kept + Redacted
+		})
+	}
+	return s
+}
+
+var prefilterSeeds = []string{"checkout → auth guarded", "Bearer abcdefghijklmnop", "BASIC abcdefghijklmnopq", "baſic abcdefghijklmnop",
+	"token=abc", "pwd: x", "ghp_0123456789abcdefghij", "xoxb-1234567890", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx.abc", "AKIAIOSFODNN7EXAMPLE",
+	"https://u:p@h", "-----BEGIN RSA PRIVATE KEY----- x", "sk-ant-api03-Q7xLmP2vTr9KwN4bZc8HjY", "plain words only", "K kelvin \u212a"}
+
+// The cheap tests that skip the patterns never skip a string a pattern would change.
+func TestPrefilterSkipsNoSecret(t *testing.T) {
+	for _, s := range prefilterSeeds {
+		if got, want := String(s), withoutPrefilter(s); got != want {
+			t.Errorf("%q: %q, want %q", s, got, want)
+		}
+	}
+}
+
+func FuzzPrefilter(f *testing.F) {
+	for _, s := range prefilterSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := String(s), withoutPrefilter(s); got != want {
+			t.Fatalf("%q: %q, want %q", s, got, want)
+		}
+	})
+}
