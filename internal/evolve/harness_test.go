@@ -248,19 +248,26 @@ func (h *harness) nights(s *genhistory.Stream, count int) (applied int, drift we
 func TestHarnessThirtyNights(t *testing.T) {
 	h := newHarness(t)
 	_, seqs, full := harnessSizes()
-	applied, maxDrift := 0, weights.Half(0)
-	for seq := uint64(1); seq <= uint64(seqs); seq++ {
-		a, d, _ := h.nights(genhistory.NewNoise(seed(1000, seq), &h.origin, genhistory.RegimeIndependent), 30)
-		applied += a
-		maxDrift = max(maxDrift, d)
-	}
-	msg := fmt.Sprintf("30 nights on noise: %d sequences, %d applied changes (%.3f per sequence), largest drift %s",
-		seqs, applied, rate(applied, seqs), maxDrift)
+	// The in-suite run plays the independent regime; full mode plays every noise regime.
+	regimes := []string{genhistory.RegimeIndependent}
 	if full {
-		t.Log(msg)
+		regimes = genhistory.Regimes()
 	}
-	if rate(applied, seqs) > 1.0/16 {
-		t.Errorf("%s: above the target of one applied change per 16 sequences", msg)
+	for _, regime := range regimes {
+		applied, maxDrift := 0, weights.Half(0)
+		for seq := uint64(1); seq <= uint64(seqs); seq++ {
+			a, d, _ := h.nights(genhistory.NewNoise(seed(1000, seq), &h.origin, regime), 30)
+			applied += a
+			maxDrift = max(maxDrift, d)
+		}
+		msg := fmt.Sprintf("30 nights on noise (%s): %d sequences, %d applied changes (%.3f per sequence), largest drift %s",
+			regime, seqs, applied, rate(applied, seqs), maxDrift)
+		if full {
+			t.Log(msg)
+		}
+		if rate(applied, seqs) > 1.0/16 {
+			t.Errorf("%s: above the target of one applied change per 16 sequences", msg)
+		}
 	}
 
 	plantedApplied, plantedDrift, escalations := 0, weights.Half(0), 0
@@ -270,7 +277,7 @@ func TestHarnessThirtyNights(t *testing.T) {
 		plantedDrift = max(plantedDrift, d)
 		escalations += e
 	}
-	msg = fmt.Sprintf("30 nights planted: %d sequences, %d applied changes, largest drift %s points, %d escalations",
+	msg := fmt.Sprintf("30 nights planted: %d sequences, %d applied changes, largest drift %s points, %d escalations",
 		seqs, plantedApplied, plantedDrift, escalations)
 	if full {
 		t.Log(msg)
