@@ -262,6 +262,9 @@ func (o *observer) mainLoop(sid string, main []*message, where map[*message]stri
 	for _, m := range main {
 		if m.newTurn {
 			phase, pending = sessionPhase, ""
+			if o.skillLevel(m.command) != "" {
+				phase = m.command // a skill the user invoked applies from the invocation on
+			}
 		}
 		if pending != "" {
 			phase, pending = pending, ""
@@ -303,7 +306,8 @@ func isShifter(name string) bool {
 }
 
 // reasserts applies the re-assert rule to a main loop (docs/decisions.md#effort-conformance-issue-14).
-// In a turn, the orchestrator is the first pinned skill loaded by a Skill call that is not a shifter;
+// In a turn, the orchestrator is the pinned skill the user invoked with the prompt (/feat), else the
+// first pinned skill loaded by a Skill call that is not a shifter;
 // a later pinned non-shifter with another pin is nested. Each nested call is settled by the next
 // Skill call of the orchestrator itself or of a shifter: at the orchestrator's pin it re-asserted,
 // at another level it was superseded by an explicit phase; a turn that ends first leaves the nested
@@ -319,6 +323,9 @@ func (o *observer) reasserts(sid string, ms []*message, where map[*message]strin
 	for _, m := range ms {
 		if m.newTurn {
 			orch, orchLevel, open = "", "", open[:0]
+			if level := o.skillLevel(m.command); level != "" && !isShifter(m.command) {
+				orch, orchLevel = m.command, level // the user typed /orchestrator
+			}
 		}
 		for _, i := range open {
 			out[i].Requests++

@@ -200,6 +200,8 @@ var t0 = time.Date(2026, 9, 28, 11, 0, 0, 0, time.UTC)
 //     xhigh agent on high, an unpinned built-in inheriting, and a subagent that shifts;
 //   - session e0e0…: CLAUDE_CODE_EFFORT_LEVEL=max: every request at max despite paired shifts;
 //   - session d1d1…: a headless run (entrypoint sdk-cli) that stays at high;
+//   - session f0f0…: the user types /feat (the orchestrator, invoked: no Skill call), a nested skill
+//     re-asserted with the shifter at feat's level, and a lone shift down;
 //   - session 0a0a…: an older build that records no effort: unknown, never guessed; its Explore
 //     subagent has no file, only agent_progress copies in the main file.
 //
@@ -274,6 +276,15 @@ func designCorpus(t testing.TB) *corpus {
 	d.msg("high", skill("effort-low", "td_1"), bash("td_2"))
 	d.msg("high", text("done"))
 	c.main(d)
+
+	f := newSession("f0f0f0f0-0000-4000-8000-000000000005", t0.Add(4*time.Hour))
+	f.prompt("<command-name>/feat</command-name>\n<command-message>feat</command-message>\n<command-args>the export</command-args>")
+	f.msg("high", bash("tf_1"))                                 // phase feat, invoked by the user
+	f.msg("high", skill("commit-change", "tf_2"), bash("tf_3")) // nested: low…
+	f.msg("low", skill("effort-high", "tf_4"), bash("tf_5"))    // …re-asserted with feat's shifter
+	f.msg("high", skill("effort-low", "tf_6"))                  // a lone shift down: a no-op
+	f.msg("high", text("Exported."))
+	c.main(f)
 
 	o := newSession("0a0a0a0a-0000-4000-8000-000000000004", t0.Add(3*time.Hour))
 	o.prompt("old build")

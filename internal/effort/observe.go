@@ -261,7 +261,8 @@ type message struct {
 	line      int
 	ts        string
 	effort    string
-	newTurn   bool // a prompt came since the previous request
+	newTurn   bool   // a prompt came since the previous request
+	command   string // the slash command of that prompt (/feat: a skill the user invoked), if any
 	tools     []tool
 	req       transcript.RequestOf
 	synthetic bool
@@ -322,7 +323,7 @@ func (p *fileParser) parse(path string) *fileData {
 	p.lr.Reset(cr)
 	index := map[string]int{}
 	copyIndex := map[string]int{}
-	newTurn := false
+	newTurn, command := false, ""
 	for {
 		b, line, ok := p.lr.Next()
 		if !ok {
@@ -351,8 +352,9 @@ func (p *fileParser) parse(path string) *fileData {
 			if !seen {
 				i = len(fd.msgs)
 				index[string(r.MessageID)] = i
-				fd.msgs = append(fd.msgs, message{id: string(r.MessageID), line: line, ts: string(r.Timestamp), newTurn: newTurn})
-				newTurn = false
+				fd.msgs = append(fd.msgs, message{id: string(r.MessageID), line: line, ts: string(r.Timestamp), newTurn: newTurn,
+					command: command})
+				newTurn, command = false, ""
 			}
 			m := &fd.msgs[i]
 			m.req.Add(r)
@@ -390,7 +392,7 @@ func (p *fileParser) parse(path string) *fileData {
 				fd.link(string(r.ResultIDs[0]), string(r.ResultAgentID))
 			}
 			if r.Text && !r.IsMeta && !r.IsCompactSummary && len(r.ResultIDs) == 0 {
-				newTurn = true
+				newTurn, command = true, string(r.Command)
 			}
 		}
 	}

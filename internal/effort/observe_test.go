@@ -67,6 +67,9 @@ func TestShiftVerdicts(t *testing.T) {
 		"e0e0 effort-low max→low next=max paired=true took=false: ignored",
 		"d1d1 effort-low high→low next=high paired=true took=false: ignored",
 		"0a0a effort-low nil→low next=nil paired=true took=nil: unknown",
+		"f0f0 commit-change high→low next=low paired=true took=true: ok",
+		"f0f0 effort-high low→high next=high paired=true took=true: ok",
+		"f0f0 effort-low high→low next=high paired=false took=false: no-op: lone call", // lone, down
 	}
 	sort.Strings(got)
 	sort.Strings(want)
@@ -195,10 +198,11 @@ func TestPhases(t *testing.T) {
 		"(session level)": "high 5, max 1, unknown 1",
 		"effort-medium":   "medium 5, max 1",
 		"effort-max":      "medium 1, max 2",
-		"commit-change":   "low 4",
-		"feat":            "high 5",
+		"commit-change":   "low 5",
+		"feat":            "high 7", // 2 in f0f0, from the user's /feat on
+		"effort-high":     "high 1",
 		"effort-xhigh":    "high 1",
-		"effort-low":      "high 1, max 1, unknown 2",
+		"effort-low":      "high 2, max 1, unknown 2",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("phases %v, want %v", got, want)
@@ -221,6 +225,8 @@ func TestReasserts(t *testing.T) {
 		`a1b2 feat/high after commit-change/low: re-asserted by "feat" (ok), 1 requests`,
 		`a1b2 feat/high after commit-change/low: superseded by "effort-medium" (ok), 1 requests`,
 		`a1b2 feat/high after commit-change/low: not re-asserted by "" (), 2 requests`,
+		// The user typed /feat: the orchestrator without a Skill call.
+		`f0f0 feat/high after commit-change/low: re-asserted by "effort-high" (ok), 1 requests`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("re-asserts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -235,8 +241,8 @@ func TestWithoutCensus(t *testing.T) {
 			t.Errorf("shift %s without a census", s.Skill)
 		}
 	}
-	if len(o.Shifts) != 13 {
-		t.Errorf("%d shifts, want 13 (20 less commit-change ×3 and feat ×4)", len(o.Shifts))
+	if len(o.Shifts) != 15 {
+		t.Errorf("%d shifts, want 15 (23 less commit-change ×4 and feat ×4)", len(o.Shifts))
 	}
 	if len(o.Reasserts) != 0 {
 		t.Errorf("re-asserts %+v without a census: orchestrators are not known", o.Reasserts)

@@ -208,6 +208,22 @@ func (s *scanner) str() []byte {
 	return []byte(s.unescape(raw))
 }
 
+// commandText reads a message text for ParseRecord's slash command: unescaped only when it may name
+// one (the letters of "command-name" need no escape; its brackets may be written \u003c…\u003e), so
+// the long texts of assistant messages are not copied.
+func (s *scanner) commandText() []byte {
+	raw, escaped := s.rawString()
+	if !bytes.Contains(raw, markCommandName) {
+		return nil
+	}
+	if escaped {
+		return []byte(s.unescape(raw))
+	}
+	return raw
+}
+
+var markCommandName = []byte("command-name")
+
 // unescape decodes an escaped string with encoding/json (rare on the fields read as text).
 func (s *scanner) unescape(raw []byte) string {
 	quoted := make([]byte, 0, len(raw)+2)
@@ -651,7 +667,7 @@ func (s *scanner) message(m *messageFields) {
 			case s.peek() == '[':
 				s.array(func() { s.contentBlock(m) })
 			case s.peek() == '"' && m.rec != nil:
-				s.skip()
+				m.rec.command(s.commandText())
 				m.rec.Text = true
 			default:
 				s.skip()
@@ -750,6 +766,12 @@ func (s *scanner) contentBlock(m *messageFields) {
 			if s.peek() == '"' {
 				textRaw, textEsc = s.rawString()
 				hasText = true
+				return
+			}
+			s.skip()
+		case "text":
+			if m.rec != nil && s.peek() == '"' {
+				m.rec.command(s.commandText())
 				return
 			}
 			s.skip()

@@ -1,5 +1,7 @@
 package transcript
 
+import "bytes"
+
 // Record is one transcript record as a line-by-line reader sees it: what Scan's usage pass reads,
 // plus the tool calls of an assistant line, the tool results and agent links of a user or progress
 // line, and whether a user line is a prompt. The effort check (internal/effort) reads it to follow
@@ -29,6 +31,10 @@ type Record struct {
 	// unless IsMeta. ResultIDs are the tool_use_id of its tool_result blocks.
 	Text      bool
 	ResultIDs [][]byte
+	// Command is the name in the first <command-name>/NAME</command-name> of the message's text (a
+	// string content or a text block), without the slash: a slash command (or a skill) the user
+	// typed. Only ParseRecord reads it; the raw bytes are kept (names need no unescaping).
+	Command []byte
 	// ResultAgentID is toolUseResult.agentId: the subagent a Task/Agent tool result comes from.
 	ResultAgentID []byte
 
@@ -165,6 +171,28 @@ func (s *scanner) toolField(k []byte, t *ToolUse, resultID *[]byte) {
 			}
 		})
 	}
+}
+
+var (
+	markCommand    = []byte("<command-name>")
+	markCommandEnd = []byte("</command-name>")
+)
+
+// command keeps the first slash command named in text.
+func (r *Record) command(text []byte) {
+	if r.Command != nil {
+		return
+	}
+	i := bytes.Index(text, markCommand)
+	if i < 0 {
+		return
+	}
+	text = text[i+len(markCommand):]
+	j := bytes.Index(text, markCommandEnd)
+	if j < 0 {
+		return
+	}
+	r.Command = bytes.TrimPrefix(bytes.TrimSpace(text[:j]), []byte("/"))
 }
 
 // block records a content block of type typ.

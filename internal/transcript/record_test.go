@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -101,6 +103,7 @@ func TestParseRecordSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	skills, tasks, copies := 0, 0, 0
+	commands := map[string]int{}
 	for _, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -115,6 +118,13 @@ func TestParseRecordSample(t *testing.T) {
 			if ParseRecord(line, &r) == nil {
 				if r.Copy.OK {
 					copies++
+				}
+				// A slash command is named exactly when the message holds one.
+				if want := string(r.Type) == "user" && textHasCommand(line); want != (r.Command != nil) {
+					t.Errorf("command %q in %.200s", r.Command, line)
+				}
+				if r.Command != nil {
+					commands[string(r.Command)]++
 				}
 				for _, tu := range r.Tools {
 					switch string(tu.Name) {
@@ -133,9 +143,39 @@ func TestParseRecordSample(t *testing.T) {
 	}
 	// The sample's agent_progress lines with usage (grep -c '"type":"agent_progress"' on the lines
 	// with "input_tokens"; transcripts.md §5.3).
+	// The sample's user prompts with a <command-name> in their text (not in tool results).
+	wantCommands := map[string]int{"compact": 1, "handgemacht:create-beads": 1, "mcp": 1, "test-command": 1}
+	if !reflect.DeepEqual(commands, wantCommands) {
+		t.Errorf("commands %v, want %v", commands, wantCommands)
+	}
 	if copies != 121 {
 		t.Errorf("read %d agent_progress copies from the sample, want 121", copies)
 	}
+}
+
+// textHasCommand reports whether a record's message text (a string content or a text block) names a
+// slash command, by encoding/json.
+func textHasCommand(line []byte) bool {
+	var rec struct {
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &rec) != nil {
+		return false
+	}
+	var text string
+	if json.Unmarshal(rec.Message.Content, &text) == nil {
+		return strings.Contains(text, "<command-name>")
+	}
+	var blocks []struct{ Type, Text string }
+	json.Unmarshal(rec.Message.Content, &blocks)
+	for _, b := range blocks {
+		if b.Type == "text" && strings.Contains(b.Text, "<command-name>") {
+			return true
+		}
+	}
+	return false
 }
 
 func FuzzParseRecord(f *testing.F) {
