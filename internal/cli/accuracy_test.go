@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,8 +15,15 @@ import (
 // accuracyCLI runs tune at a fixed clock (the one the reference values were computed with).
 func accuracyCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return accuracyCLIEnv(t, nil, args...)
+}
+
+// accuracyCLIEnv is accuracyCLI with more environment (COLUMNS).
+func accuracyCLIEnv(t *testing.T, more map[string]string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	env := map[string]string{"TUNE_NOW": "2026-12-02T00:00:00Z"}
+	maps.Copy(env, more)
 	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Getenv: func(k string) string { return env[k] }}
 	code := Run(f, append([]string{"--weights-dir", filepath.Join(t.TempDir(), "none")}, args...))
 	return code, out.String(), errOut.String()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,8 +96,15 @@ func watchLog(t *testing.T, n, regressed int) string {
 
 func watchCLI(t *testing.T, dir string, args ...string) (int, string, string) {
 	t.Helper()
+	return watchCLIEnv(t, dir, nil, args...)
+}
+
+// watchCLIEnv is watchCLI with more environment (COLUMNS).
+func watchCLIEnv(t *testing.T, dir string, more map[string]string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	env := map[string]string{"TUNE_NOW": "2026-11-20T00:00:00Z"}
+	maps.Copy(env, more)
 	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Getenv: func(k string) string { return env[k] }}
 	code := Run(f, append([]string{"--weights-dir", dir, "--fixtures-dir", filepath.Join(filepath.Dir(dir), "fixtures")}, args...))
 	return code, out.String(), errOut.String()

@@ -55,6 +55,17 @@ func TestTablesFitTerminal(t *testing.T) {
 			})
 		}
 	})
+	t.Run("accuracy", func(t *testing.T) {
+		fitRun(t, "accuracy_quirks.txt", func(env map[string]string) (int, string, string) {
+			return accuracyCLIEnv(t, env, "accuracy", "--days", "36500", "../accuracy/testdata/quirks.log")
+		})
+	})
+	t.Run("watch", func(t *testing.T) {
+		dir, log := watchStore(t), watchLog(t, 20, 0)
+		fitRun(t, "watch_holding.txt", func(env map[string]string) (int, string, string) {
+			return watchCLIEnv(t, dir, env, "watch", log)
+		})
+	})
 	t.Run("nightly", func(t *testing.T) {
 		wd, err := os.Getwd()
 		if err != nil {
