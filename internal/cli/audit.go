@@ -271,7 +271,7 @@ func auditRun(opts *auditOptions) error {
 		return err
 	}
 	if res.NoTranscripts {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", app.DescribeRoots(res.Roots))
+		view.NoTranscripts(opts.IO.ErrOut, app.DescribeRoots(res.Roots))
 	}
 	view.Unpriced(opts.IO.ErrOut, res.Unpriced)
 	view.EffortWarnings(opts.IO.ErrOut, res.CensusRepo, res.CensusWarnings)

@@ -10,6 +10,7 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/transcript"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type auditABOptions struct {
@@ -140,7 +141,7 @@ func auditABRun(opts *auditABOptions) error {
 	res, err := app.AuditAB(app.Env{Getenv: opts.Getenv}, opts.AuditABOptions, hooks)
 	printer.Clear()
 	if res.NoEffort > 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: warning: %d of %d runs record no effort level and are left out\n", res.NoEffort, res.Runs)
+		view.Warn(opts.IO.ErrOut, "", fmt.Sprintf("%d of %d runs record no effort level and are left out", res.NoEffort, res.Runs))
 	}
 	if err != nil {
 		return err

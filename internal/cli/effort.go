@@ -105,7 +105,7 @@ func effortRun(opts *effortOptions) error {
 	}
 	view.EffortWarnings(opts.IO.ErrOut, opts.Repo, res.CensusWarnings)
 	if res.NoTranscripts {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: no transcript (*.jsonl) found in %s\n", app.DescribeRoots(res.Roots))
+		view.NoTranscripts(opts.IO.ErrOut, app.DescribeRoots(res.Roots))
 	}
 	view.EffortWarnings(opts.IO.ErrOut, "", res.ObservedWarnings)
 	if err != nil {

@@ -79,6 +79,11 @@ func ScanWarnings(w io.Writer, res *transcript.Result) {
 	}
 }
 
+// NoTranscripts says where no transcript was found (the audit goes on with none).
+func NoTranscripts(w io.Writer, where string) {
+	fmt.Fprintf(w, "tune: no transcript (*.jsonl) found in %s\n", where)
+}
+
 // Unpriced names the models without a price, whose requests' cost is unknown.
 func Unpriced(w io.Writer, models map[string]int) {
 	names := make([]string, 0, len(models))
