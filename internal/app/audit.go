@@ -116,6 +116,12 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 	if opts.Format == "text" || opts.Format == "json" || opts.Report {
 		aggs = newAuditAggregates(audit.Options{By: opts.By, Location: opts.Location, Prices: prices, Breakdown: opts.Breakdown})
 		scan.Sink = audit.Filter{Range: dates, Next: aggs.sink()}
+		if opts.By == audit.ByBlock && !dates.Open() {
+			// Blocks are cut from every request and selected whole by their start day (ccusage's
+			// blocks report); thinking by class and effort still takes the requests of those days.
+			aggs = newAuditAggregates(audit.Options{By: opts.By, Location: opts.Location, Prices: prices, Breakdown: opts.Breakdown, Blocks: dates})
+			scan.Sink = audit.Tee{aggs.spend, audit.Filter{Range: dates, Next: aggs.thinking}}
+		}
 	}
 	// rowWriter is the csv/jsonl or Parquet output: rows of the requests in the date range.
 	var rows interface {

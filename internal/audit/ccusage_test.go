@@ -113,6 +113,15 @@ func TestCostEqualsCCUsage(t *testing.T) {
 		{"synthetic-session-utc", syntheticRoot, BySession, "UTC", "", "", false, ""},
 		{"synthetic-daily-america-new_york-0201-0228", syntheticRoot, ByDay, "America/New_York", "2026-02-01", "2026-02-28", true, ""},
 	}
+	// --since/--until with the session report (requests selected by day, then grouped) and the
+	// blocks report (blocks cut from every request, then selected whole by their start day).
+	checks = append(checks,
+		check{"synthetic-session-asia-tokyo-0201-0201", syntheticRoot, BySession, "Asia/Tokyo", "2026-02-01", "2026-02-01", false, ""},
+		check{"synthetic-session-america-new_york-0131-0201", syntheticRoot, BySession, "America/New_York", "2026-01-31", "2026-02-01", false, ""},
+		check{"synthetic-blocks-asia-tokyo-0201-0201", syntheticRoot, ByBlock, "Asia/Tokyo", "2026-02-01", "2026-02-01", false, ""},
+		check{"synthetic-blocks-america-new_york-0201-0201", syntheticRoot, ByBlock, "America/New_York", "2026-02-01", "2026-02-01", false, ""},
+		check{"synthetic-blocks-utc-until-0201", syntheticRoot, ByBlock, "UTC", "", "2026-02-01", false, ""},
+		check{"synthetic-blocks-asia-kolkata-since-0301", syntheticRoot, ByBlock, "Asia/Kolkata", "2026-03-01", "", false, ""})
 	// CCUSAGE_MODEL_ALIASES (aliasSpec): the model rows take the aliases' names, a model without a
 	// price takes its alias's, one with a price keeps it; and the same corpus without aliases.
 	checks = append(checks,
@@ -162,8 +171,16 @@ func TestCostEqualsCCUsage(t *testing.T) {
 			if c.file == "alias-daily" || c.file == "alias-session" {
 				prices = prices.WithAliases(pricing.ParseAliases(aliasSpec))
 			}
-			a := New(Options{By: c.by, Location: loc, Breakdown: c.models, Prices: prices})
-			f := Filter{Range: DateRange{Since: c.since, Until: c.until, Location: loc}, Next: a}
+			dates := DateRange{Since: c.since, Until: c.until, Location: loc}
+			aopt := Options{By: c.by, Location: loc, Breakdown: c.models, Prices: prices}
+			if c.by == ByBlock {
+				aopt.Blocks = dates // whole blocks by their start day, as ccusage's blocks report
+			}
+			a := New(aopt)
+			var f transcript.Sink = Filter{Range: dates, Next: a}
+			if c.by == ByBlock {
+				f = a
+			}
 			for i := range res.Requests {
 				f.Add(&res.Requests[i])
 			}

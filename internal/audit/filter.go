@@ -30,7 +30,10 @@ func (d DateRange) Contains(r *transcript.Request) bool {
 	if d.Open() {
 		return true
 	}
-	day := Day(r, d.Location)
+	return d.containsDay(Day(r, d.Location))
+}
+
+func (d DateRange) containsDay(day string) bool {
 	return (d.Since == "" || day >= d.Since) && (d.Until == "" || day <= d.Until)
 }
 

@@ -418,6 +418,11 @@ type Options struct {
 	Location  *time.Location // days, weeks, months and block labels (nil: UTC)
 	Prices    *pricing.Table // nil: pricing.Embedded()
 	Breakdown bool           // per-model totals inside each group
+	// Blocks, with By ByBlock, keeps the blocks whose start falls on its days (in its Location), as
+	// ccusage's blocks report applies --since/--until: blocks are cut from every request, then
+	// selected whole; the totals are those of the kept blocks. (Other views select requests by day:
+	// DateRange, Filter.)
+	Blocks DateRange
 }
 
 // Aggregate builds the report of reqs; by may be "" for no breakdown (see Aggregator).
@@ -575,6 +580,13 @@ func (a *Aggregator) blocks() {
 	const span = BlockHours * time.Hour
 	var start, last time.Time
 	var g *Group
+	// With a block range, the totals and the span are those of the kept blocks.
+	var kept *Totals
+	var first, lastLine time.Time
+	if !a.opt.Blocks.Open() {
+		kept = &Totals{}
+		defer func() { a.rep.Totals, a.rep.First, a.rep.Last = *kept, first, lastLine }()
+	}
 	for i := range reqs {
 		r := &reqs[i]
 		t := r.UsageTime
@@ -585,7 +597,19 @@ func (a *Aggregator) blocks() {
 			g.Start, g.End = start, start.Add(span)
 		}
 		last = t
+		if !a.opt.Blocks.Open() && !a.opt.Blocks.containsDay(start.In(a.opt.Blocks.Location).Format(time.DateOnly)) {
+			continue // the block is dropped whole; the group, left empty, is not reported
+		}
 		c := Price(a.opt.Prices, r)
+		if kept != nil {
+			kept.Add(r, c)
+			if kept.Requests == 1 || r.First.Before(first) {
+				first = r.First
+			}
+			if r.Last.After(lastLine) {
+				lastLine = r.Last
+			}
+		}
 		g.Totals.Add(r, c)
 		if m := a.model(g, r); m != nil {
 			m.Totals.Add(r, c)

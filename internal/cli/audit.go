@@ -64,7 +64,8 @@ model and prices one the table lacks.
 Sunday), month, session, project, model, effort, class (main, subagent, compaction, side-question) or
 block (ccusage's 5-hour billing blocks). Days, weeks and months are those of --timezone (default $TZ,
 else the system's zone, as ccusage). --breakdown adds one row per model inside each group.
---since/--until keep the requests of those days (inclusive).
+--since/--until keep the requests of those days (inclusive); with --by block they keep the blocks that
+start on those days, whole, as ccusage's blocks report.
 
 Transcripts are found as ccusage finds them: the comma-separated entries of CLAUDE_CONFIG_DIR (each a
 Claude config directory or its projects/ directory), else ~/.config/claude/projects and

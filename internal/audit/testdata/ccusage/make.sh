@@ -49,6 +49,13 @@ for tz in UTC America/New_York Asia/Tokyo Asia/Kolkata; do
 done
 run synthetic synthetic-session-utc session -z UTC
 run synthetic synthetic-daily-america-new_york-0201-0228 daily -z America/New_York --since 20260201 --until 20260228
+# --since/--until with the session and blocks reports, across midnights of three zones.
+run synthetic synthetic-session-asia-tokyo-0201-0201 session -z Asia/Tokyo --since 20260201 --until 20260201
+run synthetic synthetic-session-america-new_york-0131-0201 session -z America/New_York --since 20260131 --until 20260201
+run synthetic synthetic-blocks-asia-tokyo-0201-0201 blocks -z Asia/Tokyo --since 20260201 --until 20260201
+run synthetic synthetic-blocks-america-new_york-0201-0201 blocks -z America/New_York --since 20260201 --until 20260201
+run synthetic synthetic-blocks-utc-until-0201 blocks -z UTC --until 20260201
+run synthetic synthetic-blocks-asia-kolkata-since-0301 blocks -z Asia/Kolkata --since 20260301
 # Recorded costUSD (Claude Code 1.0.x lines) in each cost mode.
 for mode in auto calculate display; do
   run recorded recorded-daily-$mode daily -z UTC --mode $mode
