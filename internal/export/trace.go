@@ -43,10 +43,10 @@ func (j *TaskJSONL) Close(traceparse.LineCounts, []traceparse.Warning, []tracepa
 // "tails": […]}, byte for byte as encoding/json indents a traceparse.Result, but one task at a time, so
 // that the parsed log is never held whole next to its encoding.
 type TaskJSON struct {
-	w       *bufio.Writer
-	buf     bytes.Buffer
-	compact []byte
-	tasks   int
+	w                 *bufio.Writer
+	buf               bytes.Buffer
+	compact, indented []byte
+	tasks             int
 }
 
 // NewTaskJSON returns a TaskJSON writing to w.
@@ -57,19 +57,70 @@ func NewTaskJSON(w io.Writer) *TaskJSON {
 // Task implements TaskWriter: the task indented as encoding/json's Encoder with SetIndent("    ", "  ")
 // indents it (it indents its compact encoding with the same json.Indent).
 func (j *TaskJSON) Task(t *traceparse.Task) error {
-	j.buf.Reset()
 	j.compact = AppendTask(j.compact[:0], t)
-	if err := json.Indent(&j.buf, j.compact, "    ", "  "); err != nil {
-		return err
-	}
+	j.indented = appendIndent(j.indented[:0], j.compact, "    ", "  ")
 	sep := ",\n    "
 	if j.tasks == 0 {
 		sep = "{\n  \"tasks\": [\n    "
 	}
 	j.tasks++
 	j.w.WriteString(sep)
-	_, err := j.w.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
+	_, err := j.w.Write(j.indented)
 	return err
+}
+
+// appendIndent appends the compact JSON src indented as json.Indent (and so an Encoder with SetIndent)
+// indents it: a line per element and member, prefix then depth times indent before each, ": " after
+// keys, empty arrays and objects kept as [] and {}. Hand-written for the speed of --json: src is
+// AppendTask's output, valid and compact, so it only tracks strings, where json.Indent runs its
+// validating scanner on every byte; TaskJSON's test compares the documents with encoding/json's.
+func appendIndent(dst, src []byte, prefix, indent string) []byte {
+	depth := 0
+	open := false // after '[' or '{': the next byte says whether it is empty
+	newline := func() {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for range depth {
+			dst = append(dst, indent...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if open {
+			open = false
+			if c == ']' || c == '}' {
+				dst = append(dst, c)
+				continue
+			}
+			depth++
+			newline()
+		}
+		switch c {
+		case '"':
+			start := i
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+			dst = append(dst, src[start:i+1]...)
+		case '{', '[':
+			dst = append(dst, c)
+			open = true
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, ':', ' ')
+		case '}', ']':
+			depth--
+			newline()
+			dst = append(dst, c)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // Close implements TaskWriter: the rest of the document.
