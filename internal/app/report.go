@@ -29,7 +29,7 @@ type ReportResult struct {
 // ProposalInputPath is where the report input of proposal id is saved: beside the proposal, under
 // <weights>/proposals/inputs/ (the proposals' own *.json glob does not see it).
 func ProposalInputPath(weightsDir, id string) string {
-	return filepath.Join(weightsDir, store.ProposalsDir, "inputs", id+".toml")
+	return filepath.Join(weightsDir, store.ProposalsDir, store.InputsDir, id+".toml")
 }
 
 // saveReportInput converts the steps behind proposal p into its report input and saves it beside p.

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ldd-tools/tune/internal/faultpoint"
 )
 
 // Modes: files are readable by everyone (they are reviewed, diffed and committed) unless the data is
@@ -79,6 +81,7 @@ func Create(path string, perm fs.FileMode, replace bool) (*File, error) {
 	if wrapWriter != nil {
 		f.w = wrapWriter(tmp)
 	}
+	faultpoint.Reach("create", path)
 	return f, nil
 }
 
@@ -120,6 +123,7 @@ func (f *File) Commit() error {
 	if err := f.tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", f.path, err)
 	}
+	faultpoint.Reach("rename", f.path)
 	if f.replace {
 		if err := os.Rename(f.tmpName, f.path); err != nil {
 			return err

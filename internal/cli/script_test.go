@@ -15,6 +15,9 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"tune": func() { os.Exit(Main()) },
+		// tune-killable is tune with a kill point (killpoint_test.go): TUNE_TEST_KILL_AT makes the
+		// process SIGKILL itself at a file operation. Only this test binary has it.
+		"tune-killable": func() { installKillPoint(); os.Exit(Main()) },
 	})
 }
 

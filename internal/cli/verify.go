@@ -12,9 +12,10 @@ import (
 )
 
 type verifyOptions struct {
-	IO         *IOStreams
-	WeightsDir string
-	JSON       bool
+	IO          *IOStreams
+	WeightsDir  string
+	FixturesDir string // where an interrupted apply's harvested fixtures go: its marker is checked against it
+	JSON        bool
 }
 
 // NewCmdVerify builds `tune verify`.
@@ -35,16 +36,19 @@ chain (each line holds the sha256 of the line before), with serials going up by 
 
 verify lists every problem it finds and exits 1: an edited, missing or extra version file, a sum
 file that does not match, a broken chain, a serial gap, a lineage change, or the marker of an
-interrupted operation (.pending.json). It exits 0 when the store is intact. A store as shipped
+interrupted operation (.pending.json). A marker is checked as tune repair checks it: one that does
+not describe the next apply or rollback the log allows, byte for byte, is reported as forged, with the
+reason (repair refuses it). It exits 0 when the store is intact. A store as shipped
 (only v0001.toml, no log yet) is intact.
 
-What to do next: an interrupted operation → tune repair. An intended hand edit → tune repair
---resign (logged loudly). Anything else → restore the file from version control.`,
+What to do next: an interrupted operation → tune repair. A forged marker → inspect it and delete it
+by hand. An intended hand edit → tune repair --resign (logged loudly). Anything else → restore the
+file from version control.`,
 		Example: `  tune verify
   tune verify --json | jq '.problems[].file'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.WeightsDir = f.WeightsDir
+			opts.WeightsDir, opts.FixturesDir = f.WeightsDir, f.FixturesDir
 			if runF != nil {
 				return runF(opts)
 			}
@@ -56,7 +60,7 @@ What to do next: an interrupted operation → tune repair. An intended hand edit
 }
 
 func verifyRun(opts *verifyOptions) error {
-	rep, err := app.Verify(opts.WeightsDir)
+	rep, err := app.Verify(opts.WeightsDir, opts.FixturesDir)
 	if err == nil {
 		err = view.Print(opts.IO.Out, opts.JSON, rep, view.Verify)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/faultpoint"
 )
 
 // writeFileAtomic writes a store file (0644) through tune's one atomic writer.
@@ -28,6 +29,7 @@ func (s *Store) remove(path string) error {
 	if err := s.kill(); err != nil {
 		return err
 	}
+	faultpoint.Reach("remove", path)
 	return os.Remove(path)
 }
 

@@ -173,8 +173,13 @@ func TestStaleTempFilesAreReportedAndCleaned(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, ProposalsDir), 0o755)
 	tmp2 := filepath.Join(dir, ProposalsDir, ".p-1.json.tmp-9")
 	os.WriteFile(tmp2, []byte("{"), 0o644)
+	// a report input whose write was killed (found by TestKilledNightlyRecovers in cli)
+	os.MkdirAll(filepath.Join(dir, ProposalsDir, InputsDir), 0o755)
+	tmp3 := filepath.Join(dir, ProposalsDir, InputsDir, ".p-1.toml.tmp-7")
+	os.WriteFile(tmp3, nil, 0o644)
 	probs := joinProblems(s.Verify())
-	if !strings.Contains(probs, ".evolution.jsonl.tmp-123: stale") || !strings.Contains(probs, "proposals/.p-1.json.tmp-9: stale") {
+	if !strings.Contains(probs, ".evolution.jsonl.tmp-123: stale") || !strings.Contains(probs, "proposals/.p-1.json.tmp-9: stale") ||
+		!strings.Contains(probs, "proposals/inputs/.p-1.toml.tmp-7: stale") {
 		t.Fatalf("verify:\n%s", probs)
 	}
 	if _, err := s.Active(); err != nil {
@@ -183,7 +188,7 @@ func TestStaleTempFilesAreReportedAndCleaned(t *testing.T) {
 	if _, err := s.Repair(false); !errors.Is(err, ErrNothingToDo) {
 		t.Fatal(err)
 	}
-	for _, p := range []string{tmp, tmp2} {
+	for _, p := range []string{tmp, tmp2, tmp3} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s still there", p)
 		}

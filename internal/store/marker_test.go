@@ -117,7 +117,7 @@ func TestForgedMarkersAreRefused(t *testing.T) {
 		}, "a symbolic link leads out of it"},
 	}
 	for _, c := range cases {
-		for _, mode := range []string{"repair", "abort", "resign"} {
+		for _, mode := range []string{"repair", "abort", "resign", "verify"} {
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
 				s, dir, op := interrupted(t)
 				c.forge(t, s, dir, op)
@@ -131,6 +131,17 @@ func TestForgedMarkersAreRefused(t *testing.T) {
 					_, err = s.Repair(true)
 				case "resign":
 					_, err = s.Resign("forged")
+				case "verify":
+					// verify runs repair's check and names the forgery instead of sending the user to repair
+					err = errors.New("verify found no forged marker")
+					for _, p := range s.Verify() {
+						if p.Kind == ProblemForged && p.File == PendingFile {
+							err = errors.New(p.Message)
+						}
+						if strings.Contains(p.Message, "run `tune repair` to complete it") {
+							t.Errorf("verify sends the user to repair: %s", p)
+						}
+					}
 				}
 				want := c.want
 				if mode == "resign" {
@@ -157,6 +168,10 @@ func TestForgedMarkersAreRefused(t *testing.T) {
 func TestGenuineMarkerStillRepairs(t *testing.T) {
 	for _, abort := range []bool{false, true} {
 		s, dir, _ := interrupted(t)
+		ps := s.Verify()
+		if len(ps) == 0 || ps[0].Kind != ProblemPending || !strings.Contains(ps[0].Message, "run `tune repair` to complete it") {
+			t.Fatalf("verify of a genuine marker: %v", ps)
+		}
 		if _, err := s.Repair(abort); err != nil {
 			t.Fatal(err)
 		}

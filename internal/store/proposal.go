@@ -29,6 +29,9 @@ const (
 // ProposalsDir is the sub-directory of the weights store that holds pending proposals.
 const ProposalsDir = "proposals"
 
+// InputsDir is where, under ProposalsDir, each proposal's EVAL report input is saved (<id>.toml).
+const InputsDir = "inputs"
+
 // Proposal is one evolution result waiting to be applied: the candidate weights, the steps that led to
 // them, the flagged tasks behind them and the suite losses measured by replay. It is stored as JSON in
 // weights/proposals/<ID>.json; the same proposal always serialises to the same bytes.

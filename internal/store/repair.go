@@ -53,8 +53,6 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 			res = &RepairResult{Op: "unknown", Action: "aborted", Details: []string{"discarded an unreadable " + PendingFile}}
 			return s.logRepairAndClear(st, res, 0, "")
 		}
-		serial, lineage := st.head()
-		logged := st.headIs(op.Entry)
 		if st.repairedAlready(op.Serial) {
 			// a previous repair logged its entry but died before removing the marker
 			if err := s.remove(s.path(PendingFile)); err != nil {
@@ -64,15 +62,9 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 			res.Entry = st.lines[len(st.lines)-1].Entry
 			return syncDir(s.Dir)
 		}
-		switch {
-		case logged:
-		case lineage == op.Lineage && serial == op.Serial-1:
-		default:
-			return fmt.Errorf("%s records an interrupted %s that would append serial %d, but the log is at serial %d (lineage %s): the store changed since; resolve by hand",
-				s.path(PendingFile), op.Op, op.Serial, serial, lineage)
-		}
-		if _, err := s.checkMarker(st, op, logged); err != nil {
-			return &ForgedMarkerError{Path: s.path(PendingFile), Reason: err.Error()}
+		logged, err := s.checkPending(st, op)
+		if err != nil {
+			return err
 		}
 		res = &RepairResult{Op: op.Op}
 		if abort {
@@ -130,6 +122,23 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 		return s.logRepairAndClear(st, res, op.Serial, op.Op)
 	})
 	return res, err
+}
+
+// checkPending decides whether repair may complete or undo the marker op: it must describe the next
+// operation the log allows (or the one the log's last line already commits: logged), and checkMarker
+// must find it exactly what tune writes. Repair and Verify share it, so verify names a marker that
+// repair would refuse instead of sending the user to repair.
+func (s *Store) checkPending(st *state, op *pendingOp) (logged bool, err error) {
+	serial, lineage := st.head()
+	logged = st.headIs(op.Entry)
+	if !logged && (lineage != op.Lineage || serial != op.Serial-1) {
+		return false, fmt.Errorf("%s records an interrupted %s that would append serial %d, but the log is at serial %d (lineage %s): the store changed since; resolve by hand",
+			s.path(PendingFile), op.Op, op.Serial, serial, lineage)
+	}
+	if _, err := s.checkMarker(st, op, logged); err != nil {
+		return false, &ForgedMarkerError{Path: s.path(PendingFile), Reason: err.Error()}
+	}
+	return logged, nil
 }
 
 func (st *state) repairedAlready(serial int) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -176,10 +177,14 @@ func loadState(dir string) (*state, error) {
 	if len(st.files) == 0 && len(st.notRegular) == 0 {
 		return nil, fmt.Errorf("%s: %w", dir, weights.ErrNoVersions)
 	}
-	if pe, err := os.ReadDir(filepath.Join(dir, ProposalsDir)); err == nil {
-		for _, e := range pe {
-			if isTemp(e.Name()) {
-				st.stale = append(st.stale, filepath.ToSlash(filepath.Join(ProposalsDir, e.Name())))
+	// Proposals and their saved report inputs are written beside the store; a write killed there leaves
+	// a temp file too (found by the subprocess kill test, docs/decisions.md#crash-injection-in-a-real-process).
+	for _, sub := range []string{ProposalsDir, path.Join(ProposalsDir, InputsDir)} {
+		if pe, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(sub))); err == nil {
+			for _, e := range pe {
+				if isTemp(e.Name()) {
+					st.stale = append(st.stale, path.Join(sub, e.Name()))
+				}
 			}
 		}
 	}

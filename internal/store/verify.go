@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -11,6 +12,8 @@ import (
 // Problem kinds reported by Verify.
 const (
 	ProblemPending = "pending" // an interrupted operation left its marker
+	// ProblemForged: the marker does not describe an operation tune started; repair refuses it.
+	ProblemForged  = "forged"
 	ProblemInvalid = "invalid" // a version file does not parse or names the wrong version
 	ProblemEdited  = "edited"  // a version file differs from its recorded checksum
 	ProblemMissing = "missing" // a recorded version file (or the sum file) is gone
@@ -54,7 +57,40 @@ func (s *Store) Verify() []Problem {
 		return []Problem{{Kind: ProblemMissing, File: ".", Message: err.Error()}}
 	}
 	st.reference = s.Reference
-	return st.verify()
+	problems := st.verify()
+	s.judgePending(st, problems)
+	return problems
+}
+
+// judgePending runs repair's own check (checkPending) on the marker the list reports, so verify says
+// what repair would do with it: a marker tune did not write as it is becomes a "forged" problem that
+// names the reason (repair refuses it), and a marker the log has moved past says so; only a marker repair
+// accepts keeps its "run tune repair" advice.
+func (s *Store) judgePending(st *state, problems []Problem) {
+	if st.pendingData == nil {
+		return
+	}
+	op, err := parsePending(st.pendingData)
+	if err != nil || st.repairedAlready(op.Serial) {
+		return
+	}
+	_, err = s.checkPending(st, op)
+	if err == nil {
+		return
+	}
+	for i := range problems {
+		if problems[i].Kind != ProblemPending {
+			continue
+		}
+		var forged *ForgedMarkerError
+		if errors.As(err, &forged) {
+			problems[i].Kind = ProblemForged
+			problems[i].Message = fmt.Sprintf("does not match an operation recorded in %s: %s. `tune repair` refuses it (it writes and deletes nothing a forged marker names): inspect it, delete it by hand, then run `tune verify` again",
+				LogFile, forged.Reason)
+		} else {
+			problems[i].Message = err.Error()
+		}
+	}
 }
 
 type problemList struct {

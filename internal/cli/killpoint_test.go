@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/faultpoint"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/tools/genhistory"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// installKillPoint arms the kill point of the tune-killable command (docs/decisions.md#crash-injection-in-a-real-process):
+// TUNE_TEST_KILL_AT=N kills the process with SIGKILL at its N-th file operation (faultpoint.Reach), and
+// TUNE_TEST_KILL_AT="rename v0002.toml" at the first operation of that name (op and base name).
+// TUNE_TEST_KILL_LOG=FILE appends the name of every operation reached to FILE, one a line, before the kill.
+func installKillPoint() {
+	at, logPath := os.Getenv("TUNE_TEST_KILL_AT"), os.Getenv("TUNE_TEST_KILL_LOG")
+	if at == "" && logPath == "" {
+		return
+	}
+	nth, _ := strconv.Atoi(at)
+	count := 0
+	faultpoint.Set(func(op, path string) {
+		count++
+		name := op + " " + filepath.Base(path)
+		if logPath != "" {
+			if f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintln(f, name)
+				f.Close()
+			}
+		}
+		if count == nth || name == at {
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				_ = p.Kill() // SIGKILL: no deferred function, no cleanup runs
+			}
+			time.Sleep(time.Minute)
+		}
+	})
+}
+
+// killEnv is the environment of a tune child process working on the project in dir.
+func killEnv(dir string, extra ...string) []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TUNE_") })
+	return append(env, append([]string{"TUNE_NOW=2026-12-01T03:00:00Z",
+		"TUNE_WEIGHTS_DIR=" + filepath.Join(dir, "weights"), "TUNE_FIXTURES_DIR=" + filepath.Join(dir, "fixtures"),
+		"TUNE_REPORTS_DIR=" + filepath.Join(dir, "reports")}, extra...)...)
+}
+
+// runKillable runs tune-killable in dir and says whether the kill point killed it.
+func runKillable(t *testing.T, dir string, env []string, args ...string) (killed bool, out string) {
+	t.Helper()
+	cmd := exec.Command("tune-killable", args...)
+	cmd.Dir, cmd.Env = dir, env
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == -1 {
+		return true, buf.String()
+	}
+	if err != nil {
+		t.Fatalf("tune-killable %v: %v\n%s", args, err, buf.String())
+	}
+	return false, buf.String()
+}
+
+// storeState is what must survive a kill: the active version, every version file and the sum, the
+// harvested fixtures, and how often the log records each applied proposal.
+func storeState(t *testing.T, dir string) string {
+	t.Helper()
+	code, out, errOut := storeRun(t, filepath.Join(dir, "weights"), filepath.Join(dir, "fixtures"), nil, "verify", "--json")
+	if code != 0 {
+		t.Fatalf("verify after recovery: exit %d\n%s%s", code, out, errOut)
+	}
+	var v struct{ Active string }
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "active %s\n", v.Active)
+	for _, pattern := range []string{"weights/v*.toml", "weights/" + store.SumFile, "fixtures/harvested/*.toml",
+		"weights/" + store.ProposalsDir + "/*.json", "weights/" + store.ProposalsDir + "/inputs/*"} {
+		files, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s sha256 %x\n", filepath.Base(f), sha256.Sum256(data))
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "weights", store.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// every logged action about a proposal (its attempts, its apply), once each
+	acts := regexp.MustCompile(`"action":"(accept|halve|revert|apply)"[^\n]*"proposal":"(p-[0-9a-f]{12})"`).FindAllStringSubmatch(string(log), -1)
+	for _, m := range acts {
+		fmt.Fprintf(&b, "%s %s\n", m[1], m[2])
+	}
+	return b.String()
+}
+
+// A real tune apply, started as a child process, is killed (SIGKILL) at each of its file operations in
+// turn. After every kill, tune verify and tune repair bring the store back, a re-run of apply finishes
+// the job, and the store ends exactly as an uninterrupted apply leaves it: the same versions and sum,
+// the proposal applied once, no version lost.
+func TestKilledApplyRecovers(t *testing.T) {
+	base, id := killProject(t, true)
+	want := killEachOperation(t, base, "apply", id)
+	if !strings.Contains(want, "active v0002\n") || !strings.Contains(want, "apply "+id+"\n") {
+		t.Fatalf("the uninterrupted apply:\n%s", want)
+	}
+}
+
+// The same for a nightly run (it proposes, never applies): killed at any of its writes (the attempt
+// entries, the proposal, its report input and report), the re-run night writes the same proposal, and the
+// log holds its attempts once; none is lost.
+func TestKilledNightlyRecovers(t *testing.T) {
+	base, _ := killProject(t, false)
+	killEachOperation(t, base, "nightly", "--logs", "api.trace.log")
+}
+
+// killProject is a project with the bundled weights and fixtures and a phase-3 trace log (api.trace.log)
+// that proposes one change; with propose, the proposal is written and its id returned.
+func killProject(t *testing.T, propose bool) (string, string) {
+	t.Helper()
+	base := t.TempDir()
+	for _, d := range []string{"weights", "fixtures"} {
+		if err := copyDir(filepath.Join(repoRoot(), d), filepath.Join(base, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := weights.Load(filepath.Join(base, "weights", "v0001.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := genhistory.Phase3Gate(1, &w)
+	logPath := filepath.Join(base, "api.trace.log")
+	if err := os.WriteFile(logPath, h.Render(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !propose {
+		return base, ""
+	}
+	code, out, errOut := storeRun(t, filepath.Join(base, "weights"), filepath.Join(base, "fixtures"), nil,
+		"--reports-dir", filepath.Join(base, "reports"), "propose", logPath)
+	if code != 0 {
+		t.Fatalf("propose: exit %d\n%s", code, errOut)
+	}
+	id := regexp.MustCompile(`proposal (p-[0-9a-f]{12}):`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("propose wrote no proposal:\n%s", out)
+	}
+	return base, id[1]
+}
+
+// killEachOperation runs tune-killable ARGS once uninterrupted (the state every recovery must reach, and
+// the list of its file operations), then once per operation, killed there, in a fresh copy of base:
+// verify, repair when verify fails, verify again, run ARGS again, and compare.
+func killEachOperation(t *testing.T, base string, args ...string) (want string) {
+	t.Helper()
+	ref := t.TempDir()
+	if err := copyDir(base, ref); err != nil {
+		t.Fatal(err)
+	}
+	points := filepath.Join(t.TempDir(), "points")
+	if killed, out := runKillable(t, ref, killEnv(ref, "TUNE_TEST_KILL_LOG="+points), args...); killed {
+		t.Fatalf("%v without a kill point was killed:\n%s", args, out)
+	}
+	want = storeState(t, ref)
+	if !strings.Contains(want, "accept p-") {
+		t.Fatalf("the uninterrupted %v:\n%s", args, want)
+	}
+	data, err := os.ReadFile(points)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if !slices.Contains(ops, "rename evolution.jsonl") {
+		t.Fatalf("%v never appends to the log; it reaches %v", args, ops)
+	}
+	// apply's marker: from its rename to its removal an interrupted apply is visible (-1, -1 without one)
+	marked, unmarked := slices.Index(ops, "rename .pending.json"), slices.Index(ops, "remove .pending.json")
+	for k := range ops {
+		t.Run(fmt.Sprintf("%02d-%s", k+1, strings.ReplaceAll(ops[k], " ", "-")), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := copyDir(base, dir); err != nil {
+				t.Fatal(err)
+			}
+			if killed, out := runKillable(t, dir, killEnv(dir, "TUNE_TEST_KILL_AT="+strconv.Itoa(k+1)), args...); !killed {
+				t.Fatalf("not killed at operation %d (%s):\n%s", k+1, ops[k], out)
+			}
+			wd, fd := filepath.Join(dir, "weights"), filepath.Join(dir, "fixtures")
+			code, out, _ := storeRun(t, wd, fd, nil, "verify")
+			if k > marked && k <= unmarked && (code == 0 || !strings.Contains(out, "pending: an interrupted apply")) {
+				t.Fatalf("killed between writing and removing the marker (%s), verify does not report it:\n%s", ops[k], out)
+			}
+			if code != 0 {
+				if code, out, errOut := storeRun(t, wd, fd, nil, "repair"); code != 0 {
+					t.Fatalf("repair after a kill at %s: exit %d\n%s%s", ops[k], code, out, errOut)
+				}
+			}
+			if code, out, _ := storeRun(t, wd, fd, nil, "verify"); code != 0 {
+				t.Fatalf("the store does not verify after repair (kill at %s):\n%s", ops[k], out)
+			}
+			if killed, out := runKillable(t, dir, killEnv(dir), args...); killed {
+				t.Fatalf("the re-run was killed:\n%s", out)
+			}
+			if got := storeState(t, dir); got != want {
+				t.Errorf("after a kill at %s and recovery:\n%s\nwant (uninterrupted):\n%s", ops[k], got, want)
+			}
+		})
+	}
+	return want
+}
+
+// tune verify runs repair's own marker check: a marker left by a killed apply and then edited (the
+// version it would write gets another weight) is named as forged, with the reason, where verify used
+// to say "run tune repair", which then refused. The genuine marker still sends the user to repair.
+func TestVerifyNamesAForgedMarker(t *testing.T) {
+	base, id := killProject(t, true)
+	if killed, out := runKillable(t, base, killEnv(base, "TUNE_TEST_KILL_AT=rename v0002.toml"), "apply", id); !killed {
+		t.Fatalf("apply was not killed:\n%s", out)
+	}
+	wd, fd := filepath.Join(base, "weights"), filepath.Join(base, "fixtures")
+	code, out, _ := storeRun(t, wd, fd, nil, "verify")
+	if code != 1 || !strings.Contains(out, ".pending.json: pending: an interrupted apply") || !strings.Contains(out, "run `tune repair`") {
+		t.Fatalf("verify of the genuine marker: exit %d\n%s", code, out)
+	}
+	marker := filepath.Join(wd, store.PendingFile)
+	data, err := os.ReadFile(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(data), `layer-crossings = 3`, `layer-crossings = 9`, 1)
+	if forged == string(data) {
+		t.Fatalf("the marker does not hold the new version's weights:\n%s", data)
+	}
+	if err := os.WriteFile(marker, []byte(forged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = storeRun(t, wd, fd, nil, "verify")
+	if code != 1 || !strings.Contains(out, ".pending.json: forged: does not match an operation recorded in evolution.jsonl: the content it writes to v0002.toml does not hash to the result_sha256") ||
+		strings.Contains(out, "run `tune repair`") {
+		t.Fatalf("verify of the forged marker: exit %d\n%s", code, out)
+	}
+	code, out, _ = storeRun(t, wd, fd, nil, "verify", "--json")
+	if code != 1 || !strings.Contains(out, `"kind": "forged"`) {
+		t.Fatalf("verify --json of the forged marker: exit %d\n%s", code, out)
+	}
+	code, _, errOut := storeRun(t, wd, fd, nil, "repair")
+	if code != 1 || !strings.Contains(errOut, "does not hash to the result_sha256") {
+		t.Fatalf("repair of the forged marker: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "v0002.toml")); err == nil {
+		t.Fatal("v0002.toml was written from the forged marker")
+	}
+}
