@@ -87,33 +87,33 @@ func ResolveWeightsRef(weightsDir, ref string) (*WeightsRef, error) {
 
 // DiffRow is one changed value with its evidence.
 type DiffRow struct {
-	Kind            string          `json:"kind"` // signal | bucket | cost
-	Name            string          `json:"name"`
-	Old             float64         `json:"old"`
-	New             float64         `json:"new"`
-	Delta           float64         `json:"delta"`
-	Counts          *store.TwoByTwo `json:"counts,omitempty"`
-	Flagged         int             `json:"flagged,omitempty"`
-	FisherP         *float64        `json:"fisher_p,omitempty"`
-	HolmP           *float64        `json:"holm_p,omitempty"`
-	SuiteLossBefore *float64        `json:"suite_loss_before,omitempty"`
-	SuiteLossAfter  *float64        `json:"suite_loss_after,omitempty"`
-	Confidence      string          `json:"confidence"`
+	Kind            weights.ChangeKind `json:"kind"`
+	Name            string             `json:"name"`
+	Old             float64            `json:"old"`
+	New             float64            `json:"new"`
+	Delta           float64            `json:"delta"`
+	Counts          *store.TwoByTwo    `json:"counts,omitempty"`
+	Flagged         int                `json:"flagged,omitempty"`
+	FisherP         *float64           `json:"fisher_p,omitempty"`
+	HolmP           *float64           `json:"holm_p,omitempty"`
+	SuiteLossBefore *float64           `json:"suite_loss_before,omitempty"`
+	SuiteLossAfter  *float64           `json:"suite_loss_after,omitempty"`
+	Confidence      string             `json:"confidence"`
 }
 
 // DiffResult is what tune diff reports (and its --json shape).
 type DiffResult struct {
-	A               string    `json:"a"`
-	B               string    `json:"b"`
-	Rows            []DiffRow `json:"rows"`
-	Proposal        string    `json:"proposal,omitempty"`
-	Decision        string    `json:"decision,omitempty"`
-	Flagged         int       `json:"flagged"`
-	SuiteLossBefore *float64  `json:"suite_loss_before,omitempty"`
-	SuiteLossAfter  *float64  `json:"suite_loss_after,omitempty"`
-	Confidence      string    `json:"confidence"`
-	Reason          string    `json:"reason,omitempty"`
-	Tasks           []string  `json:"flagged_tasks"`
+	A               string           `json:"a"`
+	B               string           `json:"b"`
+	Rows            []DiffRow        `json:"rows"`
+	Proposal        string           `json:"proposal,omitempty"`
+	Decision        weights.Decision `json:"decision,omitempty"`
+	Flagged         int              `json:"flagged"`
+	SuiteLossBefore *float64         `json:"suite_loss_before,omitempty"`
+	SuiteLossAfter  *float64         `json:"suite_loss_after,omitempty"`
+	Confidence      string           `json:"confidence"`
+	Reason          string           `json:"reason,omitempty"`
+	Tasks           []string         `json:"flagged_tasks"`
 }
 
 func buildDiff(a, b *WeightsRef) *DiffResult {
@@ -157,8 +157,8 @@ func matchingStep(p *store.Proposal, c store.Change) *store.ProposalStep {
 	var found *store.ProposalStep
 	for i := range p.Steps {
 		st := &p.Steps[i]
-		hit := (c.Kind == "signal" && st.Kind == "signal" && st.Signal == c.Name) || (c.Kind == "bucket" && st.Kind == "bucket" && st.Edge == c.Name)
-		if hit && (st.Decision == store.DecisionAccept || st.Decision == store.DecisionHalve) {
+		hit := c.Kind == st.Kind && ((c.Kind == weights.ChangeSignal && st.Signal == c.Name) || (c.Kind == weights.ChangeBucket && st.Edge == c.Name))
+		if hit && (st.Decision == weights.DecisionAccept || st.Decision == weights.DecisionHalve) {
 			found = st
 		}
 	}

@@ -37,28 +37,28 @@ type EvolveOptions struct {
 
 // EvolveStep is one loop step as --json prints it.
 type EvolveStep struct {
-	N               int              `json:"n"`
-	Decision        string           `json:"decision"`
-	Kind            string           `json:"kind,omitempty"`
-	Signal          string           `json:"signal,omitempty"`
-	Edge            string           `json:"edge,omitempty"`
-	Delta           *weights.Half    `json:"delta"`
-	SuiteLossBefore evolve.Num       `json:"suite_loss_before"`
-	SuiteLossAfter  evolve.Num       `json:"suite_loss_after"`
-	WitnessBefore   evolve.Num       `json:"witness_before"`
-	WitnessAfter    evolve.Num       `json:"witness_after"`
-	Progress        bool             `json:"progress"`
-	Unresolved      int              `json:"unresolved"`
-	Lifted          []string         `json:"lifted"`
-	Attempts        []evolve.Attempt `json:"attempts"`
-	Reason          string           `json:"reason"`
+	N               int                `json:"n"`
+	Decision        weights.Decision   `json:"decision"`
+	Kind            weights.ChangeKind `json:"kind,omitempty"`
+	Signal          string             `json:"signal,omitempty"`
+	Edge            string             `json:"edge,omitempty"`
+	Delta           *weights.Half      `json:"delta"`
+	SuiteLossBefore evolve.Num         `json:"suite_loss_before"`
+	SuiteLossAfter  evolve.Num         `json:"suite_loss_after"`
+	WitnessBefore   evolve.Num         `json:"witness_before"`
+	WitnessAfter    evolve.Num         `json:"witness_after"`
+	Progress        bool               `json:"progress"`
+	Unresolved      int                `json:"unresolved"`
+	Lifted          []string           `json:"lifted"`
+	Attempts        []evolve.Attempt   `json:"attempts"`
+	Reason          string             `json:"reason"`
 }
 
 // EvolveProposal is the proposal a run wrote, as --json prints it.
 type EvolveProposal struct {
 	ID       string                `json:"id"`
 	File     string                `json:"file"`
-	Decision string                `json:"decision"`
+	Decision weights.Decision      `json:"decision"`
 	Created  bool                  `json:"created"`
 	Weights  EvolveProposalWeights `json:"weights"`
 }
@@ -88,10 +88,10 @@ type EvolveResult struct {
 	// Decision is the run's decision; Refused says why kept steps were dropped; Drift names the change
 	// the drift bound stopped (the outcome is then escalated); Explain is the screen's population,
 	// correction and ledger exclusions.
-	Decision string        `json:"decision"`
-	Refused  string        `json:"refused,omitempty"`
-	Drift    *evolve.Drift `json:"drift,omitempty"`
-	Explain  Explain       `json:"explain"`
+	Decision weights.Decision `json:"decision"`
+	Refused  string           `json:"refused,omitempty"`
+	Drift    *evolve.Drift    `json:"drift,omitempty"`
+	Explain  Explain          `json:"explain"`
 	// Partial is set when the outcome is partial: the flagged tasks still low and the refusal that
 	// stopped the run from going further (docs/decisions.md#partial-runs).
 	Partial string `json:"partial,omitempty"`
@@ -277,7 +277,7 @@ func jsonStep(s evolve.LoopStep) EvolveStep {
 		js.Kind = c.Kind
 		d := weights.Half(c.Delta)
 		js.Delta = &d
-		if c.Kind == evolve.ChangeBucket {
+		if c.Kind == weights.ChangeBucket {
 			js.Edge = c.Edge.String()
 		} else {
 			js.Signal = c.Signal.String()

@@ -57,7 +57,7 @@ func Nightly(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		if wr.Proposal != "" {
 			out.Reason += fmt.Sprintf("; rollback proposal %s awaits review (tune apply %s)", wr.Proposal, wr.Proposal)
 			in := report.ProposalReport{ID: wr.Proposal, Created: env.Now().UTC(), Parent: versionNumber(wr.Version),
-				Decision: store.DecisionAccept, Reason: "roll " + wr.Version + " back to the content of " + wr.Parent, Watch: watchFinding(wr)}
+				Decision: weights.DecisionAccept, Reason: "roll " + wr.Version + " back to the content of " + wr.Parent, Watch: watchFinding(wr)}
 			if s, err := env.OpenStore(); err == nil {
 				in.Before, _ = s.Version(in.Parent)
 				in.After, _ = s.Version(versionNumber(wr.Parent))

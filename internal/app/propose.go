@@ -16,7 +16,7 @@ import (
 type ProposeResult struct {
 	Triggered       bool             `json:"triggered"`
 	Proposal        *evolve.Change   `json:"proposal"`
-	Decision        string           `json:"decision"`
+	Decision        weights.Decision `json:"decision"`
 	SuiteLossBefore evolve.Num       `json:"suite_loss_before"`
 	SuiteLossAfter  evolve.Num       `json:"suite_loss_after"`
 	ProposalFile    *string          `json:"proposal_file"`
@@ -118,7 +118,7 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 		for _, a := range res.Attempts {
 			st := store.ProposalStep{Kind: a.Change.Kind, Delta: a.Change.Delta, Decision: a.Decision,
 				SuiteLossBefore: float64(a.SuiteLossBefore), SuiteLossAfter: float64(a.SuiteLossAfter)}
-			if a.Change.Kind == evolve.ChangeBucket {
+			if a.Change.Kind == weights.ChangeBucket {
 				st.Edge = a.Change.Edge.String()
 			} else {
 				st.Signal = a.Change.Signal.String()
@@ -130,7 +130,7 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 			p.Steps = append(p.Steps, st)
 			parts = append(parts, fmt.Sprintf("%s: %s", a.Change, a.Decision))
 		}
-		if res.Change != nil && res.Change.Kind == evolve.ChangeSignal && p.Confidence == "" {
+		if res.Change != nil && res.Change.Kind == weights.ChangeSignal && p.Confidence == "" {
 			p.Confidence = res.Screen[res.Change.Signal].Confidence
 		}
 	}
@@ -198,7 +198,7 @@ func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numb
 		}
 		for _, a := range st.Attempts {
 			before, after := float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)
-			attempts = append(attempts, store.LogEntry{Action: a.Decision, Parent: p.Parent, Change: a.Change.String(),
+			attempts = append(attempts, store.LogEntry{Action: string(a.Decision), Parent: p.Parent, Change: a.Change.String(),
 				Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after, Reason: prefix + a.Reason})
 		}
 	}

@@ -17,13 +17,13 @@ func TestProposalFromStepsDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	change := evolve.Change{Kind: evolve.ChangeSignal, Signal: weights.Greenfield, Delta: weights.Whole(1)}
-	step := func(decision string, attempts ...string) *evolve.StepResult {
+	change := evolve.Change{Kind: weights.ChangeSignal, Signal: weights.Greenfield, Delta: weights.Whole(1)}
+	step := func(decision weights.Decision, attempts ...weights.Decision) *evolve.StepResult {
 		s := &evolve.StepResult{Detection: &evolve.Detection{Screen: make([]evolve.ScreenRow, weights.NumSignals)}, Decision: decision}
 		for _, d := range attempts {
 			s.Attempts = append(s.Attempts, evolve.Attempt{Change: change, Decision: d})
 		}
-		if decision == evolve.DecisionAccept || decision == evolve.DecisionHalve {
+		if decision == weights.DecisionAccept || decision == weights.DecisionHalve {
 			s.Change = &change
 		}
 		return s
@@ -32,12 +32,12 @@ func TestProposalFromStepsDecision(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		steps []*evolve.StepResult
-		want  string
+		want  weights.Decision
 	}{
-		{"reverted then nothing left", []*evolve.StepResult{step(evolve.DecisionRevert, "revert", "revert"), step(evolve.DecisionNone)}, evolve.DecisionRevert},
-		{"nothing measured", []*evolve.StepResult{step(evolve.DecisionNone), step(evolve.DecisionNone)}, evolve.DecisionNone},
-		{"accepted then reverted", []*evolve.StepResult{step(evolve.DecisionAccept, "accept"), step(evolve.DecisionRevert, "revert", "revert")}, evolve.DecisionAccept},
-		{"half step only", []*evolve.StepResult{step(evolve.DecisionHalve, "revert", "halve"), step(evolve.DecisionNone)}, evolve.DecisionHalve},
+		{"reverted then nothing left", []*evolve.StepResult{step(weights.DecisionRevert, weights.DecisionRevert, weights.DecisionRevert), step(weights.DecisionNone)}, weights.DecisionRevert},
+		{"nothing measured", []*evolve.StepResult{step(weights.DecisionNone), step(weights.DecisionNone)}, weights.DecisionNone},
+		{"accepted then reverted", []*evolve.StepResult{step(weights.DecisionAccept, "accept"), step(weights.DecisionRevert, "revert", "revert")}, weights.DecisionAccept},
+		{"half step only", []*evolve.StepResult{step(weights.DecisionHalve, "revert", "halve"), step(weights.DecisionNone)}, weights.DecisionHalve},
 	} {
 		if got := ProposalFromSteps(c.steps, &parent, parent, now).Decision; got != c.want {
 			t.Errorf("%s: decision %q, want %q", c.name, got, c.want)
@@ -53,14 +53,14 @@ func TestProposalReasonNamesTheKeptChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signal := evolve.Change{Kind: evolve.ChangeSignal, Signal: weights.Greenfield, Delta: weights.Whole(1)}
-	edge := evolve.Change{Kind: evolve.ChangeBucket, Edge: weights.Level(1), Delta: weights.Half(1)}
+	signal := evolve.Change{Kind: weights.ChangeSignal, Signal: weights.Greenfield, Delta: weights.Whole(1)}
+	edge := evolve.Change{Kind: weights.ChangeBucket, Edge: weights.Level(1), Delta: weights.Half(1)}
 	step := &evolve.StepResult{
 		Detection: &evolve.Detection{Screen: make([]evolve.ScreenRow, weights.NumSignals),
 			Reason:  "greenfield is the consistent candidate with the highest z",
 			Flagged: make([]evolve.Flagged, 3)},
-		Attempts: []evolve.Attempt{{Change: signal, Decision: evolve.DecisionRevert}, {Change: edge, Decision: evolve.DecisionAccept}},
-		Decision: evolve.DecisionAccept, Change: &edge,
+		Attempts: []evolve.Attempt{{Change: signal, Decision: weights.DecisionRevert}, {Change: edge, Decision: weights.DecisionAccept}},
+		Decision: weights.DecisionAccept, Change: &edge,
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	got := ProposalFromSteps([]*evolve.StepResult{step}, &parent, edge.Apply(parent), now).Reason
@@ -69,7 +69,7 @@ func TestProposalReasonNamesTheKeptChange(t *testing.T) {
 	if got != want {
 		t.Errorf("reason\n got %q\nwant %q", got, want)
 	}
-	step.Decision, step.Change, step.Attempts[1].Decision = evolve.DecisionRevert, nil, evolve.DecisionRevert
+	step.Decision, step.Change, step.Attempts[1].Decision = weights.DecisionRevert, nil, weights.DecisionRevert
 	if got := ProposalFromSteps([]*evolve.StepResult{step}, &parent, parent, now).Reason; !strings.HasPrefix(got, "keeps no change; ") {
 		t.Errorf("a run that keeps nothing: reason %q", got)
 	}

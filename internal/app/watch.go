@@ -116,7 +116,7 @@ func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
 	in.Version.Weights, in.Parent.Weights = &vw, &pw
 	for _, c := range store.Changes(&pw, &vw) {
 		in.Changes = append(in.Changes, c.String())
-		if sig, ok := weights.SignalByName(c.Name); c.Kind == "signal" && ok {
+		if sig, ok := weights.SignalByName(c.Name); c.Kind == weights.ChangeSignal && ok {
 			in.Changed = append(in.Changed, sig)
 		}
 	}
@@ -165,18 +165,18 @@ func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.
 	// that rollback is left to tune rollback.
 	back := store.Changes(vw, pw)
 	p := &store.Proposal{
-		Created: env.Now().UTC(), Parent: vw.Version, Decision: store.DecisionAccept, Candidate: *pw,
+		Created: env.Now().UTC(), Parent: vw.Version, Decision: weights.DecisionAccept, Candidate: *pw,
 		Reason: fmt.Sprintf("roll %s back to the content of %s: tune watch found it %s: %s", out.Version, out.Parent, out.Verdict, out.Reason),
 	}
 	var changes []evolve.Change
 	for _, c := range back {
 		ch := evolve.Change{Kind: c.Kind, Delta: c.Delta()}
-		step := store.ProposalStep{Kind: c.Kind, Delta: c.Delta(), Decision: store.DecisionAccept}
+		step := store.ProposalStep{Kind: c.Kind, Delta: c.Delta(), Decision: weights.DecisionAccept}
 		switch c.Kind {
-		case evolve.ChangeSignal:
+		case weights.ChangeSignal:
 			ch.Signal, _ = weights.SignalByName(c.Name)
 			step.Signal = c.Name
-		case evolve.ChangeBucket:
+		case weights.ChangeBucket:
 			lvl, err := weights.ParseLevel(c.Name)
 			if err != nil {
 				return err
@@ -210,7 +210,7 @@ func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.
 	}
 	for _, ch := range changes {
 		err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: vw.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(),
-			Change: ch.String(), Decision: store.DecisionAccept, Evidence: evidence, Reason: "tune watch: " + out.Verdict + ": " + out.Reason})
+			Change: ch.String(), Decision: weights.DecisionAccept, Evidence: evidence, Reason: "tune watch: " + out.Verdict + ": " + out.Reason})
 		if err != nil && !errors.Is(err, store.ErrNothingToDo) {
 			return err
 		}

@@ -54,10 +54,10 @@ func storeTestProposal(t *testing.T) *store.Proposal {
 	return &store.Proposal{
 		Created:   storeTestNow.Add(-time.Hour),
 		Parent:    1,
-		Decision:  store.DecisionAccept,
+		Decision:  weights.DecisionAccept,
 		Candidate: cand,
 		Steps: []store.ProposalStep{{
-			Kind: "signal", Signal: "ambiguous", Delta: weights.Whole(1), Decision: store.DecisionAccept,
+			Kind: "signal", Signal: "ambiguous", Delta: weights.Whole(1), Decision: weights.DecisionAccept,
 			SuiteLossBefore: 0.4, SuiteLossAfter: 0.3, Counts: &store.TwoByTwo{A: 3, B: 2, C: 0, D: 15},
 			FisherP: &p, HolmP: &holm, Confidence: "provisional",
 		}},
@@ -115,7 +115,7 @@ func logTestDecision(weightsDir string, p *store.Proposal, now func() time.Time)
 		if c.Kind == "bucket" {
 			change = "bucket " + c.Name + " edge " + c.Delta().String()
 		}
-		err := s.Log(store.LogEntry{Action: p.Decision, Parent: p.Parent, Proposal: id, ProposalSHA256: p.ContentSHA256(),
+		err := s.Log(store.LogEntry{Action: string(p.Decision), Parent: p.Parent, Proposal: id, ProposalSHA256: p.ContentSHA256(),
 			Change: change, Decision: p.Decision, SuiteLossBefore: store.Loss(p.SuiteLossBefore), SuiteLossAfter: store.Loss(p.SuiteLossAfter),
 			Reason: "logged by the test"})
 		if err != nil {
@@ -132,7 +132,7 @@ func TestApplyNewestPendingHarvestsAndRefusesStale(t *testing.T) {
 		t.Fatalf("apply without proposals: %d %q", code, errOut)
 	}
 	reverted := storeTestProposal(t)
-	reverted.Decision = store.DecisionRevert
+	reverted.Decision = weights.DecisionRevert
 	reverted.Reason = "reverted attempt"
 	writeTestProposal(t, wd, reverted)
 	older := storeTestProposal(t)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 func TestHistoryGolden(t *testing.T) {
@@ -60,12 +61,12 @@ func storeHistoryFixture(t *testing.T, wd, fd string) {
 		t.Fatal(err)
 	}
 	// an evolution run logs its attempts, then the accepted proposal is applied and rolled back
-	if err := s.Log(store.LogEntry{Action: store.ActionProposeAttempt, Change: "greenfield +1", Decision: store.DecisionRevert,
+	if err := s.Log(store.LogEntry{Action: store.ActionProposeAttempt, Change: "greenfield +1", Decision: weights.DecisionRevert,
 		SuiteLossBefore: store.Loss(0.4), SuiteLossAfter: store.Loss(0.45), Reason: "scenario loss rose"}); err != nil {
 		t.Fatal(err)
 	}
 	p := storeTestProposal(t)
-	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Proposal: p.ComputeID(), Change: "ambiguous +1", Decision: store.DecisionAccept,
+	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Proposal: p.ComputeID(), Change: "ambiguous +1", Decision: weights.DecisionAccept,
 		SuiteLossBefore: store.Loss(0.4), SuiteLossAfter: store.Loss(0.3)}); err != nil {
 		t.Fatal(err)
 	}

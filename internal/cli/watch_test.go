@@ -24,7 +24,7 @@ import (
 func watchStore(t *testing.T) string {
 	t.Helper()
 	return watchStoreWith(t, func(w *weights.Weights) { w.Signals[weights.ContractRuleHit] += weights.Whole(1) },
-		"contract-rule-hit +1", store.ProposalStep{Kind: "signal", Signal: "contract-rule-hit", Delta: weights.Whole(1), Decision: store.DecisionAccept})
+		"contract-rule-hit +1", store.ProposalStep{Kind: "signal", Signal: "contract-rule-hit", Delta: weights.Whole(1), Decision: weights.DecisionAccept})
 }
 
 // watchStoreWith makes a store whose v0002 = change(v0001) was applied at 2026-11-01.
@@ -52,12 +52,12 @@ func watchStoreWith(t *testing.T, change func(*weights.Weights), logged string, 
 	}
 	cand := v1
 	change(&cand)
-	p := &store.Proposal{Created: at, Parent: 1, Decision: store.DecisionAccept, Candidate: cand, Reason: logged,
+	p := &store.Proposal{Created: at, Parent: 1, Decision: weights.DecisionAccept, Candidate: cand, Reason: logged,
 		Steps: []store.ProposalStep{step}}
 	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: 1, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: logged, Decision: store.DecisionAccept}); err != nil {
+	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: 1, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: logged, Decision: weights.DecisionAccept}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.ApplyProposal(p); err != nil {
@@ -288,7 +288,7 @@ func TestNightlyWatchHarmful(t *testing.T) {
 // accepts (its decision is logged in the evolution step's "bucket L1 edge" form).
 func TestWatchBucketRollback(t *testing.T) {
 	dir := watchStoreWith(t, func(w *weights.Weights) { w.Buckets.Edges[1] += weights.Whole(1) }, "bucket L1 edge +1",
-		store.ProposalStep{Kind: "bucket", Edge: "L1", Delta: weights.Whole(1), Decision: store.DecisionAccept})
+		store.ProposalStep{Kind: "bucket", Edge: "L1", Delta: weights.Whole(1), Decision: weights.DecisionAccept})
 	var b strings.Builder
 	b.WriteString(mustRead(t, watchLog(t, 0, 0)))
 	for i := range 20 {

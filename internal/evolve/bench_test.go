@@ -52,7 +52,7 @@ func BenchmarkReplay(b *testing.B) {
 	base := refWeights(b)
 	var cands []weights.Weights
 	for _, s := range weights.Signals() {
-		cands = append(cands, Change{Kind: ChangeSignal, Signal: s, Delta: 2}.Apply(base))
+		cands = append(cands, Change{Kind: weights.ChangeSignal, Signal: s, Delta: 2}.Apply(base))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -64,7 +64,7 @@ func BenchmarkReplay(b *testing.B) {
 // BenchmarkReplayRows: the same with full rows (what tune replay prints).
 func BenchmarkReplayRows(b *testing.B) {
 	suite := PrepareSuite(benchSuite(b, 10000))
-	cand := Change{Kind: ChangeSignal, Signal: weights.Ambiguous, Delta: 2}.Apply(refWeights(b))
+	cand := Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: 2}.Apply(refWeights(b))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -76,7 +76,7 @@ func BenchmarkReplayRows(b *testing.B) {
 // its text under the candidate.
 func BenchmarkReplayRedetect(b *testing.B) {
 	scs := benchSuite(b, 10000)
-	cand := Change{Kind: ChangeSignal, Signal: weights.Ambiguous, Delta: 2}.Apply(refWeights(b))
+	cand := Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: 2}.Apply(refWeights(b))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -75,18 +75,18 @@ func TestGeneratedCases(t *testing.T) {
 				}
 				switch {
 				case !exp.Triggered:
-					if step.Proposal != nil || step.Decision != DecisionNone || len(step.Attempts) != 0 {
+					if step.Proposal != nil || step.Decision != weights.DecisionNone || len(step.Attempts) != 0 {
 						t.Fatalf("no trigger but proposal %v, decision %s", step.Proposal, step.Decision)
 					}
 				case exp.Signal >= 0:
-					if step.Proposal == nil || step.Proposal.Kind != ChangeSignal || step.Proposal.Signal != exp.Signal {
+					if step.Proposal == nil || step.Proposal.Kind != weights.ChangeSignal || step.Proposal.Signal != exp.Signal {
 						t.Fatalf("proposal %v, want %s +1 (reason %s)\nscreen %+v", step.Proposal, exp.Signal, step.Reason, step.Screen)
 					}
 					// The suite leaves the preferred knobs room, so a single step (tune propose) is accepted exactly
 					// when the +1 lifts a flagged task out of L0/L1 by level (docs/decisions.md#acceptance); a
 					// task at -3 only reaches L1's edge, and the step is reverted with that reason.
 					w := refWeights(t)
-					cand := Change{Kind: ChangeSignal, Signal: exp.Signal, Delta: weights.Whole(1)}.Apply(w)
+					cand := Change{Kind: weights.ChangeSignal, Signal: exp.Signal, Delta: weights.Whole(1)}.Apply(w)
 					lifts := false
 					for i := range step.Flagged {
 						lifts = lifts || rescore(&step.Flagged[i], &w, &cand).OutOfLowSide
@@ -95,17 +95,17 @@ func TestGeneratedCases(t *testing.T) {
 						t.Fatalf("suite loss rose: attempts %+v", step.Attempts)
 					}
 					switch {
-					case lifts && step.Decision != DecisionAccept:
+					case lifts && step.Decision != weights.DecisionAccept:
 						t.Fatalf("the +1 lifts a flagged task but the decision is %s: %+v", step.Decision, step.Attempts)
-					case !lifts && (step.Decision != DecisionRevert || !strings.Contains(step.Attempts[0].Reason, "no flagged task leaves L0/L1")):
+					case !lifts && (step.Decision != weights.DecisionRevert || !strings.Contains(step.Attempts[0].Reason, "no flagged task leaves L0/L1")):
 						t.Fatalf("the +1 lifts no flagged task but the decision is %s: %+v", step.Decision, step.Attempts)
 					}
 				case exp.EdgeTasks > 0:
-					if step.Proposal == nil || step.Proposal.Kind != ChangeBucket || step.EdgeTasks != exp.EdgeTasks {
+					if step.Proposal == nil || step.Proposal.Kind != weights.ChangeBucket || step.EdgeTasks != exp.EdgeTasks {
 						t.Fatalf("proposal %v (edge tasks %d), want a bucket edge for %d tasks", step.Proposal, step.EdgeTasks, exp.EdgeTasks)
 					}
 					// edge-L1-upper-minus2 pins the L1 edge: both the full and the half move are reverted.
-					if step.Decision != DecisionRevert || len(step.Attempts) != 2 {
+					if step.Decision != weights.DecisionRevert || len(step.Attempts) != 2 {
 						t.Fatalf("bucket decision %s after %d attempts", step.Decision, len(step.Attempts))
 					}
 				default:

@@ -152,10 +152,10 @@ type Attempt struct {
 	WitnessAfter  Num  `json:"witness_after"`
 	Accepted      bool `json:"accepted"`
 	// Decision is accept (the full step), halve (the half step) or revert (rejected).
-	Decision   string     `json:"decision"`
-	Reason     string     `json:"reason"`
-	Discordant Discordant `json:"discordant"`
-	LOO        LOO        `json:"loo"`
+	Decision   weights.Decision `json:"decision"`
+	Reason     string           `json:"reason"`
+	Discordant Discordant       `json:"discordant"`
+	LOO        LOO              `json:"loo"`
 	// Holdout is the frozen split's veto (read only when every other rule passed); Parity the price on
 	// the parity prompts (nil without a parity set).
 	Holdout Holdout      `json:"holdout"`
@@ -250,11 +250,11 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 	}
 	switch {
 	case !a.Accepted:
-		a.Decision, a.Reason = DecisionRevert, strings.Join(why, "; ")
+		a.Decision, a.Reason = weights.DecisionRevert, strings.Join(why, "; ")
 	case half:
-		a.Decision, a.Reason = DecisionHalve, "half step: "+rules+lift
+		a.Decision, a.Reason = weights.DecisionHalve, "half step: "+rules+lift
 	default:
-		a.Decision, a.Reason = DecisionAccept, rules+lift
+		a.Decision, a.Reason = weights.DecisionAccept, rules+lift
 	}
 	a.Discordant = discordant(len(a.Better), len(a.Worse))
 	// The rules that do not depend on the fixtures are a constant for the leave-one-out folds.

@@ -64,7 +64,7 @@ func (h *harness) night(tasks []genhistory.Task, active weights.Weights, used ma
 
 func changed(res *LoopResult) bool {
 	d := res.Decision()
-	return d == DecisionAccept || d == DecisionHalve
+	return d == weights.DecisionAccept || d == weights.DecisionHalve
 }
 
 // changedKnobs lists the knobs whose value differs between two weights.
@@ -182,7 +182,7 @@ func missReason(res *LoopResult, knob weights.Signal) string {
 	}
 	for _, st := range res.Steps {
 		for _, a := range st.Attempts {
-			if a.Change.Kind != ChangeSignal || a.Change.Signal != knob || a.Accepted {
+			if a.Change.Kind != weights.ChangeSignal || a.Change.Signal != knob || a.Accepted {
 				continue
 			}
 			r := a.Reason

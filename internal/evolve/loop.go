@@ -257,7 +257,7 @@ func (res *LoopResult) lastRefusal() *Attempt {
 // flagged task of the run's detection (docs/decisions.md#evidence-ledger). Nil when the run keeps no
 // change.
 func (res *LoopResult) SupportingKeys() []string {
-	if d := res.Decision(); d != DecisionAccept && d != DecisionHalve {
+	if !res.Decision().Applicable() {
 		return nil
 	}
 	keys := make([]string, 0, len(res.Detection.Flagged))

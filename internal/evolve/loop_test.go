@@ -69,7 +69,7 @@ func TestLoopConvergesInTwoAcceptedSteps(t *testing.T) {
 			t.Fatalf("step %d: change %v progress %v, want layer-crossings +1 with progress", s.N, s.Change, s.Progress)
 		}
 	}
-	if got := res.Final.Signals[weights.LayerCrossings]; got != weights.Whole(4) || res.Decision() != DecisionAccept {
+	if got := res.Final.Signals[weights.LayerCrossings]; got != weights.Whole(4) || res.Decision() != weights.DecisionAccept {
 		t.Fatalf("final layer-crossings weight %s, decision %s; want +4, accept", got, res.Decision())
 	}
 	if keys := res.SupportingKeys(); len(keys) != 3 {
@@ -126,7 +126,7 @@ func TestLoopEscalatesAtTheStepCapKeepingAcceptedWork(t *testing.T) {
 	if res.Outcome != OutcomeEscalated {
 		t.Fatalf("outcome %s (%s), want escalated", res.Outcome, res.Reason)
 	}
-	if len(res.Accepted) != 2 || res.Final.Signals[weights.LayerCrossings] != weights.Whole(4) || res.Decision() != DecisionAccept {
+	if len(res.Accepted) != 2 || res.Final.Signals[weights.LayerCrossings] != weights.Whole(4) || res.Decision() != weights.DecisionAccept {
 		t.Fatalf("accepted %v, final layer-crossings %s, decision %s: the accepted steps must be kept",
 			res.Accepted, res.Final.Signals[weights.LayerCrossings], res.Decision())
 	}
@@ -135,7 +135,7 @@ func TestLoopEscalatesAtTheStepCapKeepingAcceptedWork(t *testing.T) {
 // An escalation whose kept steps lifted nothing keeps nothing either: the run rule holds at the cap.
 func TestLoopEscalationThatLiftedNothingKeepsNothing(t *testing.T) {
 	res := runLoop(t, 1, weights.ExplicitBugfix, weights.LayerCrossings)
-	if res.Outcome != OutcomeEscalated || res.Refused == "" || res.Final != res.Parent || res.Decision() != DecisionRevert {
+	if res.Outcome != OutcomeEscalated || res.Refused == "" || res.Final != res.Parent || res.Decision() != weights.DecisionRevert {
 		t.Fatalf("outcome %s, refused %q, decision %s; want escalated, refused, revert", res.Outcome, res.Refused, res.Decision())
 	}
 }
@@ -145,7 +145,7 @@ func TestLoopEscalatesAtTheDriftBound(t *testing.T) {
 	w := refWeights(t)
 	suite, holdout := repoSuite(t)
 	origin := w
-	parent := Change{Kind: ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}.Apply(w)
+	parent := Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}.Apply(w)
 	parent.Version = 2
 	// -5 -3 +4 = -4: still L1 under the parent, so the tasks are eligible and the loop wants a third point.
 	// The routine fixes carry explicit-bugfix and single-file too, so layer-crossings is the one signal.
@@ -185,7 +185,7 @@ func TestLoopStallsWhenNoSignalCanBeNamed(t *testing.T) {
 	if !strings.Contains(res.Steps[0].Reason, "no proposal: indistinguishable greenfield, single-file") {
 		t.Fatalf("reason %q", res.Steps[0].Reason)
 	}
-	if res.Final != res.Parent || res.Decision() != DecisionNone {
+	if res.Final != res.Parent || res.Decision() != weights.DecisionNone {
 		t.Fatal("a stalled loop without accepted steps must leave the weights unchanged")
 	}
 }
@@ -270,7 +270,7 @@ func TestLoopPartialKeepsTheStepsThatLifted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != OutcomePartial || res.Refused != "" || res.Decision() != DecisionAccept {
+	if res.Outcome != OutcomePartial || res.Refused != "" || res.Decision() != weights.DecisionAccept {
 		t.Fatalf("outcome %s (%s), refused %q, decision %s; want partial, accept", res.Outcome, res.Reason, res.Refused, res.Decision())
 	}
 	if got := res.Final.Signals[weights.Ambiguous]; got != weights.Whole(3) || len(res.Resolved) != 3 {
@@ -300,7 +300,7 @@ func TestLoopPartialKeepsTheStepsThatLifted(t *testing.T) {
 func TestWindowCountsALedgeredTaskOnceAsUsed(t *testing.T) {
 	w := refWeights(t)
 	tasks := loopHistory(t, &w, 0, weights.ExplicitBugfix, weights.LayerCrossings)
-	active := Change{Kind: ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}.Apply(w)
+	active := Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}.Apply(w)
 	active.Version = 2
 	used := map[string]string{}
 	var flagged []string

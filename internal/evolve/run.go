@@ -3,13 +3,15 @@ package evolve
 import (
 	"slices"
 	"strings"
+
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // RunDecision is the decision of a run of one or more steps (tune propose: one; tune evolve: the
 // chain): accept when a full step was kept, halve when only half steps were; without a kept change,
 // revert when something was measured (the last step may have had nothing left to try), else none.
-func RunDecision(steps []*StepResult) string {
-	var kept []string
+func RunDecision(steps []*StepResult) weights.Decision {
+	var kept []weights.Decision
 	measured := false
 	for _, s := range steps {
 		if s.Change != nil {
@@ -18,14 +20,14 @@ func RunDecision(steps []*StepResult) string {
 		measured = measured || len(s.Attempts) > 0
 	}
 	switch {
-	case slices.Contains(kept, DecisionAccept):
-		return DecisionAccept
+	case slices.Contains(kept, weights.DecisionAccept):
+		return weights.DecisionAccept
 	case len(kept) > 0:
-		return DecisionHalve
+		return weights.DecisionHalve
 	case measured:
-		return DecisionRevert
+		return weights.DecisionRevert
 	default:
-		return DecisionNone
+		return weights.DecisionNone
 	}
 }
 
@@ -41,9 +43,9 @@ func (r *LoopResult) StepResults() []*StepResult {
 // Decision is the run's decision over every step (see RunDecision); a refused run (stalled, or its kept
 // steps lifted no flagged task out of L0/L1) is a revert: it keeps nothing
 // (docs/decisions.md#acceptance).
-func (r *LoopResult) Decision() string {
+func (r *LoopResult) Decision() weights.Decision {
 	if r.Refused != "" {
-		return DecisionRevert
+		return weights.DecisionRevert
 	}
 	return RunDecision(r.StepResults())
 }
@@ -54,8 +56,8 @@ func (r *LoopResult) Decision() string {
 // With a kept change it is "before → after"; with only reverted attempts it is the parent's loss, which
 // stands, and what the reverted attempts measured ("0.000 (reverted: 0.027)"); with nothing measured it
 // is the parent's loss alone. format prints one loss.
-func LossSummary(decision string, before, after float64, tried []float64, format func(float64) string) string {
-	if decision == DecisionAccept || decision == DecisionHalve {
+func LossSummary(decision weights.Decision, before, after float64, tried []float64, format func(float64) string) string {
+	if decision.Applicable() {
 		return format(before) + " → " + format(after)
 	}
 	var seen []string

@@ -3,6 +3,8 @@ package evolve
 import (
 	"fmt"
 	"testing"
+
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // A run's suite loss must not contradict its attempts table: a run that kept nothing said
@@ -10,16 +12,16 @@ import (
 func TestLossSummary(t *testing.T) {
 	f := func(l float64) string { return fmt.Sprintf("%.3f", l) }
 	for _, c := range []struct {
-		decision      string
+		decision      weights.Decision
 		before, after float64
 		tried         []float64
 		want          string
 	}{
-		{DecisionAccept, 0.1, 0.05, []float64{0.2, 0.05}, "0.100 → 0.050"},
-		{DecisionHalve, 0.1, 0.08, []float64{0.3, 0.08}, "0.100 → 0.080"},
-		{DecisionRevert, 0, 0, []float64{0.027, 0.027}, "0.000 (reverted: 0.027)"},
-		{DecisionRevert, 0, 0, []float64{0.027, 0.013}, "0.000 (reverted: 0.027, 0.013)"},
-		{DecisionNone, 0.25, 0.25, nil, "0.250"},
+		{weights.DecisionAccept, 0.1, 0.05, []float64{0.2, 0.05}, "0.100 → 0.050"},
+		{weights.DecisionHalve, 0.1, 0.08, []float64{0.3, 0.08}, "0.100 → 0.080"},
+		{weights.DecisionRevert, 0, 0, []float64{0.027, 0.027}, "0.000 (reverted: 0.027)"},
+		{weights.DecisionRevert, 0, 0, []float64{0.027, 0.013}, "0.000 (reverted: 0.027, 0.013)"},
+		{weights.DecisionNone, 0.25, 0.25, nil, "0.250"},
 	} {
 		if got := LossSummary(c.decision, c.before, c.after, c.tried, f); got != c.want {
 			t.Errorf("LossSummary(%s, %v, %v, %v) = %q, want %q", c.decision, c.before, c.after, c.tried, got, c.want)

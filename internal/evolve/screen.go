@@ -189,10 +189,10 @@ func pickSignal(rows []ScreenRow, flagged []Flagged, parent *weights.Weights, ex
 	var cands []cand
 	for s, r := range rows {
 		sig := weights.Signal(s)
-		if r.Verdict != VerdictCandidate || !r.Consistent || excluded(exclude, Change{Kind: ChangeSignal, Signal: sig}) {
+		if r.Verdict != VerdictCandidate || !r.Consistent || excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}) {
 			continue
 		}
-		change := Change{Kind: ChangeSignal, Signal: sig, Delta: weights.Whole(1)}
+		change := Change{Kind: weights.ChangeSignal, Signal: sig, Delta: weights.Whole(1)}
 		cw := change.Apply(*parent)
 		lift := 0
 		for _, f := range flagged {
@@ -224,7 +224,7 @@ func pickSignal(rows []ScreenRow, flagged []Flagged, parent *weights.Weights, ex
 // excluded matches a change by its knob (signal or edge), whatever the delta.
 func excluded(list []Change, c Change) bool {
 	for _, x := range list {
-		if x.Kind == c.Kind && ((c.Kind == ChangeSignal && x.Signal == c.Signal) || (c.Kind == ChangeBucket && x.Edge == c.Edge)) {
+		if x.Kind == c.Kind && ((c.Kind == weights.ChangeSignal && x.Signal == c.Signal) || (c.Kind == weights.ChangeBucket && x.Edge == c.Edge)) {
 			return true
 		}
 	}
@@ -252,7 +252,7 @@ func pickEdge(flagged []Flagged, parent *weights.Weights, exclude []Change) (Cha
 	if best < 0 {
 		return Change{}, 0, false
 	}
-	c := Change{Kind: ChangeBucket, Edge: weights.Level(best), Delta: weights.Whole(-1)}
+	c := Change{Kind: weights.ChangeBucket, Edge: weights.Level(best), Delta: weights.Whole(-1)}
 	if !c.Valid(parent) || excluded(exclude, c) {
 		return Change{}, onEdge[best], false
 	}

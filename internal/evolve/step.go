@@ -127,7 +127,7 @@ func propose(det *Detection, parent *weights.Weights, exclude []Change, signalRe
 	}
 	if !signalReverted {
 		if s, ok := pickSignal(det.Screen, det.Flagged, parent, exclude); ok {
-			c := Change{Kind: ChangeSignal, Signal: s, Delta: weights.Whole(1)}
+			c := Change{Kind: weights.ChangeSignal, Signal: s, Delta: weights.Whole(1)}
 			return &c, 0, fmt.Sprintf("%s is the consistent candidate with the highest z", s)
 		}
 	}
@@ -233,7 +233,7 @@ type StepResult struct {
 	// Attempts are every measured change in order (full step, half step, then the bucket rule).
 	Attempts []Attempt `json:"attempts"`
 	// Decision is accept, halve, revert or none (no trigger or no proposal).
-	Decision string `json:"decision"`
+	Decision weights.Decision `json:"decision"`
 	// Change is the accepted change (nil unless Decision is accept or halve); Tried the first change
 	// measured (nil when none was).
 	Change *Change `json:"change"`
@@ -304,7 +304,7 @@ func Step(in StepInput) (*StepResult, error) {
 		d.Proposal, d.EdgeTasks, d.Reason = propose(&d, &parent, in.Exclude, false)
 		det = &d
 	}
-	res := &StepResult{Detection: det, Attempts: []Attempt{}, Decision: DecisionNone, Candidate: parent, Lifted: []string{}}
+	res := &StepResult{Detection: det, Attempts: []Attempt{}, Decision: weights.DecisionNone, Candidate: parent, Lifted: []string{}}
 	res.Before = in.Suite.Score(&parent)
 	res.After = res.Before
 	res.SuiteLossBefore, res.SuiteLossAfter = res.Before.Loss, res.Before.Loss
@@ -348,7 +348,7 @@ func Step(in StepInput) (*StepResult, error) {
 		return false
 	}
 	accepted := tryChange(first)
-	if !accepted && res.Drift == nil && first.Kind == ChangeSignal {
+	if !accepted && res.Drift == nil && first.Kind == weights.ChangeSignal {
 		// The signal change was reverted: the bucket rule may move an edge instead.
 		if edge, n, _ := propose(det, &parent, in.Exclude, true); edge != nil {
 			res.EdgeTasks = n
@@ -356,9 +356,9 @@ func Step(in StepInput) (*StepResult, error) {
 		}
 	}
 	if !accepted {
-		res.Decision = DecisionRevert
+		res.Decision = weights.DecisionRevert
 		if len(res.Attempts) == 0 {
-			res.Decision = DecisionNone
+			res.Decision = weights.DecisionNone
 		}
 		return res, nil
 	}

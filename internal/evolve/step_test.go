@@ -80,11 +80,11 @@ func TestHalfStepAccepted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Decision != DecisionHalve || len(res.Attempts) != 2 || res.Change.Delta != 1 {
+		if res.Decision != weights.DecisionHalve || len(res.Attempts) != 2 || res.Change.Delta != 1 {
 			t.Fatalf("seed %d: decision %s after %d attempts (%+v)", seed, res.Decision, len(res.Attempts), res.Attempts)
 		}
 		a := res.Attempts[0]
-		if a.Decision != DecisionRevert || len(a.Worse) != 1 || a.Worse[0].After != 1 || !strings.Contains(a.Reason, "alone 0→1") {
+		if a.Decision != weights.DecisionRevert || len(a.Worse) != 1 || a.Worse[0].After != 1 || !strings.Contains(a.Reason, "alone 0→1") {
 			t.Errorf("full step: %+v", a)
 		}
 		if got := res.Candidate.Signals[common]; got != parent.Signals[common]+1 {
@@ -131,13 +131,13 @@ func TestRevertThenBucket(t *testing.T) {
 	}
 	var tried []string
 	for _, a := range res.Attempts {
-		tried = append(tried, a.Change.String()+":"+a.Decision)
+		tried = append(tried, a.Change.String()+":"+string(a.Decision))
 	}
 	got := strings.Join(tried, " ")
 	if !strings.HasSuffix(got, "bucket L1 edge -1:accept") || !strings.Contains(got, "+0.5:revert") {
 		t.Fatalf("attempts %s (reason %s)", got, res.Reason)
 	}
-	if res.Decision != DecisionAccept || res.Change.Kind != ChangeBucket || res.Candidate.Buckets.Edges[weights.L1] != weights.Whole(-3) {
+	if res.Decision != weights.DecisionAccept || res.Change.Kind != weights.ChangeBucket || res.Candidate.Buckets.Edges[weights.L1] != weights.Whole(-3) {
 		t.Fatalf("decision %s change %v", res.Decision, res.Change)
 	}
 	if len(res.Lifted) != 3 {
@@ -154,14 +154,14 @@ func TestAcceptedStepKeepsContractGreen(t *testing.T) {
 	var changes []Change
 	for _, s := range weights.Signals() {
 		for _, d := range []weights.Half{2, 1, -1, -2} {
-			changes = append(changes, Change{Kind: ChangeSignal, Signal: s, Delta: d})
+			changes = append(changes, Change{Kind: weights.ChangeSignal, Signal: s, Delta: d})
 		}
 	}
 	for lv := weights.L0; lv <= weights.L3; lv++ {
-		changes = append(changes, Change{Kind: ChangeBucket, Edge: lv, Delta: 2}, Change{Kind: ChangeBucket, Edge: lv, Delta: -2})
+		changes = append(changes, Change{Kind: weights.ChangeBucket, Edge: lv, Delta: 2}, Change{Kind: weights.ChangeBucket, Edge: lv, Delta: -2})
 	}
 	accepted := 0
-	for _, parent := range []weights.Weights{base, Change{Kind: ChangeSignal, Signal: weights.Ambiguous, Delta: 1}.Apply(base)} {
+	for _, parent := range []weights.Weights{base, Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: 1}.Apply(base)} {
 		before := suite.Losses(&parent)
 		for _, c := range changes {
 			if !c.Valid(&parent) {
@@ -169,7 +169,7 @@ func TestAcceptedStepKeepsContractGreen(t *testing.T) {
 			}
 			// Flagged tasks in which the changed knob fires, so the motivating rule does not block.
 			var fired []weights.Signal
-			if c.Kind == ChangeSignal {
+			if c.Kind == weights.ChangeSignal {
 				fired = []weights.Signal{weights.ExplicitBugfix, c.Signal}
 			}
 			flagged := []Flagged{{Fired: fired}}
@@ -228,12 +228,12 @@ func TestPlusOneNeverLowersALevel(t *testing.T) {
 	base := refWeights(t)
 	parents := []weights.Weights{base}
 	for _, s := range weights.Signals() { // parents with one weight moved, halves included
-		parents = append(parents, Change{Kind: ChangeSignal, Signal: s, Delta: 3}.Apply(base), Change{Kind: ChangeSignal, Signal: s, Delta: -4}.Apply(base))
+		parents = append(parents, Change{Kind: weights.ChangeSignal, Signal: s, Delta: 3}.Apply(base), Change{Kind: weights.ChangeSignal, Signal: s, Delta: -4}.Apply(base))
 	}
 	for _, parent := range parents {
 		for _, s := range weights.Signals() {
 			for _, d := range []weights.Half{1, 2} {
-				cand := Change{Kind: ChangeSignal, Signal: s, Delta: d}.Apply(parent)
+				cand := Change{Kind: weights.ChangeSignal, Signal: s, Delta: d}.Apply(parent)
 				for i, det := range dets {
 					_, _, before, _ := det.Levels(&parent)
 					_, _, after, _ := det.Levels(&cand)
@@ -299,7 +299,7 @@ func TestStepReusesDetectionAndExcludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Decision != DecisionAccept || first.Change.Signal != exp.Signal {
+	if first.Decision != weights.DecisionAccept || first.Change.Signal != exp.Signal {
 		t.Fatalf("first step %s %v", first.Decision, first.Change)
 	}
 	next, err := Step(StepInput{Detected: first.Detection, Parent: first.Candidate, Suite: suite, Holdout: holdout,
@@ -330,8 +330,8 @@ func TestJSONNumbers(t *testing.T) {
 		D       weights.Half
 		E       Change
 		F       Change
-	}{Num(0.1234567), Num(nan()), Num(-1e-9), weights.Half(5), Change{Kind: ChangeSignal, Signal: weights.Ambiguous, Delta: 1},
-		Change{Kind: ChangeBucket, Edge: weights.L1, Delta: -2}})
+	}{Num(0.1234567), Num(nan()), Num(-1e-9), weights.Half(5), Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: 1},
+		Change{Kind: weights.ChangeBucket, Edge: weights.L1, Delta: -2}})
 	want := `{"A":0.123457,"B":null,"C":0,"D":2.5,"E":{"kind":"signal","signal":"ambiguous","delta":0.5},"F":{"kind":"bucket","edge":"L1","delta":-1}}`
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
@@ -374,7 +374,7 @@ func TestNoProposalReasonNamesUnderpoweredConsistentSignal(t *testing.T) {
 func TestNoProposalReasonNamesTriedCandidates(t *testing.T) {
 	w := refWeights(t)
 	tasks := loopHistory(t, &w, 5, weights.ExplicitBugfix, weights.Ambiguous)
-	tried := []Change{{Kind: ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(1)}}
+	tried := []Change{{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(1)}}
 	det := Detect(DetectInput{Tasks: tasks, Resolver: Resolver{Active: &w}, Exclude: tried})
 	if det.Proposal != nil {
 		t.Fatalf("proposal %v, want none once ambiguous is excluded", det.Proposal)

@@ -60,14 +60,6 @@ const (
 	VerdictTied = "indistinguishable"
 )
 
-// Decisions (the same words the store uses for proposals).
-const (
-	DecisionAccept = "accept"
-	DecisionHalve  = "halve"
-	DecisionRevert = "revert"
-	DecisionNone   = "none"
-)
-
 // Warning is a problem found on the way that does not stop the step: a damaged line, a recorded level
 // that disagrees with its recorded signals, a signal name nobody knows.
 type Warning struct {
@@ -129,31 +121,25 @@ func round6(f float64) float64 {
 
 // Change is one proposed change: Delta on a signal weight, or on a bucket edge.
 type Change struct {
-	Kind   string         // "signal" or "bucket"
+	Kind   weights.ChangeKind
 	Signal weights.Signal // when Kind is signal
 	Edge   weights.Level  // when Kind is bucket: the upper edge of this level (L0..L3)
 	Delta  weights.Half
 }
 
-// Kinds of change.
-const (
-	ChangeSignal = "signal"
-	ChangeBucket = "bucket"
-)
-
 // MarshalJSON writes {"kind","signal"|"edge","delta"} with delta in points.
 func (c Change) MarshalJSON() ([]byte, error) {
 	type signal struct {
-		Kind   string       `json:"kind"`
-		Signal string       `json:"signal"`
-		Delta  weights.Half `json:"delta"`
+		Kind   weights.ChangeKind `json:"kind"`
+		Signal string             `json:"signal"`
+		Delta  weights.Half       `json:"delta"`
 	}
 	type bucket struct {
-		Kind  string       `json:"kind"`
-		Edge  string       `json:"edge"`
-		Delta weights.Half `json:"delta"`
+		Kind  weights.ChangeKind `json:"kind"`
+		Edge  string             `json:"edge"`
+		Delta weights.Half       `json:"delta"`
 	}
-	if c.Kind == ChangeBucket {
+	if c.Kind == weights.ChangeBucket {
 		return json.Marshal(bucket{c.Kind, c.Edge.String(), weights.Half(c.Delta)})
 	}
 	return json.Marshal(signal{c.Kind, c.Signal.String(), weights.Half(c.Delta)})
@@ -161,7 +147,7 @@ func (c Change) MarshalJSON() ([]byte, error) {
 
 // String describes the change: "ambiguous +1", "bucket L1 edge -1".
 func (c Change) String() string {
-	if c.Kind == ChangeBucket {
+	if c.Kind == weights.ChangeBucket {
 		return "bucket " + c.Edge.String() + " edge " + c.Delta.String()
 	}
 	return c.Signal.String() + " " + c.Delta.String()
@@ -169,7 +155,7 @@ func (c Change) String() string {
 
 // Name is the changed knob: the signal name, or "L1 edge".
 func (c Change) Name() string {
-	if c.Kind == ChangeBucket {
+	if c.Kind == weights.ChangeBucket {
 		return c.Edge.String() + " edge"
 	}
 	return c.Signal.String()
@@ -180,7 +166,7 @@ func (c Change) Apply(w weights.Weights) weights.Weights {
 	out := w
 	out.Version = 0
 	out.Parent = w.Version
-	if c.Kind == ChangeBucket {
+	if c.Kind == weights.ChangeBucket {
 		out.Buckets.Edges[c.Edge] += c.Delta
 	} else {
 		out.Signals[c.Signal] += c.Delta
@@ -196,7 +182,7 @@ func (c Change) Halved() Change {
 
 // Valid reports whether the change keeps the weights well formed: bucket edges strictly increasing.
 func (c Change) Valid(w *weights.Weights) bool {
-	if c.Kind != ChangeBucket {
+	if c.Kind != weights.ChangeBucket {
 		return true
 	}
 	e := w.Buckets.Edges

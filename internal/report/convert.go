@@ -27,7 +27,7 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 	in.Window = fromDetection(first.Detection)
 	in.Flagged = fromFlagged(first.Flagged)
 	chosen := ""
-	if first.Tried != nil && first.Tried.Kind == evolve.ChangeSignal {
+	if first.Tried != nil && first.Tried.Kind == weights.ChangeSignal {
 		chosen = first.Tried.Signal.String()
 	}
 	in.Screen = make([]ScreenRow, len(first.Screen))
@@ -85,7 +85,7 @@ func FromProposal(p *store.Proposal, parent weights.Weights) ProposalReport {
 	seen := map[string]bool{}
 	for i, st := range p.Steps {
 		change := st.Signal + " " + st.Delta.String()
-		if st.Kind == evolve.ChangeBucket {
+		if st.Kind == weights.ChangeBucket {
 			change = "bucket " + st.Edge + " edge " + st.Delta.String()
 		}
 		in.Attempts = append(in.Attempts, Attempt{Change: change, Decision: st.Decision, Lifted: -1,

@@ -31,7 +31,7 @@ type HistoryEntry struct {
 	Restores int    // for a rollback: the version whose content the result repeats
 	Proposal string
 	Change   string // e.g. "ambiguous +1"
-	Decision string // accept | halve | revert | none
+	Decision weights.Decision
 	// SuiteLossBefore and SuiteLossAfter are nil when the entry measured nothing (init, rollback …).
 	SuiteLossBefore, SuiteLossAfter *float64
 	Evidence                        int // number of evidence items (their text stays in the log)
@@ -98,14 +98,14 @@ func WriteHistory(dir string, in HistoryReport) ([]string, error) {
 func outcome(e HistoryEntry) (MarkStyle, bool) {
 	d := e.Action
 	if d == "propose-attempt" {
-		d = e.Decision
+		d = string(e.Decision)
 	}
-	switch d {
-	case "accept":
+	switch d { // an action, or an attempt's decision
+	case string(weights.DecisionAccept):
 		return MarkAccepted, true
-	case "halve":
+	case string(weights.DecisionHalve):
 		return MarkHalved, true
-	case "revert":
+	case string(weights.DecisionRevert):
 		return MarkReverted, true
 	case "rollback":
 		return MarkRolledBack, true
@@ -269,7 +269,7 @@ func historyEntries(w io.Writer, entries []HistoryEntry, red *redactions) error 
 			evidence = strconv.Itoa(e.Evidence)
 		}
 		rows[i] = []string{strconv.Itoa(e.Serial), e.Time.UTC().Format(time.RFC3339), e.Action, versions,
-			red.safe(e.Change), red.safe(e.Decision), before, after, delta, evidence, red.safe(e.Proposal), red.safe(e.Reason)}
+			red.safe(e.Change), red.safe(string(e.Decision)), before, after, delta, evidence, red.safe(e.Proposal), red.safe(e.Reason)}
 	}
 	cols := []Column{Num("serial"), Text("time"), Text("action"), Text("versions"), Text("change"), Text("decision"),
 		Num("suite loss before"), Num("after"), Num("Δ"), Num("evidence"), Text("proposal"), Text("reason")}

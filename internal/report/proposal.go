@@ -20,9 +20,9 @@ type ProposalReport struct {
 	ID         string    // proposal id (p-…); names the files
 	Created    time.Time // when the proposal was made (injected clock); zero when unknown
 	Parent     int       // weights version the proposal was measured against
-	Decision   string    // accept | halve | revert | none
-	Reason     string    // one line, e.g. "3 low-side regressions with ambiguous"
-	Confidence string    // strong | provisional | underpowered, "" when unknown
+	Decision   weights.Decision
+	Reason     string // one line, e.g. "3 low-side regressions with ambiguous"
+	Confidence string // strong | provisional | underpowered, "" when unknown
 	// NoPattern, when set, says why there is no change ("no consistent pattern"); the flagged tasks are then
 	// a detector gap that weights cannot fix.
 	NoPattern string
@@ -115,7 +115,7 @@ type ScreenRow struct {
 type Attempt struct {
 	Step                            int    // evolution step it belongs to (an evolve chain has several); 0 or 1 for a single step
 	Change                          string // e.g. "ambiguous +1", "bucket L1 +1"
-	Decision                        string // accept | halve | revert
+	Decision                        weights.Decision
 	SuiteLossBefore, SuiteLossAfter float64
 	ScenariosWorse                  []string // scenarios whose loss rose
 	MotivatingUp, Motivating        int      // motivating tasks that moved up, of how many
@@ -227,7 +227,7 @@ func WriteProposal(dir string, in ProposalReport) ([]string, error) {
 func proposalHeadline(in ProposalReport) string {
 	var accepted []string
 	for _, a := range in.Attempts {
-		if a.Decision == "accept" || a.Decision == "halve" {
+		if a.Decision.Applicable() {
 			accepted = append(accepted, Escape(a.Change))
 		}
 	}
@@ -237,16 +237,16 @@ func proposalHeadline(in ProposalReport) string {
 	}
 	decision := in.Decision
 	if decision == "" {
-		decision = "none"
+		decision = weights.DecisionNone
 	}
 	if len(in.Attempts) == 0 && len(in.Replay) == 0 {
-		return fmt.Sprintf("**Decision: %s** — no change; nothing was replayed.", Escape(decision))
+		return fmt.Sprintf("**Decision: %s** — no change; nothing was replayed.", Escape(string(decision)))
 	}
 	tried := make([]float64, len(in.Attempts))
 	for i, a := range in.Attempts {
 		tried[i] = a.SuiteLossAfter
 	}
-	return fmt.Sprintf("**Decision: %s** — %s (%s → candidate). Suite loss %s.", Escape(decision), change,
+	return fmt.Sprintf("**Decision: %s** — %s (%s → candidate). Suite loss %s.", Escape(string(decision)), change,
 		weights.VersionName(in.Parent), evolve.LossSummary(decision, in.SuiteLossBefore, in.SuiteLossAfter, tried, fmtLoss))
 }
 
@@ -348,7 +348,7 @@ func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {
 			parity = Escape(a.Parity)
 		}
 		rows[i] = []string{strconv.Itoa(i + 1), Escape(a.Change), fmtLoss(a.SuiteLossBefore), fmtLoss(a.SuiteLossAfter),
-			fmtDelta(a.SuiteLossAfter - a.SuiteLossBefore), worse, up, lifted, parity, "**" + Escape(a.Decision) + "**", red.safe(a.Note)}
+			fmtDelta(a.SuiteLossAfter - a.SuiteLossBefore), worse, up, lifted, parity, "**" + Escape(string(a.Decision)) + "**", red.safe(a.Note)}
 		if multiStep {
 			rows[i] = append([]string{strconv.Itoa(a.Step)}, rows[i]...)
 		}

@@ -9,7 +9,7 @@ import (
 
 // Change is one differing value between two weights versions.
 type Change struct {
-	Kind string       // signal | bucket | cost
+	Kind weights.ChangeKind
 	Name string       // signal name, bucket edge "L0".."L3", or cost key
 	Old  weights.Half // cost values are whole numbers, kept as Half for one type
 	New  weights.Half
@@ -20,9 +20,9 @@ func (c Change) Delta() weights.Half { return c.New - c.Old }
 
 func (c Change) String() string {
 	switch c.Kind {
-	case "bucket":
+	case weights.ChangeBucket:
 		return fmt.Sprintf("bucket %s %s", c.Name, c.Delta())
-	case "cost":
+	case weights.ChangeCost:
 		return fmt.Sprintf("cost %s %s", c.Name, c.Delta())
 	}
 	return fmt.Sprintf("%s %s", c.Name, c.Delta())
@@ -33,12 +33,12 @@ func Changes(a, b *weights.Weights) []Change {
 	var out []Change
 	for _, s := range weights.Signals() {
 		if a.Signals[s] != b.Signals[s] {
-			out = append(out, Change{"signal", s.String(), a.Signals[s], b.Signals[s]})
+			out = append(out, Change{weights.ChangeSignal, s.String(), a.Signals[s], b.Signals[s]})
 		}
 	}
 	for i := range a.Buckets.Edges {
 		if a.Buckets.Edges[i] != b.Buckets.Edges[i] {
-			out = append(out, Change{"bucket", bucketNames[i], a.Buckets.Edges[i], b.Buckets.Edges[i]})
+			out = append(out, Change{weights.ChangeBucket, bucketNames[i], a.Buckets.Edges[i], b.Buckets.Edges[i]})
 		}
 	}
 	costs := []struct {
@@ -47,7 +47,7 @@ func Changes(a, b *weights.Weights) []Change {
 	}{{"too_low", a.Cost.TooLow, b.Cost.TooLow}, {"too_high", a.Cost.TooHigh, b.Cost.TooHigh}, {"other_item", a.Cost.OtherItem, b.Cost.OtherItem}}
 	for _, c := range costs {
 		if c.a != c.b {
-			out = append(out, Change{"cost", c.name, weights.Whole(c.a), weights.Whole(c.b)})
+			out = append(out, Change{weights.ChangeCost, c.name, weights.Whole(c.a), weights.Whole(c.b)})
 		}
 	}
 	return out

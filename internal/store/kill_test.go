@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // TestKillAtEveryFileOperation is the crash-injection harness at file-operation granularity: a life of
@@ -15,7 +17,7 @@ import (
 // and the end state is the one an uninterrupted run reaches.
 func TestKillAtEveryFileOperation(t *testing.T) {
 	life := func(s *Store) error {
-		if _, _, _, err := s.Propose(sampleProposal(t), []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: ActionAccept}}); err != nil {
+		if _, _, _, err := s.Propose(sampleProposal(t), []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: weights.DecisionAccept}}); err != nil {
 			return err
 		}
 		if _, err := s.Apply(sampleProposal(t)); err != nil && !errors.Is(err, ErrNothingToDo) {

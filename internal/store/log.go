@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // LogFile is the append-only, hash-chained evolution log.
@@ -17,9 +19,9 @@ const LogFile = "evolution.jsonl"
 const (
 	ActionInit           = "init"
 	ActionProposeAttempt = "propose-attempt"
-	ActionAccept         = "accept"
-	ActionHalve          = "halve"
-	ActionRevert         = "revert"
+	ActionAccept         = string(weights.DecisionAccept) // an attempt is logged under its decision
+	ActionHalve          = string(weights.DecisionHalve)
+	ActionRevert         = string(weights.DecisionRevert)
 	ActionApply          = "apply"
 	ActionRollback       = "rollback"
 	ActionRepair         = "repair"
@@ -55,10 +57,10 @@ type LogEntry struct {
 	Proposal string `json:"proposal,omitempty"` // proposal id
 	// ProposalSHA256 is the proposal's ContentSHA256, on every attempt entry of it: apply writes only a
 	// proposal whose content still hashes to it.
-	ProposalSHA256 string   `json:"proposal_sha256,omitempty"`
-	Change         string   `json:"change,omitempty"`   // e.g. "ambiguous +1", "bucket L1 +0.5"
-	Decision       string   `json:"decision,omitempty"` // accept | halve | revert | none, or what a repair did
-	Evidence       []string `json:"evidence,omitempty"`
+	ProposalSHA256 string           `json:"proposal_sha256,omitempty"`
+	Change         string           `json:"change,omitempty"`   // e.g. "ambiguous +1", "bucket L1 +0.5"
+	Decision       weights.Decision `json:"decision,omitempty"` // for a repair entry: what the repair did
+	Evidence       []string         `json:"evidence,omitempty"`
 	// Ledger (apply only) lists the keys of the tasks that supported the applied change: the evidence
 	// ledger. A task supports at most one applied change (see Store.Ledger).
 	Ledger          []string `json:"ledger,omitempty"`

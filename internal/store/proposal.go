@@ -18,14 +18,6 @@ import (
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// Decisions a proposal can carry. Only accept and halve can be applied.
-const (
-	DecisionAccept = "accept"
-	DecisionHalve  = "halve"
-	DecisionRevert = "revert"
-	DecisionNone   = "none"
-)
-
 // ProposalsDir is the sub-directory of the weights store that holds pending proposals.
 const ProposalsDir = "proposals"
 
@@ -47,8 +39,8 @@ const InputsDir = "inputs"
 type Proposal struct {
 	ID              string
 	Created         time.Time
-	Parent          int    // weights version it was measured against
-	Decision        string // accept | halve | revert | none
+	Parent          int // weights version it was measured against
+	Decision        weights.Decision
 	Candidate       weights.Weights
 	Steps           []ProposalStep
 	Evidence        []FlaggedTask
@@ -61,11 +53,11 @@ type Proposal struct {
 
 // ProposalStep is one attempted change: +Delta on a signal weight or on a bucket edge.
 type ProposalStep struct {
-	Kind            string // signal | bucket
+	Kind            weights.ChangeKind
 	Signal          string // reference signal name when Kind is signal
 	Edge            string // "L0".."L3" when Kind is bucket
 	Delta           weights.Half
-	Decision        string // accept | halve | revert
+	Decision        weights.Decision
 	SuiteLossBefore float64
 	SuiteLossAfter  float64
 	// Optional screen statistics for the PR table; nil or "" when the evolution step did not report them.
@@ -105,7 +97,7 @@ type proposalJSON struct {
 	ID              string             `json:"id,omitempty"`
 	Created         *time.Time         `json:"created,omitempty"`
 	Parent          int                `json:"parent"`
-	Decision        string             `json:"decision"`
+	Decision        weights.Decision   `json:"decision"`
 	Reason          string             `json:"reason"`
 	SuiteLossBefore float64            `json:"suite_loss_before"`
 	SuiteLossAfter  float64            `json:"suite_loss_after"`
@@ -122,17 +114,17 @@ type candidateJSON struct {
 }
 
 type proposalStepJSON struct {
-	Kind            string    `json:"kind"`
-	Signal          string    `json:"signal,omitempty"`
-	Edge            string    `json:"edge,omitempty"`
-	Delta           float64   `json:"delta"`
-	Decision        string    `json:"decision"`
-	SuiteLossBefore float64   `json:"suite_loss_before"`
-	SuiteLossAfter  float64   `json:"suite_loss_after"`
-	Counts          *TwoByTwo `json:"counts,omitempty"`
-	FisherP         *float64  `json:"fisher_p,omitempty"`
-	HolmP           *float64  `json:"holm_p,omitempty"`
-	Confidence      string    `json:"confidence,omitempty"`
+	Kind            weights.ChangeKind `json:"kind"`
+	Signal          string             `json:"signal,omitempty"`
+	Edge            string             `json:"edge,omitempty"`
+	Delta           float64            `json:"delta"`
+	Decision        weights.Decision   `json:"decision"`
+	SuiteLossBefore float64            `json:"suite_loss_before"`
+	SuiteLossAfter  float64            `json:"suite_loss_after"`
+	Counts          *TwoByTwo          `json:"counts,omitempty"`
+	FisherP         *float64           `json:"fisher_p,omitempty"`
+	HolmP           *float64           `json:"holm_p,omitempty"`
+	Confidence      string             `json:"confidence,omitempty"`
 }
 
 type flaggedTaskJSON struct {
@@ -387,9 +379,9 @@ func (p *Proposal) MarshalJSON() ([]byte, error) {
 	return encodeIndented(q.toJSON(true))
 }
 
-func validDecision(d string) bool {
+func validDecision(d weights.Decision) bool {
 	switch d {
-	case DecisionAccept, DecisionHalve, DecisionRevert, DecisionNone:
+	case weights.DecisionAccept, weights.DecisionHalve, weights.DecisionRevert, weights.DecisionNone:
 		return true
 	}
 	return false
@@ -397,7 +389,7 @@ func validDecision(d string) bool {
 
 // Applicable reports whether the proposal carries a change that `tune apply` may write.
 func (p *Proposal) Applicable() bool {
-	return p.Decision == DecisionAccept || p.Decision == DecisionHalve
+	return p.Decision.Applicable()
 }
 
 // WriteProposal stores p in dir as <ID>.json (atomically) and sets p.ID. It is idempotent: when a file with
@@ -482,11 +474,11 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 			return nil, fmt.Errorf("%s: steps[%d].delta: %v", name, i, err)
 		}
 		switch s.Kind {
-		case "signal":
+		case weights.ChangeSignal:
 			if _, ok := weights.SignalByName(s.Signal); !ok {
 				return nil, fmt.Errorf("%s: steps[%d].signal %q: unknown signal", name, i, s.Signal)
 			}
-		case "bucket":
+		case weights.ChangeBucket:
 			if !slices.Contains(bucketNames[:], s.Edge) {
 				return nil, fmt.Errorf("%s: steps[%d].edge %q: want L0, L1, L2 or L3", name, i, s.Edge)
 			}

@@ -30,10 +30,10 @@ func sampleProposal(t testing.TB) *Proposal {
 	return &Proposal{
 		Created:   time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC),
 		Parent:    1,
-		Decision:  DecisionAccept,
+		Decision:  weights.DecisionAccept,
 		Candidate: cand,
 		Steps: []ProposalStep{{
-			Kind: "signal", Signal: "ambiguous", Delta: weights.Whole(1), Decision: DecisionAccept,
+			Kind: "signal", Signal: "ambiguous", Delta: weights.Whole(1), Decision: weights.DecisionAccept,
 			SuiteLossBefore: 0.5, SuiteLossAfter: 0.25, Counts: &TwoByTwo{3, 1, 0, 16}, FisherP: &p, Confidence: "provisional",
 		}},
 		Evidence: []FlaggedTask{

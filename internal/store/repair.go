@@ -165,7 +165,7 @@ func (s *Store) logRepairAndClear(st *state, res *RepairResult, serial int, op s
 		what = res.Action + " an unreadable pending marker"
 	}
 	line, err := s.appendLine(st, LogEntry{
-		Action: ActionRepair, Parent: st.active(), Result: 0, Decision: res.Action,
+		Action: ActionRepair, Parent: st.active(), Result: 0, Decision: weights.Decision(res.Action),
 		Evidence: res.Details, Reason: what,
 	})
 	if err != nil {

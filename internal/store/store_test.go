@@ -141,7 +141,7 @@ func TestApplyVerifyRollbackVerify(t *testing.T) {
 
 func TestApplyRefusesRevertedAndNone(t *testing.T) {
 	s, _ := freshStore(t)
-	for _, d := range []string{DecisionRevert, DecisionNone} {
+	for _, d := range []weights.Decision{weights.DecisionRevert, weights.DecisionNone} {
 		p := sampleProposal(t)
 		p.Decision = d
 		if _, err := s.Apply(p); err == nil || !strings.Contains(err.Error(), "nothing to apply") {
@@ -316,7 +316,7 @@ func TestStaleSerialIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s2.Log(LogEntry{Action: ActionProposeAttempt, Change: "ambiguous +1", Decision: DecisionRevert}); err != nil {
+	if err := s2.Log(LogEntry{Action: ActionProposeAttempt, Change: "ambiguous +1", Decision: weights.DecisionRevert}); err != nil {
 		t.Fatal(err)
 	}
 	err = s1.Log(LogEntry{Action: ActionProposeAttempt, Change: "greenfield +1"})
@@ -636,7 +636,7 @@ func decide(t testing.TB, s *Store, p *Proposal) *Proposal {
 		if c.Kind == "bucket" {
 			change = "bucket " + c.Name + " edge " + c.Delta().String()
 		}
-		attempts = append(attempts, LogEntry{Action: ActionAccept, Change: change, Decision: ActionAccept, Reason: "test"})
+		attempts = append(attempts, LogEntry{Action: ActionAccept, Change: change, Decision: weights.DecisionAccept, Reason: "test"})
 	}
 	if _, _, _, err := s.Propose(p, attempts); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ var diffHeader = []string{"Signal", "Old → New", "Δ", "Evidence (a/b/c/d)", "
 func diffCells(r app.DiffRow) []string {
 	name := r.Name
 	if r.Kind != "signal" {
-		name = r.Kind + " " + r.Name
+		name = string(r.Kind) + " " + r.Name
 	}
 	evidence := "—"
 	switch {

@@ -78,7 +78,7 @@ func attemptsTable(w io.Writer, attempts []evolve.Attempt, labels []string) erro
 		}
 		if err := t.Append(label, a.Change.String(),
 			fmt.Sprintf("%.3f → %.3f", float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)), dash(strings.Join(worse, ", ")),
-			fmt.Sprintf("%d/%d", up, len(a.Motivating)), fmt.Sprint(a.Lifted), parityCell(a.Parity), sign, loo, a.Decision, a.Reason); err != nil {
+			fmt.Sprintf("%d/%d", up, len(a.Motivating)), fmt.Sprint(a.Lifted), parityCell(a.Parity), sign, loo, string(a.Decision), a.Reason); err != nil {
 			return err
 		}
 	}
@@ -125,12 +125,12 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 			change := "—"
 			if s.Delta != nil {
 				knob := s.Signal
-				if s.Kind == evolve.ChangeBucket {
+				if s.Kind == weights.ChangeBucket {
 					knob = "bucket " + s.Edge
 				}
 				change = knob + " " + weights.Half(*s.Delta).String()
 			}
-			if err := t.Append(fmt.Sprint(s.N), change, s.Decision,
+			if err := t.Append(fmt.Sprint(s.N), change, string(s.Decision),
 				evolve.LossSummary(s.Decision, float64(s.SuiteLossBefore), float64(s.SuiteLossAfter), evolve.TriedLosses(s.Attempts), fmtLoss3),
 				fmt.Sprintf("%.3f → %.3f", float64(s.WitnessBefore), float64(s.WitnessAfter)),
 				yesNo(s.Progress), fmt.Sprint(s.Unresolved), fmt.Sprint(len(s.Lifted))); err != nil {

@@ -67,6 +67,6 @@ func historyCells(e *store.LogEntry, active string) []string {
 	}
 	return []string{
 		fmt.Sprint(e.Serial), e.Time.UTC().Format("2006-01-02 15:04"), e.Action, versions, dash(e.Proposal), dash(change),
-		dash(e.Decision), lossPair(e.SuiteLossBefore, e.SuiteLossAfter), dash(e.Reason),
+		dash(string(e.Decision)), lossPair(e.SuiteLossBefore, e.SuiteLossAfter), dash(e.Reason),
 	}
 }
