@@ -2,6 +2,7 @@ package effort
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 
@@ -16,6 +17,37 @@ type observer struct {
 	byLevel  map[string]*Bucket
 	byPhase  map[string]*Bucket
 	sessions map[string]bool
+	// earlier holds a hash of the message.id of every request counted in an earlier session: a
+	// resumed or forked session repeats earlier requests under its own id, and the audit counts them
+	// once, where they first appear (docs/decisions.md#effort-conformance-issue-14).
+	earlier map[uint64]struct{}
+}
+
+// idHash is FNV-1a 64 of a message id: fixed, so results never depend on the run; two ids share a
+// hash with probability about 2^-64 per pair.
+func idHash(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()
+}
+
+func (o *observer) seenEarlier(id string) bool {
+	_, ok := o.earlier[idHash(id)]
+	return ok
+}
+
+// dropEarlier removes from a file the requests an earlier session counted.
+func (o *observer) dropEarlier(fd *fileData) {
+	if len(o.earlier) == 0 {
+		return
+	}
+	keep := fd.msgs[:0]
+	for _, m := range fd.msgs {
+		if !o.seenEarlier(m.id) {
+			keep = append(keep, m)
+		}
+	}
+	fd.msgs = keep
 }
 
 // The phase of main-loop requests before any shift in their turn.
@@ -29,6 +61,7 @@ func newObserver(opt Options) *observer {
 		byLevel:  map[string]*Bucket{},
 		byPhase:  map[string]*Bucket{},
 		sessions: map[string]bool{},
+		earlier:  map[uint64]struct{}{},
 	}
 }
 
@@ -82,6 +115,9 @@ func (o *observer) session(files []*fileData) {
 	seen := map[string]bool{}    // message ids of the session's requests
 	entrypoint := ""
 	for _, fd := range files {
+		o.dropEarlier(fd)
+	}
+	for _, fd := range files {
 		o.out.Input.Files++
 		o.out.Input.Bytes += fd.bytes
 		o.out.Input.Skipped += fd.skipped
@@ -120,6 +156,9 @@ func (o *observer) session(files []*fileData) {
 	for _, fd := range o.copies(files, seen) {
 		o.run(sid, fd, links, tools, toolByID)
 	}
+	for id := range seen {
+		o.earlier[idHash(id)] = struct{}{}
+	}
 }
 
 // request counts one request of a loop of class c.
@@ -143,7 +182,7 @@ func (o *observer) copies(files []*fileData, seen map[string]bool) []*fileData {
 	byAgent := map[string]*fileData{}
 	for _, fd := range files {
 		for _, m := range billed(fd.copies) {
-			if seen[m.id] {
+			if seen[m.id] || o.seenEarlier(m.id) {
 				continue
 			}
 			seen[m.id] = true

@@ -135,6 +135,25 @@ func (s *session) copyTo(parent *session, toolID string) {
 	}
 }
 
+// resume starts session id as `claude --resume` does: the earlier session's records repeated under
+// the new id (same message ids), then new turns.
+func (s *session) resume(id string) *session {
+	r := &session{id: id, clock: s.clock, entrypoint: s.entrypoint, n: s.n}
+	for _, line := range s.lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			panic(err)
+		}
+		rec["sessionId"] = id
+		b, err := json.Marshal(rec)
+		if err != nil {
+			panic(err)
+		}
+		r.lines = append(r.lines, string(b))
+	}
+	return r
+}
+
 func (s *session) subagent(agentID string) *session {
 	return &session{id: s.id, sidechain: true, agentID: agentID, clock: s.clock, entrypoint: s.entrypoint}
 }
@@ -199,6 +218,7 @@ var t0 = time.Date(2026, 9, 28, 11, 0, 0, 0, time.UTC)
 //     pinned agent on its pin (meta.json), the same agent off its pin (linked by its Task call), an
 //     xhigh agent on high, an unpinned built-in inheriting, and a subagent that shifts;
 //   - session e0e0…: CLAUDE_CODE_EFFORT_LEVEL=max: every request at max despite paired shifts;
+//   - session e5e5…: e0e0 resumed: its history repeated (counted once, in e0e0), then a new turn;
 //   - session d1d1…: a headless run (entrypoint sdk-cli) that stays at high;
 //   - session f0f0…: the user types /feat (the orchestrator, invoked: no Skill call), a nested skill
 //     re-asserted with the shifter at feat's level, and a lone shift down;
@@ -269,6 +289,10 @@ func designCorpus(t testing.TB) *corpus {
 	e.msg("max", skill("effort-low", "te_3"), bash("te_4"))
 	e.msg("max", text("done"))
 	c.main(e)
+	r := e.resume("e5e5e5e5-0000-4000-8000-000000000006") // its 3 requests are e0e0's: counted there only
+	r.prompt("and the docs")
+	r.msg("max", text("Docs updated."))
+	c.main(r)
 
 	d := newSession("d1d1d1d1-0000-4000-8000-000000000003", t0.Add(2*time.Hour))
 	d.entrypoint = "sdk-cli"

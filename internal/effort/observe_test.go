@@ -195,7 +195,7 @@ func TestPhases(t *testing.T) {
 	}
 	want := map[string]string{
 		// Turn starts of a1b2, e0e0, d1d1, 0a0a, and the second and third prompts of a1b2.
-		"(session level)": "high 5, max 1, unknown 1",
+		"(session level)": "high 5, max 2, unknown 1", // and the resumed session's new turn
 		"effort-medium":   "medium 5, max 1",
 		"effort-max":      "medium 1, max 2",
 		"commit-change":   "low 5",
