@@ -47,6 +47,7 @@ type AuditOptions struct {
 	Paths     []string // transcript paths; none: the default roots
 	By        audit.GroupBy
 	Breakdown bool
+	WeekStart time.Weekday   // first day of a week (Sunday, the zero value, as ccusage)
 	Location  *time.Location // of days, weeks, months, --since and --until
 	Since     string
 	Until     string
@@ -114,7 +115,7 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 	dates := audit.DateRange{Since: opts.Since, Until: opts.Until, Location: opts.Location}
 	var aggs *auditAggregates
 	if opts.Format == "text" || opts.Format == "json" || opts.Report {
-		aggs = newAuditAggregates(audit.Options{By: opts.By, Location: opts.Location, Prices: prices, Breakdown: opts.Breakdown})
+		aggs = newAuditAggregates(audit.Options{By: opts.By, Location: opts.Location, Prices: prices, Breakdown: opts.Breakdown, WeekStart: opts.WeekStart})
 		scan.Sink = audit.Filter{Range: dates, Next: aggs.sink()}
 		if opts.By == audit.ByBlock && !dates.Open() {
 			// Blocks are cut from every request and selected whole by their start day (ccusage's

@@ -122,6 +122,11 @@ func TestCostEqualsCCUsage(t *testing.T) {
 		check{"synthetic-blocks-america-new_york-0201-0201", syntheticRoot, ByBlock, "America/New_York", "2026-02-01", "2026-02-01", false, ""},
 		check{"synthetic-blocks-utc-until-0201", syntheticRoot, ByBlock, "UTC", "", "2026-02-01", false, ""},
 		check{"synthetic-blocks-asia-kolkata-since-0301", syntheticRoot, ByBlock, "Asia/Kolkata", "2026-03-01", "", false, ""})
+	// Weeks that start on another day (--start-of-week; weekStarts).
+	checks = append(checks,
+		check{"synthetic-weekly-america-new_york-monday", syntheticRoot, ByWeek, "America/New_York", "", "", true, ""},
+		check{"synthetic-weekly-asia-tokyo-wednesday", syntheticRoot, ByWeek, "Asia/Tokyo", "", "", true, ""})
+	weekStarts := map[string]time.Weekday{"synthetic-weekly-america-new_york-monday": time.Monday, "synthetic-weekly-asia-tokyo-wednesday": time.Wednesday}
 	// CCUSAGE_MODEL_ALIASES (aliasSpec): the model rows take the aliases' names, a model without a
 	// price takes its alias's, one with a price keeps it; and the same corpus without aliases.
 	checks = append(checks,
@@ -172,7 +177,7 @@ func TestCostEqualsCCUsage(t *testing.T) {
 				prices = prices.WithAliases(pricing.ParseAliases(aliasSpec))
 			}
 			dates := DateRange{Since: c.since, Until: c.until, Location: loc}
-			aopt := Options{By: c.by, Location: loc, Breakdown: c.models, Prices: prices}
+			aopt := Options{By: c.by, Location: loc, Breakdown: c.models, Prices: prices, WeekStart: weekStarts[c.file]}
 			if c.by == ByBlock {
 				aopt.Blocks = dates // whole blocks by their start day, as ccusage's blocks report
 			}

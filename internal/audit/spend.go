@@ -367,6 +367,11 @@ func Day(r *transcript.Request, loc *time.Location) string {
 // default) and are named by their first day; months are YYYY-MM. ByBlock has no key of its own (a
 // block depends on the requests around it): KeyOf returns "".
 func KeyOf(r *transcript.Request, by GroupBy, loc *time.Location) string {
+	return keyOf(r, by, loc, time.Sunday)
+}
+
+// keyOf is KeyOf with weeks starting on weekStart.
+func keyOf(r *transcript.Request, by GroupBy, loc *time.Location, weekStart time.Weekday) string {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -392,7 +397,8 @@ func KeyOf(r *transcript.Request, by GroupBy, loc *time.Location) string {
 	case ByWeek:
 		t := r.UsageTime.In(loc)
 		y, m, d := t.Date()
-		return time.Date(y, m, d-int(t.Weekday()), 0, 0, 0, 0, loc).Format(time.DateOnly)
+		back := (int(t.Weekday()) - int(weekStart) + 7) % 7
+		return time.Date(y, m, d-back, 0, 0, 0, 0, loc).Format(time.DateOnly)
 	case ByMonth:
 		return r.UsageTime.In(loc).Format("2006-01")
 	}
@@ -418,6 +424,7 @@ type Options struct {
 	Location  *time.Location // days, weeks, months and block labels (nil: UTC)
 	Prices    *pricing.Table // nil: pricing.Embedded()
 	Breakdown bool           // per-model totals inside each group
+	WeekStart time.Weekday   // the first day of a week (Sunday, the zero value, is ccusage's default)
 	// Blocks, with By ByBlock, keeps the blocks whose start falls on its days (in its Location), as
 	// ccusage's blocks report applies --since/--until: blocks are cut from every request, then
 	// selected whole; the totals are those of the kept blocks. (Other views select requests by day:
@@ -526,7 +533,7 @@ func (a *Aggregator) group(r *transcript.Request) *Group {
 	if rep.By == ByModel {
 		return a.groupOf(a.opt.Prices.Name(ModelLabel(r))) // the name its alias gives it
 	}
-	return a.groupOf(KeyOf(r, rep.By, a.opt.Location))
+	return a.groupOf(keyOf(r, rep.By, a.opt.Location, a.opt.WeekStart))
 }
 
 func (a *Aggregator) groupOf(k string) *Group {

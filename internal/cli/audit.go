@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +31,7 @@ type auditOptions struct {
 	OutDir   string // --out: the --report directory, or with --format parquet the Parquet file
 	Timezone string
 	costMode string // --cost-mode, parsed into CostMode
+	weekDay  string // --start-of-week, parsed into WeekStart
 }
 
 // NewCmdAudit builds `tune audit` (and `tune audit ab`).
@@ -61,7 +63,7 @@ ccusage reads it (MODEL=ALIAS pairs separated by ',' or ';', or a JSON object): 
 model and prices one the table lacks.
 
 --by breaks it down, one row per group with absolute tokens and cost and a total row: day, week (from
-Sunday), month, session, project, model, effort, class (main, subagent, compaction, side-question) or
+Sunday, or --start-of-week), month, session, project, model, effort, class (main, subagent, compaction, side-question) or
 block (ccusage's 5-hour billing blocks). Days, weeks and months are those of --timezone (default $TZ,
 else the system's zone, as ccusage). --breakdown adds one row per model inside each group.
 --since/--until keep the requests of those days (inclusive); with --by block they keep the blocks that
@@ -135,6 +137,7 @@ in order at the end.`,
 	cmd.Flags().StringVar(&opts.Until, "until", "", "only requests up to `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
 	cmd.Flags().StringVar(&opts.Timezone, "timezone", "", "`ZONE` of days, weeks and months (IANA name such as UTC or Europe/Paris; default $TZ, else the system's)")
 	cmd.Flags().BoolVar(&opts.Breakdown, "breakdown", false, "break each --by row down by model")
+	cmd.Flags().StringVar(&opts.weekDay, "start-of-week", "", "with --by week: the `DAY` weeks start on (sunday, the default as in ccusage, monday, … saturday)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on a transcript file that cannot be read (by default it is left out with a warning)")
 	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (JSON as the embedded table; its models replace or add to the embedded ones)")
 	cmd.Flags().StringVar(&opts.costMode, "cost-mode", "auto", costModeUsage)
@@ -206,6 +209,16 @@ func (o *auditOptions) validate() error {
 			return FlagErrorf("--by %s and --format %s conflict: csv, jsonl and parquet have one row per request (group them in DuckDB, or use --json for the groups)", o.By, o.Format)
 		}
 	}
+	if o.weekDay != "" {
+		if o.By != audit.ByWeek {
+			return FlagErrorf("--start-of-week goes with --by week")
+		}
+		day, ok := weekdays[o.weekDay]
+		if !ok {
+			return FlagErrorf("--start-of-week %q: want sunday, monday, tuesday, wednesday, thursday, friday or saturday", o.weekDay)
+		}
+		o.WeekStart = day
+	}
 	if o.Breakdown && o.By == "" {
 		return FlagErrorf("--breakdown breaks the --by rows down by model: add --by (e.g. --by day)")
 	}
@@ -230,6 +243,10 @@ func (o *auditOptions) validate() error {
 	}
 	return validateCCUsage(o.CCUsage)
 }
+
+// weekdays are the --start-of-week names (ccusage's).
+var weekdays = map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday,
+	"wednesday": time.Wednesday, "thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
 
 // costModeUsage is the --cost-mode flag's help (tune audit and tune report audit).
 const costModeUsage = "where a request's cost comes from, as ccusage's --mode: `MODE` auto (the costUSD Claude Code 1.0.x recorded on the line, else the prices), calculate (always the prices) or display (recorded costUSD only, else $0)"

@@ -49,6 +49,9 @@ for tz in UTC America/New_York Asia/Tokyo Asia/Kolkata; do
 done
 run synthetic synthetic-session-utc session -z UTC
 run synthetic synthetic-daily-america-new_york-0201-0228 daily -z America/New_York --since 20260201 --until 20260228
+# Weeks from Monday and from Wednesday.
+run synthetic synthetic-weekly-america-new_york-monday weekly -z America/New_York --start-of-week monday
+run synthetic synthetic-weekly-asia-tokyo-wednesday weekly -z Asia/Tokyo --start-of-week wednesday
 # --since/--until with the session and blocks reports, across midnights of three zones.
 run synthetic synthetic-session-asia-tokyo-0201-0201 session -z Asia/Tokyo --since 20260201 --until 20260201
 run synthetic synthetic-session-america-new_york-0131-0201 session -z America/New_York --since 20260131 --until 20260201
