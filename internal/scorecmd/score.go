@@ -249,9 +249,6 @@ func defaultLoops(l weights.Level) []string {
 // FileHistory collects the paths named in the last tasks of a trace log: files= lists, and the paths the
 // scorer's own extractor finds in task titles and in action= and layer= text.
 func FileHistory(path string) ([]string, error) {
-	if err := regular.CheckPath(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("--history: %w", err)
-	}
 	res, err := traceparse.ReadLast(path, historyTasks)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("--history %s: no such trace log (without a log there is no file history: leave out --history)", path)

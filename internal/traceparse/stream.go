@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"runtime"
 	"sync"
+
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // batchSize is how much of a log one batch holds. Classifying a line (tokens, its text, its fields
@@ -310,9 +311,10 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 }
 
 // StreamLog streams the log at path (see Stream): the bytes present when it is opened, so that a line
-// a writer is still appending reads as an incomplete last line, as in ReadLast.
+// a writer is still appending reads as an incomplete last line, as in ReadLast. Only a regular file is
+// read: a FIFO, device or socket is refused by name (regular.Open), so no caller hangs on one.
 func StreamLog(path string, emit func(*Task) error, warn func(Warning), opts ...Option) (LineCounts, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return LineCounts{}, err
 	}
@@ -320,9 +322,6 @@ func StreamLog(path string, emit func(*Task) error, warn func(Warning), opts ...
 	fi, err := f.Stat()
 	if err != nil {
 		return LineCounts{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return Stream(f, path, emit, warn, opts...)
 	}
 	return Stream(io.NewSectionReader(f, 0, fi.Size()), path, emit, warn, opts...)
 }

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // Block sizes for reading a log backwards: small first, since the last tasks are usually a few KB,
@@ -19,8 +20,11 @@ const (
 // the file. The log is never written. Only the bytes present when the read starts are read: a line a
 // writer is still appending is reported as an incomplete last line. When the read starts after the
 // beginning of the file, Result.Tails records the offset and line numbers count from there.
+//
+// Only a regular file is read: a FIFO, device or socket is refused by name (regular.Open), never
+// blocked on or read forever (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
 func ReadLast(path string, n int, opts ...Option) (*Result, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -28,13 +32,6 @@ func ReadLast(path string, n int, opts ...Option) (*Result, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() { // a pipe cannot be read backwards: read it all, keep the last n
-		res, err := Parse(f, path, opts...)
-		if err == nil && n > 0 && len(res.Tasks) > n {
-			res.Tasks = res.Tasks[len(res.Tasks)-n:]
-		}
-		return res, err
 	}
 	size := fi.Size()
 	if n <= 0 {

@@ -3,7 +3,8 @@ package traceparse
 import (
 	"bytes"
 	"io"
-	"os"
+
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // DefaultLog is where agents write their trace, relative to the project directory; the commands read
@@ -77,7 +78,7 @@ func AbsoluteLines(path string, res *Result) error {
 // countLines counts the lines that end in the first n bytes of the file, with the reader's line
 // terminators: \n, \r\n and a lone \r.
 func countLines(path string, n int64) (int, error) {
-	f, err := os.Open(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return 0, err
 	}
