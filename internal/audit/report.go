@@ -12,6 +12,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -101,24 +102,7 @@ func WriteJSON(w io.Writer, rep *Report, in Input) error {
 }
 
 // commas formats n with thousands separators.
-func commas(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	if len(s) <= 3 {
-		return s
-	}
-	var b strings.Builder
-	pre := len(s) % 3
-	if pre > 0 {
-		b.WriteString(s[:pre])
-	}
-	for i := pre; i < len(s); i += 3 {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(s[i : i+3])
-	}
-	return b.String()
-}
+var commas = textfmt.ThousandsUint
 
 func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }
 
@@ -144,12 +128,8 @@ func megabytes(n int64) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return commas(uint64(n)) + " " + word + "s"
-}
+// plural counts with thousands separators ("12,345 requests").
+var plural = textfmt.PluralGrouped
 
 // newASCIITable returns a table with ASCII borders that fits the width w carries. Column 0 (the label,
 // shrinkable) is left-aligned, the rest right-aligned.

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 // Align is a column's alignment in a Markdown table.
@@ -185,22 +186,10 @@ func fmtPct(share float64) string {
 
 // fmtInt prints an integer with thin thousands separators (1,234,567) for token counts.
 func fmtInt(n int64) string {
-	neg := n < 0
-	if neg {
-		n = -n
+	if n < 0 {
+		return "−" + textfmt.Thousands(n)[1:] // a typographic minus in the reports
 	}
-	s := strconv.FormatInt(n, 10)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "−" + b.String()
-	}
-	return b.String()
+	return textfmt.Thousands(n)
 }
 
 // fmtNum prints a measured quantity (a median, a CI bound) compactly: integers as integers, others with up

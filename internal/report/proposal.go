@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -526,12 +527,8 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+// plural picks the word form for n ("entry", "entries"); the text prints n itself.
+var plural = textfmt.Form
 
 func capitalize(s string) string {
 	if s == "" {

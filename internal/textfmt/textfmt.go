@@ -32,11 +32,17 @@ func Form(n int, one, many string) string {
 
 // Thousands prints n with a comma between groups of three digits: 1234567 → "1,234,567".
 func Thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	sign := ""
 	if n < 0 {
-		sign, s = "-", s[1:]
+		return "-" + group(strconv.FormatInt(n, 10)[1:])
 	}
+	return group(strconv.FormatInt(n, 10))
+}
+
+// ThousandsUint is Thousands for token counts, which are unsigned.
+func ThousandsUint(n uint64) string { return group(strconv.FormatUint(n, 10)) }
+
+// group puts a comma between groups of three digits of s.
+func group(s string) string {
 	b := make([]byte, 0, len(s)+len(s)/3)
 	for i := range len(s) {
 		if i > 0 && (len(s)-i)%3 == 0 {
@@ -44,7 +50,7 @@ func Thousands(n int64) string {
 		}
 		b = append(b, s[i])
 	}
-	return sign + string(b)
+	return string(b)
 }
 
 // Dash stands "—" in for an empty value in a table cell or a line of text.

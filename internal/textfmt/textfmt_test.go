@@ -20,6 +20,8 @@ func TestPluralVariants(t *testing.T) {
 		{Thousands(1000), "1,000"},
 		{Thousands(-1234567), "-1,234,567"},
 		{Thousands(math.MinInt64), "-9,223,372,036,854,775,808"},
+		{ThousandsUint(math.MaxUint64), "18,446,744,073,709,551,615"},
+		{ThousandsUint(12), "12"},
 		{Dash(""), "—"},
 		{Dash("x"), "x"},
 	} {
