@@ -189,6 +189,26 @@ func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.
 		changes = append(changes, ch)
 		p.Steps = append(p.Steps, step)
 	}
+	// The fixture suite replayed under the watched version and after each step back, as a proposal of
+	// tune propose carries it, so the reviewer sees what the rollback does to the suite; without a
+	// suite the losses stay 0 and the reason says why.
+	var losses [][2]float64
+	if suite, err := env.LoadSuite(); err != nil {
+		p.Reason += fmt.Sprintf(" (fixture suite not replayed: %v)", err)
+	} else {
+		s := evolve.PrepareSuite(suite.Scenarios)
+		cur := *vw
+		before := float64(s.Score(&cur).Loss)
+		p.SuiteLossBefore = before
+		for i, ch := range changes {
+			cur = ch.Apply(cur)
+			after := float64(s.Score(&cur).Loss)
+			p.Steps[i].SuiteLossBefore, p.Steps[i].SuiteLossAfter = before, after
+			losses = append(losses, [2]float64{before, after})
+			before = after
+		}
+		p.SuiteLossAfter = before
+	}
 	var evidence []string
 	for _, t := range out.Evidence {
 		p.Evidence = append(p.Evidence, store.FlaggedTask{MetaTimestamp: t.MetaTimestamp, Title: t.Task, Level: t.Level, Source: t.Log, Evidence: []string{t.Note}})
@@ -208,9 +228,13 @@ func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.
 			return nil
 		}
 	}
-	for _, ch := range changes {
-		err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: vw.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(),
-			Change: ch.String(), Decision: weights.DecisionAccept, Evidence: evidence, Reason: "tune watch: " + out.Verdict + ": " + out.Reason})
+	for i, ch := range changes {
+		e := store.LogEntry{Action: store.ActionAccept, Parent: vw.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(),
+			Change: ch.String(), Decision: weights.DecisionAccept, Evidence: evidence, Reason: "tune watch: " + out.Verdict + ": " + out.Reason}
+		if losses != nil {
+			e.SuiteLossBefore, e.SuiteLossAfter = &losses[i][0], &losses[i][1]
+		}
+		err := s.Log(e)
 		if err != nil && !errors.Is(err, store.ErrNothingToDo) {
 			return err
 		}

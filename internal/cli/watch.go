@@ -48,10 +48,10 @@ Verdicts, in the order they are tried:
   holding      none of the above: no evidence against the version.
 
 "not helping" and "harmful" on the active version write a rollback proposal to the parent's
-content (weights/proposals/<id>.json, with the tasks behind the verdict as its evidence) and log
-its decision; review it and apply it with tune apply, like any proposal. Nothing is applied
-silently, and watch writes nothing else. Running watch again does not write a second proposal
-for the same rollback. For an earlier version that is no longer active no proposal is written.
+content (weights/proposals/<id>.json, with the tasks behind the verdict as its evidence and the
+fixture suite replayed under the version and after each step back) and log its decision; review
+it and apply it with tune apply, like any proposal. Nothing is applied silently, and watch writes
+nothing else. Running watch again does not write a second proposal for the same rollback. For an earlier version that is no longer active no proposal is written.
 
 The bounds live in tune.toml (or --config / TUNE_CONFIG):
   [watch]
