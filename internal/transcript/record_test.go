@@ -63,6 +63,9 @@ func checkRecord(t *testing.T, data []byte) {
 		eq("data.message.effort", r.Copy.Effort, str(pm, "effort"))
 		eq("data.message.timestamp", r.Copy.Timestamp, str(pm, "timestamp"))
 	}
+	if r.Command != nil && !textHasCommand(data) {
+		t.Fatalf("command %q read from a record whose text names none: %s", r.Command, data)
+	}
 	if meta, _ := top["isMeta"].(bool); r.IsMeta != meta {
 		t.Fatalf("isMeta = %v in %s", r.IsMeta, data)
 	}
@@ -94,6 +97,26 @@ func checkRecord(t *testing.T, data []byte) {
 	}
 	if tools != len(r.Tools) || results != len(r.ResultIDs) || text != r.Text {
 		t.Fatalf("%d tools, %d results, text %v; want %d, %d, %v in %s", len(r.Tools), len(r.ResultIDs), r.Text, tools, results, text, data)
+	}
+}
+
+// TestRecordCommand: a typed slash command is read from a string content or a text block, its
+// brackets raw or escaped as encoding/json writes them; a tool result's text names none.
+func TestRecordCommand(t *testing.T) {
+	for line, want := range map[string]string{
+		`{"type":"user","message":{"content":"<command-name>/feat</command-name>\n<command-args>x</command-args>"}}`: "feat",
+		`{"type":"user","message":{"content":"\u003ccommand-name\u003e/feat\u003c/command-name\u003e"}}`:             "feat",
+		`{"type":"user","message":{"content":[{"type":"text","text":"<command-name>/plug:skill</command-name>"}]}}`:  "plug:skill",
+		`{"type":"user","message":{"content":[{"type":"tool_result","content":"<command-name>/x</command-name>"}]}}`: "",
+		`{"type":"user","message":{"content":"<command-name>/unclosed"}}`:                                            "",
+	} {
+		var r Record
+		if err := ParseRecord([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if string(r.Command) != want {
+			t.Errorf("command %q, want %q in %s", r.Command, want, line)
+		}
 	}
 }
 
@@ -194,6 +217,9 @@ func FuzzParseRecord(f *testing.F) {
 	f.Add([]byte(`{"type":"progress","parentToolUseID":"t2","data":{"type":"agent_progress","agentId":"a1"}}`))
 	f.Add([]byte(`{"message":{"content":[{"type":"tool_use","name":5,"input":[1]}]}}`))
 	f.Add([]byte(`{"message":{"id":5,"usage":{"input_tokens":"x"}}}`))
+	f.Add([]byte(`{"type":"user","message":{"content":"\u003ccommand-name\u003e/feat\u003c/command-name\u003e"}}`))
+	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"text","text":"<command-name>/plug:skill</command-name><command-args>x</command-args>"}]}}`))
+	f.Add([]byte(`{"type":"progress","data":{"type":"agent_progress","agentId":"a1","message":{"type":"assistant","timestamp":"2026-01-01T00:00:00Z","requestId":"r","effort":"low","message":{"id":"m","usage":{"input_tokens":1,"output_tokens":2}}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRecord(t, data)
 	})
