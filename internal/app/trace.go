@@ -62,6 +62,7 @@ func Trace(opts TraceOptions, out export.TaskWriter, warn func(w traceparse.Warn
 		}
 	}
 	res := &TraceResult{}
+	var kept traceparse.WarningList // whole-log reads' warnings, for the JSON document: bounded
 	count := func(w traceparse.Warning) {
 		res.NWarn++
 		if w.Skipped {
@@ -75,7 +76,7 @@ func Trace(opts TraceOptions, out export.TaskWriter, warn func(w traceparse.Warn
 			l, err := traceparse.StreamLog(log, out.Task, func(w traceparse.Warning) {
 				count(w)
 				if opts.KeepWarnings {
-					res.Warnings = append(res.Warnings, w)
+					kept.Add(w)
 				} else {
 					warn(w, false)
 				}
@@ -84,6 +85,8 @@ func Trace(opts TraceOptions, out export.TaskWriter, warn func(w traceparse.Warn
 				return nil, traceReadError(opts.Logs, err)
 			}
 			res.Lines.Add(l)
+			res.Warnings = append(res.Warnings, kept.List()...)
+			kept = traceparse.WarningList{}
 			continue
 		}
 		r, err := traceparse.ReadLast(log, last, maxLine)

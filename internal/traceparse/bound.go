@@ -177,25 +177,43 @@ func (p *parser) addFile(e *Entry, f string) {
 	b.fileBytes += len(f)
 }
 
-// keepWarning adds w to the result, up to maxWarnings; the rest are counted (see noteWarningsOmitted).
-func (p *parser) keepWarning(w Warning) {
-	if len(p.res.Warnings) < maxWarnings {
-		p.res.Warnings = append(p.res.Warnings, w)
+// keepWarning adds w to the result (see WarningList).
+func (p *parser) keepWarning(w Warning) { p.warns.Add(w) }
+
+// WarningList keeps the first MaxWarnings warnings of a read and counts the rest, so that a log of
+// garbage (a warning per line) cannot make a reader hold a warning per line: Parse, ReadLast and
+// `tune trace --json` keep their warnings in one (docs/decisions.md#bounded-memory-per-task).
+type WarningList struct {
+	kept              []Warning
+	omitted, skipped int
+}
+
+// MaxWarnings is how many warnings a WarningList keeps.
+const MaxWarnings = maxWarnings
+
+// Add keeps w, or counts it once MaxWarnings are kept.
+func (l *WarningList) Add(w Warning) {
+	if len(l.kept) < maxWarnings {
+		l.kept = append(l.kept, w)
 		return
 	}
-	p.warningsOmitted++
+	l.omitted++
 	if w.Skipped {
-		p.skippedOmitted++
+		l.skipped++
 	}
 }
 
-// noteWarningsOmitted makes the last warning kept say how many more there were.
-func (p *parser) noteWarningsOmitted() {
-	if p.warningsOmitted == 0 {
-		return
+// List returns the warnings kept (never nil); when some were not, the last one says how many more
+// there were, and how many of them were for skipped lines.
+func (l *WarningList) List() []Warning {
+	if l.kept == nil {
+		l.kept = []Warning{}
 	}
-	last := &p.res.Warnings[len(p.res.Warnings)-1]
-	last.Reason += fmt.Sprintf(" (then %d more warnings, %d of them for skipped lines, not kept: a read keeps at most %d; the line counts count every line)",
-		p.warningsOmitted, p.skippedOmitted, maxWarnings)
-	p.warningsOmitted = 0
+	if l.omitted > 0 {
+		last := &l.kept[len(l.kept)-1]
+		last.Reason += fmt.Sprintf(" (then %d more warnings, %d of them for skipped lines, not kept: a read keeps at most %d; the line counts count every line)",
+			l.omitted, l.skipped, maxWarnings)
+		l.omitted, l.skipped = 0, 0
+	}
+	return l.kept
 }

@@ -82,8 +82,8 @@ type parser struct {
 	loopsUsed         []string // scratch for finishTask
 	bound             taskBound
 	// pendingOmitted counts the departures past the bound before the first task opened;
-	// warningsOmitted (skippedOmitted of them for skipped lines) those past the result's bound.
-	pendingOmitted, warningsOmitted, skippedOmitted int
+	pendingOmitted int
+	warns          WarningList // the result's warnings
 
 	// emit, when set, receives each task as it completes instead of the result's task list
 	// (Stream); emitWarn likewise receives each warning. stopErr is the first error emit returned:
@@ -487,7 +487,7 @@ func (p *parser) growTasks() {
 
 // result returns the result, its task list trimmed when the estimate was well above the count.
 func (p *parser) result() *Result {
-	p.noteWarningsOmitted()
+	p.res.Warnings = p.warns.List()
 	if ts := p.res.Tasks; cap(ts) > len(ts)+len(ts)/4+16 {
 		p.res.Tasks = slices.Clone(ts)
 	}
