@@ -184,7 +184,7 @@ func (p *parser) keepWarning(w Warning) { p.warns.Add(w) }
 // garbage (a warning per line) cannot make a reader hold a warning per line: Parse, ReadLast and
 // `tune trace --json` keep their warnings in one (docs/decisions.md#bounded-memory-per-task).
 type WarningList struct {
-	kept              []Warning
+	kept             []Warning
 	omitted, skipped int
 }
 
