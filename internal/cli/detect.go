@@ -56,17 +56,7 @@ null | {"kind", "signal" | "edge", "delta"}, "reason", "edge_tasks", "warnings",
 window.logs[].median_loss_final); "source" and "line" locate the task's meta line.`,
 		Example: `  tune detect
   tune detect projects/*/.ldd/trace.log --json | jq '.flagged[].evidence'`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Env, opts.Logs = f.Env(), args
-			if runF != nil {
-				return runF(opts)
-			}
-			var err error
-			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
-				return err
-			}
-			return detectRun(opts)
-		},
+		RunE: logsRunE(f, opts, &opts.Env, &opts.Logs, runF, detectRun),
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the detection as JSON")
 	return cmd

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
@@ -100,6 +101,23 @@ func (f *Factory) traceLogs(args []string) ([]string, error) {
 	}
 	f.note("reading the trace log %s", p)
 	return []string{p}, nil
+}
+
+// logsRunE is the RunE of a command that reads trace logs and has no flag to check: it takes the
+// environment and the LOG arguments, hands the options to runF when a test set it, and otherwise
+// finds the default log (traceLogs) and runs.
+func logsRunE[T any](f *Factory, opts *T, env *app.Env, logs *[]string, runF, run func(*T) error) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		*env, *logs = f.Env(), args
+		if runF != nil {
+			return runF(opts)
+		}
+		var err error
+		if *logs, err = f.traceLogs(*logs); err != nil {
+			return err
+		}
+		return run(opts)
+	}
 }
 
 // NewFactory builds the production factory from the process environment.

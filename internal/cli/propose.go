@@ -48,17 +48,7 @@ weights version.
 lifted tasks, holdout verdict and warnings.`,
 		Example: `  tune propose
   tune propose projects/*/.ldd/trace.log --json | jq '{decision, proposal_file}'`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Env, opts.Logs = f.Env(), args
-			if runF != nil {
-				return runF(opts)
-			}
-			var err error
-			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
-				return err
-			}
-			return proposeRun(opts)
-		},
+		RunE: logsRunE(f, opts, &opts.Env, &opts.Logs, runF, proposeRun),
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the step as JSON")
 	return cmd
