@@ -67,11 +67,12 @@ var (
 	syntheticRoot = filepath.Join("testdata", "costcorpus")
 	recordedRoot  = filepath.Join("testdata", "recordedcost")
 	aliasRoot     = filepath.Join("testdata", "aliascorpus")
+	btwRoot       = filepath.Join("testdata", "btwcorpus")
 	// aliasSpec is the CCUSAGE_MODEL_ALIASES of testdata/ccusage/make.sh's alias reports.
 	aliasSpec = "claude-mystery-9=claude-sonnet-4-5; claude-haiku-4-5=claude-opus-4-6,my-opus=claude-opus-4-6 , private-x-fast=claude-sonnet-4-6"
 	// The scan rules of ccusage's daily (and monthly, weekly, blocks) report, and of its session report.
 	ccusageDaily   = transcript.Options{CCUsage: true, MaxTotal: true}
-	ccusageSession = transcript.Options{CCUsage: true, MaxTotal: true, NoProgress: true, NoReplay: true}
+	ccusageSession = transcript.Options{CCUsage: true, MaxTotal: true, NoProgress: true, ReplaySameTime: true}
 )
 
 func checkTotals(t *testing.T, what string, got *Totals, want *ccusageRow) {
@@ -122,6 +123,13 @@ func TestCostEqualsCCUsage(t *testing.T) {
 		check{"synthetic-blocks-america-new_york-0201-0201", syntheticRoot, ByBlock, "America/New_York", "2026-02-01", "2026-02-01", false, ""},
 		check{"synthetic-blocks-utc-until-0201", syntheticRoot, ByBlock, "UTC", "", "2026-02-01", false, ""},
 		check{"synthetic-blocks-asia-kolkata-since-0301", syntheticRoot, ByBlock, "Asia/Kolkata", "2026-03-01", "", false, ""})
+	// /btw replays: daily collapses both; the other reports only the one at the parent line's time.
+	checks = append(checks,
+		check{"btw-daily", btwRoot, ByDay, "UTC", "", "", true, ""},
+		check{"btw-weekly", btwRoot, ByWeek, "UTC", "", "", true, ""},
+		check{"btw-monthly", btwRoot, ByMonth, "UTC", "", "", true, ""},
+		check{"btw-session", btwRoot, BySession, "UTC", "", "", false, ""},
+		check{"btw-blocks", btwRoot, ByBlock, "UTC", "", "", false, ""})
 	// Weeks that start on another day (--start-of-week; weekStarts).
 	checks = append(checks,
 		check{"synthetic-weekly-america-new_york-monday", syntheticRoot, ByWeek, "America/New_York", "", "", true, ""},

@@ -86,8 +86,8 @@ Bad lines never stop the audit: lines that are not JSON objects, truncated lines
 being written) and invalid usage records are counted by reason, shown once on stderr and in --json
 under "skipped". Unlike ccusage, records written with spaces or pretty-printed over several lines are
 read; --ccusage REPORT reads lines exactly as that ccusage report does (only daily counts agent_progress
-copies; session, weekly, monthly and blocks do not, and count /btw replays as requests), for
-cross-checks.
+copies; session, weekly, monthly and blocks do not, and count a /btw replay as a request unless it has
+the parent line's timestamp), for cross-checks.
 
 --json prints {"totals", "shares", "groups", "skipped", "unreadable_files", ...}; every totals object
 has cost_usd. --format csv|jsonl prints one row per request instead (session, class, model, effort,

@@ -136,9 +136,10 @@ type Deduper struct {
 	// MaxTotal keeps, per request, the whole usage of the line with the largest total (ccusage's exact
 	// rule) instead of the field-wise maximum.
 	MaxTotal bool
-	// NoReplay skips rule 3 (/btw replays), as ccusage's session report does: a replay with a new
-	// requestId is then a request of its own.
-	NoReplay bool
+	// ReplaySameTime narrows rule 3 (/btw replays) as ccusage's session report (and its weekly,
+	// monthly and blocks reports) does: a replay with a new requestId is the same request only when
+	// its line has the timestamp of the line kept so far; otherwise it is a request of its own.
+	ReplaySameTime bool
 	// Label is the effort of requests whose lines record none (Options.Label).
 	Label string
 
@@ -198,8 +199,8 @@ func (d *Deduper) Add(o *observation) {
 	k := keyOf(o.MessageID, o.RequestID, o.HasRequestID)
 	idx := d.findExact(k)
 	replay := false
-	if idx < 0 && !d.NoReplay {
-		idx = d.findReplay(k.msg, o.Sidechain)
+	if idx < 0 {
+		idx = d.findReplay(k.msg, o.Sidechain, o.TimeMs)
 		replay = idx >= 0
 	}
 	if idx < 0 {
@@ -230,12 +231,16 @@ func (d *Deduper) findExact(k idKey) int32 {
 }
 
 // findReplay returns the earliest request (live or finalised) with message hash msg that the /btw
-// rule matches — either side a sidechain line — or -1.
-func (d *Deduper) findReplay(msg uint64, sidechain bool) int32 {
+// rule matches — either side a sidechain line, and with ReplaySameTime the kept line at ms — or -1.
+func (d *Deduper) findReplay(msg uint64, sidechain bool, ms int64) int32 {
 	best, bestSeq := int32(-1), uint32(0)
 	if head, ok := d.liveMsg[msg]; ok {
 		for j := head; j >= 0; j = d.live[j].nextMsg {
-			if r := &d.live[j]; (sidechain || r.keptSidechain) && (best < 0 || r.seq < bestSeq) {
+			r := &d.live[j]
+			if d.ReplaySameTime && r.usageMs != ms {
+				continue
+			}
+			if (sidechain || r.keptSidechain) && (best < 0 || r.seq < bestSeq) {
 				best, bestSeq = j, r.seq
 			}
 		}
@@ -245,6 +250,12 @@ func (d *Deduper) findReplay(msg uint64, sidechain bool) int32 {
 		pos := d.table.slots[i].pos()
 		if !sidechain && d.record(pos)[0]&recSidechain == 0 {
 			return
+		}
+		if d.ReplaySameTime {
+			var r reqState
+			if d.decode(pos, &r); r.usageMs != ms {
+				return
+			}
 		}
 		if seq := d.recordSeq(pos); best < 0 && slot < 0 || seq < bestSeq {
 			slot, bestSeq = i, seq

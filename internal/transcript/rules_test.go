@@ -233,14 +233,16 @@ func TestSideQuestionReplay(t *testing.T) {
 	}
 }
 
-// TestSideQuestionReplayInSessionReport: ccusage 20.0.24's session report does not apply the /btw
-// rule (its daily report does): on this tree ccusage session prints input 8, output 50, cache read
-// 51,700, three requests. NoReplay reproduces that; the exact-key sidechain rule still applies.
+// TestSideQuestionReplayInSessionReport: ccusage 20.0.24's session report applies the /btw rule only
+// to a replay with the kept line's timestamp (its daily report to any): on this tree, where the
+// replay comes 20 s later, ccusage session prints input 8, output 50, cache read 51,700, three
+// requests. ReplaySameTime reproduces that; the exact-key sidechain rule still applies.
+// (internal/audit's btwcorpus checks a same-time replay against ccusage's reports.)
 func TestSideQuestionReplayInSessionReport(t *testing.T) {
 	parent := assistant("m1", "r1", 0, usage(3, 10, 100, 1000))
 	replay := assistant("m1", "r-replay", 20, usage(3, 10, 0, 50000)).with("isSidechain", true).with("agentId", "b1")
 	answer := assistant("m9", "r9", 21, usage(2, 30, 10, 700)).with("isSidechain", true).with("agentId", "b1")
-	res := scanTree(t, Options{CCUsage: true, MaxTotal: true, NoProgress: true, NoReplay: true}, map[string]string{
+	res := scanTree(t, Options{CCUsage: true, MaxTotal: true, NoProgress: true, ReplaySameTime: true}, map[string]string{
 		"projects/p/s.jsonl":                    encode(t, parent),
 		"projects/p/s/subagents/agent-b1.jsonl": encode(t, replay, answer),
 	})

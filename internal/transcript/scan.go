@@ -25,10 +25,11 @@ type Options struct {
 	// NoProgress ignores agent_progress copies (ccusage's `session` report). By default they are read,
 	// deduplicated against the subagent files and attributed to the subagent (ccusage's `daily`).
 	NoProgress bool
-	// NoReplay turns off the /btw replay rule (Deduper.NoReplay): ccusage's `session` report, unlike
-	// `daily`, counts a sidechain line that replays a parent message under a new requestId as a
-	// request of its own (checked against ccusage 20.0.24).
-	NoReplay bool
+	// ReplaySameTime narrows the /btw replay rule (Deduper.ReplaySameTime): ccusage's `session`,
+	// `weekly`, `monthly` and `blocks` reports, unlike `daily`, count a sidechain line that replays a
+	// parent message under a new requestId as a request of its own unless it has the timestamp of the
+	// line kept (checked against ccusage 20.0.24).
+	ReplaySameTime bool
 	// MaxTotal keeps the usage of the line with the largest total per request (ccusage's exact rule)
 	// instead of the field-wise maximum. The two agree on Claude Code's monotone streaming counts.
 	MaxTotal bool
@@ -623,7 +624,7 @@ func newMerger(opt Options) *merger {
 		versions: make(map[string]map[string]int),
 	}
 	d := NewDeduper()
-	d.MaxTotal, d.Label, d.NoReplay = opt.MaxTotal, opt.Label, opt.NoReplay
+	d.MaxTotal, d.Label, d.ReplaySameTime = opt.MaxTotal, opt.Label, opt.ReplaySameTime
 	// Ids are only needed to hand out the requests at the end (Result.Requests, OnRequest).
 	d.keepIDs = opt.OnRequest != nil || opt.Sink == nil
 	d.reclassify = opt.Sink != nil

@@ -19,6 +19,7 @@ cp "$ROOT/testdata/transcripts/claude-code-log/test/test_data/edge_cases.jsonl" 
 cp -r "$HERE/../costcorpus" "$S/synthetic"
 cp -r "$HERE/../recordedcost" "$S/recorded"
 cp -r "$HERE/../aliascorpus" "$S/alias"
+cp -r "$HERE/../btwcorpus" "$S/btw"
 run() { # corpus name report args...
   corpus=$1 name=$2; shift 2
   HOME=$S/home CLAUDE_CONFIG_DIR=$S/$corpus CCUSAGE_MODEL_ALIASES=${ALIASES:-} "$CCU" claude "$@" --json --offline > "$S/out.json"
@@ -49,6 +50,10 @@ for tz in UTC America/New_York Asia/Tokyo Asia/Kolkata; do
 done
 run synthetic synthetic-session-utc session -z UTC
 run synthetic synthetic-daily-america-new_york-0201-0228 daily -z America/New_York --since 20260201 --until 20260228
+# /btw replays of parent messages, one at the parent line's time and one later, in every report.
+for report in daily weekly monthly session blocks; do
+  run btw btw-$report $report -z UTC
+done
 # Weeks from Monday and from Wednesday.
 run synthetic synthetic-weekly-america-new_york-monday weekly -z America/New_York --start-of-week monday
 run synthetic synthetic-weekly-asia-tokyo-wednesday weekly -z Asia/Tokyo --start-of-week wednesday
