@@ -25,6 +25,9 @@ type EffortResult struct {
 	// transcripts' (both are in Report.Warnings too).
 	CensusWarnings   []effort.Warning
 	ObservedWarnings []effort.Warning
+	// Repo is the repository the census read: Repo of the options, else the project root when it
+	// holds a Claude Code set-up (CensusRoot), else "".
+	Repo string
 	// Roots are where the transcripts were looked for; NoTranscripts says none was found there.
 	Roots         []string
 	NoTranscripts bool
@@ -34,15 +37,16 @@ type EffortResult struct {
 // after the census, the result holds the census and its warnings.
 func Effort(env Env, opts EffortOptions) (*EffortResult, error) {
 	var census *effort.Census
-	if opts.Repo != "" {
+	repo := CensusRoot(env, opts.Repo)
+	if repo != "" {
 		var err error
-		if census, err = effort.TakeCensus(os.DirFS(opts.Repo)); err != nil {
+		if census, err = effort.TakeCensus(os.DirFS(repo)); err != nil {
 			return nil, err
 		}
 	}
-	rep := effort.NewReport(opts.Repo, census)
+	rep := effort.NewReport(repo, census)
 	n := len(rep.Warnings)
-	res := &EffortResult{Report: rep, CensusWarnings: rep.Warnings[:n:n]}
+	res := &EffortResult{Report: rep, CensusWarnings: rep.Warnings[:n:n], Repo: repo}
 	if opts.CensusOnly {
 		return res, nil
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/pricing"
-	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/transcript"
 	"github.com/ldd-tools/tune/internal/view"
 )
@@ -279,11 +277,7 @@ func newScanHooks(io *IOStreams) (app.ScanHooks, *view.Progress) {
 
 func auditRun(opts *auditOptions) error {
 	hooks, printer := newScanHooks(opts.IO)
-	env := app.Env{Getenv: opts.Getenv}
-	if opts.project != nil && opts.project() != "" {
-		env.Config = filepath.Join(opts.project(), project.ConfigFile)
-	}
-	res, err := app.Audit(env, opts.AuditOptions, opts.IO.Out, hooks)
+	res, err := app.Audit(projectEnv(opts.Getenv, opts.project), opts.AuditOptions, opts.IO.Out, hooks)
 	printer.Clear()
 	if res == nil {
 		return err

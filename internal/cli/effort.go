@@ -3,17 +3,21 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/effort"
+	projectpkg "github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
 type effortOptions struct {
 	IO     *IOStreams
 	Getenv func(string) string
+	// project is the project root found above the working directory (resolved when the command runs).
+	project func() string
 
 	app.EffortOptions
 	JSON bool
@@ -25,7 +29,7 @@ func NewCmdEffort(f *Factory) *cobra.Command {
 }
 
 func newCmdEffort(f *Factory, runF func(*effortOptions) error) *cobra.Command {
-	opts := &effortOptions{IO: f.IO, Getenv: f.Getenv}
+	opts := &effortOptions{IO: f.IO, Getenv: f.Getenv, project: func() string { return f.ProjectRoot }}
 	cmd := &cobra.Command{
 		Use:   "effort [PATH...] [--repo DIR]",
 		Short: "Check that effort pins and phase shifts actually take effect",
@@ -34,7 +38,8 @@ level (low, medium, high, xhigh, max) in its YAML frontmatter ("effort: high"), 
 shifts level per phase with one-line Skill(effort-<level>) calls. tune effort checks that the pins
 are written (the census) and that they happen (the transcripts).
 
-Census (--repo DIR): agents/*.md, .claude/agents/*.md, skills/*/SKILL.md and
+Census (--repo DIR, else the project root — the directory of tune.toml — when it holds agents/,
+skills/, .claude/ or settings.json): agents/*.md, .claude/agents/*.md, skills/*/SKILL.md and
 .claude/skills/*/SKILL.md (skill folders linked in from elsewhere, such as vendored skills, are
 followed); each effort: must be a level; agents and skills without one are listed; effortLevel and
 env.CLAUDE_CODE_EFFORT_LEVEL are read from settings.json, .claude/settings.json and
@@ -99,11 +104,14 @@ func effortRun(opts *effortOptions) error {
 			return err
 		}
 	}
-	res, err := app.Effort(app.Env{Getenv: opts.Getenv}, opts.EffortOptions)
+	res, err := app.Effort(projectEnv(opts.Getenv, opts.project), opts.EffortOptions)
 	if res == nil {
 		return err
 	}
-	view.EffortWarnings(opts.IO.ErrOut, opts.Repo, res.CensusWarnings)
+	view.EffortWarnings(opts.IO.ErrOut, res.Repo, res.CensusWarnings)
+	if res.Repo != opts.Repo {
+		fmt.Fprintf(opts.IO.ErrOut, "tune: effort pins read from %s (the project root)\n", res.Repo)
+	}
 	if res.NoTranscripts {
 		view.NoTranscripts(opts.IO.ErrOut, app.DescribeRoots(res.Roots))
 	}
@@ -115,6 +123,18 @@ func effortRun(opts *effortOptions) error {
 		return effort.WriteJSON(opts.IO.Out, res.Report)
 	}
 	return effort.WriteText(opts.IO.Out, res.Report)
+}
+
+// projectEnv is the application environment of a command that reads no store: getenv, and the
+// project's tune.toml when project (the project root, resolved when the command runs) finds one.
+func projectEnv(getenv func(string) string, project func() string) app.Env {
+	env := app.Env{Getenv: getenv}
+	if project != nil {
+		if root := project(); root != "" {
+			env.Config = filepath.Join(root, projectpkg.ConfigFile)
+		}
+	}
+	return env
 }
 
 // checkRepo is the usage check of a --repo flag: an existing directory.
