@@ -30,3 +30,26 @@ func TestCountLinesUsesTheReadersTerminators(t *testing.T) {
 		}
 	}
 }
+
+// A log of unlabelled tasks makes ReadWindow widen its read only up to maxWindowRead tasks, never to
+// the whole log; labelled tasks before them are then out of the window.
+func TestReadWindowStopsWidening(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("2026-05-01T00:00:00Z  meta  L2/deliberate  task=labelled\n")
+	for i := range maxWindowRead + 5000 {
+		b.WriteString("2026-05-01T00:00:01Z  meta  task=u")
+		b.WriteString(strings.Repeat("x", i%7))
+		b.WriteString("\n")
+	}
+	p := filepath.Join(t.TempDir(), "trace.log")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadWindow(p, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tasks) != maxWindowRead || res.Tasks[0].Level != "" {
+		t.Errorf("%d tasks, first %+v", len(res.Tasks), res.Tasks[0])
+	}
+}
