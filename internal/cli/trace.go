@@ -73,6 +73,9 @@ row groups as the logs are read. The file appears whole or not at all; an existi
 
 A line longer than --max-line-mb (default 64 MB; no trace writer comes near it) is skipped as it is
 read, never held, and reported like any skipped line, so a log of garbage cannot exhaust memory.
+A task keeps its first 10,000 entries (4 MB of lines); past that (a legacy log without meta lines
+is one task) its lines still count for its close, loss and files, its iterations are counted, and
+"omitted" in its JSON says what was not kept; a warning names the task and the line.
 
 --strict exits 1 when any line was skipped (blank and comment lines aside).`,
 		Example: `  tune trace
