@@ -47,15 +47,16 @@ env.CLAUDE_CODE_EFFORT_LEVEL are read from settings.json, .claude/settings.json 
 
 Transcripts (PATH arguments, else found as tune audit finds them; --census-only skips them):
   - the main loop's level, request by request, per session;
-  - every Skill call of a pinned skill (without --repo: the effort-<level> shifters), with the
+  - every Skill call of a pinned skill (without a census: the effort-<level> shifters), with the
     level it asks for, whether it is paired (another tool call follows it in the same assistant
     message: a lone Skill call is a no-op) and whether the next main-loop request runs at that
     level. Verdicts: ok, "no-op: lone call", ignored (the level did not move), "unexpected level"
     (it moved elsewhere, e.g. xhigh falling back to high), unknown (not recorded);
-  - with --repo, every nested skill: a pinned skill loaded after the turn's orchestrator (its
-    first pinned non-shifter skill) with another level. The orchestrator must reload its own level
-    afterwards: re-asserted, superseded (a shifter moved to another level first), or
-    "not re-asserted" (the nested level held to the end of the turn);
+  - with a census, every nested skill: a pinned skill loaded after the turn's orchestrator (the
+    pinned skill the user typed, /feat, else the turn's first pinned Skill call that is not a
+    shifter) with another level. The orchestrator must reload its own level afterwards:
+    re-asserted, superseded (a shifter moved to another level first), or "not re-asserted" (the
+    nested level held to the end of the turn);
   - every subagent run, attributed to its agent type (agent-<id>.meta.json, else the dispatching
     Task/Agent call's subagent_type), its levels against the agent's pin: conformant, "off its pin",
     or inherits (an unpinned agent runs at the level in force);
@@ -71,7 +72,7 @@ prints {"pins", "unpinned", "settings", "shifts", "reasserts", "agents", "runs",
 
 Exit status: 0 whatever the verdicts, 1 when a file cannot be read, 2 on a usage error. The
 verdicts are findings, not failures of the command; to fail a CI job on them, select them from
---json (jq -e exits 1 when nothing matches; see the last example).`,
+--json (jq -e exits 1 when its result is false or null; see the last example).`,
 		Example: `  tune effort --repo ~/.claude
   tune effort --repo . ~/.claude/projects/-home-me-shop-api
   tune effort --repo . --census-only --json | jq '.unpinned[].name'
