@@ -231,11 +231,10 @@ func TestWatchVerdictsJSON(t *testing.T) {
 	}
 }
 
-// TestNightlyWatchHarmful: the nightly runs the watch first; a harmful version stops the evolve, and
-// the summary and the EVAL report say what the watch found.
-func TestNightlyWatchHarmful(t *testing.T) {
-	dir := watchStore(t)
-	// 20 tasks before (as in watchLog), then 20 after of which 8 are L3 overkill (complete, k=1, loss 0).
+// harmfulLog is watchLog's 20 tasks before the apply, then 20 after of which 8 are L3 overkill
+// (complete, k=1, loss 0): harmful by the overkill bound.
+func harmfulLog(t *testing.T) string {
+	t.Helper()
 	var b strings.Builder
 	b.WriteString(mustRead(t, watchLog(t, 0, 0)))
 	for i := range 20 {
@@ -252,6 +251,14 @@ func TestNightlyWatchHarmful(t *testing.T) {
 	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return log
+}
+
+// TestNightlyWatchHarmful: the nightly runs the watch first; a harmful version stops the evolve, and
+// the summary and the EVAL report say what the watch found.
+func TestNightlyWatchHarmful(t *testing.T) {
+	dir := watchStore(t)
+	log := harmfulLog(t)
 	reports := filepath.Join(t.TempDir(), "reports")
 	code, out, errOut := watchCLI(t, dir, "--reports-dir", reports, "nightly", log)
 	if code != 0 {
@@ -510,4 +517,21 @@ func TestWatchJSONFieldsLocked(t *testing.T) {
 			t.Errorf("--help does not document the --json field %q", k)
 		}
 	}
+}
+
+// TestWatchHarmfulJSON locks the --json of a harmful verdict: the evidence and the new rollback
+// proposal (its id and the temporary paths normalised, as in watch_not_helping.txt).
+func TestWatchHarmfulJSON(t *testing.T) {
+	dir, log := watchStore(t), harmfulLog(t)
+	code, out, errOut := watchCLI(t, dir, "watch", "--json", log)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m["verdict"] != "harmful" || m["proposal_new"] != true {
+		t.Fatalf("verdict %v, proposal_new %v (%v)", m["verdict"], m["proposal_new"], err)
+	}
+	id := regexp.MustCompile(`p-[0-9a-f]{12}`).FindString(out)
+	golden := strings.NewReplacer(log, "trace.log", dir, "weights", id, "<id>").Replace(out)
+	testutil.Golden(t, "watch_harmful.json", []byte(golden))
 }
