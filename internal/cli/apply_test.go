@@ -211,6 +211,7 @@ func TestStoreCommandFlagErrors(t *testing.T) {
 		{"apply", "--expect-serial", "-5"},
 		{"apply", "--expect-serial", "-1"}, // the internal "not given" value is not a serial either
 		{"rollback", "--expect-serial", "-1"},
+		{"nightly", "--apply"}, // nightly never applies: the hidden shared flag was accepted and ignored
 	} {
 		if code, _, errOut := storeRun(t, wd, fd, nil, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)

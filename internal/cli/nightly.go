@@ -37,6 +37,10 @@ crontab line and a CI workflow that opens a pull request).`,
 		Example: `  tune nightly
   tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Apply {
+				// the shared evolve flag, accepted and then ignored, let a cron line believe it applied
+				return FlagErrorf("--apply: tune nightly never applies; a reviewer runs tune apply ID after reading the report (tune evolve --apply applies at once)")
+			}
 			if err := opts.bind(f, args); err != nil {
 				return err
 			}
@@ -48,7 +52,7 @@ crontab line and a CI workflow that opens a pull request).`,
 	}
 	addEvolveFlags(cmd, &opts.evolveOptions)
 	cmd.Flags().StringArrayVar(&opts.Globs, "logs", nil, "trace logs to read, as a shell `glob` (repeatable)")
-	_ = cmd.Flags().MarkHidden("apply") // nightly never applies: a reviewer does
+	_ = cmd.Flags().MarkHidden("apply") // nightly never applies: a reviewer does; --apply is a usage error
 	return cmd
 }
 
