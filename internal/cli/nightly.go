@@ -37,10 +37,6 @@ crontab line and a CI workflow that opens a pull request).`,
 		Example: `  tune nightly
   tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Apply {
-				// the shared evolve flag, accepted and then ignored, let a cron line believe it applied
-				return FlagErrorf("--apply: tune nightly never applies; a reviewer runs tune apply ID after reading the report (tune evolve --apply applies at once)")
-			}
 			if err := opts.bind(f, args); err != nil {
 				return err
 			}
@@ -57,6 +53,10 @@ crontab line and a CI workflow that opens a pull request).`,
 }
 
 func nightlyRun(f *Factory, opts *nightlyOptions) error {
+	if opts.Apply {
+		// the shared evolve flag, accepted and then ignored, let a cron line believe it applied
+		return FlagErrorf("--apply: tune nightly never applies; a reviewer runs tune apply ID after reading the report (tune evolve --apply applies at once)")
+	}
 	logs, err := project.ExpandLogs(opts.Logs, opts.Globs)
 	if err != nil {
 		return err
