@@ -63,6 +63,19 @@ type TaskRow struct {
 	RegressionFollowed bool        `parquet:"regression_followed"`
 	RegressionOf       string      `parquet:"regression_of"`
 	Files              []string    `parquet:"files,list"`
+	// Omitted is null unless the task was summarised past its bound (docs/decisions.md#bounded-memory-per-task).
+	Omitted *OmittedRow `parquet:"omitted,optional"`
+}
+
+// OmittedRow is traceparse.Omitted: what a task past its bound read but did not keep.
+type OmittedRow struct {
+	Line       int64 `parquet:"line"`
+	Offset     int64 `parquet:"offset"`
+	Entries    int64 `parquet:"entries"`
+	Iterations int64 `parquet:"iterations"`
+	Baselines  int64 `parquet:"baselines"`
+	Departures int64 `parquet:"departures"`
+	Files      int64 `parquet:"files"`
 }
 
 // TaskRowOf converts a task.
@@ -80,6 +93,10 @@ func TaskRowOf(t *traceparse.Task) TaskRow {
 	}
 	for _, s := range t.Signals {
 		row.Signals = append(row.Signals, SignalRow{Name: s.Name, Weight: s.Weight.Float()})
+	}
+	if o := t.Omitted; o != nil {
+		row.Omitted = &OmittedRow{Line: int64(o.Line), Offset: o.Offset, Entries: int64(o.Entries), Iterations: int64(o.Iterations),
+			Baselines: int64(o.Baselines), Departures: int64(o.Departures), Files: int64(o.Files)}
 	}
 	return row
 }

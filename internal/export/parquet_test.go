@@ -1,0 +1,45 @@
+package export_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/ldd-tools/tune/internal/export"
+	"github.com/ldd-tools/tune/internal/traceparse"
+)
+
+// A summarised task's Omitted comes back from the Parquet file; other tasks read it as null.
+func TestTaskParquetOmitted(t *testing.T) {
+	var log bytes.Buffer
+	log.WriteString("2026-05-01T00:00:00Z  meta  L1/diagnostic  task=small\n2026-05-01T00:00:01Z  inner  k=1  loss=0.5\n")
+	log.WriteString("2026-05-01T00:01:00Z  meta  L2/deliberate  task=big\n")
+	for k := 1; k <= 50; k++ {
+		fmt.Fprintf(&log, "2026-05-01T00:01:01Z  inner  k=%d  loss=0.5\n", k)
+	}
+	res, err := traceparse.Parse(bytes.NewReader(log.Bytes()), "t.log", traceparse.MaxTaskEntries(10, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := export.NewTaskParquet(&out)
+	for i := range res.Tasks {
+		if err := w.Task(&res.Tasks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(res.Lines, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parquet.Read[export.TaskRow](bytes.NewReader(out.Bytes()), int64(out.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res.Tasks[1].Omitted
+	if len(rows) != 2 || rows[0].Omitted != nil || rows[1].Omitted == nil || o == nil ||
+		*rows[1].Omitted != (export.OmittedRow{Line: int64(o.Line), Offset: o.Offset, Entries: 40, Iterations: 40}) {
+		t.Fatalf("rows %+v, omitted %+v", rows, o)
+	}
+}
