@@ -165,6 +165,10 @@ func TestGoldenAudit(t *testing.T) {
 	goldenAudit(t, "golden/audit_sample_by_session", Aggregate(res.Requests, BySession), InputOf(res))
 	res = scan(t, transcript.Options{}, effortDir)
 	goldenAudit(t, "golden/audit_effort_by_effort", Aggregate(res.Requests, ByEffort), InputOf(res))
+	// Recorded costUSD (auto mode): recorded_cost_requests and the unsplit recorded cost of a model
+	// without a price, in the totals and per model.
+	rec := scan(t, transcript.Options{}, recordedRoot)
+	goldenAudit(t, "golden/audit_recorded_by_model", AggregateWith(rec.Requests, Options{By: ByModel}), InputOf(rec))
 
 	var csv, jsonl bytes.Buffer
 	if err := WriteRows(&csv, res.Requests[:5], "csv"); err != nil {
