@@ -89,17 +89,13 @@ func (f *Factory) traceLogs(args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := project.FindTraceLog(wd)
+	p, here, err := project.DefaultTraceLog(wd)
 	if err != nil {
 		return nil, err
 	}
-	if filepath.Dir(filepath.Dir(p)) == wd {
-		return []string{project.TraceLog}, nil // the one here: nothing to say
+	if !here {
+		f.note("reading the trace log %s", p)
 	}
-	if rel, err := filepath.Rel(wd, p); err == nil {
-		p = rel
-	}
-	f.note("reading the trace log %s", p)
 	return []string{p}, nil
 }
 

@@ -67,6 +67,22 @@ func FindTraceLog(dir string) (string, error) {
 	}
 }
 
+// DefaultTraceLog is the trace log a command reads when no LOG is named: the nearest TraceLog at or above
+// wd, relative to wd. here is true when it is wd's own (nothing to say about which one is read).
+func DefaultTraceLog(wd string) (path string, here bool, err error) {
+	p, err := FindTraceLog(wd)
+	if err != nil {
+		return "", false, err
+	}
+	if filepath.Dir(filepath.Dir(p)) == wd {
+		return TraceLog, true, nil
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil {
+		p = rel
+	}
+	return p, false, nil
+}
+
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
