@@ -60,7 +60,7 @@ func auditEffort(w io.Writer, e *EffortSection, red *redactions) error {
 	}
 	fmt.Fprintf(w, ".")
 	if !e.Census {
-		fmt.Fprintf(w, " No repository was read: shifts are the `effort-<level>` skills, and agents are not checked against pins (`tune effort --repo`).")
+		fmt.Fprintf(w, " No repository was read: shifts are the `effort-<level>` skills, and agents are not checked against pins (`--repo DIR`, or run inside the project that holds them).")
 	}
 	fmt.Fprintf(w, "\n\n")
 	total := 0
