@@ -134,20 +134,27 @@ func TestKilledNightlyRecovers(t *testing.T) {
 	killEachOperation(t, base, "nightly", "--logs", "api.trace.log")
 }
 
+// bundledProject is a fresh directory holding copies of the bundled weights and fixtures, and v0001.
+func bundledProject(t *testing.T) (string, weights.Weights) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{"weights", "fixtures"} {
+		if err := copyDir(filepath.Join(repoRoot(), d), filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := weights.Load(filepath.Join(dir, "weights", "v0001.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, w
+}
+
 // killProject is a project with the bundled weights and fixtures and a phase-3 trace log (api.trace.log)
 // that proposes one change; with propose, the proposal is written and its id returned.
 func killProject(t *testing.T, propose bool) (string, string) {
 	t.Helper()
-	base := t.TempDir()
-	for _, d := range []string{"weights", "fixtures"} {
-		if err := copyDir(filepath.Join(repoRoot(), d), filepath.Join(base, d)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w, err := weights.Load(filepath.Join(base, "weights", "v0001.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, w := bundledProject(t)
 	h, _ := genhistory.Phase3Gate(1, &w)
 	logPath := filepath.Join(base, "api.trace.log")
 	if err := os.WriteFile(logPath, h.Render(), 0o644); err != nil {

@@ -2,13 +2,11 @@ package cli
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // Warnings once (docs/decisions.md#warnings-once): a nightly run whose loop takes two steps listed each
@@ -16,16 +14,7 @@ import (
 // unknown signal twice on stderr (the reader's and the detector's words). The report's warnings are now
 // the list the command printed, each line once.
 func TestWarningsOnce(t *testing.T) {
-	dir := t.TempDir()
-	for _, d := range []string{"weights", "fixtures"} {
-		if err := copyDir(filepath.Join(repoRoot(), d), filepath.Join(dir, d)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w, err := weights.Load(filepath.Join(dir, "weights", "v0001.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, w := bundledProject(t)
 	h, _ := genhistory.TwoStep(1, &w)
 	lines := strings.SplitAfter(string(h.Render()), "\n")
 	// An unknown weights version and an unknown signal on the first meta line, and a stray line.
