@@ -160,7 +160,7 @@ type Holdout struct {
 func ProposalBase(id string) string { return "proposal-" + fileStem(id) }
 
 // RenderProposal renders the proposal report: proposal-<id>.md and proposal-<id>-loss.svg (loss per
-// scenario before and after; omitted when there is no replay).
+// scenario before and after; omitted when there is no replay or nothing was kept).
 func RenderProposal(in ProposalReport) ([]File, error) {
 	r := &renderSet{base: ProposalBase(in.ID)}
 	w := &r.md
@@ -247,9 +247,19 @@ func proposalHeadline(in ProposalReport) string {
 	for i, a := range in.Attempts {
 		tried[i] = a.SuiteLossAfter
 	}
+	loss := evolve.LossSummary(decision, in.SuiteLossBefore, in.SuiteLossAfter, tried, fmtLoss)
+	if !keepsChange(in) {
+		// Nothing kept: there is no candidate, the parent stays (docs/decisions.md#nothing-kept).
+		return fmt.Sprintf("**Decision: %s** — no change kept; %s stays. Suite loss %s.", Escape(string(decision)),
+			weights.VersionName(in.Parent), loss)
+	}
 	return fmt.Sprintf("**Decision: %s** — %s (%s → candidate). Suite loss %s.", Escape(string(decision)), change,
-		weights.VersionName(in.Parent), evolve.LossSummary(decision, in.SuiteLossBefore, in.SuiteLossAfter, tried, fmtLoss))
+		weights.VersionName(in.Parent), loss)
 }
+
+// keepsChange reports whether the run keeps a candidate (accept or halve). When it does not, the
+// "after" side of the replay is the parent itself and the report says so instead of naming a candidate.
+func keepsChange(in ProposalReport) bool { return in.Decision.Applicable() }
 
 func proposalWindow(w io.Writer, win *Window, red *redactions) error {
 	fmt.Fprintf(w, "## Window\n\n")
@@ -367,8 +377,12 @@ func proposalReplay(r *renderSet, in ProposalReport) error {
 	if !section(w, "Replay per scenario", len(in.Replay), "Not recorded in the proposal.") {
 		return nil
 	}
-	fmt.Fprintf(w, "Loss per scenario under %s and the candidate (level too low: %d × levels missed; too high: %d ×; other checked item wrong: +%d).\n\n",
-		weights.VersionName(in.Parent), in.Before.Cost.TooLow, in.Before.Cost.TooHigh, in.Before.Cost.OtherItem)
+	versus, after := " and the candidate", ""
+	if !keepsChange(in) {
+		versus, after = "", " Nothing was kept, so \"after\" is "+weights.VersionName(in.Parent)+" too; what the reverted attempts measured is under Attempts."
+	}
+	fmt.Fprintf(w, "Loss per scenario under %s%s (level too low: %d × levels missed; too high: %d ×; other checked item wrong: +%d).%s\n\n",
+		weights.VersionName(in.Parent), versus, in.Before.Cost.TooLow, in.Before.Cost.TooHigh, in.Before.Cost.OtherItem, after)
 	// The main table holds the scenarios that cost something or moved; the full table follows folded
 	// (GitHub renders <details>), so a suite of a hundred green scenarios does not bury the few that matter.
 	cols := []Column{Text("scenario"), Text("expected"), Text("level before"), Text("level after"), Num("loss before"), Num("loss after"), Num("Δ")}
@@ -403,6 +417,9 @@ func proposalReplay(r *renderSet, in ProposalReport) error {
 			return err
 		}
 		fmt.Fprintf(w, "\n</details>\n\n")
+	}
+	if !keepsChange(in) {
+		return nil // nothing to draw: both sides are the parent
 	}
 	chart, shown := proposalLossChart(in)
 	if shown == 0 {
@@ -472,6 +489,10 @@ func orDash(s, def string) string {
 }
 
 func proposalWeightDiff(w io.Writer, in ProposalReport) error {
+	if !keepsChange(in) {
+		fmt.Fprintf(w, "## Weight diff\n\nNothing was kept: the weights stay those of %s.\n\n", weights.VersionName(in.Parent))
+		return nil
+	}
 	fmt.Fprintf(w, "## Weight diff (%s → candidate)\n\n", weights.VersionName(in.Parent))
 	var rows [][]string
 	changed := 0

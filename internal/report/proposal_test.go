@@ -65,7 +65,7 @@ func TestProposalMissingSections(t *testing.T) {
 		t.Errorf("no replay should mean no chart, got %d files", len(files))
 	}
 	md := string(files[0].Data)
-	for _, s := range []string{"No change proposed: no consistent pattern", "## Window\n\n_Not recorded", "## Attempts\n\n_None", "0 weights changed", "**Decision: none** — no change; nothing was replayed."} {
+	for _, s := range []string{"No change proposed: no consistent pattern", "## Window\n\n_Not recorded", "## Attempts\n\n_None", "Nothing was kept: the weights stay those of v0001.", "**Decision: none** — no change; nothing was replayed."} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report lacks %q:\n%s", s, md)
 		}
@@ -105,7 +105,22 @@ func TestProposalRevertHeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md, want := string(files[0].Data), "**Decision: revert** — no change (v0003 → candidate). Suite loss 1 (reverted: 0.8, 0.6)."; !strings.Contains(md, want) {
-		t.Errorf("report lacks %q:\n%s", want, md)
+	md := string(files[0].Data)
+	// Nothing kept: no candidate is named anywhere, the parent stays, and no before/after chart of two
+	// equal sides is drawn.
+	for _, want := range []string{
+		"**Decision: revert** — no change kept; v0003 stays. Suite loss 1 (reverted: 0.8, 0.6).",
+		`other checked item wrong: +1). Nothing was kept, so "after" is v0003 too; what the reverted attempts measured is under Attempts.`,
+		"## Weight diff\n\nNothing was kept: the weights stay those of v0003.\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "→ candidate") || strings.Contains(md, "(candidate)") {
+		t.Errorf("a report that keeps nothing names a candidate:\n%s", md)
+	}
+	if len(files) != 1 {
+		t.Errorf("files %d, want the Markdown alone", len(files))
 	}
 }
