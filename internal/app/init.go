@@ -28,6 +28,15 @@ const ConfigTemplate = `# tune.toml: this directory is a tune project. tune find
 # The loop of tune evolve and tune nightly; --max-steps and --stall-bound win over these.
 # max_steps = 8     # cap on steps; reaching it while regressions remain escalates (exit 3)
 # stall_bound = 2   # consecutive steps without progress before the loop stops as stalled
+# parity_budget = 0.03   # the most too-high cost (levels up × cost.too_high / prompts) a change may add
+#                        # on the 255 parity prompts; a dearer change is reverted
+
+# [watch]
+# The verdicts of tune watch on an applied version (holding, too early, not helping, harmful).
+# min_tasks = 20          # closed tasks with a level the version needs before a verdict
+# overkill_bound = 0.1    # rise of the overkill rate (after − before) that makes a version harmful
+# min_recurrences = 2     # lifted tasks that must still regress for "not helping"
+# alpha = 0.05            # level of the one-sided exact tests
 `
 
 // GitignoreEntries are the store's lock and marker files, which never belong in version control.

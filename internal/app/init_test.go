@@ -4,12 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/watch"
 )
 
 // TestConfigTemplateKeys uncomments every "# key = value" line of the tune.toml init writes and loads
@@ -35,9 +37,38 @@ func TestConfigTemplateKeys(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	if got.MaxSteps != evolve.DefaultMaxSteps || got.StallBound != evolve.DefaultStallBound {
+	if got.MaxSteps != evolve.DefaultMaxSteps || got.StallBound != evolve.DefaultStallBound || got.ParityBudget != evolve.DefaultParityBudget {
 		t.Errorf("template values %+v are not the defaults", got)
 	}
+	cfg, err := readConfig(Env{Config: path}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Watch != watch.DefaultConfig {
+		t.Errorf("template [watch] %+v is not watch.DefaultConfig %+v", cfg.Watch, watch.DefaultConfig)
+	}
+	// Every key the config takes is in the template: walk the toml tags of the config struct.
+	for _, k := range tomlKeys(reflect.TypeOf(evolveConfig{}), "") {
+		table, key, _ := strings.Cut(k, ".")
+		if !regexp.MustCompile(`(?s)# \[` + table + `\].*\n# ` + key + ` = `).MatchString(ConfigTemplate) {
+			t.Errorf("tune.toml template lacks %s", k)
+		}
+	}
+}
+
+// tomlKeys lists the dotted toml keys of a config struct ("evolve.max_steps").
+func tomlKeys(typ reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if f.Type.Kind() == reflect.Struct {
+			keys = append(keys, tomlKeys(f.Type, prefix+name+".")...)
+			continue
+		}
+		keys = append(keys, prefix+name)
+	}
+	return keys
 }
 
 func TestInitRefusesAndForceKeepsTheStore(t *testing.T) {
