@@ -2,39 +2,21 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/clock"
+	"github.com/ldd-tools/tune/internal/iostreams"
 	"github.com/ldd-tools/tune/internal/project"
-	"github.com/ldd-tools/tune/internal/termtable"
 )
 
-// IOStreams are the streams a command reads and writes. Tests replace them with buffers.
-type IOStreams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
-	// ErrIsTerminal reports whether ErrOut is a terminal (progress bars are drawn only then).
-	ErrIsTerminal bool
-	// OutIsTerminal reports whether Out is a terminal.
-	OutIsTerminal bool
-	// TermWidth is the width of the terminal Out writes to (0 when unknown).
-	TermWidth func() int
-}
-
-// fitTables makes every table printed on Out fit the width termtable.Resolve decides from --wide,
-// $COLUMNS and the terminal (docs/decisions.md#table-width).
-func (s *IOStreams) fitTables(wide bool, columns string) {
-	s.Out = termtable.WithWidth(s.Out, termtable.Resolve(wide, columns, s.OutIsTerminal, s.TermWidth))
-}
+// IOStreams are the streams a command reads and writes (internal/iostreams). Tests replace them with buffers.
+type IOStreams = iostreams.IOStreams
 
 // Factory hands each command its dependencies, so that tests can substitute any of them.
 type Factory struct {
@@ -118,23 +100,7 @@ func logsRunE[T any](f *Factory, opts *T, env *app.Env, logs *[]string, runF, ru
 
 // NewFactory builds the production factory from the process environment.
 func NewFactory() *Factory {
-	f := &Factory{
-		IO: &IOStreams{
-			In:            os.Stdin,
-			Out:           os.Stdout,
-			ErrOut:        os.Stderr,
-			ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
-			OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
-			TermWidth: func() int {
-				w, _, err := term.GetSize(int(os.Stdout.Fd()))
-				if err != nil {
-					return 0
-				}
-				return w
-			},
-		},
-		Getenv: os.Getenv,
-	}
+	f := &Factory{IO: iostreams.System(), Getenv: os.Getenv}
 	f.Now = func() time.Time { return time.Now().UTC() }
 	return f
 }

@@ -70,7 +70,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	wide := false
 	cmdutil.AddOutputFlags(root, &wide, &f.Quiet)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		f.IO.fitTables(wide, f.Getenv("COLUMNS"))
+		f.IO.FitTables(wide, f.Getenv("COLUMNS"))
 		return f.resolveProject(cmd.Flags())
 	}
 	root.PersistentFlags().StringVar(&f.WeightsDir, "weights-dir", f.envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
