@@ -1,11 +1,13 @@
 package app
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/ldd-tools/tune/internal/effort"
+	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/report"
 )
 
@@ -79,6 +81,22 @@ func CensusRoot(env Env, repo string) string {
 		return root
 	}
 	return ""
+}
+
+// CheckRepo checks a --repo flag (tune effort, tune audit --report, tune report audit): an existing
+// directory. One that is not a directory is a usage error; one that cannot be read is not.
+func CheckRepo(repo string) error {
+	if repo == "" {
+		return nil
+	}
+	info, err := os.Stat(repo)
+	if err != nil {
+		return fmt.Errorf("--repo: %w", err)
+	}
+	if !info.IsDir() {
+		return exitcode.FlagErrorf("--repo %s: not a directory", repo)
+	}
+	return nil
 }
 
 // EffortSection is the audit report's effort conformance section over the files an audit read: one

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/transcript"
@@ -20,6 +21,17 @@ func ParseDay(s string) error {
 		return fmt.Errorf("%q is not a date (want YYYY-MM-DD)", s)
 	}
 	return nil
+}
+
+// weekdays are the names a week may start on, as ccusage's --start-of-week spells them.
+var weekdays = []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
+
+// ParseWeekday reads the day weeks start on (sunday, monday, … saturday).
+func ParseWeekday(s string) (time.Weekday, error) {
+	if i := slices.Index(weekdays, s); i >= 0 {
+		return time.Weekday(i), nil
+	}
+	return 0, fmt.Errorf("%q: want sunday, monday, tuesday, wednesday, thursday, friday or saturday", s)
 }
 
 // Open reports whether the range selects every request.

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/view"
 )
@@ -54,7 +55,7 @@ resolves. --expect-serial refuses to write when the log has moved past the seria
 			if len(args) == 1 {
 				opts.Proposal = args[0]
 			}
-			if err := resolveExpectSerial(cmd, &opts.ExpectSerial); err != nil {
+			if err := cmdutil.ResolveExpectSerial(cmd, &opts.ExpectSerial); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -63,29 +64,9 @@ resolves. --expect-serial refuses to write when the log has moved past the seria
 			return applyRun(opts)
 		},
 	}
-	addExpectSerialFlag(cmd, &opts.ExpectSerial)
+	cmdutil.AddExpectSerialFlag(cmd, &opts.ExpectSerial)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
-}
-
-// addExpectSerialFlag defines --expect-serial (apply, rollback). Its flag default is 0 so that --help
-// does not show the -1 sentinel; resolveExpectSerial turns "not given" into -1.
-func addExpectSerialFlag(cmd *cobra.Command, serial *int) {
-	cmd.Flags().IntVar(serial, "expect-serial", 0,
-		"refuse unless the evolution log is at this `serial` (as shown by tune history; default: not checked)")
-}
-
-// resolveExpectSerial sets *serial to -1 when --expect-serial was not given, and refuses a negative one
-// (an explicit -1 used to pass silently as "not checked").
-func resolveExpectSerial(cmd *cobra.Command, serial *int) error {
-	if !cmd.Flags().Changed("expect-serial") {
-		*serial = -1
-		return nil
-	}
-	if *serial < 0 {
-		return FlagErrorf("--expect-serial must be 0 or more")
-	}
-	return nil
 }
 
 func applyRun(opts *applyOptions) error {

@@ -1,15 +1,14 @@
 package cli
 
 import (
-	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
@@ -17,11 +16,8 @@ import (
 )
 
 type auditOptions struct {
-	IO         *IOStreams
-	Getenv     func(string) string
-	ReportsDir string
-	// project is the project root found above the working directory (resolved when the command runs).
-	project func() string
+	IO  *IOStreams
+	Env app.Env // the project's directories and tune.toml, as the command runs
 
 	// The flags fill the use case's options; validate completes them (Location, ReportDir, Out).
 	app.AuditOptions
@@ -38,7 +34,7 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 }
 
 func newCmdAudit(f *Factory, runF func(*auditOptions) error) *cobra.Command {
-	opts := &auditOptions{IO: f.IO, Getenv: f.Getenv, ReportsDir: f.ReportsDir, project: func() string { return f.ProjectRoot }}
+	opts := &auditOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "audit [PATH...]",
 		Short: "Show what Claude Code transcripts cost and where tokens, thinking and money go",
@@ -119,9 +115,9 @@ in order at the end.`,
   tune audit --report --out reports/
   tune audit ab --arm low=runs/low --arm high=runs/high`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(_ *cobra.Command, args []string) error {
-			opts.Paths = args
-			if err := opts.validate(); err != nil {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths, opts.Env = args, f.Env()
+			if err := opts.validate(cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -139,8 +135,8 @@ in order at the end.`,
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on a transcript file that cannot be read (by default it is left out with a warning)")
 	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (JSON as the embedded table; its models replace or add to the embedded ones)")
 	cmd.Flags().StringVar(&opts.costMode, "cost-mode", "auto", costModeUsage)
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, json, csv, jsonl or parquet (csv, jsonl and parquet: one row per request)")
+	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, []string{"text", "json", "csv", "jsonl", "parquet"},
+		"output `FORMAT`: text, json, csv, jsonl or parquet (csv, jsonl and parquet: one row per request)", "print the report as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.0.24's `REPORT` does: "+strings.Join(app.CCUsageModes, ", "))
 	cmd.Flags().StringVar(&opts.Label, "label", "", "effort `LEVEL` of requests whose transcript records none (e.g. the effort the runs were started with)")
 	cmd.Flags().IntVar(&opts.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
@@ -153,30 +149,15 @@ in order at the end.`,
 	return cmd
 }
 
-// jsonIsFormat makes --json the same as --format json; it conflicts with any other --format.
-func jsonIsFormat(asJSON bool, format *string) error {
-	if asJSON {
-		if *format != "text" && *format != "json" {
-			return FlagErrorf("--json and --format %s conflict", *format)
-		}
-		*format = "json"
-	}
-	return nil
-}
-
-func (o *auditOptions) validate() error {
-	if err := jsonIsFormat(o.JSON, &o.Format); err != nil {
+func (o *auditOptions) validate(cmd *cobra.Command) error {
+	if err := cmdutil.CheckFormat(cmd); err != nil {
 		return err
 	}
-	switch o.Format {
-	case "text", "json", "csv", "jsonl":
-	case "parquet":
+	if o.Format == "parquet" {
 		if o.OutDir == "" {
 			return FlagErrorf("--format parquet needs --out FILE (or a directory with --partition-by day)")
 		}
-		o.Out, o.OutDir = o.OutDir, o.ReportsDir // the report always goes to the --reports-dir
-	default:
-		return FlagErrorf("--format %q: want text, json, csv, jsonl or parquet", o.Format)
+		o.Out, o.OutDir = o.OutDir, o.Env.ReportsDir // the report always goes to the --reports-dir
 	}
 	if o.Format != "parquet" && (o.PartitionBy != "" || o.Force) {
 		return FlagErrorf("--partition-by and --force go with --format parquet")
@@ -190,13 +171,11 @@ func (o *auditOptions) validate() error {
 	if o.Repo != "" && !o.Report {
 		return FlagErrorf("--repo gives the pins of --report's effort section: add --report")
 	}
-	if o.Repo != "" {
-		if err := checkRepo(o.Repo); err != nil {
-			return err
-		}
+	if err := app.CheckRepo(o.Repo); err != nil {
+		return err
 	}
 	if o.OutDir == "" {
-		o.OutDir = o.ReportsDir
+		o.OutDir = o.Env.ReportsDir
 	}
 	o.ReportDir = o.OutDir
 	if o.By != "" {
@@ -211,11 +190,10 @@ func (o *auditOptions) validate() error {
 		if o.By != audit.ByWeek {
 			return FlagErrorf("--start-of-week goes with --by week")
 		}
-		day, ok := weekdays[o.weekDay]
-		if !ok {
-			return FlagErrorf("--start-of-week %q: want sunday, monday, tuesday, wednesday, thursday, friday or saturday", o.weekDay)
+		var err error
+		if o.WeekStart, err = audit.ParseWeekday(o.weekDay); err != nil {
+			return FlagErrorf("--start-of-week %v", err)
 		}
-		o.WeekStart = day
 	}
 	if o.Breakdown && o.By == "" {
 		return FlagErrorf("--breakdown breaks the --by rows down by model: add --by (e.g. --by day)")
@@ -231,7 +209,7 @@ func (o *auditOptions) validate() error {
 		return FlagErrorf("--since %s is after --until %s", o.Since, o.Until)
 	}
 	var err error
-	if o.Location, err = app.Zone(o.Timezone, o.Getenv); err != nil && o.Timezone != "" {
+	if o.Location, err = app.Zone(o.Timezone, o.Env.Getenv); err != nil && o.Timezone != "" {
 		return exitcode.AsFlagError(err) // a bad --timezone is a usage error, a bad $TZ is not
 	} else if err != nil {
 		return err
@@ -239,12 +217,8 @@ func (o *auditOptions) validate() error {
 	if o.CostMode, err = parseCostMode(o.costMode); err != nil {
 		return err
 	}
-	return validateCCUsage(o.CCUsage)
+	return app.CheckCCUsage(o.CCUsage)
 }
-
-// weekdays are the --start-of-week names (ccusage's).
-var weekdays = map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday,
-	"wednesday": time.Wednesday, "thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
 
 // costModeUsage is the --cost-mode flag's help (tune audit and tune report audit).
 const costModeUsage = "where a request's cost comes from, as ccusage's --mode: `MODE` auto (the costUSD Claude Code 1.0.x recorded on the line, else the prices), calculate (always the prices) or display (recorded costUSD only, else $0)"
@@ -257,47 +231,19 @@ func parseCostMode(s string) (pricing.Mode, error) {
 	return m, nil
 }
 
-func validateCCUsage(mode string) error {
-	if mode == "" || slices.Contains(app.CCUsageModes, mode) {
-		return nil
-	}
-	return FlagErrorf("--ccusage %q: want %s", mode, strings.Join(app.CCUsageModes, ", "))
-}
-
-// newScanHooks follows the scans of the audit use cases on stderr: a progress bar on a terminal, then
-// each scan's skipped lines. Clear the bar when the use case returns.
-func newScanHooks(io *IOStreams) (app.ScanHooks, *view.Progress) {
-	p := &view.Progress{W: io.ErrOut}
-	h := app.ScanHooks{Scanned: func(res *transcript.Result) { p.Clear(); view.ScanWarnings(io.ErrOut, res) }}
-	if io.ErrIsTerminal {
-		h.Progress = p.Update
-	}
-	return h, p
-}
-
 func auditRun(opts *auditOptions) error {
-	hooks, printer := newScanHooks(opts.IO)
-	res, err := app.Audit(projectEnv(opts.Getenv, opts.project), opts.AuditOptions, opts.IO.Out, hooks)
+	hooks, printer := view.ScanHooks(opts.IO.ErrOut, opts.IO.ErrIsTerminal)
+	res, err := app.Audit(opts.Env, opts.AuditOptions, opts.IO.Out, hooks)
 	printer.Clear()
 	if res == nil {
 		return err
 	}
-	if res.NoTranscripts {
-		view.NoTranscripts(opts.IO.ErrOut, app.DescribeRoots(res.Roots))
-	}
-	view.Unpriced(opts.IO.ErrOut, res.Unpriced)
-	view.EffortWarnings(opts.IO.ErrOut, res.CensusRepo, res.CensusWarnings)
-	if res.CensusRepo != "" {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: effort pins read from %s\n", res.CensusRepo)
-	}
-	for _, p := range res.ReportFiles {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: report: %s\n", p)
-	}
+	view.AuditNotes(opts.IO.ErrOut, res)
 	switch {
 	case err != nil:
 		return err
 	case opts.Format == "parquet":
-		fmt.Fprintf(opts.IO.ErrOut, "tune: wrote %s to %s\n", plural(int(res.ParquetRows), "request"), opts.Out)
+		view.Wrote(opts.IO.ErrOut, res.ParquetRows, "request", opts.Out)
 	case opts.Format == "json":
 		return audit.WriteJSON(opts.IO.Out, res.Report, res.Input)
 	case opts.Format == "text":

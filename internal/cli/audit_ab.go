@@ -9,6 +9,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/transcript"
 	"github.com/ldd-tools/tune/internal/view"
 )
@@ -19,10 +20,9 @@ type auditABOptions struct {
 
 	// The flags fill the use case's options; validate reads Arms from ArmFlags.
 	app.AuditABOptions
-	ArmFlags  []string // --arm NAME=PATH
-	JSON      bool
-	Format    string
-	pairBySet bool // --pair-by given: it means nothing without --paired
+	ArmFlags []string // --arm NAME=PATH
+	JSON     bool
+	Format   string
 }
 
 func newCmdAuditAB(f *Factory, runF func(*auditABOptions) error) *cobra.Command {
@@ -69,8 +69,7 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
-			opts.pairBySet = cmd.Flags().Changed("pair-by")
-			if err := opts.validate(); err != nil {
+			if err := opts.validate(cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -88,18 +87,15 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 	cmd.Flags().Float64Var(&opts.Alpha, "alpha", 0.05, "significance `level` after Holm's adjustment")
 	cmd.Flags().Float64Var(&opts.Confidence, "confidence", 0.95, "confidence `level` of the intervals")
 	cmd.Flags().BoolVar(&opts.AllowMixed, "allow-mixed", false, "compare arms whose Claude Code versions count output tokens differently")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the comparison as JSON (same as --format json)")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `FORMAT`: "+strings.Join(audit.ABFormats, ", "))
+	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, audit.ABFormats, "output `FORMAT`: "+strings.Join(audit.ABFormats, ", "),
+		"print the comparison as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.x's `MODE` report does: daily or session")
 	return cmd
 }
 
-func (o *auditABOptions) validate() error {
-	if err := jsonIsFormat(o.JSON, &o.Format); err != nil {
+func (o *auditABOptions) validate(cmd *cobra.Command) error {
+	if err := cmdutil.CheckFormat(cmd); err != nil {
 		return err
-	}
-	if !slices.Contains(audit.ABFormats, o.Format) {
-		return FlagErrorf("--format %q: want %s", o.Format, strings.Join(audit.ABFormats, ", "))
 	}
 	switch {
 	case o.ByEffort && len(o.ArmFlags) > 0:
@@ -111,7 +107,7 @@ func (o *auditABOptions) validate() error {
 	}
 	if !o.ByEffort {
 		var err error
-		if o.Arms, err = parseArms(o.ArmFlags); err != nil {
+		if o.Arms, err = app.ParseArms(o.ArmFlags); err != nil {
 			return err
 		}
 	}
@@ -123,7 +119,7 @@ func (o *auditABOptions) validate() error {
 	if o.PairBy != "order" && o.PairBy != "task" {
 		return FlagErrorf("--pair-by %q: want order or task", o.PairBy)
 	}
-	if o.pairBySet && !o.Paired {
+	if cmd.Flags().Changed("pair-by") && !o.Paired {
 		// An unpaired comparison was silently run instead of the paired one asked for.
 		return FlagErrorf("--pair-by %s needs --paired", o.PairBy)
 	}
@@ -133,11 +129,11 @@ func (o *auditABOptions) validate() error {
 	if o.Confidence <= 0 || o.Confidence >= 1 {
 		return FlagErrorf("--confidence %v: want a level between 0 and 1", o.Confidence)
 	}
-	return validateCCUsage(o.CCUsage)
+	return app.CheckCCUsage(o.CCUsage)
 }
 
 func auditABRun(opts *auditABOptions) error {
-	hooks, printer := newScanHooks(opts.IO)
+	hooks, printer := view.ScanHooks(opts.IO.ErrOut, opts.IO.ErrIsTerminal)
 	res, err := app.AuditAB(app.Env{Getenv: opts.Getenv}, opts.AuditABOptions, hooks)
 	printer.Clear()
 	if res.NoEffort > 0 {
@@ -150,30 +146,4 @@ func auditABRun(opts *auditABOptions) error {
 		fmt.Fprintln(opts.IO.ErrOut, "tune: WARNING: the arms mix Claude Code versions that count output tokens differently (--allow-mixed); output and thinking are not comparable")
 	}
 	return audit.WriteAB(opts.IO.Out, res.Report, opts.Format)
-}
-
-// parseArms reads --arm NAME=PATH flags (a name given twice gathers its paths) into at least two arms.
-func parseArms(flags []string) ([]app.Arm, error) {
-	var arms []app.Arm
-	for _, a := range flags {
-		name, path, ok := strings.Cut(a, "=")
-		if !ok || strings.TrimSpace(name) == "" || path == "" {
-			return nil, FlagErrorf("--arm %q: want NAME=PATH", a)
-		}
-		name = strings.TrimSpace(name)
-		found := false
-		for i := range arms {
-			if arms[i].Name == name {
-				arms[i].Paths = append(arms[i].Paths, path)
-				found = true
-			}
-		}
-		if !found {
-			arms = append(arms, app.Arm{Name: name, Paths: []string{path}})
-		}
-	}
-	if len(arms) < 2 {
-		return nil, FlagErrorf("need at least two arms, got %d (--arm NAME=PATH with different names)", len(arms))
-	}
-	return arms, nil
 }

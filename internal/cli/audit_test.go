@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +111,27 @@ func TestAuditABFlags(t *testing.T) {
 		if s != c.want {
 			t.Errorf("%v: %s, want %s", c.args, s, c.want)
 		}
+	}
+}
+
+// TestAuditReportHonoursReportsDir: tune audit --report without --out writes into the --reports-dir as
+// the command runs. The options used to copy the directory when the command tree was built, before
+// the flags were parsed, so --reports-dir (and a project's reports/) was ignored for ./reports.
+func TestAuditReportHonoursReportsDir(t *testing.T) {
+	transcripts, err := filepath.Abs("../../testdata/transcripts/spotter/test/fixtures/transcripts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	dir := filepath.Join(t.TempDir(), "elsewhere")
+	f, _, errOut := testFactory()
+	if code := Run(f, []string{"audit", "--report", "--reports-dir", dir, transcripts}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "audit-1611359fd6e8.md")); err != nil {
+		t.Errorf("the report is not in the --reports-dir: %v\n%s", err, errOut)
+	}
+	if _, err := os.Stat("reports"); err == nil {
+		t.Errorf("the report went to ./reports")
 	}
 }

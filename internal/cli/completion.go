@@ -10,7 +10,8 @@ import (
 )
 
 // addCompletions registers the shell completion of flag values and arguments (tune completion bash|zsh|
-// fish|powershell writes the script): --by, every --format, proposal ids and weights versions. Values
+// fish|powershell writes the script): --by, proposal ids and weights versions (every --format completes
+// its values where cmdutil.AddFormatFlags defines it). Values
 // from the store are read from the project's store as the command would find it.
 func addCompletions(root *cobra.Command, f *Factory) {
 	fixed := func(values ...string) cobra.CompletionFunc {
@@ -29,10 +30,6 @@ func addCompletions(root *cobra.Command, f *Factory) {
 		}
 	}
 	flag("audit", "by", fixed(audit.GroupByNames()...))
-	flag("audit", "format", fixed("text", "json", "csv", "jsonl", "parquet"))
-	flag("audit ab", "format", fixed(audit.ABFormats...))
-	flag("diff", "format", fixed("text", "markdown", "json"))
-	flag("trace", "format", fixed("text", "json", "jsonl", "parquet"))
 	flag("rollback", "to", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return completeVersions(cmd, f, false), cobra.ShellCompDirectiveNoFileComp
 	})

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
@@ -43,10 +44,8 @@ proposal it names when it is still in weights/proposals/ (else the counts in the
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir = f.WeightsDir
 			opts.A, opts.B = args[0], args[1]
-			switch opts.Format {
-			case "text", "markdown", "json":
-			default:
-				return FlagErrorf("--format %q: want text, markdown or json", opts.Format)
+			if err := cmdutil.CheckFormat(cmd); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -54,7 +53,7 @@ proposal it names when it is still in weights/proposals/ (else the counts in the
 			return diffRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `format`: text, markdown or json")
+	cmdutil.AddFormatFlags(cmd, &opts.Format, nil, []string{"text", "markdown", "json"}, "output `format`: text, markdown or json", "")
 	return cmd
 }
 

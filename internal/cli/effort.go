@@ -1,23 +1,16 @@
 package cli
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/effort"
-	projectpkg "github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
 type effortOptions struct {
-	IO     *IOStreams
-	Getenv func(string) string
-	// project is the project root found above the working directory (resolved when the command runs).
-	project func() string
+	IO  *IOStreams
+	Env app.Env // the project's tune.toml, as the command runs
 
 	app.EffortOptions
 	JSON bool
@@ -29,7 +22,7 @@ func NewCmdEffort(f *Factory) *cobra.Command {
 }
 
 func newCmdEffort(f *Factory, runF func(*effortOptions) error) *cobra.Command {
-	opts := &effortOptions{IO: f.IO, Getenv: f.Getenv, project: func() string { return f.ProjectRoot }}
+	opts := &effortOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "effort [PATH...] [--repo DIR]",
 		Short: "Check that effort pins and phase shifts actually take effect",
@@ -80,7 +73,7 @@ verdicts are findings, not failures of the command; to fail a CI job on them, se
   tune effort --repo . --json | jq -e '[.shifts[], .reasserts[] | select(.verdict == "no-op: lone call" or .verdict == "not re-asserted")] + [.agents[] | select(.conformant == false)] | length == 0'`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
-			opts.Paths = args
+			opts.Paths, opts.Env = args, f.Env()
 			if opts.CensusOnly && opts.Repo == "" {
 				return FlagErrorf("--census-only needs --repo: the directory that holds agents/ and skills/")
 			}
@@ -100,23 +93,14 @@ verdicts are findings, not failures of the command; to fail a CI job on them, se
 }
 
 func effortRun(opts *effortOptions) error {
-	if opts.Repo != "" {
-		if err := checkRepo(opts.Repo); err != nil {
-			return err
-		}
+	if err := app.CheckRepo(opts.Repo); err != nil {
+		return err
 	}
-	res, err := app.Effort(projectEnv(opts.Getenv, opts.project), opts.EffortOptions)
+	res, err := app.Effort(opts.Env, opts.EffortOptions)
 	if res == nil {
 		return err
 	}
-	view.EffortWarnings(opts.IO.ErrOut, res.Repo, res.CensusWarnings)
-	if res.Repo != opts.Repo {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: effort pins read from %s (the project root)\n", res.Repo)
-	}
-	if res.NoTranscripts {
-		view.NoTranscripts(opts.IO.ErrOut, app.DescribeRoots(res.Roots))
-	}
-	view.EffortWarnings(opts.IO.ErrOut, "", res.ObservedWarnings)
+	view.EffortNotes(opts.IO.ErrOut, res, opts.Repo)
 	if err != nil {
 		return err
 	}
@@ -124,28 +108,4 @@ func effortRun(opts *effortOptions) error {
 		return effort.WriteJSON(opts.IO.Out, res.Report)
 	}
 	return effort.WriteText(opts.IO.Out, res.Report)
-}
-
-// projectEnv is the application environment of a command that reads no store: getenv, and the
-// project's tune.toml when project (the project root, resolved when the command runs) finds one.
-func projectEnv(getenv func(string) string, project func() string) app.Env {
-	env := app.Env{Getenv: getenv}
-	if project != nil {
-		if root := project(); root != "" {
-			env.Config = filepath.Join(root, projectpkg.ConfigFile)
-		}
-	}
-	return env
-}
-
-// checkRepo is the usage check of a --repo flag: an existing directory.
-func checkRepo(repo string) error {
-	info, err := os.Stat(repo)
-	if err != nil {
-		return fmt.Errorf("--repo: %w", err)
-	}
-	if !info.IsDir() {
-		return FlagErrorf("--repo %s: not a directory", repo)
-	}
-	return nil
 }

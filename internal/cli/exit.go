@@ -4,7 +4,6 @@ import (
 	"io"
 
 	"github.com/ldd-tools/tune/internal/exitcode"
-	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 // Exit codes, the same for every command (defined once in internal/exitcode, which the light
@@ -30,6 +29,3 @@ func FlagErrorf(format string, args ...any) error { return exitcode.FlagErrorf(f
 
 // exitCode maps an error to the process exit code and prints it (exitcode.Print).
 func exitCode(err error, stderr io.Writer) int { return exitcode.Print(err, stderr) }
-
-// plural is the counted noun of the command files (textfmt.Plural).
-var plural = textfmt.Plural

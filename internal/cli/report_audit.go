@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 // newCmdReportAudit builds `tune report audit`; it shares reportOptions with the other reports.
@@ -46,19 +47,17 @@ func auditReportRun(opts *reportOptions) (app.ReportResult, error) {
 	if err != nil {
 		return app.ReportResult{Report: "audit"}, err
 	}
-	if opts.Repo != "" {
-		if err := checkRepo(opts.Repo); err != nil {
-			return app.ReportResult{Report: "audit"}, err
-		}
+	if err := app.CheckRepo(opts.Repo); err != nil {
+		return app.ReportResult{Report: "audit"}, err
 	}
 	var arms []app.Arm
 	if len(opts.Arms) > 0 {
 		// tune audit ab's own parsing of NAME=PATH, so that both commands read arms the same way.
-		if arms, err = parseArms(opts.Arms); err != nil {
+		if arms, err = app.ParseArms(opts.Arms); err != nil {
 			return app.ReportResult{Report: "audit"}, err
 		}
 	}
-	hooks, printer := newScanHooks(opts.IO)
+	hooks, printer := view.ScanHooks(opts.IO.ErrOut, opts.IO.ErrIsTerminal)
 	defer printer.Clear()
 	return app.ReportAudit(opts.Env, app.ReportAuditOptions{Paths: opts.Paths, Arms: arms, AllowMixed: opts.AllowMixed, OutDir: opts.OutDir,
 		Pricing: opts.Pricing, CostMode: mode, Repo: opts.Repo}, hooks)

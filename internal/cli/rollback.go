@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/view"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -37,7 +38,7 @@ the rollback itself.`,
   tune rollback --to 3 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := resolveExpectSerial(cmd, &opts.ExpectSerial); err != nil {
+			if err := cmdutil.ResolveExpectSerial(cmd, &opts.ExpectSerial); err != nil {
 				return err
 			}
 			if opts.To != "" {
@@ -52,7 +53,7 @@ the rollback itself.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.To, "to", "", "restore this `version` (v0001, 1); default: the parent of the active version")
-	addExpectSerialFlag(cmd, &opts.ExpectSerial)
+	cmdutil.AddExpectSerialFlag(cmd, &opts.ExpectSerial)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }

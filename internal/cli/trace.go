@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
@@ -90,26 +91,17 @@ is one task) its lines still count for its close, loss and files, its iterations
 			if opts.MaxLine < 1 || opts.MaxLine > 1024 {
 				return FlagErrorf("--max-line-mb %d: want 1 to 1024", opts.MaxLine)
 			}
-			switch opts.Format {
-			case "text", "json", "jsonl":
-				if opts.Out != "" {
-					return FlagErrorf("--out writes a Parquet file: give --format parquet too")
-				}
-			case "parquet":
-				if opts.Out == "" {
-					return FlagErrorf("--format parquet needs --out FILE (Parquet is not for a terminal)")
-				}
-			default:
-				return FlagErrorf("--format %q: want text, json, jsonl or parquet", opts.Format)
+			if err := cmdutil.CheckFormat(cmd); err != nil {
+				return err
+			}
+			if opts.Format == "parquet" && opts.Out == "" {
+				return FlagErrorf("--format parquet needs --out FILE (Parquet is not for a terminal)")
+			}
+			if opts.Format != "parquet" && opts.Out != "" {
+				return FlagErrorf("--out writes a Parquet file: give --format parquet too")
 			}
 			if opts.Force && opts.Out == "" {
 				return FlagErrorf("--force replaces the --out file; give --out too")
-			}
-			if opts.JSON {
-				if cmd.Flags().Changed("format") && opts.Format != "json" {
-					return FlagErrorf("--json is --format json; it cannot go with --format %s", opts.Format)
-				}
-				opts.Format = "json"
 			}
 			if opts.Last < 0 {
 				return FlagErrorf("--last %d: want a number of tasks, or 0 for all", opts.Last)
@@ -125,8 +117,8 @@ is one task) its lines still count for its close, loss and files, its iterations
 		},
 	}
 	cmd.Flags().IntVar(&opts.Last, "last", 0, "read only the last `N` tasks of each log, 0 for all (default: all for one log under 1 MB, else 20)")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print tasks, line counts and warnings as JSON (--format json)")
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output `format`: text, json (one document), jsonl (one task per line, streamed) or parquet (--out)")
+	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, []string{"text", "json", "jsonl", "parquet"},
+		"output `format`: text, json (one document), jsonl (one task per line, streamed) or parquet (--out)", "print tasks, line counts and warnings as JSON (--format json)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the --format parquet export to `FILE` (atomically: all of it or nothing)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing --out file")
 	cmd.Flags().IntVar(&opts.MaxLine, "max-line-mb", traceparse.DefaultMaxLineBytes>>20, "skip (and report) lines longer than `N` MB instead of reading them")
@@ -153,7 +145,7 @@ func traceRun(opts *traceOptions) (err error) {
 		defer func() {
 			if err == nil {
 				if err = f.Commit(); err == nil {
-					fmt.Fprintf(opts.IO.ErrOut, "tune: wrote %s to %s\n", textfmt.Plural(int(pq.Rows), "task"), opts.Out)
+					view.Wrote(opts.IO.ErrOut, pq.Rows, "task", opts.Out)
 				}
 			}
 		}()

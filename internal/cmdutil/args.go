@@ -1,5 +1,6 @@
 // Package cmdutil holds what every cobra command tree of tune shares (the full tree in internal/cli and
-// the light `tune score` front end): argument validators whose refusals are typed usage errors.
+// the light `tune score` front end): argument validators whose refusals are typed usage errors, and the
+// flags several commands share (--format and --json, --expect-serial), each defined and checked once.
 package cmdutil
 
 import (

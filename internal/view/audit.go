@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -103,4 +104,50 @@ func EffortWarnings(w io.Writer, repo string, warns []effort.Warning) {
 	for _, x := range warns {
 		Warn(w, "", effort.WarningText(repo, x))
 	}
+}
+
+// ScanHooks follow the scans of the audit use cases on w: a progress bar when w is a terminal, then
+// each scan's skipped lines. Clear the bar when the use case returns.
+func ScanHooks(w io.Writer, terminal bool) (app.ScanHooks, *Progress) {
+	p := &Progress{W: w}
+	h := app.ScanHooks{Scanned: func(res *transcript.Result) { p.Clear(); ScanWarnings(w, res) }}
+	if terminal {
+		h.Progress = p.Update
+	}
+	return h, p
+}
+
+// AuditNotes prints on w what an audit found beside its output: where no transcript was found, the
+// models without a price, the census of the report's effort section, and the report files written.
+func AuditNotes(w io.Writer, res *app.AuditResult) {
+	if res.NoTranscripts {
+		NoTranscripts(w, app.DescribeRoots(res.Roots))
+	}
+	Unpriced(w, res.Unpriced)
+	EffortWarnings(w, res.CensusRepo, res.CensusWarnings)
+	if res.CensusRepo != "" {
+		fmt.Fprintf(w, "tune: effort pins read from %s\n", res.CensusRepo)
+	}
+	for _, p := range res.ReportFiles {
+		fmt.Fprintf(w, "tune: report: %s\n", p)
+	}
+}
+
+// EffortNotes prints on w what tune effort found beside its output, in the order it happened: the
+// census's warnings, the project root when the pins were read there (repo is --repo), where no
+// transcript was found, and the transcripts' warnings.
+func EffortNotes(w io.Writer, res *app.EffortResult, repo string) {
+	EffortWarnings(w, res.Repo, res.CensusWarnings)
+	if res.Repo != repo {
+		fmt.Fprintf(w, "tune: effort pins read from %s (the project root)\n", res.Repo)
+	}
+	if res.NoTranscripts {
+		NoTranscripts(w, app.DescribeRoots(res.Roots))
+	}
+	EffortWarnings(w, "", res.ObservedWarnings)
+}
+
+// Wrote says on w that an export wrote n rows (of noun: "request", "task") to path.
+func Wrote(w io.Writer, n int64, noun, path string) {
+	fmt.Fprintf(w, "tune: wrote %s to %s\n", plural(int(n), noun), path)
 }
