@@ -72,8 +72,11 @@ type lineFields struct {
 	// NullField: one of the fields ccusage refuses to see null (id, model, speed, version, cwd,
 	// sessionId, requestId, costUSD, isApiErrorMessage, cache_*_input_tokens) is null.
 	NullField bool
-	Cost      float64 // costUSD
-	HasCost   bool
+	// UsageKey and NullKey are ccusage's byte-level filters (`"usage":{` present; hasNullField),
+	// decided while parsing when asked (parseLineOpts).
+	UsageKey, NullKey bool
+	Cost              float64 // costUSD
+	HasCost           bool
 
 	DataType    []byte
 	DataAgentID []byte
@@ -120,6 +123,13 @@ type scanner struct {
 	err   error
 	depth int
 	null  bool // a field read with nullable() was null
+	// ccusage, when set, has key() apply ccusage's two byte-level line filters to every key at any
+	// depth, so that a parsed record needs no extra pass over its bytes (see keyFilters).
+	ccusage bool
+	// usageKey: the bytes `"usage":{` occur in the record (as a key "usage" right before `:{`).
+	usageKey bool
+	// nullKey: one of nullableFields is followed by null (hasNullField's rule).
+	nullKey bool
 }
 
 // nullable notes whether the value at the cursor is null (for ccusage's null rule) before it is read.
@@ -245,7 +255,11 @@ func (s *scanner) key() []byte {
 	if s.err != nil {
 		return nil
 	}
-	if esc || !utf8.Valid(raw) {
+	end := s.i // just after the closing quote
+	if s.ccusage {
+		s.keyFilters(raw, end)
+	}
+	if esc || !ascii(raw) && !utf8.Valid(raw) {
 		raw = []byte(s.unescape(raw))
 	}
 	if s.peek() != ':' {
@@ -254,6 +268,56 @@ func (s *scanner) key() []byte {
 	}
 	s.i++
 	return raw
+}
+
+// ascii reports whether b is all ASCII (inlined: keys are short, and a call to utf8.Valid per key
+// showed in the profile).
+func ascii(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// keyFilters decides ccusage's two byte-level filters for the key whose raw bytes (between the
+// quotes, still escaped) are raw and whose closing quote is just before b[end]. In a record that
+// parses, the bytes `"usage":{` and a `"K" : null` of hasNullField can only occur at a key: inside a
+// string every quote is escaped, so the byte before it is a backslash, while both patterns need a
+// quote after a letter (`usage"`, `K"`). The key text the byte rules see is what follows the last
+// quote before the closing one: the opening quote, or an escaped quote inside the key. Records that
+// do not parse are judged on their bytes instead (usageRecord).
+func (s *scanner) keyFilters(raw []byte, end int) {
+	b := s.b
+	usage := end+1 < len(b) && b[end] == ':' && b[end+1] == '{'
+	null := false
+	if !usage {
+		j := end
+		for j < len(b) && isSpace(b[j]) {
+			j++
+		}
+		if j < len(b) && b[j] == ':' {
+			j++
+			for j < len(b) && isSpace(b[j]) {
+				j++
+			}
+			null = j+4 <= len(b) && string(b[j:j+4]) == "null"
+		}
+	}
+	if !usage && !null {
+		return
+	}
+	tail := raw
+	if k := bytes.LastIndexByte(raw, '"'); k >= 0 {
+		tail = raw[k+1:]
+	}
+	if usage && string(tail) == "usage" {
+		s.usageKey = true
+	}
+	if null && nullableFields[string(tail)] {
+		s.nullKey = true
+	}
 }
 
 // object calls field for every key of the object at the cursor; field must consume the value.
@@ -543,9 +607,15 @@ func parseLine(b []byte, out *lineFields) error { return parseLineWith(b, out, n
 // parseLineWith is parseLine that also fills rec, when set, with what ParseRecord reads beyond the
 // audit's fields.
 func parseLineWith(b []byte, out *lineFields, rec *Record) error {
+	return parseLineOpts(b, out, rec, false)
+}
+
+// parseLineOpts is parseLineWith that, with ccusage set, also decides ccusage's byte-level filters of
+// a usage line (lineFields.UsageKey, NullKey) while it parses.
+func parseLineOpts(b []byte, out *lineFields, rec *Record, ccusage bool) error {
 	*out = lineFields{}
 	out.Message.rec = rec
-	s := scanner{b: b}
+	s := scanner{b: b, ccusage: ccusage}
 	s.object(func(k []byte) {
 		if rec != nil && s.recordField(k, rec) {
 			return
@@ -601,6 +671,7 @@ func parseLineWith(b []byte, out *lineFields, rec *Record) error {
 		return errSyntax // something after the object
 	}
 	out.NullField = s.null
+	out.UsageKey, out.NullKey = s.usageKey, s.nullKey
 	return nil
 }
 

@@ -340,9 +340,73 @@ func FuzzRecord(f *testing.F) {
 	f.Add([]byte(`{"message":{"id":"m","content":[{"type":"thinking","thinking":"a\u00e9\ud83d\ude00\n\"b"}],"usage":{"input_tokens":1,"output_tokens":2,"output_tokens_details":{"thinking_tokens":7}}}}`))
 	f.Add([]byte(`{"type":"progress","data":{"type":"agent_progress","agentId":"a1","message":{"requestId":"r","timestamp":"2026-01-01T00:00:00.000Z","message":{"id":"m","model":"x","usage":{"input_tokens":1,"output_tokens":2,"speed":null}}}}}`))
 	f.Add([]byte(`{"requestId":5,"message":{"usage":{"input_tokens":1.5,"output_tokens":-2,"cache_creation":{"ephemeral_1h_input_tokens":3}}}}`))
+	for _, c := range keyFilterCases {
+		f.Add([]byte(c))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkAgainstReference(t, data)
+		checkKeyFilters(t, data)
 	})
+}
+
+// keyFilterCases are records on which the parse decides ccusage's byte filters: escaped quotes in
+// keys and strings, spaces around the colon, nulls at any depth, the patterns inside strings.
+var keyFilterCases = []string{
+	`{"message":{"usage":{"input_tokens":1}}}`,
+	`{"message":{"usage" :{"input_tokens":1}}}`,
+	`{"message":{"x\"usage":{"input_tokens":1}}}`,
+	`{"message":{"usage\"":{"input_tokens":1}}}`,
+	`{"text":"\"usage\":{","usage":[1]}`,
+	`{"a":{"b":[{"id":null}]},"usage":{}}`,
+	`{"a":{"b":[{"id" : ` + "	" + `null}]}}`,
+	`{"x\"model":null,"message":{"usage":{"input_tokens":1}}}`,
+	`{"i\u0064":null}`,
+	`{"t":"\"id\":null","u":"a\":null"}`,
+	`{"id":"null","model":[null],"costUSD":nullx}`,
+	`{"speed":null}`,
+	`{"cache_read_input_tokens":null,"usage":{"input_tokens":1}}`,
+	`{"usage":{"input_tokens":"1"},"id":null}`,
+	`{"usage":{"input_tokens":1}} {"id":null}`,
+}
+
+// checkKeyFilters: on every record that parses, the filters the parse decides equal ccusage's byte
+// rules (`"usage":{` present, hasNullField).
+func checkKeyFilters(t *testing.T, data []byte) {
+	t.Helper()
+	var lf lineFields
+	if parseLineOpts(data, &lf, nil, true) != nil {
+		return // judged on its bytes by usageRecord
+	}
+	if want := bytes.Contains(data, markUsageStrict); lf.UsageKey != want {
+		t.Errorf("%s: usage key %v, want %v", data, lf.UsageKey, want)
+	}
+	if want := hasNullField(data); lf.NullKey != want {
+		t.Errorf("%s: null key %v, want %v", data, lf.NullKey, want)
+	}
+}
+
+// TestKeyFiltersMatchByteRules runs checkKeyFilters on the tricky cases, and checks that they do
+// exercise both answers of both filters.
+func TestKeyFiltersMatchByteRules(t *testing.T) {
+	var usage, null [2]int
+	for _, c := range keyFilterCases {
+		checkKeyFilters(t, []byte(c))
+		var lf lineFields
+		if parseLineOpts([]byte(c), &lf, nil, true) == nil {
+			usage[b2i(lf.UsageKey)]++
+			null[b2i(lf.NullKey)]++
+		}
+	}
+	if usage[0] == 0 || usage[1] == 0 || null[0] == 0 || null[1] == 0 {
+		t.Errorf("cases cover usage %v, null %v", usage, null)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestParseSampleMatchesReference runs the differential check over every line of the sample.
@@ -360,6 +424,7 @@ func TestParseSampleMatchesReference(t *testing.T) {
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			if len(bytes.TrimSpace(line)) > 0 {
 				checkAgainstReference(t, line)
+				checkKeyFilters(t, line)
 				n++
 			}
 		}

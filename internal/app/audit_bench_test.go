@@ -1,0 +1,69 @@
+//go:build unix
+
+package app
+
+import (
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/transcript"
+)
+
+// BenchmarkAuditSample is the whole audit use case (discovery, scan, dedup, pricing, aggregation) on
+// the bundled sample transcripts (17 MB) in three views: `tune audit --ccusage daily`, plain
+// `tune audit` and `tune audit --by session`. MB/s and cpu-ns/op (user+system time of the process
+// per op, which other load on a shared machine disturbs less than wall time) are the figures to
+// compare with benchstat.
+func BenchmarkAuditSample(b *testing.B) {
+	benchAudit(b, []string{"../../testdata/transcripts/spotter/test/fixtures/transcripts"})
+}
+
+// BenchmarkAuditCorpus is the same on the generated 1 GB corpus when TUNE_CORPUS names it
+// (make corpus-transcripts).
+func BenchmarkAuditCorpus(b *testing.B) {
+	dir := os.Getenv("TUNE_CORPUS")
+	if dir == "" {
+		b.Skip("TUNE_CORPUS not set")
+	}
+	benchAudit(b, []string{dir})
+}
+
+func benchAudit(b *testing.B, paths []string) {
+	views := []struct {
+		name string
+		opts AuditOptions
+	}{
+		{"ccusage-daily", AuditOptions{CCUsage: "daily"}},
+		{"default", AuditOptions{}},
+		{"by-session", AuditOptions{By: audit.BySession}},
+	}
+	for _, v := range views {
+		b.Run(v.name, func(b *testing.B) {
+			opts := v.opts
+			opts.Paths, opts.Format, opts.Location = paths, "json", time.UTC
+			var size int64
+			hooks := ScanHooks{Scanned: func(r *transcript.Result) { size = r.Bytes }}
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := Audit(noEnv(), opts, nil, hooks); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.SetBytes(size)
+		})
+	}
+}
+
+// cpuTime is the user and system time the process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
