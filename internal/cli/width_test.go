@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/testutil"
@@ -65,6 +66,10 @@ func TestTablesFitTerminal(t *testing.T) {
 		fitRun(t, "watch_holding.txt", func(env map[string]string) (int, string, string) {
 			return watchCLIEnv(t, dir, env, "watch", log)
 		})
+		// At 80 columns the table keeps every column whole: no measure name is cut.
+		if _, out, _ := watchCLIEnv(t, dir, map[string]string{"COLUMNS": "80"}, "watch", log); strings.Contains(out, "…") {
+			t.Errorf("watch at 80 columns cuts a cell:\n%s", out)
+		}
 	})
 	t.Run("nightly", func(t *testing.T) {
 		wd, err := os.Getwd()
