@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/tools/genhistory"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// The two bounds a user sets or meets (docs/decisions.md#parity-price, #drift-bound): the parity budget
+// of tune.toml binds the loop, and a single step (tune propose) that would take a weight more than 2
+// points from v0001 escalates (exit 3) without measuring or writing anything.
+func TestParityBudgetFromConfigAndProposeAtTheDriftBound(t *testing.T) {
+	e := newEvolveEnv(t)
+	log := e.history("two-step", 1)
+
+	// The two-step history's second +1 on layer-crossings costs 0.020 on the parity prompts: within the
+	// default budget 0.03, over a budget of 0.01 set in the config file.
+	cfg := filepath.Join(e.root, "budget.toml")
+	if err := os.WriteFile(cfg, []byte("[evolve]\nparity_budget = 0.01\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := e.run("evolve", log, "--config", cfg)
+	if code != 0 {
+		t.Fatalf("evolve under budget 0.01: exit %d: %s%s", code, out, errOut)
+	}
+	for _, want := range []string{"parity price: too-high cost 0.020 > budget 0.010", "refused: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("evolve under budget 0.01: no %q in\n%s", want, out)
+		}
+	}
+	if code, out, _ := e.run("evolve", log, "--config", cfg, "--json"); code != 0 || !strings.Contains(out, `"parity_budget": 0.01`) {
+		t.Errorf("evolve --json under budget 0.01 (exit %d): no parity_budget 0.01", code)
+	}
+	if code, out, errOut := e.run("evolve", log, "--apply"); code != 0 || !strings.Contains(out, "applied: weights v0002 is now active") {
+		t.Fatalf("evolve --apply under the default budget: exit %d: %s%s", code, out, errOut)
+	}
+
+	// v0002 has layer-crossings at +4, two points above v0001. Three new regressions that want a third
+	// point: -5 -3 +4 = -4 is still L1 under v0002, and layer-crossings is the one signal they share.
+	parent, err := weights.Load(filepath.Join(e.weights, "v0002.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &genhistory.History{Weights: &parent, Start: time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)}
+	for i := range 20 {
+		task := genhistory.NewTask(&parent, fmt.Sprintf("routine fix %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile)
+		if i == 2 || i == 7 || i == 11 {
+			task = genhistory.NewTask(&parent, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile, weights.LayerCrossings)
+			task.RegressionFollowed = true
+		}
+		h.Tasks = append(h.Tasks, task)
+	}
+	drift := filepath.Join(e.root, "drift.log")
+	if err := os.WriteFile(drift, h.Render(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := proposalFiles(t, e.weights)
+	code, out, errOut = e.run("propose", drift)
+	if code != 3 {
+		t.Fatalf("propose beyond the drift bound: exit %d, want 3\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out+errOut, "layer-crossings") || !strings.Contains(errOut, "escalation") {
+		t.Errorf("propose beyond the drift bound names neither the knob nor the escalation:\n%s%s", out, errOut)
+	}
+	if after := proposalFiles(t, e.weights); after != before {
+		t.Errorf("propose beyond the drift bound wrote a proposal: %s → %s", before, after)
+	}
+	code, out, _ = e.run("propose", drift, "--json")
+	if code != 3 || !strings.Contains(out, `"drift": {`) {
+		t.Errorf("propose --json beyond the drift bound: exit %d, no drift object:\n%s", code, out)
+	}
+}
+
+// proposalFiles lists the proposal files of a weights store.
+func proposalFiles(t *testing.T, weightsDir string) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(weightsDir, "proposals", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m {
+		m[i] = filepath.Base(m[i])
+	}
+	return strings.Join(m, " ")
+}
