@@ -29,13 +29,24 @@ func newCmdPropose(f *Factory, runF func(*proposeOptions) error) *cobra.Command 
 flagged tasks, screen and proposal, then a replay of the fixture suite under the active weights
 (the parent) and under the candidate.
 
-The candidate is accepted when the suite loss does not rise, no scenario's loss rises, and the flagged
-tasks, re-scored from their signals, move up (a higher level, or a weighted sum closer to the next
-bucket). Otherwise the half step (+0.5) is tried; otherwise the change is reverted — and when it was
-a signal change, a bucket edge may move by one instead if 3 flagged tasks score exactly on it.
-Every attempt is shown with its numbers, its discordant scenarios (exact sign test; "insufficient
-evidence" when even a unanimous result could not be significant) and its leave-one-out support.
-The frozen holdout split is read only after the decision (reads are counted).
+Only evidence counts: auto-dispatched L0/L1 closed tasks whose signals (recorded, else re-detected
+from the title) still score L0/L1 under the active weights, and that did not support an applied change (the evidence ledger in the
+evolution log). The screen compares the flagged tasks with the other eligible tasks, with Holm over
+the nine signals binding and a minimum effect (tune detect shows it).
+
+The candidate is accepted only when it lifts at least one flagged task out of L0/L1 by level (a sum
+closer to the next bucket is not enough), the suite loss does not rise, no scenario's loss rises, no
+flagged task drops a level, the witness (suite loss plus the points the flagged tasks lack to leave
+L1) falls, and its price on the 255 parity prompts the binary carries is within the parity budget
+(tune.toml [evolve] parity_budget, default 0.03). The frozen holdout split is read last, only when
+every other rule passed, as a veto: its loss must not rise (reads are counted). Otherwise the half
+step (+0.5) is tried; otherwise the change is reverted — and when it was a signal change, a bucket
+edge may move by one instead if 3 flagged tasks score exactly on it. Every attempt is shown with its
+numbers, its discordant scenarios (exact sign test; "insufficient evidence" when even a unanimous
+result could not be significant) and its leave-one-out support.
+
+A change that would move a weight more than 2 points from v0001 (the drift bound) is not measured:
+nothing is written and the exit code is 3 (` + app.EscalationDoc + `).
 
 When a change was measured, the result is written as a pending proposal under
 <weights-dir>/proposals/<id>.json (candidate weights, parent version, evidence, losses, decision) and
@@ -44,8 +55,10 @@ the same proposal, which is never written twice. tune apply turns an accepted pr
 weights version.
 
 --json prints {"triggered", "proposal", "decision": "accept" | "halve" | "revert" | "none",
-"suite_loss_before", "suite_loss_after", "proposal_file", ...} with the flagged tasks, attempts,
-lifted tasks, holdout verdict and warnings.`,
+"suite_loss_before", "suite_loss_after", "proposal_file", ...} with the flagged tasks, attempts
+(each with its lifted count, witness, parity price and holdout), lifted tasks, holdout verdict,
+warnings, "explain" {population, correction, min_effect, eligible, resolved_by_active,
+ledger_used} and, at the drift bound, "drift".`,
 		Example: `  tune propose
   tune propose projects/*/.ldd/trace.log --json | jq '{decision, proposal_file}'`,
 		RunE: logsRunE(f, opts, &opts.Env, &opts.Logs, runF, proposeRun),
