@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,15 +46,7 @@ func TestParityBudgetFromConfigAndProposeAtTheDriftBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &genhistory.History{Weights: &parent, Start: time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)}
-	for i := range 20 {
-		task := genhistory.NewTask(&parent, fmt.Sprintf("routine fix %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile)
-		if i == 2 || i == 7 || i == 11 {
-			task = genhistory.NewTask(&parent, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile, weights.LayerCrossings)
-			task.RegressionFollowed = true
-		}
-		h.Tasks = append(h.Tasks, task)
-	}
+	h := genhistory.LowOnOneSignal(&parent, time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
 	drift := filepath.Join(e.root, "drift.log")
 	if err := os.WriteFile(drift, h.Render(), 0o644); err != nil {
 		t.Fatal(err)

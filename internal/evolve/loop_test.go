@@ -149,15 +149,7 @@ func TestLoopEscalatesAtTheDriftBound(t *testing.T) {
 	parent.Version = 2
 	// -5 -3 +4 = -4: still L1 under the parent, so the tasks are eligible and the loop wants a third point.
 	// The routine fixes carry explicit-bugfix and single-file too, so layer-crossings is the one signal.
-	h := &genhistory.History{Weights: &parent, Start: time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)}
-	for i := 0; i < 20; i++ {
-		task := genhistory.NewTask(&parent, fmt.Sprintf("routine fix %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile)
-		if i == 2 || i == 7 || i == 11 {
-			task = genhistory.NewTask(&parent, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile, weights.LayerCrossings)
-			task.RegressionFollowed = true
-		}
-		h.Tasks = append(h.Tasks, task)
-	}
+	h := genhistory.LowOnOneSignal(&parent, time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
 	tasks := parseLog(t, "drift.log", h.Render()).Tasks
 	res, err := Loop(LoopInput{Tasks: tasks, Parent: parent, Origin: &origin, Suite: suite, Holdout: holdout})
 	if err != nil {

@@ -299,3 +299,21 @@ func Background(rng *rand.Rand, w *weights.Weights, n int, avoid ...weights.Sign
 	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
 }
+
+// LowOnOneSignal is a window of 20 routine fixes (explicit-bugfix, single-file) dispatched under w,
+// three of which also carry layer-crossings and regressed: the three share one signal and no other
+// task has it, so the screen names layer-crossings. Under v0001 they score -6 (L1); the drift-bound
+// tests dispatch it under a version with layer-crossings already 2 points up (-4, still L1), where
+// a third point is what the evidence asks for.
+func LowOnOneSignal(w *weights.Weights, start time.Time) *History {
+	h := &History{Weights: w, Start: start}
+	for i := range 20 {
+		task := NewTask(w, fmt.Sprintf("routine fix %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile)
+		if i == 2 || i == 7 || i == 11 {
+			task = NewTask(w, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile, weights.LayerCrossings)
+			task.RegressionFollowed = true
+		}
+		h.Tasks = append(h.Tasks, task)
+	}
+	return h
+}
