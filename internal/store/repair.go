@@ -206,6 +206,17 @@ func (s *Store) Resign(reason string) (*RepairResult, error) {
 				return fmt.Errorf("cannot re-sign: %s", p)
 			}
 		}
+		// What each edited file was signed as before: its logged checksum, or, for a v0001.toml edited
+		// before the first write (no log yet), the reference tune carries. Read before bootstrap, which
+		// logs the current files.
+		before := map[string]string{}
+		for _, name := range edited {
+			sha, _ := st.loggedSHA(name)
+			before[name] = short(sha)
+			if sha == "" && !st.logExists && st.reference != nil && name == weights.VersionName(1)+".toml" {
+				before[name] = short(fileSHA(st.reference)) + " (the reference)"
+			}
+		}
 		if err := s.bootstrap(st); err != nil {
 			return err
 		}
@@ -227,8 +238,7 @@ func (s *Store) Resign(reason string) (*RepairResult, error) {
 			entry.Files = append(entry.Files, FileHash{f.Name, f.SHA})
 		}
 		for _, name := range edited {
-			old, _ := st.loggedSHA(name)
-			detail := fmt.Sprintf("%s re-signed by hand: sha256 %s -> %s", name, short(old), short(st.file(mustVersion(name)).SHA))
+			detail := fmt.Sprintf("%s re-signed by hand: sha256 %s -> %s", name, before[name], short(st.file(mustVersion(name)).SHA))
 			res.Details = append(res.Details, detail)
 		}
 		if len(edited) == 0 {
