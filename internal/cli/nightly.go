@@ -26,6 +26,7 @@ and its EVAL report under --reports-dir, and print a summary a scheduler can act
   exit 0  done (a proposal is pending), nothing to do, or a refused night (the summary says why:
           "refused: …", a parity price or holdout veto in the attempts; the proposal is a revert)
   exit 1  error, or another tune nightly holds the lock (the second run exits at once)
+  exit 2  usage error (a flag or argument is wrong: fix the crontab line or the workflow)
   exit 3  escalation: the loop hit its step cap while progressing, or a change would move a weight
           more than 2 points from v0001 (the drift bound); the state dump is written and the
           output points to ` + app.EscalationDoc + `

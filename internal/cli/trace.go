@@ -37,9 +37,10 @@ func newCmdTrace(f *Factory, runF func(*traceOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "trace [LOG...]",
 		Short: "Read LDD trace logs: tasks, levels, outcomes, and every line that could not be read",
-		Long: `Read one or more .ldd/trace.log files (default: .ldd/trace.log in the current directory) and
-list their tasks: the meta line that opened each (level, dispatch, title), its iterations, its
-last close (terminal, final loss).
+		Long: `Read one or more .ldd/trace.log files (default: the nearest .ldd/trace.log, in the current
+directory or a parent up to the repository root, named on stderr when found above) and list their
+tasks: the meta line that opened each (level, dispatch, title), its iterations, its last close
+(terminal, final loss).
 
 Every era of the format is read, from hand-written v0.3.1 logs to the v0.14 writer. Lines before
 the first meta line form one legacy task without a level. A missing loss is unknown ("—"), never

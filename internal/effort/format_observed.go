@@ -115,7 +115,7 @@ func writeObserved(b io.Writer, o *Observed, census bool) error {
 
 	if len(o.Agents) > 0 {
 		io.WriteString(b, "\nsubagents against their pins:\n")
-		t := table(b, []string{"agent", "pinned", "observed requests", "runs", "verdict", "evidence"}, "runs").Shrink("evidence")
+		t := table(b, []string{"agent", "pinned", "observed requests", "runs", "verdict", "evidence"}, "runs").ShrinkStart("evidence")
 		for _, a := range o.Agents {
 			pinned := orDash(a.Pinned)
 			if a.Pinned == nil && a.Verdict == AgentInherits {
@@ -160,7 +160,7 @@ func writeObserved(b io.Writer, o *Observed, census bool) error {
 
 func writeShifts(b io.Writer, shifts []Shift) error {
 	t := table(b, []string{"session", "time", "skill", "from", "to", "next", "paired", "verdict", "call"}).
-		Shrink("call").Optional("time", "paired")
+		ShrinkStart("call").Optional("time", "paired", "from")
 	for _, s := range shifts {
 		sess := shortID(s.Session)
 		if s.AgentID != "" {
@@ -187,7 +187,7 @@ func writeReasserts(b io.Writer, rs []Reassert) error {
 	}
 	fmt.Fprintf(b, "\nnested skills with another level (the orchestrator must re-assert its own): %d (%s)\n", len(rs), strings.Join(parts, ", "))
 	t := table(b, []string{"session", "time", "orchestrator", "nested", "verdict", "by", "requests after", "call"}, "requests after").
-		Shrink("call").Optional("time")
+		ShrinkStart("call").Optional("time")
 	for _, r := range rs {
 		by := dash
 		if r.By != "" {

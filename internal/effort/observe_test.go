@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/testutil"
 )
 
@@ -280,6 +281,15 @@ func TestGolden(t *testing.T) {
 	}
 	testutil.Golden(t, "design.txt", text.Bytes())
 	testutil.Golden(t, "design.json", js.Bytes())
+	// At 80 and 100 columns no line is wider (docs/decisions.md#table-width); the shift table drops
+	// time, paired and from before it goes vertical, and its call keeps the line number.
+	for _, w := range testutil.TermWidths {
+		var b bytes.Buffer
+		if err := WriteText(termtable.WithWidth(&b, w), rep); err != nil {
+			t.Fatal(err)
+		}
+		testutil.GoldenFit(t, "design.txt", w, b.Bytes())
+	}
 }
 
 // TestJSONFields locks the field names of --json, the contract scripts rely on (issue 14's shape).

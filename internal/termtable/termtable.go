@@ -52,6 +52,9 @@ type Column struct {
 	// MinWidth is the narrowest a Shrink column gets (default 12: less says too little to be worth a
 	// table, and the vertical layout takes over).
 	MinWidth int
+	// KeepEnd cuts a Shrink column's cells at the start ("…0001.jsonl:21"): for evidence such as
+	// file:line, whose end says the most.
+	KeepEnd bool
 }
 
 // Table collects rows and renders them.
@@ -108,6 +111,16 @@ func (t *Table) AlignHeaders(a Align) *Table {
 func (t *Table) Shrink(headers ...string) *Table {
 	for _, h := range headers {
 		t.cols[t.index(h)].Shrink = true
+	}
+	return t
+}
+
+// ShrinkStart marks the named columns as truncatable at their start ("…" then the end of the cell),
+// and returns t.
+func (t *Table) ShrinkStart(headers ...string) *Table {
+	for _, h := range headers {
+		t.cols[t.index(h)].Shrink = true
+		t.cols[t.index(h)].KeepEnd = true
 	}
 	return t
 }
@@ -243,7 +256,7 @@ func (t *Table) render(w io.Writer, visible []int, caps map[int]int) error {
 	headers := make([]string, len(visible))
 	for k, i := range visible {
 		aligns[k] = twAlign(t.cols[i].Align)
-		headers[k] = clip(t.cols[i].Header, caps, i)
+		headers[k] = t.clip(t.cols[i].Header, caps, i)
 	}
 	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -275,7 +288,7 @@ func (t *Table) render(w io.Writer, visible []int, caps map[int]int) error {
 	for _, r := range t.rows {
 		cells := make([]string, len(visible))
 		for k, i := range visible {
-			cells[k] = clip(r[i], caps, i)
+			cells[k] = t.clip(r[i], caps, i)
 		}
 		if err := tbl.Append(cells); err != nil {
 			return err
@@ -349,11 +362,36 @@ func wrap(s string, width int) []string {
 	return lines
 }
 
-func clip(s string, caps map[int]int, i int) string {
+func (t *Table) clip(s string, caps map[int]int, i int) string {
 	if caps == nil {
 		return s
 	}
+	if t.cols[i].KeepEnd {
+		return truncateStart(s, caps[i])
+	}
 	return truncate(s, caps[i])
+}
+
+// truncateStart shortens each line of s to width display cells, starting a cut line with "…" and
+// keeping its end.
+func truncateStart(s string, width int) string {
+	if cellWidth(s) <= width {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for k, l := range lines {
+		if cellWidth(l) <= width {
+			continue
+		}
+		r := []rune(l)
+		n, w := len(r), 0
+		for n > 0 && w+twwidth.Width(string(r[n-1])) <= width-1 {
+			n--
+			w += twwidth.Width(string(r[n]))
+		}
+		lines[k] = "…" + string(r[n:])
+	}
+	return strings.Join(lines, "\n")
 }
 
 // truncate shortens each line of s to width display cells, ending a cut line with "…".

@@ -147,3 +147,33 @@ func TestFill(t *testing.T) {
 		t.Errorf("indented: %q", b.String())
 	}
 }
+
+// TestShrinkStart: a file:line column keeps its end (the line number) when cut, and still fits.
+func TestShrinkStart(t *testing.T) {
+	var b bytes.Buffer
+	tbl := New(&b, "session", "verdict", "call").ShrinkStart("call")
+	_ = tbl.Append("a1b2c3d4", "no-op: lone call", "a1b2c3d4-0000-4000-8000-000000000001.jsonl:48")
+	_ = tbl.Append("f0f0f0f0", "ok", "short.jsonl:7")
+	tbl.SetWidth(50)
+	if err := tbl.Render(); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	if maxLine(got) > 50 || !strings.Contains(got, "| …000001.jsonl:48 |") || !strings.Contains(got, "| short.jsonl:7    |") {
+		t.Errorf("want the call cut at its start, within 50 columns:\n%s", got)
+	}
+	for _, c := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"abc", 3, "abc"},
+		{"abcdef", 4, "…def"},
+		{"日本語のファイル.jsonl:3", 10, "….jsonl:3"}, // a wide rune that would overflow is left out: 9 cells
+		{"line1-long\nok", 5, "…long\nok"},
+	} {
+		if got := truncateStart(c.in, c.width); got != c.want || cellWidth(got) > c.width {
+			t.Errorf("truncateStart(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
+		}
+	}
+}
