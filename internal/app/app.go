@@ -92,7 +92,7 @@ func (e Env) OpenStore() (*store.Store, error) {
 		return nil, err
 	}
 	s.Reference = tune.ReferenceWeights
-	s.FixturesDir = e.FixturesDir
+	s.FixturesDir, s.ReportsDir = e.FixturesDir, e.ReportsDir
 	s.CrashAfter = e.getenv("TUNE_TEST_CRASH_AFTER")
 	return s, nil
 }

@@ -21,13 +21,14 @@ type VerifyResult struct {
 
 // Verify checks the weights store in weightsDir: version files against weights.sum and the log, the
 // log's hash chain, and the marker of an interrupted operation, checked as repair checks it (its
-// fixture writes against fixturesDir; "" checks them by name and hash only).
-func Verify(weightsDir, fixturesDir string) (*VerifyResult, error) {
+// fixture writes against fixturesDir; "" checks them by name and hash only), and temp files of killed
+// report writes in reportsDir ("" skips them).
+func Verify(weightsDir, fixturesDir, reportsDir string) (*VerifyResult, error) {
 	s, err := store.Open(weightsDir, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.FixturesDir = fixturesDir
+	s.FixturesDir, s.ReportsDir = fixturesDir, reportsDir
 	s.Reference = tune.ReferenceWeights // an unsigned hand edit of v0001 is reported too
 	problems := s.Verify()
 	versions, err := s.Versions()

@@ -36,9 +36,15 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	return f.Commit()
 }
 
-// SyncDir makes a rename in dir durable. Some file systems refuse fsync on a directory; that is not an
-// error worth failing a write for, since the rename itself has happened.
+// SyncDir makes a rename (or a removal) in dir durable. Some file systems refuse fsync on a directory;
+// that is not an error worth failing a write for, since the rename itself has happened. It is fault
+// point "dirsync" on dir.
 func SyncDir(dir string) error {
+	faultpoint.Reach(faultpoint.DirSync, dir)
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -81,7 +87,7 @@ func Create(path string, perm fs.FileMode, replace bool) (*File, error) {
 	if wrapWriter != nil {
 		f.w = wrapWriter(tmp)
 	}
-	faultpoint.Reach("create", path)
+	faultpoint.Reach(faultpoint.Create, path)
 	return f, nil
 }
 
@@ -93,6 +99,7 @@ func (f *File) Path() string { return f.path }
 
 // Write writes to the temp file; an error names the final path.
 func (f *File) Write(p []byte) (int, error) {
+	faultpoint.Reach(faultpoint.Write, f.path)
 	n, err := f.w.Write(p)
 	if err != nil {
 		err = fmt.Errorf("write %s: %w", f.path, err)
@@ -114,6 +121,7 @@ func (f *File) Commit() error {
 			os.Remove(f.tmpName)
 		}
 	}()
+	faultpoint.Reach(faultpoint.Fsync, f.path)
 	if err := f.tmp.Sync(); err != nil {
 		return fmt.Errorf("fsync %s: %w", f.path, err)
 	}
@@ -123,7 +131,7 @@ func (f *File) Commit() error {
 	if err := f.tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", f.path, err)
 	}
-	faultpoint.Reach("rename", f.path)
+	faultpoint.Reach(faultpoint.Rename, f.path)
 	if f.replace {
 		if err := os.Rename(f.tmpName, f.path); err != nil {
 			return err
@@ -135,10 +143,13 @@ func (f *File) Commit() error {
 			}
 			return err
 		}
+		faultpoint.Reach(faultpoint.Remove, f.path) // the temp name of a linked file
 		os.Remove(f.tmpName)
 	}
 	ok = true
-	return SyncDir(filepath.Dir(f.path))
+	// named after the file, not its directory, so a kill point reads "dirsync v0002.toml"
+	faultpoint.Reach(faultpoint.DirSync, f.path)
+	return syncDir(filepath.Dir(f.path))
 }
 
 // Abort drops the written bytes; path is left as it was. It may follow a failed Commit, and does

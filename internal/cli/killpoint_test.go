@@ -35,7 +35,7 @@ func installKillPoint() {
 	count := 0
 	faultpoint.Set(func(op, path string) {
 		count++
-		name := op + " " + filepath.Base(path)
+		name := op + " " + tempSuffix.ReplaceAllString(filepath.Base(path), ".tmp-*")
 		if logPath != "" {
 			if f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 				fmt.Fprintln(f, name)
@@ -50,6 +50,10 @@ func installKillPoint() {
 		}
 	})
 }
+
+// tempSuffix is the random part of a temp file's name, left out of the names of kill points so that they
+// are the same in every run.
+var tempSuffix = regexp.MustCompile(`\.tmp-[0-9]+$`)
 
 // killEnv is the environment of a tune child process working on the project in dir.
 func killEnv(dir string, extra ...string) []string {
@@ -80,7 +84,7 @@ func runKillable(t *testing.T, dir string, env []string, args ...string) (killed
 // activeOf is the active version the log of the store in dir names; with intact, the store must verify.
 func activeOf(t *testing.T, dir string, intact bool) string {
 	t.Helper()
-	code, out, errOut := storeRun(t, filepath.Join(dir, "weights"), filepath.Join(dir, "fixtures"), nil, "verify", "--json")
+	code, out, errOut := projectRun(t, dir, "verify", "--json")
 	if intact && code != 0 {
 		t.Fatalf("verify after recovery: exit %d\n%s%s", code, out, errOut)
 	}
@@ -91,14 +95,28 @@ func activeOf(t *testing.T, dir string, intact bool) string {
 	return v.Active
 }
 
+// projectRun runs tune in-process on the project in dir (its weights, fixtures and reports).
+func projectRun(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	return storeRun(t, filepath.Join(dir, "weights"), filepath.Join(dir, "fixtures"), nil,
+		append([]string{"--reports-dir", filepath.Join(dir, "reports")}, args...)...)
+}
+
 // storeState is what must survive a kill: the active version, every version file and the sum, the
-// harvested fixtures, and how often the log records each applied proposal.
+// harvested fixtures, the proposals, their saved inputs and reports, and how often the log records each
+// applied proposal. No temp file of a killed write may be left anywhere in the project.
 func storeState(t *testing.T, dir string) string {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "active %s\n", activeOf(t, dir, true))
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.Contains(d.Name(), ".tmp-") {
+			fmt.Fprintf(&b, "left over: %s\n", strings.TrimPrefix(path, dir))
+		}
+		return nil
+	})
 	for _, pattern := range []string{"weights/v*.toml", "weights/" + store.SumFile, "fixtures/harvested/*.toml",
-		"weights/" + store.ProposalsDir + "/*.json", "weights/" + store.ProposalsDir + "/inputs/*"} {
+		"weights/" + store.ProposalsDir + "/*.json", "weights/" + store.ProposalsDir + "/inputs/*", "reports/*"} {
 		files, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, f := range files {
 			data, err := os.ReadFile(f)
@@ -235,7 +253,7 @@ func killEachOperation(t *testing.T, base string, args ...string) (want string) 
 	// apply's marker: from its rename to its removal an interrupted apply is visible (-1, -1 without one)
 	marked, unmarked := slices.Index(ops, "rename .pending.json"), slices.Index(ops, "remove .pending.json")
 	before := activeOf(t, base, false)
-	for k := range ops {
+	for _, k := range killSample(ops, os.Getenv("TUNE_TEST_KILL_ALL") != "") {
 		t.Run(fmt.Sprintf("%02d-%s", k+1, strings.ReplaceAll(ops[k], " ", "-")), func(t *testing.T) {
 			dir := t.TempDir()
 			if err := copyDir(base, dir); err != nil {
@@ -244,17 +262,16 @@ func killEachOperation(t *testing.T, base string, args ...string) (want string) 
 			if killed, out := runKillable(t, dir, killEnv(dir, "TUNE_TEST_KILL_AT="+strconv.Itoa(k+1)), args...); !killed {
 				t.Fatalf("not killed at operation %d (%s):\n%s", k+1, ops[k], out)
 			}
-			wd, fd := filepath.Join(dir, "weights"), filepath.Join(dir, "fixtures")
-			code, out, _ := storeRun(t, wd, fd, nil, "verify")
+			code, out, _ := projectRun(t, dir, "verify")
 			if k > marked && k <= unmarked && (code == 0 || !strings.Contains(out, "pending: an interrupted ")) {
 				t.Fatalf("killed between writing and removing the marker (%s), verify does not report it:\n%s", ops[k], out)
 			}
 			if code != 0 {
-				if code, out, errOut := storeRun(t, wd, fd, nil, "repair"); code != 0 {
+				if code, out, errOut := projectRun(t, dir, "repair"); code != 0 {
 					t.Fatalf("repair after a kill at %s: exit %d\n%s%s", ops[k], code, out, errOut)
 				}
 			}
-			if code, out, _ := storeRun(t, wd, fd, nil, "verify"); code != 0 {
+			if code, out, _ := projectRun(t, dir, "verify"); code != 0 {
 				t.Fatalf("the store does not verify after repair (kill at %s):\n%s", ops[k], out)
 			}
 			if args[0] != "rollback" || activeOf(t, dir, true) == before {
@@ -268,6 +285,35 @@ func killEachOperation(t *testing.T, base string, args ...string) (want string) 
 		})
 	}
 	return want
+}
+
+// killSample is the indexes of ops the kill tests kill at: with all, every one; otherwise one kill per
+// state of the disk a kill can leave (docs/decisions.md#crash-injection-in-a-real-process). Every create
+// (the temp file there, empty), rename (the temp file whole, synced) and remove is killed at. write and
+// fsync leave the disk as the create and rename around them do, and dirsync (renamed, the directory not
+// yet synced) as the next create does, less its empty temp file: of those, the first of each kind is
+// killed at (so each kind is shown to be reached and survived), and every dirsync that no create follows
+// (before a removal, or the command's last operation). TUNE_TEST_KILL_ALL=1 kills at all of them.
+func killSample(ops []string, all bool) []int {
+	kind := func(k int) string {
+		if k >= len(ops) {
+			return ""
+		}
+		op, _, _ := strings.Cut(ops[k], " ")
+		return op
+	}
+	var out []int
+	seen := map[string]bool{}
+	for k := range ops {
+		op := kind(k)
+		switch {
+		case all, !seen[op], op == faultpoint.Create, op == faultpoint.Rename, op == faultpoint.Remove,
+			op == faultpoint.DirSync && kind(k+1) != faultpoint.Create:
+			out = append(out, k)
+		}
+		seen[op] = true
+	}
+	return out
 }
 
 // tune verify runs repair's own marker check: a marker left by a killed apply and then edited (the

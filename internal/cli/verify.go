@@ -15,6 +15,7 @@ type verifyOptions struct {
 	IO          *IOStreams
 	WeightsDir  string
 	FixturesDir string // where an interrupted apply's harvested fixtures go: its marker is checked against it
+	ReportsDir  string // temp files of killed report writes there are reported
 	JSON        bool
 }
 
@@ -38,7 +39,8 @@ verify lists every problem it finds and exits 1: an edited, missing or extra ver
 file that does not match, a broken chain, a serial gap, a lineage change, or the marker of an
 interrupted operation (.pending.json). A marker is checked as tune repair checks it: one that does
 not describe the next apply or rollback the log allows, byte for byte, is reported as forged, with the
-reason (repair refuses it). It exits 0 when the store is intact. A store as shipped
+reason (repair refuses it). Temp files (.NAME.tmp-*) left by a killed write, in the store or in the
+--reports-dir, are listed as stale. It exits 0 when the store is intact. A store as shipped
 (only v0001.toml, no log yet) is intact.
 
 What to do next: an interrupted operation → tune repair. A forged marker → inspect it and delete it
@@ -48,7 +50,7 @@ file from version control.`,
   tune verify --json | jq '.problems[].file'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.WeightsDir, opts.FixturesDir = f.WeightsDir, f.FixturesDir
+			opts.WeightsDir, opts.FixturesDir, opts.ReportsDir = f.WeightsDir, f.FixturesDir, f.ReportsDir
 			if runF != nil {
 				return runF(opts)
 			}
@@ -60,7 +62,7 @@ file from version control.`,
 }
 
 func verifyRun(opts *verifyOptions) error {
-	rep, err := app.Verify(opts.WeightsDir, opts.FixturesDir)
+	rep, err := app.Verify(opts.WeightsDir, opts.FixturesDir, opts.ReportsDir)
 	if err == nil {
 		err = view.Print(opts.IO.Out, opts.JSON, rep, view.Verify)
 	}

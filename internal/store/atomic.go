@@ -29,7 +29,7 @@ func (s *Store) remove(path string) error {
 	if err := s.kill(); err != nil {
 		return err
 	}
-	faultpoint.Reach("remove", path)
+	faultpoint.Reach(faultpoint.Remove, path)
 	return os.Remove(path)
 }
 

@@ -199,3 +199,39 @@ func TestStaleTempFilesAreReportedAndCleaned(t *testing.T) {
 	}
 	_ = weights.Schema
 }
+
+// A report write killed before its rename leaves a temp file under the reports directory, which a commit
+// of reports/ would take along (found by TestKilledNightlyRecovers in cli): verify reports it by its path
+// when it is told the reports directory, and repair removes it, leaving the reports themselves alone.
+func TestStaleReportTempFilesAreReportedAndCleaned(t *testing.T) {
+	s, _ := applied(t)
+	reports := filepath.Join(t.TempDir(), "reports")
+	os.MkdirAll(filepath.Join(reports, ".dir.tmp-4"), 0o755) // not a file tune writes: left alone
+	tmp := filepath.Join(reports, ".proposal-p-1.md.tmp-77")
+	os.WriteFile(tmp, []byte("# half a rep"), 0o644)
+	keep := []string{filepath.Join(reports, "proposal-p-1.md"), filepath.Join(reports, ".keep")}
+	for _, p := range keep {
+		os.WriteFile(p, []byte("x"), 0o644)
+	}
+	mustVerify(t, s) // without a reports directory, verify looks at the store only
+	s.ReportsDir = reports
+	probs := s.Verify()
+	if len(probs) != 1 || probs[0].Kind != ProblemStale || probs[0].File != tmp || !strings.Contains(probs[0].Message, "`tune repair` removes it") {
+		t.Fatalf("verify:\n%s", joinProblems(probs))
+	}
+	if _, err := s.Active(); err != nil {
+		t.Fatalf("a reader refused over a report's temp file: %v", err)
+	}
+	if _, err := s.Repair(false); !errors.Is(err, ErrNothingToDo) {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmp); err == nil {
+		t.Errorf("%s still there", tmp)
+	}
+	for _, p := range append(keep, filepath.Join(reports, ".dir.tmp-4")) {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("repair removed %s", p)
+		}
+	}
+	mustVerify(t, s)
+}

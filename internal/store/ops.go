@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/ldd-tools/tune/internal/faultpoint"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -106,6 +107,7 @@ func (s *Store) mutate(fn func(st *state) error) error {
 	// Every writer of the store's files holds the lock, so a temp file seen under it belongs to a write
 	// that was killed: remove it (verify reports it until then).
 	for _, name := range st.stale {
+		faultpoint.Reach(faultpoint.Remove, s.path(name))
 		if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}

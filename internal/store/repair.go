@@ -39,6 +39,9 @@ type RepairResult struct {
 func (s *Store) Repair(abort bool) (*RepairResult, error) {
 	var res *RepairResult
 	err := s.mutate(func(st *state) error {
+		if err := s.removeStaleReports(); err != nil {
+			return err
+		}
 		if st.pendingData == nil {
 			return fmt.Errorf("%w: no interrupted operation (%s is absent)", ErrNothingToDo, PendingFile)
 		}

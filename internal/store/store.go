@@ -56,6 +56,9 @@ type Store struct {
 	Reference []byte
 	// FixturesDir is where Apply harvests flagged tasks (under harvested/); "" disables harvesting.
 	FixturesDir string
+	// ReportsDir is where reports are written: Verify reports the temp files of killed report writes
+	// there and Repair removes them (see reports.go); "" leaves it alone.
+	ReportsDir string
 	// LockTimeout bounds the wait for weights/.lock (DefaultLockTimeout when zero).
 	LockTimeout time.Duration
 	// CrashAfter is a test hook: the multi-step operation stops right after the write step of this name,

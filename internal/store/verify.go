@@ -31,8 +31,8 @@ const (
 	ProblemStale = "stale"
 )
 
-// Problem is one finding of Verify. File is relative to the store directory; Line is 1-based, 0 when the
-// problem is about the whole file.
+// Problem is one finding of Verify. File is relative to the store directory (a temp file under the
+// reports directory is named by its path); Line is 1-based, 0 when the problem is about the whole file.
 type Problem struct {
 	Kind    string `json:"kind"`
 	File    string `json:"file"`
@@ -59,7 +59,7 @@ func (s *Store) Verify() []Problem {
 	st.reference = s.Reference
 	problems := st.verify()
 	s.judgePending(st, problems)
-	return problems
+	return append(problems, s.staleReportProblems()...)
 }
 
 // judgePending runs repair's own check (checkPending) on the marker the list reports, so verify says
