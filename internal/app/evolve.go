@@ -13,6 +13,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -107,6 +108,19 @@ type EvolveResult struct {
 
 // Escalated reports whether the run needs a human (exit code 3).
 func (r *EvolveResult) Escalated() bool { return r.Outcome == evolve.OutcomeEscalated }
+
+// Escalation is the error that ends an escalated run with exit code 3, pointing to the playbook; nil
+// when the run did not escalate.
+func (r *EvolveResult) Escalation() error {
+	if !r.Escalated() {
+		return nil
+	}
+	return escalation(r.Reason)
+}
+
+func escalation(reason string) error {
+	return &exitcode.EscalationError{Reason: reason + "; see " + EscalationDoc}
+}
 
 // evolveConfig is the optional config file (tune.toml): the [evolve] and [watch] tables.
 type evolveConfig struct {

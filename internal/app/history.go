@@ -26,6 +26,9 @@ type HistoryResult struct {
 	Entries  []store.LogEntry `json:"entries"`
 	// Left is how many earlier entries Latest left out.
 	Left int `json:"-"`
+	// NoStore is the store directory when it does not exist and nobody chose it: outside a project
+	// nothing has happened yet, which is not an error (the result is otherwise empty).
+	NoStore string `json:"-"`
 }
 
 // Latest keeps the latest limit entries (0: all) and counts the ones it leaves out in Left.
@@ -36,8 +39,12 @@ func (r *HistoryResult) Latest(limit int) {
 	}
 }
 
-// History reads the evolution log and the version files of the store in weightsDir.
-func History(weightsDir string) (*HistoryResult, error) {
+// History reads the evolution log and the version files of the store in weightsDir. builtin says no
+// flag, variable or project chose weightsDir (Env.Builtin): then a missing store is NoStore.
+func History(weightsDir string, builtin bool) (*HistoryResult, error) {
+	if builtin && missing(weightsDir) {
+		return &HistoryResult{NoStore: weightsDir}, nil
+	}
 	s, err := store.Open(weightsDir, nil)
 	if err != nil {
 		return nil, err

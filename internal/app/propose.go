@@ -41,6 +41,15 @@ type ProposeResult struct {
 	Tails     []traceparse.Tail `json:"-"`
 }
 
+// Escalation is the error of a step the drift bound stopped: a human decides (exit code 3), as at
+// the evolve loop's step cap. nil otherwise.
+func (r *ProposeResult) Escalation() error {
+	if r.Drift == nil {
+		return nil
+	}
+	return escalation(r.Drift.Reason)
+}
+
 // Propose runs one evolution step on the logs against the active weights. When a change was measured
 // it writes the pending proposal (once: the id is a hash of the content), logs its attempts (once per
 // proposal) and writes its EVAL report.

@@ -109,9 +109,8 @@ func addEvolveFlags(cmd *cobra.Command, opts *evolveOptions) {
 // printEvolve prints the outcome of tune evolve or tune nightly; an escalation then exits 3.
 func printEvolve(opts *evolveOptions, out *app.EvolveResult) error {
 	view.Warnings(opts.IO.ErrOut, out.Warnings, view.NewTails(out.Tails))
-	err := view.Print(opts.IO.Out, opts.JSON, out, view.Evolve)
-	if err == nil && out.Escalated() {
-		err = &EscalationError{Reason: out.Reason + "; see " + app.EscalationDoc}
+	if err := view.Print(opts.IO.Out, opts.JSON, out, view.Evolve); err != nil {
+		return err
 	}
-	return err
+	return out.Escalation()
 }

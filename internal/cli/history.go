@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -69,15 +66,11 @@ fields are those of weights/evolution.jsonl.`,
 const defaultHistoryLimit = 20
 
 func historyRun(opts *historyOptions) error {
-	if _, err := os.Stat(opts.WeightsDir); opts.Builtin && errors.Is(err, fs.ErrNotExist) {
-		// Outside a project: nothing has happened yet, which is not an error.
-		fmt.Fprintf(opts.IO.Out, "no weights store at %s, so no history: tune init starts a project (outside one, tune score, detect and replay use the built-in reference weights v0001)\n", opts.WeightsDir)
-		return nil
-	}
-	rep, err := app.History(opts.WeightsDir)
+	rep, err := app.History(opts.WeightsDir, opts.Builtin)
 	if err != nil {
 		return err
 	}
 	rep.Latest(opts.Limit)
-	return view.Print(opts.IO.Out, opts.JSON, rep, view.History)
+	// Outside a project the note is the output, with --json too.
+	return view.Print(opts.IO.Out, opts.JSON && rep.NoStore == "", rep, view.History)
 }

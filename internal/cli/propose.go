@@ -73,10 +73,8 @@ func proposeRun(opts *proposeOptions) error {
 		return err
 	}
 	view.Warnings(opts.IO.ErrOut, rep.Warnings, view.NewTails(rep.Tails))
-	err = view.Print(opts.IO.Out, opts.JSON, rep, view.Propose)
-	if err == nil && rep.Drift != nil {
-		// The drift bound: a human decides (exit 3), as at the evolve loop's step cap.
-		err = &EscalationError{Reason: rep.Drift.Reason + "; see " + app.EscalationDoc}
+	if err := view.Print(opts.IO.Out, opts.JSON, rep, view.Propose); err != nil {
+		return err
 	}
-	return err
+	return rep.Escalation()
 }

@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/view"
-	"github.com/spf13/cobra"
 )
 
 type repairOptions struct {
@@ -76,12 +76,7 @@ func repairRun(opts *repairOptions) error {
 	if err != nil {
 		return err
 	}
-	if rep.Repaired && opts.Resign {
-		fmt.Fprintf(opts.IO.ErrOut, "WARNING: the weights store was re-signed; the hand edit is now part of its history (log serial %d):\n", rep.Serial)
-		for _, d := range rep.Details {
-			fmt.Fprintf(opts.IO.ErrOut, "WARNING:   %s\n", d)
-		}
-	}
+	view.Resigned(opts.IO.ErrOut, rep)
 	if err := view.Print(opts.IO.Out, opts.JSON, rep, view.Repair); err != nil {
 		return err
 	}

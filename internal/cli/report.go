@@ -139,14 +139,6 @@ func reportRun(opts *reportOptions) error {
 	for _, w := range res.Warnings {
 		view.Warn(opts.IO.ErrOut, "", w)
 	}
-	for _, n := range res.Notes {
-		fmt.Fprintf(opts.IO.ErrOut, "tune: note: %s\n", n)
-	}
-	if opts.JSON {
-		return view.WriteJSON(opts.IO.Out, res)
-	}
-	for _, p := range res.Files {
-		fmt.Fprintln(opts.IO.Out, p)
-	}
-	return nil
+	view.Notes(opts.IO.ErrOut, res.Notes)
+	return view.Print(opts.IO.Out, opts.JSON, res, view.ReportFiles)
 }

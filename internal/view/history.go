@@ -13,6 +13,10 @@ import (
 
 // History prints the evolution log (or, without one, the version files) with the active version marked.
 func History(w io.Writer, rep *app.HistoryResult) error {
+	if rep.NoStore != "" {
+		_, err := fmt.Fprintf(w, "no weights store at %s, so no history: tune init starts a project (outside one, tune score, detect and replay use the built-in reference weights v0001)\n", rep.NoStore)
+		return err
+	}
 	if len(rep.Entries) == 0 {
 		termtable.Fprintln(w, "no evolution log yet; version files:")
 		t := termtable.New(w, "Version", "Parent", "Created", "Reason").Shrink("Reason")

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
@@ -83,11 +84,14 @@ func Notes(w io.Writer, notes []string) {
 	}
 }
 
-// Lines prints each string on its own line.
-func Lines(w io.Writer, lines []string) {
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
+// ReportFiles prints the files a report command wrote, one a line.
+func ReportFiles(w io.Writer, res app.ReportResult) error {
+	for _, p := range res.Files {
+		if _, err := fmt.Fprintln(w, p); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 var (

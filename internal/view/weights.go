@@ -57,6 +57,18 @@ func Verify(w io.Writer, rep *app.VerifyResult) error {
 	return nil
 }
 
+// Resigned warns on w, when tune repair --resign re-signed the store, that the hand edit is now part
+// of its history.
+func Resigned(w io.Writer, rep *app.RepairResult) {
+	if !rep.Repaired || rep.Op != "resign" {
+		return
+	}
+	fmt.Fprintf(w, "WARNING: the weights store was re-signed; the hand edit is now part of its history (log serial %d):\n", rep.Serial)
+	for _, d := range rep.Details {
+		fmt.Fprintf(w, "WARNING:   %s\n", d)
+	}
+}
+
 // Repair prints what tune repair did, or, with nothing to repair, what verify finds.
 func Repair(w io.Writer, rep *app.RepairResult) error {
 	switch {
