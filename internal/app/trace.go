@@ -69,7 +69,10 @@ func Trace(opts TraceOptions, out export.TaskWriter, warn func(w traceparse.Warn
 			res.Skipped++
 		}
 	}
-	maxLine := traceparse.MaxLineBytes(opts.MaxLine << 20)
+	readOpts := []traceparse.Option{traceparse.MaxLineBytes(opts.MaxLine << 20)}
+	if export.KeepsNoTask(out) {
+		readOpts = append(readOpts, traceparse.Transient())
+	}
 	for _, log := range opts.Logs {
 		last := opts.LastTasks(log)
 		if last == 0 {
@@ -80,7 +83,7 @@ func Trace(opts TraceOptions, out export.TaskWriter, warn func(w traceparse.Warn
 				} else {
 					warn(w, false)
 				}
-			}, maxLine)
+			}, readOpts...)
 			if err != nil {
 				return nil, traceReadError(opts.Logs, err)
 			}
@@ -89,7 +92,7 @@ func Trace(opts TraceOptions, out export.TaskWriter, warn func(w traceparse.Warn
 			kept = traceparse.WarningList{}
 			continue
 		}
-		r, err := traceparse.ReadLast(log, last, maxLine)
+		r, err := traceparse.ReadLast(log, last, readOpts...)
 		if err != nil {
 			return nil, traceReadError(opts.Logs, err)
 		}

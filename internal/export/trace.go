@@ -16,6 +16,16 @@ type TaskWriter interface {
 	Close(lines traceparse.LineCounts, warnings []traceparse.Warning, tails []traceparse.Tail) error
 }
 
+// KeepsNoTask reports whether w keeps nothing of a task once its Task method returns (it writes the task
+// out at once), so that a read may reuse the task's memory for the next ones (traceparse.Transient).
+func KeepsNoTask(w TaskWriter) bool {
+	_, ok := w.(interface{ keepsNoTask() })
+	return ok
+}
+
+func (*TaskJSONL) keepsNoTask() {}
+func (*TaskJSON) keepsNoTask()  {}
+
 // TaskJSONL writes one JSON object per task and line, with the fields of `tune trace --json`'s tasks.
 type TaskJSONL struct {
 	w   *bufio.Writer

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -46,16 +47,22 @@ const maxLineBytes = 1 << 30
 // forwards and backwards classify a line identically.
 type lineClass struct {
 	skip      skipCode
-	openQuote bool     // its quotes do not balance (a value may continue on the next line)
-	bom       bool     // a UTF-8 BOM was stripped from its start
-	magic     bool     // it was read from after the Tier-2 magic prefix
-	entry     int      // index of its entry in the batch's entries (parallel reads)
-	epochSet  bool     // entry.Epoch came from an epoch= field
-	task      taskKeys // its keys that describe its task
-	head      metaHead // what a meta line says about its task
-	notes     []string // caveats on a kept line
-	size      int      // the line's length in bytes
+	openQuote bool // its quotes do not balance (a value may continue on the next line)
+	bom       bool // a UTF-8 BOM was stripped from its start
+	magic     bool // it was read from after the Tier-2 magic prefix
+	entry     int  // index of its entry in the batch's entries (parallel reads)
+	epochSet  bool // entry.Epoch came from an epoch= field
+	// task holds its keys that describe its task (noTaskKeys when it has none) and head what a meta
+	// line says about its task, from the store of its entry: most lines have neither, and a batch
+	// holds a class per line (docs/decisions.md#streaming-reads).
+	task  *taskKeys
+	head  *metaHead
+	notes []string // caveats on a kept line
+	size  int      // the line's length in bytes
 }
+
+// noTaskKeys is the task of a line without task-level keys; never written.
+var noTaskKeys taskKeys
 
 // taskKeys are the task-level keys a line may hold. They are read while classifying, from cache-hot
 // text, so that the in-order pass never goes back to the entry's fields.
@@ -67,11 +74,11 @@ type taskKeys struct {
 	hasFiles, hasRegressionFollowed         bool
 }
 
-// classifier holds scratch space reused from line to line, an arena for the lines' text, and slabs
-// for the small values entries point to. The parser is allocation-bound: with these a line costs no
-// allocation of its own, only a share of large blocks.
+// classifier holds scratch space reused from line to line and the store its lines' text and small
+// values go to. The parser is allocation-bound: with these a line costs no allocation of its own, only a
+// share of large blocks.
 type classifier struct {
-	text  arena
+	store
 	base  int    // offset in text of the current line's text
 	line  string // the current line's text so far: its bytes, unquoted tokens, synthesised keys
 	spans []span // its tokens
@@ -83,46 +90,135 @@ type classifier struct {
 	keyMask uint64 // a bit per key of pos (keyBit): a key whose bit is clear is not there
 	loops   []string
 	sigs    []weights.SignalWeight
+}
 
+// store is where entries' text and small values live: an arena for the lines' text and slabs for the
+// values entries point to. A parallel read gives each batch a store of its own; a read whose tasks are
+// not kept (Transient) hands the batch and its store out again once no open task points into them
+// (docs/decisions.md#streaming-reads).
+type store struct {
+	text      arena
 	ints      slab[int]
 	floats    slab[float64]
 	fieldPoss slab[fieldPos]
 	strs      slab[string]
 	signals   slab[weights.SignalWeight]
+	taskKeys  slab[taskKeys]
+	heads     slab[metaHead]
+}
+
+// recycling makes s keep its blocks for reuse after reset.
+func (s *store) recycling() {
+	s.text.recycle, s.ints.recycle, s.floats.recycle, s.fieldPoss.recycle, s.strs.recycle, s.signals.recycle = true, true, true, true, true, true
+	s.taskKeys.recycle, s.heads.recycle = true, true
+}
+
+// sizeFor sizes the first blocks of an empty store for the entries of about n bytes of lines: a batch's
+// text is about 1.5 times its lines, so one chunk holds it.
+func (s *store) sizeFor(n int) {
+	s.text.chunk = n
+	s.ints.size, s.floats.size, s.fieldPoss.size, s.strs.size, s.signals.size = 256, 256, 512, 256, 256
+	s.taskKeys.size, s.heads.size = 128, 128
+}
+
+// reset hands out the kept blocks again from their start. Only for a recycling store, once nothing
+// points into it any more.
+func (s *store) reset() {
+	s.text.reset()
+	s.ints.reset()
+	s.floats.reset()
+	s.fieldPoss.reset()
+	s.strs.reset()
+	s.signals.reset()
+	s.taskKeys.reset()
+	s.heads.reset()
 }
 
 const manyFields = 32
 
 // arena holds the text of many lines in append-only chunks, so that a line's string is a slice of a
-// large block rather than an allocation of its own. strings.Builder is the append-only buffer
-// without unsafe code: bytes it has written never change, so slices of String() stay valid.
+// large block rather than an allocation of its own. It is strings.Builder's technique (a string made
+// over bytes that are never written again, with unsafe.String) with chunks that never move, and with
+// one more use: a recycling arena keeps its chunks and fills them again after reset, which is sound
+// only once no string of the chunks is used any more (Transient reads; docs/decisions.md#streaming-reads).
 type arena struct {
-	b     strings.Builder
-	chunk int // size of the last chunk started
+	buf     []byte // the chunk being filled: its bytes up to len are taken
+	chunk   int    // size of the last chunk started
+	recycle bool
+	kept    [][]byte // a recycling arena's chunks, in the order they are filled
+	next    int      // kept[next:] are not in use since the last reset
 }
+
+// maxKeptChunk bounds a chunk a recycling arena keeps: one made for a huge line is left to the GC.
+const maxKeptChunk = 4 << 20
 
 // reserve makes room for n more bytes in the current chunk, so that the line being built never
 // moves. Chunks double up to 1 MB: a tail read of a few KB stays small.
 func (a *arena) reserve(n int) {
-	if a.b.Cap()-a.b.Len() >= n {
+	if cap(a.buf)-len(a.buf) >= n {
 		return
 	}
+	for a.next < len(a.kept) {
+		c := a.kept[a.next]
+		a.next++
+		if cap(c) >= n {
+			a.buf = c[:0]
+			return
+		}
+	}
 	a.chunk = min(max(2*a.chunk, 4<<10), 1<<20)
-	a.b.Reset()
-	a.b.Grow(max(n, a.chunk))
+	a.buf = make([]byte, 0, max(n, a.chunk))
+	if a.recycle && cap(a.buf) <= maxKeptChunk {
+		a.kept = append(a.kept, a.buf)
+		a.next = len(a.kept)
+	}
 }
+
+func (a *arena) reset() { a.buf, a.next = nil, 0 }
+
+// Len is the number of bytes taken in the current chunk.
+func (a *arena) Len() int { return len(a.buf) }
+
+// String returns the taken bytes of the current chunk; reserve guarantees they are never written again
+// (until a reset of a recycling arena).
+func (a *arena) String() string { return unsafe.String(unsafe.SliceData(a.buf), len(a.buf)) }
+
+func (a *arena) Write(b []byte)       { a.buf = append(a.buf, b...) }
+func (a *arena) WriteString(s string) { a.buf = append(a.buf, s...) }
+func (a *arena) writeByte(c byte)     { a.buf = append(a.buf, c) }
 
 // slab hands out small values and short slices from shared chunks: one allocation per chunk
-// instead of one each. Chunks grow to 1024 elements, so a small read allocates little.
+// instead of one each. Chunks grow to 1024 elements, so a small read allocates little. A recycling
+// slab keeps its chunks and hands them out again after reset.
 type slab[T any] struct {
-	free []T
-	size int
+	free    []T
+	size    int
+	recycle bool
+	kept    [][]T
+	next    int
 }
 
+// maxKeptChunks bounds the chunks a recycling slab keeps.
+const maxKeptChunks = 256
+
 func (s *slab[T]) grow(n int) {
+	for s.next < len(s.kept) {
+		c := s.kept[s.next]
+		s.next++
+		if len(c) >= n {
+			s.free = c
+			return
+		}
+	}
 	s.size = min(max(2*s.size, 32), 1024)
 	s.free = make([]T, max(n, s.size))
+	if s.recycle && len(s.kept) < maxKeptChunks && len(s.free) <= 4*1024 {
+		s.kept = append(s.kept, s.free)
+		s.next = len(s.kept)
+	}
 }
+
+func (s *slab[T]) reset() { s.free, s.next = nil, 0 }
 
 func (s *slab[T]) new(v T) *T {
 	if len(s.free) == 0 {
@@ -211,20 +307,20 @@ func (c *classifier) classify(raw []byte, lc *lineClass, e *Entry) {
 	// The line's text: its bytes, then the unquoted text of its quoted tokens (at most its length;
 	// twice that when the quotes do not balance and it is split again), then synthesised keys.
 	c.text.reserve(3*len(b) + synthesisedRoom)
-	c.base = c.text.b.Len()
-	c.text.b.Write(b)
-	line := c.text.b.String()[c.base:]
+	c.base = c.text.Len()
+	c.text.Write(b)
+	line := c.text.String()[c.base:]
 	var err error
-	if c.spans, err = tokenize(line, 0, &c.text.b, c.base, c.spans[:0]); err != nil {
+	if c.spans, err = tokenize(line, 0, &c.text, c.base, c.spans[:0]); err != nil {
 		lc.openQuote = true
-		c.spans = fallbackSplit(line, &c.text.b, c.base, c.spans[:0])
+		c.spans = fallbackSplit(line, &c.text, c.base, c.spans[:0])
 		defer func() {
 			if lc.skip == keep {
 				lc.notes = append(lc.notes, fmt.Sprintf("quotes do not balance (%v): read by a whitespace split, quoted values may be cut", err))
 			}
 		}()
 	}
-	c.line = c.text.b.String()[c.base:]
+	c.line = c.text.String()[c.base:]
 	if !timestampLike(c.token(0)) {
 		lc.skip = skipNoTimestamp
 		return
@@ -381,12 +477,15 @@ func (c *classifier) build(lc *lineClass, e *Entry) {
 			}
 		}
 	}
-	lc.task = taskKeys{
-		any:      files.ok || regressionFollowed.ok || regressionOf.ok,
-		terminal: c.str(terminal), lossFinal: c.str(lossFinal), hasLossFinal: lossFinal.ok,
-		files: c.str(files), hasFiles: files.ok,
-		regressionFollowed: c.str(regressionFollowed), hasRegressionFollowed: regressionFollowed.ok,
-		regressionOf: c.str(regressionOf),
+	lc.task = &noTaskKeys
+	if terminal.ok || lossFinal.ok || files.ok || regressionFollowed.ok || regressionOf.ok {
+		lc.task = c.taskKeys.new(taskKeys{
+			any:      files.ok || regressionFollowed.ok || regressionOf.ok,
+			terminal: c.str(terminal), lossFinal: c.str(lossFinal), hasLossFinal: lossFinal.ok,
+			files: c.str(files), hasFiles: files.ok,
+			regressionFollowed: c.str(regressionFollowed), hasRegressionFollowed: regressionFollowed.ok,
+			regressionOf: c.str(regressionOf),
+		})
 	}
 	if len(ignored) > 0 {
 		lc.notes = append(lc.notes, fmt.Sprintf("bare words ignored (no key=): %s", quoteList(ignored)))
@@ -410,6 +509,7 @@ func (c *classifier) build(lc *lineClass, e *Entry) {
 		e.Kind = KindIter
 	}
 	if e.Kind == KindMeta {
+		lc.head = c.heads.new(metaHead{})
 		c.normaliseMeta(lc)
 		e.Fields = c.fields()
 		c.readHead(lc, e)
@@ -473,9 +573,9 @@ func (c *classifier) str(o optional) string { return c.line[o.start:o.end] }
 
 // appendText adds s to the current line's text and returns where it is.
 func (c *classifier) appendText(s string) optional {
-	start := c.text.b.Len() - c.base
-	c.text.b.WriteString(s)
-	c.line = c.text.b.String()[c.base:]
+	start := c.text.Len() - c.base
+	c.text.WriteString(s)
+	c.line = c.text.String()[c.base:]
 	return optional{start, start + len(s), true}
 }
 
@@ -568,7 +668,7 @@ type metaHead struct {
 }
 
 func (c *classifier) readHead(lc *lineClass, e *Entry) {
-	h := &lc.head
+	h := lc.head
 	h.time = parseMetaTime(lc, e.Timestamp)
 	// One pass over the fields rather than a lookup per key: keys are unique.
 	var loops, signals, weightsVersion optional

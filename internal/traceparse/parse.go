@@ -88,11 +88,19 @@ type parser struct {
 	// emit, when set, receives each task as it completes instead of the result's task list
 	// (Stream); emitWarn likewise receives each warning. stopErr is the first error emit returned:
 	// the read stops at the next batch and emits nothing more.
-	maxLine  int // the line-length cap (MaxLineBytes)
-	emit     func(*Task) error
-	emitWarn func(Warning)
-	stopErr  error
-	stopped  atomic.Bool
+	maxLine int // the line-length cap (MaxLineBytes)
+	// transient: emit keeps nothing of a task (Transient). A parallel read then reuses batches:
+	// batchSeq is the batch being accounted for, openSeq the one the open task opened in, and the
+	// consumer's own store (Δloss, final losses, loops used, files) is reused from task to task. out
+	// is the task handed to emit.
+	transient         bool
+	recycle           bool
+	batchSeq, openSeq int64
+	out               Task
+	emit              func(*Task) error
+	emitWarn          func(Warning)
+	stopErr           error
+	stopped           atomic.Bool
 }
 
 type lossGroup struct {
@@ -277,7 +285,7 @@ func (p *parser) add(lc *lineClass, ents []Entry, i int) {
 	e := &ents[i]
 	if e.Kind == KindMeta {
 		p.finishTask()
-		p.openTask(e, &lc.head)
+		p.openTask(e, lc.head)
 	} else if !p.open {
 		p.openTask(e, nil)
 	}
@@ -312,7 +320,7 @@ func (p *parser) add(lc *lineClass, ents []Entry, i int) {
 		p.keepLastClose(e)
 	}
 	if lc.task.any {
-		p.taskFields(e, &lc.task)
+		p.taskFields(e, lc.task)
 	}
 }
 
@@ -361,6 +369,10 @@ func (p *parser) taskFields(e *Entry, k *taskKeys) {
 
 // openTask opens a task at e: a meta line with its head, or the first line of the legacy task.
 func (p *parser) openTask(e *Entry, head *metaHead) {
+	if p.recycle { // the tasks that pointed into it were emitted
+		p.cls.store.reset()
+	}
+	p.openSeq = p.batchSeq
 	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp}
 	clear(p.groups) // scratch reused from task to task: stale strings would pin old arena blocks
 	p.open, p.epoch, p.groups, p.hasIter, p.hasClose, p.lastIterLoss = true, 0, p.groups[:0], false, false, nil
@@ -453,8 +465,12 @@ func (p *parser) finishTask() {
 	}
 	if p.emit != nil {
 		if p.stopErr == nil {
-			task := *t
-			if err := p.emit(&task); err != nil {
+			task := &p.out
+			if !p.transient {
+				task = new(Task)
+			}
+			*task = *t
+			if err := p.emit(task); err != nil {
 				p.stopErr = err
 				p.stopped.Store(true)
 			}

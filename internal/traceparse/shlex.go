@@ -44,7 +44,7 @@ type span struct{ start, end int }
 // backslashes is a span of src; the unquoted text of any other token is written to a, after the
 // line, and its span points there. So all tokens are slices of one string, whatever their quoting.
 // The caller reserves room in a for len(src) more bytes, so that the writes never move a's buffer.
-func tokenize(src string, srcOff int, a *strings.Builder, base int, spans []span) ([]span, error) {
+func tokenize(src string, srcOff int, a *arena, base int, spans []span) ([]span, error) {
 	i, n := 0, len(src)
 	for {
 		for i < n && isSep(src[i]) {
@@ -71,7 +71,7 @@ func tokenize(src string, srcOff int, a *strings.Builder, base int, spans []span
 				}
 				// The escaped character may be multi-byte: its first byte is taken here and its
 				// continuation bytes by the default case, which is the same thing.
-				a.WriteByte(src[i+1])
+				a.writeByte(src[i+1])
 				i += 2
 			case '\'':
 				end := strings.IndexByte(src[i+1:], '\'')
@@ -99,11 +99,11 @@ func tokenize(src string, srcOff int, a *strings.Builder, base int, spans []span
 						return spans, errNoEscaped
 					}
 					if next := src[i+1]; next == '"' || next == '\\' {
-						a.WriteByte(next)
+						a.writeByte(next)
 						i += 2
 						continue
 					}
-					a.WriteByte('\\') // a backslash before anything else is itself
+					a.writeByte('\\') // a backslash before anything else is itself
 					i++
 				}
 			default:
@@ -120,8 +120,8 @@ func tokenize(src string, srcOff int, a *strings.Builder, base int, spans []span
 
 // splitPOSIX appends the tokens of s to out.
 func splitPOSIX(s string, out []string) ([]string, error) {
-	var a strings.Builder
-	a.Grow(2 * len(s))
+	var a arena
+	a.reserve(2 * len(s))
 	a.WriteString(s)
 	spans, err := tokenize(s, 0, &a, 0, nil)
 	if err != nil {
@@ -138,7 +138,7 @@ func splitPOSIX(s string, out []string) ([]string, error) {
 // runs of space and tab, then unquote each token on its own when it balances by itself; a token that
 // does not is kept exactly as written, quote characters included, so nothing is invented. line is
 // the line's text at offset base of a, as for tokenize; a needs room for len(line) more bytes.
-func fallbackSplit(line string, a *strings.Builder, base int, spans []span) []span {
+func fallbackSplit(line string, a *arena, base int, spans []span) []span {
 	for i := 0; i < len(line); {
 		if line[i] == ' ' || line[i] == '\t' {
 			i++

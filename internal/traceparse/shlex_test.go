@@ -2,7 +2,6 @@ package traceparse
 
 import (
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -60,8 +59,8 @@ func TestSplitPOSIXMatchesPythonShlex(t *testing.T) {
 
 func TestFallbackSplit(t *testing.T) {
 	line := `ts inner action="say "hi" 'it' don't`
-	var a strings.Builder
-	a.Grow(3 * len(line))
+	var a arena
+	a.reserve(3 * len(line))
 	a.WriteString(line)
 	var got []string
 	for _, sp := range fallbackSplit(line, &a, 0, nil) {

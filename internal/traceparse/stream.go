@@ -12,21 +12,28 @@ import (
 
 // batchSize is how much of a log one batch holds. Classifying a line (tokens, its text, its fields
 // and entry) is most of the work and depends on the line alone, so batches of lines are classified
-// on all CPUs while the task segmentation, which must see lines in order, consumes them. 256 KB
-// rather than more: the batches in flight (each with ~300 bytes of verdict per line) are allocated
-// per parse, and 1 MB batches made them a sixth of a parse's memory.
-const batchSize = 256 << 10
+// on all CPUs while the task segmentation, which must see lines in order, consumes them. A read has a
+// fixed set of batches, about four times their bytes in memory each (verdicts, entries, text), and
+// every page of them is a page fault the first time: 64 KB batches took a fifth less CPU than 256 KB
+// ones on an 8 MB log, for the same speed otherwise (docs/decisions.md#streaming-reads).
+const batchSize = 64 << 10
+
+// inPlaceBytes is the most a read holds in memory and parses in place (a tail read, a small log),
+// where goroutines and batches would cost more than they save.
+const inPlaceBytes = 256 << 10
 
 // batch is a run of complete lines with their classification.
 type batch struct {
+	seq     int64  // its place in the read, from 0
 	data    []byte // owned: the lines' bytes
 	lines   []lineSpan
 	offset  int64 // absolute offset of data[0]
 	classes []lineClass
 	// entries are the entries of its kept lines, built in place by the worker; tasks slice them, so
-	// each batch gets a new array.
+	// each batch gets a new array unless the read is Transient.
 	entries []Entry
-	done    chan struct{} // closed when classes and entries are filled
+	store   store         // the text and small values of its entries
+	done    chan struct{} // receives once classes and entries are filled
 }
 
 type lineSpan struct {
@@ -55,6 +62,16 @@ func MaxLineBytes(n int) Option {
 		}
 		p.maxLine = min(n, maxLineBytes)
 	}
+}
+
+// Transient says that emit keeps nothing of a task once it returns: not the Task, nor a slice or a
+// string of it (an encoder that writes the task out at once). A parallel read then hands a batch's
+// memory (its bytes, entries, text arena and slabs) to a later batch as soon as no open task points into
+// it, instead of leaving every batch to the garbage collector: the heap of a stream stays a few batches
+// big, and the process pays for far fewer fresh pages (docs/decisions.md#streaming-reads). It has no
+// effect on Parse.
+func Transient() Option {
+	return func(p *parser) { p.transient = true }
 }
 
 // firstLineEnd returns where the line after the first line end of data starts, and whether data has a
@@ -88,7 +105,7 @@ func (p *parser) read(r io.Reader) error {
 	case interface{ Size() int64 }: // io.SectionReader
 		p.size = sized.Size()
 	}
-	if _, ok := r.(interface{ Len() int }); ok && p.size <= batchSize {
+	if _, ok := r.(interface{ Len() int }); ok && p.size <= inPlaceBytes {
 		data, err := io.ReadAll(r)
 		if err != nil {
 			return err
@@ -106,11 +123,10 @@ func (p *parser) read(r io.Reader) error {
 	return err
 }
 
-// readBytes parses data already in memory: in place when it is one batch or less (a tail read, a
-// small log), where goroutines and batch buffers would cost more than they save.
+// readBytes parses data already in memory: in place when it is inPlaceBytes or less.
 func (p *parser) readBytes(data []byte) error {
 	p.size = int64(len(data))
-	if len(data) > batchSize && runtime.GOMAXPROCS(0) > 1 {
+	if len(data) > inPlaceBytes && runtime.GOMAXPROCS(0) > 1 {
 		return p.read(bytes.NewReader(data))
 	}
 	p.feedSequential(data, true)
@@ -204,20 +220,34 @@ func (p *parser) feedSequential(buf []byte, atEOF bool) int {
 }
 
 // readParallel: this goroutine reads and cuts batches, workers classify them, and a consumer
-// goroutine accounts for their lines in order. Buffers go back to the reader once consumed.
+// goroutine accounts for their lines in order. A read has a fixed number of batches, passed round as
+// tokens on free: a batch to fill again, or nil for one to make.
 func (p *parser) readParallel(r io.Reader, workers int) error {
-	// One batch queued per worker, and as many spare: twice that held a tenth more memory (peak RSS
-	// 55-59 MB against 47-49 MB streaming a 256 MB log) for no measurable speed
-	// (docs/decisions.md#streaming-reads).
+	// One batch queued per worker: twice that held a tenth more memory (peak RSS 55-59 MB against
+	// 47-49 MB streaming a 256 MB log) for no measurable speed. Past the batches in flight (the one
+	// being read, those queued, the one being consumed), the spare ones are those a Transient read
+	// holds for its open task and those ready to be filled again (docs/decisions.md#streaming-reads).
+	if p.transient && p.emit != nil { // a Parse keeps its tasks whatever the options
+		p.recycle = true
+		p.cls.store.recycling()
+	}
+	batches := 2*workers + 4
+	maxHeld := batches - workers - 2
 	work := make(chan *batch, workers)
 	ordered := make(chan *batch, workers)
-	free := make(chan *batch, workers+2)
+	free := make(chan *batch, batches)
+	for range batches {
+		free <- nil
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			var cls classifier
 			for b := range work {
-				b.entries = make([]Entry, 0, len(b.lines))
+				if cap(b.entries) < len(b.lines) {
+					b.entries = make([]Entry, 0, len(b.lines))
+				}
+				cls.store = b.store
 				for i, l := range b.lines {
 					n := len(b.entries)
 					lc := &b.classes[i]
@@ -229,15 +259,20 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 						lc.entry, b.entries = n, b.entries[:n+1]
 					}
 				}
-				close(b.done)
+				b.store, cls.store = cls.store, store{}
+				b.done <- struct{}{}
 			}
 		})
 	}
 	consumed := make(chan struct{})
 	go func() {
 		defer close(consumed)
+		// held are the consumed batches the open task may still point into (Transient reads): the
+		// batch it opened in and every one after it, at most maxHeld.
+		var held []*batch
 		for b := range ordered {
 			<-b.done
+			p.batchSeq = b.seq
 			for i, l := range b.lines {
 				off := b.offset + int64(l.start)
 				if l.tooLong {
@@ -245,33 +280,58 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 				}
 				p.account(&b.classes[i], l.terminated, off, b.entries, b.classes[i].entry)
 			}
-			// The entries are the result's now. The classes hold strings into the arena blocks of
-			// their lines: cleared, so that a spare batch does not keep old blocks alive
-			// (docs/decisions.md#streaming-reads).
-			b.entries = nil
+			// The classes hold strings into the arena of their lines: cleared, so that a spare batch
+			// does not keep old arenas alive (docs/decisions.md#streaming-reads).
 			clear(b.classes[:cap(b.classes)])
-			select {
-			case free <- b:
-			default: // enough spare batches already
+			if !p.recycle { // the entries and their store are the result's now
+				b.entries, b.store = nil, store{}
+				b.store.sizeFor(batchSize)
+				free <- b
+				continue
 			}
+			held = append(held, b)
+			firstHeld := b.seq + 1 // no task open: none of them
+			if p.open {
+				firstHeld = p.openSeq
+			}
+			n := 0
+			for ; n < len(held) && (held[n].seq < firstHeld || len(held)-n > maxHeld); n++ {
+				h := held[n]
+				if h.seq >= firstHeld { // a huge open task: left to the GC, which frees it with the task
+					free <- nil
+					continue
+				}
+				// Nothing points into it any more: filled again.
+				clear(h.entries[:min(len(h.entries)+1, cap(h.entries))])
+				h.entries = h.entries[:0]
+				h.store.reset()
+				free <- h
+			}
+			held = append(held[:0], held[n:]...)
 		}
 	}()
 
 	var carry []byte
 	var err error
+	var seq int64
 	skipFrom := int64(-1) // where a line over the cap started, while its bytes are skipped
 	for atEOF := false; !atEOF && err == nil && !p.stopped.Load(); {
-		var b *batch
-		select {
-		case b = <-free:
-		default:
-			b = &batch{}
+		b := <-free
+		if b == nil {
+			b = &batch{done: make(chan struct{}, 1)}
+			b.store.sizeFor(batchSize)
+			if p.recycle {
+				b.store.recycling()
+			}
 		}
+		// carry lies in the previous batch's bytes, past its lines: no worker reads them, and the
+		// previous batch can be back here only after it was consumed (append copies like memmove).
 		b.data = nextBuffer(b.data, carry)
 		if b.data, atEOF, err = fill(r, b.data); err != nil {
 			break
 		}
-		b.lines, b.offset, b.done = b.lines[:0], p.offset, make(chan struct{})
+		b.lines, b.offset, b.seq = b.lines[:0], p.offset, seq
+		seq++
 		start := 0
 		if skipFrom >= 0 {
 			var found bool
@@ -294,7 +354,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 		if rest := len(b.data) - used; rest > p.maxLine {
 			skipFrom, p.offset, carry = p.offset, p.offset+int64(rest), nil
 		} else {
-			carry = append([]byte(nil), b.data[used:]...)
+			carry = b.data[used:]
 		}
 		if cap(b.classes) < len(b.lines) {
 			b.classes = make([]lineClass, len(b.lines))

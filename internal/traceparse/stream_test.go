@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -88,5 +89,48 @@ func TestStreamStopsAtTheFirstError(t *testing.T) {
 	}
 	if lines.Read == 0 || int64(lines.Read) >= int64(bytes.Count(gen.Bytes(), []byte("\n"))) {
 		t.Errorf("read %d lines of %d: the read did not stop early", lines.Read, bytes.Count(gen.Bytes(), []byte("\n")))
+	}
+}
+
+// TestStreamTransientIsParse: a Transient read reuses the memory of tasks already emitted, so each task
+// is encoded inside emit, as `tune trace --format jsonl` does; the encodings equal Parse's. The logs
+// include one whose big tasks span many batches (more than a read holds for its open task, so some
+// batches go to the GC and the rest are reused), with files= names, a close and losses spread over
+// them, and a meta line with signals after each.
+func TestStreamTransientIsParse(t *testing.T) {
+	logs := streamLogs(t)
+	var big bytes.Buffer
+	for task := range 6 {
+		fmt.Fprintf(&big, "2026-04-22T12:%02d:00Z  meta  L2/standard  dispatch=auto  signals=greenfield:+3,single-file:-2  task=\"big #%d\"  loops=inner,refine\n", task, task)
+		for k := range 3000 * task {
+			fmt.Fprintf(&big, "2026-04-22T12:%02d:01Z  inner  k=%d  action=\"step %d of a long task\"  loss=0.%03d  files=f%d.go,g%d.go\n", task, k, k, k%1000, k%7, k%13)
+		}
+		fmt.Fprintf(&big, "2026-04-22T12:%02d:02Z  inner  close  terminal=complete  loss_final=0.125\n", task)
+	}
+	logs["big tasks"] = big.Bytes()
+	for name, data := range logs {
+		want, err := traceparse.Parse(bytes.NewReader(data), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]byte
+		for _, r := range []io.Reader{bytes.NewReader(data), iotest.HalfReader(bytes.NewReader(data))} {
+			got = got[:0]
+			if _, err := traceparse.Stream(r, name, func(task *traceparse.Task) error {
+				b, err := json.Marshal(task)
+				got = append(got, b)
+				return err
+			}, nil, traceparse.Transient()); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want.Tasks) {
+				t.Fatalf("%s: %d tasks, want %d", name, len(got), len(want.Tasks))
+			}
+			for i := range got {
+				if w, _ := json.Marshal(&want.Tasks[i]); !bytes.Equal(got[i], w) {
+					t.Fatalf("%s: task %d differs:\n%s\nwant\n%s", name, i, got[i], w)
+				}
+			}
+		}
 	}
 }

@@ -46,7 +46,7 @@ func ReadLast(path string, n int, opts ...Option) (*Result, error) {
 	// without meta lines is all tail), so its memory follows the tasks it keeps, not its bytes
 	// (docs/decisions.md#bounded-memory-per-task).
 	p.offset, p.start = start, start
-	if size-start <= batchSize {
+	if size-start <= inPlaceBytes {
 		data := make([]byte, size-start)
 		if m, err := f.ReadAt(data, start); m < len(data) {
 			return nil, fmt.Errorf("%s: %w", path, shrank(err))
