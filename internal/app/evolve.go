@@ -166,6 +166,19 @@ func readConfig(env Env, configPath string) (evolveConfig, error) {
 		if err := cfg.Watch.Check(); err != nil {
 			return cfg, fmt.Errorf("config %s: %w", path, err)
 		}
+		// A bound of 0 is read as "not set" below (the default in code), so a 0 the user wrote would be
+		// replaced in silence: refuse it instead.
+		for _, z := range []struct {
+			table, key string
+			zero       bool
+		}{{"evolve", "max_steps", cfg.Evolve.MaxSteps == 0}, {"evolve", "stall_bound", cfg.Evolve.StallBound == 0},
+			{"evolve", "parity_budget", cfg.Evolve.ParityBudget == 0}, {"watch", "min_tasks", cfg.Watch.MinTasks == 0},
+			{"watch", "overkill_bound", cfg.Watch.OverkillBound == 0}, {"watch", "min_recurrences", cfg.Watch.MinRecurrences == 0},
+			{"watch", "alpha", cfg.Watch.Alpha == 0}} {
+			if z.zero && md.IsDefined(z.table, z.key) {
+				return cfg, fmt.Errorf("config %s: %s.%s = 0 would be read as the default: leave the key out, or set a positive value", path, z.table, z.key)
+			}
+		}
 	}
 	return cfg, nil
 }
