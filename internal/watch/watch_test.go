@@ -17,7 +17,7 @@ var (
 )
 
 // versions are the store's v0001 and a v0002 that raised contract-rule-hit by 1.
-func versions(t *testing.T) (parent, v *weights.Weights) {
+func versions(t testing.TB) (parent, v *weights.Weights) {
 	t.Helper()
 	data, err := os.ReadFile("../../weights/v0001.toml")
 	if err != nil {
