@@ -44,7 +44,8 @@ Transcripts (PATH arguments, else found as tune audit finds them; --census-only 
     level it asks for, whether it is paired (another tool call follows it in the same assistant
     message: a lone Skill call is a no-op) and whether the next main-loop request runs at that
     level. Verdicts: ok, "no-op: lone call", ignored (the level did not move), "unexpected level"
-    (it moved elsewhere, e.g. xhigh falling back to high), unknown (not recorded);
+    (it moved elsewhere, e.g. xhigh falling back to high), overridden (a later pinned Skill call
+    of the same message asked for the level that ran), unknown (not recorded);
   - with a census, every nested skill: a pinned skill loaded after the turn's orchestrator (the
     pinned skill the user typed, /feat, else the turn's first pinned Skill call that is not a
     shifter) with another level. The orchestrator must reload its own level afterwards:

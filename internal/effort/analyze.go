@@ -245,6 +245,12 @@ func (o *observer) shiftsOf(sid, agentID string, ms []*message, where map[*messa
 				s.ObservedAt = fmt.Sprintf("%s:%d", where[next], next.line)
 			}
 			s.Verdict = verdict(&s)
+			if later := o.laterShift(m.tools[k+1:], s.Observed); later != "" && s.Verdict != VerdictOK {
+				// Several pinned Skill calls in one message: the next request runs at a later call's
+				// level, so this one was overridden (docs/decisions.md#several-shifts-in-one-message).
+				s.Verdict = VerdictOverridden
+				s.Note = later + " later in the same message set the level (the last one loaded wins)"
+			}
 			if s.Verdict == VerdictUnexpected && s.To == "xhigh" && *s.Observed == "high" {
 				s.Note = "xhigh ran as high: the silent fallback of a model without xhigh"
 			}
@@ -255,6 +261,18 @@ func (o *observer) shiftsOf(sid, agentID string, ms []*message, where map[*messa
 		}
 	}
 	return shifts
+}
+
+// laterShift is the last of the pinned Skill calls in tools (those after a shift in its message) whose
+// level is the observed one, or "".
+func (o *observer) laterShift(tools []tool, observed *string) string {
+	name := ""
+	for _, t := range tools {
+		if t.name == "Skill" && observed != nil && o.skillLevel(t.skill) == *observed {
+			name = t.skill
+		}
+	}
+	return name
 }
 
 // verdict judges a shift by the level of the next request.

@@ -79,7 +79,7 @@ func writeObserved(b io.Writer, o *Observed, census bool) error {
 	}
 	fmt.Fprintf(b, "\nshifts on the main loop: %d", len(o.Shifts))
 	var parts []string
-	for _, v := range []string{VerdictOK, VerdictLone, VerdictIgnored, VerdictUnexpected, VerdictUnknown} {
+	for _, v := range ShiftVerdicts {
 		if counts[v] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", v, counts[v]))
 		}

@@ -23,8 +23,14 @@ const (
 	VerdictLone       = "no-op: lone call"
 	VerdictIgnored    = "ignored"
 	VerdictUnexpected = "unexpected level"
+	// VerdictOverridden: a later pinned Skill call of the same message asked for the level the next
+	// request runs at (the last one loaded wins).
+	VerdictOverridden = "overridden"
 	VerdictUnknown    = "unknown" // the next request records no level, or there is none
 )
+
+// ShiftVerdicts are the shift verdicts in the order summaries count them.
+var ShiftVerdicts = []string{VerdictOK, VerdictLone, VerdictIgnored, VerdictUnexpected, VerdictOverridden, VerdictUnknown}
 
 // Re-assert verdicts: what follows a nested skill whose pin differs from its orchestrator's.
 const (

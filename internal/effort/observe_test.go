@@ -397,3 +397,49 @@ func TestDemoData(t *testing.T) {
 		}
 	}
 }
+
+// TestSeveralShiftsInOneMessage: pinned Skill calls that share one assistant message
+// (docs/decisions.md#several-shifts-in-one-message). Each is judged on the next request; one whose
+// level a later call of the same message replaced is "overridden" (the last one loaded wins), with a
+// note naming that call; a first-wins build would show the later call as "unexpected level".
+func TestSeveralShiftsInOneMessage(t *testing.T) {
+	c := &corpus{t: t, root: t.TempDir()}
+	s := newSession("5e5e5e5e-0000-4000-8000-000000000007", t0)
+	s.prompt("go")
+	s.msg("medium", skill("effort-low", "t1"), skill("effort-high", "t2"), bash("t3")) // both paired: high wins
+	s.msg("high", skill("effort-max", "t4"), skill("effort-low", "t5"))                // the second is lone
+	s.msg("max", skill("effort-medium", "t6"), skill("effort-low", "t7"), bash("t8"))  // first wins here
+	s.msg("medium", skill("effort-high", "t9"), skill("effort-high", "t10"), bash("t11"))
+	s.msg("high", text("done"))
+	c.main(s)
+	o, err := Observe(c.files(), Options{Census: designCensus(t), Open: c.open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, sh := range o.Shifts {
+		got = append(got, fmt.Sprintf("%s %s→%s next=%s paired=%v: %s %s", sh.Skill, deref(sh.From), sh.To, deref(sh.Observed), sh.Paired, sh.Verdict, sh.Note))
+	}
+	want := []string{
+		"effort-low medium→low next=high paired=true: overridden effort-high later in the same message set the level (the last one loaded wins)",
+		"effort-high medium→high next=high paired=true: ok ",
+		"effort-max high→max next=max paired=true: ok ",
+		"effort-low high→low next=max paired=false: no-op: lone call ",
+		"effort-medium max→medium next=medium paired=true: ok ",
+		"effort-low max→low next=medium paired=true: unexpected level ",
+		"effort-high medium→high next=high paired=true: ok ",
+		"effort-high medium→high next=high paired=true: ok ",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("shifts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var text bytes.Buffer
+	rep := NewReport("repo", designCensus(t))
+	rep.AddObserved(o)
+	if err := WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "overridden 1") {
+		t.Errorf("the summary does not count the overridden shift:\n%s", text.String())
+	}
+}

@@ -11,7 +11,7 @@ func Section(o *Observed, census bool) *report.EffortSection {
 	for _, sh := range o.Shifts {
 		counts[sh.Verdict]++
 	}
-	for _, v := range []string{VerdictOK, VerdictLone, VerdictIgnored, VerdictUnexpected, VerdictUnknown} {
+	for _, v := range ShiftVerdicts {
 		if counts[v] > 0 {
 			s.Shifts = append(s.Shifts, report.EffortCount{Verdict: v, N: counts[v]})
 		}
