@@ -7,8 +7,6 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/cmdutil"
-	"github.com/ldd-tools/tune/internal/export"
-	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/view"
@@ -107,14 +105,7 @@ is one task) its lines still count for its close, loss and files, its iterations
 			if opts.Last < 0 {
 				return FlagErrorf("--last %d: want a number of tasks, or 0 for all", opts.Last)
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			var err error
-			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
-				return err
-			}
-			return traceRun(opts)
+			return runOnLogs(f, opts, &opts.Logs, runF, traceRun)
 		},
 	}
 	cmd.Flags().IntVar(&opts.Last, "last", 0, "read only the last `N` tasks of each log, 0 for all (default: all for one log under 1 MB, else 20)")
@@ -127,46 +118,22 @@ is one task) its lines still count for its close, loss and files, its iterations
 	return cmd
 }
 
-func traceRun(opts *traceOptions) (err error) {
-	var out export.TaskWriter
-	var table *view.TraceRows
-	switch opts.Format {
-	case "json":
-		out = export.NewTaskJSON(opts.IO.Out)
-	case "jsonl":
-		out = export.NewTaskJSONL(opts.IO.Out)
-	case "parquet":
-		f, err := app.CreateExport(opts.Out, opts.Force)
-		if err != nil {
-			return err
-		}
-		defer f.Abort() // nothing once committed
-		pq := export.NewTaskParquet(f)
-		out = pq
-		defer func() {
-			if err == nil {
-				if err = f.Commit(); err == nil {
-					view.Wrote(opts.IO.ErrOut, pq.Rows, "task", opts.Out)
-				}
-			}
-		}()
-	default:
-		table = view.NewTraceRows(len(opts.Logs) > 1)
-		out = table
-	}
-	res, err := app.Trace(app.TraceOptions{Logs: opts.Logs, Last: opts.Last, LastSet: opts.LastSet, MaxLine: opts.MaxLine,
-		KeepWarnings: opts.Format == "json"}, out, func(w traceparse.Warning, tailed bool) { view.TraceWarning(opts.IO.ErrOut, w, tailed) })
+func traceRun(opts *traceOptions) error {
+	out, err := view.NewTraceOutput(opts.Format, opts.IO.Out, opts.IO.ErrOut, opts.Out, opts.Force, len(opts.Logs))
 	if err != nil {
 		return err
 	}
-	if table != nil {
-		if err := table.Render(opts.IO.Out); err != nil {
-			return err
-		}
-		termtable.Fprintln(opts.IO.Out, view.TraceSummary(table.Tasks(), res.Lines, res.NWarn, res.Tails, len(opts.Logs)))
+	defer out.Abort() // nothing once committed
+	res, err := app.Trace(app.TraceOptions{Logs: opts.Logs, Last: opts.Last, LastSet: opts.LastSet, MaxLine: opts.MaxLine,
+		KeepWarnings: opts.Format == "json"}, out.Writer, func(w traceparse.Warning, tailed bool) { view.TraceWarning(opts.IO.ErrOut, w, tailed) })
+	if err != nil {
+		return err
+	}
+	if err := out.Render(res); err != nil {
+		return err
 	}
 	if opts.Strict && res.Skipped > 0 {
 		return fmt.Errorf("--strict: %s skipped (see the warnings)", textfmt.Plural(res.Skipped, "line"))
 	}
-	return nil
+	return out.Commit()
 }

@@ -1,0 +1,81 @@
+package view
+
+import (
+	"io"
+
+	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/export"
+	"github.com/ldd-tools/tune/internal/termtable"
+)
+
+// TraceOutput is where tune trace's tasks go in each --format: the table (text), one JSON document,
+// JSON lines, or a Parquet file that appears whole or not at all.
+type TraceOutput struct {
+	// Writer receives the tasks (app.Trace): the concrete writer, so that the read can see what it
+	// keeps (export.KeepsNoTask).
+	Writer export.TaskWriter
+	out    io.Writer
+	errOut io.Writer
+	logs   int
+	table  *TraceRows
+	file   *atomicfile.File
+	pq     *export.TaskParquet
+	path   string
+}
+
+// NewTraceOutput starts the output of format on out (parquet: the file path, replaced only with
+// force; its note goes to errOut). logs is how many logs are read: several add a Log column.
+func NewTraceOutput(format string, out, errOut io.Writer, path string, force bool, logs int) (*TraceOutput, error) {
+	o := &TraceOutput{out: out, errOut: errOut, logs: logs, path: path}
+	switch format {
+	case "json":
+		o.Writer = export.NewTaskJSON(out)
+	case "jsonl":
+		o.Writer = export.NewTaskJSONL(out)
+	case "parquet":
+		f, err := app.CreateExport(path, force)
+		if err != nil {
+			return nil, err
+		}
+		o.file, o.pq = f, export.NewTaskParquet(f)
+		o.Writer = o.pq
+	default:
+		o.table = NewTraceRows(logs > 1)
+		o.Writer = o.table
+	}
+	return o, nil
+}
+
+// Render draws the text view's table and summary once the read has ended; the other formats have
+// written everything already.
+func (o *TraceOutput) Render(res *app.TraceResult) error {
+	if o.table == nil {
+		return nil
+	}
+	if err := o.table.Render(o.out); err != nil {
+		return err
+	}
+	termtable.Fprintln(o.out, TraceSummary(o.table.Tasks(), res.Lines, res.NWarn, res.Tails, o.logs))
+	return nil
+}
+
+// Commit puts the Parquet file in place and says how many tasks it holds. Without Commit, Abort
+// leaves no file; it does nothing once committed, and nothing for the other formats.
+func (o *TraceOutput) Commit() error {
+	if o.file == nil {
+		return nil
+	}
+	if err := o.file.Commit(); err != nil {
+		return err
+	}
+	Wrote(o.errOut, o.pq.Rows, "task", o.path)
+	return nil
+}
+
+// Abort removes an uncommitted Parquet file.
+func (o *TraceOutput) Abort() {
+	if o.file != nil {
+		o.file.Abort()
+	}
+}
