@@ -3,7 +3,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/audit"
@@ -18,38 +17,6 @@ import (
 type Arm struct {
 	Name  string
 	Paths []string
-}
-
-// ParseArms reads --arm NAME=PATH values into at least two arms; a name given twice gathers its
-// paths. tune audit ab and tune report audit read arms with it, the same way. A bad value is a
-// usage error.
-func ParseArms(values []string) ([]Arm, error) {
-	var arms []Arm
-	for _, a := range values {
-		name, path, ok := strings.Cut(a, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || path == "" {
-			return nil, exitcode.FlagErrorf("--arm %q: want NAME=PATH", a)
-		}
-		i := slices.IndexFunc(arms, func(x Arm) bool { return x.Name == name })
-		if i < 0 {
-			arms = append(arms, Arm{Name: name})
-			i = len(arms) - 1
-		}
-		arms[i].Paths = append(arms[i].Paths, path)
-	}
-	if len(arms) < 2 {
-		return nil, exitcode.FlagErrorf("need at least two arms, got %d (--arm NAME=PATH with different names)", len(arms))
-	}
-	return arms, nil
-}
-
-// CheckCCUsage checks a --ccusage value: "" or one of CCUsageModes (a usage error otherwise).
-func CheckCCUsage(mode string) error {
-	if mode == "" || slices.Contains(CCUsageModes, mode) {
-		return nil
-	}
-	return exitcode.FlagErrorf("--ccusage %q: want %s", mode, strings.Join(CCUsageModes, ", "))
 }
 
 // AuditABOptions are tune audit ab's choices, validated by the command.

@@ -68,14 +68,7 @@ n_from_log), n_tasks_undated (closed tasks whose meta timestamp is not RFC 3339)
 				return FlagErrorf("--days %d: want a positive number of days", opts.Days)
 			}
 			opts.WeightsDir = f.WeightsDir
-			if runF != nil {
-				return runF(opts)
-			}
-			var err error
-			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
-				return err
-			}
-			return accuracyRun(opts)
+			return runOnLogs(f, opts, &opts.Logs, runF, accuracyRun)
 		},
 	}
 	cmd.Flags().IntVar(&opts.Days, "days", accuracy.DefaultDays, "window: tasks whose meta line is at most `N` days old")

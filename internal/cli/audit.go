@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -9,8 +8,6 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/cmdutil"
-	"github.com/ldd-tools/tune/internal/exitcode"
-	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 	"github.com/ldd-tools/tune/internal/view"
 )
@@ -19,13 +16,11 @@ type auditOptions struct {
 	IO  *IOStreams
 	Env app.Env // the project's directories and tune.toml, as the command runs
 
-	// The flags fill the use case's options; validate completes them (Location, ReportDir, Out).
+	// The flags fill the use case's options, and flags the values it holds in another form
+	// (AuditOptions.Complete reads them).
 	app.AuditOptions
-	JSON     bool
-	OutDir   string // --out: the --report directory, or with --format parquet the Parquet file
-	Timezone string
-	costMode string // --cost-mode, parsed into CostMode
-	weekDay  string // --start-of-week, parsed into WeekStart
+	flags app.AuditFlags
+	JSON  bool
 }
 
 // NewCmdAudit builds `tune audit` (and `tune audit ab`).
@@ -117,7 +112,10 @@ in order at the end.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths, opts.Env = args, f.Env()
-			if err := opts.validate(cmd); err != nil {
+			if err := cmdutil.CheckFormat(cmd); err != nil {
+				return err
+			}
+			if err := opts.Complete(opts.Env, opts.flags); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -129,12 +127,12 @@ in order at the end.`,
 	cmd.Flags().StringVar((*string)(&opts.By), "by", "", "break down by `KEY`: "+strings.Join(audit.GroupByNames(), ", "))
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only requests from `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "only requests up to `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
-	cmd.Flags().StringVar(&opts.Timezone, "timezone", "", "`ZONE` of days, weeks and months (IANA name such as UTC or Europe/Paris; default $TZ, else the system's)")
+	cmd.Flags().StringVar(&opts.flags.Timezone, "timezone", "", "`ZONE` of days, weeks and months (IANA name such as UTC or Europe/Paris; default $TZ, else the system's)")
 	cmd.Flags().BoolVar(&opts.Breakdown, "breakdown", false, "break each --by row down by model")
-	cmd.Flags().StringVar(&opts.weekDay, "start-of-week", "", "with --by week: the `DAY` weeks start on (sunday, the default as in ccusage, monday, … saturday)")
+	cmd.Flags().StringVar(&opts.flags.WeekDay, "start-of-week", "", "with --by week: the `DAY` weeks start on (sunday, the default as in ccusage, monday, … saturday)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on a transcript file that cannot be read (by default it is left out with a warning)")
 	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (JSON as the embedded table; its models replace or add to the embedded ones)")
-	cmd.Flags().StringVar(&opts.costMode, "cost-mode", "auto", costModeUsage)
+	cmd.Flags().StringVar(&opts.flags.CostMode, "cost-mode", "auto", costModeUsage)
 	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, []string{"text", "json", "csv", "jsonl", "parquet"},
 		"output `FORMAT`: text, json, csv, jsonl or parquet (csv, jsonl and parquet: one row per request)", "print the report as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.0.24's `REPORT` does: "+strings.Join(app.CCUsageModes, ", "))
@@ -142,94 +140,15 @@ in order at the end.`,
 	cmd.Flags().IntVar(&opts.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "also write the EVAL report of the audit (as tune report audit)")
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "with --report: check the effort section against the pins of the agents and skills in `DIR` (default the project root, when it holds them)")
-	cmd.Flags().StringVar(&opts.OutDir, "out", "", "write the --report into `DIR` (default the --reports-dir); with --format parquet, the Parquet file (or partition root)")
+	cmd.Flags().StringVar(&opts.flags.Out, "out", "", "write the --report into `DIR` (default the --reports-dir); with --format parquet, the Parquet file (or partition root)")
 	cmd.Flags().StringVar(&opts.PartitionBy, "partition-by", "", "with --format parquet: `day` writes one file per UTC day under --out (Hive-style day=YYYY-MM-DD)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "with --format parquet: replace existing files")
 	cmd.AddCommand(newCmdAuditAB(f, nil))
 	return cmd
 }
 
-func (o *auditOptions) validate(cmd *cobra.Command) error {
-	if err := cmdutil.CheckFormat(cmd); err != nil {
-		return err
-	}
-	if o.Format == "parquet" {
-		if o.OutDir == "" {
-			return FlagErrorf("--format parquet needs --out FILE (or a directory with --partition-by day)")
-		}
-		o.Out, o.OutDir = o.OutDir, o.Env.ReportsDir // the report always goes to the --reports-dir
-	}
-	if o.Format != "parquet" && (o.PartitionBy != "" || o.Force) {
-		return FlagErrorf("--partition-by and --force go with --format parquet")
-	}
-	if o.PartitionBy != "" && o.PartitionBy != "day" {
-		return FlagErrorf("--partition-by %q: want day", o.PartitionBy)
-	}
-	if o.OutDir != "" && !o.Report && o.Format != "parquet" {
-		return FlagErrorf("--out is where --report writes: add --report")
-	}
-	if o.Repo != "" && !o.Report {
-		return FlagErrorf("--repo gives the pins of --report's effort section: add --report")
-	}
-	if err := app.CheckRepo(o.Repo); err != nil {
-		return err
-	}
-	if o.OutDir == "" {
-		o.OutDir = o.Env.ReportsDir
-	}
-	o.ReportDir = o.OutDir
-	if o.By != "" {
-		if !slices.Contains(audit.GroupBys, o.By) {
-			return FlagErrorf("--by %q: want %s", o.By, strings.Join(audit.GroupByNames(), ", "))
-		}
-		if o.Format == "csv" || o.Format == "jsonl" || o.Format == "parquet" {
-			return FlagErrorf("--by %s and --format %s conflict: csv, jsonl and parquet have one row per request (group them in DuckDB, or use --json for the groups)", o.By, o.Format)
-		}
-	}
-	if o.weekDay != "" {
-		if o.By != audit.ByWeek {
-			return FlagErrorf("--start-of-week goes with --by week")
-		}
-		var err error
-		if o.WeekStart, err = audit.ParseWeekday(o.weekDay); err != nil {
-			return FlagErrorf("--start-of-week %v", err)
-		}
-	}
-	if o.Breakdown && o.By == "" {
-		return FlagErrorf("--breakdown breaks the --by rows down by model: add --by (e.g. --by day)")
-	}
-	for _, d := range []struct{ flag, v string }{{"--since", o.Since}, {"--until", o.Until}} {
-		if d.v != "" {
-			if err := audit.ParseDay(d.v); err != nil {
-				return FlagErrorf("%s %v", d.flag, err)
-			}
-		}
-	}
-	if o.Since != "" && o.Until != "" && o.Since > o.Until {
-		return FlagErrorf("--since %s is after --until %s", o.Since, o.Until)
-	}
-	var err error
-	if o.Location, err = app.Zone(o.Timezone, o.Env.Getenv); err != nil && o.Timezone != "" {
-		return exitcode.AsFlagError(err) // a bad --timezone is a usage error, a bad $TZ is not
-	} else if err != nil {
-		return err
-	}
-	if o.CostMode, err = parseCostMode(o.costMode); err != nil {
-		return err
-	}
-	return app.CheckCCUsage(o.CCUsage)
-}
-
 // costModeUsage is the --cost-mode flag's help (tune audit and tune report audit).
 const costModeUsage = "where a request's cost comes from, as ccusage's --mode: `MODE` auto (the costUSD Claude Code 1.0.x recorded on the line, else the prices), calculate (always the prices) or display (recorded costUSD only, else $0)"
-
-func parseCostMode(s string) (pricing.Mode, error) {
-	m, err := pricing.ParseMode(s)
-	if err != nil {
-		return "", FlagErrorf("--cost-mode %v", err)
-	}
-	return m, nil
-}
 
 func auditRun(opts *auditOptions) error {
 	hooks, printer := view.ScanHooks(opts.IO.ErrOut, opts.IO.ErrIsTerminal)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,7 +17,7 @@ type auditABOptions struct {
 	IO     *IOStreams
 	Getenv func(string) string
 
-	// The flags fill the use case's options; validate reads Arms from ArmFlags.
+	// The flags fill the use case's options; Complete reads Arms from ArmFlags.
 	app.AuditABOptions
 	ArmFlags []string // --arm NAME=PATH
 	JSON     bool
@@ -69,7 +68,10 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
-			if err := opts.validate(cmd); err != nil {
+			if err := cmdutil.CheckFormat(cmd); err != nil {
+				return err
+			}
+			if err := opts.Complete(opts.ArmFlags, cmd.Flags().Changed("pair-by")); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -91,45 +93,6 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 		"print the comparison as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.x's `MODE` report does: daily or session")
 	return cmd
-}
-
-func (o *auditABOptions) validate(cmd *cobra.Command) error {
-	if err := cmdutil.CheckFormat(cmd); err != nil {
-		return err
-	}
-	switch {
-	case o.ByEffort && len(o.ArmFlags) > 0:
-		return FlagErrorf("--arm and --by-effort are exclusive: arms come from labels or from the effort field")
-	case !o.ByEffort && len(o.ArmFlags) == 0:
-		return FlagErrorf("give the arms: --arm NAME=PATH (at least two names), or --by-effort")
-	case !o.ByEffort && len(o.Paths) > 0:
-		return FlagErrorf("with --arm, paths belong to the arms (NAME=PATH); %q is extra", o.Paths[0])
-	}
-	if !o.ByEffort {
-		var err error
-		if o.Arms, err = app.ParseArms(o.ArmFlags); err != nil {
-			return err
-		}
-	}
-	if o.Baseline != "" && !o.ByEffort {
-		if !slices.ContainsFunc(o.Arms, func(a app.Arm) bool { return a.Name == o.Baseline }) {
-			return FlagErrorf("--baseline %q is not one of the arms", o.Baseline)
-		}
-	}
-	if o.PairBy != "order" && o.PairBy != "task" {
-		return FlagErrorf("--pair-by %q: want order or task", o.PairBy)
-	}
-	if cmd.Flags().Changed("pair-by") && !o.Paired {
-		// An unpaired comparison was silently run instead of the paired one asked for.
-		return FlagErrorf("--pair-by %s needs --paired", o.PairBy)
-	}
-	if o.Alpha <= 0 || o.Alpha >= 1 {
-		return FlagErrorf("--alpha %v: want a level between 0 and 1", o.Alpha)
-	}
-	if o.Confidence <= 0 || o.Confidence >= 1 {
-		return FlagErrorf("--confidence %v: want a level between 0 and 1", o.Confidence)
-	}
-	return app.CheckCCUsage(o.CCUsage)
 }
 
 func auditABRun(opts *auditABOptions) error {

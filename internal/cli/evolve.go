@@ -71,18 +71,7 @@ Defaults for --max-steps and --stall-bound, and the parity budget, can be set in
 			if err := opts.bind(f, args); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			var err error
-			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
-				return err
-			}
-			out, err := app.Evolve(opts.Env, opts.EvolveOptions)
-			if err != nil {
-				return err
-			}
-			return printEvolve(opts, out)
+			return runOnLogs(f, opts, &opts.Logs, runF, evolveRun)
 		},
 	}
 	addEvolveFlags(cmd, opts)
@@ -104,6 +93,14 @@ func addEvolveFlags(cmd *cobra.Command, opts *evolveOptions) {
 	cmd.Flags().IntVar(&opts.MaxSteps, "max-steps", 0, fmt.Sprintf("global cap on steps; reaching it escalates (default %d)", evolve.DefaultMaxSteps))
 	cmd.Flags().IntVar(&opts.StallBound, "stall-bound", 0, fmt.Sprintf("consecutive steps without progress before the loop stalls (default %d)", evolve.DefaultStallBound))
 	cmd.Flags().StringVar(&opts.ConfigPath, "config", "", "config `file` with an [evolve] table (default tune.toml when present; env TUNE_CONFIG)")
+}
+
+func evolveRun(opts *evolveOptions) error {
+	out, err := app.Evolve(opts.Env, opts.EvolveOptions)
+	if err != nil {
+		return err
+	}
+	return printEvolve(opts, out)
 }
 
 // printEvolve prints the outcome of tune evolve or tune nightly; an escalation then exits 3.

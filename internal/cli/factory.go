@@ -82,20 +82,25 @@ func (f *Factory) traceLogs(args []string) ([]string, error) {
 }
 
 // logsRunE is the RunE of a command that reads trace logs and has no flag to check: it takes the
-// environment and the LOG arguments, hands the options to runF when a test set it, and otherwise
-// finds the default log (traceLogs) and runs.
+// environment and the LOG arguments, and runs (runOnLogs).
 func logsRunE[T any](f *Factory, opts *T, env *app.Env, logs *[]string, runF, run func(*T) error) func(*cobra.Command, []string) error {
 	return func(_ *cobra.Command, args []string) error {
 		*env, *logs = f.Env(), args
-		if runF != nil {
-			return runF(opts)
-		}
-		var err error
-		if *logs, err = f.traceLogs(*logs); err != nil {
-			return err
-		}
-		return run(opts)
+		return runOnLogs(f, opts, logs, runF, run)
 	}
+}
+
+// runOnLogs hands opts to runF when a test set it; otherwise it finds the default trace log when
+// *logs holds no LOG argument (traceLogs) and runs.
+func runOnLogs[T any](f *Factory, opts *T, logs *[]string, runF, run func(*T) error) error {
+	if runF != nil {
+		return runF(opts)
+	}
+	var err error
+	if *logs, err = f.traceLogs(*logs); err != nil {
+		return err
+	}
+	return run(opts)
 }
 
 // NewFactory builds the production factory from the process environment.

@@ -43,7 +43,7 @@ The report holds numbers and labels only: no transcript text is ever copied into
 }
 
 func auditReportRun(opts *reportOptions) (app.ReportResult, error) {
-	mode, err := parseCostMode(opts.CostMode)
+	mode, err := app.ParseCostMode(opts.CostMode)
 	if err != nil {
 		return app.ReportResult{Report: "audit"}, err
 	}

@@ -80,14 +80,7 @@ need_more and the proposal fields only when they apply.`,
 					return FlagErrorf("--version %q: want a version name like v0002", opts.Version)
 				}
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			var err error
-			if opts.Logs, err = f.traceLogs(opts.Logs); err != nil {
-				return err
-			}
-			return watchRun(opts)
+			return runOnLogs(f, opts, &opts.Logs, runF, watchRun)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Version, "version", "", "watch this applied `version` (e.g. v0002) instead of the active one")
