@@ -51,13 +51,5 @@ func Fill(s string, width int) string {
 
 // wrapIndented wraps s with a first line of width first and later lines of width rest.
 func wrapIndented(s string, first, rest int) []string {
-	rest = max(rest, 8)
-	lines := wrap(s, max(first, 8))
-	if len(lines) <= 1 || first == rest {
-		return lines
-	}
-	// Re-wrap what follows the first line at the narrower width.
-	head := lines[0]
-	tail := strings.TrimLeft(strings.TrimPrefix(s, head), " ")
-	return append([]string{head}, wrap(tail, rest)...)
+	return wrapWidths(s, max(first, 8), max(rest, 8))
 }

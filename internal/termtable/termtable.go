@@ -333,25 +333,47 @@ func (t *Table) vertical() error {
 }
 
 // wrap splits s into lines of at most width display cells, at spaces where it can.
-func wrap(s string, width int) []string {
+func wrap(s string, width int) []string { return wrapWidths(s, width, width) }
+
+// wrapWidths wraps s at spaces into lines of at most first cells for the first line and rest for the
+// others. The spaces between two words that stay on one line are kept as they were (an aligned
+// "reason:   …" stays aligned); a break drops them.
+func wrapWidths(s string, first, rest int) []string {
 	var lines []string
+	width := func() int {
+		if len(lines) == 0 {
+			return first
+		}
+		return rest
+	}
 	for _, para := range strings.Split(s, "\n") {
 		var cur string
-		for _, word := range strings.Fields(para) {
-			for cellWidth(word) > width { // a word longer than a line is cut
+		for len(para) > 0 {
+			body := strings.TrimLeft(para, " \t")
+			sep := para[:len(para)-len(body)]
+			if body == "" {
+				break
+			}
+			n := strings.IndexAny(body, " \t")
+			if n < 0 {
+				n = len(body)
+			}
+			word := body[:n]
+			para = body[n:]
+			for cellWidth(word) > width() { // a word longer than a line is cut
 				if cur != "" {
 					lines = append(lines, cur)
 					cur = ""
 				}
-				head := twwidth.Truncate(word, width)
+				head := twwidth.Truncate(word, width())
 				lines = append(lines, head)
 				word = word[len(head):]
 			}
 			switch {
 			case cur == "":
 				cur = word
-			case cellWidth(cur)+1+cellWidth(word) <= width:
-				cur += " " + word
+			case cellWidth(cur)+cellWidth(sep)+cellWidth(word) <= width():
+				cur += sep + word
 			default:
 				lines = append(lines, cur)
 				cur = word

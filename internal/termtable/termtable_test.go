@@ -146,6 +146,12 @@ func TestFill(t *testing.T) {
 	if b.String() != "  flagged: 2026-11-20T10:00:00Z\n    L1 tidy the settings page\n" {
 		t.Errorf("indented: %q", b.String())
 	}
+	// Runs of spaces (an aligned "reason:   …") do not repeat the first line: it did, because the rest
+	// was found by cutting the first wrapped line, spaces folded, off the front of the text.
+	got = Fill("reason:   keeps contract-rule-hit +1; 3 flagged task(s); tried it", 40)
+	if want := "reason:   keeps contract-rule-hit +1; 3\n  flagged task(s); tried it"; got != want {
+		t.Errorf("Fill with a run of spaces:\n%q\nwant\n%q", got, want)
+	}
 }
 
 // TestShrinkStart: a file:line column keeps its end (the line number) when cut, and still fits.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -21,16 +22,16 @@ func Weights(out io.Writer, ref *app.WeightsRef) error {
 	}
 	fmt.Fprintln(out, head)
 	if w.Reason != "" {
-		fmt.Fprintf(out, "reason:   %s\n", w.Reason)
+		termtable.Fprintf(out, "reason:   %s\n", w.Reason)
 	}
 	if w.Evidence != "" {
-		fmt.Fprintf(out, "evidence: %s\n", w.Evidence)
+		termtable.Fprintf(out, "evidence: %s\n", w.Evidence)
 	}
 	fmt.Fprintln(out, "\nsignals")
 	for _, s := range weights.Signals() {
 		fmt.Fprintf(out, "  %-24s %5s\n", s.String(), w.Signals[s].String())
 	}
-	fmt.Fprintln(out, "\nbuckets (a raw score up to the edge gets the level; above L3 is L4)")
+	termtable.Fprintln(out, "\nbuckets (a raw score up to the edge gets the level; above L3 is L4)")
 	for i, e := range w.Buckets.Edges {
 		fmt.Fprintf(out, "  %-24s %5s\n", weights.Level(i).Label(), e.Plain())
 	}
@@ -46,14 +47,14 @@ func Verify(w io.Writer, rep *app.VerifyResult) error {
 		if rep.Serial == 0 {
 			log = "no evolution log yet (the first apply, rollback or logged attempt starts it)"
 		}
-		fmt.Fprintf(w, "weights store %s is intact: %s, active %s; %s\n", rep.Dir, plural(rep.Versions, "version"), rep.Active, log)
+		termtable.Fprintf(w, "weights store %s is intact: %s, active %s; %s\n", rep.Dir, plural(rep.Versions, "version"), rep.Active, log)
 		return nil
 	}
-	fmt.Fprintf(w, "weights store %s does NOT verify (%s):\n", rep.Dir, plural(len(rep.Problems), "problem"))
+	termtable.Fprintf(w, "weights store %s does NOT verify (%s):\n", rep.Dir, plural(len(rep.Problems), "problem"))
 	for _, p := range rep.Problems {
-		fmt.Fprintf(w, "  %s\n", p)
+		termtable.Fprintf(w, "  %s\n", p)
 	}
-	fmt.Fprintln(w, "Next: an interrupted operation → tune repair; an intended hand edit → tune repair --resign; anything else → restore the file from version control.")
+	termtable.Fprintln(w, "Next: an interrupted operation → tune repair; an intended hand edit → tune repair --resign; anything else → restore the file from version control.")
 	return nil
 }
 
