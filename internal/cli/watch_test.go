@@ -16,6 +16,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/watch"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -515,6 +516,17 @@ func TestWatchJSONFieldsLocked(t *testing.T) {
 	for _, k := range strings.Fields(keys(m) + " need_more proposal_note " + keys(m["config"])) {
 		if !strings.Contains(help, k) {
 			t.Errorf("--help does not document the --json field %q", k)
+		}
+	}
+	// Every verdict has its own explanation line, and every [watch] bound of tune.toml is named.
+	for _, v := range []string{watch.TooEarly, watch.Harmful, watch.NotHelping, watch.Holding} {
+		if !regexp.MustCompile(`(?m)^  ` + v + ` +\S`).MatchString(help) {
+			t.Errorf("--help does not explain the verdict %q on a line of its own", v)
+		}
+	}
+	for _, k := range strings.Fields(keys(m["config"])) {
+		if !regexp.MustCompile(`(?m)^  ` + k + ` = `).MatchString(help) {
+			t.Errorf("--help does not show the tune.toml key %q", k)
 		}
 	}
 }
