@@ -155,18 +155,19 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 		}
 		p.Evidence = append(p.Evidence, ft)
 	}
-	p.Reason = proposalReason(steps, parts)
+	p.Reason = proposalReason(steps, parts, len(store.Changes(parent, &final)) > 0)
 	return p
 }
 
 // proposalReason is a proposal's stored reason (docs/decisions.md#proposal-reason). It leads with the
 // changes the run keeps, because the first step's rule names the change it picked first, which may have
 // been reverted for another (a signal tried, then a bucket edge kept); then the flagged tasks, every
-// attempt with its decision, and the rule behind the first pick.
-func proposalReason(steps []*evolve.StepResult, attempts []string) string {
+// attempt with its decision, and the rule behind the first pick. changes says whether the candidate
+// differs from the parent: a run that was refused keeps no change even though steps were accepted.
+func proposalReason(steps []*evolve.StepResult, attempts []string, changes bool) string {
 	var kept []string
 	for _, s := range steps {
-		if s.Change != nil {
+		if s.Change != nil && changes {
 			kept = append(kept, s.Change.String())
 		}
 	}

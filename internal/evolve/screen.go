@@ -83,10 +83,7 @@ func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 			}
 		}
 		sc := stats.Screen(a, b, c, d, Alpha, Confidence)
-		effect := math.NaN()
-		if a+c > 0 && b+d > 0 {
-			effect = float64(a)/float64(a+c) - float64(b)/float64(b+d)
-		}
+		effect := stats.PrevalenceDiff(a, b, c, d)
 		rows[s] = ScreenRow{Signal: weights.Signal(s).String(), A: a, B: b, C: c, D: d,
 			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(effect), Phi: Num(sc.Phi),
 			LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),

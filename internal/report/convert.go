@@ -110,7 +110,7 @@ func fromDetection(det *evolve.Detection) *Window {
 	win := &Window{Size: det.Window.Size, Triggered: det.Triggered, Trigger: evolve.TriggerThreshold}
 	for _, l := range det.Window.Logs {
 		win.Logs = append(win.Logs, WindowLog{Source: l.Source, Labelled: l.Labelled, Tasks: l.Tasks, Closed: l.Closed,
-			Eligible: l.Eligible, MedianLossFinal: numPtr(l.Median), First: l.First, Last: l.Last})
+			Eligible: l.Eligible, ResolvedByActive: &l.ResolvedByActive, LedgerUsed: &l.Used, MedianLossFinal: numPtr(l.Median), First: l.First, Last: l.Last})
 	}
 	return win
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -83,6 +84,9 @@ type WindowLog struct {
 	Tasks           int // of them in the window
 	Closed          int // closed window tasks (the screen's population)
 	Eligible        int // auto-dispatched L0/L1, closed, final loss known
+	// ResolvedByActive are the tasks dispatched low that the active weights already lift, LedgerUsed
+	// those left out because they supported an applied change (nil in inputs saved before they were).
+	ResolvedByActive, LedgerUsed *int
 	MedianLossFinal *float64
 	First, Last     string // meta timestamps of the window's first and last task
 }
@@ -287,9 +291,10 @@ func proposalWindow(w io.Writer, win *Window, red *redactions) error {
 			span = Escape(l.First) + " → " + Escape(l.Last)
 		}
 		rows[i] = []string{red.code(filepath.ToSlash(l.Source)), strconv.Itoa(l.Labelled), strconv.Itoa(l.Tasks), strconv.Itoa(l.Closed),
-			strconv.Itoa(l.Eligible), median, span}
+			strconv.Itoa(l.Eligible), fmtCount(l.ResolvedByActive), fmtCount(l.LedgerUsed), median, span}
 	}
-	cols := []Column{Text("trace log"), Num("labelled"), Num("in window"), Num("closed"), Num("eligible"), Num("median final loss"), Text("first → last task")}
+	cols := []Column{Text("trace log"), Num("labelled"), Num("in window"), Num("closed"), Num("eligible"),
+		Num("lifted by the active weights"), Num("already used"), Num("median final loss"), Text("first → last task")}
 	return tableBlock(w, cols, rows)
 }
 
@@ -317,18 +322,20 @@ func proposalScreen(w io.Writer, screen []ScreenRow) error {
 	if !section(w, "Signal screen", len(screen), "Not recorded in the proposal.") {
 		return nil
 	}
-	fmt.Fprintf(w, "Per signal over the eligible tasks of the window (auto, L0/L1 under the active weights, closed, not already used by an applied change): present & flagged (a), present & not flagged (b), absent & flagged (c), absent & not flagged (d). p is one-sided Fisher, Holm-adjusted across the nine signals, and the adjustment binds: a candidate needs Holm p ≤ 0.05, fires in the flagged tasks consistently, and is at least 0.5 more common among them than among the other eligible tasks; every change the run tries comes from this one family. min p is the smallest p these margins allow.\n\n")
+	fmt.Fprintf(w, "Per signal over the eligible tasks of the window (auto, L0/L1 under the active weights, closed, not already used by an applied change): present & flagged (a), present & not flagged (b), absent & flagged (c), absent & not flagged (d). p is one-sided Fisher, Holm-adjusted across the nine signals, and the adjustment binds: a candidate needs Holm p ≤ 0.05, fires in the flagged tasks consistently, and is at least 0.5 more common among them than among the other eligible tasks (effect = a/(a+c) − b/(b+d)); every change the run tries comes from this one family. min p is the smallest p these margins allow.\n\n")
 	rows := make([][]string, len(screen))
 	for i, s := range screen {
 		name := s.Signal
 		if s.Chosen {
 			name = "**" + name + "** ←"
 		}
-		rows[i] = []string{name, strconv.Itoa(s.A), strconv.Itoa(s.B), strconv.Itoa(s.C), strconv.Itoa(s.D),
+		// The effect is a function of the counts, so inputs saved before the column existed show it too.
+		effect := fmtFloat(stats.PrevalenceDiff(s.A, s.B, s.C, s.D))
+		rows[i] = []string{name, strconv.Itoa(s.A), strconv.Itoa(s.B), strconv.Itoa(s.C), strconv.Itoa(s.D), effect,
 			fmtFloat(s.Phi), fmtFloat(s.LogOdds), fmtFloat(s.Z), fmtP(s.FisherP), fmtP(s.HolmP), fmtP(s.MinP),
 			yesNo(s.Consistent), Escape(s.Verdict)}
 	}
-	cols := []Column{Text("signal"), Num("a"), Num("b"), Num("c"), Num("d"), Num("phi"), Num("log-odds"), Num("z"),
+	cols := []Column{Text("signal"), Num("a"), Num("b"), Num("c"), Num("d"), Num("effect"), Num("phi"), Num("log-odds"), Num("z"),
 		Num("Fisher p"), Num("Holm p"), Num("min p"), Text("consistent"), Text("verdict")}
 	return tableBlock(w, cols, rows)
 }
@@ -576,4 +583,12 @@ func proposalWatch(w io.Writer, f *WatchFinding, red *redactions) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// fmtCount shows a count, or "–" when the input did not record it.
+func fmtCount(n *int) string {
+	if n == nil {
+		return "–"
+	}
+	return strconv.Itoa(*n)
 }

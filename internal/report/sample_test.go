@@ -35,9 +35,9 @@ func sampleProposal() ProposalReport {
 		ID: "p-4f1c2a9be07d", Created: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC), Parent: 3,
 		Decision: "halve", Reason: "3 low-side regressions share ambiguous", Confidence: "provisional",
 		Window: &Window{Size: 20, Triggered: true, Trigger: 3, Logs: []WindowLog{
-			{Source: "projects/api/.ldd/trace.log", Labelled: 31, Tasks: 20, Closed: 18, Eligible: 5, MedianLossFinal: loss(0.25),
+			{Source: "projects/api/.ldd/trace.log", Labelled: 31, Tasks: 20, Closed: 18, Eligible: 5, ResolvedByActive: count(2), LedgerUsed: count(3), MedianLossFinal: loss(0.25),
 				First: "2026-11-20T09:12:03Z", Last: "2026-11-30T17:40:55Z"},
-			{Source: "projects/web/.ldd/trace.log", Labelled: 9, Tasks: 9, Closed: 9, Eligible: 2, MedianLossFinal: loss(0.5),
+			{Source: "projects/web/.ldd/trace.log", Labelled: 9, Tasks: 9, Closed: 9, Eligible: 2, ResolvedByActive: count(0), LedgerUsed: count(0), MedianLossFinal: loss(0.5),
 				First: "2026-11-22T08:00:00Z", Last: "2026-11-29T12:05:41Z"},
 		}},
 		Flagged: []FlaggedTask{
@@ -174,3 +174,5 @@ func sampleAudit() AuditReport {
 		},
 	}
 }
+
+func count(n int) *int { return &n }

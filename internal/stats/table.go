@@ -135,6 +135,16 @@ type TableScreen struct {
 	Alpha, Confidence float64
 }
 
+// PrevalenceDiff is a/(a+c) − b/(b+d): how much more common the property is in the first group
+// (a present, c absent) than in the second (b present, d absent); NaN when a group is empty. The screen
+// calls it the effect (docs/decisions.md#screen).
+func PrevalenceDiff(a, b, c, d int) float64 {
+	if a+c == 0 || b+d == 0 {
+		return math.NaN()
+	}
+	return float64(a)/float64(a+c) - float64(b)/float64(b+d)
+}
+
 // Screen computes a TableScreen. Rates of an empty row are NaN with a [0,1]
 // interval.
 func Screen(a, b, c, d int, alpha, confidence float64) TableScreen {
