@@ -79,16 +79,16 @@ type Window struct {
 
 // WindowLog is the window of one trace log.
 type WindowLog struct {
-	Source          string
-	Labelled        int // tasks with a level label read
-	Tasks           int // of them in the window
-	Closed          int // closed window tasks (the screen's population)
-	Eligible        int // auto-dispatched L0/L1, closed, final loss known
+	Source   string
+	Labelled int // tasks with a level label read
+	Tasks    int // of them in the window
+	Closed   int // closed window tasks (the screen's population)
+	Eligible int // auto-dispatched L0/L1, closed, final loss known
 	// ResolvedByActive are the tasks dispatched low that the active weights already lift, LedgerUsed
 	// those left out because they supported an applied change (nil in inputs saved before they were).
 	ResolvedByActive, LedgerUsed *int
-	MedianLossFinal *float64
-	First, Last     string // meta timestamps of the window's first and last task
+	MedianLossFinal              *float64
+	First, Last                  string // meta timestamps of the window's first and last task
 }
 
 // FlaggedTask is one low-side regression and the evidence that flagged it.
