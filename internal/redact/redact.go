@@ -100,26 +100,40 @@ func maybeSecret(s string) bool {
 	if !mayHoldSecret(s) {
 		return false
 	}
-	for _, lit := range literals {
-		if strings.Contains(s, lit) {
-			return true
-		}
-	}
-	l := strings.ToLower(s)
-	if strings.Contains(l, "bearer") || strings.Contains(l, "basic") {
-		return true
-	}
-	if strings.ContainsAny(s, "\u017f\u212a") { // fold to s and k in the (?i) patterns, not in ToLower
-		return true
-	}
-	if strings.ContainsAny(s, "=:") {
-		for _, w := range secretWords {
-			if strings.Contains(l, w) {
+	// One scan for all of them (a literal, bearer/basic, a secret word next to a '=' or ':'), where a
+	// scan per literal and word was most of the cost of the text that gets this far (a close line's
+	// layer="3: contract · 5: guard"). Words are matched in ASCII case folding, as in strings.ToLower's
+	// output: ToLower maps no other rune to ASCII but U+212A (K), which returns true here as before.
+	sep, word := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		for _, lit := range literalsByFirst[c] {
+			if strings.HasPrefix(s[i:], lit) {
 				return true
 			}
 		}
+		switch c {
+		case '=', ':':
+			sep = true
+		case 0xC5: // may start U+017F (ſ), which the (?i) patterns fold to s
+			return true
+		case 0xE2:
+			if i+1 < len(s) && s[i+1] == 0x84 { // may start U+212A (K), folded to k
+				return true
+			}
+		}
+		if lc := c | 0x20; lc >= 'a' && lc <= 'z' {
+			for _, w := range foldedWords[lc] {
+				if hasPrefixFold(s[i+1:], w.rest) {
+					if w.alone {
+						return true
+					}
+					word = true
+				}
+			}
+		}
 	}
-	return false
+	return sep && word
 }
 
 // mayHoldSecret is maybeSecret's first pass, one scan of s: every pattern needs one of ':', '-',
@@ -162,4 +176,29 @@ var (
 	literals = []string{"://", "-----BEGIN", "eyJ", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AKIA", "ASIA", "AGPA", "AIDA", "AROA",
 		"AIza", "k_live_", "k_test_", "npm_", "hf_"}
 	secretWords = []string{"pass", "pwd", "secret", "token", "key", "credential", "auth"}
+	// aloneWords are enough by themselves (an authorization header), in any case.
+	aloneWords = []string{"bearer", "basic"}
+
+	literalsByFirst = func() (t [256][]string) {
+		for _, l := range literals {
+			t[l[0]] = append(t[l[0]], l)
+		}
+		return t
+	}()
+	// foldedWords are the secret and alone words by their first letter, lower case.
+	foldedWords = func() (t [256][]foldedWord) {
+		for _, w := range secretWords {
+			t[w[0]] = append(t[w[0]], foldedWord{w[1:], false})
+		}
+		for _, w := range aloneWords {
+			t[w[0]] = append(t[w[0]], foldedWord{w[1:], true})
+		}
+		return t
+	}()
 )
+
+// foldedWord is a word of maybeSecret without its first letter; alone: it is enough without a '=' or ':'.
+type foldedWord struct {
+	rest  string
+	alone bool
+}

@@ -81,6 +81,36 @@ func TestPrefilterSkipsNoSecret(t *testing.T) {
 	}
 }
 
+// scansPerWord is the prefilter as it was before its one scan: a scan per literal and per word of
+// strings.ToLower(s). The one scan must stop at least what it stopped.
+func scansPerWord(s string) bool {
+	for _, lit := range literals {
+		if strings.Contains(s, lit) {
+			return true
+		}
+	}
+	l := strings.ToLower(s)
+	if strings.Contains(l, "bearer") || strings.Contains(l, "basic") || strings.ContainsAny(s, "\u017f\u212a") {
+		return true
+	}
+	if strings.ContainsAny(s, "=:") {
+		for _, w := range secretWords {
+			if strings.Contains(l, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestOneScanPrefilter(t *testing.T) {
+	for _, s := range append(prefilterSeeds, "x:token", "KEY=1", "a\u212aey=", "auth: fix", "3: contract · 5: guard", "ſk-", "BeArEr") {
+		if mayHoldSecret(s) && scansPerWord(s) && !maybeSecret(s) {
+			t.Errorf("%q: the one-scan prefilter passes what a scan per literal and word stopped", s)
+		}
+	}
+}
+
 func FuzzPrefilter(f *testing.F) {
 	for _, s := range prefilterSeeds {
 		f.Add(s)
@@ -88,6 +118,9 @@ func FuzzPrefilter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := String(s), withoutPrefilter(s); got != want {
 			t.Fatalf("%q: %q, want %q", s, got, want)
+		}
+		if mayHoldSecret(s) && scansPerWord(s) && !maybeSecret(s) {
+			t.Fatalf("%q: the one-scan prefilter passes what a scan per literal and word stopped", s)
 		}
 	})
 }
