@@ -25,7 +25,8 @@ const inPlaceBytes = 256 << 10
 // batch is a run of complete lines with their classification.
 type batch struct {
 	seq     int64  // its place in the read, from 0
-	data    []byte // owned: the lines' bytes
+	buf     []byte // owned: data and room to read more
+	data    []byte // the lines' bytes: the start of buf
 	lines   []lineSpan
 	offset  int64 // absolute offset of data[0]
 	classes []lineClass
@@ -150,11 +151,12 @@ func fill(r io.Reader, buf []byte) ([]byte, bool, error) {
 }
 
 // nextBuffer returns a buffer that starts with carry and has room for at least batchSize more
-// bytes, reusing old when it is big enough (carry may lie inside old: append copies like memmove).
-func nextBuffer(old, carry []byte) []byte {
+// bytes (a new one has room for slack more), reusing old when it is big enough (carry may lie inside
+// old: append copies like memmove).
+func nextBuffer(old, carry []byte, slack int) []byte {
 	need := len(carry) + batchSize
 	if cap(old) < need {
-		old = make([]byte, 0, max(need, 2*len(carry)))
+		old = make([]byte, 0, max(need+slack, 2*len(carry)))
 	}
 	return append(old[:0], carry...)
 }
@@ -164,7 +166,7 @@ func (p *parser) readSequential(r io.Reader) error {
 	var used int
 	skipFrom := int64(-1) // where a line over the cap started, while its bytes are skipped
 	for {
-		buf = nextBuffer(buf, buf[used:])
+		buf = nextBuffer(buf, buf[used:], 0)
 		var atEOF bool
 		var err error
 		if buf, atEOF, err = fill(r, buf); err != nil {
@@ -326,7 +328,10 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 		}
 		// carry lies in the previous batch's bytes, past its lines: no worker reads them, and the
 		// previous batch can be back here only after it was consumed (append copies like memmove).
-		b.data = nextBuffer(b.data, carry)
+		// The buffer keeps room for the carries of later batches, so that a reused batch need not
+		// grow it: the bytes past what a batch reads are never touched (nor faulted in).
+		b.buf = nextBuffer(b.buf, carry, batchSize+batchSize/2)
+		b.data = b.buf[: len(carry) : len(carry)+batchSize]
 		if b.data, atEOF, err = fill(r, b.data); err != nil {
 			break
 		}
