@@ -58,7 +58,11 @@ func Init(w io.Writer, res *app.InitResult) error {
 	if len(res.Gitignore) > 0 {
 		fmt.Fprintf(w, "  .gitignore: added %s\n", strings.Join(res.Gitignore, ", "))
 	}
-	fmt.Fprint(w, `next:
+	where := ""
+	if res.Dir != "." {
+		where = " (in " + res.Dir + " or below it: tune finds the project from there)"
+	}
+	fmt.Fprint(w, `next`+where+`:
   tune score --log .ldd/trace.log "the task"   # record a task (agents do it on each task)
   tune nightly                                 # detect, propose, replay: a proposal and its report
   tune apply                                   # once you have read reports/proposal-*.md
