@@ -252,8 +252,16 @@ func hasTurnDuration(rec []byte) bool {
 // one byte in 160, '_' one in 70), and compares around each. A general substring search starts from
 // pat[0], and '"', the first byte of every JSON key, is one byte in 17; this is several times faster
 // over a gigabyte.
+//
+// Most occurrences of the anchor are not followed by the pattern's next byte, so that byte is
+// compared before the whole pattern (the call to bytes.Equal at every 'k' was 2.5 % of the audit).
 func containsAnchored(rec, pat []byte, anchor int) bool {
 	c := pat[anchor]
+	last := anchor == len(pat)-1
+	var next byte
+	if !last {
+		next = pat[anchor+1]
+	}
 	from := anchor
 	for from < len(rec) {
 		i := bytes.IndexByte(rec[from:], c)
@@ -261,10 +269,13 @@ func containsAnchored(rec, pat []byte, anchor int) bool {
 			return false
 		}
 		p := from + i
-		if p-anchor+len(pat) <= len(rec) && bytes.Equal(rec[p-anchor:p-anchor+len(pat)], pat) {
+		from = p + 1
+		if p-anchor+len(pat) > len(rec) {
+			return false // later occurrences end further out
+		}
+		if (last || rec[p+1] == next) && bytes.Equal(rec[p-anchor:p-anchor+len(pat)], pat) {
 			return true
 		}
-		from = p + 1
 	}
 	return false
 }
@@ -508,12 +519,12 @@ func timestampAfter(b []byte, last bool) []byte {
 			lo = p + 1
 		}
 		start := p - anchor
-		if start+len(markTimestamp) > len(b) || !bytes.Equal(b[start:start+len(markTimestamp)], markTimestamp) {
+		if start+len(markTimestamp) > len(b) || b[p+1] != '"' || !bytes.Equal(b[start:start+len(markTimestamp)], markTimestamp) {
 			continue
 		}
-		rest := bytes.TrimLeft(b[start+len(markTimestamp):], " \t\r\n")
+		rest := trimSpace(b[start+len(markTimestamp):])
 		if len(rest) > 0 && rest[0] == ':' {
-			rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+			rest = trimSpace(rest[1:])
 			if len(rest) > 0 && rest[0] == '"' {
 				if j := bytes.IndexByte(rest[1:], '"'); j >= 0 {
 					return rest[1 : 1+j]
@@ -522,6 +533,15 @@ func timestampAfter(b []byte, last bool) []byte {
 		}
 	}
 	return nil
+}
+
+// trimSpace drops the JSON white space at the start of b (bytes.TrimLeft builds its cutset's table
+// at every call).
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	return b
 }
 
 // parseTimestamp parses Claude Code's "2026-02-11T20:36:47.925Z" quickly, anything else with
@@ -543,11 +563,9 @@ func parseTimestamp[T string | []byte](s T) (int64, bool) {
 			}
 			d[k] = v
 		}
-		if ok && d[1] >= 1 && d[1] <= 12 && d[2] >= 1 && d[2] <= 31 && d[3] < 24 && d[4] < 60 && d[5] < 60 {
-			t := time.Date(d[0], time.Month(d[1]), d[2], d[3], d[4], d[5], d[6]*1e6, time.UTC)
-			if t.Day() == d[2] {
-				return t.UnixMilli(), true
-			}
+		if ok && d[1] >= 1 && d[1] <= 12 && d[2] >= 1 && d[2] <= daysIn(d[1], d[0]) && d[3] < 24 && d[4] < 60 && d[5] < 60 {
+			secs := (unixDays(d[0], d[1], d[2])*24+int64(d[3]))*3600 + int64(d[4])*60 + int64(d[5])
+			return secs*1000 + int64(d[6]), true
 		}
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(s))
@@ -555,6 +573,39 @@ func parseTimestamp[T string | []byte](s T) (int64, bool) {
 		return 0, false
 	}
 	return t.UnixMilli(), true
+}
+
+// daysIn is the number of days of month m (1–12) of year y in the proleptic Gregorian calendar, as
+// the time package counts them.
+func daysIn(m, y int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// unixDays is the number of days from 1970-01-01 to the valid date y-m-d (y ≥ 0), by the civil
+// calendar arithmetic of H. Hinnant's days_from_civil: time.Date per line was 3 % of the audit, and
+// this is the same number (TestParseTimestampMatchesTime).
+func unixDays(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12 // March is 0
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 // isSemverPrefix is ccusage's version check: digits '.' digits '.' digit, then anything.
