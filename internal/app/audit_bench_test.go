@@ -1,14 +1,12 @@
-//go:build unix
-
 package app
 
 import (
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -47,23 +45,14 @@ func benchAudit(b *testing.B, paths []string) {
 			var size int64
 			hooks := ScanHooks{Scanned: func(r *transcript.Result) { size = r.Bytes }}
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu := testutil.CPUTime()
 			for b.Loop() {
 				if _, err := Audit(noEnv(), opts, nil, hooks); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			testutil.ReportCPU(b, cpu)
 			b.SetBytes(size)
 		})
 	}
-}
-
-// cpuTime is the user and system time the process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,8 +1,11 @@
 package transcript
 
 import (
+	"bytes"
 	"os"
 	"testing"
+
+	"github.com/ldd-tools/tune/internal/testutil"
 )
 
 // BenchmarkScan reads the 21 sample files (17 MB); MB/s is the figure to compare.
@@ -47,4 +50,39 @@ func benchScan(b *testing.B, dir string) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkParseUsageLines is the field reader alone on the sample's usage lines (3 MB, in memory),
+// as tune audit --ccusage reads them: the part of a scan that is not I/O or byte search.
+func BenchmarkParseUsageLines(b *testing.B) {
+	files, err := Discover([]string{testdataRoot})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines [][]byte
+	var size int64
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			if hasInputTokens(l) {
+				lines = append(lines, l)
+				size += int64(len(l))
+			}
+		}
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	var lf lineFields
+	cpu := testutil.CPUTime()
+	for b.Loop() {
+		for _, l := range lines {
+			if err := parseLineOpts(l, &lf, nil, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	testutil.ReportCPU(b, cpu)
 }
