@@ -100,15 +100,7 @@ func watchFinding(r *WatchResult) *report.WatchFinding {
 		name string
 		c    watch.Comparison
 	}{{"low-side regressions (changed signal)", r.Regressions}, {"overkill", r.Overkill}, {"underkill", r.Underkill}} {
-		f.Measures = append(f.Measures, report.WatchMeasure{Name: m.name, Before: fmtRate(m.c.Before), After: fmtRate(m.c.After), P: m.c.P})
+		f.Measures = append(f.Measures, report.WatchMeasure{Name: m.name, Before: m.c.Before.Format(accuracy.RateParens), After: m.c.After.Format(accuracy.RateParens), P: m.c.P})
 	}
 	return f
-}
-
-// fmtRate shows a rate as "k/n (rate) [lo–hi]".
-func fmtRate(r accuracy.Rate) string {
-	if r.N == 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%d/%d (%.0f%%) [%.0f–%.0f%%]", r.K, r.N, 100*r.Rate, 100*r.Lo, 100*r.Hi)
 }

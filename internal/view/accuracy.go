@@ -9,19 +9,16 @@ import (
 	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/watch"
 )
 
-func fmtRate(r accuracy.Rate) string {
-	if r.N == 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%d/%d %.0f%% [%.0f–%.0f%%]", r.K, r.N, 100*r.Rate, 100*r.Lo, 100*r.Hi)
-}
+// fmtRate is the tables' form of a rate.
+func fmtRate(r accuracy.Rate) string { return r.Format(accuracy.RatePlain) }
 
 // Accuracy prints tune accuracy: per level tasks, medians and rates with their intervals, then the splits.
 func Accuracy(w io.Writer, rep *accuracy.Report) error {
-	termtable.Fprintf(w, "dispatch accuracy · last %s · %s closed, %d with a level\n", plural(rep.WindowDays, "day"), plural(rep.NTasksTotal, "task"), rep.NTasksWithLevel)
+	termtable.Fprintf(w, "dispatch accuracy · last %s · %s closed, %d with a level\n", textfmt.Plural(rep.WindowDays, "day"), textfmt.Plural(rep.NTasksTotal, "task"), rep.NTasksWithLevel)
 	t := termtable.New(w, "Level", "Tasks", "Median k", "Median loss", "Complete", "Overkill", "Underkill", "Top signals", "Terminals").
 		Shrink("Top signals", "Terminals").Optional("Terminals", "Median k", "Median loss", "Top signals", "Complete")
 	for i, lvl := range accuracy.Levels {
@@ -46,10 +43,10 @@ func Accuracy(w io.Writer, rep *accuracy.Report) error {
 	}
 	termtable.Fprintf(w, "overall: overkill %s · underkill %s (95%% Wilson intervals)\n", fmtRate(rep.Intervals.Overall.Overkill), fmtRate(rep.Intervals.Overall.Underkill))
 	if rep.Undated > 0 {
-		termtable.Fprintf(w, "%s left out: meta timestamp not RFC 3339\n", plural(rep.Undated, "closed task"))
+		termtable.Fprintf(w, "%s left out: meta timestamp not RFC 3339\n", textfmt.Plural(rep.Undated, "closed task"))
 	}
 	if rep.Beyond.NTasks > 0 {
-		termtable.Fprintf(w, "read beyond the reference: %s (the reference's numbers differ by exactly these)\n", plural(rep.Beyond.NTasks, "task"))
+		termtable.Fprintf(w, "read beyond the reference: %s (the reference's numbers differ by exactly these)\n", textfmt.Plural(rep.Beyond.NTasks, "task"))
 		for _, b := range rep.Beyond.Tasks {
 			termtable.Fprintf(w, "  %s:%d %q: %s\n", b.Log, b.Line, b.Task, strings.Join(b.Reasons, "; "))
 		}
