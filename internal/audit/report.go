@@ -128,9 +128,6 @@ func megabytes(n int64) string {
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
 
-// plural counts with thousands separators ("12,345 requests").
-var plural = textfmt.PluralGrouped
-
 // newASCIITable returns a table with ASCII borders that fits the width w carries. Column 0 (the label,
 // shrinkable) is left-aligned, the rest right-aligned.
 func newASCIITable(w io.Writer, headers ...string) *termtable.Table {
@@ -178,10 +175,10 @@ func costLine(t *Totals, pricesFrom string) string {
 			names = append(names, m)
 		}
 		sort.Strings(names)
-		fmt.Fprintf(&b, "; unknown for %s of models without a price (%s)", plural(t.UnpricedRequests, "request"), strings.Join(names, ", "))
+		fmt.Fprintf(&b, "; unknown for %s of models without a price (%s)", textfmt.PluralGrouped(t.UnpricedRequests, "request"), strings.Join(names, ", "))
 	}
 	if t.RecordedCostRequests > 0 {
-		fmt.Fprintf(&b, "; %s at the costUSD recorded in the transcript", plural(t.RecordedCostRequests, "request"))
+		fmt.Fprintf(&b, "; %s at the costUSD recorded in the transcript", textfmt.PluralGrouped(t.RecordedCostRequests, "request"))
 	}
 	return b.String()
 }
@@ -192,7 +189,7 @@ func WriteText(w io.Writer, rep *Report, in Input) error {
 	var b bytes.Buffer
 	tw := termtable.WithWidth(&b, termtable.WidthOf(w)) // tables fit the width w carries
 	t := &rep.Totals
-	fmt.Fprintf(&b, "%s in %s, %s (%s)", plural(t.Requests, "request"), plural(in.Sessions, "session"), plural(in.Files, "file"), megabytes(in.Bytes))
+	fmt.Fprintf(&b, "%s in %s, %s (%s)", textfmt.PluralGrouped(t.Requests, "request"), textfmt.PluralGrouped(in.Sessions, "session"), textfmt.PluralGrouped(in.Files, "file"), megabytes(in.Bytes))
 	if !rep.First.IsZero() {
 		fmt.Fprintf(&b, ", %s to %s UTC", rep.First.UTC().Format("2006-01-02 15:04"), rep.Last.UTC().Format("2006-01-02 15:04"))
 	}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 // AuditReport is what the transcript audit measured: where weighted spend goes, where thinking happens
@@ -116,9 +118,9 @@ func RenderAudit(in AuditReport) ([]File, error) {
 	red := &redactions{}
 	fmt.Fprintf(w, "# EVAL: transcript audit\n\n")
 	fmt.Fprintf(w, "%s %s · %s %s · %s deduplicated %s.",
-		fmtInt(int64(in.Files)), plural(in.Files, "transcript file", "transcript files"),
-		fmtInt(int64(in.Sessions)), plural(in.Sessions, "session", "sessions"),
-		fmtInt(int64(in.Totals.Requests)), plural(in.Totals.Requests, "request", "requests"))
+		fmtInt(int64(in.Files)), textfmt.Form(in.Files, "transcript file", "transcript files"),
+		fmtInt(int64(in.Sessions)), textfmt.Form(in.Sessions, "session", "sessions"),
+		fmtInt(int64(in.Totals.Requests)), textfmt.Form(in.Totals.Requests, "request", "requests"))
 	if skipped := skippedSummary(in.Skipped, red); skipped != "" {
 		fmt.Fprintf(w, " Skipped: %s.", skipped)
 	}
@@ -201,12 +203,12 @@ func auditTotals(w io.Writer, t TokenTotals) error {
 	cost := fmtUSD(t.CostUSD)
 	if t.UnpricedRequests > 0 {
 		cost = fmt.Sprintf("at least %s (%s %s of a model without a price left out)", cost, fmtInt(int64(t.UnpricedRequests)),
-			plural(t.UnpricedRequests, "request", "requests"))
+			textfmt.Form(t.UnpricedRequests, "request", "requests"))
 	}
 	fmt.Fprintf(w, "\nCost: %s at %s; TTL-aware: 1-hour cache writes at 2× the input price, %s above the 5-minute price.\n",
 		cost, t.Prices, fmtUSD(t.Cost1hPremiumUSD))
 	fmt.Fprintf(w, "\nThinking tokens: recorded exactly on %s %s, estimated from thinking text on %s, unknown on the rest.\n\n",
-		fmtInt(int64(t.ThinkingExactRequests)), plural(t.ThinkingExactRequests, "request", "requests"), fmtInt(int64(t.ThinkingEstimatedRequests)))
+		fmtInt(int64(t.ThinkingExactRequests)), textfmt.Form(t.ThinkingExactRequests, "request", "requests"), fmtInt(int64(t.ThinkingEstimatedRequests)))
 	return nil
 }
 

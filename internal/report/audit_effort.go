@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 // EffortSection is the effort conformance of the audited transcripts (tune effort's check; rules in
@@ -53,7 +55,7 @@ func auditEffort(w io.Writer, e *EffortSection, red *redactions) error {
 		return nil
 	}
 	fmt.Fprintf(w, "%s of %s %s record their effort level", fmtInt(int64(e.WithEffort)), fmtInt(int64(e.Requests)),
-		plural(e.Requests, "request", "requests"))
+		textfmt.Form(e.Requests, "request", "requests"))
 	if e.WithEffort < e.Requests {
 		fmt.Fprintf(w, "; the other %s are unknown (Claude Code records effort since ≈2.1.21x), never guessed",
 			fmtInt(int64(e.Requests-e.WithEffort)))
@@ -90,11 +92,11 @@ func auditEffort(w io.Writer, e *EffortSection, red *redactions) error {
 	}
 	if e.SubagentShifts > 0 {
 		fmt.Fprintf(w, "- **%s %s inside subagents**: the design forbids them (agents run on their pin).\n",
-			fmtInt(int64(e.SubagentShifts)), plural(e.SubagentShifts, "shift", "shifts"))
+			fmtInt(int64(e.SubagentShifts)), textfmt.Form(e.SubagentShifts, "shift", "shifts"))
 	}
 	if e.StuckSessions > 0 {
 		fmt.Fprintf(w, "- **%s %s never changed level** despite paired shifts (CLAUDE_CODE_EFFORT_LEVEL set, or a headless run).\n",
-			fmtInt(int64(e.StuckSessions)), plural(e.StuckSessions, "session", "sessions"))
+			fmtInt(int64(e.StuckSessions)), textfmt.Form(e.StuckSessions, "session", "sessions"))
 	}
 	if e.SubagentShifts+e.StuckSessions > 0 {
 		fmt.Fprintln(w)

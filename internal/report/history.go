@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -55,8 +56,8 @@ func RenderHistory(in HistoryReport) ([]File, error) {
 		last = in.Entries[n-1].Serial
 	}
 	fmt.Fprintf(w, "Active version **%s** · %d %s · %d evolution log %s (last serial %d).\n\n",
-		weights.VersionName(in.Active), len(in.Versions), plural(len(in.Versions), "version", "versions"),
-		len(in.Entries), plural(len(in.Entries), "entry", "entries"), last)
+		weights.VersionName(in.Active), len(in.Versions), textfmt.Form(len(in.Versions), "version", "versions"),
+		len(in.Entries), textfmt.Form(len(in.Entries), "entry", "entries"), last)
 
 	fmt.Fprintf(w, "## Suite loss by generation\n\n")
 	if chart, ok := historyLossChart(in); ok {

@@ -416,7 +416,7 @@ func proposalReplay(r *renderSet, in ProposalReport) error {
 	case quiet == len(in.Replay):
 		fmt.Fprintf(w, "All %d scenarios score a loss of 0 at the same level before and after.\n\n", quiet)
 	case quiet > 0:
-		fmt.Fprintf(w, "The other %d %s score a loss of 0 at the same level before and after.\n\n", quiet, plural(quiet, "scenario", "scenarios"))
+		fmt.Fprintf(w, "The other %d %s score a loss of 0 at the same level before and after.\n\n", quiet, textfmt.Form(quiet, "scenario", "scenarios"))
 	}
 	if quiet > 0 {
 		fmt.Fprintf(w, "<details><summary>All %d scenarios</summary>\n\n", len(in.Replay))
@@ -480,10 +480,10 @@ func proposalGuardrails(w io.Writer, in ProposalReport, red *redactions) {
 		fmt.Fprintln(w, "- **Holdout:** not recorded.")
 	case h.LossBefore == nil || h.LossAfter == nil:
 		fmt.Fprintf(w, "- **Holdout** (%d scenarios, read last, as a veto: its loss must not rise): %s. Read %d %s.\n",
-			h.Scenarios, red.safe(orDash(h.Verdict, "not read")), h.Reads, plural(h.Reads, "time", "times"))
+			h.Scenarios, red.safe(orDash(h.Verdict, "not read")), h.Reads, textfmt.Form(h.Reads, "time", "times"))
 	default:
 		fmt.Fprintf(w, "- **Holdout** (%d scenarios, read last, as a veto: its loss must not rise): loss %s → %s — **%s**. Read %d %s.\n",
-			h.Scenarios, fmtLoss(*h.LossBefore), fmtLoss(*h.LossAfter), red.safe(orDash(h.Verdict, "–")), h.Reads, plural(h.Reads, "time", "times"))
+			h.Scenarios, fmtLoss(*h.LossBefore), fmtLoss(*h.LossAfter), red.safe(orDash(h.Verdict, "–")), h.Reads, textfmt.Form(h.Reads, "time", "times"))
 	}
 	fmt.Fprintln(w)
 }
@@ -522,7 +522,7 @@ func proposalWeightDiff(w io.Writer, in ProposalReport) error {
 	if err := WriteTable(w, []Column{Text("weight"), Num("old"), Num("new"), Num("Δ")}, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%d %s changed.\n\n", changed, plural(changed, "weight", "weights"))
+	fmt.Fprintf(w, "\n%d %s changed.\n\n", changed, textfmt.Form(changed, "weight", "weights"))
 	return nil
 }
 
@@ -544,7 +544,7 @@ func (r *redactions) code(s string) string {
 
 func (r *redactions) footnote(w io.Writer) {
 	if r.n > 0 {
-		fmt.Fprintf(w, "---\n%d secret-looking %s redacted.\n", r.n, plural(r.n, "string was", "strings were"))
+		fmt.Fprintf(w, "---\n%d secret-looking %s redacted.\n", r.n, textfmt.Form(r.n, "string was", "strings were"))
 	}
 }
 
@@ -554,9 +554,6 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
-
-// plural picks the word form for n ("entry", "entries"); the text prints n itself.
-var plural = textfmt.Form
 
 func capitalize(s string) string {
 	if s == "" {

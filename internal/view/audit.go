@@ -10,6 +10,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/effort"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -94,7 +95,7 @@ func Unpriced(w io.Writer, models map[string]int) {
 	sort.Strings(names)
 	for _, m := range names {
 		Warn(w, "", fmt.Sprintf("no price for model %q (%s): their cost is unknown and left out of the totals; give it with --pricing FILE",
-			m, plural(models[m], "request")))
+			m, textfmt.Plural(models[m], "request")))
 	}
 }
 
@@ -149,5 +150,5 @@ func EffortNotes(w io.Writer, res *app.EffortResult, repo string) {
 
 // Wrote says on w that an export wrote n rows (of noun: "request", "task") to path.
 func Wrote(w io.Writer, n int64, noun, path string) {
-	fmt.Fprintf(w, "tune: wrote %s to %s\n", plural(int(n), noun), path)
+	fmt.Fprintf(w, "tune: wrote %s to %s\n", textfmt.Plural(int(n), noun), path)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 var diffHeader = []string{"Signal", "Old → New", "Δ", "Evidence (a/b/c/d)", "Fisher p (raw / Holm)", "Suite loss before → after", "Confidence"}
@@ -22,7 +23,7 @@ func diffCells(r app.DiffRow) []string {
 	case r.Counts != nil:
 		evidence = fmt.Sprintf("%d/%d/%d/%d", r.Counts.A, r.Counts.B, r.Counts.C, r.Counts.D)
 	case r.Flagged > 0:
-		evidence = plural(r.Flagged, "flagged task")
+		evidence = textfmt.Plural(r.Flagged, "flagged task")
 	}
 	fisher := "—"
 	if r.FisherP != nil || r.HolmP != nil {
@@ -70,7 +71,7 @@ func diffSummary(rep *app.DiffResult) string {
 	if rep.Proposal != "" {
 		parts = append(parts, fmt.Sprintf("proposal %s (%s)", rep.Proposal, rep.Decision))
 	}
-	parts = append(parts, plural(rep.Flagged, "flagged task"))
+	parts = append(parts, textfmt.Plural(rep.Flagged, "flagged task"))
 	if l := lossPair(rep.SuiteLossBefore, rep.SuiteLossAfter); l != "—" {
 		parts = append(parts, "suite loss "+l)
 	}
@@ -120,7 +121,7 @@ func DiffMarkdown(w io.Writer, rep *app.DiffResult) error {
 		fmt.Fprintf(w, "\n**Reason:** %s\n", markdownText.Replace(rep.Reason))
 	}
 	if len(rep.Tasks) > 0 {
-		fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", plural(len(rep.Tasks), "flagged task"))
+		fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", textfmt.Plural(len(rep.Tasks), "flagged task"))
 		for _, t := range rep.Tasks {
 			fmt.Fprintf(w, "- %s\n", markdownText.Replace(t))
 		}

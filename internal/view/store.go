@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 // Version prints tune version: release, module, VCS revision, Go.
@@ -29,7 +30,7 @@ func Apply(w io.Writer, rep *app.ApplyResult) error {
 	fmt.Fprintf(w, "applied %s as %s (parent %s): %s\n", rep.Proposal, rep.Version, rep.Parent, rep.Change)
 	fmt.Fprintf(w, "active version: %s (evolution log serial %d)\n", rep.Version, rep.Serial)
 	if len(rep.Harvested) > 0 {
-		fmt.Fprintf(w, "harvested %s:\n", plural(len(rep.Harvested), "fixture"))
+		fmt.Fprintf(w, "harvested %s:\n", textfmt.Plural(len(rep.Harvested), "fixture"))
 		for _, h := range rep.Harvested {
 			fmt.Fprintf(w, "  %s\n", h)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
@@ -105,12 +106,12 @@ func traceTime(task traceparse.Task) string {
 
 // TraceSummary is the line under the trace table: tasks, logs, line counts, warnings and tail reads.
 func TraceSummary(tasks int, l traceparse.LineCounts, warnings int, tails []traceparse.Tail, logs int) string {
-	s := fmt.Sprintf("%s from %s · %s read: %d parsed, %d skipped", plural(tasks, "task"), plural(logs, "log"), plural(l.Read, "line"), l.Parsed, l.Skipped)
+	s := fmt.Sprintf("%s from %s · %s read: %d parsed, %d skipped", textfmt.Plural(tasks, "task"), textfmt.Plural(logs, "log"), textfmt.Plural(l.Read, "line"), l.Parsed, l.Skipped)
 	if l.Blank+l.Comment > 0 {
 		s += fmt.Sprintf(" (%d blank, %d comment)", l.Blank, l.Comment)
 	}
 	if warnings > 0 {
-		s += fmt.Sprintf(" · %s on stderr", plural(warnings, "warning"))
+		s += fmt.Sprintf(" · %s on stderr", textfmt.Plural(warnings, "warning"))
 	}
 	for _, tail := range tails {
 		s += fmt.Sprintf("\n%s: read from byte %d to its end; its line numbers count from there", tail.File, tail.Offset)

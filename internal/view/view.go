@@ -94,10 +94,7 @@ func ReportFiles(w io.Writer, res app.ReportResult) error {
 	return nil
 }
 
-var (
-	plural = textfmt.Plural
-	dash   = textfmt.Dash
-)
+var dash = textfmt.Dash
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 

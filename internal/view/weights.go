@@ -7,6 +7,7 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -47,10 +48,10 @@ func Verify(w io.Writer, rep *app.VerifyResult) error {
 		if rep.Serial == 0 {
 			log = "no evolution log yet (the first apply, rollback or logged attempt starts it)"
 		}
-		termtable.Fprintf(w, "weights store %s is intact: %s, active %s; %s\n", rep.Dir, plural(rep.Versions, "version"), rep.Active, log)
+		termtable.Fprintf(w, "weights store %s is intact: %s, active %s; %s\n", rep.Dir, textfmt.Plural(rep.Versions, "version"), rep.Active, log)
 		return nil
 	}
-	termtable.Fprintf(w, "weights store %s does NOT verify (%s):\n", rep.Dir, plural(len(rep.Problems), "problem"))
+	termtable.Fprintf(w, "weights store %s does NOT verify (%s):\n", rep.Dir, textfmt.Plural(len(rep.Problems), "problem"))
 	for _, p := range rep.Problems {
 		termtable.Fprintf(w, "  %s\n", p)
 	}
