@@ -223,19 +223,11 @@ type DetectResult struct {
 // Detect reads the window of the logs and detects the low-side regressions in it; the trace reader's
 // warnings come first in Warnings.
 func Detect(env Env, logs []string) (*DetectResult, error) {
-	active, resolver, err := env.ReadWeights()
+	inputs, err := readStepInputs(env, logs, false)
 	if err != nil {
 		return nil, err
 	}
-	logs, read, err := ReadTraceLogs(logs)
-	if err != nil {
-		return nil, err
-	}
-	dec, err := LoadDecisions(env.WeightsDir, resolver)
-	if err != nil {
-		return nil, err
-	}
-	det := evolve.Detect(evolve.DetectInput{Tasks: read.Tasks, Resolver: evolve.Resolver{Active: &active, WeightsFor: resolver, Used: dec.Used}})
-	det.Warnings = evolve.UniqueWarnings(append(parseWarnings(read), det.Warnings...))
-	return &DetectResult{Detection: det, Logs: logs, Lines: read.Lines, Tails: read.Tails}, nil
+	det := evolve.Detect(evolve.DetectInput{Tasks: inputs.read.Tasks, Resolver: evolve.Resolver{Active: &inputs.active, WeightsFor: inputs.resolver, Used: inputs.dec.Used}})
+	det.Warnings = evolve.UniqueWarnings(append(parseWarnings(inputs.read), det.Warnings...))
+	return &DetectResult{Detection: det, Logs: inputs.logs, Lines: inputs.read.Lines, Tails: inputs.read.Tails}, nil
 }

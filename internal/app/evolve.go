@@ -209,22 +209,11 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	parent, resolver, err := ActiveWeights(env.WeightsDir)
+	inputs, err := readStepInputs(env, opts.Logs, true)
 	if err != nil {
 		return nil, err
 	}
-	fx, err := env.LoadSuite()
-	if err != nil {
-		return nil, err
-	}
-	_, read, err := ReadTraceLogs(opts.Logs)
-	if err != nil {
-		return nil, err
-	}
-	dec, err := LoadDecisions(env.WeightsDir, resolver)
-	if err != nil {
-		return nil, err
-	}
+	parent, resolver, fx, read, dec := inputs.active, inputs.resolver, inputs.suite, inputs.read, inputs.dec
 	res, err := evolve.Loop(evolve.LoopInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg,
 		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity})

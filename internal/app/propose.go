@@ -54,22 +54,11 @@ func (r *ProposeResult) Escalation() error {
 // it writes the pending proposal (once: the id is a hash of the content), logs its attempts (once per
 // proposal) and writes its EVAL report.
 func Propose(env Env, logs []string) (*ProposeResult, error) {
-	parent, resolver, err := ActiveWeights(env.WeightsDir)
+	inputs, err := readStepInputs(env, logs, true)
 	if err != nil {
 		return nil, err
 	}
-	fx, err := env.LoadSuite()
-	if err != nil {
-		return nil, err
-	}
-	logs, read, err := ReadTraceLogs(logs)
-	if err != nil {
-		return nil, err
-	}
-	dec, err := LoadDecisions(env.WeightsDir, resolver)
-	if err != nil {
-		return nil, err
-	}
+	parent, resolver, fx, read, dec := inputs.active, inputs.resolver, inputs.suite, inputs.read, inputs.dec
 	cfg, err := LoopConfig(env, EvolveOptions{})
 	if err != nil {
 		return nil, err
@@ -85,7 +74,7 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	out := &ProposeResult{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
 		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
 		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
-		Detection: res.Detection, Logs: logs, Tails: read.Tails, Drift: res.Drift, Explain: explain(res.Detection)}
+		Detection: res.Detection, Logs: inputs.logs, Tails: read.Tails, Drift: res.Drift, Explain: explain(res.Detection)}
 	switch {
 	case res.Change != nil:
 		out.Proposal = res.Change
