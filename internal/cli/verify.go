@@ -39,8 +39,8 @@ verify lists every problem it finds and exits 1: an edited, missing or extra ver
 file that does not match, a broken chain, a serial gap, a lineage change, or the marker of an
 interrupted operation (.pending.json). A marker is checked as tune repair checks it: one that does
 not describe the next apply or rollback the log allows, byte for byte, is reported as forged, with the
-reason (repair refuses it). Temp files (.NAME.tmp-*) left by a killed write, in the store or in the
---reports-dir, are listed as stale. It exits 0 when the store is intact. A store as shipped
+reason (repair refuses it). Temp files (.NAME.tmp-*) left by a killed write, in the store, in the
+harvested fixtures or in the --reports-dir, are listed as stale. It exits 0 when the store is intact. A store as shipped
 (only v0001.toml, no log yet) is intact.
 
 What to do next: an interrupted operation → tune repair. A forged marker → inspect it and delete it

@@ -200,27 +200,43 @@ func TestStaleTempFilesAreReportedAndCleaned(t *testing.T) {
 	_ = weights.Schema
 }
 
-// A report write killed before its rename leaves a temp file under the reports directory, which a commit
-// of reports/ would take along (found by TestKilledNightlyRecovers in cli): verify reports it by its path
-// when it is told the reports directory, and repair removes it, leaving the reports themselves alone.
-func TestStaleReportTempFilesAreReportedAndCleaned(t *testing.T) {
+// A report or harvested-fixture write killed before its rename leaves a temp file under the reports or
+// fixtures directory, which a commit of either would take along (found by TestKilledNightlyRecovers and
+// TestKilledApplyRecovers in cli): verify reports it by its path when it is told the directories. Every
+// store write removes the fixture's (harvested fixtures are only written under the store lock); only
+// repair removes the report's (reports are written outside it). Reports and fixtures themselves stay.
+func TestStaleTempFilesOutsideTheStoreAreReportedAndCleaned(t *testing.T) {
 	s, _ := applied(t)
-	reports := filepath.Join(t.TempDir(), "reports")
+	reports, fixtures := filepath.Join(t.TempDir(), "reports"), t.TempDir()
+	harvested := filepath.Join(fixtures, HarvestDir)
 	os.MkdirAll(filepath.Join(reports, ".dir.tmp-4"), 0o755) // not a file tune writes: left alone
+	os.MkdirAll(harvested, 0o755)
 	tmp := filepath.Join(reports, ".proposal-p-1.md.tmp-77")
 	os.WriteFile(tmp, []byte("# half a rep"), 0o644)
-	keep := []string{filepath.Join(reports, "proposal-p-1.md"), filepath.Join(reports, ".keep")}
+	tmpFixture := filepath.Join(harvested, ".h-0123456789ab.toml.tmp-5")
+	os.WriteFile(tmpFixture, nil, 0o644)
+	keep := []string{filepath.Join(reports, "proposal-p-1.md"), filepath.Join(reports, ".keep"), filepath.Join(harvested, "h-0123456789ab.toml")}
 	for _, p := range keep {
 		os.WriteFile(p, []byte("x"), 0o644)
 	}
-	mustVerify(t, s) // without a reports directory, verify looks at the store only
-	s.ReportsDir = reports
+	mustVerify(t, s) // without those directories, verify looks at the store only
+	s.ReportsDir, s.FixturesDir = reports, fixtures
 	probs := s.Verify()
-	if len(probs) != 1 || probs[0].Kind != ProblemStale || probs[0].File != tmp || !strings.Contains(probs[0].Message, "`tune repair` removes it") {
+	if len(probs) != 2 || probs[0].Kind != ProblemStale || probs[0].File != tmpFixture ||
+		probs[1].Kind != ProblemStale || probs[1].File != tmp || !strings.Contains(probs[1].Message, "`tune repair` removes it") {
 		t.Fatalf("verify:\n%s", joinProblems(probs))
 	}
 	if _, err := s.Active(); err != nil {
-		t.Fatalf("a reader refused over a report's temp file: %v", err)
+		t.Fatalf("a reader refused over a temp file outside the store: %v", err)
+	}
+	if _, err := s.Rollback(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmpFixture); err == nil {
+		t.Errorf("a store write left %s", tmpFixture)
+	}
+	if _, err := os.Stat(tmp); err != nil {
+		t.Errorf("a store write removed the report's temp file %s", tmp)
 	}
 	if _, err := s.Repair(false); !errors.Is(err, ErrNothingToDo) {
 		t.Fatal(err)
@@ -230,7 +246,7 @@ func TestStaleReportTempFilesAreReportedAndCleaned(t *testing.T) {
 	}
 	for _, p := range append(keep, filepath.Join(reports, ".dir.tmp-4")) {
 		if _, err := os.Stat(p); err != nil {
-			t.Errorf("repair removed %s", p)
+			t.Errorf("removed %s", p)
 		}
 	}
 	mustVerify(t, s)

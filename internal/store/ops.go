@@ -14,7 +14,6 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/ldd-tools/tune/internal/faultpoint"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -104,13 +103,14 @@ func (s *Store) mutate(fn func(st *state) error) error {
 	if serial != s.serial || (s.lineage != "" && lineage != s.lineage) {
 		return &StaleError{Dir: s.Dir, ExpectedSerial: s.serial, HeadSerial: serial, ExpectedLineage: s.lineage, HeadLineage: lineage}
 	}
-	// Every writer of the store's files holds the lock, so a temp file seen under it belongs to a write
-	// that was killed: remove it (verify reports it until then).
+	// Every writer of the store's files (and of the harvested fixtures) holds the lock, so a temp file
+	// seen under it belongs to a write that was killed: remove it (verify reports it until then).
+	stale := staleIn(s.harvestedDir())
 	for _, name := range st.stale {
-		faultpoint.Reach(faultpoint.Remove, s.path(name))
-		if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
+		stale = append(stale, s.path(name))
+	}
+	if err := removeStale(stale); err != nil {
+		return err
 	}
 	st.stale = nil
 	if err := fn(st); err != nil {

@@ -57,7 +57,7 @@ type Store struct {
 	// FixturesDir is where Apply harvests flagged tasks (under harvested/); "" disables harvesting.
 	FixturesDir string
 	// ReportsDir is where reports are written: Verify reports the temp files of killed report writes
-	// there and Repair removes them (see reports.go); "" leaves it alone.
+	// there and Repair removes them (see outside.go); "" leaves it alone.
 	ReportsDir string
 	// LockTimeout bounds the wait for weights/.lock (DefaultLockTimeout when zero).
 	LockTimeout time.Duration

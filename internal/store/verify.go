@@ -59,7 +59,7 @@ func (s *Store) Verify() []Problem {
 	st.reference = s.Reference
 	problems := st.verify()
 	s.judgePending(st, problems)
-	return append(problems, s.staleReportProblems()...)
+	return append(problems, s.staleOutsideProblems()...)
 }
 
 // judgePending runs repair's own check (checkPending) on the marker the list reports, so verify says

@@ -1,0 +1,72 @@
+package store
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/ldd-tools/tune/internal/faultpoint"
+)
+
+// Two directories outside the store receive tune's atomic writes and are committed like it: the reports
+// directory (nightly's reports, the escalation state dumps) and the harvested fixtures (apply). A write
+// killed there leaves a temp file that a commit would take along, so Verify reports such files as stale,
+// named by their path, and Repair removes them. The harvested fixtures are only written under the store
+// lock, so every store writer removes their temp files too, as it does the store's own; reports are
+// written outside the lock, so only Repair touches them
+// (docs/decisions.md#crash-injection-in-a-real-process).
+
+// harvestedDir is where Apply writes harvested fixtures ("" without a fixtures directory).
+func (s *Store) harvestedDir() string {
+	if s.FixturesDir == "" {
+		return ""
+	}
+	return filepath.Join(s.FixturesDir, HarvestDir)
+}
+
+// staleIn lists the temp files of killed writes in dir (paths; none when dir is "" or absent). Only
+// regular files with a temp file's name count.
+func staleIn(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if isTemp(e.Name()) && e.Type().IsRegular() {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// staleOutsideProblems are Verify's findings in the reports and harvested fixtures directories.
+func (s *Store) staleOutsideProblems() []Problem {
+	var out []Problem
+	for _, p := range staleIn(s.harvestedDir()) {
+		out = append(out, Problem{Kind: ProblemStale, File: p,
+			Message: "a temp file left by a harvested fixture's write that was killed before it finished; the next write or `tune repair` removes it"})
+	}
+	for _, p := range staleIn(s.ReportsDir) {
+		out = append(out, Problem{Kind: ProblemStale, File: p,
+			Message: "a temp file left by a report write that was killed before it finished (a commit of the reports would take it along); `tune repair` removes it"})
+	}
+	return out
+}
+
+// removeStale removes the given temp files.
+func removeStale(paths []string) error {
+	for _, p := range paths {
+		faultpoint.Reach(faultpoint.Remove, p)
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
