@@ -212,7 +212,7 @@ func ReportAudit(env Env, opts ReportAuditOptions, hooks ScanHooks) (ReportResul
 		res.Warnings = append(res.Warnings, effort.WarningText(repo, w))
 	}
 	if repo != "" {
-		res.Notes = append(res.Notes, "effort pins read from "+repo)
+		res.Notes = append(res.Notes, PinsNote(repo, opts.Repo))
 	}
 	res.Files, err = report.WriteAudit(opts.OutDir, in)
 	return res, err

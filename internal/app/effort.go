@@ -83,6 +83,16 @@ func CensusRoot(env Env, repo string) string {
 	return ""
 }
 
+// PinsNote is the note that says where the effort pins were read: repo, given as --repo (flag) or
+// found as the project root (CensusRoot). tune effort, tune audit --report and tune report audit
+// say it in these words.
+func PinsNote(repo, flag string) string {
+	if flag == "" {
+		return "effort pins read from " + repo + " (the project root)"
+	}
+	return "effort pins read from " + repo
+}
+
 // CheckRepo checks a --repo flag (tune effort, tune audit --report, tune report audit): an existing
 // directory. One that is not a directory is a usage error; one that cannot be read is not.
 func CheckRepo(repo string) error {

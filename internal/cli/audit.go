@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ type auditOptions struct {
 	app.AuditOptions
 	flags app.AuditFlags
 	JSON  bool
+	Notes io.Writer // stderr, or io.Discard with --quiet
 }
 
 // NewCmdAudit builds `tune audit` (and `tune audit ab`).
@@ -111,7 +113,7 @@ in order at the end.`,
   tune audit ab --arm low=runs/low --arm high=runs/high`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Paths, opts.Env = args, f.Env()
+			opts.Paths, opts.Env, opts.Notes = args, f.Env(), f.noteOut()
 			if err := cmdutil.CheckFormat(cmd); err != nil {
 				return err
 			}
@@ -157,7 +159,7 @@ func auditRun(opts *auditOptions) error {
 	if res == nil {
 		return err
 	}
-	view.AuditNotes(opts.IO.ErrOut, res)
+	view.AuditNotes(opts.IO.ErrOut, opts.Notes, res, opts.Repo)
 	switch {
 	case err != nil:
 		return err

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
@@ -13,7 +15,8 @@ type effortOptions struct {
 	Env app.Env // the project's tune.toml, as the command runs
 
 	app.EffortOptions
-	JSON bool
+	JSON  bool
+	Notes io.Writer // stderr, or io.Discard with --quiet
 }
 
 // NewCmdEffort builds `tune effort`.
@@ -74,7 +77,7 @@ verdicts are findings, not failures of the command; to fail a CI job on them, se
   tune effort --repo . --json | jq -e '[.shifts[], .reasserts[] | select(.verdict == "no-op: lone call" or .verdict == "not re-asserted")] + [.agents[] | select(.conformant == false)] | length == 0'`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
-			opts.Paths, opts.Env = args, f.Env()
+			opts.Paths, opts.Env, opts.Notes = args, f.Env(), f.noteOut()
 			if opts.CensusOnly && opts.Repo == "" {
 				return FlagErrorf("--census-only needs --repo: the directory that holds agents/ and skills/")
 			}
@@ -101,7 +104,7 @@ func effortRun(opts *effortOptions) error {
 	if res == nil {
 		return err
 	}
-	view.EffortNotes(opts.IO.ErrOut, res, opts.Repo)
+	view.EffortNotes(opts.IO.ErrOut, opts.Notes, res, opts.Repo)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -56,9 +57,15 @@ func (f *Factory) resolveProject(flags *pflag.FlagSet) error {
 
 // note prints "tune: note: …" on stderr unless --quiet.
 func (f *Factory) note(format string, a ...any) {
-	if !f.Quiet {
-		fmt.Fprintf(f.IO.ErrOut, "tune: note: "+format+"\n", a...)
+	fmt.Fprintf(f.noteOut(), "tune: note: "+format+"\n", a...)
+}
+
+// noteOut is where notes go: stderr, or nowhere with --quiet (warnings and errors always go to stderr).
+func (f *Factory) noteOut() io.Writer {
+	if f.Quiet {
+		return io.Discard
 	}
+	return f.IO.ErrOut
 }
 
 // traceLogs returns the LOG arguments or, without any, the nearest .ldd/trace.log at or above the

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +12,7 @@ import (
 
 type reportOptions struct {
 	IO     *IOStreams
+	Notes  io.Writer // stderr, or io.Discard with --quiet
 	Env    app.Env
 	OutDir string
 	JSON   bool
@@ -65,7 +67,7 @@ report); these commands write one on demand. The written paths are printed one p
 
 	run := func(kind string) func(*cobra.Command, []string) error {
 		return func(_ *cobra.Command, args []string) error {
-			opts.Kind, opts.Env = kind, f.Env()
+			opts.Kind, opts.Env, opts.Notes = kind, f.Env(), f.noteOut()
 			if opts.OutDir == "" {
 				opts.OutDir = f.ReportsDir
 			}
@@ -139,6 +141,6 @@ func reportRun(opts *reportOptions) error {
 	for _, w := range res.Warnings {
 		view.Warn(opts.IO.ErrOut, "", w)
 	}
-	view.Notes(opts.IO.ErrOut, res.Notes)
+	view.Notes(opts.Notes, res.Notes)
 	return view.Print(opts.IO.Out, opts.JSON, res, view.ReportFiles)
 }

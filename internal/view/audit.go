@@ -119,15 +119,17 @@ func ScanHooks(w io.Writer, terminal bool) (app.ScanHooks, *Progress) {
 }
 
 // AuditNotes prints on w what an audit found beside its output: where no transcript was found, the
-// models without a price, the census of the report's effort section, and the report files written.
-func AuditNotes(w io.Writer, res *app.AuditResult) {
+// models without a price, the census of the report's effort section, and the report files written;
+// notes (which repository the pins were read from; repo is --repo) go to notes, io.Discard under
+// --quiet.
+func AuditNotes(w, notes io.Writer, res *app.AuditResult, repo string) {
 	if res.NoTranscripts {
 		NoTranscripts(w, app.DescribeRoots(res.Roots))
 	}
 	Unpriced(w, res.Unpriced)
 	EffortWarnings(w, res.CensusRepo, res.CensusWarnings)
 	if res.CensusRepo != "" {
-		fmt.Fprintf(w, "tune: effort pins read from %s\n", res.CensusRepo)
+		Notes(notes, []string{app.PinsNote(res.CensusRepo, repo)})
 	}
 	for _, p := range res.ReportFiles {
 		fmt.Fprintf(w, "tune: report: %s\n", p)
@@ -135,12 +137,12 @@ func AuditNotes(w io.Writer, res *app.AuditResult) {
 }
 
 // EffortNotes prints on w what tune effort found beside its output, in the order it happened: the
-// census's warnings, the project root when the pins were read there (repo is --repo), where no
-// transcript was found, and the transcripts' warnings.
-func EffortNotes(w io.Writer, res *app.EffortResult, repo string) {
+// census's warnings, the project root when the pins were read there (repo is --repo; a note, on
+// notes), where no transcript was found, and the transcripts' warnings.
+func EffortNotes(w, notes io.Writer, res *app.EffortResult, repo string) {
 	EffortWarnings(w, res.Repo, res.CensusWarnings)
 	if res.Repo != repo {
-		fmt.Fprintf(w, "tune: effort pins read from %s (the project root)\n", res.Repo)
+		Notes(notes, []string{app.PinsNote(res.Repo, repo)})
 	}
 	if res.NoTranscripts {
 		NoTranscripts(w, app.DescribeRoots(res.Roots))
