@@ -16,8 +16,8 @@ import (
 // Metrics are the per-run quantities an A/B compares, in report order.
 var Metrics = []string{"requests", "output_tokens", "thinking_tokens", "wall_seconds", "active_seconds"}
 
-// metricUnit is the Go benchmark-format unit of each metric.
-var metricUnit = map[string]string{
+// MetricUnit is the Go benchmark-format unit of each metric (tune audit ab --format benchfmt).
+var MetricUnit = map[string]string{
 	"requests": "requests", "output_tokens": "output-tokens", "thinking_tokens": "thinking-tokens",
 	"wall_seconds": "wall-sec", "active_seconds": "active-sec",
 }
@@ -316,7 +316,7 @@ func (e *MixedVersionsError) Error() string {
 	var b strings.Builder
 	b.WriteString(ErrMixedVersions.Error() + ":\n")
 	for _, a := range e.Arms {
-		fmt.Fprintf(&b, "  %s: Claude Code %s (%s)\n", a.Name, strings.Join(a.Versions, ", "), joinFamilies(a.Families))
+		fmt.Fprintf(&b, "  %s: Claude Code %s (%s)\n", a.Name, strings.Join(a.Versions, ", "), JoinFamilies(a.Families))
 	}
 	b.WriteString("Output and thinking counts are then not comparable between the arms:\n")
 	for _, f := range []Family{FamilyPartial, FamilyLastLine, FamilyFinal} {
@@ -328,7 +328,8 @@ func (e *MixedVersionsError) Error() string {
 
 func (e *MixedVersionsError) Unwrap() error { return ErrMixedVersions }
 
-func joinFamilies(fs []Family) string {
+// JoinFamilies lists output-token families for humans ("unknown" for none).
+func JoinFamilies(fs []Family) string {
 	if len(fs) == 0 {
 		return "unknown"
 	}

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,8 +12,6 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/pricing"
-	"github.com/ldd-tools/tune/internal/termtable"
-	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -260,20 +257,4 @@ func TestCostEqualsCCUsage(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestGoldenBreakdown: --by day --breakdown in New York on the synthetic corpus at a normal width —
-// model rows under each day, the total row, dates of the zone.
-func TestGoldenBreakdown(t *testing.T) {
-	res := scan(t, transcript.Options{}, syntheticRoot)
-	loc, err := time.LoadLocation("America/New_York")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	rep := AggregateWith(res.Requests, Options{By: ByDay, Location: loc, Breakdown: true})
-	if err := WriteText(termtable.WithWidth(&b, 120), rep, InputOf(res)); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, "golden/fit/synthetic_by_day_breakdown_new_york.w120.txt", b.Bytes())
 }

@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"math"
 	"path/filepath"
@@ -12,8 +10,6 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/ldd-tools/tune/internal/termtable"
-	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -146,80 +142,6 @@ func TestVersionFamily(t *testing.T) {
 	}
 }
 
-func goldenAudit(t *testing.T, name string, rep *Report, in Input) {
-	t.Helper()
-	var text, js bytes.Buffer
-	if err := WriteText(&text, rep, in); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, name+".txt", text.Bytes())
-	if err := WriteJSON(&js, rep, in); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, name+".json", js.Bytes())
-}
-
-func TestGoldenAudit(t *testing.T) {
-	res := scan(t, transcript.Options{}, filepath.Join("..", "..", "testdata", "transcripts"))
-	// Paths in warnings depend on the working directory only through this relative root.
-	goldenAudit(t, "golden/audit_sample_by_session", Aggregate(res.Requests, BySession), InputOf(res))
-	res = scan(t, transcript.Options{}, effortDir)
-	goldenAudit(t, "golden/audit_effort_by_effort", Aggregate(res.Requests, ByEffort), InputOf(res))
-	// Recorded costUSD (auto mode): recorded_cost_requests and the unsplit recorded cost of a model
-	// without a price, in the totals and per model.
-	rec := scan(t, transcript.Options{}, recordedRoot)
-	goldenAudit(t, "golden/audit_recorded_by_model", AggregateWith(rec.Requests, Options{By: ByModel}), InputOf(rec))
-
-	var csv, jsonl bytes.Buffer
-	if err := WriteRows(&csv, res.Requests[:5], "csv"); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, "golden/rows.csv", csv.Bytes())
-	if err := WriteRows(&jsonl, res.Requests[:5], "jsonl"); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, "golden/rows.jsonl", jsonl.Bytes())
-	for _, line := range bytes.Split(bytes.TrimSpace(jsonl.Bytes()), []byte("\n")) {
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil || len(m) != len(RowHeader) {
-			t.Fatalf("jsonl row %s: %v", line, err)
-		}
-	}
-}
-
-// TestJSONTotalsKeys pins the keys the issue promises under "totals".
-func TestJSONTotalsKeys(t *testing.T) {
-	res := scan(t, transcript.Options{}, spotterDir)
-	var b bytes.Buffer
-	if err := WriteJSON(&b, Aggregate(res.Requests, ""), InputOf(res)); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Totals  map[string]any `json:"totals"`
-		Shares  map[string]any `json:"shares"`
-		Groups  []any          `json:"groups"`
-		Skipped map[string]int `json:"skipped"`
-	}
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]float64{"requests": 904, "input_tokens": 9165, "output_tokens": 195801,
-		"cache_creation_input_tokens": 2079960, "cache_read_input_tokens": 77423878, "thinking_tokens": 15768}
-	for k, v := range want {
-		if doc.Totals[k] != v {
-			t.Errorf("totals.%s = %v, want %v", k, doc.Totals[k], v)
-		}
-	}
-	// The cost of these files in ccusage 20.0.24's daily report (testdata/ccusage/sample-daily-utc.json
-	// without edge_cases.jsonl's $0.001779).
-	if c, ok := doc.Totals["cost_usd"].(float64); !ok || !sameCents(c, 51.742581) {
-		t.Errorf("totals.cost_usd = %v, want $51.74", doc.Totals["cost_usd"])
-	}
-	if doc.Groups == nil || doc.Shares["spend"] == nil || len(doc.Skipped) != len(skipReasons) {
-		t.Errorf("document shape: %s", b.String()[:200])
-	}
-}
-
 // splitSpotter makes two arms of the real sessions: alternate sessions in path order.
 func splitSpotter(t testing.TB) (a, b Arm) {
 	res := scan(t, transcript.Options{}, spotterDir)
@@ -243,31 +165,6 @@ func effortArms(t testing.TB) []Arm {
 		t.Fatalf("arms %+v, without effort %d", arms, len(none))
 	}
 	return arms
-}
-
-func TestGoldenAB(t *testing.T) {
-	rep, err := CompareArms(effortArms(t), ABOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range ABFormats {
-		var b bytes.Buffer
-		if err := WriteAB(&b, rep, f); err != nil {
-			t.Fatal(err)
-		}
-		ext := map[string]string{"text": "txt", "markdown": "md", "json": "json", "csv": "csv", "benchfmt": "bench"}[f]
-		testutil.Golden(t, "golden/ab_effort."+ext, b.Bytes())
-	}
-	a, b := splitSpotter(t)
-	rep, err = CompareArms([]Arm{a, b}, ABOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text bytes.Buffer
-	if err := WriteAB(&text, rep, "text"); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, "golden/ab_spotter_split.txt", text.Bytes())
 }
 
 // TestABMatchesBenchmath checks the statistics wiring against x/perf's benchmath (what benchstat
@@ -481,35 +378,5 @@ func TestThinkingBlocksPerSession(t *testing.T) {
 		if w, ok := want[g.Key]; ok && g.Totals.ThinkingBlocks != w {
 			t.Errorf("%s: %d thinking blocks, want %d", g.Key, g.Totals.ThinkingBlocks, w)
 		}
-	}
-}
-
-// TestAuditFitsTerminal renders the audit text, without a breakdown and with each of GroupBys, and the
-// A/B table at each terminal width: no line may be wider (docs/decisions.md#table-width).
-func TestAuditFitsTerminal(t *testing.T) {
-	res := scan(t, transcript.Options{}, filepath.Join("..", "..", "testdata", "transcripts"))
-	for _, by := range append([]GroupBy{""}, GroupBys...) {
-		name := "golden/fit/audit_sample_by_" + string(by) + ".txt"
-		if by == "" {
-			name = "golden/fit/audit_sample.txt"
-		}
-		for _, w := range testutil.TermWidths {
-			var b bytes.Buffer
-			if err := WriteText(termtable.WithWidth(&b, w), Aggregate(res.Requests, by), InputOf(res)); err != nil {
-				t.Fatal(err)
-			}
-			testutil.GoldenFit(t, name, w, b.Bytes())
-		}
-	}
-	rep, err := CompareArms(effortArms(t), ABOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range testutil.TermWidths {
-		var b bytes.Buffer
-		if err := WriteAB(termtable.WithWidth(&b, w), rep, "text"); err != nil {
-			t.Fatal(err)
-		}
-		testutil.GoldenFit(t, "golden/ab_effort.txt", w, b.Bytes())
 	}
 }

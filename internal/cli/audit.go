@@ -166,9 +166,9 @@ func auditRun(opts *auditOptions) error {
 	case opts.Format == "parquet":
 		view.Wrote(opts.IO.ErrOut, res.ParquetRows, "request", opts.Out)
 	case opts.Format == "json":
-		return audit.WriteJSON(opts.IO.Out, res.Report, res.Input)
+		return view.AuditJSON(opts.IO.Out, res.Report, res.Input)
 	case opts.Format == "text":
-		return audit.WriteText(opts.IO.Out, res.Report, res.Input)
+		return view.AuditText(opts.IO.Out, res.Report, res.Input)
 	}
 	return nil
 }

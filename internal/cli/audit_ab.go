@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
-	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/transcript"
 	"github.com/ldd-tools/tune/internal/view"
@@ -89,7 +88,7 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 	cmd.Flags().Float64Var(&opts.Alpha, "alpha", 0.05, "significance `level` after Holm's adjustment")
 	cmd.Flags().Float64Var(&opts.Confidence, "confidence", 0.95, "confidence `level` of the intervals")
 	cmd.Flags().BoolVar(&opts.AllowMixed, "allow-mixed", false, "compare arms whose Claude Code versions count output tokens differently")
-	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, audit.ABFormats, "output `FORMAT`: "+strings.Join(audit.ABFormats, ", "),
+	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, view.ABFormats, "output `FORMAT`: "+strings.Join(view.ABFormats, ", "),
 		"print the comparison as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.x's `MODE` report does: daily or session")
 	return cmd
@@ -108,5 +107,5 @@ func auditABRun(opts *auditABOptions) error {
 	if res.Report.MixedVersions {
 		fmt.Fprintln(opts.IO.ErrOut, "tune: WARNING: the arms mix Claude Code versions that count output tokens differently (--allow-mixed); output and thinking are not comparable")
 	}
-	return audit.WriteAB(opts.IO.Out, res.Report, opts.Format)
+	return view.AuditAB(opts.IO.Out, res.Report, opts.Format)
 }

@@ -1,4 +1,4 @@
-package audit
+package view
 
 import (
 	"bytes"
@@ -10,14 +10,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/termtable"
 )
 
-// ABFormats lists the output formats of an A/B report.
+// ABFormats lists the output formats of tune audit ab's comparison.
 var ABFormats = []string{"text", "markdown", "json", "csv", "benchfmt"}
 
-// WriteAB writes the report in one of ABFormats.
-func WriteAB(w io.Writer, rep *ABReport, format string) error {
+// AuditAB writes tune audit ab's comparison in one of ABFormats.
+func AuditAB(w io.Writer, rep *audit.ABReport, format string) error {
 	switch format {
 	case "text", "":
 		return writeABTable(w, rep, false)
@@ -57,7 +58,7 @@ func number(f *float64) string {
 
 // rangePct is benchstat's "± x%": the larger distance from the median to a CI bound, relative to the
 // median; "∞" without a CI, "?" when the median is 0.
-func rangePct(s ArmStat) string {
+func rangePct(s audit.ArmStat) string {
 	if s.Median == nil {
 		return ""
 	}
@@ -73,7 +74,7 @@ func rangePct(s ArmStat) string {
 }
 
 // delta is benchstat's "vs base": "~" when not significant, else the change of the medians.
-func delta(mr *MetricResult) string {
+func delta(mr *audit.MetricResult) string {
 	if !mr.Significant {
 		return "~"
 	}
@@ -91,7 +92,7 @@ func pValue(p *float64) string {
 	return strconv.FormatFloat(*p, 'f', 3, 64)
 }
 
-func ratioCell(mr *MetricResult) string {
+func ratioCell(mr *audit.MetricResult) string {
 	if mr.Ratio == nil {
 		return "–"
 	}
@@ -105,7 +106,7 @@ func ratioCell(mr *MetricResult) string {
 	return fmt.Sprintf("%.2f [%s, %s]", *mr.Ratio, lo, hi)
 }
 
-func sizes(mr *MetricResult) string {
+func sizes(mr *audit.MetricResult) string {
 	n1, n2 := mr.Arms[mr.Baseline].N, mr.Arms[mr.Arm].N
 	if n1 == n2 {
 		return fmt.Sprintf("n=%d", n1)
@@ -113,7 +114,7 @@ func sizes(mr *MetricResult) string {
 	return fmt.Sprintf("n=%d+%d", n1, n2)
 }
 
-func testName(rep *ABReport) string {
+func testName(rep *audit.ABReport) string {
 	if rep.Paired {
 		return fmt.Sprintf("paired by %s: Wilcoxon signed-rank test (exact for n ≤ 50)", rep.PairBy)
 	}
@@ -121,7 +122,7 @@ func testName(rep *ABReport) string {
 }
 
 // header describes the arms, the test and the adjustment.
-func abHeader(b *bytes.Buffer, rep *ABReport, markdown bool) {
+func abHeader(b *bytes.Buffer, rep *audit.ABReport, markdown bool) {
 	bullet := ""
 	if markdown {
 		bullet = "- "
@@ -136,7 +137,7 @@ func abHeader(b *bytes.Buffer, rep *ABReport, markdown bool) {
 		bullet, len(rep.Arms), rep.Arms[0].Name, testName(rep), rep.Alpha, tests, 100*rep.Confidence, rep.Resamples)
 	for _, a := range rep.Arms {
 		fmt.Fprintf(b, "%s%s: %d runs, Claude Code %s (%s), effort from %s\n", bullet, a.Name, a.Runs,
-			orUnknown(strings.Join(a.Versions, ", ")), joinFamilies(a.Families), strings.Join(a.EffortSources, ", "))
+			orUnknown(strings.Join(a.Versions, ", ")), audit.JoinFamilies(a.Families), strings.Join(a.EffortSources, ", "))
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(b, "%s%s\n", bullet, n)
@@ -154,12 +155,12 @@ func orUnknown(s string) string {
 // writeABTable writes one benchstat-style table per compared arm: per metric, each arm's median
 // ± CI, the change ("~" when not significant after Holm), p and Holm-adjusted p, the sample sizes
 // and the ratio of medians with its bootstrap CI. Warnings are numbered footnotes.
-func writeABTable(w io.Writer, rep *ABReport, markdown bool) error {
+func writeABTable(w io.Writer, rep *audit.ABReport, markdown bool) error {
 	var b bytes.Buffer
 	abHeader(&b, rep, markdown)
 	var notes footnotes
-	for start := 0; start < len(rep.Metrics); start += len(Metrics) {
-		block := rep.Metrics[start:min(start+len(Metrics), len(rep.Metrics))]
+	for start := 0; start < len(rep.Metrics); start += len(audit.Metrics) {
+		block := rep.Metrics[start:min(start+len(audit.Metrics), len(rep.Metrics))]
 		base, arm := block[0].Baseline, block[0].Arm
 		style := termtable.Grid
 		if markdown {
@@ -211,7 +212,7 @@ func writeABTable(w io.Writer, rep *ABReport, markdown bool) error {
 	return err
 }
 
-func estimatedThinking(rep *ABReport) bool {
+func estimatedThinking(rep *audit.ABReport) bool {
 	for _, r := range rep.Runs {
 		if r.ThinkingEstimated {
 			return true
@@ -221,7 +222,7 @@ func estimatedThinking(rep *ABReport) bool {
 }
 
 // writeABCSV writes one row per metric and compared arm.
-func writeABCSV(w io.Writer, rep *ABReport) error {
+func writeABCSV(w io.Writer, rep *audit.ABReport) error {
 	cw := csv.NewWriter(w)
 	header := []string{"metric", "baseline", "arm", "baseline_n", "baseline_median", "baseline_lo", "baseline_hi",
 		"arm_n", "arm_median", "arm_lo", "arm_hi", "test", "p", "p_holm", "significant", "ratio", "ratio_lo", "ratio_hi", "warnings"}
@@ -267,11 +268,11 @@ func nameValue(s string) string {
 // samples of one benchmark, so `benchstat -col /effort FILE` compares the arms with its own median
 // CIs and Mann–Whitney tests. Each result is preceded by a comment naming its session and task
 // (benchstat ignores such lines).
-func writeBenchfmt(w io.Writer, rep *ABReport) error {
+func writeBenchfmt(w io.Writer, rep *audit.ABReport) error {
 	var b bytes.Buffer
 	b.WriteString("# tune audit ab: one result per run (a session); compare with: benchstat -col /effort FILE\n")
-	for _, m := range Metrics {
-		fmt.Fprintf(&b, "Unit %s better=lower\n", metricUnit[m])
+	for _, m := range audit.Metrics {
+		fmt.Fprintf(&b, "Unit %s better=lower\n", audit.MetricUnit[m])
 	}
 	for _, r := range rep.Runs {
 		name := "BenchmarkAudit/effort=" + nameValue(r.Arm)
@@ -280,12 +281,12 @@ func writeBenchfmt(w io.Writer, rep *ABReport) error {
 			fmt.Fprintf(&b, " task %s", r.Task)
 		}
 		fmt.Fprintf(&b, "\n%s 1", name)
-		for _, m := range Metrics {
+		for _, m := range audit.Metrics {
 			v, ok := r.Value(m)
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(&b, " %s %s", strconv.FormatFloat(v, 'f', -1, 64), metricUnit[m])
+			fmt.Fprintf(&b, " %s %s", strconv.FormatFloat(v, 'f', -1, 64), audit.MetricUnit[m])
 		}
 		b.WriteString("\n")
 	}
