@@ -185,6 +185,19 @@ func TestKilledRollbackAndRepairRecover(t *testing.T) {
 			t.Fatalf("the uninterrupted repair:\n%s", want)
 		}
 	})
+	// repair --abort of an apply killed once its version and fixtures were written: a killed abort is
+	// aborted again, and ends with neither the version nor the fixtures, the sum restored
+	t.Run("repair-abort", func(t *testing.T) {
+		pending, id := harvestProject(t)
+		if killed, out := runKillable(t, pending, killEnv(pending, "TUNE_TEST_KILL_AT=rename weights.sum"), "apply", id); !killed {
+			t.Fatalf("apply was not killed:\n%s", out)
+		}
+		want := killEachOperation(t, pending, "repair", "--abort")
+		if !strings.Contains(want, "active v0001\n") || strings.Contains(want, "v0002.toml") || strings.Contains(want, "\nh-") ||
+			strings.Contains(want, "apply "+id) {
+			t.Fatalf("the uninterrupted repair --abort:\n%s", want)
+		}
+	})
 }
 
 // The same for a nightly run (it proposes, never applies): killed at any of its writes (the attempt
@@ -278,8 +291,12 @@ func killEachOperation(t *testing.T, base string, args ...string) (want string) 
 			if k > marked && k <= unmarked && (code == 0 || !strings.Contains(out, "pending: an interrupted ")) {
 				t.Fatalf("killed between writing and removing the marker (%s), verify does not report it:\n%s", ops[k], out)
 			}
-			if code != 0 {
-				if code, out, errOut := projectRun(t, dir, "repair"); code != 0 {
+			if code != 0 { // repair completes; a killed repair --abort is aborted again
+				recovery := []string{"repair"}
+				if args[0] == "repair" {
+					recovery = args
+				}
+				if code, out, errOut := projectRun(t, dir, recovery...); code != 0 {
 					t.Fatalf("repair after a kill at %s: exit %d\n%s%s", ops[k], code, out, errOut)
 				}
 			}

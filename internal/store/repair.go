@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -75,6 +78,7 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 				return fmt.Errorf("the interrupted %s was already logged as serial %d, so it is committed; run `tune repair` (without --abort) to finish it, then `tune rollback` to undo it", op.Op, op.Serial)
 			}
 			res.Action = "aborted"
+			removedFrom := map[string]bool{}
 			for i := len(op.Writes) - 1; i >= 0; i-- {
 				w := op.Writes[i]
 				p, err := s.resolveWrite(w)
@@ -94,7 +98,15 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 				if err := s.remove(p); err != nil {
 					return err
 				}
+				removedFrom[filepath.Dir(p)] = true
 				res.Details = append(res.Details, "removed uncommitted "+p)
+			}
+			// the removals are durable before the repair entry says they happened (a power cut could
+			// otherwise bring back a harvested fixture the log says was aborted)
+			for _, dir := range slices.Sorted(maps.Keys(removedFrom)) {
+				if err := syncDir(dir); err != nil {
+					return err
+				}
 			}
 			if op.PrevSum != "" {
 				if err := s.writeFile(s.path(SumFile), []byte(op.PrevSum)); err != nil {
