@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/textfmt"
+	"github.com/ldd-tools/tune/internal/traceout"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/view"
 )
@@ -124,7 +124,7 @@ func traceRun(opts *traceOptions) error {
 		return err
 	}
 	defer out.Abort() // nothing once committed
-	res, err := app.Trace(app.TraceOptions{Logs: opts.Logs, Last: opts.Last, LastSet: opts.LastSet, MaxLine: opts.MaxLine,
+	res, err := traceout.Read(traceout.Options{Logs: opts.Logs, Last: opts.Last, LastSet: opts.LastSet, MaxLine: opts.MaxLine,
 		KeepWarnings: opts.Format == "json"}, out.Writer, func(w traceparse.Warning, tailed bool) { view.TraceWarning(opts.IO.ErrOut, w, tailed) })
 	if err != nil {
 		return err

@@ -1,5 +1,5 @@
-// Package export writes what tune reads in the formats other tools take: JSON Lines and one JSON
-// document for the tasks of trace logs, and Parquet for tasks and for the audit's requests, so that
+// Package export writes what tune reads in the formats other tools take: Parquet for the tasks of
+// trace logs (a traceout.TaskWriter; their JSON writers are traceout's) and for the audit's requests, so that
 // DuckDB, Spark or Trino can query a year of logs or an organisation's transcripts
 // (docs/decisions.md#streaming-and-exports, docs/scale.md).
 //

@@ -30,7 +30,7 @@ func NewTraceRows(withSource bool) *TraceRows { return &TraceRows{withSource: wi
 // Tasks is the number of tasks seen, also those no longer kept.
 func (r *TraceRows) Tasks() int { return r.tasks }
 
-// Task implements export.TaskWriter.
+// Task implements traceout.TaskWriter.
 func (r *TraceRows) Task(task *traceparse.Task) error {
 	row := traceRow(task, r.withSource)
 	if len(r.rows) < MaxTraceRows {
@@ -42,7 +42,7 @@ func (r *TraceRows) Task(task *traceparse.Task) error {
 	return nil
 }
 
-// Close implements export.TaskWriter; the table is drawn by Render.
+// Close implements traceout.TaskWriter; the table is drawn by Render.
 func (r *TraceRows) Close(traceparse.LineCounts, []traceparse.Warning, []traceparse.Tail) error {
 	return nil
 }

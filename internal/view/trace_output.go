@@ -7,14 +7,15 @@ import (
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/traceout"
 )
 
 // TraceOutput is where tune trace's tasks go in each --format: the table (text), one JSON document,
 // JSON lines, or a Parquet file that appears whole or not at all.
 type TraceOutput struct {
-	// Writer receives the tasks (app.Trace): the concrete writer, so that the read can see what it
-	// keeps (export.KeepsNoTask).
-	Writer export.TaskWriter
+	// Writer receives the tasks (traceout.Read): the concrete writer, so that the read can see what it
+	// keeps (traceout.KeepsNoTask).
+	Writer traceout.TaskWriter
 	out    io.Writer
 	errOut io.Writer
 	logs   int
@@ -30,9 +31,9 @@ func NewTraceOutput(format string, out, errOut io.Writer, path string, force boo
 	o := &TraceOutput{out: out, errOut: errOut, logs: logs, path: path}
 	switch format {
 	case "json":
-		o.Writer = export.NewTaskJSON(out)
+		o.Writer = traceout.NewTaskJSON(out)
 	case "jsonl":
-		o.Writer = export.NewTaskJSONL(out)
+		o.Writer = traceout.NewTaskJSONL(out)
 	case "parquet":
 		f, err := app.CreateExport(path, force)
 		if err != nil {
@@ -49,7 +50,7 @@ func NewTraceOutput(format string, out, errOut io.Writer, path string, force boo
 
 // Render draws the text view's table and summary once the read has ended; the other formats have
 // written everything already.
-func (o *TraceOutput) Render(res *app.TraceResult) error {
+func (o *TraceOutput) Render(res *traceout.Result) error {
 	if o.table == nil {
 		return nil
 	}

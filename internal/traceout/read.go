@@ -1,4 +1,4 @@
-package app
+package traceout
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
@@ -17,8 +16,8 @@ const (
 	defaultLastTask = 20
 )
 
-// TraceOptions choose what tune trace reads.
-type TraceOptions struct {
+// Options choose what tune trace reads.
+type Options struct {
 	Logs    []string
 	Last    int  // tasks to read per log, 0 for all
 	LastSet bool // Last was given; otherwise each log gets its default (LastTasks)
@@ -31,7 +30,7 @@ type TraceOptions struct {
 // LastTasks is the number of tasks to read of one log (0: all): Last when given, else all of a log
 // under 1 MB and the last 20 of a larger one. The rule looks at that log alone: `tune trace A B` reads
 // A as `tune trace A` does (docs/decisions.md#trace-window).
-func (o TraceOptions) LastTasks(log string) int {
+func (o Options) LastTasks(log string) int {
 	if o.LastSet {
 		return o.Last
 	}
@@ -41,8 +40,8 @@ func (o TraceOptions) LastTasks(log string) int {
 	return defaultLastTask
 }
 
-// TraceResult is what a trace read counted: every line, every warning, the tail reads.
-type TraceResult struct {
+// Result is what a trace read counted: every line, every warning, the tail reads.
+type Result struct {
 	Lines    traceparse.LineCounts
 	Warnings []traceparse.Warning // of tail reads, and of whole-log reads with KeepWarnings
 	Tails    []traceparse.Tail
@@ -50,10 +49,10 @@ type TraceResult struct {
 	Skipped  int // warnings that skipped their line
 }
 
-// Trace reads the logs into out, task by task, and hands each warning not kept in the result to warn
+// Read reads the logs into out, task by task, and hands each warning not kept in the result to warn
 // (tailed: its line counts from a tail read). A whole log is streamed: a task is written as soon as it
 // is read and nothing keeps it, so memory does not follow the log (docs/decisions.md#streaming-reads).
-func Trace(opts TraceOptions, out export.TaskWriter, warn func(w traceparse.Warning, tailed bool)) (*TraceResult, error) {
+func Read(opts Options, out TaskWriter, warn func(w traceparse.Warning, tailed bool)) (*Result, error) {
 	// A FIFO or a device (/dev/zero) would block the reader or never end: refused by name first
 	// (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
 	for _, log := range opts.Logs {
@@ -61,7 +60,7 @@ func Trace(opts TraceOptions, out export.TaskWriter, warn func(w traceparse.Warn
 			return nil, err
 		}
 	}
-	res := &TraceResult{}
+	res := &Result{}
 	var kept traceparse.WarningList // whole-log reads' warnings, for the JSON document: bounded
 	count := func(w traceparse.Warning) {
 		res.NWarn++
@@ -70,7 +69,7 @@ func Trace(opts TraceOptions, out export.TaskWriter, warn func(w traceparse.Warn
 		}
 	}
 	readOpts := []traceparse.Option{traceparse.MaxLineBytes(opts.MaxLine << 20)}
-	if export.KeepsNoTask(out) {
+	if KeepsNoTask(out) {
 		readOpts = append(readOpts, traceparse.Transient())
 	}
 	for _, log := range opts.Logs {

@@ -1,4 +1,4 @@
-package app
+package traceout
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
@@ -25,7 +24,7 @@ func TestTraceKeepsBoundedWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc strings.Builder
-	res, err := Trace(TraceOptions{Logs: []string{log}, LastSet: true, KeepWarnings: true, MaxLine: 64}, export.NewTaskJSON(&doc), nil)
+	res, err := Read(Options{Logs: []string{log}, LastSet: true, KeepWarnings: true, MaxLine: 64}, NewTaskJSON(&doc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package export_test
+package traceout_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ldd-tools/tune/internal/export"
+	"github.com/ldd-tools/tune/internal/traceout"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -30,7 +30,7 @@ func stdlibTask(t testing.TB, task *traceparse.Task) []byte {
 func sameAsStdlib(t testing.TB, what string, tasks []traceparse.Task) {
 	t.Helper()
 	for i := range tasks {
-		if got, want := export.AppendTask(nil, &tasks[i]), stdlibTask(t, &tasks[i]); !bytes.Equal(got, want) {
+		if got, want := traceout.AppendTask(nil, &tasks[i]), stdlibTask(t, &tasks[i]); !bytes.Equal(got, want) {
 			t.Fatalf("%s, task %d:\n got %s\nwant %s", what, i, got, want)
 		}
 	}
@@ -100,7 +100,7 @@ func TestAppendTaskIsEncodingJSON(t *testing.T) {
 // compact object per line, and the indented document of a traceparse.Result.
 func checkWriters(t *testing.T, name string, res *traceparse.Result) {
 	var lines, doc bytes.Buffer
-	jl, jd := export.NewTaskJSONL(&lines), export.NewTaskJSON(&doc)
+	jl, jd := traceout.NewTaskJSONL(&lines), traceout.NewTaskJSON(&doc)
 	var wantLines bytes.Buffer
 	enc := json.NewEncoder(&wantLines)
 	enc.SetEscapeHTML(false)
@@ -186,7 +186,7 @@ func BenchmarkTaskJSONL(b *testing.B) {
 	b.Run("encoder=AppendTask", func(b *testing.B) {
 		b.SetBytes(int64(gen.Len()))
 		for b.Loop() {
-			w := export.NewTaskJSONL(io.Discard)
+			w := traceout.NewTaskJSONL(io.Discard)
 			for i := range res.Tasks {
 				if err := w.Task(&res.Tasks[i]); err != nil {
 					b.Fatal(err)

@@ -1,4 +1,4 @@
-package export
+package traceout
 
 import (
 	"github.com/ldd-tools/tune/internal/jsonenc"

@@ -1,4 +1,4 @@
-package export_test
+package traceout_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ldd-tools/tune/internal/export"
+	"github.com/ldd-tools/tune/internal/traceout"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
 )
@@ -33,7 +33,7 @@ func BenchmarkStreamJSONL(b *testing.B) {
 			b.SetBytes(int64(gen.Len()))
 			b.ReportAllocs()
 			for b.Loop() {
-				w := export.NewTaskJSONL(io.Discard)
+				w := traceout.NewTaskJSONL(io.Discard)
 				if _, err := traceparse.StreamLog(path, w.Task, nil, c.opts...); err != nil {
 					b.Fatal(err)
 				}
