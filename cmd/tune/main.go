@@ -1,9 +1,10 @@
 // Command tune is the outer loop of the LDD thinking-levels scorer: it reads trace logs, proposes and
 // measures weight changes, keeps a versioned weights store, and audits Claude Code transcripts.
 //
-// This is the light front end: `tune score`, which agents call once per task, runs here without the
-// start-up cost of the plotting stack; every other command runs in tune-full, installed next to it
-// (see internal/front and docs/decisions.md#score-start-up).
+// This is the light front end: `tune score`, which agents call once per task, and the JSON of whole
+// trace logs (`tune trace --format jsonl LOG`), which pipelines run, run here without the start-up cost
+// of the plotting stack; every other command runs in tune-full, installed next to it (see
+// internal/front and docs/decisions.md#score-start-up).
 package main
 
 import (
@@ -14,8 +15,13 @@ import (
 
 func main() {
 	args := os.Args[1:]
-	if front.Wants(args) {
+	switch front.Wants(args) {
+	case "score":
 		os.Exit(front.Score(args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	case "trace":
+		if code, ran := front.Trace(args, os.Stdin, os.Stdout, os.Stderr, os.Getenv); ran {
+			os.Exit(code)
+		}
 	}
 	os.Exit(front.Exec(args, os.Stderr))
 }

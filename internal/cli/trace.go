@@ -1,29 +1,16 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
-	"github.com/ldd-tools/tune/internal/cmdutil"
-	"github.com/ldd-tools/tune/internal/textfmt"
+	"github.com/ldd-tools/tune/internal/tracecmd"
 	"github.com/ldd-tools/tune/internal/traceout"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
-type traceOptions struct {
-	IO      *IOStreams
-	Logs    []string
-	Last    int
-	LastSet bool // --last given; otherwise the default depends on the logs
-	JSON    bool
-	Format  string // text | json | jsonl | parquet
-	Out     string // --out FILE (parquet)
-	Force   bool
-	Strict  bool
-	MaxLine int // --max-line-mb
-}
+// traceOptions are tune trace's options; the command itself is tracecmd's, shared with the light binary.
+type traceOptions = tracecmd.Options
 
 // NewCmdTrace builds `tune trace`.
 func NewCmdTrace(f *Factory) *cobra.Command {
@@ -31,109 +18,30 @@ func NewCmdTrace(f *Factory) *cobra.Command {
 }
 
 func newCmdTrace(f *Factory, runF func(*traceOptions) error) *cobra.Command {
-	opts := &traceOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "trace [LOG...]",
-		Short: "Read LDD trace logs: tasks, levels, outcomes, and every line that could not be read",
-		Long: `Read one or more .ldd/trace.log files (default: the nearest .ldd/trace.log, in the current
-directory or a parent up to the repository root, named on stderr when found above) and list their
-tasks: the meta line that opened each (level, dispatch, title), its iterations, its last close
-(terminal, final loss).
-
-Every era of the format is read, from hand-written v0.3.1 logs to the v0.14 writer. Lines before
-the first meta line form one legacy task without a level. A missing loss is unknown ("—"), never
-0. Δloss is recomputed within each task, loop and epoch rather than trusted from the writer.
-
-Nothing is dropped silently: every line is parsed or skipped, and the summary says how many of
-each. Skipped lines (a continuation of a value that held a newline, an incomplete last line
-still being written, …) and lines kept with a caveat (unbalanced quotes read by a whitespace
-split, a malformed signals= pair, …) are listed on stderr with file, line and reason.
-
---last N reads only the last N tasks of each log, backwards from its end, so its cost does not
-grow with the log. Then line numbers count from where the read started (the byte offset is
-given too); byte offsets are exact in any case. The default is decided for each log alone, however many
-are given: the whole log when it is under 1 MB, its last 20 tasks otherwise; --last 0 reads everything.
-
---json prints {"tasks": [...], "lines": {"read", "parsed", "skipped", "blank", "comment"},
-"warnings": [{"file", "line", "offset", "reason", "skipped"}], "tails": [{"file", "offset"}]}.
-Task fields: source, line, offset, meta_timestamp, legacy, level, dispatch, creativity, signals
-[{name, weight}], weights_version, task, loops, loops_used, closed, terminal, loss_final (null
-when unknown), loss_final_from (close | iteration), regression_followed, regression_of, files,
-iterations (its iteration, close and epoch lines, each with its fields and the recomputed
-delta_loss).
-
---format jsonl streams one JSON object per task and line (the fields of --json's tasks) as the logs
-are read, in memory that does not grow with them: the way to hand a year of logs to jq, DuckDB
-(read_json_auto) or a pipeline. Warnings stay on stderr. A whole-log text view of more than 1,000
-tasks shows the last 1,000 rows; the summary counts every task.
-
---format parquet --out FILE writes one row per task (the fields of --json's tasks without the
-iterations; meta_timestamp as a timestamp, signals as a list of {name, weight}), zstd-compressed, in
-row groups as the logs are read. The file appears whole or not at all; an existing one needs --force.
-
-A line longer than --max-line-mb (default 64 MB; no trace writer comes near it) is skipped as it is
-read, never held, and reported like any skipped line, so a log of garbage cannot exhaust memory.
-A task keeps its first 10,000 entries (4 MB of lines); past that (a legacy log without meta lines
-is one task) its lines still count for its close, loss and files, its iterations are counted, and
-"omitted" in its JSON says what was not kept; a warning names the task and the line.
-
---strict exits 1 when any line was skipped (blank and comment lines aside).`,
-		Example: `  tune trace
-  tune trace .ldd/trace.log --last 5
-  tune trace projects/*/.ldd/trace.log --json | jq '.tasks[] | select(.level == "L1")'
-  tune trace --strict ci/trace.log
-  tune trace --last 0 --format jsonl .ldd/trace.log | jq -c 'select(.regression_followed)'`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Logs = args
-			opts.LastSet = cmd.Flags().Changed("last")
-			if opts.MaxLine < 1 || opts.MaxLine > 1024 {
-				return FlagErrorf("--max-line-mb %d: want 1 to 1024", opts.MaxLine)
-			}
-			if err := cmdutil.CheckFormat(cmd); err != nil {
-				return err
-			}
-			if opts.Format == "parquet" && opts.Out == "" {
-				return FlagErrorf("--format parquet needs --out FILE (Parquet is not for a terminal)")
-			}
-			if opts.Format != "parquet" && opts.Out != "" {
-				return FlagErrorf("--out writes a Parquet file: give --format parquet too")
-			}
-			if opts.Force && opts.Out == "" {
-				return FlagErrorf("--force replaces the --out file; give --out too")
-			}
-			if opts.Last < 0 {
-				return FlagErrorf("--last %d: want a number of tasks, or 0 for all", opts.Last)
-			}
-			return runOnLogs(f, opts, &opts.Logs, runF, traceRun)
-		},
-	}
-	cmd.Flags().IntVar(&opts.Last, "last", 0, "read only the last `N` tasks of each log, 0 for all (default: all for one log under 1 MB, else 20)")
-	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, []string{"text", "json", "jsonl", "parquet"},
-		"output `format`: text, json (one document), jsonl (one task per line, streamed) or parquet (--out)", "print tasks, line counts and warnings as JSON (--format json)")
-	cmd.Flags().StringVar(&opts.Out, "out", "", "write the --format parquet export to `FILE` (atomically: all of it or nothing)")
-	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing --out file")
-	cmd.Flags().IntVar(&opts.MaxLine, "max-line-mb", traceparse.DefaultMaxLineBytes>>20, "skip (and report) lines longer than `N` MB instead of reading them")
-	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "exit 1 if any line was skipped (blank and comment lines aside)")
-	return cmd
+	return tracecmd.NewCmd(&tracecmd.Env{Out: &f.IO.Out, ErrOut: &f.IO.ErrOut}, func(opts *traceOptions) error {
+		return runOnLogs(f, opts, &opts.Logs, runF, traceRun)
+	})
 }
 
 func traceRun(opts *traceOptions) error {
-	out, err := view.NewTraceOutput(opts.Format, opts.IO.Out, opts.IO.ErrOut, opts.Out, opts.Force, len(opts.Logs))
+	if tracecmd.Streams(opts) {
+		return tracecmd.RunJSON(opts)
+	}
+	out, err := view.NewTraceOutput(opts.Format, *opts.Env.Out, *opts.Env.ErrOut, opts.Out, opts.Force, len(opts.Logs))
 	if err != nil {
 		return err
 	}
 	defer out.Abort() // nothing once committed
 	res, err := traceout.Read(traceout.Options{Logs: opts.Logs, Last: opts.Last, LastSet: opts.LastSet, MaxLine: opts.MaxLine,
-		KeepWarnings: opts.Format == "json"}, out.Writer, func(w traceparse.Warning, tailed bool) { view.TraceWarning(opts.IO.ErrOut, w, tailed) })
+		KeepWarnings: opts.Format == "json"}, out.Writer, func(w traceparse.Warning, tailed bool) { view.TraceWarning(*opts.Env.ErrOut, w, tailed) })
 	if err != nil {
 		return err
 	}
 	if err := out.Render(res); err != nil {
 		return err
 	}
-	if opts.Strict && res.Skipped > 0 {
-		return fmt.Errorf("--strict: %s skipped (see the warnings)", textfmt.Plural(res.Skipped, "line"))
+	if err := tracecmd.Strict(opts, res); err != nil {
+		return err
 	}
 	return out.Commit()
 }

@@ -9,3 +9,12 @@ func AddOutputFlags(root *cobra.Command, wide, quiet *bool) {
 	root.PersistentFlags().BoolVar(wide, "wide", false, "print tables at full width (by default a terminal's tables fit its width, $COLUMNS when set)")
 	root.PersistentFlags().BoolVarP(quiet, "quiet", "q", false, "no notes on stderr (warnings and errors are still printed)")
 }
+
+// WarnLine is a warning as every command prints it on stderr: "tune: warning: WHERE: REASON" (without
+// WHERE when it is empty), with its line end.
+func WarnLine(where, reason string) string {
+	if where != "" {
+		where += ": "
+	}
+	return "tune: warning: " + where + reason + "\n"
+}

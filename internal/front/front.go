@@ -1,12 +1,15 @@
-// Package front is the light `tune` binary (cmd/tune): it runs `tune score` itself and hands every other
-// command to the full binary, tune-full, installed next to it.
+// Package front is the light `tune` binary (cmd/tune): it runs `tune score` and the JSON of named trace
+// logs (`tune trace --format json|jsonl LOG...`) itself and hands every other command to the full
+// binary, tune-full, installed next to it.
 //
 // Agents call `tune score` once per task, so its process start is what users pay most often. A Go
 // process runs the initialisation of every package it links before main, and the full command tree
 // links gonum/plot (which parses its bundled fonts at init) and the table library: together several
 // times the cost of scoring a prompt. This binary links only the scoring path
 // (docs/decisions.md#score-start-up); the exec that reaches tune-full costs about a millisecond on the
-// other commands, which all take tens of milliseconds or more.
+// other commands, which all take tens of milliseconds or more. A whole trace log streamed as JSON is
+// the other command whose time is mostly start-up once the reader is fast: on an 8 MB log tune-full's
+// initialisation was about a sixth of the process (docs/decisions.md#streaming-reads).
 package front
 
 import (
@@ -26,6 +29,7 @@ import (
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/scorecmd"
+	"github.com/ldd-tools/tune/internal/tracecmd"
 )
 
 // FullName is the file name of the full binary, looked up next to this one and then on PATH.
@@ -35,10 +39,11 @@ const FullName = "tune-full"
 // --flag=value); Wants skips their values while it looks for the command name.
 var globalValueFlags = map[string]bool{"--weights-dir": true, "--fixtures-dir": true, "--reports-dir": true}
 
-// Wants reports whether args (without the program name) run `tune score`: the first argument that is
-// neither a global flag nor its value is "score". Help, version and completion requests go to the
-// full binary, which knows every command.
-func Wants(args []string) bool {
+// Wants returns the command of args (without the program name) that this binary runs itself, or "":
+// the first argument that is neither a global flag nor its value, when it is "score" or "trace" (which
+// runs here only for JSON of named logs, see Trace). Help, version and completion requests go to the
+// full binary, which knows every command, and so does a trace with a help flag.
+func Wants(args []string) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -46,12 +51,21 @@ func Wants(args []string) bool {
 			i++ // its value
 		case len(a) > 2 && a[:2] == "--" && globalValueFlags[a[:indexByte(a, '=')]]:
 		case len(a) > 0 && a[0] == '-':
-			return false // -h, --help, --version or a flag the light root does not know
+			return "" // -h, --help, --version or a flag the light root does not know
+		case a == "score":
+			return a
+		case a == "trace":
+			for _, rest := range args[i+1:] {
+				if rest == "-h" || rest == "--help" || rest == "--" {
+					return ""
+				}
+			}
+			return a
 		default:
-			return a == "score"
+			return ""
 		}
 	}
-	return false
+	return ""
 }
 
 func indexByte(s string, c byte) int {
@@ -63,30 +77,72 @@ func indexByte(s string, c byte) int {
 	return len(s)
 }
 
-// Score runs `tune score` with args (which Wants accepted) and returns the exit code. Its root carries
-// the same global flags as the full tree's, so a command line parses the same in both.
+// Score runs `tune score` as the full tree would, with the same flags, help, errors and exit codes;
+// it returns the exit code.
 func Score(args []string, in io.Reader, out, errOut io.Writer, getenv func(string) string) int {
 	now, err := clock.FromEnv(getenv)
 	if err != nil {
 		return exitcode.Print(exitcode.FlagErrorf("%v", err), errOut)
 	}
+	root, dirs := lightRoot(in, out, errOut, getenv)
+	root.AddCommand(scorecmd.NewCmd(&scorecmd.Env{In: in, Out: out, ErrOut: errOut, Now: now, Getenv: getenv, WeightsDir: &dirs.weights, Quiet: &dirs.quiet}, nil))
+	return execute(root, args, errOut)
+}
+
+// errFull says that a command line is the full binary's after all.
+var errFull = errors.New("for tune-full")
+
+// Trace runs `tune trace --format json|jsonl LOG...` (or --json) as the full tree would, and reports
+// false, having written nothing, for any other trace (the text table, Parquet, the default log): those
+// are tune-full's. A stream of JSON is what pipelines run on whole logs, where tune-full's start-up
+// was a sixth of the time (docs/decisions.md#streaming-reads).
+func Trace(args []string, in io.Reader, out, errOut io.Writer, getenv func(string) string) (int, bool) {
+	if _, err := clock.FromEnv(getenv); err != nil { // the full tree refuses a bad TUNE_NOW for any command
+		return 0, false
+	}
+	root, _ := lightRoot(in, out, errOut, getenv)
+	root.AddCommand(tracecmd.NewCmd(&tracecmd.Env{Out: &out, ErrOut: &errOut}, func(opts *tracecmd.Options) error {
+		if !tracecmd.Streams(opts) || len(opts.Logs) == 0 {
+			return errFull
+		}
+		return tracecmd.RunJSON(opts)
+	}))
+	cmdutil.TypeUsageErrors(root)
+	root.SetArgs(args)
+	_, err := root.ExecuteC()
+	if errors.Is(err, errFull) {
+		return 0, false
+	}
+	return exitcode.Print(err, errOut), true
+}
+
+// dirs are the light root's global flags.
+type dirs struct {
+	weights, fixtures, reports string
+	wide, quiet                bool
+}
+
+// lightRoot is the root of the full tree without its commands: the same global flags, project
+// resolution, usage-error typing and error printing.
+func lightRoot(in io.Reader, out, errOut io.Writer, getenv func(string) string) (*cobra.Command, *dirs) {
 	envOr := func(key, def string) string {
 		if v := getenv(key); v != "" {
 			return v
 		}
 		return def
 	}
-	var weightsDir, fixturesDir, reportsDir string
+	d := &dirs{}
 	root := &cobra.Command{Use: "tune <command>", SilenceErrors: true, SilenceUsage: true}
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.AsFlagError(err) })
-	root.PersistentFlags().StringVar(&weightsDir, "weights-dir", envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
-	root.PersistentFlags().StringVar(&fixturesDir, "fixtures-dir", envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
-	root.PersistentFlags().StringVar(&reportsDir, "reports-dir", envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")
-	var wide, quiet bool // score prints no table; --wide is declared so that a command line parses as in the full tree
-	cmdutil.AddOutputFlags(root, &wide, &quiet)
+	root.PersistentFlags().StringVar(&d.weights, "weights-dir", envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
+	root.PersistentFlags().StringVar(&d.fixtures, "fixtures-dir", envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
+	root.PersistentFlags().StringVar(&d.reports, "reports-dir", envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")
+	// Neither score nor JSON prints a table; --wide is declared so that a command line parses as in the
+	// full tree.
+	cmdutil.AddOutputFlags(root, &d.wide, &d.quiet)
 	// The project above the working directory chooses the weights store, as in the full tree.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		wd, err := os.Getwd()
@@ -94,15 +150,18 @@ func Score(args []string, in io.Reader, out, errOut io.Writer, getenv func(strin
 			return err
 		}
 		_, _, err = project.Resolve(wd, cmd.Flags().Changed, getenv,
-			project.Dir{Flag: "weights-dir", Env: "TUNE_WEIGHTS_DIR", Sub: "weights", Value: &weightsDir},
-			project.Dir{Flag: "fixtures-dir", Env: "TUNE_FIXTURES_DIR", Sub: "fixtures", Value: &fixturesDir},
-			project.Dir{Flag: "reports-dir", Env: "TUNE_REPORTS_DIR", Sub: "reports", Value: &reportsDir})
+			project.Dir{Flag: "weights-dir", Env: "TUNE_WEIGHTS_DIR", Sub: "weights", Value: &d.weights},
+			project.Dir{Flag: "fixtures-dir", Env: "TUNE_FIXTURES_DIR", Sub: "fixtures", Value: &d.fixtures},
+			project.Dir{Flag: "reports-dir", Env: "TUNE_REPORTS_DIR", Sub: "reports", Value: &d.reports})
 		return err
 	}
-	root.AddCommand(scorecmd.NewCmd(&scorecmd.Env{In: in, Out: out, ErrOut: errOut, Now: now, Getenv: getenv, WeightsDir: &weightsDir, Quiet: &quiet}, nil))
+	return root, d
+}
+
+func execute(root *cobra.Command, args []string, errOut io.Writer) int {
 	cmdutil.TypeUsageErrors(root)
 	root.SetArgs(args)
-	_, err = root.ExecuteC()
+	_, err := root.ExecuteC()
 	return exitcode.Print(err, errOut)
 }
 

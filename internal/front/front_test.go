@@ -12,6 +12,7 @@ import (
 	"github.com/ldd-tools/tune/internal/cli"
 	"github.com/ldd-tools/tune/internal/front"
 	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
 )
 
 func repoRoot() string {
@@ -20,22 +21,27 @@ func repoRoot() string {
 }
 
 func TestWants(t *testing.T) {
-	cases := map[string]bool{
-		"score x":                               true,
-		"score":                                 true,
-		"--weights-dir w score x":               true,
-		"--weights-dir=w --reports-dir r score": true,
-		"trace x":                               false,
-		"":                                      false,
-		"--help score":                          false,
-		"-h":                                    false,
-		"--weights-dir score trace":             false, // "score" is the flag's value
-		"help score":                            false,
-		"scores":                                false,
+	cases := map[string]string{
+		"score x":                               "score",
+		"score":                                 "score",
+		"--weights-dir w score x":               "score",
+		"--weights-dir=w --reports-dir r score": "score",
+		"trace x":                               "trace",
+		"trace --format jsonl x":                "trace",
+		"trace --format jsonl x --help":         "",
+		"trace -h":                              "",
+		"trace -- x":                            "",
+		"":                                      "",
+		"--help score":                          "",
+		"-h":                                    "",
+		"--weights-dir score trace":             "trace", // "score" is the flag's value
+		"help score":                            "",
+		"scores":                                "",
+		"audit x":                               "",
 	}
 	for line, want := range cases {
 		if got := front.Wants(strings.Fields(line)); got != want {
-			t.Errorf("Wants(%q) = %v, want %v", line, got, want)
+			t.Errorf("Wants(%q) = %q, want %q", line, got, want)
 		}
 	}
 }
@@ -100,6 +106,71 @@ func TestScoreMatchesTheFullTree(t *testing.T) {
 	}
 }
 
+// TestTraceMatchesTheFullTree runs trace command lines through the light front end and through the full
+// command tree: where the front end runs one (JSON of named logs), exit code, stdout and stderr are the
+// same; every other one it leaves to tune-full without writing anything.
+func TestTraceMatchesTheFullTree(t *testing.T) {
+	root := repoRoot()
+	messy := filepath.Join(root, "internal", "cli", "testdata", "trace_messy.log")
+	merged := filepath.Join(root, "testdata", "ldd", "traces", "e2e-demos__v013x__merged-view.log")
+	var big bytes.Buffer // several parallel batches
+	if _, err := tracegen.Write(&big, 1<<20, tracegen.DefaultTail); err != nil {
+		t.Fatal(err)
+	}
+	bigLog := filepath.Join(t.TempDir(), "big.log")
+	if err := os.WriteFile(bigLog, big.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args  []string
+		light bool // the front end runs it
+		env   map[string]string
+	}{
+		{args: []string{"trace", "--last", "0", "--format", "jsonl", messy, merged}, light: true},
+		{args: []string{"trace", "--json", messy}, light: true},
+		{args: []string{"trace", "--format=json", "--last", "2", merged, messy}, light: true},
+		{args: []string{"trace", "--last", "0", "--format", "jsonl", bigLog}, light: true},
+		{args: []string{"trace", "--last", "3", "--format", "jsonl", bigLog}, light: true},
+		{args: []string{"--weights-dir", "w", "trace", "--format", "jsonl", "--strict", messy}, light: true},
+		{args: []string{"trace", "--format", "jsonl", "--max-line-mb", "0", messy}, light: true},
+		{args: []string{"trace", "--last", "-2", "--format", "jsonl", messy}, light: true},
+		{args: []string{"trace", "--format", "jsonl", "--bogus", messy}, light: true},
+		{args: []string{"trace", "--format", "jsonl", filepath.Join(t.TempDir(), "missing.log")}, light: true},
+		{args: []string{"trace", "--format", "jsonl", "--out", "x.parquet", messy}, light: true},
+		{args: []string{"trace", "--format", "yaml", messy}, light: true},
+		{args: []string{"trace", messy}},
+		{args: []string{"trace", "--format", "jsonl"}}, // the default log is looked for by tune-full
+		{args: []string{"trace", "--format", "parquet", "--out", filepath.Join(t.TempDir(), "t.parquet"), messy}},
+		{args: []string{"trace", "--format", "jsonl", messy}, env: map[string]string{"TUNE_NOW": "yesterday"}},
+	}
+	for _, c := range cases {
+		getenv := func(k string) string { return c.env[k] }
+		var lo, le bytes.Buffer
+		lc, ran := front.Trace(c.args, strings.NewReader(""), &lo, &le, getenv)
+		if ran != c.light {
+			t.Errorf("%q: the front end ran it: %v, want %v", c.args, ran, c.light)
+			continue
+		}
+		if !ran {
+			if lo.Len()+le.Len() > 0 {
+				t.Errorf("%q: left to tune-full after writing %q %q", c.args, lo.String(), le.String())
+			}
+			continue
+		}
+		var fo, fe bytes.Buffer
+		f := cli.NewFactory()
+		f.IO = &cli.IOStreams{In: strings.NewReader(""), Out: &fo, ErrOut: &fe}
+		f.Getenv = getenv
+		fc := cli.Run(f, c.args)
+		if lc != fc || lo.String() != fo.String() || le.String() != fe.String() {
+			t.Errorf("%q: light and full differ\nlight: %d %.300q %.300q\nfull:  %d %.300q %.300q", c.args, lc, lo.String(), le.String(), fc, fo.String(), fe.String())
+		}
+		if lo.Len()+le.Len() == 0 {
+			t.Errorf("%q: no output at all", c.args)
+		}
+	}
+}
+
 func TestFindFull(t *testing.T) {
 	dir := t.TempDir()
 	self := filepath.Join(dir, "tune")
@@ -141,7 +212,8 @@ func TestFrontLinksNoPlotting(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"gonum.org/v1/plot", "github.com/olekukonko/tablewriter", "github.com/ldd-tools/tune/internal/cli", "github.com/ldd-tools/tune/internal/report"} {
+		for _, banned := range []string{"gonum.org/v1/plot", "github.com/olekukonko/tablewriter", "github.com/ldd-tools/tune/internal/cli", "github.com/ldd-tools/tune/internal/report",
+			"github.com/parquet-go/parquet-go", "github.com/ldd-tools/tune/internal/export", "github.com/ldd-tools/tune/internal/app"} {
 			if dep == banned || strings.HasPrefix(dep, banned+"/") {
 				t.Errorf("cmd/tune links %s", dep)
 			}

@@ -122,3 +122,17 @@ func traceReadError(logs []string, err error) error {
 	}
 	return err
 }
+
+// WarningText is how a warning of a read is shown: where it is (file:line; for a tail read, whose line
+// counts from the tail's start, the exact byte offset as well) and what it says.
+func WarningText(warn traceparse.Warning, tailed bool) (where, what string) {
+	where = fmt.Sprintf("%s:%d", warn.File, warn.Line)
+	if tailed {
+		where = fmt.Sprintf("%s: byte %d (line %d of the tail)", warn.File, warn.Offset, warn.Line)
+	}
+	what = warn.Reason
+	if warn.Skipped {
+		what = "skipped: " + what
+	}
+	return where, what
+}

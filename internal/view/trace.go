@@ -9,6 +9,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
+	"github.com/ldd-tools/tune/internal/traceout"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
@@ -134,13 +135,6 @@ func TraceWarnings(w io.Writer, res *traceparse.Result) {
 // TraceWarning prints one warning of a read; tailed: its line counts from a tail read, so the exact byte
 // offset is given as well.
 func TraceWarning(w io.Writer, warn traceparse.Warning, tailed bool) {
-	where := fmt.Sprintf("%s:%d", warn.File, warn.Line)
-	if tailed {
-		where = fmt.Sprintf("%s: byte %d (line %d of the tail)", warn.File, warn.Offset, warn.Line)
-	}
-	what := warn.Reason
-	if warn.Skipped {
-		what = "skipped: " + what
-	}
+	where, what := traceout.WarningText(warn, tailed)
 	Warn(w, where, what)
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/ldd-tools/tune/internal/traceout"
 )
 
-// TraceOutput is where tune trace's tasks go in each --format: the table (text), one JSON document,
-// JSON lines, or a Parquet file that appears whole or not at all.
+// TraceOutput is where tune trace's tasks go in the formats tune-full draws: the table (text) or a
+// Parquet file that appears whole or not at all (JSON is tracecmd.RunJSON's, in either binary).
 type TraceOutput struct {
 	// Writer receives the tasks (traceout.Read): the concrete writer, so that the read can see what it
 	// keeps (traceout.KeepsNoTask).
@@ -30,10 +30,6 @@ type TraceOutput struct {
 func NewTraceOutput(format string, out, errOut io.Writer, path string, force bool, logs int) (*TraceOutput, error) {
 	o := &TraceOutput{out: out, errOut: errOut, logs: logs, path: path}
 	switch format {
-	case "json":
-		o.Writer = traceout.NewTaskJSON(out)
-	case "jsonl":
-		o.Writer = traceout.NewTaskJSONL(out)
 	case "parquet":
 		f, err := app.CreateExport(path, force)
 		if err != nil {

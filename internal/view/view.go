@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
@@ -64,10 +65,7 @@ func (t Tails) At(source string, line int) string {
 // Warn prints one warning on stderr as "tune: warning: WHERE: REASON" (without WHERE when it is
 // empty): the one warning line of every command.
 func Warn(w io.Writer, where, reason string) {
-	if where != "" {
-		where += ": "
-	}
-	termtable.Fprintf(w, "tune: warning: %s%s\n", where, reason)
+	termtable.Fprintf(w, "%s", cmdutil.WarnLine(where, reason))
 }
 
 // Warnings prints the warnings of a detection, located through the tail reads.
