@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
-	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
@@ -109,7 +108,7 @@ func effortRun(opts *effortOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return effort.WriteJSON(opts.IO.Out, res.Report)
+		return view.EffortJSON(opts.IO.Out, res.Report)
 	}
-	return effort.WriteText(opts.IO.Out, res.Report)
+	return view.EffortText(opts.IO.Out, res.Report)
 }

@@ -570,6 +570,20 @@ func agents(runs []Run, haveCensus bool) []Agent {
 	return out
 }
 
+// LevelCounts is "high 3, medium 2" in level order.
+func LevelCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return levelLess(keys[i], keys[j]) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
 // levelLess orders levels low … max, then unknown, then anything else.
 func levelLess(a, b string) bool {
 	if (a == Unknown) != (b == Unknown) {

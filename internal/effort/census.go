@@ -184,8 +184,8 @@ func TakeCensus(fsys fs.FS) (*Census, error) {
 	for _, f := range settingsFiles {
 		c.readSettings(fsys, f)
 	}
-	sortPins(c.Pins)
-	sortPins(c.Unpinned)
+	SortPins(c.Pins)
+	SortPins(c.Unpinned)
 	c.duplicates()
 	return c, nil
 }
@@ -251,7 +251,8 @@ func (c *Census) readPin(fsys fs.FS, kind, name, file, link string) {
 	c.Pins = append(c.Pins, p)
 }
 
-func sortPins(ps []Pin) {
+// SortPins orders pins by kind, then name (the census and its table list them so).
+func SortPins(ps []Pin) {
 	sort.SliceStable(ps, func(i, j int) bool {
 		if ps[i].Kind != ps[j].Kind {
 			return ps[i].Kind < ps[j].Kind

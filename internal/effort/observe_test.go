@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/testutil"
 )
 
@@ -121,7 +120,7 @@ func TestAgentVerdicts(t *testing.T) {
 	var runs []string
 	for _, r := range o.Runs {
 		runs = append(runs, fmt.Sprintf("%s %s(%s) pin=%s disp=%s %s %s", r.AgentID[len(r.AgentID)-1:], r.Agent, r.Source,
-			deref(r.Pinned), deref(r.Dispatched), levelCounts(r.Observed), r.Verdict))
+			deref(r.Pinned), deref(r.Dispatched), LevelCounts(r.Observed), r.Verdict))
 	}
 	want := []string{
 		"5 Explore(dispatch) pin=nil disp=nil unknown 2 inherits", // copies only, in the old session
@@ -192,7 +191,7 @@ func TestPhases(t *testing.T) {
 	o, _ := observeDesign(t, true, 0)
 	got := map[string]string{}
 	for _, b := range o.ByPhase {
-		got[b.Key] = levelCounts(b.Levels)
+		got[b.Key] = LevelCounts(b.Levels)
 	}
 	want := map[string]string{
 		// Turn starts of a1b2, e0e0, d1d1, 0a0a, and the second and third prompts of a1b2.
@@ -267,88 +266,6 @@ func TestWorkersAgree(t *testing.T) {
 	}
 }
 
-// TestGolden locks the table view and the JSON of the whole report on the design corpus.
-func TestGolden(t *testing.T) {
-	o, census := observeDesign(t, true, 0)
-	rep := NewReport("repo", census)
-	rep.AddObserved(o)
-	var text, js bytes.Buffer
-	if err := WriteText(&text, rep); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteJSON(&js, rep); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, "design.txt", text.Bytes())
-	testutil.Golden(t, "design.json", js.Bytes())
-	// At 80 and 100 columns no line is wider (docs/decisions.md#table-width); the shift table drops
-	// time, paired and from before it goes vertical, and its call keeps the line number.
-	for _, w := range testutil.TermWidths {
-		var b bytes.Buffer
-		if err := WriteText(termtable.WithWidth(&b, w), rep); err != nil {
-			t.Fatal(err)
-		}
-		testutil.GoldenFit(t, "design.txt", w, b.Bytes())
-	}
-}
-
-// TestJSONFields locks the field names of --json, the contract scripts rely on (issue 14's shape).
-func TestJSONFields(t *testing.T) {
-	o, census := observeDesign(t, true, 0)
-	rep := NewReport("repo", census)
-	rep.AddObserved(o)
-	var js bytes.Buffer
-	if err := WriteJSON(&js, rep); err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string][]string{
-		"":               {"agents", "by_level", "by_phase", "pins", "reasserts", "repo", "runs", "sessions", "settings", "shifts", "stuck_sessions", "subagent_shifts", "transcripts", "unpinned", "warnings"},
-		"reasserts":      {"by", "by_verdict", "file", "level", "line", "message_id", "nested", "nested_level", "orchestrator", "requests", "session", "timestamp", "verdict"},
-		"pins":           {"effort", "file", "kind", "line", "name"},
-		"shifts":         {"file", "from", "line", "message_id", "note", "observed", "observed_at", "paired", "session", "skill", "timestamp", "to", "took_effect", "verdict"},
-		"agents":         {"agent", "conformant", "evidence", "observed", "pinned", "runs", "verdict"},
-		"runs":           {"agent", "agent_id", "dispatched", "file", "line", "note", "observed", "pinned", "progress_copies", "session", "shifts", "source", "timestamp", "verdict"},
-		"stuck_sessions": {"entrypoint", "level", "reason", "session", "shifts"},
-		"by_level":       {"cost_usd", "key", "levels", "output_tokens", "requests", "share", "thinking_tokens", "weighted_spend"},
-		"transcripts":    {"bytes", "files", "requests", "sessions", "skipped", "with_effort"},
-	}
-	keysOf := func(raw json.RawMessage) []string {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			var list []map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &list); err != nil || len(list) == 0 {
-				t.Fatalf("%s: not an object or a non-empty list", raw)
-			}
-			// The union over the list: optional fields show up on some elements.
-			m = map[string]json.RawMessage{}
-			for _, e := range list {
-				for k, v := range e {
-					m[k] = v
-				}
-			}
-		}
-		var ks []string
-		for k := range m {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		return ks
-	}
-	for field, keys := range want {
-		raw := js.Bytes()
-		if field != "" {
-			raw = doc[field]
-		}
-		if got := keysOf(raw); !reflect.DeepEqual(got, keys) {
-			t.Errorf("%q keys %v, want %v", field, got, keys)
-		}
-	}
-}
-
 // TestUnreadableFile: a file that cannot be opened is an error naming it; bad lines are not.
 func TestUnreadableFile(t *testing.T) {
 	c := designCorpus(t)
@@ -403,19 +320,7 @@ func TestDemoData(t *testing.T) {
 // level a later call of the same message replaced is "overridden" (the last one loaded wins), with a
 // note naming that call; a first-wins build would show the later call as "unexpected level".
 func TestSeveralShiftsInOneMessage(t *testing.T) {
-	c := &corpus{t: t, root: t.TempDir()}
-	s := newSession("5e5e5e5e-0000-4000-8000-000000000007", t0)
-	s.prompt("go")
-	s.msg("medium", skill("effort-low", "t1"), skill("effort-high", "t2"), bash("t3")) // both paired: high wins
-	s.msg("high", skill("effort-max", "t4"), skill("effort-low", "t5"))                // the second is lone
-	s.msg("max", skill("effort-medium", "t6"), skill("effort-low", "t7"), bash("t8"))  // first wins here
-	s.msg("medium", skill("effort-high", "t9"), skill("effort-high", "t10"), bash("t11"))
-	s.msg("high", text("done"))
-	c.main(s)
-	o, err := Observe(c.files(), Options{Census: designCensus(t), Open: c.open})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := severalShifts(t)
 	var got []string
 	for _, sh := range o.Shifts {
 		got = append(got, fmt.Sprintf("%s %s→%s next=%s paired=%v: %s %s", sh.Skill, deref(sh.From), sh.To, deref(sh.Observed), sh.Paired, sh.Verdict, sh.Note))
@@ -433,13 +338,22 @@ func TestSeveralShiftsInOneMessage(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("shifts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	var text bytes.Buffer
-	rep := NewReport("repo", designCensus(t))
-	rep.AddObserved(o)
-	if err := WriteText(&text, rep); err != nil {
+}
+
+// severalShifts observes one session whose messages hold several pinned Skill calls each.
+func severalShifts(t *testing.T) *Observed {
+	c := &corpus{t: t, root: t.TempDir()}
+	s := newSession("5e5e5e5e-0000-4000-8000-000000000007", t0)
+	s.prompt("go")
+	s.msg("medium", skill("effort-low", "t1"), skill("effort-high", "t2"), bash("t3")) // both paired: high wins
+	s.msg("high", skill("effort-max", "t4"), skill("effort-low", "t5"))                // the second is lone
+	s.msg("max", skill("effort-medium", "t6"), skill("effort-low", "t7"), bash("t8"))  // first wins here
+	s.msg("medium", skill("effort-high", "t9"), skill("effort-high", "t10"), bash("t11"))
+	s.msg("high", text("done"))
+	c.main(s)
+	o, err := Observe(c.files(), Options{Census: designCensus(t), Open: c.open})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "overridden 1") {
-		t.Errorf("the summary does not count the overridden shift:\n%s", text.String())
-	}
+	return o
 }

@@ -30,7 +30,7 @@ func Section(o *Observed, census bool) *report.EffortSection {
 		if a.Pinned != nil {
 			pinned = *a.Pinned
 		}
-		s.Agents = append(s.Agents, report.EffortAgent{Agent: a.Agent, Pinned: pinned, Observed: levelCounts(a.Observed),
+		s.Agents = append(s.Agents, report.EffortAgent{Agent: a.Agent, Pinned: pinned, Observed: LevelCounts(a.Observed),
 			Runs: a.Runs, Verdict: a.Verdict})
 	}
 	for _, b := range o.ByLevel {

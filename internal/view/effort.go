@@ -1,14 +1,104 @@
-package effort
+package view
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path"
-	"sort"
 	"strings"
 
+	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
+
+// EffortJSON writes tune effort's report as indented JSON.
+func EffortJSON(w io.Writer, r *effort.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// emDash stands for a value that is not known.
+const emDash = "—"
+
+// EffortText writes tune effort's human view: the census table and the settings, then what the
+// transcripts show.
+func EffortText(w io.Writer, r *effort.Report) error {
+	var b bytes.Buffer
+	// the tables fit the width w carries; the prose is wrapped to it at the end
+	sized := termtable.WithWidth(&b, termtable.WidthOf(w))
+	if r.Repo != "" {
+		if err := writeCensus(sized, r); err != nil {
+			return err
+		}
+	}
+	if r.Observed != nil {
+		if r.Repo != "" {
+			b.WriteString("\n")
+		}
+		if err := writeObserved(sized, r.Observed, r.Repo != ""); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, termtable.Fill(b.String(), termtable.WidthOf(w)))
+	return err
+}
+
+func writeCensus(b io.Writer, r *effort.Report) error {
+	count := func(ps []effort.Pin, kind string) int {
+		n := 0
+		for _, p := range ps {
+			if p.Kind == kind {
+				n++
+			}
+		}
+		return n
+	}
+	fmt.Fprintf(b, "census of %s: agents %d pinned of %d, skills %d pinned of %d\n", r.Repo,
+		count(r.Pins, effort.KindAgent), count(r.Pins, effort.KindAgent)+count(r.Unpinned, effort.KindAgent),
+		count(r.Pins, effort.KindSkill), count(r.Pins, effort.KindSkill)+count(r.Unpinned, effort.KindSkill))
+	if len(r.Pins)+len(r.Unpinned) > 0 {
+		t := termtable.New(b, "kind", "name", "effort", "file").Shrink("name", "file")
+		rows := append(append([]effort.Pin{}, r.Pins...), r.Unpinned...)
+		effort.SortPins(rows)
+		for _, p := range rows {
+			level, file := p.Effort, p.File
+			if level == "" {
+				level = "(unpinned)"
+			}
+			if p.Line > 0 {
+				file = fmt.Sprintf("%s:%d", file, p.Line)
+			}
+			if p.Link != "" {
+				file += " → " + p.Link
+			}
+			if err := t.Append(p.Kind, p.Name, level, file); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if len(r.Settings) == 0 {
+		io.WriteString(b, "settings: no settings.json (the session level is the model's default)\n")
+	}
+	for _, s := range r.Settings {
+		var parts []string
+		level := s.EffortLevel
+		if level == "" {
+			level = emDash
+		}
+		parts = append(parts, "effortLevel "+level)
+		if s.EnvEffortLevel != "" {
+			parts = append(parts, "env CLAUDE_CODE_EFFORT_LEVEL="+s.EnvEffortLevel+" (beats every pin and shift)")
+		}
+		fmt.Fprintf(b, "settings: %s: %s\n", s.File, strings.Join(parts, ", "))
+	}
+	return nil
+}
 
 // shortID is the first 8 characters of a session or agent id, enough to find it.
 func shortID(id string) string {
@@ -28,41 +118,12 @@ func clock(ts string) string {
 
 func orDash(p *string) string {
 	if p == nil {
-		return dash
+		return emDash
 	}
 	return *p
 }
 
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func thousands(n uint64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// levelCounts is "high 3, medium 2" in level order.
-func levelCounts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return levelLess(keys[i], keys[j]) })
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
-}
-
-func writeObserved(b io.Writer, o *Observed, census bool) error {
+func writeObserved(b io.Writer, o *effort.Observed, census bool) error {
 	in := o.Input
 	fmt.Fprintf(b, "transcripts: %d sessions, %d files, %d requests, effort recorded on %d", in.Sessions, in.Files, in.Requests, in.WithEffort)
 	if n := in.Requests - in.WithEffort; n > 0 {
@@ -79,7 +140,7 @@ func writeObserved(b io.Writer, o *Observed, census bool) error {
 	}
 	fmt.Fprintf(b, "\nshifts on the main loop: %d", len(o.Shifts))
 	var parts []string
-	for _, v := range ShiftVerdicts {
+	for _, v := range effort.ShiftVerdicts {
 		if counts[v] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", v, counts[v]))
 		}
@@ -115,20 +176,20 @@ func writeObserved(b io.Writer, o *Observed, census bool) error {
 
 	if len(o.Agents) > 0 {
 		io.WriteString(b, "\nsubagents against their pins:\n")
-		t := table(b, []string{"agent", "pinned", "observed requests", "runs", "verdict", "evidence"}, "runs").ShrinkStart("evidence")
+		t := effortTable(b, []string{"agent", "pinned", "observed requests", "runs", "verdict", "evidence"}, "runs").ShrinkStart("evidence")
 		for _, a := range o.Agents {
 			pinned := orDash(a.Pinned)
-			if a.Pinned == nil && a.Verdict == AgentInherits {
+			if a.Pinned == nil && a.Verdict == effort.AgentInherits {
 				pinned = "(unpinned)"
 			}
-			ev := dash
+			ev := emDash
 			for _, r := range o.Runs {
-				if r.Agent == a.Agent && r.Verdict == AgentOffPin {
+				if r.Agent == a.Agent && r.Verdict == effort.AgentOffPin {
 					ev = fmt.Sprintf("%s %s %s:%d", shortID(r.Session), clock(r.Timestamp), path.Base(r.File), r.Line)
 					break
 				}
 			}
-			if err := t.Append(a.Agent, pinned, levelCounts(a.Observed), fmt.Sprint(a.Runs), a.Verdict, ev); err != nil {
+			if err := t.Append(a.Agent, pinned, effort.LevelCounts(a.Observed), fmt.Sprint(a.Runs), a.Verdict, ev); err != nil {
 				return err
 			}
 		}
@@ -158,8 +219,8 @@ func writeObserved(b io.Writer, o *Observed, census bool) error {
 	return writeBuckets(b, "\nby phase (main loop; a phase is the last pinned skill loaded in the turn):\n", "phase", o.ByPhase, true)
 }
 
-func writeShifts(b io.Writer, shifts []Shift) error {
-	t := table(b, []string{"session", "time", "skill", "from", "to", "next", "paired", "verdict", "call"}).
+func writeShifts(b io.Writer, shifts []effort.Shift) error {
+	t := effortTable(b, []string{"session", "time", "skill", "from", "to", "next", "paired", "verdict", "call"}).
 		ShrinkStart("call").Optional("time", "paired", "from")
 	for _, s := range shifts {
 		sess := shortID(s.Session)
@@ -174,22 +235,22 @@ func writeShifts(b io.Writer, shifts []Shift) error {
 	return t.Render()
 }
 
-func writeReasserts(b io.Writer, rs []Reassert) error {
+func writeReasserts(b io.Writer, rs []effort.Reassert) error {
 	counts := map[string]int{}
 	for _, r := range rs {
 		counts[r.Verdict]++
 	}
 	var parts []string
-	for _, v := range []string{ReassertOK, ReassertSuperseded, ReassertMissing} {
+	for _, v := range []string{effort.ReassertOK, effort.ReassertSuperseded, effort.ReassertMissing} {
 		if counts[v] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", v, counts[v]))
 		}
 	}
 	fmt.Fprintf(b, "\nnested skills with another level (the orchestrator must re-assert its own): %d (%s)\n", len(rs), strings.Join(parts, ", "))
-	t := table(b, []string{"session", "time", "orchestrator", "nested", "verdict", "by", "requests after", "call"}, "requests after").
+	t := effortTable(b, []string{"session", "time", "orchestrator", "nested", "verdict", "by", "requests after", "call"}, "requests after").
 		ShrinkStart("call").Optional("time")
 	for _, r := range rs {
-		by := dash
+		by := emDash
 		if r.By != "" {
 			by = r.By + " (" + r.ByVerdict + ")"
 		}
@@ -201,7 +262,7 @@ func writeReasserts(b io.Writer, rs []Reassert) error {
 	return t.Render()
 }
 
-func writeBuckets(b io.Writer, title, key string, bs []Bucket, levels bool) error {
+func writeBuckets(b io.Writer, title, key string, bs []effort.Bucket, levels bool) error {
 	if len(bs) == 0 {
 		return nil
 	}
@@ -210,11 +271,11 @@ func writeBuckets(b io.Writer, title, key string, bs []Bucket, levels bool) erro
 	if levels {
 		header = append(header, "levels")
 	}
-	t := table(b, header, header[1:6]...)
+	t := effortTable(b, header, header[1:6]...)
 	for _, x := range bs {
-		row := []string{x.Key, fmt.Sprint(x.Requests), thousands(x.OutputTokens), thousands(x.ThinkingTokens), fmt.Sprintf("%.1f %%", 100*x.Share), usd(x.CostUSD)}
+		row := []string{x.Key, fmt.Sprint(x.Requests), textfmt.ThousandsUint(x.OutputTokens), textfmt.ThousandsUint(x.ThinkingTokens), fmt.Sprintf("%.1f %%", 100*x.Share), effortUSD(x.CostUSD)}
 		if levels {
-			row = append(row, levelCounts(x.Levels))
+			row = append(row, effort.LevelCounts(x.Levels))
 		}
 		if err := t.Append(row...); err != nil {
 			return err
@@ -223,8 +284,8 @@ func writeBuckets(b io.Writer, title, key string, bs []Bucket, levels bool) erro
 	return t.Render()
 }
 
-// table is an ASCII table with the given headers, left-aligned but for the right ones (numbers).
-func table(w io.Writer, headers []string, right ...string) *termtable.Table {
+// effortTable is an ASCII table with the given headers, left-aligned but for the right ones (numbers).
+func effortTable(w io.Writer, headers []string, right ...string) *termtable.Table {
 	cols := termtable.Columns(headers...)
 	for i := range cols {
 		for _, r := range right {
@@ -236,10 +297,10 @@ func table(w io.Writer, headers []string, right ...string) *termtable.Table {
 	return termtable.NewStyled(w, termtable.ASCII, cols...)
 }
 
-// usd is a cost in dollars, "—" when some model has no price.
-func usd(c *float64) string {
+// effortUSD is a cost in dollars, "—" when some model has no price.
+func effortUSD(c *float64) string {
 	if c == nil {
-		return dash
+		return emDash
 	}
 	return fmt.Sprintf("$%.4f", *c)
 }
