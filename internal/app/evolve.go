@@ -242,7 +242,11 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		if res.Partial != "" {
 			prop.Reason += "; partial: " + res.Partial
 		}
-		p, path, created, err := recordProposal(env, prop, steps, true)
+		var in report.ProposalReport
+		p, path, created, err := recordProposal(env, prop, steps, true, func(p *store.Proposal) (err error) {
+			in, err = saveReportInput(env, steps, parent, p, out.Warnings)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -250,10 +254,6 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		sig, bkt, _ := store.WeightsJSON(&p.Candidate)
 		out.Proposal = &EvolveProposal{ID: p.ID, File: path, Decision: p.Decision, Created: created,
 			Weights: EvolveProposalWeights{Signals: sig, Buckets: bkt}}
-		in, err := saveReportInput(env, steps, parent, p, out.Warnings)
-		if err != nil {
-			return nil, err
-		}
 		out.ReportInput = &in
 	}
 	if out.Escalated() {

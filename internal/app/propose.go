@@ -85,17 +85,18 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 		return out, nil
 	}
 	steps := []*evolve.StepResult{res}
-	p, path, created, err := recordProposal(env, ProposalFromSteps(steps, &parent, res.Candidate, env.Now()), steps, false)
+	// The EVAL report goes through the same code as tune report proposal and tune nightly, from the
+	// input saved with the proposal.
+	var in report.ProposalReport
+	p, path, created, err := recordProposal(env, ProposalFromSteps(steps, &parent, res.Candidate, env.Now()), steps, false,
+		func(p *store.Proposal) (err error) {
+			in, err = saveReportInput(env, steps, parent, p, out.Warnings)
+			return err
+		})
 	if err != nil {
 		return nil, err
 	}
 	out.ProposalFile, out.ProposalID, out.Created = &path, p.ID, created
-	// The EVAL report goes through the same code as tune report proposal and tune nightly, from the
-	// input saved with the proposal.
-	in, err := saveReportInput(env, steps, parent, p, out.Warnings)
-	if err != nil {
-		return nil, err
-	}
 	if out.Reports, err = report.WriteProposal(env.ReportsDir, in); err != nil {
 		return nil, err
 	}
@@ -179,8 +180,9 @@ func proposalReason(steps []*evolve.StepResult, attempts []string, changes bool)
 // entries first, all in one append (action = the attempt's decision: accept, halve or revert, with the
 // proposal's evidence and the attempt's losses), then the proposal file — once per proposal: a re-run on
 // the same inputs adds nothing and returns the stored proposal. numbered prefixes each reason with
-// "evolve step N: " (the loop's steps share one proposal).
-func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numbered bool) (*store.Proposal, string, bool, error) {
+// "evolve step N: " (the loop's steps share one proposal). saveInput saves the proposal's report input
+// under the store lock (store.Store.ProposeWith).
+func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numbered bool, saveInput func(*store.Proposal) error) (*store.Proposal, string, bool, error) {
 	s, err := env.OpenStore()
 	if err != nil {
 		return nil, "", false, err
@@ -201,5 +203,5 @@ func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numb
 				Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after, Reason: prefix + a.Reason})
 		}
 	}
-	return s.Propose(p, attempts)
+	return s.ProposeWith(p, attempts, saveInput)
 }

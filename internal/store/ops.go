@@ -536,6 +536,13 @@ func (st *state) headIs(line string) bool {
 // A re-run on the same inputs adds nothing (the log already holds attempts of p) and returns the stored
 // proposal with its created time. It refuses, writing nothing, on a store that does not verify.
 func (s *Store) Propose(p *Proposal, attempts []LogEntry) (stored *Proposal, path string, created bool, err error) {
+	return s.ProposeWith(p, attempts, nil)
+}
+
+// ProposeWith is Propose, then beside (when not nil) with the stored proposal, still under the store lock:
+// for the files saved beside a proposal (its report input), so that no other writer's clean-up of temp
+// files left by killed writes can remove one of them while it is being written.
+func (s *Store) ProposeWith(p *Proposal, attempts []LogEntry, beside func(stored *Proposal) error) (stored *Proposal, path string, created bool, err error) {
 	if !validDecision(p.Decision) {
 		return nil, "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
 	}
@@ -591,9 +598,14 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry) (stored *Proposal, pat
 		}
 		stored = p
 		if !created {
-			stored, err = ReadProposal(path)
+			if stored, err = ReadProposal(path); err != nil {
+				return err
+			}
 		}
-		return err
+		if beside != nil {
+			return beside(stored)
+		}
+		return nil
 	})
 	return stored, path, created, err
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -656,4 +658,31 @@ func reopen(t *testing.T, dir string) (*Store, error) {
 		s.FixturesDir = filepath.Join(filepath.Dir(dir), "fixtures")
 	}
 	return s, err
+}
+
+// ProposeWith saves the files beside a proposal (the report input) under the store lock, so another
+// writer's removal of temp files left by killed writes cannot remove one of them mid-write; on a re-run
+// (the proposal exists) it runs again, with the stored proposal.
+func TestProposeWithSavesBesideUnderTheLock(t *testing.T) {
+	s, dir := freshStore(t)
+	for run := range 2 {
+		called := false
+		_, _, created, err := s.ProposeWith(sampleProposal(t), []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: weights.DecisionAccept}},
+			func(stored *Proposal) error {
+				called = true
+				if ok, err := flock.New(filepath.Join(dir, LockFile)).TryLock(); ok || err != nil {
+					t.Errorf("run %d: beside ran without the store lock (%v)", run, err)
+				}
+				if stored.ID == "" {
+					t.Errorf("run %d: beside got a proposal without an id", run)
+				}
+				return nil
+			})
+		if err != nil || !called || created != (run == 0) {
+			t.Fatalf("run %d: created %v, called %v, %v", run, created, called, err)
+		}
+	}
+	if _, _, _, err := s.ProposeWith(sampleProposal(t), nil, func(*Proposal) error { return errors.New("disk full") }); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("beside's error was not returned: %v", err)
+	}
 }
