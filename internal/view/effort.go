@@ -176,7 +176,7 @@ func writeObserved(b io.Writer, o *effort.Observed, census bool) error {
 
 	if len(o.Agents) > 0 {
 		io.WriteString(b, "\nsubagents against their pins:\n")
-		t := effortTable(b, []string{"agent", "pinned", "observed requests", "runs", "verdict", "evidence"}, "runs").ShrinkStart("evidence")
+		t := effortTable(b, []string{"agent", "pinned", "observed requests", "runs", "verdict", "evidence"}, "runs").Shrink("agent").ShrinkStart("evidence").Optional("runs")
 		for _, a := range o.Agents {
 			pinned := orDash(a.Pinned)
 			if a.Pinned == nil && a.Verdict == effort.AgentInherits {
