@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/traceout"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
@@ -32,6 +33,7 @@ func BenchmarkStreamJSONL(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(gen.Len()))
 			b.ReportAllocs()
+			cpu := testutil.CPUTime()
 			for b.Loop() {
 				w := traceout.NewTaskJSONL(io.Discard)
 				if _, err := traceparse.StreamLog(path, w.Task, nil, c.opts...); err != nil {
@@ -41,6 +43,7 @@ func BenchmarkStreamJSONL(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			testutil.ReportCPU(b, cpu)
 		})
 	}
 }
