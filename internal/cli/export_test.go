@@ -125,6 +125,10 @@ func TestTraceParquetRoundTrip(t *testing.T) {
 				Name   string  `json:"name"`
 				Weight float64 `json:"weight"`
 			} `json:"signals"`
+			Iterations []struct {
+				Kind     string `json:"kind"`
+				Baseline bool   `json:"baseline"`
+			} `json:"iterations"`
 		} `json:"tasks"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
@@ -141,17 +145,34 @@ func TestTraceParquetRoundTrip(t *testing.T) {
 	if len(rows) != len(doc.Tasks) || len(rows) < 5 {
 		t.Fatalf("%d rows for %d tasks", len(rows), len(doc.Tasks))
 	}
+	var sumK int64
 	for i, r := range rows {
 		w := doc.Tasks[i]
+		sumK += r.K
 		if r.Source != w.Source || r.Line != w.Line || r.Level != w.Level || (r.LossFinal == nil) != (w.LossFinal == nil) ||
 			(r.LossFinal != nil && *r.LossFinal != *w.LossFinal) || len(r.Signals) != len(w.Signals) {
 			t.Errorf("row %d: %+v, task %+v", i, r, w)
+		}
+		var all, k int64
+		for _, e := range w.Iterations {
+			if e.Kind == "iter" {
+				all++
+				if !e.Baseline {
+					k++
+				}
+			}
+		}
+		if r.IterationCount != all || r.K != k {
+			t.Errorf("row %d: iteration_count %d, k %d; the JSON's iterations give %d, %d", i, r.IterationCount, r.K, all, k)
 		}
 		for j := range r.Signals {
 			if r.Signals[j].Name != w.Signals[j].Name || r.Signals[j].Weight != w.Signals[j].Weight {
 				t.Errorf("row %d signal %d: %+v vs %+v", i, j, r.Signals[j], w.Signals[j])
 			}
 		}
+	}
+	if sumK == 0 {
+		t.Error("no task has an iteration: the logs do not test k")
 	}
 	if rows[0].MetaTimestamp == nil || rows[0].MetaTimestamp.Year() != 2026 {
 		t.Errorf("meta_timestamp %v", rows[0].MetaTimestamp)

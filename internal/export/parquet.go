@@ -40,8 +40,8 @@ type SignalRow struct {
 }
 
 // TaskRow is one task of a trace log as a Parquet row: the columns are the JSON field names of
-// `tune trace --json`'s tasks, without the per-line iterations; meta_timestamp is a timestamp (UTC,
-// microseconds), null when the log's text is not RFC 3339.
+// `tune trace --json`'s tasks, without the per-line iterations but with their counts (iteration_count,
+// k); meta_timestamp is a timestamp (UTC, microseconds), null when the log's text is not RFC 3339.
 type TaskRow struct {
 	Source             string      `parquet:"source,dict"`
 	Line               int64       `parquet:"line"`
@@ -63,6 +63,11 @@ type TaskRow struct {
 	RegressionFollowed bool        `parquet:"regression_followed"`
 	RegressionOf       string      `parquet:"regression_of"`
 	Files              []string    `parquet:"files,list"`
+	// IterationCount and K count its iteration lines, all and those that are not baselines, summarised
+	// ones included (traceparse.Task.Iterations): what the JSON's iterations list gives, for the
+	// queries that need k (dispatch accuracy) without reading the lines.
+	IterationCount int64 `parquet:"iteration_count"`
+	K              int64 `parquet:"k"`
 	// Omitted is null unless the task was summarised past its bound (docs/decisions.md#bounded-memory-per-task).
 	Omitted *OmittedRow `parquet:"omitted,optional"`
 }
@@ -87,6 +92,8 @@ func TaskRowOf(t *traceparse.Task) TaskRow {
 		LossFinalFrom: t.LossFinalFrom, RegressionFollowed: t.RegressionFollowed, RegressionOf: t.RegressionOf,
 		Files: t.Files,
 	}
+	all, k := t.Iterations()
+	row.IterationCount, row.K = int64(all), int64(k)
 	if !t.MetaTime.IsZero() {
 		ts := t.MetaTime.UTC()
 		row.MetaTimestamp = &ts

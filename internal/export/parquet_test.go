@@ -37,6 +37,9 @@ func TestTaskParquetOmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if rows[0].IterationCount != 1 || rows[0].K != 1 || rows[1].IterationCount != 50 || rows[1].K != 50 {
+		t.Errorf("iteration counts %d/%d and %d/%d, want 1/1 and 50/50 (summarised ones count)", rows[0].IterationCount, rows[0].K, rows[1].IterationCount, rows[1].K)
+	}
 	o := res.Tasks[1].Omitted
 	if len(rows) != 2 || rows[0].Omitted != nil || rows[1].Omitted == nil || o == nil ||
 		*rows[1].Omitted != (export.OmittedRow{Line: int64(o.Line), Offset: o.Offset, Entries: 40, Iterations: 40}) {

@@ -76,7 +76,8 @@ are read, in memory that does not grow with them: the way to hand a year of logs
 tasks shows the last 1,000 rows; the summary counts every task.
 
 --format parquet --out FILE writes one row per task (the fields of --json's tasks without the
-iterations; meta_timestamp as a timestamp, signals as a list of {name, weight}), zstd-compressed, in
+iterations, with their counts iteration_count and k, the non-baseline ones; meta_timestamp as a
+timestamp, signals as a list of {name, weight}), zstd-compressed, in
 row groups as the logs are read. The file appears whole or not at all; an existing one needs --force.
 
 A line longer than --max-line-mb (default 64 MB; no trace writer comes near it) is skipped as it is
