@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/faultpoint"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
@@ -74,6 +75,9 @@ func runKillable(t *testing.T, dir string, env []string, args ...string) (killed
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == -1 {
 		return true, buf.String()
+	}
+	if errors.As(err, &exit) && exit.ExitCode() == exitcode.Escalation {
+		return false, buf.String() // an escalation is a run that finished
 	}
 	if err != nil {
 		t.Fatalf("tune-killable %v: %v\n%s", args, err, buf.String())
@@ -208,6 +212,21 @@ func TestKilledNightlyRecovers(t *testing.T) {
 	killEachOperation(t, base, "nightly", "--logs", "api.trace.log")
 }
 
+// A nightly run that escalates (exit 3: a history that needs two steps, capped at one) also writes the
+// escalation state dump under reports/: killed at any of its writes, it recovers in the same way. By
+// default only the writes from the state dump on are killed at (those before are TestKilledNightlyRecovers').
+func TestKilledEscalatingNightlyRecovers(t *testing.T) {
+	base, w := bundledProject(t)
+	h, _ := genhistory.TwoStep(1, &w)
+	if err := os.WriteFile(filepath.Join(base, "api.trace.log"), h.Render(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := killOperationsFrom(t, base, "evolve-state-", "nightly", "--max-steps", "1", "--logs", "api.trace.log")
+	if !strings.Contains(want, "evolve-state-p-") {
+		t.Fatalf("the uninterrupted nightly did not escalate:\n%s", want)
+	}
+}
+
 // bundledProject is a fresh directory holding copies of the bundled weights and fixtures, and v0001.
 func bundledProject(t *testing.T) (string, weights.Weights) {
 	t.Helper()
@@ -255,6 +274,13 @@ func killProject(t *testing.T, propose bool) (string, string) {
 // again when the active version already moved (it is not idempotent: a user reads tune history first).
 func killEachOperation(t *testing.T, base string, args ...string) (want string) {
 	t.Helper()
+	return killOperationsFrom(t, base, "", args...)
+}
+
+// killOperationsFrom is killEachOperation that, unless TUNE_TEST_KILL_ALL is set, kills only from the
+// first operation on a file named from: the operations before it are another test's.
+func killOperationsFrom(t *testing.T, base, from string, args ...string) (want string) {
+	t.Helper()
 	ref := t.TempDir()
 	if err := copyDir(base, ref); err != nil {
 		t.Fatal(err)
@@ -278,7 +304,18 @@ func killEachOperation(t *testing.T, base string, args ...string) (want string) 
 	// apply's marker: from its rename to its removal an interrupted apply is visible (-1, -1 without one)
 	marked, unmarked := slices.Index(ops, "rename .pending.json"), slices.Index(ops, "remove .pending.json")
 	before := activeOf(t, base, false)
-	for _, k := range killSample(ops, os.Getenv("TUNE_TEST_KILL_ALL") != "") {
+	all := os.Getenv("TUNE_TEST_KILL_ALL") != ""
+	first := 0
+	if from != "" && !all {
+		first = slices.IndexFunc(ops, func(op string) bool { return strings.HasPrefix(strings.SplitN(op, " ", 2)[1], from) })
+		if first < 0 {
+			t.Fatalf("%v reaches no operation on %s*: %v", args, from, ops)
+		}
+	}
+	for _, k := range killSample(ops, all) {
+		if k < first {
+			continue
+		}
 		t.Run(fmt.Sprintf("%02d-%s", k+1, strings.ReplaceAll(ops[k], " ", "-")), func(t *testing.T) {
 			dir := t.TempDir()
 			if err := copyDir(base, dir); err != nil {
@@ -307,7 +344,7 @@ func killEachOperation(t *testing.T, base string, args ...string) (want string) 
 				// in this process, in the project as the child ran (no kill point; the same clock and
 				// directories as killEnv's): a child costs twice the CPU
 				t.Chdir(dir)
-				if code, out, errOut := projectRun(t, dir, args...); code != 0 {
+				if code, out, errOut := projectRun(t, dir, args...); code != 0 && code != exitcode.Escalation {
 					t.Fatalf("the re-run after a kill at %s: exit %d\n%s%s", ops[k], code, out, errOut)
 				}
 			}
