@@ -30,12 +30,42 @@ func runCmd(cmd *cobra.Command, args ...string) error {
 	return cmd.Execute()
 }
 
+// flagCase is one command line: the options it parses to (formatted), or the usage error it gets.
+type flagCase struct {
+	args    []string
+	want    string // formatted options, or the usage error
+	isUsage bool
+}
+
+// checkFlagCases runs each case through the command's runF hook and checks the formatted options or
+// the usage error.
+func checkFlagCases[T any](t *testing.T, build func(*Factory, func(*T) error) *cobra.Command, format func(*T) string, cases []flagCase) {
+	t.Helper()
+	for _, c := range cases {
+		f, _, _ := testFactory()
+		var got *T
+		err := runCmd(build(f, func(o *T) error { got = o; return nil }), c.args...)
+		if c.isUsage {
+			var fe *FlagError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%v: error %v, want usage error %q", c.args, err, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", c.args, err)
+			continue
+		}
+		if s := format(got); s != c.want {
+			t.Errorf("%v: %s, want %s", c.args, s, c.want)
+		}
+	}
+}
+
 func TestAuditFlags(t *testing.T) {
-	for _, c := range []struct {
-		args    []string
-		want    string // formatted options, or the usage error
-		isUsage bool
-	}{
+	checkFlagCases(t, newCmdAudit, func(o *auditOptions) string {
+		return fmt.Sprintf("%v by=%s format=%s ccusage=%s label=%s", o.Paths, o.By, o.Format, o.CCUsage, o.Label)
+	}, []flagCase{
 		{[]string{"a", "b"}, "[a b] by= format=text ccusage= label=", false},
 		{[]string{"--json", "--by", "day"}, "[] by=day format=json ccusage= label=", false},
 		{[]string{"--format", "jsonl", "--ccusage", "session", "--label", "high"}, "[] by= format=jsonl ccusage=session label=high", false},
@@ -49,35 +79,13 @@ func TestAuditFlags(t *testing.T) {
 		{[]string{"--format", "xml"}, "--format \"xml\"", true},
 		{[]string{"--json", "--format", "csv"}, "--json and --format csv conflict", true},
 		{[]string{"--ccusage", "yearly"}, "--ccusage \"yearly\"", true},
-	} {
-		f, _, _ := testFactory()
-		var got *auditOptions
-		cmd := newCmdAudit(f, func(o *auditOptions) error { got = o; return nil })
-		err := runCmd(cmd, c.args...)
-		if c.isUsage {
-			var fe *FlagError
-			if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("%v: error %v, want usage error %q", c.args, err, c.want)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%v: %v", c.args, err)
-			continue
-		}
-		s := fmt.Sprintf("%v by=%s format=%s ccusage=%s label=%s", got.Paths, got.By, got.Format, got.CCUsage, got.Label)
-		if s != c.want {
-			t.Errorf("%v: %s, want %s", c.args, s, c.want)
-		}
-	}
+	})
 }
 
 func TestAuditABFlags(t *testing.T) {
-	for _, c := range []struct {
-		args    []string
-		want    string
-		isUsage bool
-	}{
+	checkFlagCases(t, newCmdAuditAB, func(o *auditABOptions) string {
+		return fmt.Sprintf("%v effort=%v paired=%v/%s", o.Arms, o.ByEffort, o.Paired, o.PairBy)
+	}, []flagCase{
 		{[]string{"--arm", "low=a", "--arm", "high=b", "--arm", "low=c"}, "[{low [a c]} {high [b]}] effort=false paired=false/order", false},
 		{[]string{"--by-effort", "x", "--paired", "--pair-by", "task"}, "[] effort=true paired=true/task", false},
 		{[]string{}, "give the arms", true},
@@ -91,27 +99,7 @@ func TestAuditABFlags(t *testing.T) {
 		{[]string{"--by-effort", "--confidence", "0"}, "--confidence", true},
 		{[]string{"--by-effort", "--json", "--format", "csv"}, "conflict", true},
 		{[]string{"--by-effort", "--pair-by", "task"}, "--pair-by task needs --paired", true},
-	} {
-		f, _, _ := testFactory()
-		var got *auditABOptions
-		cmd := newCmdAuditAB(f, func(o *auditABOptions) error { got = o; return nil })
-		err := runCmd(cmd, c.args...)
-		if c.isUsage {
-			var fe *FlagError
-			if !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("%v: error %v, want usage error %q", c.args, err, c.want)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%v: %v", c.args, err)
-			continue
-		}
-		s := fmt.Sprintf("%v effort=%v paired=%v/%s", got.Arms, got.ByEffort, got.Paired, got.PairBy)
-		if s != c.want {
-			t.Errorf("%v: %s, want %s", c.args, s, c.want)
-		}
-	}
+	})
 }
 
 // TestAuditReportHonoursReportsDir: tune audit --report without --out writes into the --reports-dir as
