@@ -244,7 +244,7 @@ func ScanOptions(ccusage, label string) transcript.Options {
 		opt.CCUsage, opt.MaxTotal = true, true
 	case "session", "weekly", "monthly", "blocks":
 		// Only ccusage's daily report counts agent_progress copies (docs/decisions.md#cost-and-date-views-in-the-audit-issue-13).
-		opt.CCUsage, opt.MaxTotal, opt.NoProgress, opt.ReplaySameTime = true, true, true, true
+		opt.CCUsage, opt.MaxTotal, opt.NoProgress, opt.ReplaySameTime, opt.TieSpeed = true, true, true, true, true
 	}
 	return opt
 }

@@ -28,10 +28,10 @@ func noEnv() Env { return Env{Getenv: func(string) string { return "" }} }
 // copies (ccusage 20.0.24's session report applies neither); daily keeps both.
 func TestScanOptionsMatchCCUsageReports(t *testing.T) {
 	d, s := ScanOptions("daily", ""), ScanOptions("session", "")
-	if !d.CCUsage || !d.MaxTotal || d.NoProgress || d.ReplaySameTime {
+	if !d.CCUsage || !d.MaxTotal || d.NoProgress || d.ReplaySameTime || d.TieSpeed {
 		t.Errorf("daily: %+v", d)
 	}
-	if !s.CCUsage || !s.MaxTotal || !s.NoProgress || !s.ReplaySameTime {
+	if !s.CCUsage || !s.MaxTotal || !s.NoProgress || !s.ReplaySameTime || !s.TieSpeed {
 		t.Errorf("session: %+v", s)
 	}
 	for _, m := range CCUsageModes { // every mode --ccusage accepts has its rules

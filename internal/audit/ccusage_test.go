@@ -65,11 +65,12 @@ var (
 	recordedRoot  = filepath.Join("testdata", "recordedcost")
 	aliasRoot     = filepath.Join("testdata", "aliascorpus")
 	btwRoot       = filepath.Join("testdata", "btwcorpus")
+	tieRoot       = filepath.Join("testdata", "tiecorpus")
 	// aliasSpec is the CCUSAGE_MODEL_ALIASES of testdata/ccusage/make.sh's alias reports.
 	aliasSpec = "claude-mystery-9=claude-sonnet-4-5; claude-haiku-4-5=claude-opus-4-6,my-opus=claude-opus-4-6 , private-x-fast=claude-sonnet-4-6"
 	// The scan rules of ccusage's daily (and monthly, weekly, blocks) report, and of its session report.
 	ccusageDaily   = transcript.Options{CCUsage: true, MaxTotal: true}
-	ccusageSession = transcript.Options{CCUsage: true, MaxTotal: true, NoProgress: true, ReplaySameTime: true}
+	ccusageSession = transcript.Options{CCUsage: true, MaxTotal: true, NoProgress: true, ReplaySameTime: true, TieSpeed: true}
 )
 
 func checkTotals(t *testing.T, what string, got *Totals, want *ccusageRow) {
@@ -127,6 +128,12 @@ func TestCostEqualsCCUsage(t *testing.T) {
 		check{"btw-monthly", btwRoot, ByMonth, "UTC", "", "", true, ""},
 		check{"btw-session", btwRoot, BySession, "UTC", "", "", false, ""},
 		check{"btw-blocks", btwRoot, ByBlock, "UTC", "", "", false, ""})
+	// Equal usage totals with and without a speed (the session loader's tie rule, TieSpeed).
+	checks = append(checks,
+		check{"tie-weekly", tieRoot, ByWeek, "UTC", "", "", true, ""},
+		check{"tie-monthly", tieRoot, ByMonth, "UTC", "", "", true, ""},
+		check{"tie-session", tieRoot, BySession, "UTC", "", "", false, ""},
+		check{"tie-blocks", tieRoot, ByBlock, "UTC", "", "", false, ""})
 	// Weeks that start on another day (--start-of-week; weekStarts).
 	checks = append(checks,
 		check{"synthetic-weekly-america-new_york-monday", syntheticRoot, ByWeek, "America/New_York", "", "", true, ""},

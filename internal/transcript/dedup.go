@@ -140,6 +140,11 @@ type Deduper struct {
 	// monthly and blocks reports) does: a replay with a new requestId is the same request only when
 	// its line has the timestamp of the line kept so far; otherwise it is a request of its own.
 	ReplaySameTime bool
+	// TieSpeed is the tie rule of ccusage's session report (and its weekly, monthly and blocks
+	// reports), with MaxTotal: of two lines with equal usage totals, a later line that records a speed
+	// replaces a kept line that records none (its usage, cost and time); otherwise the first line stays.
+	// Measured on testdata/tiecorpus (docs/decisions.md#cost-and-date-views-in-the-audit-issue-13).
+	TieSpeed bool
 	// Label is the effort of requests whose lines record none (Options.Label).
 	Label string
 
@@ -389,7 +394,7 @@ func (d *Deduper) merge(r *reqState, o *observation, k idKey, replay bool) bool 
 		if r.fromProgress && !o.Progress && o.Class != ClassMain {
 			r.class, r.agentID, r.file, r.fromProgress = o.Class, o.AgentID, o.File, false
 		}
-		if total > r.maxTotal {
+		if total > r.maxTotal || d.MaxTotal && d.TieSpeed && total == r.maxTotal && r.usage.Speed == "" && o.Usage.Speed != "" {
 			keyChanged = r.key != k
 			r.key, r.requestID = k, o.RequestID
 			r.maxTotal, r.usageMs = total, o.TimeMs

@@ -30,6 +30,9 @@ type Options struct {
 	// parent message under a new requestId as a request of its own unless it has the timestamp of the
 	// line kept (checked against ccusage 20.0.24).
 	ReplaySameTime bool
+	// TieSpeed is the tie rule of the same four reports (Deduper.TieSpeed): on equal usage totals a
+	// line with a speed replaces a kept line without one.
+	TieSpeed bool
 	// MaxTotal keeps the usage of the line with the largest total per request (ccusage's exact rule)
 	// instead of the field-wise maximum. The two agree on Claude Code's monotone streaming counts.
 	MaxTotal bool
@@ -694,7 +697,7 @@ func newMerger(opt Options) *merger {
 		versions: make(map[string]map[string]int),
 	}
 	d := NewDeduper()
-	d.MaxTotal, d.Label, d.ReplaySameTime = opt.MaxTotal, opt.Label, opt.ReplaySameTime
+	d.MaxTotal, d.Label, d.ReplaySameTime, d.TieSpeed = opt.MaxTotal, opt.Label, opt.ReplaySameTime, opt.TieSpeed
 	// Ids are only needed to hand out the requests at the end (Result.Requests, OnRequest).
 	d.keepIDs = opt.OnRequest != nil || opt.Sink == nil
 	d.reclassify = opt.Sink != nil

@@ -20,6 +20,7 @@ cp -r "$HERE/../costcorpus" "$S/synthetic"
 cp -r "$HERE/../recordedcost" "$S/recorded"
 cp -r "$HERE/../aliascorpus" "$S/alias"
 cp -r "$HERE/../btwcorpus" "$S/btw"
+cp -r "$HERE/../tiecorpus" "$S/tie"
 run() { # corpus name report args...
   corpus=$1 name=$2; shift 2
   HOME=$S/home CLAUDE_CONFIG_DIR=$S/$corpus CCUSAGE_MODEL_ALIASES=${ALIASES:-} "$CCU" claude "$@" --json --offline > "$S/out.json"
@@ -69,6 +70,11 @@ for mode in auto calculate display; do
   run recorded recorded-daily-$mode daily -z UTC --mode $mode
   run recorded recorded-session-$mode session -z UTC --mode $mode
   run recorded recorded-blocks-$mode blocks -z UTC --mode $mode
+done
+# Lines of one request with equal usage totals and different speeds (the tie rule of the session
+# loader; ccusage's daily report breaks such ties by cost, which tune does not reproduce yet).
+for report in weekly monthly session blocks; do
+  run tie tie-$report $report -z UTC
 done
 # Model aliases (CCUSAGE_MODEL_ALIASES; the same string is in ccusage_test.go).
 ALIASES='claude-mystery-9=claude-sonnet-4-5; claude-haiku-4-5=claude-opus-4-6,my-opus=claude-opus-4-6 , private-x-fast=claude-sonnet-4-6'
