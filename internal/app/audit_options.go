@@ -9,7 +9,7 @@ import (
 	"github.com/ldd-tools/tune/internal/pricing"
 )
 
-// The option rules of the audit use cases: what the command's flag values may be, alone and
+// The option rules of the transcript use cases (audit, audit ab, effort): what the command's flag values may be, alone and
 // together, and how they become the options. Every refusal is a usage error (*exitcode.FlagError)
 // naming the flags, so that any front end refuses the same choices the same way.
 
@@ -131,6 +131,17 @@ func (o *AuditABOptions) Complete(armFlags []string, pairBySet bool) error {
 		return exitcode.FlagErrorf("--confidence %v: want a level between 0 and 1", o.Confidence)
 	}
 	return CheckCCUsage(o.CCUsage)
+}
+
+// Complete checks tune effort's options: --census-only reads the pins of --repo and no transcript.
+func (o *EffortOptions) Complete() error {
+	if o.CensusOnly && o.Repo == "" {
+		return exitcode.FlagErrorf("--census-only needs --repo: the directory that holds agents/ and skills/")
+	}
+	if o.CensusOnly && len(o.Paths) > 0 {
+		return exitcode.FlagErrorf("--census-only reads no transcripts: drop the PATH arguments")
+	}
+	return nil
 }
 
 // ParseCostMode reads a --cost-mode value (tune audit, tune report audit).

@@ -77,11 +77,8 @@ verdicts are findings, not failures of the command; to fail a CI job on them, se
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Paths, opts.Env, opts.Notes = args, f.Env(), f.noteOut()
-			if opts.CensusOnly && opts.Repo == "" {
-				return FlagErrorf("--census-only needs --repo: the directory that holds agents/ and skills/")
-			}
-			if opts.CensusOnly && len(args) > 0 {
-				return FlagErrorf("--census-only reads no transcripts: drop the PATH arguments")
+			if err := opts.Complete(); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
