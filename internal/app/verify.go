@@ -56,6 +56,9 @@ type RepairResult struct {
 	Details  []string `json:"details"`
 	Serial   int      `json:"serial,omitempty"`
 	Note     string   `json:"note,omitempty"`
+	// Removed lists the temp files of killed writes repair removed (the store's, the harvested
+	// fixtures', the reports'): nothing is cleaned silently.
+	Removed []string `json:"removed,omitempty"`
 }
 
 // Repair resolves an interrupted apply or rollback (completes it, or undoes it with abort), or with
@@ -74,7 +77,7 @@ func Repair(env Env, abort, resign bool, reason string) (*RepairResult, error) {
 	}
 	if errors.Is(err, store.ErrNothingToDo) {
 		// No marker: say whether anything else is wrong.
-		rep := &RepairResult{Details: []string{}, Note: "nothing to repair: no interrupted operation"}
+		rep := &RepairResult{Details: []string{}, Note: "nothing to repair: no interrupted operation", Removed: s.RemovedTemps()}
 		for _, p := range s.Verify() {
 			rep.Details = append(rep.Details, p.String())
 		}
@@ -83,7 +86,7 @@ func Repair(env Env, abort, resign bool, reason string) (*RepairResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &RepairResult{Repaired: true, Op: res.Op, Action: res.Action, Details: res.Details, Serial: res.Entry.Serial}
+	rep := &RepairResult{Repaired: true, Op: res.Op, Action: res.Action, Details: res.Details, Serial: res.Entry.Serial, Removed: s.RemovedTemps()}
 	if rep.Details == nil {
 		rep.Details = []string{}
 	}

@@ -227,6 +227,35 @@ func TestKilledEscalatingNightlyRecovers(t *testing.T) {
 	}
 }
 
+// tune repair says which temp files of killed writes it removed (nothing is repaired silently), in text
+// and in --json, also when there is nothing else to repair.
+func TestRepairNamesTheTempFilesItRemoves(t *testing.T) {
+	dir, _ := bundledProject(t)
+	os.MkdirAll(filepath.Join(dir, "reports"), 0o755)
+	temps := []string{filepath.Join(dir, "reports", ".proposal-p-1.md.tmp-1"), filepath.Join(dir, "weights", ".weights.sum.tmp-2")}
+	for _, p := range temps {
+		os.WriteFile(p, nil, 0o644)
+	}
+	code, out, _ := projectRun(t, dir, "verify")
+	if code != 1 || strings.Count(out, ": stale: ") != 2 {
+		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+	code, out, errOut := projectRun(t, dir, "repair")
+	if code != 0 || !strings.Contains(out, "removed 2 temp file(s) left by killed writes:\n  "+temps[1]+"\n  "+temps[0]+"\n") ||
+		!strings.Contains(out, "nothing else to repair: the weights store is intact") {
+		t.Fatalf("repair: exit %d\n%s%s", code, out, errOut)
+	}
+	os.WriteFile(temps[0], nil, 0o644)
+	code, out, _ = projectRun(t, dir, "repair", "--json")
+	var rep struct{ Removed []string }
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || !slices.Equal(rep.Removed, temps[:1]) {
+		t.Fatalf("repair --json: exit %d\n%s", code, out)
+	}
+	if code, out, _ := projectRun(t, dir, "verify"); code != 0 {
+		t.Fatalf("verify after repair: exit %d\n%s", code, out)
+	}
+}
+
 // bundledProject is a fresh directory holding copies of the bundled weights and fixtures, and v0001.
 func bundledProject(t *testing.T) (string, weights.Weights) {
 	t.Helper()

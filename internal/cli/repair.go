@@ -38,7 +38,7 @@ refuses to run, and tune repair resolves it:
   tune repair --abort   removes what the operation wrote but had not yet committed to the log,
                         restores weights.sum, and logs a repair entry.
 Either way, and also when there is nothing else to do, it removes the temp files (.NAME.tmp-*) of
-killed writes from the store, the harvested fixtures and the --reports-dir.
+killed writes from the store, the harvested fixtures and the --reports-dir, and lists them.
 
 --resign (with --reason, required) is for an intended hand edit of a version file — also a
 v0001.toml edited before the store's first write: it re-signs weights.sum, records the new

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -232,8 +233,8 @@ func TestStaleTempFilesOutsideTheStoreAreReportedAndCleaned(t *testing.T) {
 	if _, err := s.Rollback(0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(tmpFixture); err == nil {
-		t.Errorf("a store write left %s", tmpFixture)
+	if _, err := os.Stat(tmpFixture); err == nil || !slices.Equal(s.RemovedTemps(), []string{tmpFixture}) {
+		t.Errorf("a store write left %s (it says it removed %v)", tmpFixture, s.RemovedTemps())
 	}
 	if _, err := os.Stat(tmp); err != nil {
 		t.Errorf("a store write removed the report's temp file %s", tmp)
@@ -241,8 +242,8 @@ func TestStaleTempFilesOutsideTheStoreAreReportedAndCleaned(t *testing.T) {
 	if _, err := s.Repair(false); !errors.Is(err, ErrNothingToDo) {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(tmp); err == nil {
-		t.Errorf("%s still there", tmp)
+	if _, err := os.Stat(tmp); err == nil || !slices.Equal(s.RemovedTemps(), []string{tmp}) {
+		t.Errorf("%s still there (repair says it removed %v)", tmp, s.RemovedTemps())
 	}
 	for _, p := range append(keep, filepath.Join(reports, ".dir.tmp-4")) {
 		if _, err := os.Stat(p); err != nil {

@@ -109,7 +109,8 @@ func (s *Store) mutate(fn func(st *state) error) error {
 	for _, name := range st.stale {
 		stale = append(stale, s.path(name))
 	}
-	if err := removeStale(stale); err != nil {
+	s.removedTemps = nil
+	if err := s.removeStale(stale); err != nil {
 		return err
 	}
 	st.stale = nil

@@ -60,13 +60,18 @@ func (s *Store) staleOutsideProblems() []Problem {
 	return out
 }
 
-// removeStale removes the given temp files.
-func removeStale(paths []string) error {
+// removeStale removes the given temp files and remembers them for RemovedTemps.
+func (s *Store) removeStale(paths []string) error {
 	for _, p := range paths {
 		faultpoint.Reach(faultpoint.Remove, p)
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+		s.removedTemps = append(s.removedTemps, p)
 	}
 	return nil
 }
+
+// RemovedTemps lists the temp files of killed writes that the last write through this Store removed
+// (paths), so that `tune repair` can say what it cleaned instead of cleaning silently.
+func (s *Store) RemovedTemps() []string { return s.removedTemps }

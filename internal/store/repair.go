@@ -42,7 +42,7 @@ type RepairResult struct {
 func (s *Store) Repair(abort bool) (*RepairResult, error) {
 	var res *RepairResult
 	err := s.mutate(func(st *state) error {
-		if err := removeStale(staleIn(s.ReportsDir)); err != nil {
+		if err := s.removeStale(staleIn(s.ReportsDir)); err != nil {
 			return err
 		}
 		if st.pendingData == nil {

@@ -68,6 +68,8 @@ type Store struct {
 	// the process had been killed just before it (see kill). Zero in production.
 	KillAt int
 	ops    int
+	// removedTemps: see RemovedTemps.
+	removedTemps []string
 
 	serial  int
 	lineage string

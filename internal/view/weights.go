@@ -73,7 +73,16 @@ func Resigned(w io.Writer, rep *app.RepairResult) {
 
 // Repair prints what tune repair did, or, with nothing to repair, what verify finds.
 func Repair(w io.Writer, rep *app.RepairResult) error {
+	if len(rep.Removed) > 0 {
+		fmt.Fprintf(w, "removed %d temp file(s) left by killed writes:\n", len(rep.Removed))
+		for _, p := range rep.Removed {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
 	switch {
+	case !rep.Repaired && len(rep.Details) == 0 && len(rep.Removed) > 0:
+		fmt.Fprintln(w, "nothing else to repair: the weights store is intact")
+		return nil
 	case !rep.Repaired && len(rep.Details) == 0:
 		fmt.Fprintln(w, "nothing to repair: the weights store is intact")
 		return nil
