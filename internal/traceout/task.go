@@ -40,7 +40,7 @@ func AppendTask(dst []byte, t *traceparse.Task) []byte {
 			dst = append(dst, `{"name":`...)
 			dst = jsonenc.String(dst, s.Name)
 			dst = append(dst, `,"weight":`...)
-			dst = append(dst, s.Weight.Plain()...)
+			dst = s.Weight.AppendPlain(dst)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

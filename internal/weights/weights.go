@@ -38,12 +38,19 @@ func (h Half) String() string {
 }
 
 // Plain prints h without a forced sign: "2", "-5", "2.5".
-func (h Half) Plain() string {
-	s := h.String()
-	if s[0] == '+' {
-		return s[1:]
+func (h Half) Plain() string { return string(h.AppendPlain(nil)) }
+
+// AppendPlain appends Plain's text to dst without allocating (the trace JSON writes a weight per signal).
+func (h Half) AppendPlain(dst []byte) []byte {
+	v := int(h)
+	if v < 0 {
+		dst, v = append(dst, '-'), -v
 	}
-	return s
+	dst = strconv.AppendInt(dst, int64(v/2), 10)
+	if v%2 != 0 {
+		dst = append(dst, ".5"...)
+	}
+	return dst
 }
 
 // HalfFromFloat converts points to half-points; it fails unless f is a multiple of 0.5.
