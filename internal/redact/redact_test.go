@@ -124,3 +124,21 @@ func FuzzPrefilter(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkString redacts the free text of a generated trace's lines (actions, layers, titles), which
+// `tune trace --format jsonl` passes through String once per entry.
+func BenchmarkString(b *testing.B) {
+	texts := []string{"checkout → docs guarded", "baseline for test middleware #0", "3: contract · 5: guard",
+		"flaky auth #1", "consensus → retry guarded", "cache → parser guarded", "Add API docs for the billing endpoint",
+		"refactor the token bucket (rate-limit) handler", "fix: null deref in session_store"}
+	n := 0
+	for _, s := range texts {
+		n += len(s)
+	}
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		for _, s := range texts {
+			String(s)
+		}
+	}
+}
