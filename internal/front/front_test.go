@@ -220,3 +220,33 @@ func TestFrontLinksNoPlotting(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildIsStatic guards the other half of the start-up: `make build` links both binaries without cgo.
+// Built with cgo, the net package (linked through pflag) makes the binary dynamic, and the dynamic
+// loader and libc cost `tune score` about a third of its process time
+// (docs/decisions.md#score-start-up).
+func TestBuildIsStatic(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe, ok := strings.CutPrefix(string(data)[strings.Index(string(data), "\nbuild:\n")+1:], "build:\n")
+	if !ok {
+		t.Fatal("the Makefile has no build target")
+	}
+	builds := 0
+	for _, line := range strings.Split(recipe, "\n") {
+		if !strings.HasPrefix(line, "\t") {
+			break // the end of the recipe
+		}
+		if strings.Contains(line, " build ") {
+			builds++
+			if !strings.HasPrefix(line, "\tCGO_ENABLED=0 ") {
+				t.Errorf("make build runs %q without CGO_ENABLED=0", strings.TrimSpace(line))
+			}
+		}
+	}
+	if builds != 2 {
+		t.Errorf("make build runs %d go builds, want 2 (tune and tune-full)", builds)
+	}
+}
