@@ -2,7 +2,6 @@ package scorer
 
 import (
 	"fmt"
-	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
 )
@@ -14,10 +13,13 @@ import (
 //	lower      text.lower() without IGNORECASE     (_count_layer_crossings)
 //	origFold   the original text with IGNORECASE   (natural-language bumps)
 //
-// A pattern of the form \b<finite language>\b is expanded at init into its literal strings (regexp/syntax
-// does the parsing; a \s+ inside becomes a "one or more Python spaces" gap). The few patterns with
-// unbounded parts, lookahead or state across the text are matched by hand in detect.go; they are listed
-// here too so that every reference pattern has exactly one entry.
+// A pattern of the form \b<finite language>\b is expanded into its literal strings (regexp/syntax does
+// the parsing; a \s+ inside becomes a "one or more Python spaces" gap). The expansion is generated into
+// literals_gen.go by a test (TestExpandedLiterals; go test -update rewrites it), which fails whenever a
+// pattern here and its literals there disagree: parsing a hundred patterns at init was a twentieth of
+// every `tune score` process (docs/decisions.md#score-start-up). The few patterns with unbounded parts,
+// lookahead or state across the text are matched by hand in detect.go; they are listed here too so that
+// every reference pattern has exactly one entry.
 
 type group uint8
 
@@ -308,14 +310,7 @@ func init() {
 			customPat[p.custom] = i
 			continue
 		}
-		lits, err := expandPattern(p.src)
-		if err != nil {
-			panic(fmt.Sprintf("scorer: pattern %q: %v", p.src, err))
-		}
-		for _, lit := range lits {
-			if p.group.foldCase() {
-				lit = foldString(lit)
-			}
+		for _, lit := range expandedLiterals[i] {
 			key := lit[:wordEnd(lit, 0)]
 			if key == "" {
 				panic(fmt.Sprintf("scorer: pattern %q: literal %q does not start with a word character", p.src, lit))
@@ -334,113 +329,6 @@ func init() {
 			entry(article + kw).hooks |= hookNewComponent
 		}
 	}
-}
-
-func foldString(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		b.WriteRune(fold(r))
-	}
-	return b.String()
-}
-
-// expandPattern turns `\b<finite language>\b` into the list of strings of the language.
-func expandPattern(src string) ([]string, error) {
-	inner, ok := strings.CutPrefix(src, `\b`)
-	if ok {
-		inner, ok = strings.CutSuffix(inner, `\b`)
-	}
-	if !ok {
-		return nil, fmt.Errorf(`not of the form \b…\b`)
-	}
-	re, err := syntax.Parse(inner, syntax.Perl)
-	if err != nil {
-		return nil, err
-	}
-	out, ok := expand(re)
-	if !ok {
-		return nil, fmt.Errorf("not a finite language")
-	}
-	return out, nil
-}
-
-// perlSpace is the class Perl \s parses to; a `\s+` in a pattern becomes a gap (Python's \s is wider,
-// which the matcher handles).
-var perlSpace = func() []rune {
-	re, _ := syntax.Parse(`\s`, syntax.Perl)
-	return re.Rune
-}()
-
-func expand(re *syntax.Regexp) ([]string, bool) {
-	switch re.Op {
-	case syntax.OpEmptyMatch:
-		return []string{""}, true
-	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 {
-			return nil, false
-		}
-		return []string{string(re.Rune)}, true
-	case syntax.OpCharClass:
-		var out []string
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			if re.Rune[i+1]-re.Rune[i] > 8 {
-				return nil, false
-			}
-			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				out = append(out, string(r))
-			}
-		}
-		return out, true
-	case syntax.OpCapture:
-		return expand(re.Sub[0])
-	case syntax.OpQuest:
-		sub, ok := expand(re.Sub[0])
-		return append([]string{""}, sub...), ok
-	case syntax.OpPlus:
-		if re.Sub[0].Op == syntax.OpCharClass && equalRunes(re.Sub[0].Rune, perlSpace) {
-			return []string{gap}, true
-		}
-		return nil, false
-	case syntax.OpAlternate:
-		var out []string
-		for _, s := range re.Sub {
-			sub, ok := expand(s)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, sub...)
-		}
-		return out, true
-	case syntax.OpConcat:
-		out := []string{""}
-		for _, s := range re.Sub {
-			sub, ok := expand(s)
-			if !ok {
-				return nil, false
-			}
-			next := make([]string, 0, len(out)*len(sub))
-			for _, a := range out {
-				for _, b := range sub {
-					next = append(next, a+b)
-				}
-			}
-			out = next
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-func equalRunes(a, b []rune) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // matchLiteral reports whether lit matches s at the word start p and ends at a word boundary; it
