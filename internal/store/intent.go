@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -110,7 +111,11 @@ const (
 	RootFixtures = "fixtures"
 )
 
-var harvestedName = regexp.MustCompile(`^` + regexp.QuoteMeta(HarvestDir) + `/h-[0-9a-f]{12}\.toml$`)
+// harvestedName is compiled on first use, not at init: `tune score` links the store and never
+// resolves a pending write (docs/decisions.md#score-start-up).
+var harvestedName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(HarvestDir) + `/h-[0-9a-f]{12}\.toml$`)
+})
 
 // resolveWrite turns a marker's (root, path) into a path on disk that stays inside its root: relative,
 // no "..", the expected shape for the root, and no symbolic link on the way out of it.
@@ -127,7 +132,7 @@ func (s *Store) resolveWrite(w pendingWrite) (string, error) {
 		}
 		root = s.Dir
 	case RootFixtures:
-		if !harvestedName.MatchString(p) {
+		if !harvestedName().MatchString(p) {
 			return "", fmt.Errorf("write %q: fixtures are only written as %s/h-<12 hex digits>.toml", p, HarvestDir)
 		}
 		if s.FixturesDir == "" {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -125,10 +126,12 @@ func Parse(name string, data []byte) (Weights, error) {
 	return w, nil
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// bareKey is compiled on first use, not at init: `tune score` links this package and rarely quotes a
+// key (docs/decisions.md#score-start-up).
+var bareKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 func quoteKey(k string) string {
-	if bareKey.MatchString(k) {
+	if bareKey().MatchString(k) {
 		return k
 	}
 	return `"` + k + `"`
@@ -192,7 +195,8 @@ func Load(path string) (Weights, error) {
 	return Parse(path, data)
 }
 
-var versionFile = regexp.MustCompile(`^v(\d{4,})\.toml$`)
+// versionFile is compiled on first use, not at init (docs/decisions.md#score-start-up).
+var versionFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v(\d{4,})\.toml$`) })
 
 // ErrNoVersions is returned when a weights directory holds no version file.
 var ErrNoVersions = errors.New("no weights version (vNNNN.toml) found")
@@ -205,7 +209,7 @@ func VersionFiles(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if e.Type()&fs.ModeType == 0 && versionFile.MatchString(e.Name()) {
+		if e.Type()&fs.ModeType == 0 && versionFile().MatchString(e.Name()) {
 			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
