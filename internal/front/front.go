@@ -133,6 +133,9 @@ func lightRoot(in io.Reader, out, errOut io.Writer, getenv func(string) string) 
 	}
 	d := &dirs{}
 	root := &cobra.Command{Use: "tune <command>", SilenceErrors: true, SilenceUsage: true}
+	// Completion requests go to tune-full (see Wants); building cobra's completion commands here, on
+	// every run, was a few percent of `tune score`'s process (docs/decisions.md#score-start-up).
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
