@@ -19,19 +19,19 @@ func String(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Eight bytes at a time while none of them needs a look (most of a trace's text).
-		for i+8 <= len(s) && plain8(s[i:i+8]) {
+		// Eight bytes at a time while none of them needs a look (most of a trace's text), then a
+		// byte at a time up to the one that does (at most seven bytes on).
+		for len(s)-i >= 8 && plainWord(word(s[i:i+8])) {
 			i += 8
+		}
+		for i < len(s) && plainByte[s[i]] {
+			i++
 		}
 		if i >= len(s) {
 			break
 		}
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '\\', '"':
@@ -74,12 +74,25 @@ func String(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// plain8 reports whether the 8 bytes of s are all ASCII, none a control character, '"' or '\\' (with
-// the bit tricks of "Bit Twiddling Hacks": a byte below n, a zero byte).
-func plain8(s string) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+// plainByte says which bytes are written as they are: ASCII from 0x20 on but '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// word is the 8 bytes of s as a little-endian word: one load, no bounds checks (len(s) is 8).
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plainWord reports whether the 8 bytes of x are all ASCII, none a control character, '"' or '\\'
+// (with the bit tricks of "Bit Twiddling Hacks": a byte below n, a zero byte).
+func plainWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	quote, backslash := x^(ones*'"'), x^(ones*'\\')
 	look := x | (x - ones*0x20) | (quote-ones)&^quote | (backslash-ones)&^backslash
 	return look&highs == 0

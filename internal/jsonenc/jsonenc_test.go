@@ -65,7 +65,7 @@ func FuzzFloat(f *testing.F) {
 	})
 }
 
-// plain8 is exact for every byte value in every place, next to the edge values of its bit tricks.
+// plainWord is exact for every byte value in every place, next to the edge values of its bit tricks.
 func TestPlain8(t *testing.T) {
 	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
 	for _, bg := range []byte{'a', 0x20, 0x21, 0x7f, '"' + 1, '\\' + 1, '0'} {
@@ -73,8 +73,8 @@ func TestPlain8(t *testing.T) {
 			for c := range 256 {
 				b := []byte{bg, bg, bg, bg, bg, bg, bg, bg}
 				b[pos] = byte(c)
-				if got, want := plain8(string(b)), plain(byte(c)); got != want {
-					t.Fatalf("plain8(%q) = %v, want %v", b, got, want)
+				if got, want := plainWord(word(string(b))), plain(byte(c)); got != want {
+					t.Fatalf("plainWord(%q) = %v, want %v", b, got, want)
 				}
 			}
 		}

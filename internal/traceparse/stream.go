@@ -13,10 +13,11 @@ import (
 // batchSize is how much of a log one batch holds. Classifying a line (tokens, its text, its fields
 // and entry) is most of the work and depends on the line alone, so batches of lines are classified
 // on all CPUs while the task segmentation, which must see lines in order, consumes them. A read has a
-// fixed set of batches, about four times their bytes in memory each (verdicts, entries, text), and
-// every page of them is a page fault the first time: 64 KB batches took a fifth less CPU than 256 KB
-// ones on an 8 MB log, for the same speed otherwise (docs/decisions.md#streaming-reads).
-const batchSize = 64 << 10
+// fixed set of batches, each a dozen times its bytes in memory (bytes, verdicts, entries, text), and
+// every page of them is a page fault the first time, which costs several µs on a VM: 64 KB batches
+// took a fifth less CPU than 256 KB ones on an 8 MB log, and 32 KB ones with two fewer spares about
+// a seventh less again (docs/decisions.md#streaming-reads).
+const batchSize = 32 << 10
 
 // inPlaceBytes is the most a read holds in memory and parses in place (a tail read, a small log),
 // where goroutines and batches would cost more than they save.
@@ -227,13 +228,14 @@ func (p *parser) feedSequential(buf []byte, atEOF bool) int {
 func (p *parser) readParallel(r io.Reader, workers int) error {
 	// One batch queued per worker: twice that held a tenth more memory (peak RSS 55-59 MB against
 	// 47-49 MB streaming a 256 MB log) for no measurable speed. Past the batches in flight (the one
-	// being read, those queued, the one being consumed), the spare ones are those a Transient read
-	// holds for its open task and those ready to be filled again (docs/decisions.md#streaming-reads).
+	// being read, those queued, the one being consumed), the two spare ones are those a Transient read
+	// holds for its open task and those ready to be filled again: four spares faulted in a third more
+	// pages for nothing, one left a task over two batches to the GC (docs/decisions.md#streaming-reads).
 	if p.transient && p.emit != nil { // a Parse keeps its tasks whatever the options
 		p.recycle = true
 		p.cls.store.recycling()
 	}
-	batches := 2*workers + 4
+	batches := 2*workers + 2
 	maxHeld := batches - workers - 2
 	work := make(chan *batch, workers)
 	ordered := make(chan *batch, workers)
