@@ -370,7 +370,7 @@ func newAuditParquet(out, partitionBy string, force bool, prices *pricing.Table)
 		if err != nil {
 			return nil, err
 		}
-		return &partitionedParquet{export.NewPartitionedRequests(days, prices)}, nil
+		return &partitionedParquet{PartitionedRequests: export.NewPartitionedRequests(days, prices), days: days}, nil
 	}
 	f, err := CreateExport(out, force)
 	if err != nil {
@@ -394,6 +394,26 @@ func (p *fileParquet) Close() error {
 	return p.f.Commit()
 }
 
-type partitionedParquet struct{ *export.PartitionedRequests }
+type partitionedParquet struct {
+	*export.PartitionedRequests
+	days *dayFiles
+	done bool // Close succeeded
+}
 
 func (p *partitionedParquet) Rows() int64 { return p.PartitionedRequests.Rows }
+
+func (p *partitionedParquet) Close() error {
+	err := p.PartitionedRequests.Close()
+	p.done = err == nil
+	return err
+}
+
+// Abort drops the days not committed, and the root when this export made it and it stayed empty;
+// it does nothing once Close succeeded (an export of no request leaves its empty root).
+func (p *partitionedParquet) Abort() {
+	if p.done {
+		return
+	}
+	p.PartitionedRequests.Abort()
+	p.days.abortRoot()
+}

@@ -3,6 +3,7 @@ package app
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/exitcode"
@@ -83,7 +84,15 @@ func (o *AuditOptions) Complete(env Env, fl AuditFlags) error {
 		return exitcode.FlagErrorf("--since %s is after --until %s", o.Since, o.Until)
 	}
 	var err error
-	if o.Location, err = Zone(fl.Timezone, env.Getenv); err != nil && fl.Timezone != "" {
+	if o.PartitionBy == "day" {
+		// The partitions are UTC days, and --since/--until choose which are written: read them as
+		// UTC days too, so that a nightly job exporting yesterday writes that one day whole and no
+		// part of its neighbours (docs/decisions.md#parquet-exports).
+		if fl.Timezone != "" && fl.Timezone != "UTC" && fl.Timezone != "Etc/UTC" {
+			return exitcode.FlagErrorf("--partition-by day writes UTC days, and its --since/--until are UTC days: drop --timezone %s", fl.Timezone)
+		}
+		o.Location = time.UTC
+	} else if o.Location, err = Zone(fl.Timezone, env.Getenv); err != nil && fl.Timezone != "" {
 		return exitcode.AsFlagError(err) // a bad --timezone is a usage error, a bad $TZ is not
 	} else if err != nil {
 		return err

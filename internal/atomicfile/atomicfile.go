@@ -67,6 +67,7 @@ type File struct {
 	replace       bool
 	tmp           *os.File
 	w             io.Writer // tmp, or a test's fault injection
+	ready         bool      // Ready succeeded: the temp file is durable and closed
 	done          bool
 }
 
@@ -81,7 +82,10 @@ func Create(path string, perm fs.FileMode, replace bool) (*File, error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return nil, err
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("write %s: no directory %s", path, dir)
+		}
+		return nil, fmt.Errorf("write %s: %w", path, osErr(err))
 	}
 	f := &File{path: path, tmpName: tmp.Name(), perm: perm, replace: replace, tmp: tmp, w: tmp}
 	if wrapWriter != nil {
@@ -102,35 +106,69 @@ func (f *File) Write(p []byte) (int, error) {
 	faultpoint.Reach(faultpoint.Write, f.path)
 	n, err := f.w.Write(p)
 	if err != nil {
-		err = fmt.Errorf("write %s: %w", f.path, err)
+		err = fmt.Errorf("write %s: %w", f.path, osErr(err))
 	}
 	return n, err
 }
 
-// Commit makes the written bytes path: fsync, chmod, then rename (replace) or link (no replace, which
-// fails rather than overwrite a file that appeared meanwhile), then fsync the directory.
-func (f *File) Commit() error {
+// osErr is err without the *fs.PathError around it, whose path is the temp file's: the errors of a
+// File name its final path (the one the user gave), and the cause.
+func osErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Ready makes the written bytes durable without naming them path yet: fsync, chmod, close. After it
+// only Commit (which then just names the file) or Abort may follow. A writer of several files (a
+// partitioned export) makes them all Ready before committing any, so that a full disk or a failed
+// fsync commits none of them. On an error the file is aborted.
+func (f *File) Ready() error {
 	if f.done {
 		return fmt.Errorf("%s: already committed or aborted", f.path)
+	}
+	if f.ready {
+		return nil
+	}
+	err := f.ready1()
+	if err != nil {
+		f.Abort()
+		return err
+	}
+	f.ready = true
+	return nil
+}
+
+func (f *File) ready1() error {
+	faultpoint.Reach(faultpoint.Fsync, f.path)
+	if err := f.tmp.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", f.path, osErr(err))
+	}
+	if err := f.tmp.Chmod(f.perm); err != nil {
+		return fmt.Errorf("chmod %s: %w", f.path, osErr(err))
+	}
+	if err := f.tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", f.path, osErr(err))
+	}
+	return nil
+}
+
+// Commit makes the written bytes path: fsync, chmod (Ready, unless done already), then rename
+// (replace) or link (no replace, which fails rather than overwrite a file that appeared meanwhile),
+// then fsync the directory.
+func (f *File) Commit() error {
+	if err := f.Ready(); err != nil {
+		return err
 	}
 	f.done = true
 	ok := false
 	defer func() {
 		if !ok {
-			f.tmp.Close()
 			os.Remove(f.tmpName)
 		}
 	}()
-	faultpoint.Reach(faultpoint.Fsync, f.path)
-	if err := f.tmp.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", f.path, err)
-	}
-	if err := f.tmp.Chmod(f.perm); err != nil {
-		return err
-	}
-	if err := f.tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", f.path, err)
-	}
 	faultpoint.Reach(faultpoint.Rename, f.path)
 	if f.replace {
 		if err := os.Rename(f.tmpName, f.path); err != nil {
@@ -159,6 +197,8 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
-	f.tmp.Close()
+	if !f.ready {
+		f.tmp.Close()
+	}
 	os.Remove(f.tmpName)
 }

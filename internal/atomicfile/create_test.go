@@ -118,3 +118,46 @@ func TestCreateUnwritable(t *testing.T) {
 		t.Error("a missing directory was accepted")
 	}
 }
+
+// TestReadyThenCommitOrAbort: Ready makes the temp file durable without naming it; Commit then names
+// it, Abort drops it, and neither leaves a temp file.
+func TestReadyThenCommitOrAbort(t *testing.T) {
+	dir := t.TempDir()
+	for _, commit := range []bool{true, false} {
+		path := filepath.Join(dir, "day.parquet")
+		os.Remove(path)
+		f, err := Create(path, Public, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(f, "whole")
+		if err := f.Ready(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Ready(); err != nil { // twice is once
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatal("Ready named the file")
+		}
+		if commit {
+			if err := f.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if data, _ := os.ReadFile(path); string(data) != "whole" {
+				t.Errorf("content %q", data)
+			}
+			if err := f.Commit(); err == nil {
+				t.Error("a second Commit succeeded")
+			}
+		} else {
+			f.Abort()
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Error("Abort after Ready left the file")
+			}
+		}
+		if names := entries(t, dir); len(names) != map[bool]int{true: 1, false: 0}[commit] {
+			t.Errorf("commit=%v: left %v", commit, names)
+		}
+	}
+}

@@ -82,11 +82,23 @@ the parent line's timestamp), for cross-checks.
 
 --json prints {"totals", "shares", "groups", "skipped", "unreadable_files", ...}; every totals object
 has cost_usd. --format csv|jsonl prints one row per request instead (session, class, model, effort,
-tokens, thinking and its source, cost_usd, …), for DuckDB and the like; --by does not apply to rows. --format parquet --out FILE writes the same rows as a Parquet file (zstd, first and last as
-timestamps), written whole or not at all (an existing file needs --force); --partition-by day makes
---out a directory of Hive-style day=YYYY-MM-DD/requests.parquet files (UTC day of the request), so a
-nightly job can add a day at a time. docs/scale.md has the DuckDB, Spark and Trino queries that
-reproduce the audit's totals from them.
+tokens, thinking and its source, cost_usd, …), for DuckDB and the like; --by does not apply to rows.
+
+--format parquet --out FILE writes the same rows as a Parquet file (columns named as the jsonl
+fields; zstd; first and last as timestamps, tokens as 64-bit integers, cost_usd null when unpriced),
+in row groups of at most 65,536 rows, never the whole file in memory. It is written whole or not at all: the bytes go to a hidden
+temp file beside FILE, renamed into place only when complete, so an unwritable directory or a full
+disk ends with an error naming FILE and no file under that name. An existing FILE needs --force.
+
+--partition-by day makes --out a directory of Hive-style day=YYYY-MM-DD/requests.parquet files, one
+per UTC day of the requests; --since/--until then name UTC days (--timezone is refused), so a
+nightly job adds yesterday, and only yesterday:
+  tune audit --format parquet --partition-by day --out lake/requests \
+    --since "$(date -u -d yesterday +%F)" --until "$(date -u -d yesterday +%F)"
+A day exported already is refused, and then nothing is written (give --force to replace the days
+the run holds; days it does not hold are never touched). Every day's file is finished before any
+is put in place, so a failed run adds no day and leaves no empty day directory behind.
+docs/scale.md has the DuckDB, Spark and Trino queries that reproduce the audit's totals from them.
 
 --report also writes the EVAL report of the audit (Markdown and an SVG chart, numbers and labels
 only, never transcript text) into --out (default the --reports-dir; with --format parquet always the
@@ -127,8 +139,8 @@ in order at the end.`,
 		},
 	}
 	cmd.Flags().StringVar((*string)(&opts.By), "by", "", "break down by `KEY`: "+strings.Join(audit.GroupByNames(), ", "))
-	cmd.Flags().StringVar(&opts.Since, "since", "", "only requests from `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
-	cmd.Flags().StringVar(&opts.Until, "until", "", "only requests up to `DATE` (YYYY-MM-DD, inclusive, in --timezone)")
+	cmd.Flags().StringVar(&opts.Since, "since", "", "only requests from `DATE` (YYYY-MM-DD, inclusive, in --timezone; UTC with --partition-by day)")
+	cmd.Flags().StringVar(&opts.Until, "until", "", "only requests up to `DATE` (YYYY-MM-DD, inclusive, in --timezone; UTC with --partition-by day)")
 	cmd.Flags().StringVar(&opts.flags.Timezone, "timezone", "", "`ZONE` of days, weeks and months (IANA name such as UTC or Europe/Paris; default $TZ, else the system's)")
 	cmd.Flags().BoolVar(&opts.Breakdown, "breakdown", false, "break each --by row down by model")
 	cmd.Flags().StringVar(&opts.flags.WeekDay, "start-of-week", "", "with --by week: the `DAY` weeks start on (sunday, the default as in ccusage, monday, … saturday)")

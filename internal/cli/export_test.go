@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -107,6 +108,84 @@ func TestAuditParquetRoundTrip(t *testing.T) {
 	}
 }
 
+// TestAuditPartitionNightly: a nightly job exports one UTC day at a time (--since/--until are UTC days
+// with --partition-by day, whatever $TZ says), each run adds exactly its day, the days add up to
+// the audit, and a day exported already is refused without touching the lake: no other day's
+// directory is left behind, empty or not.
+func TestAuditPartitionNightly(t *testing.T) {
+	env := map[string]string{"TZ": "Pacific/Kiritimati"} // UTC+14: its days straddle two UTC days
+	code, out, errOut := traceCLIEnv(t, env, "audit", "--json", spotter)
+	if code != 0 {
+		t.Fatalf("audit --json: exit %d %s", code, errOut)
+	}
+	var doc struct{ Totals audit.Totals }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	lake := filepath.Join(t.TempDir(), "lake")
+	dirs := func() []string {
+		names, _ := filepath.Glob(filepath.Join(lake, "*"))
+		for i := range names {
+			names[i] = filepath.Base(names[i])
+		}
+		return names
+	}
+	days := []string{"2026-02-10", "2026-02-11", "2026-02-12"}
+	var requests, output int64
+	for i, day := range days {
+		code, _, errOut := traceCLIEnv(t, env, "audit", "--format", "parquet", "--partition-by", "day", "--since", day, "--until", day, "--out", lake, spotter)
+		if code != 0 {
+			t.Fatalf("night of %s: exit %d %s", day, code, errOut)
+		}
+		if got := dirs(); len(got) != i+1 || got[i] != export.PartitionDir(day) {
+			t.Fatalf("night of %s: the lake holds %v", day, got)
+		}
+		rows, err := parquet.ReadFile[export.RequestRow](filepath.Join(lake, export.PartitionDir(day), export.PartitionFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			requests++
+			output += r.OutputTokens
+		}
+	}
+	if requests != int64(doc.Totals.Requests) || output != int64(doc.Totals.OutputTokens) {
+		t.Errorf("the nights hold %d requests, %d output tokens; the audit %d, %d", requests, output, doc.Totals.Requests, doc.Totals.OutputTokens)
+	}
+	// Again without --force: refused, named, and the lake is as it was (no new or emptied day).
+	os.RemoveAll(filepath.Join(lake, export.PartitionDir(days[0])))
+	os.RemoveAll(filepath.Join(lake, export.PartitionDir(days[2])))
+	before, _ := os.ReadFile(filepath.Join(lake, export.PartitionDir(days[1]), export.PartitionFile))
+	code, _, errOut = traceCLIEnv(t, env, "audit", "--format", "parquet", "--partition-by", "day", "--out", lake, spotter)
+	if code != ExitError || !strings.Contains(errOut, "day 2026-02-11 was exported already") || !strings.Contains(errOut, "--force") {
+		t.Errorf("a day exported already: exit %d %s", code, errOut)
+	}
+	if got := dirs(); len(got) != 1 || got[0] != export.PartitionDir(days[1]) {
+		t.Errorf("after the refusal the lake holds %v", got)
+	}
+	if after, _ := os.ReadFile(filepath.Join(lake, export.PartitionDir(days[1]), export.PartitionFile)); !bytes.Equal(before, after) {
+		t.Error("the day exported already was changed")
+	}
+	if left, _ := filepath.Glob(filepath.Join(lake, "*", ".*")); len(left) > 0 {
+		t.Errorf("temp files left: %v", left)
+	}
+	// A run that fails after making its --out root (a path without a transcript record) removes it.
+	tmp := t.TempDir()
+	os.WriteFile(filepath.Join(tmp, "x.jsonl"), []byte("{\"a\": 1}\n"), 0o644)
+	if code, _, errOut := traceCLIEnv(t, env, "audit", "--format", "parquet", "--partition-by", "day", "--out", filepath.Join(tmp, "new", "lake"), tmp); code != ExitError {
+		t.Errorf("no transcript: exit %d %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "new")); !os.IsNotExist(err) {
+		t.Errorf("a failed export left the root it made: %v", err)
+	}
+	if code, _, _ := traceCLIEnv(t, env, "audit", "--format", "parquet", "--partition-by", "day", "--timezone", "Europe/Paris", "--out", lake, spotter); code != ExitUsage {
+		t.Errorf("--timezone other than UTC with --partition-by day: exit %d", code)
+	}
+	if code, _, errOut := traceCLIEnv(t, env, "audit", "--format", "parquet", "--partition-by", "day", "--timezone", "UTC", "--since", days[2], "--out", lake, spotter); code != 0 {
+		t.Errorf("--timezone UTC: exit %d %s", code, errOut)
+	}
+}
+
 // TestTraceParquetRoundTrip: one row per task of `tune trace --json`, same lines, levels and losses.
 func TestTraceParquetRoundTrip(t *testing.T) {
 	logs := []string{"../../testdata/ldd/traces/e2e-demos__v013x__merged-view.log", "testdata/trace_messy.log",
@@ -192,8 +271,23 @@ func TestExportOutErrors(t *testing.T) {
 	if data, _ := os.ReadFile(existing); string(data) != "keep me" {
 		t.Errorf("the existing file was changed")
 	}
-	if code, _, errOut := traceCLI(t, "trace", "--format", "parquet", "--out", filepath.Join(dir, "missing", "x.parquet"), log); code != ExitError || !strings.Contains(errOut, "--out") {
+	missing := filepath.Join(dir, "missing", "x.parquet")
+	if code, _, errOut := traceCLI(t, "trace", "--format", "parquet", "--out", missing, log); code != ExitError || !strings.Contains(errOut, "--out: write "+missing+": no directory") {
 		t.Errorf("missing directory: exit %d %s", code, errOut)
+	}
+	// Unwritable even for root: the directory is a file. The error names the file asked for (not a
+	// temp name), and nothing is left.
+	notDir := filepath.Join(dir, "plain")
+	os.WriteFile(notDir, []byte("x"), 0o644)
+	for _, args := range [][]string{
+		{"trace", "--format", "parquet", "--out", filepath.Join(notDir, "x.parquet"), log},
+		{"audit", "--format", "parquet", "--out", filepath.Join(notDir, "x.parquet"), spotter},
+		{"audit", "--format", "parquet", "--partition-by", "day", "--out", filepath.Join(notDir, "lake"), spotter},
+	} {
+		code, _, errOut := traceCLI(t, args...)
+		if code != ExitError || !strings.Contains(errOut, notDir) || !strings.Contains(errOut, "not a directory") || strings.Contains(errOut, ".tmp-") {
+			t.Errorf("%v: exit %d %s", args[:4], code, errOut)
+		}
 	}
 	if os.Getuid() != 0 { // root writes anywhere
 		ro := filepath.Join(dir, "ro")

@@ -27,9 +27,11 @@ func RequestDay(r *transcript.Request) string {
 }
 
 // Output is where a partition's rows go: Open gives the writer for a day (called once per day, when
-// its first request arrives); Commit makes every day's file final, Abort drops them all.
+// its first request arrives); Ready makes a day's written file durable without putting it in place,
+// Commit puts it in place (final), Abort drops it (and anything Open made for it).
 type Output interface {
 	Open(day string) (io.Writer, error)
+	Ready(day string) error
 	Commit(day string) error
 	Abort(day string)
 }
@@ -74,20 +76,31 @@ func (p *PartitionedRequests) Days() []string {
 	return days
 }
 
-// Close finishes every day's file and commits them, in order of day; on the first error it aborts
-// the days not yet committed and returns it.
+// Close finishes every day's file (the rows still buffered, the footer, fsync: where a full disk
+// shows) and only then commits them, in order of day: a failure while finishing commits no day. On
+// the first error it aborts the days not yet committed and returns it; a commit can still fail
+// after earlier days were committed (a day's file that appeared meanwhile without --force), and
+// those days are whole.
 func (p *PartitionedRequests) Close() error {
 	days := p.Days()
-	for i, d := range days {
+	abort := func(rest []string, err error) error {
+		for _, d := range rest {
+			p.out.Abort(d)
+		}
+		return err
+	}
+	for _, d := range days {
 		err := p.days[d].Close()
 		if err == nil {
-			err = p.out.Commit(d)
+			err = p.out.Ready(d)
 		}
 		if err != nil {
-			for _, rest := range days[i:] {
-				p.out.Abort(rest)
-			}
-			return err
+			return abort(days, err)
+		}
+	}
+	for i, d := range days {
+		if err := p.out.Commit(d); err != nil {
+			return abort(days[i:], err)
 		}
 	}
 	return nil
