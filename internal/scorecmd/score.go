@@ -226,11 +226,10 @@ func scoreWeights(file, dir string, dirChosen bool, stderr io.Writer) (weights.W
 		fmt.Fprintf(stderr, "tune: note: no weights store at %s; scoring with the built-in reference weights v0001\n", dir)
 		return weights.Parse("built-in weights/v0001.toml", tune.ReferenceWeights)
 	}
-	s, err := store.Open(dir, nil)
-	if err != nil {
+	s, w, err := store.OpenActive(dir, nil)
+	if s == nil {
 		return weights.Weights{}, err
 	}
-	w, err := s.Active()
 	if err != nil {
 		return weights.Weights{}, fmt.Errorf("%w (choose a weights directory with --weights-dir or TUNE_WEIGHTS_DIR, or a file with --weights)", err)
 	}

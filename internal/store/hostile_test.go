@@ -28,6 +28,7 @@ func readersRefuse(t *testing.T, dir, want string) {
 		"Version(1)":    func() error { _, err := s.Version(1); return err },
 		"ActiveVersion": func() error { _, err := s.ActiveVersion(); return err },
 		"ActiveWeights": func() error { _, err := ActiveWeights(dir); return err },
+		"OpenActive":    func() error { _, _, err := OpenActive(dir, clock); return err },
 	} {
 		if err := read(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error containing %q", name, err, want)

@@ -81,16 +81,37 @@ type Store struct {
 
 // Open opens the store in dir. dir must hold at least one version file.
 func Open(dir string, now func() time.Time) (*Store, error) {
-	if now == nil {
-		now = func() time.Time { return time.Now().UTC() }
-	}
 	st, err := loadState(dir)
 	if err != nil {
 		return nil, err
 	}
+	return opened(dir, now, st), nil
+}
+
+// OpenActive is Open followed by Active with the store read once, not twice: `tune score` needs the
+// active weights and nothing else, once per task (docs/decisions.md#score-start-up). The Store is nil
+// when Open would have failed, with Open's error; otherwise an error is the one Active would return.
+func OpenActive(dir string, now func() time.Time) (*Store, weights.Weights, error) {
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, weights.Weights{}, err
+	}
+	s := opened(dir, now, st)
+	if err := st.readable(); err != nil {
+		return s, weights.Weights{}, err
+	}
+	w, err := st.loadVersion(st.active())
+	return s, w, err
+}
+
+// opened is the Store of dir as st read it.
+func opened(dir string, now func() time.Time, st *state) *Store {
+	if now == nil {
+		now = func() time.Time { return time.Now().UTC() }
+	}
 	s := &Store{Dir: dir, Now: now, LockTimeout: DefaultLockTimeout}
 	s.serial, s.lineage = st.head()
-	return s, nil
+	return s
 }
 
 // Head returns the serial and lineage this Store expects to find at the head of the log (0, "" when the

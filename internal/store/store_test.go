@@ -686,3 +686,56 @@ func TestProposeWithSavesBesideUnderTheLock(t *testing.T) {
 		t.Fatalf("beside's error was not returned: %v", err)
 	}
 }
+
+// OpenActive must be Open followed by Active: the same Store head, weights and errors, and no Store
+// exactly when Open fails.
+func TestOpenActiveIsOpenThenActive(t *testing.T) {
+	cases := map[string]func(t *testing.T) string{
+		"fresh":   func(t *testing.T) string { _, dir := freshStore(t); return dir },
+		"applied": func(t *testing.T) string { _, dir := applied(t); return dir },
+		"edited version": func(t *testing.T) string {
+			_, dir := applied(t)
+			rewrite(t, filepath.Join(dir, "v0003.toml"), func(s string) string { return strings.Replace(s, "single-file = -3", "single-file = -2", 1) })
+			return dir
+		},
+		"pending marker": func(t *testing.T) string {
+			_, dir := applied(t)
+			os.WriteFile(filepath.Join(dir, PendingFile), []byte("{"), 0o644)
+			return dir
+		},
+		"no versions": func(t *testing.T) string { return t.TempDir() },
+		"missing":     func(t *testing.T) string { return filepath.Join(t.TempDir(), "weights") },
+	}
+	for name, mk := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := mk(t)
+			s, w, err := OpenActive(dir, clock)
+			want, openErr := Open(dir, clock)
+			if openErr != nil {
+				if s != nil || err == nil || err.Error() != openErr.Error() {
+					t.Fatalf("OpenActive = %v, %v; Open failed with %v", s, err, openErr)
+				}
+				return
+			}
+			wantW, wantErr := want.Active()
+			if s == nil {
+				t.Fatalf("OpenActive gave no Store (%v); Open gave one", err)
+			}
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Errorf("OpenActive error %v, Active's %v", err, wantErr)
+			}
+			if w != wantW {
+				t.Errorf("OpenActive weights %+v, Active's %+v", w, wantW)
+			}
+			if s.serial != want.serial || s.lineage != want.lineage || s.Dir != want.Dir {
+				t.Errorf("OpenActive's Store %d %q %q, Open's %d %q %q", s.serial, s.lineage, s.Dir, want.serial, want.lineage, want.Dir)
+			}
+			if name == "applied" && (err != nil || w.Version < 2) {
+				t.Errorf("applied store: active %d, %v", w.Version, err)
+			}
+			if name == "edited version" && err == nil {
+				t.Error("an edited version was read without an error")
+			}
+		})
+	}
+}
