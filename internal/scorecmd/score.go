@@ -20,7 +20,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	tune "github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/scorer"
@@ -224,7 +223,9 @@ func scoreWeights(file, dir string, dirChosen bool, stderr io.Writer) (weights.W
 	}
 	if _, err := os.Stat(dir); !dirChosen && errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stderr, "tune: note: no weights store at %s; scoring with the built-in reference weights v0001\n", dir)
-		return weights.Parse("built-in weights/v0001.toml", tune.ReferenceWeights)
+		// tune.ReferenceWeights as parsed when builtin_gen.go was generated (a test keeps the two equal):
+		// parsing the TOML was a twentieth of the process (docs/decisions.md#score-start-up).
+		return builtinWeights, nil
 	}
 	s, w, err := store.OpenActive(dir, nil)
 	if s == nil {
