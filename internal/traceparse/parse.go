@@ -64,8 +64,11 @@ type parser struct {
 	// ownEntries says the open task's entries moved to a slice of their own (they crossed from one
 	// array of entries to the next); otherwise they are a slice of the array they were built in.
 	ownEntries bool
-	epoch      int         // current epoch of the open task (from its epoch lines)
-	groups     []lossGroup // Δloss state of the open task, per loop and epoch
+	// spareEntries is the array of the last emitted task's own entries, reused for the next task's
+	// when the read is Transient (emit kept nothing of it); nil otherwise.
+	spareEntries []Entry
+	epoch        int         // current epoch of the open task (from its epoch lines)
+	groups       []lossGroup // Δloss state of the open task, per loop and epoch
 	// lastIterLoss is the loss of the open task's last iteration (hasIter: it has one); lastCloseLine
 	// and lastCloseOffset locate its last close (hasClose). Kept by value, since the entries past the
 	// task bound are not kept (docs/decisions.md#bounded-memory-per-task).
@@ -338,7 +341,11 @@ func (p *parser) appendEntry(ents []Entry, i int) {
 	case n < cap(t.Entries) && &t.Entries[:n+1][n] == &ents[i]:
 		t.Entries = t.Entries[:n+1]
 	default:
-		t.Entries, p.ownEntries = append(t.Entries[:n:n], ents[i]), true
+		own := t.Entries[:n:n] // append copies it to an array of its own
+		if p.spareEntries != nil {
+			own = append(p.spareEntries[:0], t.Entries...)
+		}
+		t.Entries, p.ownEntries, p.spareEntries = append(own, ents[i]), true, nil
 	}
 }
 
@@ -459,6 +466,9 @@ func (p *parser) finishTask() {
 	if t.Loops == nil {
 		t.Loops = []string{}
 	}
+	if p.recycle && p.ownEntries { // emitted below and not kept: its array serves the next task
+		p.spareEntries = t.Entries[:0]
+	}
 	// Clipped, so that appending to one task's entries cannot overwrite the next task's.
 	if t.Entries = t.Entries[:len(t.Entries):len(t.Entries)]; t.Entries == nil {
 		t.Entries = []Entry{}
@@ -475,6 +485,7 @@ func (p *parser) finishTask() {
 				p.stopped.Store(true)
 			}
 		}
+		clear(p.spareEntries[:cap(p.spareEntries)]) // its strings would pin arena blocks
 		p.cur, p.open = Task{}, false
 		return
 	}
