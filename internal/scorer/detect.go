@@ -375,7 +375,7 @@ func (d *detector) scan(s string, mask viewMask) {
 		if !mayBeTableWord(tok) {
 			continue
 		}
-		w := wordTable[tok]
+		w := lookupWord(tok)
 		if w == nil {
 			continue
 		}

@@ -1,7 +1,6 @@
 package scorer
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -14,10 +13,9 @@ import (
 //	origFold   the original text with IGNORECASE   (natural-language bumps)
 //
 // A pattern of the form \b<finite language>\b is expanded into its literal strings (regexp/syntax does
-// the parsing; a \s+ inside becomes a "one or more Python spaces" gap). The expansion is generated into
-// literals_gen.go by a test (TestExpandedLiterals; go test -update rewrites it), which fails whenever a
-// pattern here and its literals there disagree: parsing a hundred patterns at init was a twentieth of
-// every `tune score` process (docs/decisions.md#score-start-up). The few patterns with unbounded parts,
+// the parsing; a \s+ inside becomes a "one or more Python spaces" gap), and the literals are indexed by
+// their first word in wordtable_gen.go, which a test generates (go test -update rewrites it) and checks
+// against these patterns (see TestWordTable). The few patterns with unbounded parts,
 // lookahead or state across the text are matched by hand in detect.go; they are listed here too so that
 // every reference pattern has exactly one entry.
 
@@ -262,12 +260,15 @@ const (
 
 const numViews = 3
 
-// wordTable maps a word (folded) to what it can start. A literal can only match where the text's word
-// equals the literal's first word, so the scan does one map lookup per word of the text.
-var wordTable = map[string]*wordEntry{}
+// The words a literal or a hand-written matcher can start, with what each starts, are generated into
+// wordtable_gen.go (tableWords, wordEntries and lookupWord, a switch the compiler turns into a search
+// over constant strings): a literal can only match where the text's word equals the literal's first
+// word, so the scan looks up each word of the text once. Built at init, the table was a thousand
+// allocations and a twentieth of every `tune score` process (docs/decisions.md#score-start-up);
+// TestWordTable rebuilds it from the patterns and fails when the file disagrees.
 
 // wordFilter is a one-hash Bloom filter of the table words: most words of a prompt are not in the
-// table, and one bit test is much cheaper than a map lookup.
+// table, and one bit test is much cheaper than a lookup.
 var wordFilter [1 << 16 / 64]uint64
 
 // filterHash mixes a word's length and its first, middle and last bytes.
@@ -280,21 +281,10 @@ func filterHash(w string) uint32 {
 	return h & (1<<16 - 1)
 }
 
-// mayBeTableWord reports false only for words that are certainly not in wordTable.
+// mayBeTableWord reports false only for words that are certainly not in the table.
 func mayBeTableWord(w string) bool {
 	h := filterHash(w)
 	return wordFilter[h/64]&(1<<(h%64)) != 0
-}
-
-func entry(word string) *wordEntry {
-	e := wordTable[word]
-	if e == nil {
-		e = &wordEntry{}
-		wordTable[word] = e
-		h := filterHash(word)
-		wordFilter[h/64] |= 1 << (h % 64)
-	}
-	return e
 }
 
 // patternsOf lists the pattern indexes of each group in reference order.
@@ -304,30 +294,23 @@ var patternsOf [numGroups][]int
 var customPat [numCustom]int
 
 func init() {
+	var counts [numGroups]int
+	for _, p := range patterns {
+		counts[p.group]++
+	}
+	backing := make([]int, len(patterns)) // one allocation for every group's list
+	for g, n := range counts {
+		patternsOf[g], backing = backing[:0:n], backing[n:]
+	}
 	for i, p := range patterns {
 		patternsOf[p.group] = append(patternsOf[p.group], i)
 		if p.custom != literal {
 			customPat[p.custom] = i
-			continue
-		}
-		for _, lit := range expandedLiterals[i] {
-			key := lit[:wordEnd(lit, 0)]
-			if key == "" {
-				panic(fmt.Sprintf("scorer: pattern %q: literal %q does not start with a word character", p.src, lit))
-			}
-			e := entry(key)
-			e.rules[p.group.view()] = append(e.rules[p.group.view()], litRule{pat: i, lit: lit})
 		}
 	}
-	for word, h := range map[string]hook{"fix": hookFix, "between": hookBetween, "and": hookAnd, "into": hookInto,
-		"team": hookTeam, "line": hookLine, "new": hookNew, "ldd": hookLDD} {
-		entry(word).hooks |= h
-	}
-	for _, kw := range [...]string{"new", "novel", "experimental"} {
-		for _, article := range [...]string{"", "a", "an", "the"} {
-			// the keyword is followed by \s+, so it ends the word; an article may be glued to it ("anew")
-			entry(article + kw).hooks |= hookNewComponent
-		}
+	for _, w := range tableWords {
+		h := filterHash(w)
+		wordFilter[h/64] |= 1 << (h % 64)
 	}
 }
 
