@@ -46,6 +46,14 @@ test: lint
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
 
+# Whole processes: `tune trace --last 0 --format jsonl` next to `cat` on generated logs of each size (and
+# the reference reader when TUNE_BENCH_REFERENCE holds its command line), with CPU time and peak RSS;
+# the ratios: benchstat -col /cmd bench-trace.txt (docs/decisions.md#streaming-reads).
+TRACE_SIZES ?= 16MB,256MB,1GB
+.PHONY: bench-trace
+bench-trace:
+	$(GO) test ./internal/front -run '^$$' -bench TraceProcess -trace-sizes $(TRACE_SIZES) -count 6 | tee bench-trace.txt
+
 # Short fuzz run of every fuzz target (FUZZTIME=1m for longer).
 FUZZTIME ?= 20s
 fuzz:
@@ -85,7 +93,7 @@ demo: build
 	@echo; echo "Reports and the pending proposal are in $(DEMO)/reports and $(DEMO)/weights/proposals."
 
 clean:
-	rm -rf bin bench.txt
+	rm -rf bin bench.txt bench-trace.txt
 
 # One chart of each kind, every chart of the sample reports and of the README excerpts, as PNG for looking at (axes labelled,
 # legend present, no overlapping labels). Reports use the SVG form; these PNGs are never committed.

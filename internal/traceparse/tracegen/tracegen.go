@@ -10,10 +10,12 @@ package tracegen
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -183,4 +185,25 @@ func signed(b []byte, d float64) []byte {
 		return append(b, "±0.000"...)
 	}
 	return strconv.AppendFloat(b, math.Abs(d), 'f', 3, 64)
+}
+
+// ParseSize reads a log size as gentrace's -size and the process benchmark's -trace-sizes take it:
+// bytes, or a number with KB, MB or GB (powers of 1024).
+func ParseSize(s string) (int64, error) {
+	mult := int64(1)
+	upper := strings.ToUpper(strings.TrimSpace(s))
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(upper, u.suffix) {
+			upper, mult = strings.TrimSuffix(upper, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(upper), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("size %q: want bytes or a number with KB, MB or GB", s)
+	}
+	return n * mult, nil
 }

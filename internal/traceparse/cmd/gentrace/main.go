@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
 )
@@ -21,7 +19,7 @@ func main() {
 	out := flag.String("o", "", "output `file` (its directory is created); required")
 	tail := flag.Int("tail", tracegen.DefaultTail, "number of fixed `tasks` at the end of the log")
 	flag.Parse()
-	n, err := parseSize(*size)
+	n, err := tracegen.ParseSize(*size)
 	if err != nil || *out == "" || *tail < 0 {
 		fmt.Fprintln(os.Stderr, "usage: gentrace -size 300MB -o corpus/trace-300mb.log [-tail 20]")
 		if err != nil {
@@ -52,23 +50,4 @@ func write(path string, size int64, tail int) error {
 	}
 	fmt.Printf("%s: %d bytes, ends with %d fixed tasks\n", path, written, tail)
 	return nil
-}
-
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	upper := strings.ToUpper(strings.TrimSpace(s))
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(upper, u.suffix) {
-			upper, mult = strings.TrimSuffix(upper, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(upper), 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("size %q: want bytes or a number with KB, MB or GB", s)
-	}
-	return n * mult, nil
 }
