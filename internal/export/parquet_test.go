@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/transcript"
 )
 
 // A summarised task's Omitted comes back from the Parquet file; other tasks read it as null.
@@ -44,5 +46,50 @@ func TestTaskParquetOmitted(t *testing.T) {
 	if len(rows) != 2 || rows[0].Omitted != nil || rows[1].Omitted == nil || o == nil ||
 		*rows[1].Omitted != (export.OmittedRow{Line: int64(o.Line), Offset: o.Offset, Entries: 40, Iterations: 40}) {
 		t.Fatalf("rows %+v, omitted %+v", rows, o)
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	bytes.Buffer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.n += len(p); return c.Buffer.Write(p) }
+
+// TestRowGroupsWhileStreaming: a writer holds at most one row group: once RowGroupRows rows are in, a
+// row group reaches the output before Close, and the file has groups of at most RowGroupRows rows.
+func TestRowGroupsWhileStreaming(t *testing.T) {
+	var out countingWriter
+	w := export.NewRequestParquet(&out, nil)
+	at := time.Date(2026, 2, 10, 12, 0, 0, 0, time.UTC)
+	n := 2*export.RowGroupRows + 10
+	var flushedAt int
+	for i := range n {
+		r := transcript.Request{Session: "s", Model: "claude-opus-4-6", First: at, Last: at, UsageTime: at, OutputTokens: uint64(i)}
+		if err := w.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+		if flushedAt == 0 && out.n > 0 {
+			flushedAt = i + 1
+		}
+	}
+	if flushedAt == 0 || flushedAt > export.RowGroupRows+1 {
+		t.Fatalf("first bytes written after %d of %d rows, want by row %d", flushedAt, n, export.RowGroupRows+1)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(out.Bytes()), int64(out.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NumRows() != int64(n) || len(f.RowGroups()) != 3 {
+		t.Fatalf("%d rows in %d row groups", f.NumRows(), len(f.RowGroups()))
+	}
+	for _, rg := range f.RowGroups() {
+		if rg.NumRows() > export.RowGroupRows {
+			t.Errorf("a row group of %d rows", rg.NumRows())
+		}
 	}
 }
