@@ -147,6 +147,10 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 		defer pq.Abort() // nothing once committed
 		defer func() { res.ParquetRows = pq.Rows() }()
 		rows = pq
+		if p, ok := pq.(*partitionedParquet); ok {
+			// The days in order: one day's file open at a time, whatever the number of days.
+			scan.OrderBy, p.InDayOrder = export.DayKey, true
+		}
 	}
 	if rows != nil {
 		scan.OnRequest = func(r *transcript.Request) {

@@ -1,7 +1,9 @@
 package export
 
 import (
+	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
@@ -19,11 +21,21 @@ const PartitionFile = "requests.parquet"
 // RequestDay is the UTC day a request belongs to in a partitioned export: the day of the usage line
 // the audit keeps (the one that decides its day in ccusage), else of its first line.
 func RequestDay(r *transcript.Request) string {
+	return requestTime(r).Format(time.DateOnly)
+}
+
+// DayKey orders requests by RequestDay (the Unix time of the day's midnight, UTC): the scan's OrderBy
+// for a partitioned export written in day order (PartitionedRequests.InDayOrder).
+func DayKey(r *transcript.Request) int64 {
+	return requestTime(r).Truncate(24 * time.Hour).Unix()
+}
+
+func requestTime(r *transcript.Request) time.Time {
 	t := r.UsageTime
 	if t.IsZero() {
 		t = r.First
 	}
-	return t.UTC().Format(time.DateOnly)
+	return t.UTC()
 }
 
 // Output is where a partition's rows go: Open gives the writer for a day (called once per day, when
@@ -36,45 +48,70 @@ type Output interface {
 	Abort(day string)
 }
 
-// PartitionedRequests writes requests into one Parquet file per UTC day (RequestDay), as they come, in
-// any order of days. Each open day buffers at most one row group.
+// PartitionedRequests writes requests into one Parquet file per UTC day (RequestDay). In any order of
+// days each day's file stays open, with its row group buffer, until Close; with InDayOrder (the
+// requests come sorted by DayKey: the scan's OrderBy) a day's file is finished when the next day
+// starts, so one file is open at a time and memory does not grow with the number of days. Either
+// way no day is committed before every day is finished (Close).
 type PartitionedRequests struct {
-	out    Output
-	prices *pricing.Table
-	days   map[string]*RequestParquet
-	Rows   int64
+	// InDayOrder says the requests come in order of day; a request of a day already finished is
+	// then an error.
+	InDayOrder bool
+	out        Output
+	prices     *pricing.Table
+	open       map[string]*RequestParquet // days being written
+	days       map[string]bool            // every day opened (finished or not)
+	Rows       int64
 }
 
 // NewPartitionedRequests returns a writer into out, pricing requests with prices.
 func NewPartitionedRequests(out Output, prices *pricing.Table) *PartitionedRequests {
-	return &PartitionedRequests{out: out, prices: prices, days: map[string]*RequestParquet{}}
+	return &PartitionedRequests{out: out, prices: prices, open: map[string]*RequestParquet{}, days: map[string]bool{}}
 }
 
 // Write writes one request into its day's file.
 func (p *PartitionedRequests) Write(r *transcript.Request) error {
 	day := RequestDay(r)
-	w, ok := p.days[day]
+	w, ok := p.open[day]
 	if !ok {
+		if p.days[day] {
+			return fmt.Errorf("export: a request of %s after later days (the requests are not in order of day)", day)
+		}
+		if p.InDayOrder {
+			if err := p.finishOpen(); err != nil {
+				return err
+			}
+		}
 		f, err := p.out.Open(day)
 		if err != nil {
 			return err
 		}
 		w = NewRequestParquet(f, p.prices)
-		p.days[day] = w
+		p.open[day], p.days[day] = w, true
 	}
 	p.Rows++
 	return w.Write(r)
 }
 
-// Days lists the days written so far, in order.
-func (p *PartitionedRequests) Days() []string {
-	days := make([]string, 0, len(p.days))
-	for d := range p.days {
-		days = append(days, d)
+// finishOpen finishes the open days' files (rows, footer, Ready) and drops their writers.
+func (p *PartitionedRequests) finishOpen() error {
+	for _, d := range sortedKeys(p.open) {
+		err := p.open[d].Close()
+		if err == nil {
+			err = p.out.Ready(d)
+		}
+		delete(p.open, d)
+		if err != nil {
+			return err
+		}
 	}
-	slices.Sort(days)
-	return days
+	return nil
 }
+
+// Days lists the days written so far, in order.
+func (p *PartitionedRequests) Days() []string { return sortedKeys(p.days) }
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // Close finishes every day's file (the rows still buffered, the footer, fsync: where a full disk
 // shows) and only then commits them, in order of day: a failure while finishing commits no day. On
@@ -89,14 +126,8 @@ func (p *PartitionedRequests) Close() error {
 		}
 		return err
 	}
-	for _, d := range days {
-		err := p.days[d].Close()
-		if err == nil {
-			err = p.out.Ready(d)
-		}
-		if err != nil {
-			return abort(days, err)
-		}
+	if err := p.finishOpen(); err != nil {
+		return abort(days, err)
 	}
 	for i, d := range days {
 		if err := p.out.Commit(d); err != nil {

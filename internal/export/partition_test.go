@@ -5,9 +5,12 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/transcript"
@@ -99,5 +102,67 @@ func TestRequestDay(t *testing.T) {
 	r.First = r.First.Add(2 * time.Hour)
 	if got := export.RequestDay(r); got != "2026-02-11" {
 		t.Errorf("without a usage time: %s", got)
+	}
+}
+
+// TestPartitionInDayOrder: requests that come in order of day keep one day's file open at a time (a
+// day is finished when the next starts), are still committed only once all are finished, and a
+// request of a finished day is an error, not a second file.
+func TestPartitionInDayOrder(t *testing.T) {
+	out := &memDays{files: map[string]*bytes.Buffer{}}
+	p := export.NewPartitionedRequests(out, nil)
+	p.InDayOrder = true
+	var days []string
+	for d := range 40 {
+		day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d).Format(time.DateOnly)
+		days = append(days, day)
+		for h := range 3 {
+			if err := p.Write(requestOn(day, 8*h)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	open := 0
+	for _, e := range out.log {
+		switch e[:5] {
+		case "open ":
+			open++
+		case "ready":
+			open--
+		}
+		if open > 1 {
+			t.Fatalf("two days open at once: %v", out.log)
+		}
+	}
+	if slices.ContainsFunc(out.log, func(s string) bool { return strings.HasPrefix(s, "commit") }) {
+		t.Fatalf("a day committed before Close: %v", out.log)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(slices.DeleteFunc(slices.Clone(out.log), func(s string) bool { return !strings.HasPrefix(s, "commit") })); got != 40 || p.Rows != 120 {
+		t.Errorf("%d days committed, %d rows", got, p.Rows)
+	}
+	for _, d := range days {
+		rows, err := parquet.Read[export.RequestRow](bytes.NewReader(out.files[d].Bytes()), int64(out.files[d].Len()))
+		if err != nil || len(rows) != 3 {
+			t.Fatalf("%s: %d rows, %v", d, len(rows), err)
+		}
+	}
+
+	p = export.NewPartitionedRequests(&memDays{files: map[string]*bytes.Buffer{}}, nil)
+	p.InDayOrder = true
+	p.Write(requestOn(days[1], 1))
+	p.Write(requestOn(days[2], 1))
+	if err := p.Write(requestOn(days[1], 2)); err == nil || !strings.Contains(err.Error(), "not in order of day") {
+		t.Errorf("a request of a finished day: %v", err)
+	}
+}
+
+// DayKey orders as RequestDay: equal within a UTC day, increasing from one day to the next.
+func TestDayKey(t *testing.T) {
+	a, b, c := requestOn("2026-02-10", 0), requestOn("2026-02-10", 23), requestOn("2026-02-11", 0)
+	if export.DayKey(a) != export.DayKey(b) || export.DayKey(b) >= export.DayKey(c) {
+		t.Errorf("keys %d %d %d", export.DayKey(a), export.DayKey(b), export.DayKey(c))
 	}
 }

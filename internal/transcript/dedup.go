@@ -579,6 +579,37 @@ func (d *Deduper) Each(fn func(r *Request)) {
 	d.chunks, d.offsets, d.table = nil, nil, keyTable{}
 }
 
+// EachBy is Each with the requests ordered by key, ascending, then by first appearance (nil key:
+// Each). key sees every request once before fn gets the first; the sort costs 16 bytes per request
+// while it lasts. A partitioned export asks for its days in order, so that it writes one file at a
+// time (docs/decisions.md#parquet-exports).
+func (d *Deduper) EachBy(key func(r *Request) int64, fn func(r *Request)) {
+	if key != nil {
+		d.Flush()
+		d.sortBy(key)
+	}
+	d.Each(fn)
+}
+
+// sortBy reorders the seq index by key, then by first appearance.
+func (d *Deduper) sortBy(key func(r *Request) int64) {
+	type keyed struct {
+		key int64
+		pos uint32
+	}
+	order := make([]keyed, len(d.offsets))
+	var r reqState
+	for i, pos := range d.offsets {
+		d.decode(pos, &r)
+		q := d.request(&r, d.sideQuestionOf(&r))
+		order[i] = keyed{key(&q), pos}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].key < order[j].key })
+	for i, k := range order {
+		d.offsets[i] = k.pos
+	}
+}
+
 // retained is the memory kept for finalised requests: records, key table and the seq index.
 func (d *Deduper) retained() int {
 	n := len(d.table.slots)*16 + cap(d.offsets)*4

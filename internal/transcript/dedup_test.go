@@ -329,24 +329,7 @@ func TestRecordsWalk(t *testing.T) {
 // in 1,000 sessions of realistic sizes.
 func TestRetainedPerRequest(t *testing.T) {
 	for _, keepIDs := range []bool{false, true} {
-		d := NewDeduper()
-		d.keepIDs, d.emit = keepIDs, func(bool, *Request) {}
-		const sessions, perSession = 1000, 100
-		for s := range sessions {
-			d.AddFile(SourceOf(fmt.Sprintf("projects/p/%08d-0000-0000-0000-000000000000.jsonl", s)))
-			for i := range perSession {
-				for line := range 3 { // streamed lines of one response
-					o := observation{
-						MessageID: fmt.Sprintf("msg_01%022d", s*perSession+i), RequestID: fmt.Sprintf("req_011C%020d", s*perSession+i),
-						HasMessageID: true, HasRequestID: true, Model: "claude-opus-4-6", Version: "2.1.39",
-						TimeMs: 1770000000000 + int64(s*perSession+i)*4000 + int64(line)*500, File: int32(s),
-						Usage: usageFields{Input: 3, Output: uint64(40 + 100*line), CacheCreation: 2500, CacheRead: 95000, HasInput: true, HasOutput: true},
-					}
-					d.Add(&o)
-				}
-			}
-			d.Flush()
-		}
+		d := realisticDeduper(keepIDs)
 		perReq := float64(d.retained()) / float64(d.Len())
 		limit := 80.0
 		if keepIDs {
@@ -357,4 +340,28 @@ func TestRetainedPerRequest(t *testing.T) {
 		}
 		t.Logf("keepIDs=%v: %.1f bytes per request", keepIDs, perReq)
 	}
+}
+
+// realisticDeduper is a Deduper (with or without ids) that has read 100,000 requests in 1,000
+// sessions of realistic sizes, three streamed lines each, every session group flushed.
+func realisticDeduper(keepIDs bool) *Deduper {
+	d := NewDeduper()
+	d.keepIDs, d.emit = keepIDs, func(bool, *Request) {}
+	const sessions, perSession = 1000, 100
+	for s := range sessions {
+		d.AddFile(SourceOf(fmt.Sprintf("projects/p/%08d-0000-0000-0000-000000000000.jsonl", s)))
+		for i := range perSession {
+			for line := range 3 { // streamed lines of one response
+				o := observation{
+					MessageID: fmt.Sprintf("msg_01%022d", s*perSession+i), RequestID: fmt.Sprintf("req_011C%020d", s*perSession+i),
+					HasMessageID: true, HasRequestID: true, Model: "claude-opus-4-6", Version: "2.1.39",
+					TimeMs: 1770000000000 + int64(s*perSession+i)*4000 + int64(line)*500, File: int32(s),
+					Usage: usageFields{Input: 3, Output: uint64(40 + 100*line), CacheCreation: 2500, CacheRead: 95000, HasInput: true, HasOutput: true},
+				}
+				d.Add(&o)
+			}
+		}
+		d.Flush()
+	}
+	return d
 }

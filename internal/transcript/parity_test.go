@@ -1,8 +1,11 @@
 package transcript
 
 import (
+	"cmp"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 )
 
 const testdataRoot = "../../testdata/transcripts"
@@ -142,5 +145,23 @@ func TestOnRequestStreamsTheSameRequests(t *testing.T) {
 	}
 	if len(res.Sessions) != len(want.Sessions) || res.Sessions[0].Requests != want.Sessions[0].Requests {
 		t.Errorf("sessions differ")
+	}
+}
+
+// TestOrderByStreamsInKeyOrder: with OrderBy, OnRequest gets the same requests sorted by the key, and
+// by first appearance within a key (a stable sort of the unordered stream).
+func TestOrderByStreamsInKeyOrder(t *testing.T) {
+	var plain, ordered []Request
+	scanOrFail(t, Options{OnRequest: func(r *Request) { plain = append(plain, *r) }}, testdataRoot)
+	// Latest hour first: a key the first-appearance order does not already follow.
+	key := func(r *Request) int64 { return -r.UsageTime.Truncate(time.Hour).Unix() }
+	scanOrFail(t, Options{OnRequest: func(r *Request) { ordered = append(ordered, *r) }, OrderBy: key}, testdataRoot)
+	want := slices.Clone(plain)
+	slices.SortStableFunc(want, func(a, b Request) int { return cmp.Compare(key(&a), key(&b)) })
+	if slices.Equal(want, plain) {
+		t.Fatal("the key does not reorder the sample: the test proves nothing")
+	}
+	if !slices.Equal(ordered, want) {
+		t.Errorf("OrderBy: %d requests, not the stable sort of the %d streamed without it", len(ordered), len(plain))
 	}
 }

@@ -55,6 +55,9 @@ type Options struct {
 	// a compact record with its ids (about 130 bytes); per-request rows need that, aggregates do not
 	// (see Sink).
 	OnRequest func(r *Request)
+	// OrderBy, when set, orders the requests OnRequest receives by its key (ascending), then by first
+	// appearance (Deduper.EachBy).
+	OrderBy func(r *Request) int64
 	// Strict makes a file that cannot be read an error of the scan; by default it is left out and
 	// named in Result.Unreadable, and the rest is read.
 	Strict bool
@@ -806,7 +809,7 @@ func (m *merger) result() (*Result, error) {
 	m.dedup.Flush()
 	switch {
 	case m.opt.OnRequest != nil:
-		m.dedup.Each(m.opt.OnRequest)
+		m.dedup.EachBy(m.opt.OrderBy, m.opt.OnRequest)
 	case m.opt.Sink == nil:
 		res.Requests = m.dedup.Requests()
 	}

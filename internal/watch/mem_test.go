@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -25,7 +26,7 @@ func BenchmarkBuilderHeap(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			for range b.N {
 				bl := NewBuilder(in)
-				before := liveHeap()
+				before := testutil.LiveHeap()
 				for i := range n {
 					at := applied.Add(time.Duration(i) * time.Second)
 					task := traceparse.Task{Source: "/home/user/project/.ldd/trace.log", Line: 3*i + 1, MetaTimestamp: at.Format(time.RFC3339Nano),
@@ -40,17 +41,10 @@ func BenchmarkBuilderHeap(b *testing.B) {
 					}
 					bl.Add(&task)
 				}
-				after := liveHeap()
+				after := testutil.LiveHeap()
 				runtime.KeepAlive(bl)
 				b.ReportMetric(float64(int64(after)-int64(before))/n, "heapB/task")
 			}
 		})
 	}
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
