@@ -6,10 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/export"
@@ -183,6 +185,145 @@ func TestAuditPartitionNightly(t *testing.T) {
 	}
 	if code, _, errOut := traceCLIEnv(t, env, "audit", "--format", "parquet", "--partition-by", "day", "--timezone", "UTC", "--since", days[2], "--out", lake, spotter); code != 0 {
 		t.Errorf("--timezone UTC: exit %d %s", code, errOut)
+	}
+}
+
+// TestAuditPartitionDays: partitioned by day, a corpus of many days (requests around midnight in
+// several time zones) has one partition per day of `tune audit --by day --timezone UTC`, each with that
+// day's requests and output tokens. The export writes the days in order, one file at a time.
+func TestAuditPartitionDays(t *testing.T) {
+	const corpus = "../audit/testdata/costcorpus"
+	code, out, errOut := traceCLI(t, "audit", "--by", "day", "--timezone", "UTC", "--json", corpus)
+	if code != 0 {
+		t.Fatalf("audit --by day: exit %d %s", code, errOut)
+	}
+	var doc struct {
+		Groups []struct {
+			Key    string
+			Totals audit.Totals
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	lake := filepath.Join(t.TempDir(), "lake")
+	if code, _, errOut := traceCLI(t, "audit", "--format", "parquet", "--partition-by", "day", "--out", lake, corpus); code != 0 {
+		t.Fatalf("partitioned: exit %d %s", code, errOut)
+	}
+	parts, _ := filepath.Glob(filepath.Join(lake, "day=*"))
+	if len(parts) != len(doc.Groups) || len(parts) < 5 {
+		t.Fatalf("%d partitions for %d days", len(parts), len(doc.Groups))
+	}
+	for _, g := range doc.Groups {
+		rows, err := parquet.ReadFile[export.RequestRow](filepath.Join(lake, export.PartitionDir(g.Key), export.PartitionFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var output uint64
+		for _, r := range rows {
+			output += uint64(r.OutputTokens)
+		}
+		if len(rows) != g.Totals.Requests || output != g.Totals.OutputTokens {
+			t.Errorf("day %s: %d requests, %d output tokens; the audit's day has %d, %d", g.Key, len(rows), output, g.Totals.Requests, g.Totals.OutputTokens)
+		}
+	}
+}
+
+// openParquet opens a Parquet file written by the CLI.
+func openParquet(t *testing.T, path string) *parquet.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	fi, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, fi.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
+}
+
+// jsonKeys are the keys of a JSON object, in order.
+func jsonKeys(t *testing.T, line string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.Token() // {
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// TestParquetColumnsAreTheJSONFields: the exports' columns are the JSON field names, in the JSON's
+// order (tasks: --format jsonl's without iterations, with their counts iteration_count and k, and the
+// optional omitted group; requests: --format jsonl's exactly); timestamps have the timestamp logical
+// type (UTC), token counts are 64-bit integers, and every column chunk is zstd-compressed.
+func TestParquetColumnsAreTheJSONFields(t *testing.T) {
+	dir := t.TempDir()
+	log := "../../testdata/ldd/traces/e2e-demos__v013x__merged-view.log"
+	_, jsonl, _ := traceCLI(t, "trace", "--last", "0", "--format", "jsonl", log)
+	var want []string
+	for _, k := range jsonKeys(t, strings.SplitN(jsonl, "\n", 2)[0]) {
+		if k != "iterations" {
+			want = append(want, k)
+		}
+	}
+	want = append(want, "iteration_count", "k", "omitted")
+	tasks := filepath.Join(dir, "tasks.parquet")
+	if code, _, errOut := traceCLI(t, "trace", "--last", "0", "--format", "parquet", "--out", tasks, log); code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	_, reqJSONL, _ := traceCLI(t, "audit", "--format", "jsonl", spotter)
+	requests := filepath.Join(dir, "requests.parquet")
+	if code, _, errOut := traceCLI(t, "audit", "--format", "parquet", "--out", requests, spotter); code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	for _, c := range []struct {
+		path       string
+		want       []string
+		timestamps []string
+	}{
+		{tasks, want, []string{"meta_timestamp"}},
+		{requests, jsonKeys(t, strings.SplitN(reqJSONL, "\n", 2)[0]), []string{"first", "last"}},
+	} {
+		pf := openParquet(t, c.path)
+		var got []string
+		for _, f := range pf.Schema().Fields() {
+			got = append(got, f.Name())
+			lt := f.Type().LogicalType()
+			var ts *format.TimestampType
+			if lt != nil {
+				ts, _ = lt.Value.(*format.TimestampType)
+			}
+			isTime := ts != nil
+			if isTime != slices.Contains(c.timestamps, f.Name()) || (isTime && !ts.IsAdjustedToUTC) {
+				t.Errorf("%s: column %s: logical type %v", filepath.Base(c.path), f.Name(), lt)
+			}
+			if strings.HasSuffix(f.Name(), "_tokens") && f.Type().Kind() != parquet.Int64 {
+				t.Errorf("%s: column %s is %v, want INT64", filepath.Base(c.path), f.Name(), f.Type().Kind())
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: columns\n%v\nthe JSON's fields\n%v", filepath.Base(c.path), got, c.want)
+		}
+		for _, rg := range pf.Metadata().RowGroups {
+			for _, col := range rg.Columns {
+				if col.MetaData.Codec != format.Zstd {
+					t.Errorf("%s: column %v is %v, want zstd", filepath.Base(c.path), col.MetaData.PathInSchema, col.MetaData.Codec)
+				}
+			}
+		}
 	}
 }
 
