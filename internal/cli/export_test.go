@@ -456,3 +456,29 @@ func TestExportOutErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExportHelpTeaches: trace's and audit's --help say how the exports are written and what happens
+// to an existing or a failed --out, and audit's how a nightly job adds a day.
+func TestExportHelpTeaches(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"trace", []string{"--format parquet --out FILE", "row groups of at most 65,536", "whole or not at all",
+			"full disk", "needs --force", "--format jsonl streams", "last 1,000 rows"}},
+		{"audit", []string{"--format parquet --out FILE", "row groups of at most 65,536", "whole or not at all",
+			"full disk", "needs --force", "--partition-by day", "day=YYYY-MM-DD/requests.parquet", "UTC days",
+			`--since "$(date -u -d yesterday +%F)"`, "exported already is refused", "no empty day directory"}},
+	} {
+		code, out, errOut := traceCLI(t, c.cmd, "--help")
+		if code != 0 {
+			t.Fatalf("%s --help: exit %d %s", c.cmd, code, errOut)
+		}
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, w := range c.want {
+			if !strings.Contains(flat, strings.Join(strings.Fields(w), " ")) {
+				t.Errorf("%s --help does not say %q", c.cmd, w)
+			}
+		}
+	}
+}

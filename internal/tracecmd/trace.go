@@ -75,10 +75,14 @@ are read, in memory that does not grow with them: the way to hand a year of logs
 (read_json_auto) or a pipeline. Warnings stay on stderr. A whole-log text view of more than 1,000
 tasks shows the last 1,000 rows; the summary counts every task.
 
---format parquet --out FILE writes one row per task (the fields of --json's tasks without the
-iterations, with their counts iteration_count and k, the non-baseline ones; meta_timestamp as a
-timestamp, signals as a list of {name, weight}), zstd-compressed, in
-row groups as the logs are read. The file appears whole or not at all; an existing one needs --force.
+--format parquet --out FILE writes one row per task for DuckDB, Spark or Trino (docs/scale.md): the
+columns are --json's task fields without the iterations, plus their counts iteration_count and k
+(the non-baseline ones) and omitted (null unless the task was summarised); meta_timestamp is a UTC
+timestamp, signals a list of {name, weight}, counts 64-bit integers. It is zstd-compressed and written
+in row groups of at most 65,536 tasks as the logs are read, never the whole log in memory. The file
+appears whole or not at all: the bytes go to a hidden temp file beside FILE, renamed into place only
+when complete, so an unwritable directory or a full disk ends with an error naming FILE and nothing
+under that name. An existing FILE needs --force (then it is replaced only by a complete export).
 
 A line longer than --max-line-mb (default 64 MB; no trace writer comes near it) is skipped as it is
 read, never held, and reported like any skipped line, so a log of garbage cannot exhaust memory.
@@ -91,7 +95,8 @@ is one task) its lines still count for its close, loss and files, its iterations
   tune trace .ldd/trace.log --last 5
   tune trace projects/*/.ldd/trace.log --json | jq '.tasks[] | select(.level == "L1")'
   tune trace --strict ci/trace.log
-  tune trace --last 0 --format jsonl .ldd/trace.log | jq -c 'select(.regression_followed)'`,
+  tune trace --last 0 --format jsonl .ldd/trace.log | jq -c 'select(.regression_followed)'
+  tune trace --last 0 --format parquet --out lake/tasks/$(hostname).parquet .ldd/trace.log`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Logs = args
