@@ -26,11 +26,13 @@ func CreateExport(path string, force bool) (*atomicfile.File, error) {
 	return f, nil
 }
 
-// dayFiles is export.Output for a Hive-partitioned export under root: ROOT/day=YYYY-MM-DD/requests.parquet,
-// each written as CreateExport writes one file. Days already there are left alone unless rewritten,
-// which needs force, so a nightly job can add a day at a time. A day (or the root) whose directory
-// this export made is removed again when the day is aborted, so a failed export leaves no empty
-// day=… directory, which Hive and Trino would list as a day without requests.
+// dayFiles is export.Output for a Hive-partitioned export under root: ROOT/day=YYYY-MM-DD/requests.parquet.
+// A day is written to a hidden temp file in the root (.day=YYYY-MM-DD.requests.parquet.tmp-N, which no
+// "*/*.parquet" glob and no Hive reader lists), and its directory is made only when the day is
+// committed, so neither a failed export nor a killed one leaves a day=… directory without its file,
+// which Hive and Trino would list as a day without requests. Days already there are left alone
+// unless rewritten, which needs force, so a nightly job can add a day at a time. A day directory (or
+// a root) this export made is removed again if its day is aborted.
 type dayFiles struct {
 	root  string
 	force bool
@@ -61,32 +63,45 @@ func (d *dayFiles) path(day string) string {
 	return filepath.Join(d.root, export.PartitionDir(day), export.PartitionFile)
 }
 
+// Open starts the day's file as a temp file in the root; its directory is made only when the day is
+// committed.
 func (d *dayFiles) Open(day string) (io.Writer, error) {
 	path := d.path(day)
-	dir := filepath.Dir(path)
-	if _, err := os.Lstat(dir); err != nil {
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("--out: %w", err)
-		}
-		d.created[day] = true
+	f, err := atomicfile.CreateIn(d.root, path, atomicfile.Public, d.force)
+	if errors.Is(err, atomicfile.ErrExists) {
+		err = fmt.Errorf("--out: day %s was exported already (%s): nothing was written; export other days with --since/--until, or give --force to replace it", day, path)
+	} else if err != nil {
+		err = fmt.Errorf("--out: %w", err)
 	}
-	f, err := CreateExport(path, d.force)
 	if err != nil {
-		d.removeDir(day)
-		if errors.Is(err, atomicfile.ErrExists) {
-			err = fmt.Errorf("--out: day %s was exported already (%s): nothing was written; export other days with --since/--until, or give --force to replace it", day, path)
-		}
 		return nil, err
 	}
 	d.files[day] = f
 	return f, nil
 }
 
-func (d *dayFiles) Ready(day string) error  { return d.files[day].Ready() }
-func (d *dayFiles) Commit(day string) error { return d.files[day].Commit() }
+func (d *dayFiles) Ready(day string) error { return d.files[day].Ready() }
 
-// Abort drops the day's file, and its directory when this export made it (and nothing else is
-// in it); it does nothing to a committed day.
+// Commit makes the day's directory (when missing) and puts its file there. A directory it made is
+// removed again if the file cannot be put in place.
+func (d *dayFiles) Commit(day string) error {
+	dir := filepath.Dir(d.path(day))
+	if _, err := os.Lstat(dir); err != nil {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			d.files[day].Abort()
+			return fmt.Errorf("--out: %w", err)
+		}
+		d.created[day] = true
+	}
+	if err := d.files[day].Commit(); err != nil {
+		d.removeDir(day)
+		return err
+	}
+	return atomicfile.SyncDir(d.root) // the new day directory's entry
+}
+
+// Abort drops the day's file, and its directory when this export made it (and nothing else is in
+// it); it does nothing to a committed day.
 func (d *dayFiles) Abort(day string) {
 	d.files[day].Abort()
 	d.removeDir(day)

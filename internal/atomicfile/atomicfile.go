@@ -74,13 +74,28 @@ type File struct {
 // Create starts writing path. Without replace, a path that exists is refused (ErrExists) now and
 // again at Commit, which never overwrites it then. The directory must exist.
 func Create(path string, perm fs.FileMode, replace bool) (*File, error) {
+	return CreateIn(filepath.Dir(path), path, perm, replace)
+}
+
+// CreateIn is Create with the temp file in tmpDir, which must be on path's file system; path's own
+// directory need only exist at Commit. A partitioned export keeps its unfinished files out of the
+// partition directories this way, so that a killed run leaves no partition directory behind that
+// looks like a day without rows. The temp file is hidden and its name does not end in the target's
+// extension (".NAME.tmp-123", or ".DIR.NAME.tmp-123" outside path's directory), so that globs such as
+// "*/*.parquet" never read it.
+func CreateIn(tmpDir, path string, perm fs.FileMode, replace bool) (*File, error) {
 	if !replace {
 		if _, err := os.Lstat(path); err == nil {
 			return nil, fmt.Errorf("%s %w (give --force to replace it)", path, ErrExists)
 		}
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	pattern := "." + filepath.Base(path) + ".tmp-*"
+	if filepath.Clean(tmpDir) != filepath.Clean(dir) {
+		pattern = "." + filepath.Base(dir) + pattern
+		dir = tmpDir
+	}
+	tmp, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("write %s: no directory %s", path, dir)

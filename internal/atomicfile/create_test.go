@@ -161,3 +161,38 @@ func TestReadyThenCommitOrAbort(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateIn: the temp file lies in the given directory, hidden and not named like the target, and
+// the target's directory need only exist at Commit.
+func TestCreateIn(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "day=2026-02-10", "requests.parquet")
+	f, err := CreateIn(root, path, Public, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(f, "day")
+	names := entries(t, root)
+	if len(names) != 1 || !strings.HasPrefix(names[0], ".day=2026-02-10.requests.parquet.tmp-") {
+		t.Fatalf("root holds %v", names)
+	}
+	if err := f.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Dir(path), 0o755)
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "day" || len(entries(t, root)) != 1 {
+		t.Errorf("content %q, root %v", data, entries(t, root))
+	}
+	// Without the directory, Commit fails and leaves nothing.
+	g, _ := CreateIn(root, filepath.Join(root, "day=2026-02-11", "requests.parquet"), Public, false)
+	io.WriteString(g, "x")
+	if err := g.Commit(); err == nil {
+		t.Error("a commit into a missing directory succeeded")
+	}
+	if names := entries(t, root); len(names) != 1 {
+		t.Errorf("left behind: %v", names)
+	}
+}

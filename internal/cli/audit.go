@@ -97,7 +97,8 @@ nightly job adds yesterday, and only yesterday:
     --since "$(date -u -d yesterday +%F)" --until "$(date -u -d yesterday +%F)"
 A day exported already is refused, and then nothing is written (give --force to replace the days
 the run holds; days it does not hold are never touched). Every day's file is finished before any
-is put in place, so a failed run adds no day and leaves no empty day directory behind.
+is put in place, so a failed run adds no day and leaves no empty day directory behind (a killed
+one leaves whole days and hidden .day=…tmp-… files in the root, which no engine reads).
 docs/scale.md has the DuckDB, Spark and Trino queries that reproduce the audit's totals from them.
 
 --report also writes the EVAL report of the audit (Markdown and an SVG chart, numbers and labels

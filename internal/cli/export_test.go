@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -480,5 +483,90 @@ func TestExportHelpTeaches(t *testing.T) {
 				t.Errorf("%s --help does not say %q", c.cmd, w)
 			}
 		}
+	}
+}
+
+// lakeState lists a partitioned export: every entry under the root with its content's hash, temp
+// files (hidden, ".tmp-" in the name) apart.
+func lakeState(t *testing.T, root string) (days map[string]string, temps []string) {
+	t.Helper()
+	days = map[string]string{}
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || path == root {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		switch {
+		case strings.Contains(d.Name(), ".tmp-"):
+			temps = append(temps, rel)
+		case d.IsDir():
+			days[rel] = "(directory)"
+		default:
+			data, _ := os.ReadFile(path)
+			days[rel] = fmt.Sprintf("%x", sha256.Sum256(data))
+		}
+		return nil
+	})
+	return days, temps
+}
+
+// A partitioned export killed (SIGKILL, in a real process) at each of its file operations leaves only
+// whole days: every day=… directory holds its complete file, byte for byte the one an uninterrupted
+// run writes, and nothing else; unfinished days are hidden temp files in the root, outside every
+// partition. The one exception is the moment between making a new day's directory and renaming its
+// file in (killed at "rename"): that day's directory is empty. A re-run with --force then writes the
+// whole export.
+func TestKilledPartitionedExportLeavesWholeDays(t *testing.T) {
+	corpus, _ := filepath.Abs("../audit/testdata/costcorpus")
+	args := []string{"audit", "--format", "parquet", "--partition-by", "day", "--out", "lake", corpus}
+	ref := t.TempDir()
+	points := filepath.Join(t.TempDir(), "points")
+	if killed, out := runKillable(t, ref, killEnv(ref, "TUNE_TEST_KILL_LOG="+points), args...); killed {
+		t.Fatalf("killed without a kill point:\n%s", out)
+	}
+	want, temps := lakeState(t, filepath.Join(ref, "lake"))
+	if len(temps) > 0 || len(want) < 10 {
+		t.Fatalf("the uninterrupted export: %v, temps %v", want, temps)
+	}
+	data, _ := os.ReadFile(points)
+	ops := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for _, k := range killSample(ops, os.Getenv("TUNE_TEST_KILL_ALL") != "") {
+		t.Run(fmt.Sprintf("%02d-%s", k+1, strings.ReplaceAll(ops[k], " ", "-")), func(t *testing.T) {
+			dir := t.TempDir()
+			if killed, out := runKillable(t, dir, killEnv(dir, fmt.Sprintf("TUNE_TEST_KILL_AT=%d", k+1)), args...); !killed {
+				t.Fatalf("not killed at %s:\n%s", ops[k], out)
+			}
+			got, temps := lakeState(t, filepath.Join(dir, "lake"))
+			empty := 0
+			for name, sum := range got {
+				if sum == "(directory)" {
+					file := filepath.Join(name, export.PartitionFile)
+					if _, ok := got[file]; !ok && strings.HasPrefix(ops[k], "rename ") {
+						empty++ // made, its file not yet renamed in: the one moment a day has no file
+						continue
+					}
+					if got[file] != want[file] {
+						t.Errorf("killed at %s: %s is there without its whole file", ops[k], name)
+					}
+				} else if sum != want[name] {
+					t.Errorf("killed at %s: %s is not the file of an uninterrupted run", ops[k], name)
+				}
+			}
+			if empty > 1 {
+				t.Errorf("killed at %s: %d day directories without their file", ops[k], empty)
+			}
+			for _, tmp := range temps {
+				if strings.ContainsRune(tmp, filepath.Separator) || strings.HasSuffix(tmp, ".parquet") {
+					t.Errorf("killed at %s: a temp file %s inside a partition, or named *.parquet", ops[k], tmp)
+				}
+			}
+			if code, _, errOut := traceCLI(t, "audit", "--format", "parquet", "--partition-by", "day", "--force", "--out", filepath.Join(dir, "lake"), corpus); code != 0 {
+				t.Fatalf("re-run: exit %d %s", code, errOut)
+			}
+			got, _ = lakeState(t, filepath.Join(dir, "lake"))
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("after the re-run: %v\nwant %v", got, want)
+			}
+		})
 	}
 }
