@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -566,6 +568,53 @@ func TestKilledPartitionedExportLeavesWholeDays(t *testing.T) {
 			got, _ = lakeState(t, filepath.Join(dir, "lake"))
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("after the re-run: %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+// An export whose writes fail part way (a file size limit, ulimit -f, makes write return EFBIG as a
+// full disk returns ENOSPC) in a real process: exit 1, an error naming the file asked for, and
+// nothing under that name — an existing file given with --force keeps its old content, and a
+// partitioned export adds no day and leaves no directory.
+func TestExportWriteFailsPartWay(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh for ulimit")
+	}
+	corpus, _ := filepath.Abs(spotter)
+	log, _ := filepath.Abs("../../testdata/ldd/traces/e2e-demos__v013x__merged-view.log")
+	for _, c := range []struct {
+		name, out string
+		args      []string
+	}{
+		{"trace", "tasks.parquet", []string{"trace", "--last", "0", "--format", "parquet", "--force", "--out", "tasks.parquet", log}},
+		{"audit", "requests.parquet", []string{"audit", "--format", "parquet", "--force", "--out", "requests.parquet", corpus}},
+		{"partitioned", "lake", []string{"audit", "--format", "parquet", "--partition-by", "day", "--out", "lake", corpus}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.name != "partitioned" {
+				os.WriteFile(filepath.Join(dir, c.out), []byte("the old export"), 0o644)
+			}
+			cmd := exec.Command("sh", "-c", `ulimit -f 4 && exec tune-killable "$@"`, "sh")
+			cmd.Args = append(cmd.Args, c.args...)
+			cmd.Dir, cmd.Env = dir, killEnv(dir)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "file too large") ||
+				!strings.Contains(string(out), c.out) || strings.Contains(string(out), ".tmp-") {
+				t.Fatalf("%v: %v\n%s", c.args, err, out)
+			}
+			names, _ := filepath.Glob(filepath.Join(dir, "*"))
+			hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
+			if c.name == "partitioned" {
+				if len(names)+len(hidden) != 0 {
+					t.Errorf("left behind: %v %v", names, hidden)
+				}
+				return
+			}
+			if data, _ := os.ReadFile(filepath.Join(dir, c.out)); string(data) != "the old export" || len(names) != 1 || len(hidden) != 0 {
+				t.Errorf("%s holds %q; the directory %v %v", c.out, data, names, hidden)
 			}
 		})
 	}
