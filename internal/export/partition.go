@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -18,25 +19,14 @@ func PartitionDir(day string) string { return "day=" + day }
 // PartitionFile is the file name inside a partition directory.
 const PartitionFile = "requests.parquet"
 
-// RequestDay is the UTC day a request belongs to in a partitioned export: the day of the usage line
-// the audit keeps (the one that decides its day in ccusage), else of its first line.
-func RequestDay(r *transcript.Request) string {
-	return requestTime(r).Format(time.DateOnly)
-}
+// RequestDay is the UTC day a request belongs to in a partitioned export: audit.Day in UTC, the day of
+// the usage line the audit keeps (the one that decides its day in ccusage), so that the partitions and
+// the --since/--until that choose them (UTC days with --partition-by day) agree.
+func RequestDay(r *transcript.Request) string { return audit.Day(r, time.UTC) }
 
 // DayKey orders requests by RequestDay (the Unix time of the day's midnight, UTC): the scan's OrderBy
 // for a partitioned export written in day order (PartitionedRequests.InDayOrder).
-func DayKey(r *transcript.Request) int64 {
-	return requestTime(r).Truncate(24 * time.Hour).Unix()
-}
-
-func requestTime(r *transcript.Request) time.Time {
-	t := r.UsageTime
-	if t.IsZero() {
-		t = r.First
-	}
-	return t.UTC()
-}
+func DayKey(r *transcript.Request) int64 { return r.UsageTime.UTC().Truncate(24 * time.Hour).Unix() }
 
 // Output is where a partition's rows go: Open gives the writer for a day (called once per day, when
 // its first request arrives); Ready makes a day's written file durable without putting it in place,

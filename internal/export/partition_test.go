@@ -12,6 +12,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -90,18 +91,14 @@ func TestPartitionCloseCommitsAllOrNone(t *testing.T) {
 	}
 }
 
-// RequestDay is the UTC day of the usage line the audit keeps, else of the first line.
+// RequestDay is the audit's day of a request in UTC (the usage line's), whatever zone its times are in.
 func TestRequestDay(t *testing.T) {
 	r := requestOn("2026-02-10", 23)
 	paris, _ := time.LoadLocation("Europe/Paris")
 	r.UsageTime = r.UsageTime.In(paris) // 00:00 on the 11th in Paris: still the 10th in UTC
-	if got := export.RequestDay(r); got != "2026-02-10" {
-		t.Errorf("RequestDay %s", got)
-	}
-	r.UsageTime = time.Time{}
-	r.First = r.First.Add(2 * time.Hour)
-	if got := export.RequestDay(r); got != "2026-02-11" {
-		t.Errorf("without a usage time: %s", got)
+	r.First = r.First.Add(-24 * time.Hour)
+	if got := export.RequestDay(r); got != "2026-02-10" || got != audit.Day(r, time.UTC) {
+		t.Errorf("RequestDay %s, audit.Day %s", got, audit.Day(r, time.UTC))
 	}
 }
 
