@@ -106,6 +106,14 @@ func Float(dst []byte, f float64) []byte {
 		return append(dst, "null"...)
 	}
 	abs := math.Abs(f)
+	// The losses of a trace are short decimals (0.4, -0.125): when f is the double nearest to n/10⁶
+	// for an integer n of at most 15 digits, that decimal is its shortest form (two decimals of at
+	// most 15 digits never round to the same double), written without strconv's shortest search.
+	if abs >= 1e-6 && abs < 1e9 {
+		if m := f * 1e6; m == math.Trunc(m) && m/1e6 == f {
+			return appendMicros(dst, int64(m))
+		}
+	}
 	format := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -116,6 +124,33 @@ func Float(dst []byte, f float64) []byte {
 			dst[n-2] = dst[n-1]
 			dst = dst[:n-1]
 		}
+	}
+	return dst
+}
+
+// appendMicros appends n/10⁶ in 'f' format, the fraction without trailing zeros (n is not 0).
+func appendMicros(dst []byte, n int64) []byte {
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	dst = strconv.AppendInt(dst, n/1e6, 10)
+	frac := n % 1e6
+	if frac == 0 {
+		return dst
+	}
+	digits := 6
+	for frac%10 == 0 {
+		frac /= 10
+		digits--
+	}
+	dst = append(dst, '.')
+	for ; digits > 0; digits-- {
+		dst = append(dst, '0')
+	}
+	for i := len(dst) - 1; frac > 0; i-- {
+		dst[i] = byte('0' + frac%10)
+		frac /= 10
 	}
 	return dst
 }

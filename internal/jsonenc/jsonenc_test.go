@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -78,5 +80,44 @@ func TestPlain8(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Float's short-decimal path writes what strconv's shortest search writes (and so encoding/json), for
+// every multiple of 0.001 up to ±2,000, for micro-units over the whole range the path takes, for
+// decimals parsed from text, and at the edges of the path.
+func TestFloatShortDecimals(t *testing.T) {
+	check := func(f float64) {
+		t.Helper()
+		if got, want := string(Float(nil, f)), string(stdlib(t, f)); got != want {
+			t.Fatalf("Float(%v) = %s, want %s", f, got, want)
+		}
+	}
+	for n := -2_000_000; n <= 2_000_000; n++ {
+		f := float64(n) / 1000
+		if got, want := string(Float(nil, f)), strconv.FormatFloat(f, 'f', -1, 64); got != want && f != 0 {
+			t.Fatalf("Float(%d/1000) = %s, want %s", n, got, want)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		n := r.Int64N(1e15) - 5e14
+		small := float64(n%1e9) / 1e6
+		// The neighbours of a short decimal's double: f×10⁶ may still round to an integer there.
+		for _, f := range []float64{float64(n) / 1e6, small, float64(n%1e7) / 1e3, math.Nextafter(small, 1e300), math.Nextafter(small, -1e300)} {
+			if got, want := string(Float(nil, f)), strconv.FormatFloat(f, 'f', -1, 64); got != want && f != 0 && math.Abs(f) >= 1e-6 {
+				t.Fatalf("Float(%v) = %s, want %s", f, got, want)
+			}
+		}
+	}
+	for _, s := range []string{"0.400", "-0.100", "0.000001", "0.0000015", "999999999.999999", "1000000000", "1e9", "123456.7", "0.1", "0.2", "0.3", "2.675", "1.005", "-0.000001"} {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f)
+	}
+	for _, f := range []float64{1e-6, math.Nextafter(1e-6, 0), math.Nextafter(1e-6, 1), 1e9, math.Nextafter(1e9, 0), 0.1 + 0.2, 1.0 / 3, -2.5e-7} {
+		check(f)
 	}
 }
