@@ -33,7 +33,7 @@ func traceRun(opts *traceOptions) error {
 	}
 	defer out.Abort() // nothing once committed
 	res, err := traceout.Read(traceout.Options{Logs: opts.Logs, Last: opts.Last, LastSet: opts.LastSet, MaxLine: opts.MaxLine,
-		KeepWarnings: opts.Format == "json"}, out.Writer, func(w traceparse.Warning, tailed bool) { view.TraceWarning(*opts.Env.ErrOut, w, tailed) })
+		KeepWarnings: opts.Format == "json"}, out.Writer, func(w traceparse.Warning, tailed bool) { tracecmd.Warn(*opts.Env.ErrOut, w, tailed) })
 	if err != nil {
 		return err
 	}

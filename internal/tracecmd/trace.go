@@ -144,13 +144,17 @@ func RunJSON(opts *Options) error {
 		w = traceout.NewTaskJSON(out)
 	}
 	res, err := traceout.Read(traceout.Options{Logs: opts.Logs, Last: opts.Last, LastSet: opts.LastSet, MaxLine: opts.MaxLine,
-		KeepWarnings: opts.Format == "json"}, w, func(warn traceparse.Warning, tailed bool) {
-		io.WriteString(errOut, cmdutil.WarnLine(traceout.WarningText(warn, tailed)))
-	})
+		KeepWarnings: opts.Format == "json"}, w, func(warn traceparse.Warning, tailed bool) { Warn(errOut, warn, tailed) })
 	if err != nil {
 		return err
 	}
 	return Strict(opts, res)
+}
+
+// Warn prints one warning of a read on w, as every form of tune trace does; tailed: its line counts from
+// a tail read, so the exact byte offset is given as well.
+func Warn(w io.Writer, warn traceparse.Warning, tailed bool) {
+	io.WriteString(w, cmdutil.WarnLine(traceout.WarningText(warn, tailed)))
 }
 
 // Strict is the --strict check of a read: an error when a line was skipped.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
-	"github.com/ldd-tools/tune/internal/traceout"
+	"github.com/ldd-tools/tune/internal/tracecmd"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
@@ -128,13 +128,6 @@ func TraceWarnings(w io.Writer, res *traceparse.Result) {
 		tailed[t.File] = true
 	}
 	for _, warn := range res.Warnings {
-		TraceWarning(w, warn, tailed[warn.File])
+		tracecmd.Warn(w, warn, tailed[warn.File])
 	}
-}
-
-// TraceWarning prints one warning of a read; tailed: its line counts from a tail read, so the exact byte
-// offset is given as well.
-func TraceWarning(w io.Writer, warn traceparse.Warning, tailed bool) {
-	where, what := traceout.WarningText(warn, tailed)
-	Warn(w, where, what)
 }

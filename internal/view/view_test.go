@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/tracecmd"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
@@ -18,7 +19,7 @@ func TestWarningLocations(t *testing.T) {
 		{Source: "big.log", Reason: "r3"},
 		{Reason: "r4"},
 	}, tails)
-	TraceWarning(&b, traceparse.Warning{File: "big.log", Line: 2, Offset: 5000, Reason: "cut", Skipped: true}, true)
+	tracecmd.Warn(&b, traceparse.Warning{File: "big.log", Line: 2, Offset: 5000, Reason: "cut", Skipped: true}, true)
 	want := "tune: warning: a.log:3: r1\n" +
 		"tune: warning: big.log: line 7 of the tail read from byte 4096: r2\n" +
 		"tune: warning: big.log: r3\n" +
