@@ -466,8 +466,9 @@ func (p *parser) finishTask() {
 	if t.Loops == nil {
 		t.Loops = []string{}
 	}
+	var spare []Entry
 	if p.recycle && p.ownEntries { // emitted below and not kept: its array serves the next task
-		p.spareEntries = t.Entries[:0]
+		spare = t.Entries
 	}
 	// Clipped, so that appending to one task's entries cannot overwrite the next task's.
 	if t.Entries = t.Entries[:len(t.Entries):len(t.Entries)]; t.Entries == nil {
@@ -485,7 +486,12 @@ func (p *parser) finishTask() {
 				p.stopped.Store(true)
 			}
 		}
-		clear(p.spareEntries[:cap(p.spareEntries)]) // its strings would pin arena blocks
+		if spare != nil {
+			// Cleared as far as this task filled it (the rest is still zero): its strings would pin
+			// arena blocks.
+			clear(spare)
+			p.spareEntries = spare[:0]
+		}
 		p.cur, p.open = Task{}, false
 		return
 	}
