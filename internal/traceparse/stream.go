@@ -229,8 +229,9 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 	// One batch queued per worker: twice that held a tenth more memory (peak RSS 55-59 MB against
 	// 47-49 MB streaming a 256 MB log) for no measurable speed. Past the batches in flight (the one
 	// being read, those queued, the one being consumed), the two spare ones are those a Transient read
-	// holds for its open task and those ready to be filled again: four spares faulted in a third more
-	// pages for nothing, one left a task over two batches to the GC (docs/decisions.md#streaming-reads).
+	// holds for its open task and those ready to be filled again: four spares faulted in a fifth more
+	// pages (1,336 against 1,099 per 8 MB run) for no speed, and with one a task over two batches goes
+	// to the GC (docs/decisions.md#streaming-reads).
 	if p.transient && p.emit != nil { // a Parse keeps its tasks whatever the options
 		p.recycle = true
 		p.cls.store.recycling()
