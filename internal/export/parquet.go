@@ -36,8 +36,8 @@ func parquetOptions() []parquet.WriterOption {
 
 // PageBufferBytes is the page buffer of each column: pages are compressed when it fills, and a row
 // group is held as compressed pages until it is written. The library's default, 256 KB, made the
-// trace export's peak RSS 127 MB on a 256 MB log (71 MB on 16 MB); 64 KB gives 47 MB on both for
-// files 2–4 % larger (docs/decisions.md#parquet-exports).
+// trace export's peak RSS grow with the log (143 MB on a 256 MB log); 64 KB keeps it flat, for files
+// a few percent larger (docs/decisions.md#parquet-exports has the numbers).
 const PageBufferBytes = 64 << 10
 
 // SignalRow is one name:weight pair of a task's signals.
