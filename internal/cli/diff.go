@@ -40,7 +40,7 @@ proposal it names when it is still in weights/proposals/ (else the counts in the
 		Example: `  tune diff v0001 active
   tune diff active weights/proposals/p-98cce9bd98d5.json --format markdown > pr-body.md
   tune diff 1 2 --format json`,
-		Args: cobra.ExactArgs(2),
+		Args: cmdutil.WantArgs(cobra.ExactArgs(2), "two versions or proposals, e.g. tune diff active weights/proposals/p-….json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir = f.WeightsDir
 			opts.A, opts.B = args[0], args[1]

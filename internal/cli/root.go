@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/cmdutil"
-	"github.com/ldd-tools/tune/internal/exitcode"
 )
 
 // Version is set at build time with -ldflags "-X github.com/ldd-tools/tune/internal/cli.Version=…".
@@ -66,7 +65,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.AsFlagError(err) })
+	root.SetFlagErrorFunc(cmdutil.FlagError)
 	wide := false
 	cmdutil.AddOutputFlags(root, &wide, &f.Quiet)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
