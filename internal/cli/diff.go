@@ -13,6 +13,7 @@ type diffOptions struct {
 	WeightsDir string
 	A, B       string
 	Format     string
+	JSON       bool // --json: --format json
 }
 
 // NewCmdDiff builds `tune diff`.
@@ -53,7 +54,7 @@ proposal it names when it is still in weights/proposals/ (else the counts in the
 			return diffRun(opts)
 		},
 	}
-	cmdutil.AddFormatFlags(cmd, &opts.Format, nil, []string{"text", "markdown", "json"}, "output `format`: text, markdown or json", "")
+	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, []string{"text", "markdown", "json"}, "output `format`: text, markdown or json", "print the comparison as JSON (same as --format json)")
 	return cmd
 }
 

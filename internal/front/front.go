@@ -52,6 +52,8 @@ func Wants(args []string) string {
 		case len(a) > 2 && a[:2] == "--" && globalValueFlags[a[:indexByte(a, '=')]]:
 		case len(a) > 0 && a[0] == '-':
 			return "" // -h, --help, --version or a flag the light root does not know
+		case (a == "score" || a == "trace") && filtersJSON(args[i+1:]):
+			return "" // --jq and --template are tune-full's (gojq is not linked here)
 		case a == "score":
 			return a
 		case a == "trace":
@@ -66,6 +68,20 @@ func Wants(args []string) string {
 		}
 	}
 	return ""
+}
+
+// filtersJSON reports whether args ask for --jq or --template (internal/cmdutil/jsonfilter).
+func filtersJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		switch a[:indexByte(a, '=')] {
+		case "--jq", "--template":
+			return true
+		}
+	}
+	return false
 }
 
 func indexByte(s string, c byte) int {
