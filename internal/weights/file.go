@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/tomlbound"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,7 +41,7 @@ var costKeys = []string{"too_low", "too_high", "other_item"}
 // error names the offending key.
 func Parse(name string, data []byte) (Weights, error) {
 	var f fileShape
-	md, err := toml.Decode(string(data), &f)
+	md, err := tomlbound.Decode(data, &f)
 	if err != nil {
 		return Weights{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -188,7 +190,7 @@ func tomlString(s string) string {
 
 // Load reads one version file.
 func Load(path string) (Weights, error) {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadLimited(path, regular.WeightsFile)
 	if err != nil {
 		return Weights{}, err
 	}
