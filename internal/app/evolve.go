@@ -164,7 +164,7 @@ func readConfig(env Env, configPath string) (evolveConfig, error) {
 		if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
 			return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
 		}
-		if cfg.Evolve.ParityBudget < 0 || cfg.Evolve.ParityBudget > 2 {
+		if !(cfg.Evolve.ParityBudget >= 0 && cfg.Evolve.ParityBudget <= 2) { // NaN fails both
 			return cfg, fmt.Errorf("config %s: evolve.parity_budget must lie between 0 and 2 (a too-high cost per prompt)", path)
 		}
 		if err := cfg.Watch.Check(); err != nil {
