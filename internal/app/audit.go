@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"slices"
@@ -196,7 +197,7 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 func LoadPrices(env Env, path string, mode pricing.Mode) (*pricing.Table, error) {
 	t := pricing.Embedded()
 	if path != "" {
-		f, err := os.Open(path)
+		f, err := regular.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("--pricing: %w", err)
 		}
