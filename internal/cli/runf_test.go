@@ -88,7 +88,7 @@ func runFCases() []runFCase {
 		{"trace", []string{"a.log", "--last", "5", "--json", "--max-line-mb", "2", "--strict"}, trace,
 			[]string{"Logs:[a.log]", "Last:5", "LastSet:true", "Format:json", "MaxLine:2", "Strict:true"}},
 		{"trace", []string{"--format", "parquet", "--out", "o.parquet", "--force"}, trace, []string{"Format:parquet", "Out:o.parquet", "Force:true", "LastSet:false"}},
-		{"verify", []string{"--json"}, func(f *Factory, g *any) *cobra.Command { return newCmdVerify(f, hook[verifyOptions](g)) }, []string{"JSON:true"}},
+		{"verify", []string{"--json", "--base", "origin/main"}, func(f *Factory, g *any) *cobra.Command { return newCmdVerify(f, hook[verifyOptions](g)) }, []string{"JSON:true", "Base:origin/main"}},
 		{"version", []string{"--json"}, func(f *Factory, g *any) *cobra.Command { return newCmdVersion(f, hook[versionOptions](g)) }, []string{"JSON:true"}},
 		{"watch", []string{"a.log", "--version", "v0002", "--config", "c.toml", "--json"}, func(f *Factory, g *any) *cobra.Command { return newCmdWatch(f, hook[watchOptions](g)) },
 			[]string{"Logs:[a.log]", "Version:v0002", "ConfigPath:c.toml", "JSON:true"}},
