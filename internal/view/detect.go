@@ -102,7 +102,7 @@ func Evidence(w io.Writer, det *evolve.Detection) error {
 	}
 	termtable.Fprintf(w, "accumulated evidence: %d settled eligible task(s) of the logs read, %d flagged; %d not settled yet (a task settles %d labelled tasks later, or when its log has been quiet for %s)%s\n",
 		acc.Eligible, acc.Flagged, acc.Pending, acc.Horizon, acc.SettleAfter, spent)
-	termtable.Fprintf(w, "test: %s\n", det.Correction)
+	termtable.Fprintf(w, "test: %s; per signal: a/b carriers flagged/not, c/d the others, e the e-value (of: the threshold), more: the regressions carrying it still needed\n", det.Correction)
 	if err := screenTable(w, det.Screen); err != nil {
 		return err
 	}
@@ -120,8 +120,10 @@ func Evidence(w io.Writer, det *evolve.Detection) error {
 }
 
 func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
-	t := termtable.New(w, "Signal", "a", "b", "c", "d", "e-value", "threshold", "more needed", "excess", "Fisher p", "Verdict").
-		Shrink("Verdict").Optional("Fisher p", "excess", "threshold")
+	// "e" is the e-value, "of" the threshold it needs, "more" the regressions carrying the signal it still
+	// needs (the legend line above says so).
+	t := termtable.New(w, "Signal", "a", "b", "c", "d", "e", "of", "more", "excess", "Fisher p", "Verdict").
+		Shrink("Signal", "Verdict").Optional("Fisher p", "excess", "of")
 	for _, r := range rows {
 		verdict := r.Verdict
 		if r.Confidence != "" && r.Confidence != r.Verdict {

@@ -193,6 +193,24 @@ func TwoStep(seed uint64, w *weights.Weights) (*History, Expect) {
 	return buildWith(seed, w, 20, 3, false, weights.LayerCrossings)
 }
 
+// DeepStep is TwoStep with single-file on every flagged task (-6: no step within the drift bound lifts
+// them) and every title prefixed "deep ", so that it can be read beside a TwoStep history of the same
+// seed without sharing a task key: after the +2 that lifts TwoStep's tasks, these still trigger (the
+// step-cap escalation of the nightly tests).
+func DeepStep(seed uint64, w *weights.Weights) *History {
+	h, exp := TwoStep(seed, w)
+	for _, i := range exp.Flagged {
+		t := &h.Tasks[i]
+		t.Signals = append(t.Signals, weights.SingleFile)
+		slices.Sort(t.Signals)
+		t.Level = w.Level(w.Score(t.Signals))
+	}
+	for i := range h.Tasks {
+		h.Tasks[i].Title = "deep " + h.Tasks[i].Title
+	}
+	return h
+}
+
 // buildWith builds origs regressions among background tasks; common < 0 draws the shared signal from
 // the knobs (and allows an extra signal on later flagged tasks), else it is fixed and no extra is added.
 func buildWith(seed uint64, w *weights.Weights, n int, origs int, damaged bool, fixed weights.Signal) (*History, Expect) {
