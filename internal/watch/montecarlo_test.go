@@ -138,15 +138,24 @@ func TestMonteCarloWatch(t *testing.T) {
 		{insensitive, 10, 1, 0.70}, {sparse, 10, 1, 0},
 	} {
 		k := 0
+		var nights []float64
 		for s := range seqs {
-			if night := c.r.play(uint64(s)); night > 0 && (c.within == 0 || night <= c.within) {
+			night := c.r.play(uint64(s))
+			if night > 0 && (c.within == 0 || night <= c.within) {
 				k++
+			}
+			if night > 0 {
+				nights = append(nights, float64(night))
 			}
 		}
 		lo, hi := stats.Wilson(k, seqs, 0.95)
 		rate := float64(k) / float64(seqs)
-		t.Logf("%-45s proposes the rollback%s: %d/%d = %.1f%% [%.1f–%.1f%%]", c.r.name, map[bool]string{true: fmt.Sprintf(" within %d nights", c.within), false: ""}[c.within > 0],
-			k, seqs, 100*rate, 100*lo, 100*hi)
+		median := 0.0
+		if len(nights) > 0 {
+			median = stats.Median(nights)
+		}
+		t.Logf("%-45s proposes the rollback%s: %d/%d = %.1f%% [%.1f–%.1f%%]; by night 30: %d, median night %.0f", c.r.name,
+			map[bool]string{true: fmt.Sprintf(" within %d nights", c.within), false: ""}[c.within > 0], k, seqs, 100*rate, 100*lo, 100*hi, len(nights), median)
 		if rate > c.atMost || rate < c.atLeast {
 			t.Errorf("%s: %.1f%% of %d sequences, want within [%.0f%%, %.0f%%]", c.r.name, 100*rate, seqs, 100*c.atLeast, 100*c.atMost)
 		}
