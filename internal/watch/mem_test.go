@@ -20,8 +20,7 @@ import (
 //	go test ./internal/watch -run '^$' -bench BuilderHeap -benchtime 1x
 func BenchmarkBuilderHeap(b *testing.B) {
 	p, v := versions(b)
-	in := Input{Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changes: []string{"contract-rule-hit +1"},
-		Changed: []weights.Signal{weights.ContractRuleHit}}
+	in := Input{Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changes: []string{"contract-rule-hit +1"}}
 	const n = 100000
 	for _, kind := range []string{"kept", "before", "counted", "naming"} {
 		b.Run(kind, func(b *testing.B) {

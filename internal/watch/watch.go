@@ -114,8 +114,6 @@ type Input struct {
 	// Changes describe the change (e.g. "contract-rule-hit +1"), for the reader; the tasks it moved
 	// are found by scoring each task under both versions.
 	Changes []string
-	// Changed are the signals it changed (kept for callers; the verdicts do not need them).
-	Changed []weights.Signal
 	Config  Config
 }
 

@@ -97,7 +97,7 @@ func judge(t *testing.T, before, after []spec) *Result {
 	t.Helper()
 	p, v := versions(t)
 	return Judge(Input{Tasks: history(t, before, after), Version: Version{v, applied}, Parent: Version{p, parentFrom},
-		Changes: []string{"contract-rule-hit +1"}, Changed: []weights.Signal{weights.ContractRuleHit}})
+		Changes: []string{"contract-rule-hit +1"}})
 }
 
 // judgeDown judges the reverse change (v0002 back to v0001's content, contract-rule-hit −1): the
@@ -341,5 +341,20 @@ func TestEProcesses(t *testing.T) {
 	// 0 of 2 against 0.5: ∫ (1-p)² dp / 0.5 / 0.25 = (1/24)/0.125 = 1/3.
 	if got := math.Exp(mixtureLogE(0, 2, 0.5)); math.Abs(got-1.0/3) > 1e-9 {
 		t.Errorf("mixture e %g, want 1/3", got)
+	}
+}
+
+// TestEffectMidwayNotHarmful: the effect begins only after the apply — low-side tasks carrying the
+// changed signal that the change did not lift (still L1 under both) now regress 15 of 20, none did
+// before. The old watch compared those before/after and called a correct change harmful; they are not
+// moved, so they are no evidence about the change, and the lifted tasks do fine: holding.
+func TestEffectMidwayNotHarmful(t *testing.T) {
+	// contract-rule-hit +2, explicit-bugfix −5, single-file −3: −6 (L1) under v0001, −5 (L1) under v0002.
+	unlifted := spec{level: "L1", signals: "contract-rule-hit:+2,explicit-bugfix:-5,single-file:-3", k: 2, terminal: "complete", lossFinal: "0.100"}
+	before := slices.Concat(many(10, liftedLow), many(20, unlifted), many(38, otherLow), many(2, regressed(otherLow)))
+	after := slices.Concat(many(19, liftedHigh), many(1, regressed(liftedHigh)), many(5, unlifted), many(15, regressed(unlifted)))
+	r := judge(t, before, after)
+	if r.Verdict != Holding || r.Moved != 20 {
+		t.Fatalf("verdict %q, moved %d (%s), want holding over the 20 lifted tasks", r.Verdict, r.Moved, r.Reason)
 	}
 }
