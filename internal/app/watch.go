@@ -125,7 +125,9 @@ func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
 	// on (docs/decisions.md#watch-memory).
 	b := watch.NewBuilder(in)
 	for _, l := range logs {
+		name := env.LogName(l)
 		_, err := traceparse.StreamLog(l, func(t *traceparse.Task) error {
+			t.Source = name
 			b.Add(t)
 			return nil
 		}, nil)
