@@ -49,7 +49,8 @@ reaches its threshold with probability at most alpha while the version does what
                evidence of harm: it took tasks off the low side, it put none there.
   too early    no test reached its threshold and fewer than watch.min_tasks (default 10) tasks
                moved: it says how many more.
-  holding      no test reached its threshold over at least watch.min_tasks moved tasks.
+  holding      no test reached its threshold over at least watch.min_tasks moved tasks (or
+               the change moves no level at all: only costs changed, nothing to judge).
 The threshold is 1/alpha with alpha split over the tests the change's direction allows (two for
 an upward change: 40 at the default alpha 0.05). The table lists the moved tasks: parent level →
 version level, the test each one is a trial of, and whether it counts against the version.
