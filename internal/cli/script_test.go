@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +84,17 @@ func TestScripts(t *testing.T) {
 					}
 				}
 				ts.Fatalf("%s has no file %s", args[0], args[1])
+			},
+			// replace FILE OLD NEW replaces the one occurrence of OLD in FILE (a hand edit).
+			"replace": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: replace FILE OLD NEW")
+				}
+				data := ts.ReadFile(args[0])
+				if strings.Count(data, args[1]) != 1 {
+					ts.Fatalf("%s holds %q %d times, want once", args[0], args[1], strings.Count(data, args[1]))
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Replace(data, args[1], args[2], 1)), 0o644))
 			},
 			// recipe NAME DST writes a recipe's shell script from docs/nightly.md to DST (nightlyRecipe).
 			"recipe": func(ts *testscript.TestScript, neg bool, args []string) {
