@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
 	"io/fs"
 	"os"
 	"path"
@@ -263,7 +264,7 @@ func hasVersions(dir string) (bool, error) {
 
 // addGitignore appends the entries .gitignore lacks (creating it) and returns them.
 func addGitignore(path string, entries []string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadLimited(path, regular.SmallText)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -6,10 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gofrs/flock"
-
 	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/watch"
@@ -87,12 +86,11 @@ func nightlyLock(env Env) (unlock func(), err error) {
 		return nil, store.NoStoreError(env.WeightsDir)
 	}
 	lockPath := filepath.Join(env.WeightsDir, NightlyLockName)
-	lock := flock.New(lockPath)
-	ok, err := lock.TryLock()
+	lock, err := regular.TryLock(lockPath, 0) // no link followed, no FIFO waited on
 	if err != nil {
 		return nil, fmt.Errorf("nightly lock %s: %w", lockPath, err)
 	}
-	if !ok {
+	if lock == nil {
 		return nil, fmt.Errorf("another tune nightly is running (it holds %s); this run did nothing", lockPath)
 	}
 	return func() { _ = lock.Unlock() }, nil

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
@@ -50,7 +51,7 @@ never the weights store: an existing store's versions and log are kept as they a
   tune init ~/src/shop-api
   tune init --force   # restore tune.toml and the fixtures; the store is kept
   tune init --ci github`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cmdutil.WantArgs(cobra.MaximumNArgs(1), "at most one directory (default the working directory), e.g. tune init ."),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = "."
 			if len(args) == 1 {

@@ -56,6 +56,8 @@ func runFCases() []runFCase {
 			[]string{"A:v1", "B:v2", "Format:markdown"}},
 		{"effort", []string{"--repo", "r", "--census-only", "--json"}, func(f *Factory, g *any) *cobra.Command { return newCmdEffort(f, hook[effortOptions](g)) },
 			[]string{"Repo:r", "CensusOnly:true", "JSON:true"}},
+		{"effort", []string{"d", "--pricing", "p.json", "--cost-mode", "calculate"}, func(f *Factory, g *any) *cobra.Command { return newCmdEffort(f, hook[effortOptions](g)) },
+			[]string{"Paths:[d]", "Pricing:p.json", "CostMode:calculate"}},
 		{"evolve", []string{"a.log", "--apply", "--config", "c.toml", "--json", "--max-steps", "4", "--stall-bound", "1"},
 			func(f *Factory, g *any) *cobra.Command { return newCmdEvolve(f, hook[evolveOptions](g)) },
 			[]string{"Logs:[a.log]", "Apply:true", "ConfigPath:c.toml", "JSON:true", "MaxSteps:4", "StallBound:1"}},

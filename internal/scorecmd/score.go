@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/regular"
@@ -117,7 +118,7 @@ level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's desig
   tune score --batch prompts.jsonl --weights weights/v0002.toml > results.jsonl
   tune score --log .ldd/trace.log --task "typo in README" "fix the typo in README.md line 12"
   tune score --project-log "fix the typo in README.md line 12"`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cmdutil.WantArgs(cobra.MaximumNArgs(1), `one prompt (quote it), or - for stdin, e.g. tune score "fix the typo in README.md"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir = *env.WeightsDir
 			opts.WeightsDirChosen = cmd.Flags().Changed("weights-dir") || env.Getenv("TUNE_WEIGHTS_DIR") != ""
@@ -201,6 +202,11 @@ func Run(opts *Options) error {
 			return fmt.Errorf("reading the prompt from stdin: %w", err)
 		}
 		prompt = string(data) // not trimmed: the reference scores stdin as read
+		if strings.TrimSpace(prompt) == "" {
+			// The reference would dispatch nothing at L2; a pipe that produced nothing is a mistake
+			// in the command line, not a task.
+			return exitcode.FlagErrorf("tune score: stdin held no prompt; give the prompt as an argument or pipe it in, e.g. echo \"fix the typo\" | tune score")
+		}
 	}
 	var history []string
 	if opts.HistoryLog != "" {

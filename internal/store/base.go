@@ -183,7 +183,11 @@ func SnapshotDir(dir string) (Snapshot, error) {
 		names = append(names, path.Join(ProposalsDir, filepath.Base(p)))
 	}
 	for _, name := range names {
-		data, err := regular.ReadFileNoFollow(filepath.Join(dir, filepath.FromSlash(name)))
+		lim := regular.ProposalFile
+		if name == LogFile {
+			lim = regular.StoreLog
+		}
+		data, err := regular.ReadLimitedNoFollow(filepath.Join(dir, filepath.FromSlash(name)), lim)
 		switch {
 		case err == nil:
 			snap[name] = data

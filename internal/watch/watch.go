@@ -72,11 +72,11 @@ func (c Config) Check() error {
 	switch {
 	case c.MinTasks < 0:
 		return fmt.Errorf("watch.min_tasks %d: want a positive number of tasks", c.MinTasks)
-	case c.OverkillBound < 0 || c.OverkillBound > 1:
+	case !(c.OverkillBound >= 0 && c.OverkillBound <= 1): // NaN fails both
 		return fmt.Errorf("watch.overkill_bound %g: want a rate rise between 0 and 1", c.OverkillBound)
 	case c.MinRecurrences < 0:
 		return fmt.Errorf("watch.min_recurrences %d: want a positive number of tasks", c.MinRecurrences)
-	case c.Alpha < 0 || c.Alpha >= 1:
+	case !(c.Alpha >= 0 && c.Alpha < 1): // NaN fails both
 		return fmt.Errorf("watch.alpha %g: want a level between 0 and 1", c.Alpha)
 	}
 	return nil
