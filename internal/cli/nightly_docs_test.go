@@ -164,6 +164,20 @@ func TestNightlyCrontabLine(t *testing.T) {
 	if fields == "" || strings.Contains(line, "%") || !strings.Contains(line, "/tune-nightly.sh") {
 		t.Fatalf("not a crontab line running tune-nightly.sh (five time fields, no %%): %q", line)
 	}
+	// Run the command as cron would (/bin/sh -c), the project directory replaced by a temp one whose
+	// script prints and exits 3: the output, stdout and stderr, lands in the log beside it.
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho night\necho escalated >&2\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(dir, "tune-nightly.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", strings.ReplaceAll(line[len(fields):], "/srv/project", dir))
+	if err := cmd.Run(); err == nil {
+		t.Error("the line hid the script's exit 3 from cron")
+	}
+	if log, err := os.ReadFile(filepath.Join(dir, "tune-nightly.log")); err != nil || string(log) != "night\nescalated\n" {
+		t.Errorf("tune-nightly.log: %q, %v", log, err)
+	}
 }
 
 // stubDir writes stub commands into dir/bin: tune (prints output, exits rc), git (succeeds), gh and
