@@ -79,7 +79,8 @@ threshold, need_more, rejected, note}], moved_tasks [{log, line, meta_timestamp,
 level, test, regressed, event, evidence}], evidence [{log, line, meta_timestamp, task, level,
 note}], config {min_tasks, overkill_bound, min_recurrences, alpha}, active, proposal,
 proposal_path, proposal_new, proposal_note, logs}; need_more and the proposal fields only when
-they apply.`,
+they apply. A test's alt_rate is 0 when its e-value averages over every rate worse than the null
+(the harm tests); its need_more is -1 when the test cannot be made (note says why).`,
 		Example: `  tune watch
   tune watch projects/*/.ldd/trace.log --json | jq -r .verdict
   tune watch --version v0003 .ldd/trace.log`,
