@@ -36,10 +36,10 @@ const ConfigTemplate = `# tune.toml: this directory is a tune project. tune find
 
 # [watch]
 # The verdicts of tune watch on an applied version (holding, too early, not helping, harmful).
-# min_tasks = 20          # closed tasks with a level the version needs before a verdict
-# overkill_bound = 0.1    # rise of the overkill rate (after − before) that makes a version harmful
+# min_tasks = 10          # tasks the change moved (auto) before "holding" instead of "too early"
+# overkill_bound = 0.1    # margin over the rate before that the harm tests allow the moved tasks
 # min_recurrences = 2     # lifted tasks that must still regress for "not helping"
-# alpha = 0.05            # level of the one-sided exact tests
+# alpha = 0.05            # chance a test ever fires on a version that does what it should
 `
 
 // GitignoreEntries are the store's lock and marker files, which never belong in version control.

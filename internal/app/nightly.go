@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/report"
@@ -200,14 +199,25 @@ func versionNumber(name string) int {
 	return n
 }
 
+// reportMovedRows is how many moved tasks the EVAL report's Watch section lists (events first);
+// tune watch --json lists them all.
+const reportMovedRows = 50
+
 // watchFinding is the watch result as the EVAL report shows it.
 func watchFinding(r *WatchResult) *report.WatchFinding {
-	f := &report.WatchFinding{Version: r.Version, Parent: r.Parent, Changes: r.Changes, Verdict: r.Verdict, Reason: r.Reason, Proposal: r.Proposal}
-	for _, m := range []struct {
-		name string
-		c    watch.Comparison
-	}{{"low-side regressions (changed signal)", r.Regressions}, {"overkill", r.Overkill}, {"underkill", r.Underkill}} {
-		f.Measures = append(f.Measures, report.WatchMeasure{Name: m.name, Before: m.c.Before.Format(accuracy.RateParens), After: m.c.After.Format(accuracy.RateParens), P: m.c.P})
+	f := &report.WatchFinding{Version: r.Version, Parent: r.Parent, Changes: r.Changes, Verdict: r.Verdict, Reason: r.Reason, Proposal: r.Proposal,
+		NotCounted: watch.NotCountedText(r.NotCounted)}
+	for _, t := range r.Tests {
+		f.Tests = append(f.Tests, report.WatchTest{Name: t.Name, Basis: t.Basis, Events: fmt.Sprintf("%d/%d", t.K, t.N), Null: t.Null, Alt: t.Alt,
+			E: t.E, Threshold: t.Threshold, NeedMore: t.NeedMore, Note: t.Note})
+	}
+	rows := watch.EventsFirst(r.MovedTasks)
+	if len(rows) > reportMovedRows {
+		f.MovedMore = len(rows) - reportMovedRows
+		rows = rows[:reportMovedRows]
+	}
+	for _, m := range rows {
+		f.Moved = append(f.Moved, report.WatchMoved{MetaTimestamp: m.MetaTimestamp, Task: m.Task, Levels: m.From + " → " + m.To, Test: m.Test, Against: m.Against()})
 	}
 	return f
 }
