@@ -352,6 +352,9 @@ func writeStateDump(dir string, out *EvolveResult) (string, error) {
 	if out.Stored != nil {
 		name = "evolve-state-" + out.Stored.ID + ".json"
 	}
+	if err := regular.RealDirs(dir); err != nil {
+		return "", err // a link would take the state dump outside the project
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

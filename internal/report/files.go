@@ -28,6 +28,9 @@ type File struct {
 // written atomically (internal/atomicfile: fsynced, 0644), so a reader never sees half a report; a file whose bytes are
 // already there is left alone, so a second nightly run does not even touch the modification time.
 func WriteFiles(dir string, files []File) ([]string, error) {
+	if err := regular.RealDirs(dir); err != nil {
+		return nil, err // a link would take the reports outside the project
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("report directory: %w", err)
 	}

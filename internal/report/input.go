@@ -28,6 +28,9 @@ func SaveProposalInput(path string, in ProposalReport) error {
 	if err := toml.NewEncoder(&buf).Encode(in); err != nil {
 		return fmt.Errorf("report input %s: %w", path, err)
 	}
+	if err := regular.RealDirs(filepath.Dir(filepath.Dir(path)), filepath.Dir(path)); err != nil {
+		return err // proposals/ and inputs/: a link would take the write outside the store
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -80,6 +80,9 @@ func (s *Store) mutate(fn func(st *state) error) error {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
+	if err := regular.RealDirs(s.writeDirs()...); err != nil {
+		return err // a symbolic link would take the writes outside the project
+	}
 	// The lock file is opened without following a link and only as a regular file: a FIFO planted there
 	// would block the open past any timeout (docs/decisions.md#hostile-files-issue-25).
 	lock, err := regular.TryLock(s.path(LockFile), timeout)

@@ -61,6 +61,7 @@ func (s *Store) Verify() []Problem {
 	st.reference = s.Reference
 	problems := st.verify()
 	s.judgePending(st, problems)
+	problems = append(problems, s.dirProblems()...)
 	return append(problems, s.staleOutsideProblems()...)
 }
 
