@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // A symbolic link at weights/proposals or at the reports directory (a pull request can commit one) would
@@ -84,4 +86,98 @@ func TestOversizedVersionFileIsNotRead(t *testing.T) {
 		t.Errorf("verify: %s", probs)
 	}
 	readersRefuse(t, dir, "too-large")
+}
+
+// forge writes version v with content data and a log line for it (a rollback restoring restores, or the
+// entry edit returns), re-chained, re-anchored and with a re-signed weights.sum: every hash agrees.
+func forge(t *testing.T, s *Store, dir string, v int, data []byte, edit func(*LogEntry)) {
+	t.Helper()
+	name := weights.VersionName(v) + ".toml"
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := loadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := LogEntry{Action: ActionRollback, Parent: st.active(), Result: v, ResultSHA256: fileSHA(data), Restores: 1, Reason: "rollback to v0001"}
+	edit(&e)
+	if err := s.writeLog(st, s.buildLine(st, e)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, SumFile), marshalSum(sumOf(st.files)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The forge: a new version with other weights, a log entry "rollback, restores 1", re-signed
+// sums. Every hash agrees; verify reads the meaning and refuses it. The same for an apply whose weights
+// are not its parent plus its logged changes, and one whose ledger keys are not its proposal's.
+func TestForgedHistoryIsRefused(t *testing.T) {
+	t.Run("rollback", func(t *testing.T) {
+		s, dir := applied(t) // v0001, v0002 (apply), v0003 (rollback to v0001)
+		w, err := s.Version(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Version, w.Parent = 4, 3
+		w.Signals[weights.Ambiguous] += weights.Whole(7)
+		w.Signals[weights.Greenfield] += weights.Whole(5)
+		forge(t, s, dir, 4, w.Marshal(), func(*LogEntry) {})
+		probs := joinProblems(s.Verify())
+		if !strings.Contains(probs, "evolution.jsonl:5: history: v0004.toml: it says it restores v0001, but its weights differ from it in") {
+			t.Fatalf("verify: %s", probs)
+		}
+		readersRefuse(t, dir, "it says it restores v0001") // score never uses the forged weights
+	})
+	t.Run("apply", func(t *testing.T) {
+		s, dir := applied(t)
+		p := sampleProposal(t)
+		p.Parent = 3
+		p.Reason = "forged"
+		w := p.Candidate
+		w.Version, w.Parent = 4, 3
+		w.Signals[weights.Greenfield] += weights.Whole(5) // beyond what the log decided
+		forge(t, s, dir, 4, w.Marshal(), func(e *LogEntry) {
+			e.Action, e.Restores, e.Proposal = ActionApply, 0, p.ComputeID()
+		})
+		probs := joinProblems(s.Verify())
+		if !strings.Contains(probs, "evolution.jsonl:5: history: v0004.toml: its apply names proposal") {
+			t.Fatalf("verify: %s", probs)
+		}
+	})
+	t.Run("ledger", func(t *testing.T) {
+		s, dir := freshStore(t)
+		p := decide(t, s, sampleProposal(t))
+		if _, err := s.Apply(p); err != nil {
+			t.Fatal(err)
+		}
+		mustVerify(t, s)
+		logPath := filepath.Join(dir, LogFile)
+		st, _ := loadState(dir)
+		last := st.lines[len(st.lines)-1]
+		if last.Entry.Action != ActionApply {
+			t.Fatalf("last line %+v", last.Entry)
+		}
+		// re-chain a log whose apply carries a ledger key no evidence has
+		e := last.Entry
+		e.Ledger = append(e.Ledger, "forged-task")
+		st.lines = st.lines[:len(st.lines)-1]
+		var b strings.Builder
+		for _, l := range st.lines {
+			b.Write(l.Raw)
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(logPath, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, _ = loadState(dir)
+		if err := s.writeLog(st, s.buildLine(st, e)); err != nil {
+			t.Fatal(err)
+		}
+		probs := joinProblems(s.Verify())
+		if !strings.Contains(probs, "history: v0002.toml: its ledger keys") {
+			t.Fatalf("verify: %s", probs)
+		}
+	})
 }

@@ -395,6 +395,7 @@ func (e *IntegrityError) Error() string {
 func (st *state) readable() error {
 	var pl problemList
 	st.verifyIntegrity(&pl)
+	st.verifyMeaning(&pl, true) // the active version's own entry (docs/decisions.md#hostile-files-issue-25)
 	pending := st.pendingNames()
 	var bad []Problem
 	for _, p := range pl.list {

@@ -122,6 +122,7 @@ func (st *state) verify() []Problem {
 	var pl problemList
 	st.verifyFiles(&pl)
 	st.verifyIntegrity(&pl)
+	st.verifyMeaning(&pl, false)
 	return pl.list
 }
 
