@@ -106,6 +106,8 @@ type EvolveResult struct {
 	Stored      *store.Proposal        `json:"-"`
 	ReportInput *report.ProposalReport `json:"-"`
 	Tails       []traceparse.Tail      `json:"-"`
+	// Tasks counts the tasks read from the logs (nightly's empty-log alert).
+	Tasks int `json:"-"`
 }
 
 // Escalated reports whether the run needs a human (exit code 3).
@@ -225,7 +227,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		return nil, err
 	}
 	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
-		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails,
+		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails, Tasks: len(read.Tasks),
 		Warnings: evolve.UniqueWarnings(append(parseWarnings(read), res.Detection.Warnings...)),
 		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
 		Partial: res.Partial}
