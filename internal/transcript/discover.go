@@ -3,6 +3,7 @@ package transcript
 import (
 	"errors"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/redact"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -163,7 +164,7 @@ func SourceOf(path string) Source {
 		}
 	}
 	if projects >= 0 && projects+1 < len(dirs) {
-		src.Project = dirs[projects+1]
+		src.Project = redact.String(dirs[projects+1]) // a directory name reaches every table too
 	}
 	subagents := -1
 	for i, c := range dirs {

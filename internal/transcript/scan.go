@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/redact"
 	"io"
 	"io/fs"
 	"runtime"
@@ -203,12 +204,14 @@ func newFileParser(opt Options, done *atomic.Int64) *fileParser {
 }
 
 // str returns b as an interned string: models, versions, efforts and agent ids repeat on every line.
+// It is redacted once, when first seen: these names reach every audit table and export
+// (docs/decisions.md#hostile-files-issue-25). Ids are not (see id): two ids redacted alike would merge.
 func (fp *fileParser) str(b []byte) string {
 	if v, ok := fp.intern[string(b)]; ok {
 		return v
 	}
-	v := string(b)
-	fp.intern[v] = v
+	v := redact.String(string(b))
+	fp.intern[string(b)] = v
 	return v
 }
 
