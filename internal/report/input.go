@@ -3,14 +3,14 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"github.com/ldd-tools/tune/internal/regular"
-	"github.com/ldd-tools/tune/internal/tomlbound"
 	"os"
 	"path/filepath"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/tomlbound"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 

@@ -3,13 +3,13 @@ package store
 import (
 	"errors"
 	"fmt"
-	"github.com/ldd-tools/tune/internal/regular"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/ldd-tools/tune/internal/faultpoint"
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // Two directories outside the store receive tune's atomic writes and are committed like it: the reports

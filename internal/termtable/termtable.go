@@ -19,6 +19,8 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 // Style is how a table is drawn.
@@ -152,7 +154,15 @@ func (t *Table) Append(cells ...string) error {
 		return fmt.Errorf("termtable: row has %d cells for %d columns", len(cells), len(t.cols))
 	}
 	row := make([]string, len(t.cols))
-	copy(row, cells)
+	// a cell is escaped before it is measured, so a control character is shown as \xNN and the columns
+	// still line up (docs/decisions.md#hostile-files-issue-25)
+	escape := textfmt.Terminal
+	if t.style == Markdown {
+		escape = textfmt.Markdown
+	}
+	for i, c := range cells {
+		row[i] = escape(c)
+	}
 	t.rows = append(t.rows, row)
 	return nil
 }

@@ -3,12 +3,13 @@ package transcript
 import (
 	"errors"
 	"fmt"
-	"github.com/ldd-tools/tune/internal/redact"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ldd-tools/tune/internal/redact"
 )
 
 // ErrNoConfigDir is returned by Discover when CLAUDE_CONFIG_DIR is set but none of its entries is a

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/ldd-tools/tune/internal/redact"
 	"io"
 	"io/fs"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/redact"
 	"github.com/ldd-tools/tune/internal/regular"
 )
 

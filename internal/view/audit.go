@@ -33,7 +33,7 @@ func (p *Progress) Update(done, total int64) {
 // Clear erases the bar, if one is drawn.
 func (p *Progress) Clear() {
 	if p.drawn {
-		fmt.Fprint(p.W, "\r\033[K")
+		fmt.Fprint(p.W, textfmt.EraseLine) // the one escape sequence tune writes (see textfmt.TerminalWriter)
 		p.drawn = false
 	}
 }
