@@ -37,7 +37,9 @@ func (st *state) verifyMeaning(pl *problemList, activeOnly bool) {
 			return w
 		}
 		var out *weights.Weights
-		if f := st.file(v); f != nil {
+		f := st.file(v)
+		if want, _ := st.loggedSHA(weights.VersionName(v) + ".toml"); f != nil && (want == "" || want == f.SHA) {
+			// an edited file is reported as edited; judging the entries built on it would only repeat that
 			if w, err := weights.Parse(f.Name, f.Data); err == nil && w.Version == v {
 				out = &w
 			}
@@ -57,8 +59,8 @@ func (st *state) verifyMeaning(pl *problemList, activeOnly bool) {
 			continue
 		}
 		name := weights.VersionName(e.Result) + ".toml"
-		if f := st.file(e.Result); resigned[name] > l.No || (f != nil && e.ResultSHA256 != "" && f.SHA != e.ResultSHA256) {
-			continue // signed on purpose later, or edited since (reported as edited; a resign may bless it)
+		if resigned[name] > l.No {
+			continue // signed on purpose later (an edited file is left out by load)
 		}
 		if err := st.entryMeaning(e, load); err != nil {
 			pl.add(Problem{Kind: ProblemHistory, File: LogFile, Line: l.No, Message: fmt.Sprintf("%s: %v; the log and the version files tell different stories (a forged entry?): restore the store from version control", name, err)})
@@ -82,7 +84,10 @@ func (st *state) entryMeaning(e LogEntry, load func(int) *weights.Weights) error
 		}
 		restored := load(e.Restores)
 		if restored == nil {
-			return fmt.Errorf("it restores %s, which is not a valid version on disk", weights.VersionName(e.Restores))
+			if st.file(e.Restores) == nil {
+				return fmt.Errorf("it restores %s, which is not on disk", weights.VersionName(e.Restores))
+			}
+			return nil // edited or invalid: reported as such
 		}
 		if cs := Changes(restored, result); len(cs) > 0 {
 			return fmt.Errorf("it says it restores %s, but its weights differ from it in %s", weights.VersionName(e.Restores), describeChanges(cs))
@@ -90,7 +95,7 @@ func (st *state) entryMeaning(e LogEntry, load func(int) *weights.Weights) error
 	case ActionApply:
 		parent := load(e.Parent)
 		if parent == nil {
-			return fmt.Errorf("its parent %s is not a valid version on disk", weights.VersionName(e.Parent))
+			return nil // missing, edited or invalid: reported as such
 		}
 		if err := st.checkLoggedCandidate(e.Proposal, parent, result); err != nil {
 			return err
