@@ -136,7 +136,7 @@ func maybeSecret(s string) bool {
 		}
 		if lc := c | 0x20; lc >= 'a' && lc <= 'z' {
 			for _, w := range foldedWords[lc] {
-				if hasPrefixFold(s[i+1:], w.rest) {
+				if hasPrefixLower(s[i+1:], w.rest) {
 					if w.alone {
 						return true
 					}
@@ -163,25 +163,12 @@ func mayHoldSecret(s string) bool {
 				return true
 			}
 		case 'b', 'B':
-			if r := s[i+1:]; hasPrefixFold(r, "earer") || hasPrefixFold(r, "asic") {
+			if r := s[i+1:]; hasPrefixLower(r, "earer") || hasPrefixLower(r, "asic") {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// hasPrefixFold reports whether s starts with the lower-case ASCII prefix in any ASCII case.
-func hasPrefixFold(s, prefix string) bool {
-	if len(s) < len(prefix) {
-		return false
-	}
-	for i := range len(prefix) {
-		if s[i]|0x20 != prefix[i] {
-			return false
-		}
-	}
-	return true
 }
 
 var (

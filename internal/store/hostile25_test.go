@@ -3,6 +3,7 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,8 +83,15 @@ func TestOversizedVersionFileIsNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if probs := joinProblems(s.Verify()); !strings.Contains(probs, "v0002.toml: too-large: holds 1073741824 bytes, more than a weights version file may (262144)") {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	probs := joinProblems(s.Verify())
+	runtime.ReadMemStats(&after)
+	if !strings.Contains(probs, "v0002.toml: too-large: holds 1073741824 bytes, more than a weights version file may (262144)") {
 		t.Errorf("verify: %s", probs)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("verify allocated %d MB for a store with a 1 GiB file (it was 6.4 GB before the limit)", alloc>>20)
 	}
 	readersRefuse(t, dir, "too-large")
 }
@@ -185,11 +193,11 @@ func TestForgedHistoryIsRefused(t *testing.T) {
 // Readers during a loop of rollbacks never report tampering: score's OpenActive and ActiveWeights and
 // verify read again while the store changes (quietly). The issue saw 79 of 1,749 score runs and 12 of
 // 112 verify runs fail so. Here at least 300 reads run while another Store (its own lock file handle, as
-// another process would have) rolls back in a loop; TUNE_HARNESS=full runs 2,000 reads and 100 verifies.
+// another process would have) rolls back in a loop; TUNE_HARNESS=full runs 1,000 reads and 40 verifies.
 func TestReadersDuringWritesReportNoTampering(t *testing.T) {
 	wantReads, wantVerifies, every := 300, 5, 60
 	if os.Getenv("TUNE_HARNESS") == "full" {
-		wantReads, wantVerifies, every = 2000, 100, 20
+		wantReads, wantVerifies, every = 1000, 40, 24
 	}
 	_, dir := applied(t)
 	stop := make(chan struct{})
