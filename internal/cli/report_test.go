@@ -97,7 +97,7 @@ func TestReportErrors(t *testing.T) {
 	}{
 		{[]string{"report"}, ExitUsage, "which report?"},
 		{[]string{"report", "audits"}, ExitUsage, `unknown report "audits"`},
-		{[]string{"report", "proposal", "a", "b"}, ExitUsage, "accepts at most 1 arg"},
+		{[]string{"report", "proposal", "a", "b"}, ExitUsage, "tune report proposal [PROPOSAL]: want at most one proposal (default the newest)"},
 		{[]string{"report", "proposal"}, ExitError, "no proposal in " + filepath.Join(wd, "proposals")},
 		{[]string{"report", "proposal", "p-000000000000"}, ExitError, "p-000000000000.json: no such file"},
 	} {
