@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"slices"
@@ -174,8 +175,10 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 	res.Input.Prices = prices.Describe(opts.Pricing)
 	if opts.Report {
 		in := aggs.reportInput(res.Input, nil)
+		sectionScan := ScanOptions(opts.CCUsage, "")
+		sectionScan.MaxLineBytes = opts.MaxLineBytes
 		res.CensusRepo = CensusRoot(env, opts.Repo)
-		if in.Effort, res.CensusWarnings, err = EffortSection(read.Files, res.CensusRepo); err != nil {
+		if in.Effort, res.CensusWarnings, err = EffortSection(read.Files, res.CensusRepo, sectionScan, prices); err != nil {
 			return res, err
 		}
 		if res.ReportFiles, err = report.WriteAudit(opts.ReportDir, in); err != nil {
@@ -196,7 +199,7 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 func LoadPrices(env Env, path string, mode pricing.Mode) (*pricing.Table, error) {
 	t := pricing.Embedded()
 	if path != "" {
-		f, err := os.Open(path)
+		f, err := regular.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("--pricing: %w", err)
 		}

@@ -147,15 +147,18 @@ func (o *AuditABOptions) Complete(armFlags []string, pairBySet bool) error {
 	return CheckCCUsage(o.CCUsage)
 }
 
-// Complete checks tune effort's options: --census-only reads the pins of --repo and no transcript.
-func (o *EffortOptions) Complete() error {
+// Complete checks tune effort's options and fills CostMode from its flag: --census-only reads the pins
+// of --repo and no transcript.
+func (o *EffortOptions) Complete(costMode string) error {
 	if o.CensusOnly && o.Repo == "" {
 		return exitcode.FlagErrorf("--census-only needs --repo: the directory that holds agents/ and skills/")
 	}
 	if o.CensusOnly && len(o.Paths) > 0 {
 		return exitcode.FlagErrorf("--census-only reads no transcripts: drop the PATH arguments")
 	}
-	return nil
+	var err error
+	o.CostMode, err = ParseCostMode(costMode)
+	return err
 }
 
 // ParseCostMode reads a --cost-mode value (tune audit, tune report audit).

@@ -162,7 +162,7 @@ in order at the end.`,
 	return cmd
 }
 
-// costModeUsage is the --cost-mode flag's help (tune audit and tune report audit).
+// costModeUsage is the --cost-mode flag's help (tune audit, tune report audit and tune effort).
 const costModeUsage = "where a request's cost comes from, as ccusage's --mode: `MODE` auto (the costUSD Claude Code 1.0.x recorded on the line, else the prices), calculate (always the prices) or display (recorded costUSD only, else $0)"
 
 func auditRun(opts *auditOptions) error {
