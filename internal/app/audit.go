@@ -92,6 +92,8 @@ type AuditResult struct {
 	// CensusWarnings its census's warnings (files named under it).
 	CensusRepo     string
 	CensusWarnings []effort.Warning
+	// EmptyRange names the --since/--until range when no request falls in it ("" otherwise).
+	EmptyRange string
 }
 
 // Audit reads the transcripts once and aggregates them (text, json, --report), writes one row per
@@ -172,6 +174,13 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 		res.Unpriced = res.Report.Totals.UnpricedModels
 	}
 	res.Input = audit.InputOf(read)
+	if res.Report != nil && !dates.Open() {
+		// The header's sessions are those of the range, as its requests are.
+		res.Input.Sessions = res.Report.Sessions
+		if res.Report.Totals.Requests == 0 {
+			res.EmptyRange = dates.String()
+		}
+	}
 	res.Input.Prices = prices.Describe(opts.Pricing)
 	if opts.Report {
 		in := aggs.reportInput(res.Input, nil)
