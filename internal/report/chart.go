@@ -729,6 +729,9 @@ type NamedChart struct {
 // another format (make charts renders PNGs to look at).
 func ProposalCharts(in ProposalReport) []NamedChart {
 	var out []NamedChart
+	if c, ok := decisionChart(in); ok {
+		out = append(out, NamedChart{"decision", c})
+	}
 	if c, n := proposalLossChart(in); n > 0 {
 		out = append(out, NamedChart{"loss", c})
 	}
