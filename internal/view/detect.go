@@ -123,12 +123,11 @@ func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
 	// "e" is the e-value, "of" the threshold it needs, "more" the regressions carrying the signal it still
 	// needs (the legend line above says so).
 	t := termtable.New(w, "Signal", "a", "b", "c", "d", "e", "of", "more", "excess", "Fisher p", "Verdict").
-		Shrink("Signal", "Verdict").Optional("Fisher p", "excess", "of")
+		Key("Signal", "Verdict").Optional("Fisher p", "excess", "of")
 	for _, r := range rows {
+		// A candidate's confidence is always "strong" since issue 28 (it passed the e-value test): the
+		// verdict alone says it, and the column stays narrow enough to keep whole at 80 columns.
 		verdict := r.Verdict
-		if r.Confidence != "" && r.Confidence != r.Verdict {
-			verdict += " (" + r.Confidence + ")"
-		}
 		if len(r.TiedWith) > 0 {
 			verdict += " from " + strings.Join(r.TiedWith, ", ")
 		}
