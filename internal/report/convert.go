@@ -44,7 +44,10 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 		in.NoPattern = "no consistent pattern"
 	}
 	in.Attempts = nil
-	var decisive *evolve.Attempt
+	var decisive, firstAttempt *evolve.Attempt
+	if len(first.Attempts) > 0 {
+		firstAttempt = &first.Attempts[0]
+	}
 	for si, st := range steps {
 		for ai := range st.Attempts {
 			a := &st.Attempts[ai]
@@ -54,6 +57,7 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 			}
 		}
 	}
+	in.Decisive = taskScores(firstAttempt, decisive)
 	if decisive != nil {
 		in.Discordant = &SignTest{Better: decisive.Discordant.Improved, Worse: decisive.Discordant.Worsened,
 			P: float64(decisive.Discordant.P), MinP: float64(decisive.Discordant.MinP), Verdict: decisive.Discordant.Verdict}

@@ -57,6 +57,10 @@ type Column struct {
 	// KeepEnd cuts a Shrink column's cells at the start ("…0001.jsonl:21"): for evidence such as
 	// file:line, whose end says the most.
 	KeepEnd bool
+	// Key marks a column that carries the row's point (the change, the verdict, the model): it is
+	// never cut nor hidden; the other columns shrink and hide first, and a table whose key columns do
+	// not fit is printed vertically, whole.
+	Key bool
 }
 
 // Table collects rows and renders them.
@@ -112,7 +116,9 @@ func (t *Table) AlignHeaders(a Align) *Table {
 // Shrink marks the named columns as truncatable with "…", and returns t.
 func (t *Table) Shrink(headers ...string) *Table {
 	for _, h := range headers {
-		t.cols[t.index(h)].Shrink = true
+		if !t.cols[t.index(h)].Key {
+			t.cols[t.index(h)].Shrink = true
+		}
 	}
 	return t
 }
@@ -121,8 +127,20 @@ func (t *Table) Shrink(headers ...string) *Table {
 // and returns t.
 func (t *Table) ShrinkStart(headers ...string) *Table {
 	for _, h := range headers {
-		t.cols[t.index(h)].Shrink = true
-		t.cols[t.index(h)].KeepEnd = true
+		if !t.cols[t.index(h)].Key {
+			t.cols[t.index(h)].Shrink = true
+			t.cols[t.index(h)].KeepEnd = true
+		}
+	}
+	return t
+}
+
+// Key marks the named columns as the table's key columns (Column.Key): never cut, never hidden, and
+// returns t.
+func (t *Table) Key(headers ...string) *Table {
+	for _, h := range headers {
+		c := &t.cols[t.index(h)]
+		c.Key, c.Shrink, c.KeepEnd = true, false, false
 	}
 	return t
 }
@@ -131,6 +149,9 @@ func (t *Table) ShrinkStart(headers ...string) *Table {
 // hidden first, and returns t.
 func (t *Table) Optional(headers ...string) *Table {
 	for _, h := range headers {
+		if t.cols[t.index(h)].Key {
+			panic("termtable: key column " + h + " cannot be optional")
+		}
 		t.optional = append(t.optional, t.index(h))
 	}
 	return t

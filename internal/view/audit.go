@@ -127,6 +127,9 @@ func AuditNotes(w, notes io.Writer, res *app.AuditResult, repo string) {
 		NoTranscripts(w, app.DescribeRoots(res.Roots))
 	}
 	Unpriced(w, res.Unpriced)
+	if res.EmptyRange != "" {
+		Notes(notes, []string{fmt.Sprintf("no request %s: the transcripts read hold none of those days", res.EmptyRange)})
+	}
 	EffortWarnings(w, res.CensusRepo, res.CensusWarnings)
 	if res.CensusRepo != "" {
 		Notes(notes, []string{app.PinsNote(res.CensusRepo, repo)})
