@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,8 @@ type liveRecord struct {
 	RollbackOfUp []bool
 	Escalations  int
 	ApplyErrors  []string
+	// Outcomes counts the nightly outcomes (nothing-to-do = never triggered).
+	Outcomes map[string]int
 	Final        weights.Weights
 }
 
@@ -161,7 +164,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyN
 			t.Fatal(err)
 		}
 	}
-	rec := liveRecord{Signal: seq.Signal}
+	rec := liveRecord{Signal: seq.Signal, Outcomes: map[string]int{}}
 	for night := 1; night <= nights; night++ {
 		active, _, err := ActiveWeights(env.WeightsDir)
 		if err != nil {
@@ -177,6 +180,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyN
 			t.Fatalf("seed %d night %d: %v", seed, night, err)
 		}
 		rec.Looks++
+		rec.Outcomes[out.Outcome]++
 		if out.Escalated() {
 			rec.Escalations++
 		}
@@ -357,7 +361,17 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 		esc += r.Escalations
 		errs += len(r.ApplyErrors)
 	}
-	extra := fmt.Sprintf("escalations %d, apply errors %d", esc, errs)
+	outcomes := map[string]int{}
+	for _, r := range recs {
+		for k, v := range r.Outcomes {
+			outcomes[k] += v
+		}
+	}
+	var oc []string
+	for _, k := range slices.Sorted(maps.Keys(outcomes)) {
+		oc = append(oc, fmt.Sprintf("%s %d", k, outcomes[k]))
+	}
+	extra := fmt.Sprintf("escalations %d, apply errors %d; nightly outcomes: %s", esc, errs, strings.Join(oc, ", "))
 	name := lr.Name
 	var rows []liveRow
 	switch lr.kind {
