@@ -205,7 +205,7 @@ func ReportAudit(env Env, opts ReportAuditOptions, hooks ScanHooks) (ReportResul
 	in := spend.reportInput(input, ab)
 	repo := CensusRoot(env, opts.Repo)
 	var warnings []effort.Warning
-	if in.Effort, warnings, err = EffortSection(overview.Files, repo); err != nil {
+	if in.Effort, warnings, err = EffortSection(overview.Files, repo, ScanOptions("", ""), prices); err != nil {
 		return res, err
 	}
 	for _, w := range warnings {

@@ -73,11 +73,16 @@ func (o *AuditOptions) Complete(env Env, fl AuditFlags) error {
 	if o.Breakdown && o.By == "" {
 		return exitcode.FlagErrorf("--breakdown breaks the --by rows down by model: add --by (e.g. --by day)")
 	}
-	for _, d := range []struct{ flag, v string }{{"--since", o.Since}, {"--until", o.Until}} {
-		if d.v != "" {
-			if err := audit.ParseDay(d.v); err != nil {
+	for _, d := range []struct {
+		flag string
+		v    *string
+	}{{"--since", &o.Since}, {"--until", &o.Until}} {
+		if *d.v != "" {
+			day, err := audit.ParseDay(*d.v)
+			if err != nil {
 				return exitcode.FlagErrorf("%s %v", d.flag, err)
 			}
+			*d.v = day
 		}
 	}
 	if o.Since != "" && o.Until != "" && o.Since > o.Until {
@@ -142,15 +147,18 @@ func (o *AuditABOptions) Complete(armFlags []string, pairBySet bool) error {
 	return CheckCCUsage(o.CCUsage)
 }
 
-// Complete checks tune effort's options: --census-only reads the pins of --repo and no transcript.
-func (o *EffortOptions) Complete() error {
+// Complete checks tune effort's options and fills CostMode from its flag: --census-only reads the pins
+// of --repo and no transcript.
+func (o *EffortOptions) Complete(costMode string) error {
 	if o.CensusOnly && o.Repo == "" {
 		return exitcode.FlagErrorf("--census-only needs --repo: the directory that holds agents/ and skills/")
 	}
 	if o.CensusOnly && len(o.Paths) > 0 {
 		return exitcode.FlagErrorf("--census-only reads no transcripts: drop the PATH arguments")
 	}
-	return nil
+	var err error
+	o.CostMode, err = ParseCostMode(costMode)
+	return err
 }
 
 // ParseCostMode reads a --cost-mode value (tune audit, tune report audit).

@@ -2,13 +2,16 @@ package app
 
 import (
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/report"
+	"github.com/ldd-tools/tune/internal/transcript"
 )
 
 // EffortOptions are tune effort's choices, validated by the command.
@@ -18,6 +21,9 @@ type EffortOptions struct {
 	Repo       string
 	CensusOnly bool     // read no transcripts
 	Paths      []string // transcript paths; none: the default roots
+	// Pricing and CostMode price the requests as tune audit's flags of the same names do.
+	Pricing  string
+	CostMode pricing.Mode
 }
 
 // EffortResult is what tune effort prints.
@@ -38,10 +44,13 @@ type EffortResult struct {
 // Effort takes the census of Repo and observes the effort levels in the transcripts. On an error
 // after the census, the result holds the census and its warnings.
 func Effort(env Env, opts EffortOptions) (*EffortResult, error) {
+	prices, err := LoadPrices(env, opts.Pricing, opts.CostMode)
+	if err != nil {
+		return nil, err
+	}
 	var census *effort.Census
 	repo := CensusRoot(env, opts.Repo)
 	if repo != "" {
-		var err error
 		if census, err = effort.TakeCensus(os.DirFS(repo)); err != nil {
 			return nil, err
 		}
@@ -57,7 +66,7 @@ func Effort(env Env, opts EffortOptions) (*EffortResult, error) {
 		return res, err
 	}
 	res.Roots, res.NoTranscripts = roots, len(files) == 0
-	obs, err := effort.Observe(files, effort.Options{Census: census, Open: openFile})
+	obs, err := effort.Observe(files, effort.Options{Census: census, Scan: ScanOptions("", ""), Prices: prices, Open: openFile})
 	if err != nil {
 		return res, err
 	}
@@ -66,7 +75,7 @@ func Effort(env Env, opts EffortOptions) (*EffortResult, error) {
 	return res, nil
 }
 
-func openFile(name string) (io.ReadCloser, error) { return os.Open(name) }
+func openFile(name string) (io.ReadCloser, error) { return regular.Open(name) }
 
 // CensusRoot is the repository the audit report's effort section reads pins from
 // (docs/decisions.md#effort-conformance-issue-14): repo when given (--repo), else the project root
@@ -110,10 +119,11 @@ func CheckRepo(repo string) error {
 }
 
 // EffortSection is the audit report's effort conformance section over the files an audit read: one
-// more pass, as fast as the audit's (docs/decisions.md#effort-conformance-issue-14), checked against
-// the census of repo ("" reads none: shifts are then the effort-<level> skills and agents are not
-// judged). It returns the census's warnings (files named under repo).
-func EffortSection(files []string, repo string) (*report.EffortSection, []effort.Warning, error) {
+// more pass, as fast as the audit's (docs/decisions.md#effort-conformance-issue-14), with the audit's
+// line rules (scan: ScanOptions without an effort label) and prices, checked against the census of repo ("" reads
+// none: shifts are then the effort-<level> skills and agents are not judged). It returns the census's
+// warnings (files named under repo).
+func EffortSection(files []string, repo string, scan transcript.Options, prices *pricing.Table) (*report.EffortSection, []effort.Warning, error) {
 	var census *effort.Census
 	if repo != "" {
 		var err error
@@ -121,7 +131,7 @@ func EffortSection(files []string, repo string) (*report.EffortSection, []effort
 			return nil, nil, err
 		}
 	}
-	obs, err := effort.Observe(files, effort.Options{Census: census, Open: openFile})
+	obs, err := effort.Observe(files, effort.Options{Census: census, Scan: scan, Prices: prices, Open: openFile})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,8 +14,9 @@ type effortOptions struct {
 	Env app.Env // the project's tune.toml, as the command runs
 
 	app.EffortOptions
-	JSON  bool
-	Notes io.Writer // stderr, or io.Discard with --quiet
+	CostMode string // --cost-mode: EffortOptions.CostMode
+	JSON     bool
+	Notes    io.Writer // stderr, or io.Discard with --quiet
 }
 
 // NewCmdEffort builds `tune effort`.
@@ -57,8 +58,9 @@ Transcripts (PATH arguments, else found as tune audit finds them; --census-only 
     Task/Agent call's subagent_type), its levels against the agent's pin: conformant, "off its pin",
     or inherits (an unpinned agent runs at the level in force);
   - shifts inside subagents (the design forbids them), sessions whose level never moves despite
-    paired shifts (CLAUDE_CODE_EFFORT_LEVEL or a headless run), and requests, output, thinking and
-    weighted spend per level and per phase.
+    paired shifts (CLAUDE_CODE_EFFORT_LEVEL or a headless run), and requests, output, thinking,
+    weighted spend and cost per level and per phase: the requests tune audit counts, priced as it
+    prices them (--pricing, --cost-mode).
 Transcripts written before Claude Code recorded effort (≈2.1.21x) show the level as unknown: it is
 never guessed.
 
@@ -77,7 +79,7 @@ verdicts are findings, not failures of the command; to fail a CI job on them, se
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Paths, opts.Env, opts.Notes = args, f.Env(), f.noteOut()
-			if err := opts.Complete(); err != nil {
+			if err := opts.Complete(opts.CostMode); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -89,6 +91,8 @@ verdicts are findings, not failures of the command; to fail a CI job on them, se
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "read the effort pins of the agents and skills in `DIR`")
 	cmd.Flags().BoolVar(&opts.CensusOnly, "census-only", false, "read the pins of --repo only, no transcripts")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&opts.Pricing, "pricing", "", "read prices from `FILE` (JSON as the embedded table; its models replace or add to the embedded ones)")
+	cmd.Flags().StringVar(&opts.CostMode, "cost-mode", "auto", costModeUsage)
 	return cmd
 }
 

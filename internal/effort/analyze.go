@@ -2,37 +2,34 @@ package effort
 
 import (
 	"fmt"
-	"hash/fnv"
 	"sort"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
-// observer accumulates the verdicts session by session.
+// observer accumulates the verdicts session by session, and the scan's requests by level and phase.
 type observer struct {
 	census   *Census
+	prices   *pricing.Table
 	out      *Observed
 	byLevel  map[string]*Bucket
 	byPhase  map[string]*Bucket
-	sessions map[string]bool
-	// earlier holds a hash of the message.id of every request counted in an earlier session: a
-	// resumed or forked session repeats earlier requests under its own id, and the audit counts them
-	// once, where they first appear (docs/decisions.md#effort-conformance-issue-14).
-	earlier map[uint64]struct{}
-}
-
-// idHash is FNV-1a 64 of a message id: fixed, so results never depend on the run; two ids share a
-// hash with probability about 2^-64 per pair.
-func idHash(id string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return h.Sum64()
+	group    []*fileData // the files of the session being read
+	warnings []Warning   // of the meta.json sidecars
+	// earlier holds the message.id of every request counted in an earlier session: a resumed or
+	// forked session repeats earlier requests under its own id, and the audit counts them once,
+	// where they first appear (docs/decisions.md#effort-conformance-issue-14).
+	earlier map[string]struct{}
+	// phases is the phase of each main-loop request by message.id (its first session's), for the
+	// requests the scan hands out at its end.
+	phases map[string]string
 }
 
 func (o *observer) seenEarlier(id string) bool {
-	_, ok := o.earlier[idHash(id)]
+	_, ok := o.earlier[id]
 	return ok
 }
 
@@ -50,18 +47,36 @@ func (o *observer) dropEarlier(fd *fileData) {
 	fd.msgs = keep
 }
 
+// file takes the next file in path order: the files of a session are consecutive.
+func (o *observer) file(fd *fileData) {
+	if len(o.group) > 0 && o.group[0].src.Session != fd.src.Session {
+		o.flush()
+	}
+	o.group = append(o.group, fd)
+	o.warnings = append(o.warnings, fd.warnings...)
+}
+
+// flush analyses the session read so far.
+func (o *observer) flush() {
+	if len(o.group) > 0 {
+		o.session(o.group)
+	}
+	o.group = o.group[:0]
+}
+
 // The phase of main-loop requests before any shift in their turn.
 const sessionPhase = "(session level)"
 
 func newObserver(opt Options) *observer {
 	return &observer{
 		census: opt.Census,
+		prices: opt.Prices,
 		out: &Observed{Shifts: []Shift{}, Reasserts: []Reassert{}, Agents: []Agent{}, Runs: []Run{}, SubagentShifts: []Shift{}, Stuck: []Stuck{},
 			Sessions: []Timeline{}, ByLevel: []Bucket{}, ByPhase: []Bucket{}, Warnings: []Warning{}},
-		byLevel:  map[string]*Bucket{},
-		byPhase:  map[string]*Bucket{},
-		sessions: map[string]bool{},
-		earlier:  map[uint64]struct{}{},
+		byLevel: map[string]*Bucket{},
+		byPhase: map[string]*Bucket{},
+		earlier: map[string]struct{}{},
+		phases:  map[string]string{},
 	}
 }
 
@@ -106,8 +121,7 @@ func billed(msgs []message) []*message {
 // session analyses the files of one session: its main file(s) first in path order, then subagents.
 func (o *observer) session(files []*fileData) {
 	sid := files[0].src.Session
-	o.sessions[sid] = true
-	var main []*message
+	var main, mainAll []*message
 	where := map[*message]string{}
 	tools := map[string]*message{} // tool_use id → the main-loop request that made the call
 	toolByID := map[string]*tool{}
@@ -118,10 +132,6 @@ func (o *observer) session(files []*fileData) {
 		o.dropEarlier(fd)
 	}
 	for _, fd := range files {
-		o.out.Input.Files++
-		o.out.Input.Bytes += fd.bytes
-		o.out.Input.Skipped += fd.skipped
-		o.out.Warnings = append(o.out.Warnings, fd.warnings...)
 		for tid, aid := range fd.links {
 			if _, ok := links[aid]; !ok {
 				links[aid] = tid
@@ -130,13 +140,17 @@ func (o *observer) session(files []*fileData) {
 		if entrypoint == "" {
 			entrypoint = fd.entrypoint
 		}
+		for i := range fd.msgs {
+			seen[fd.msgs[i].id] = true
+		}
 		for _, m := range requests(fd) {
 			where[m] = fd.path
-			o.request(m, fd.src.Class)
-			seen[m.id] = true
 		}
 		if fd.src.Class != transcript.ClassMain {
 			continue
+		}
+		for i := range fd.msgs {
+			mainAll = append(mainAll, &fd.msgs[i])
 		}
 		for _, m := range requests(fd) {
 			main = append(main, m)
@@ -147,6 +161,7 @@ func (o *observer) session(files []*fileData) {
 		}
 	}
 	o.mainLoop(sid, main, where, entrypoint)
+	o.phasesOf(mainAll)
 	for _, fd := range files {
 		if fd.src.Class != transcript.ClassSubagent || fd.src.AgentID == "" {
 			continue
@@ -157,23 +172,44 @@ func (o *observer) session(files []*fileData) {
 		o.run(sid, fd, links, tools, toolByID)
 	}
 	for id := range seen {
-		o.earlier[idHash(id)] = struct{}{}
+		o.earlier[id] = struct{}{}
 	}
 }
 
-// request counts one request of a loop of class c.
-func (o *observer) request(m *message, c transcript.Class) {
-	q := m.req.Request()
-	q.Class = c
-	o.count(o.byLevel, levelOf(m), levelOf(m), &q)
-	o.out.Input.Requests++
-	if m.effort != "" {
+// count adds one request of the scan to its level's bucket and, for a main-loop request, to its
+// phase's. Synthetic error replies have no level, no tokens and no cost: they count as requests at
+// level unknown, as the audit counts them.
+func (o *observer) count(r *transcript.Request) {
+	level := Unknown
+	if r.EffortSrc == transcript.EffortTranscript {
+		level = r.Effort
 		o.out.Input.WithEffort++
 	}
+	o.out.Input.Requests++
+	c := audit.Price(o.prices, r)
+	addTo(o.byLevel, level, level, r, c)
+	if r.Class == transcript.ClassMain {
+		phase, ok := o.phases[r.MessageID]
+		if !ok {
+			phase = sessionPhase
+		}
+		addTo(o.byPhase, phase, level, r, c)
+	}
 }
 
-// copies counts the agent_progress copies of a session as the audit does
-// (docs/decisions.md#effort-conformance-issue-14): a copy is a request of its subagent, counted once,
+// addTo adds request r, of cost c, to the bucket key of m (a level or a phase), noting its level.
+func addTo(m map[string]*Bucket, key, level string, r *transcript.Request, c audit.Cost) {
+	b := m[key]
+	if b == nil {
+		b = &Bucket{Key: key, Levels: map[string]int{}}
+		m[key] = b
+	}
+	b.totals.Add(r, c)
+	b.Levels[level]++
+}
+
+// copies takes the agent_progress copies of a session as the audit does
+// (docs/decisions.md#effort-conformance-issue-14): a copy is a request of its subagent, taken once,
 // and only when no file of the session has that request (the subagent's own file wins). It returns
 // the runs known only through their copies (older builds wrote no subagent file), one pseudo-file
 // per agent, in order of first copy.
@@ -186,13 +222,8 @@ func (o *observer) copies(files []*fileData, seen map[string]bool) []*fileData {
 				continue
 			}
 			seen[m.id] = true
-			class := transcript.ClassSubagent
-			if strings.HasPrefix(m.agent, "acompact") {
-				class = transcript.ClassCompaction
-			}
-			o.request(m, class)
-			if class != transcript.ClassSubagent || m.agent == "" {
-				continue
+			if strings.HasPrefix(m.agent, "acompact") || m.agent == "" {
+				continue // a compaction is no run
 			}
 			run := byAgent[m.agent]
 			if run == nil {
@@ -205,17 +236,6 @@ func (o *observer) copies(files []*fileData, seen map[string]bool) []*fileData {
 		}
 	}
 	return runs
-}
-
-// count adds request q to the bucket key of m (a level or a phase), noting its level.
-func (o *observer) count(m map[string]*Bucket, key, level string, q *transcript.Request) {
-	b := m[key]
-	if b == nil {
-		b = &Bucket{Key: key, Levels: map[string]int{}}
-		m[key] = b
-	}
-	b.totals.Add(q, audit.Price(nil, q))
-	b.Levels[level]++
 }
 
 // shiftsOf checks every pinned Skill call of a loop's requests (docs/decisions.md#effort-conformance-issue-14):
@@ -312,30 +332,6 @@ func (o *observer) mainLoop(sid string, main []*message, where map[*message]stri
 	o.out.Shifts = append(o.out.Shifts, shifts...)
 	o.out.Reasserts = append(o.out.Reasserts, o.reasserts(sid, main, where, shifts)...)
 
-	// Phases: a request belongs to the last pinned skill loaded in its turn, from the request after
-	// the call on; a prompt starts a new turn at the session level.
-	phase := sessionPhase
-	pending := ""
-	for _, m := range main {
-		if m.newTurn {
-			phase, pending = sessionPhase, ""
-			if o.skillLevel(m.command) != "" {
-				phase = m.command // a skill the user invoked applies from the invocation on
-			}
-		}
-		if pending != "" {
-			phase, pending = pending, ""
-		}
-		q := m.req.Request()
-		q.Class = transcript.ClassMain
-		o.count(o.byPhase, phase, levelOf(m), &q)
-		for _, t := range m.tools {
-			if t.name == "Skill" && o.skillLevel(t.skill) != "" {
-				pending = t.skill
-			}
-		}
-	}
-
 	// A session whose level never moves although paired shifts asked it to.
 	levels := map[string]bool{}
 	for _, m := range main {
@@ -353,6 +349,33 @@ func (o *observer) mainLoop(sid string, main []*message, where map[*message]stri
 		st := Stuck{Session: sid, Level: main[0].effort, Shifts: asked, Entrypoint: entrypoint}
 		st.Reason = o.stuckReason(st.Level, entrypoint)
 		o.out.Stuck = append(o.out.Stuck, st)
+	}
+}
+
+// phasesOf notes the phase of each main-loop request of a session (synthetic replies included: they
+// are requests for the audit): a request belongs to the last pinned skill loaded in its turn, from
+// the request after the call on; a prompt starts a new turn at the session level.
+func (o *observer) phasesOf(main []*message) {
+	phase := sessionPhase
+	pending := ""
+	for _, m := range main {
+		if m.newTurn {
+			phase, pending = sessionPhase, ""
+			if o.skillLevel(m.command) != "" {
+				phase = m.command // a skill the user invoked applies from the invocation on
+			}
+		}
+		if pending != "" {
+			phase, pending = pending, ""
+		}
+		if _, ok := o.phases[m.id]; !ok {
+			o.phases[m.id] = phase
+		}
+		for _, t := range m.tools {
+			if t.name == "Skill" && o.skillLevel(t.skill) != "" {
+				pending = t.skill
+			}
+		}
 	}
 }
 
@@ -499,9 +522,14 @@ func (o *observer) run(sid string, fd *fileData, links map[string]string, tools 
 	o.out.Runs = append(o.out.Runs, r)
 }
 
-func (o *observer) result() *Observed {
+// result completes the report with what the scan read.
+func (o *observer) result(res *transcript.Result) *Observed {
 	out := o.out
-	out.Input.Sessions = len(o.sessions)
+	out.Input.Files = len(res.Files)
+	out.Input.Bytes = res.Bytes
+	out.Input.Sessions = len(res.Sessions)
+	out.Input.Skipped = res.Lines.Skipped
+	out.Warnings = append(append(out.Warnings, res.Warnings...), o.warnings...)
 	out.ByLevel = buckets(o.byLevel, levelLess)
 	out.ByPhase = buckets(o.byPhase, func(a, b string) bool { return a < b })
 	out.Agents = agents(out.Runs, o.census != nil)

@@ -207,6 +207,27 @@ func (c *corpus) open(name string) (io.ReadCloser, error) {
 	return os.Open(filepath.Join(c.root, filepath.FromSlash(name)))
 }
 
+// observe observes files (relative to the root, as files returns them) from the root, so that the
+// report names them relative to it whatever the temporary directory; it returns to the test's
+// directory before returning (goldens are read from there).
+func (c *corpus) observe(files []string, opt Options) (*Observed, error) {
+	c.t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.Chdir(c.root); err != nil {
+		c.t.Fatal(err)
+	}
+	defer func() {
+		if err := os.Chdir(wd); err != nil {
+			c.t.Fatal(err)
+		}
+	}()
+	opt.Open = c.open
+	return Observe(files, opt)
+}
+
 var t0 = time.Date(2026, 9, 28, 11, 0, 0, 0, time.UTC)
 
 // designCorpus covers the acceptance cases of the effort check:

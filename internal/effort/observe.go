@@ -3,13 +3,12 @@ package effort
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
-	"runtime"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/audit"
+	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -199,54 +198,41 @@ type Options struct {
 	// Census gives the pins. Without one, a shift is a Skill call of effort-<level> (the design's
 	// shifters), and agents cannot be checked against pins.
 	Census *Census
-	// Open opens a transcript file or its agent-<id>.meta.json sidecar (os.Open in the command).
+	// Scan is the transcript reader's options: the audit's (app.ScanOptions), so that tune effort
+	// counts the requests tune audit counts. Observe sets Strict, Visit, Check and OnRequest.
+	Scan transcript.Options
+	// Prices prices the requests as the audit does (nil: the embedded table, cost mode auto).
+	Prices *pricing.Table
+	// Open opens a subagent's agent-<id>.meta.json sidecar (os.Open in the command).
 	Open func(name string) (io.ReadCloser, error)
-	// Workers is the number of files parsed in parallel (0: GOMAXPROCS). Results do not depend on it.
-	Workers int
 }
 
-// warningsPerFile caps the unusable records named per file; all are counted.
-const warningsPerFile = 3
-
 // Observe reads the transcript files (in the order given; transcript.Discover sorts them, so the
-// files of a session are consecutive) and checks every shift and every subagent run. Only a file
-// that cannot be opened or read is an error.
+// files of a session are consecutive) and checks every shift and every subagent run. The requests,
+// tokens and costs are the audit's: one transcript.Scan reads them, and the tool calls, prompts
+// and agent links of the same records (a transcript.Visitor). Only a file that cannot be opened or
+// read is an error.
 func Observe(files []string, opt Options) (*Observed, error) {
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	ob := newObserver(opt)
-
+	scan := opt.Scan
+	scan.Strict = true
+	scan.Sink = nil
 	// Files are parsed in parallel and analysed in path order, a session at a time: what is held is
-	// one compact record per request of the session being analysed and of the few files read ahead.
-	var group []*fileData
-	err := transcript.Ordered(len(files), workers, 4*workers,
-		func() *fileParser { return newFileParser(opt.Open) },
-		func(p *fileParser, i int) *fileData { return p.parse(files[i]) },
-		nil,
-		func(_ int, fd *fileData) error {
-			if fd.err != nil {
-				return fd.err
-			}
-			if len(group) > 0 && group[0].src.Session != fd.src.Session {
-				ob.session(group)
-				group = group[:0]
-			}
-			group = append(group, fd)
-			return nil
-		})
+	// one compact record per request of the session being analysed and of the few files read ahead,
+	// and the phase of every main-loop request, for the requests the scan hands out at its end.
+	scan.Visit = func() transcript.Visitor { return newFileParser(opt.Open, ob) }
+	scan.Check = func(*transcript.Result) error { ob.flush(); return nil }
+	scan.OnRequest = ob.count
+	res, err := transcript.Scan(files, scan)
 	if err != nil {
 		return nil, err
 	}
-	if len(group) > 0 {
-		ob.session(group)
-	}
-	return ob.result(), nil
+	return ob.result(res), nil
 }
 
 // fileData is one parsed file.
 type fileData struct {
+	ob         *observer
 	path       string
 	src        transcript.Source
 	agentType  string // from the meta.json sidecar
@@ -255,11 +241,15 @@ type fileData struct {
 	copies     []message         // agent_progress copies of subagent requests, in order
 	fromCopies bool              // a run known only through copies (observer.copies), not a file
 	links      map[string]string // tool_use id → agent id (agent_progress, toolUseResult)
-	bytes      int64
-	skipped    int
-	warnings   []Warning
-	err        error
+	warnings   []Warning         // of the meta.json sidecar
+	index      map[string]int    // message id → msgs index
+	copyIndex  map[string]int    // message id → copies index
+	newTurn    bool              // a prompt came since the last request
+	command    string            // the slash command of that prompt
 }
+
+// Merge hands the file to the observer, in path order (transcript.FileFacts).
+func (fd *fileData) Merge() { fd.ob.file(fd) }
 
 // message is one request (the records sharing a message.id) of a file.
 type message struct {
@@ -270,7 +260,6 @@ type message struct {
 	newTurn   bool   // a prompt came since the previous request
 	command   string // the slash command of that prompt (/feat: a skill the user invoked), if any
 	tools     []tool
-	req       transcript.RequestOf
 	synthetic bool
 	agent     string // the subagent of an agent_progress copy
 }
@@ -281,25 +270,17 @@ type tool struct {
 	ts                         string
 }
 
+// fileParser reads the tool calls, prompts and agent links of the records transcript.Scan reads
+// (a transcript.Visitor, one per parsing goroutine).
 type fileParser struct {
 	open func(string) (io.ReadCloser, error)
-	lr   *transcript.LineReader
+	ob   *observer
 	rec  transcript.Record
 	cur  *fileData
 }
 
-func newFileParser(open func(string) (io.ReadCloser, error)) *fileParser {
-	p := &fileParser{open: open, lr: transcript.NewLineReader(nil, 1<<20)}
-	p.lr.OnSkip = func(line, _ int, reason string) { p.skip(line, reason) }
-	return p
-}
-
-func (p *fileParser) skip(line int, reason string) {
-	fd := p.cur
-	fd.skipped++
-	if len(fd.warnings) < warningsPerFile {
-		fd.warnings = append(fd.warnings, Warning{File: fd.path, Line: line, Reason: reason})
-	}
+func newFileParser(open func(string) (io.ReadCloser, error), ob *observer) *fileParser {
+	return &fileParser{open: open, ob: ob}
 }
 
 // Markers that decide, without parsing, whether a record can matter: requests carry usage; agent
@@ -312,101 +293,90 @@ var (
 	markResultID = []byte(`"tool_use_id"`)
 )
 
-func (p *fileParser) parse(path string) *fileData {
-	fd := &fileData{path: path, src: transcript.SourceOf(path)}
+// File starts a file (transcript.Visitor).
+func (p *fileParser) File(src transcript.Source) {
+	fd := &fileData{ob: p.ob, path: src.Path, src: src, index: map[string]int{}, copyIndex: map[string]int{}}
 	p.cur = fd
-	defer func() { p.cur = nil }()
-	f, err := p.open(path)
-	if err != nil {
-		fd.err = fmt.Errorf("transcripts: %w", err)
-		return fd
-	}
-	defer f.Close()
 	if fd.src.Class == transcript.ClassSubagent {
-		fd.agentType = p.readMeta(strings.TrimSuffix(path, ".jsonl") + ".meta.json")
+		fd.agentType = p.readMeta(strings.TrimSuffix(src.Path, ".jsonl") + ".meta.json")
 	}
-	cr := &countReader{r: f}
-	p.lr.Reset(cr)
-	index := map[string]int{}
-	copyIndex := map[string]int{}
-	newTurn, command := false, ""
-	for {
-		b, line, ok := p.lr.Next()
-		if !ok {
-			break
-		}
-		switch {
-		case transcript.Contains(b, markInput, 9), transcript.Contains(b, markAgentID, 6): // 'k', 'I'
-		case transcript.Contains(b, markUser, 2) && !transcript.Contains(b, markResultID, 5): // 'y', '_'
-		default:
-			continue
-		}
-		r := &p.rec
-		if err := transcript.ParseRecord(b, r); err != nil {
-			p.skip(line, transcript.ReasonMalformed)
-			continue
-		}
-		if fd.entrypoint == "" && len(r.Entrypoint) > 0 {
-			fd.entrypoint = string(r.Entrypoint)
-		}
-		switch string(r.Type) {
-		case "assistant":
-			if len(r.MessageID) == 0 || !r.HasUsage || (r.Sidechain && fd.src.Class == transcript.ClassMain) {
-				continue // not a request of this loop (a /btw replay in a main file)
-			}
-			i, seen := index[string(r.MessageID)]
-			if !seen {
-				i = len(fd.msgs)
-				index[string(r.MessageID)] = i
-				fd.msgs = append(fd.msgs, message{id: string(r.MessageID), line: line, ts: string(r.Timestamp), newTurn: newTurn,
-					command: command})
-				newTurn, command = false, ""
-			}
-			m := &fd.msgs[i]
-			m.req.Add(r)
-			if len(r.Effort) > 0 {
-				m.effort = string(r.Effort)
-			}
-			m.synthetic = string(r.Model) == audit.SyntheticModel
-			for _, t := range r.Tools {
-				m.tools = append(m.tools, tool{id: string(t.ID), name: string(t.Name), skill: string(t.Skill),
-					agentType: string(t.SubagentType), line: line, ts: string(r.Timestamp)})
-			}
-		case "progress":
-			if len(r.ParentToolUseID) > 0 && len(r.DataAgentID) > 0 {
-				fd.link(string(r.ParentToolUseID), string(r.DataAgentID))
-			}
-			if c := &r.Copy; c.OK && len(c.MessageID) > 0 {
-				// A subagent request repeated in its parent's file: counted as the audit counts it,
-				// when the subagent's own file lacks it (observer.copies).
-				i, seen := copyIndex[string(c.MessageID)]
-				if !seen {
-					i = len(fd.copies)
-					copyIndex[string(c.MessageID)] = i
-					fd.copies = append(fd.copies, message{id: string(c.MessageID), line: line, ts: string(c.Timestamp),
-						agent: string(r.DataAgentID)})
-				}
-				m := &fd.copies[i]
-				m.req.AddCopy(c)
-				if len(c.Effort) > 0 {
-					m.effort = string(c.Effort)
-				}
-				m.synthetic = string(c.Model) == audit.SyntheticModel
-			}
-		case "user":
-			if len(r.ResultAgentID) > 0 && len(r.ResultIDs) > 0 {
-				fd.link(string(r.ResultIDs[0]), string(r.ResultAgentID))
-			}
-			if r.Text && !r.IsMeta && !r.IsCompactSummary && len(r.ResultIDs) == 0 {
-				newTurn, command = true, string(r.Command)
-			}
-		}
-	}
-	if err := p.lr.Err(); err != nil {
-		fd.err = fmt.Errorf("transcripts: %s: %w", path, err)
-	}
-	fd.bytes = cr.n
+}
+
+// Done ends the file (transcript.Visitor).
+func (p *fileParser) Done() transcript.FileFacts {
+	fd := p.cur
+	p.cur = nil
+	fd.index, fd.copyIndex = nil, nil
 	return fd
+}
+
+// Record reads one record of the file (transcript.Visitor). A record that does not parse is left
+// to the scan, which counts and names the usage lines it cannot read.
+func (p *fileParser) Record(b []byte, line int) {
+	fd := p.cur
+	switch {
+	case transcript.Contains(b, markInput, 9), transcript.Contains(b, markAgentID, 6): // 'k', 'I'
+	case transcript.Contains(b, markUser, 2) && !transcript.Contains(b, markResultID, 5): // 'y', '_'
+	default:
+		return
+	}
+	r := &p.rec
+	if err := transcript.ParseRecord(b, r); err != nil {
+		return
+	}
+	if fd.entrypoint == "" && len(r.Entrypoint) > 0 {
+		fd.entrypoint = string(r.Entrypoint)
+	}
+	switch string(r.Type) {
+	case "assistant":
+		if len(r.MessageID) == 0 || !r.HasUsage || (r.Sidechain && fd.src.Class == transcript.ClassMain) {
+			return // not a request of this loop (a /btw replay in a main file)
+		}
+		i, seen := fd.index[string(r.MessageID)]
+		if !seen {
+			i = len(fd.msgs)
+			fd.index[string(r.MessageID)] = i
+			fd.msgs = append(fd.msgs, message{id: string(r.MessageID), line: line, ts: string(r.Timestamp), newTurn: fd.newTurn,
+				command: fd.command})
+			fd.newTurn, fd.command = false, ""
+		}
+		m := &fd.msgs[i]
+		if len(r.Effort) > 0 {
+			m.effort = string(r.Effort)
+		}
+		m.synthetic = string(r.Model) == audit.SyntheticModel
+		for _, t := range r.Tools {
+			m.tools = append(m.tools, tool{id: string(t.ID), name: string(t.Name), skill: string(t.Skill),
+				agentType: string(t.SubagentType), line: line, ts: string(r.Timestamp)})
+		}
+	case "progress":
+		if len(r.ParentToolUseID) > 0 && len(r.DataAgentID) > 0 {
+			fd.link(string(r.ParentToolUseID), string(r.DataAgentID))
+		}
+		if c := &r.Copy; c.OK && len(c.MessageID) > 0 {
+			// A subagent request repeated in its parent's file: a request of its subagent for the
+			// runs, when the subagent's own file lacks it (observer.copies).
+			i, seen := fd.copyIndex[string(c.MessageID)]
+			if !seen {
+				i = len(fd.copies)
+				fd.copyIndex[string(c.MessageID)] = i
+				fd.copies = append(fd.copies, message{id: string(c.MessageID), line: line, ts: string(c.Timestamp),
+					agent: string(r.DataAgentID)})
+			}
+			m := &fd.copies[i]
+			if len(c.Effort) > 0 {
+				m.effort = string(c.Effort)
+			}
+			m.synthetic = string(c.Model) == audit.SyntheticModel
+		}
+	case "user":
+		if len(r.ResultAgentID) > 0 && len(r.ResultIDs) > 0 {
+			fd.link(string(r.ResultIDs[0]), string(r.ResultAgentID))
+		}
+		if r.Text && !r.IsMeta && !r.IsCompactSummary && len(r.ResultIDs) == 0 {
+			fd.newTurn, fd.command = true, string(r.Command)
+		}
+	}
 }
 
 func (fd *fileData) link(toolID, agentID string) {
@@ -437,15 +407,4 @@ func (p *fileParser) readMeta(path string) string {
 		return ""
 	}
 	return meta.AgentType
-}
-
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.n += int64(n)
-	return n, err
 }

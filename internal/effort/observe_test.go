@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/transcript"
 )
 
 func observeDesign(t testing.TB, withCensus bool, workers int) (*Observed, *Census) {
@@ -21,7 +22,7 @@ func observeDesign(t testing.TB, withCensus bool, workers int) (*Observed, *Cens
 	if withCensus {
 		census = designCensus(t)
 	}
-	o, err := Observe(c.files(), Options{Census: census, Open: c.open, Workers: workers})
+	o, err := c.observe(c.files(), Options{Census: census, Scan: transcript.Options{Workers: workers}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +271,7 @@ func TestWorkersAgree(t *testing.T) {
 func TestUnreadableFile(t *testing.T) {
 	c := designCorpus(t)
 	files := append(c.files(), "projects/-home-dev-shop/zzzz.jsonl")
-	_, err := Observe(files, Options{Open: c.open, Workers: 2})
+	_, err := c.observe(files, Options{Scan: transcript.Options{Workers: 2}})
 	if err == nil || !strings.Contains(err.Error(), "zzzz.jsonl") {
 		t.Fatalf("error %v, want one naming zzzz.jsonl", err)
 	}
@@ -351,7 +352,7 @@ func severalShifts(t *testing.T) *Observed {
 	s.msg("medium", skill("effort-high", "t9"), skill("effort-high", "t10"), bash("t11"))
 	s.msg("high", text("done"))
 	c.main(s)
-	o, err := Observe(c.files(), Options{Census: designCensus(t), Open: c.open})
+	o, err := c.observe(c.files(), Options{Census: designCensus(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

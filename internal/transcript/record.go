@@ -22,9 +22,6 @@ type Record struct {
 	MessageID []byte // message.id
 	Model     []byte // message.model
 	HasUsage  bool   // message.usage was an object
-	usage     usageFields
-	thinkingN int   // thinking and redacted_thinking blocks
-	thinkingC int64 // characters of thinking text
 
 	Tools []ToolUse // tool_use blocks of message.content, in order
 	// Text reports whether a user record's content is a string or holds a text block: a prompt,
@@ -57,9 +54,6 @@ type ProgressCopy struct {
 	Effort    []byte
 	Timestamp []byte
 	Sidechain bool
-	usage     usageFields
-	thinkingN int
-	thinkingC int64
 }
 
 // ToolUse is one tool_use block: its id and name, and the inputs that name what it loads or
@@ -90,14 +84,11 @@ func ParseRecord(b []byte, out *Record) error {
 	out.Type, out.Timestamp, out.RequestID, out.Effort, out.AgentID = lf.Type, lf.Timestamp, lf.RequestID, lf.Effort, lf.AgentID
 	out.Sidechain, out.DataType, out.DataAgentID = lf.Sidechain, lf.DataType, lf.DataAgentID
 	out.MessageID, out.Model, out.HasUsage = m.ID, m.Model, m.HasUsage
-	m.Usage.Speed = string(m.Speed)
-	out.usage, out.thinkingN, out.thinkingC = m.Usage, m.ThinkingBlocks, m.ThinkingChars
 	if lf.progressUsable() {
 		p := &lf.Progress
 		pm := &p.Message
-		pm.Usage.Speed = string(pm.Speed)
 		out.Copy = ProgressCopy{OK: true, MessageID: pm.ID, RequestID: p.RequestID, Model: pm.Model, Effort: p.Effort,
-			Timestamp: p.Timestamp, Sidechain: p.Sidechain, usage: pm.Usage, thinkingN: pm.ThinkingBlocks, thinkingC: pm.ThinkingChars}
+			Timestamp: p.Timestamp, Sidechain: p.Sidechain}
 	}
 	return nil
 }
@@ -207,51 +198,8 @@ func (r *Record) block(typ []byte, t ToolUse, resultID []byte) {
 	}
 }
 
-// RequestOf merges the records of one request (the lines sharing a message.id) as Scan merges them:
-// the field-wise maximum of their usage, thinking exact where usage records it, else estimated from
-// the thinking text (characters/4), else unknown. Model and Effort are the last recorded.
-type RequestOf struct {
-	q     Request
-	usage usageFields
-	n     int
-	chars int64
-}
-
-// Add merges one record of the request.
-func (r *RequestOf) Add(rec *Record) {
-	r.add(&rec.usage, rec.thinkingN, rec.thinkingC, rec.Model, rec.Effort)
-}
-
-// AddCopy merges one agent_progress copy of the request (rec.Copy, when OK).
-func (r *RequestOf) AddCopy(c *ProgressCopy) {
-	r.add(&c.usage, c.thinkingN, c.thinkingC, c.Model, c.Effort)
-}
-
-func (r *RequestOf) add(u *usageFields, thinkingN int, thinkingC int64, model, effort []byte) {
-	r.usage.max(u)
-	r.q.ThinkingBlocks += thinkingN
-	r.chars += thinkingC
-	if len(model) > 0 {
-		r.q.Model = string(model)
-	}
-	if len(effort) > 0 {
-		r.q.Effort, r.q.EffortSrc = string(effort), EffortTranscript
-	}
-	r.n++
-}
-
-// Lines is the number of records merged.
-func (r *RequestOf) Lines() int { return r.n }
-
-// Request returns the merged request (tokens, thinking, model, effort; no ids, times or class).
-func (r *RequestOf) Request() Request {
-	q := r.q
-	fillUsage(&q, &r.usage, r.chars)
-	return q
-}
-
 // fillUsage sets the token counts and the thinking of q from merged usage u and the characters of
-// thinking text of the kept copy: the one rule Scan and RequestOf share.
+// thinking text of the kept copy.
 func fillUsage(q *Request, u *usageFields, chars int64) {
 	q.Speed = u.Speed
 	q.RecordedCostUSD, q.HasRecordedCost = u.Cost, u.HasCost

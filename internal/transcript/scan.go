@@ -71,7 +71,26 @@ type Options struct {
 	// added, the sink is told to Remove the added version and then to Add the new one, so aggregates
 	// stay exactly equal to ccusage's. Requests given to a Sink carry no MessageID or RequestID.
 	Sink Sink
+	// Visit, when set, makes the Visitor of each parsing goroutine: it reads what Scan does not (tool
+	// calls, prompts, agent links) from the same records in the same pass.
+	Visit func() Visitor
 }
+
+// Visitor reads more of a scan's records than Scan does (Options.Visit), so that a second reader
+// never disagrees with the first on which lines are records (tune effort reads tool calls and
+// prompts this way; docs/decisions.md#effort-conformance-issue-14).
+type Visitor interface {
+	// File starts a file; Record then gets each of its records (bytes valid during the call only),
+	// from the goroutine parsing that file.
+	File(src Source)
+	Record(rec []byte, line int)
+	// Done ends the file. What it returns is merged in path order, from the goroutine that merges
+	// requests, before the file's requests; nothing is merged for a file that could not be read.
+	Done() FileFacts
+}
+
+// FileFacts are what a Visitor gathered from one file.
+type FileFacts interface{ Merge() }
 
 // Scan reads the files (in the given order; Discover sorts them) and returns the deduplicated
 // requests, the sessions and the line counts. Only an unreadable file is an error; bad lines are
@@ -154,6 +173,7 @@ type fileResult struct {
 	turnMs   int64
 	turns    int
 	bytes    int64
+	facts    FileFacts // the Visitor's, when Options.Visit is set
 	err      error
 }
 
@@ -167,6 +187,7 @@ type fileParser struct {
 	done    *atomic.Int64
 	line    lineFields
 	cur     *fileResult
+	visit   Visitor
 }
 
 func newFileParser(opt Options, done *atomic.Int64) *fileParser {
@@ -175,6 +196,9 @@ func newFileParser(opt Options, done *atomic.Int64) *fileParser {
 	fp.lr.NoMultiLine = opt.CCUsage
 	fp.lr.MaxLine = opt.MaxLineBytes
 	fp.lr.OnSkip = func(line, lines int, reason string) { fp.skip(line, lines, reason) }
+	if opt.Visit != nil {
+		fp.visit = opt.Visit()
+	}
 	return fp
 }
 
@@ -294,6 +318,10 @@ func (fp *fileParser) parse(path string, index int32) *fileResult {
 	fr := &fileResult{index: index, src: SourceOf(path), skipped: make(map[string]int)}
 	fr.obs = *obsPool.Get().(*[]observation)
 	fp.cur = fr
+	if fp.visit != nil {
+		fp.visit.File(fr.src)
+		defer func() { fr.facts = fp.visit.Done() }()
+	}
 	f, err := regular.Open(path) // a FIFO or a device among the transcripts is refused, not read forever
 	if err != nil {
 		fr.err = fmt.Errorf("transcripts: %w", err)
@@ -306,6 +334,9 @@ func (fp *fileParser) parse(path string, index int32) *fileResult {
 		rec, line, ok := fp.lr.Next()
 		if !ok {
 			break
+		}
+		if fp.visit != nil {
+			fp.visit.Record(rec, line)
 		}
 		switch {
 		case hasInputTokens(rec) && fp.usageRecord(rec, line):
@@ -790,6 +821,9 @@ func (m *merger) add(fr *fileResult) {
 	}
 	s.ActiveMs += fr.turnMs
 	s.Turns += fr.turns
+	if fr.facts != nil {
+		fr.facts.Merge()
+	}
 	m.dedup.AddFile(*src)
 	for i := range fr.obs {
 		m.dedup.Add(&fr.obs[i])
