@@ -75,7 +75,7 @@ type liveRecord struct {
 	ApplyErrors  []string
 	// Outcomes counts the nightly outcomes (nothing-to-do = never triggered).
 	Outcomes map[string]int
-	Final        weights.Weights
+	Final    weights.Weights
 }
 
 // firstRight is the first night an applied (evolve) change raised the planted signal; 0 = never.
@@ -184,8 +184,11 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyN
 		if out.Escalated() {
 			rec.Escalations++
 		}
-		var apply []string
-		rollback := false
+		// What the night leaves for review is applied: the watch's rollback wins over a change of the
+		// same night (nightly's own rule, reviewOf).
+		if out.Stored != nil && out.Stored.Applicable() {
+			rec.Changed++
+		}
 		if wr := out.Watch; wr != nil && wr.Proposal != "" {
 			rec.Rollbacks = append(rec.Rollbacks, night)
 			up := false
@@ -198,33 +201,24 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyN
 				up = rec.Signal >= 0 && v.Signals[rec.Signal] > p.Signals[rec.Signal]
 			}
 			rec.RollbackOfUp = append(rec.RollbackOfUp, up)
-			apply, rollback = append(apply, wr.Proposal), true
 		}
-		if out.Stored != nil && out.Stored.Applicable() {
-			rec.Changed++
-			if !rollback {
-				// After a rollback the evolve proposal's parent is no longer active: a team applies the
-				// rollback and lets the next night propose again.
-				apply = append(apply, out.Stored.ID)
-			}
-		}
-		for _, id := range apply {
+		if out.Review != "" {
 			before, _, err := ActiveWeights(env.WeightsDir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			now = now.Add(time.Minute)
-			if _, err := Apply(env, id, -1); err != nil {
+			if _, err := Apply(env, out.ReviewProposal, -1); err != nil {
 				if !errors.Is(err, store.ErrNothingToDo) {
 					rec.ApplyErrors = append(rec.ApplyErrors, fmt.Sprintf("night %d: %v", night, err))
 				}
-				continue
+			} else {
+				after, _, err := ActiveWeights(env.WeightsDir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Applies = append(rec.Applies, liveApply{Night: night, Rollback: out.Review == ReviewRollback, Changes: store.Changes(&before, &after)})
 			}
-			after, _, err := ActiveWeights(env.WeightsDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.Applies = append(rec.Applies, liveApply{Night: night, Rollback: rollback && id == apply[0], Changes: store.Changes(&before, &after)})
 		}
 		if verifyNightly || night == nights {
 			st, err := env.OpenStore()
