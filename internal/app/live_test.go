@@ -29,8 +29,8 @@ import (
 // hold — the store verifies every night, a sequence replays identically, the smoke noise seeds apply
 // nothing. TUNE_HARNESS=full plays the sizes of the doc and prints the table.
 
-// liveRegimes are the regimes of the issue, in the table's order. The planted signals are the positive
-// signals a bug-fix prompt carries in real logs; each sequence plants one (seeded).
+// planted are the positive signals a bug-fix prompt carries in real logs; each planted sequence plants
+// one of them (seeded).
 var planted = []weights.Signal{weights.Ambiguous, weights.ContractRuleHit, weights.LayerCrossings, weights.CrossLayer}
 
 type liveRegime struct {
@@ -38,6 +38,7 @@ type liveRegime struct {
 	kind string // noise, planted, insensitive
 }
 
+// liveRegimes are the regimes of the issue, in the table's order.
 func liveRegimes() []liveRegime {
 	return []liveRegime{
 		{genlive.Regime{Name: "noise 5%, 1 log", Base: 0.05}, "noise"},
