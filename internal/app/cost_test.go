@@ -82,10 +82,11 @@ func TestNightCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A year of history (the generator's filler tasks, dated from 1 January 2026), then live nights from
-	// 1 June (genlive, a strong planted effect) played in-process until a change is applied, so that the
-	// measured nights have a version for the watch to judge, as a live project does.
-	size, err := tracegen.Write(f, int64(mb)<<20, 0)
+	// The history: the trace generator's filler tasks (a year's worth of tasks, dated a second apart from
+	// 1 January 2026), then live nights from 1 June (genlive, a strong planted effect) played in-process
+	// until a change is applied, so that the measured nights have a version for the watch to judge, as a
+	// live project does.
+	_, err = tracegen.Write(f, int64(mb)<<20, 0)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -129,7 +130,7 @@ func TestNightCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	size = st.Size()
+	size := st.Size()
 	setup := fmt.Sprintf("%d live nights before the measured one; a change applied on night %d (0: none, the watch has nothing to judge)", night-1, appliedAt)
 	t.Log(setup)
 
