@@ -85,6 +85,45 @@ var cueClause = map[weights.Signal]float64{
 	weights.CrossLayer: 0.06, weights.Greenfield: 0.01, weights.Components: 0.01,
 }
 
+// The positive signals of a non-cue task follow the 210 non-eligible prompts of parity.jsonl: 52 % carry
+// none, 33 % one, 9 % two, 6 % three or more; a signal is drawn in proportion to how often the 255
+// prompts carry it (greenfield 34, contract-rule-hit 32, cross-layer 32, layer-crossings 20, ambiguous
+// 19, components>=3 11). (Until 13:40 on 3 December non-cue tasks drew 0–3 clauses uniformly, so each
+// signal sat on ~25 % of them, three times the real rate; docs/live-harness.md gives both measurements.)
+var (
+	plainCounts       = []float64{0.52, 0.33, 0.09, 0.06}
+	plainSignalWeight = map[weights.Signal]float64{weights.Greenfield: 34, weights.ContractRuleHit: 32,
+		weights.CrossLayer: 32, weights.LayerCrossings: 20, weights.Ambiguous: 19, weights.Components: 11}
+)
+
+// plainSignals draws the distinct positive signals of a non-cue task.
+func plainSignals(rng *rand.Rand) []weights.Signal {
+	k, u := 0, rng.Float64()
+	for acc := plainCounts[0]; u >= acc && k < len(plainCounts)-1; acc += plainCounts[k] {
+		k++
+	}
+	var out []weights.Signal
+	for len(out) < k {
+		total := 0.0
+		for _, sig := range positiveSignals {
+			if !slices.Contains(out, sig) {
+				total += plainSignalWeight[sig]
+			}
+		}
+		x := rng.Float64() * total
+		for _, sig := range positiveSignals {
+			if slices.Contains(out, sig) {
+				continue
+			}
+			if x -= plainSignalWeight[sig]; x < 0 {
+				out = append(out, sig)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // Task is one generated task with its ground truth.
 type Task struct {
 	Log    int
@@ -214,9 +253,8 @@ func (s *Sequence) task(li int, ls *logState, night int, at time.Time, active *w
 			}
 		}
 	} else {
-		k := rng.IntN(4)
-		for _, j := range rng.Perm(len(positiveSignals))[:k] {
-			extra = append(extra, pick(rng, clauses[positiveSignals[j]]))
+		for _, sig := range plainSignals(rng) {
+			extra = append(extra, pick(rng, clauses[sig]))
 		}
 	}
 	prompt := compose(base, extra)
