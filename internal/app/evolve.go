@@ -222,7 +222,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	parent, resolver, fx, read, dec := inputs.active, inputs.resolver, inputs.suite, inputs.read, inputs.dec
 	res, err := evolve.Loop(evolve.LoopInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg,
-		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity})
+		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, Now: env.Now(), EvidenceAfter: dec.EvidenceAfter})
 	if err != nil {
 		return nil, err
 	}
@@ -368,21 +368,51 @@ func writeStateDump(dir string, out *EvolveResult) (string, error) {
 	return path, atomicfile.Write(path, buf.Bytes(), atomicfile.Public)
 }
 
-// Explain is what the screen compared and left out, for every command that reports a detection.
+// Explain is what the screen compared and left out, the accumulated evidence per signal and what the
+// loss rule weighed, for every command that reports a detection (docs/decisions.md#explained).
 type Explain struct {
-	Population string  `json:"population"`
-	Correction string  `json:"correction"`
-	MinEffect  float64 `json:"min_effect"`
-	// Eligible counts the tasks the screen compared; ResolvedByActive those the active weights already
+	Population string `json:"population"`
+	Correction string `json:"correction"`
+	// Eligible counts the window's eligible tasks; ResolvedByActive those the active weights already
 	// lift; Used the tasks the evidence ledger leaves out.
 	Eligible         int               `json:"eligible"`
 	ResolvedByActive int               `json:"resolved_by_active"`
 	Used             []evolve.UsedTask `json:"ledger_used"`
+	// Accumulated is the population of the accumulated evidence; Signals each signal's table, e-value
+	// against the threshold and the regressions it still needs; Gains the changes the loss rule weighed
+	// (best first, the chosen one first), Beyond those the drift bound forbids.
+	Accumulated evolve.Accumulated `json:"accumulated"`
+	Signals     []SignalEvidence   `json:"signals"`
+	Gains       []evolve.Gain      `json:"loss_rule"`
+	Beyond      []evolve.Gain      `json:"beyond_drift,omitempty"`
+}
+
+// SignalEvidence is one signal's accumulated evidence as the explanations show it.
+type SignalEvidence struct {
+	Signal     string     `json:"signal"`
+	A          int        `json:"a"`
+	B          int        `json:"b"`
+	C          int        `json:"c"`
+	D          int        `json:"d"`
+	EValue     evolve.Num `json:"e_value"`
+	Threshold  evolve.Num `json:"threshold"`
+	MoreNeeded int        `json:"more_needed"`
+	Excess     evolve.Num `json:"excess"`
+	Verdict    string     `json:"verdict"`
 }
 
 func explain(d *evolve.Detection) Explain {
-	return Explain{Population: d.Population, Correction: d.Correction, MinEffect: d.MinEffect,
-		Eligible: d.Window.Eligible, ResolvedByActive: d.Window.ResolvedByActive, Used: d.Used}
+	e := Explain{Population: d.Population, Correction: d.Correction,
+		Eligible: d.Window.Eligible, ResolvedByActive: d.Window.ResolvedByActive, Used: d.Used,
+		Accumulated: d.Accumulated, Signals: []SignalEvidence{}, Gains: d.Gains, Beyond: d.Beyond}
+	for _, r := range d.Screen {
+		e.Signals = append(e.Signals, SignalEvidence{Signal: r.Signal, A: r.A, B: r.B, C: r.C, D: r.D, EValue: r.EValue,
+			Threshold: r.Threshold, MoreNeeded: r.MoreNeeded, Excess: r.Excess, Verdict: r.Verdict})
+	}
+	if e.Gains == nil {
+		e.Gains = []evolve.Gain{}
+	}
+	return e
 }
 
 // decodeConfig reads the config file at path (see readConfig).

@@ -173,6 +173,8 @@ type judge struct {
 	before      []int
 	flagged     []Flagged
 	requireLift bool
+	// excess is the change's estimated excess regression rate, credited by the parity price.
+	excess float64
 }
 
 // evaluate measures one change against the parent (docs/decisions.md#acceptance). It is kept when the
@@ -229,10 +231,11 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 		why = append(why, "no flagged task leaves L0/L1")
 	}
 	if j.parity.Len() > 0 {
-		ps := PriceParity(j.parity, j.parityBase, &cand, j.budget)
+		ps := PriceParity(j.parity, j.parityBase, &cand, j.budget, j.excess)
 		a.Parity = &ps
 		if ps.OverBudget {
-			why = append(why, fmt.Sprintf("parity price: too-high cost %.3f > budget %.3f", float64(ps.TooHighCost), j.budget))
+			why = append(why, fmt.Sprintf("parity price: net price %.3f (too-high cost %.3f, credit %.3f) > budget %.3f",
+				float64(ps.NetPrice), float64(ps.TooHighCost), float64(ps.Credit), j.budget))
 		}
 	}
 	if len(why) == 0 && j.holdout.Len() > 0 {

@@ -298,7 +298,7 @@ func (s *Store) ApplyProposal(p *Proposal) (*Outcome, error) {
 		}
 		entry := LogEntry{
 			Action: ActionApply, Parent: active, Result: n, Proposal: p.ID, Change: describeChanges(changes),
-			Decision: p.Decision, Evidence: flaggedLines(p.Evidence), Ledger: ledgerKeys(p),
+			Decision: p.Decision, Evidence: flaggedLines(p.Evidence), Ledger: ledgerKeys(p), EvidenceThrough: p.EvidenceThrough,
 			SuiteLossBefore: Loss(p.SuiteLossBefore), SuiteLossAfter: Loss(p.SuiteLossAfter), Reason: w.Reason,
 		}
 		var writes []pendingWrite

@@ -31,7 +31,7 @@ const InputsDir = "inputs"
 // JSON shape (field order fixed, 2-space indent):
 //
 //	{"id", "created", "parent", "decision", "reason", "suite_loss_before", "suite_loss_after",
-//	 "confidence"?, "candidate": {"signals": {name: number}, "buckets": {"L0".."L3": number},
+//	 "confidence"?, "evidence_through"?, "candidate": {"signals": {name: number}, "buckets": {"L0".."L3": number},
 //	 "cost": {"too_low", "too_high", "other_item"}}, "steps": [...], "evidence": [...]}
 //
 // Only the signals, buckets and cost of Candidate are stored; its other fields are filled when the
@@ -49,6 +49,9 @@ type Proposal struct {
 	Reason          string
 	// Confidence summarises the evidence for a PR reader: strong | provisional | underpowered ("" unknown).
 	Confidence string
+	// EvidenceThrough is the meta time of the last settled task the proposal's evidence counted (empty
+	// when unknown): after an apply, evidence up to it is spent (docs/decisions.md#spent-evidence).
+	EvidenceThrough string
 }
 
 // ProposalStep is one attempted change: +Delta on a signal weight or on a bucket edge.
@@ -102,6 +105,7 @@ type proposalJSON struct {
 	SuiteLossBefore float64            `json:"suite_loss_before"`
 	SuiteLossAfter  float64            `json:"suite_loss_after"`
 	Confidence      string             `json:"confidence,omitempty"`
+	EvidenceThrough string             `json:"evidence_through,omitempty"`
 	Candidate       candidateJSON      `json:"candidate"`
 	Steps           []proposalStepJSON `json:"steps"`
 	Evidence        []flaggedTaskJSON  `json:"evidence"`
@@ -313,6 +317,7 @@ func (p *Proposal) toJSON(withIdentity bool) proposalJSON {
 		SuiteLossBefore: p.SuiteLossBefore,
 		SuiteLossAfter:  p.SuiteLossAfter,
 		Confidence:      p.Confidence,
+		EvidenceThrough: p.EvidenceThrough,
 		Candidate:       weightsToCandidate(&p.Candidate),
 		Steps:           []proposalStepJSON{},
 		Evidence:        []flaggedTaskJSON{},
@@ -461,7 +466,7 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 	p := &Proposal{
 		Parent: j.Parent, Decision: j.Decision, Reason: j.Reason,
 		SuiteLossBefore: j.SuiteLossBefore, SuiteLossAfter: j.SuiteLossAfter, Confidence: j.Confidence,
-		Candidate: cand,
+		EvidenceThrough: j.EvidenceThrough, Candidate: cand,
 	}
 	if j.Created != nil {
 		p.Created = j.Created.UTC()

@@ -118,6 +118,11 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 		termtable.Fprintf(w, "watch: %s\n", out.WatchNote)
 	}
 	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
+	if out.Loop != nil && out.Loop.Detection != nil {
+		if err := Evidence(w, out.Loop.Detection); err != nil {
+			return err
+		}
+	}
 	if len(out.Steps) > 0 {
 		t := termtable.New(w, "Step", "Change", "Decision", "Suite loss", "Witness", "Progress", "Unresolved", "Lifted").
 			Shrink("Change").Optional("Witness", "Lifted", "Progress")
