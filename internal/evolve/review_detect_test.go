@@ -96,3 +96,32 @@ func TestReviewLogReadTwiceCountsOnce(t *testing.T) {
 		t.Errorf("reading the log twice changed the evidence: %+v vs %+v", r1, r2)
 	}
 }
+
+// MoreNeededStrata bisects; it must give the smallest count a linear search gives, on one log and on two.
+func TestReviewMoreNeededIsTheSmallest(t *testing.T) {
+	linear := func(tables []Table) int {
+		for k := 0; k <= MaxMoreNeeded; k++ {
+			for i := range tables {
+				with := append([]Table(nil), tables...)
+				with[i][0] += k
+				if PassesStrata(with) {
+					return k
+				}
+			}
+		}
+		return -1
+	}
+	for a := 0; a <= 6; a += 2 {
+		for b := 0; b <= 9; b += 3 {
+			for c := 0; c <= 4; c += 2 {
+				for d := 0; d <= 40; d += 8 {
+					for _, tables := range [][]Table{{{a, b, c, d}}, {{a, b, c, d}, {1, b, c + 1, d / 2}}} {
+						if got, want := MoreNeededStrata(tables), linear(tables); got != want {
+							t.Errorf("%v: MoreNeededStrata %d, linear search %d", tables, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
