@@ -404,7 +404,9 @@ func TestReviewEValuePower(t *testing.T) {
 	}{{0.3, 0.75, 0.05, 1, 0}, {0.15, 0.75, 0.05, 1, 0}, {0.3, 0.95, 0.05, 1, 0}, {0.3, 0.75, 0.05, 5, 0}, {0.3, 0.75, 0.05, 1, 15}, {0.3, 0.75, 0.05, 5, 15}} {
 		r := rand.New(rand.NewPCG(uint64(300+i), 28))
 		var first, firstStrat, firstBlocked []int
-		var tasksAt []int
+		// excessAt is the loss rule's Excess (‰) on the table that first passes: selected by the test,
+		// it is biased upward against the planted pa − pb when the effect runs from night 1.
+		var tasksAt, excessAt []int
 		for rep := 0; rep < reps; rep++ {
 			tab := make([]Table, c.logs)
 			var blk []Table // per (block, log)
@@ -444,6 +446,7 @@ func TestReviewEValuePower(t *testing.T) {
 				if f == 0 && pooled[0]*(pooled[2]+pooled[3]) > pooled[2]*(pooled[0]+pooled[1]) && Passes(pooled[0], pooled[1], pooled[2], pooled[3]) {
 					f = night
 					tasksAt = append(tasksAt, tasks)
+					excessAt = append(excessAt, int(math.Round(1000*Excess(pooled[0], pooled[1], pooled[2], pooled[3]))))
 				}
 				if fs == 0 && pooled[0]*(pooled[2]+pooled[3]) > pooled[2]*(pooled[0]+pooled[1]) && PassesStrata(tab) {
 					fs = night
@@ -460,8 +463,8 @@ func TestReviewEValuePower(t *testing.T) {
 			sby30 += b2i(firstStrat[j] <= 30)
 			bby30 += b2i(firstBlocked[j] <= 30)
 		}
-		t.Logf("carriers %.0f%% of eligible, %.0f%% vs %.0f%%, %d log(s), effect from night %d: candidate by night 30 %s, median night %d (%d eligible tasks); stratified by log: by night 30 %s, median night %d; by log and %d-night block: by night 30 %s, median night %d",
-			100*c.carriers, 100*c.pa, 100*c.pb, c.logs, c.start+1, wrate(by30, reps), median(first), median(tasksAt), wrate(sby30, reps), median(firstStrat), blockNights, wrate(bby30, reps), median(firstBlocked))
+		t.Logf("carriers %.0f%% of eligible, %.0f%% vs %.0f%%, %d log(s), effect from night %d: candidate by night 30 %s, median night %d (%d eligible tasks); stratified by log: by night 30 %s, median night %d; by log and %d-night block: by night 30 %s, median night %d; Excess when it first passes: median %.3f (planted %.2f)",
+			100*c.carriers, 100*c.pa, 100*c.pb, c.logs, c.start+1, wrate(by30, reps), median(first), median(tasksAt), wrate(sby30, reps), median(firstStrat), blockNights, wrate(bby30, reps), median(firstBlocked), float64(median(excessAt))/1000, c.pa-c.pb)
 		if i == 0 && median(first) > 10 {
 			t.Errorf("moderate effect, one log: median night %d > 10", median(first))
 		}
