@@ -75,8 +75,8 @@ type Table [4]int
 // apart (each log its own rates, pa_k ≤ pb_k). The null maximised over the pooled table instead is not
 // an e-process when logs differ: a project that regresses more and carries a signal more often makes
 // the pooled carriers regress more though no log's do (Simpson), and the pooled e-value then grows
-// without bound on noise (docs/decisions.md#accumulated-evidence; the i28 review measured 98 % of
-// 30-night sequences passing with five such logs). One stratum is LogEValue.
+// without bound on noise (docs/decisions.md#evidence-per-log; the i28 review measured 99.9 % of
+// 45-night sequences passing with five such logs). One stratum is LogEValue.
 func LogEValueStrata(tables []Table) float64 {
 	var pooled Table
 	den := 0.0
