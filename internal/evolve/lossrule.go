@@ -25,6 +25,8 @@ type Gain struct {
 	Lifted      int `json:"lifted"`
 	Avoided     Num `json:"regressions_avoided"`
 	ExtraLevels Num `json:"extra_levels"`
+	// Credit is too_low × Avoided / Tasks: what the parity price credits (docs/decisions.md#parity-price).
+	Credit Num `json:"credit"`
 	// History is (too_low·Avoided − too_high·ExtraLevels) / Tasks; Parity the same per parity prompt
 	// (nil without parity prompts); Net their sum, what the rule ranks by. A change is worth making only
 	// when Net > 0.
@@ -68,11 +70,14 @@ func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenT
 	}
 	g.Avoided, g.ExtraLevels = Num(avoided), Num(extra)
 	if len(tasks) > 0 {
+		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(len(tasks)))
+	}
+	if len(tasks) > 0 {
 		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(len(tasks)))
 	}
 	g.Net = g.History
 	if parity.Len() > 0 {
-		p := -PriceParity(parity, parent, &cand, 0, excess).NetPrice
+		p := -PriceParity(parity, parent, &cand, 0, excess, 0).NetPrice
 		g.Parity = &p
 		g.Net += p
 	}

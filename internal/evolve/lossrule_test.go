@@ -66,8 +66,8 @@ func TestParityPriceCreditsRegressionsAvoided(t *testing.T) {
 	w := refWeights(t)
 	p := loadParityT(t)
 	cand := Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(2)}.Apply(w)
-	plain := PriceParity(p, &w, &cand, DefaultParityBudget, 0)
-	credited := PriceParity(p, &w, &cand, DefaultParityBudget, 0.8)
+	plain := PriceParity(p, &w, &cand, DefaultParityBudget, 0, 0)
+	credited := PriceParity(p, &w, &cand, DefaultParityBudget, 0.8, 0)
 	if plain.NetPrice != plain.TooHighCost || plain.Credit != 0 {
 		t.Fatalf("without an excess the net price is the too-high cost: %+v", plain)
 	}

@@ -106,11 +106,15 @@ type ParityShift struct {
 	// NetPrice is the price of the levels raised on prompts that did not need them (every level up, less
 	// the lifted prompts' expected need) × cost.too_high / prompts, minus Credit: the parity price with
 	// the regressions avoided credited (docs/decisions.md#parity-price). Budget bounds NetPrice.
-	Lifted     int  `json:"lifted"`
-	Credit     Num  `json:"credit"`
-	NetPrice   Num  `json:"net_price"`
-	Budget     Num  `json:"budget"`
-	OverBudget bool `json:"over_budget"`
+	Lifted int `json:"lifted"`
+	Credit Num `json:"credit"`
+	// HistoryCredit is the regressions the change is expected to avoid on the history's tasks, per task,
+	// × cost.too_low (the loss rule's credit, docs/decisions.md#parity-price): the levels a change raises
+	// on the prompts are paid for by the regressions it avoids where the evidence came from.
+	HistoryCredit Num  `json:"history_credit"`
+	NetPrice      Num  `json:"net_price"`
+	Budget        Num  `json:"budget"`
+	OverBudget    bool `json:"over_budget"`
 }
 
 // String is a one-line summary: "3 of 255 prompts change level (up 3: L1→ 3; down 0), too-high cost 0.012 ≤ 0.050".
@@ -122,8 +126,9 @@ func (s ParityShift) String() string {
 	if s.OverBudget {
 		cmp = ">"
 	}
-	return fmt.Sprintf("%d of %d parity prompts change level (up %d, down %d), too-high cost %.3f, credit %.3f for %d lifted out of L0/L1, net price %.3f %s budget %.3f",
-		s.Changed, s.Prompts, sum(s.Up[:]), sum(s.Down[:]), float64(s.TooHighCost), float64(s.Credit), s.Lifted, float64(s.NetPrice), cmp, float64(s.Budget))
+	return fmt.Sprintf("%d of %d parity prompts change level (up %d, down %d), too-high cost %.3f, credit %.3f for %d lifted out of L0/L1 and %.3f for the history's regressions avoided, net price %.3f %s budget %.3f",
+		s.Changed, s.Prompts, sum(s.Up[:]), sum(s.Down[:]), float64(s.TooHighCost), float64(s.Credit), s.Lifted,
+		float64(s.HistoryCredit), float64(s.NetPrice), cmp, float64(s.Budget))
 }
 
 func sum(xs []int) int {
@@ -136,8 +141,8 @@ func sum(xs []int) int {
 
 // PriceParity replays the parity prompts under parent and candidate (docs/decisions.md#parity-price);
 // excess is the change's estimated excess regression rate, credited on every prompt it lifts out of
-// L0/L1.
-func PriceParity(p *Parity, parent, cand *weights.Weights, budget, excess float64) ParityShift {
+// L0/L1, and historyCredit the regressions it is expected to avoid on the history, per task, × too_low.
+func PriceParity(p *Parity, parent, cand *weights.Weights, budget, excess, historyCredit float64) ParityShift {
 	out := ParityShift{Prompts: p.Len(), Budget: Num(budget)}
 	if p.Len() == 0 {
 		return out
@@ -168,7 +173,8 @@ func PriceParity(p *Parity, parent, cand *weights.Weights, budget, excess float6
 	n := float64(out.Prompts)
 	out.TooHighCost = Num(float64(out.LevelsUp*cand.Cost.TooHigh) / n)
 	out.Credit = Num(avoided * float64(cand.Cost.TooLow) / n)
-	out.NetPrice = Num(extra*float64(cand.Cost.TooHigh)/n) - out.Credit
+	out.HistoryCredit = Num(historyCredit)
+	out.NetPrice = Num(extra*float64(cand.Cost.TooHigh)/n) - out.Credit - out.HistoryCredit
 	out.OverBudget = float64(out.NetPrice) > budget+1e-12
 	return out
 }

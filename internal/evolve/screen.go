@@ -74,7 +74,7 @@ type screenTask struct {
 //
 // The population is the eligible tasks only: the negative signals (explicit-bugfix, single-file) are what
 // put a task at L0/L1, so over every closed task they go with being flagged by construction, and L2+
-// tasks regress at a rate their level changed (docs/decisions.md#controls). Verdicts: "candidate" when
+// tasks regress at a rate their level changed (docs/decisions.md#anytime-valid-test). Verdicts: "candidate" when
 // the carriers were flagged more often and the e-value reaches Threshold; "underpowered" when even every
 // carrier flagged and no other task would not reach it; "no-signal" otherwise. Candidates with identical
 // tables are "indistinguishable".

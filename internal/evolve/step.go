@@ -486,7 +486,7 @@ func Step(in StepInput) (*StepResult, error) {
 		base = &parent
 	}
 	j := &judge{parent: &parent, parityBase: base, suite: in.Suite, holdout: in.Holdout, parity: in.Parity, budget: budget,
-		before: in.Suite.Losses(&parent), flagged: det.Flagged, requireLift: !in.InLoop}
+		before: in.Suite.Losses(&parent), flagged: det.Flagged, requireLift: !in.InLoop, tasks: det.screenTasks}
 	first := *det.Proposal
 	res.Tried = &first
 	// A change beyond the drift bound is not measured: the step stops and the caller escalates.

@@ -100,7 +100,9 @@ func parityCell(p *evolve.ParityShift) string {
 	if p.OverBudget {
 		cmp = ">"
 	}
-	return fmt.Sprintf("↑%d ↓%d, %.3f %s %.3f", up, down, float64(p.TooHighCost), cmp, float64(p.Budget))
+	// The net price: the levels raised less the credit for the regressions avoided
+	// (docs/decisions.md#parity-price).
+	return fmt.Sprintf("↑%d ↓%d, %.3f %s %.3f", up, down, float64(p.NetPrice), cmp, float64(p.Budget))
 }
 
 // Evolve prints tune evolve and tune nightly: the watch, the outcome, the steps and their attempts, what
