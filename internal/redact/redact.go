@@ -67,7 +67,10 @@ func String(s string) string {
 }
 
 // Count is String that also returns how many strings it replaced, for a report's footnote.
-func Count(s string) (string, int) {
+func Count(s string) (string, int) { return countCached(s, countAll) }
+
+// countAll is Count without the memo.
+func countAll(s string) (string, int) {
 	s, n := countHand(s)
 	s, m := Gitleaks().redact(s)
 	return s, n + m

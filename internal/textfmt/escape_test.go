@@ -33,3 +33,31 @@ func TestEscapesShowControlCharacters(t *testing.T) {
 		t.Errorf("a raw ESC or BEL got through: %q", out.Bytes())
 	}
 }
+
+func BenchmarkTerminalWriter(b *testing.B) {
+	line := []byte(`{"source":"t.log","line":1,"task":"fix the login → session bug","loops":["inner"],"loss_final":0.02}` + "\n")
+	buf := bytes.Repeat(line, 600)
+	w := TerminalWriter(io.Discard)
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		w.Write(buf)
+	}
+}
+
+// FuzzFirstControl: the eight-bytes-at-a-time scan finds what a byte loop finds.
+func FuzzFirstControl(f *testing.F) {
+	f.Add([]byte(hostileTitle), false)
+	f.Add([]byte("plain text\nwith a newline\x7f and \xc2\x9b"), true)
+	f.Fuzz(func(t *testing.T, b []byte, cr bool) {
+		want := -1
+		for i, c := range b {
+			if isControl(b, i, c, cr) {
+				want = i
+				break
+			}
+		}
+		if got := firstControl(b, cr); got != want {
+			t.Fatalf("firstControl(%q) = %d, want %d", b, got, want)
+		}
+	})
+}

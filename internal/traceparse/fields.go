@@ -48,11 +48,22 @@ func FieldsFrom(m map[string]string) Fields {
 // Len is the number of fields.
 func (f Fields) Len() int { return len(f.pos) }
 
-// At returns the i-th field, 0 <= i < Len(), both redacted (see shown).
+// At returns the i-th field, 0 <= i < Len(), both redacted (see shown and shownKey).
 func (f Fields) At(i int) (key, value string) {
 	p := f.pos[i]
-	key = f.text[p.keyStart:p.keyEnd]
-	return redact.String(key), shown(f.text[p.valStart:p.valEnd])
+	return shownKey(f.text[p.keyStart:p.keyEnd]), shown(f.text[p.valStart:p.valEnd])
+}
+
+// shownKey is a key as readers get it: a word of lower-case letters and underscores (every key of the
+// format, Δloss included) is no secret and is passed as it is, saving a redaction per field; anything
+// else (a pasted key used as a key) is redacted.
+func shownKey(key string) string {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !(c >= 'a' && c <= 'z' || c == '_' || c >= 0x80) {
+			return redact.String(key)
+		}
+	}
+	return key
 }
 
 // shown is a value as every reader of the fields gets it: redacted, whatever its key. Free text (task,
