@@ -485,4 +485,3 @@ func (s *Store) Versions() ([]int, error) {
 	}
 	return out, nil
 }
-

@@ -143,17 +143,6 @@ type Result struct {
 	Tails    []Tail     `json:"tails,omitempty"`
 }
 
-// SkippedWarnings returns the warnings of skipped lines (blank and comment lines have none).
-func (r *Result) SkippedWarnings() []Warning {
-	var out []Warning
-	for _, w := range r.Warnings {
-		if w.Skipped {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
 // Loops are the loop names of the trace grammar a writer may declare in loops= and use on iteration
 // lines (the legacy spellings architect and refinement are read as design and refine, never written).
 var Loops = []string{"inner", "refine", "outer", "design", "cot"}

@@ -610,18 +610,6 @@ func (d *Deduper) sortBy(key func(r *Request) int64) {
 	}
 }
 
-// retained is the memory kept for finalised requests: records, key table and the seq index.
-func (d *Deduper) retained() int {
-	n := len(d.table.slots)*16 + cap(d.offsets)*4
-	for _, c := range d.chunks {
-		n += cap(c)
-	}
-	return n
-}
-
-// Len is the number of requests so far.
-func (d *Deduper) Len() int { return int(d.seq) }
-
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // Record flags (the first byte of a record; the second is the class).

@@ -278,15 +278,6 @@ func (b *Builder) Add(t *traceparse.Task) {
 	b.kept = append(b.kept, k)
 }
 
-// Judge compares the tasks under in.Version with those under in.Parent and returns the verdict.
-func Judge(in Input) *Result {
-	b := NewBuilder(in)
-	for i := range in.Tasks {
-		b.Add(&in.Tasks[i])
-	}
-	return b.Result()
-}
-
 // Result returns the verdict on the tasks added so far.
 func (b *Builder) Result() *Result {
 	cfg, vName := b.cfg, b.vName
