@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/ldd-tools/tune/internal/cli.Version=$(VERSION)
 BIN     := bin/tune
 
-.PHONY: build test vet fmt-check staticcheck race lint bench demo fuzz corpus clean
+.PHONY: build install test vet fmt-check staticcheck race lint bench demo fuzz corpus clean
 
 # Two binaries: bin/tune runs `tune score` itself (no plotting stack to initialise) and hands every
 # other command to bin/tune-full next to it (docs/decisions.md#score-start-up). Both are built without
@@ -13,6 +13,13 @@ BIN     := bin/tune
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tune
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)-full ./cmd/tune-full
+
+# Both binaries into $(PREFIX)/bin (default ~/.local/bin), side by side as bin/tune needs them; that
+# directory must be on PATH.
+PREFIX ?= $(HOME)/.local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(BIN)-full $(DESTDIR)$(PREFIX)/bin/
 
 vet:
 	$(GO) vet ./...

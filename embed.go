@@ -38,3 +38,16 @@ func Fixtures() fs.FS {
 //
 //go:embed testdata/ldd/parity.jsonl
 var ParityPrompts []byte
+
+//go:embed docs/ci
+var ci embed.FS
+
+// CIRecipes are docs/ci: the crontab script, the GitHub Actions workflows and the GitLab CI jobs of
+// docs/nightly.md, which `tune init --ci` writes into a repository.
+func CIRecipes() fs.FS {
+	sub, err := fs.Sub(ci, "docs/ci")
+	if err != nil {
+		panic(err) // a constant path inside an embed.FS
+	}
+	return sub
+}

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,53 @@ type Env struct {
 	Builtin bool
 	// Config is the default config file (the project's tune.toml; "" means tune.toml here).
 	Config string
+	// Root is the project root ("" outside a project): a trace log inside it is named relative to it
+	// in proposals, reports and log entries, so that they do not depend on the working directory
+	// (LogName).
+	Root string
+}
+
+// LogName is how a trace log read at path is named in what tune writes: relative to the project root
+// (slash-separated) when the log lies inside it, else the path as given. A proposal's id hashes these
+// names, so the same inputs give the same id from the root and from any subdirectory.
+func (e Env) LogName(path string) string {
+	if e.Root == "" {
+		return path
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(e.Root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return filepath.ToSlash(rel)
+}
+
+// relabel renames the logs of a read result by LogName: tasks, warnings and tails.
+func (e Env) relabel(res *traceparse.Result) {
+	if e.Root == "" {
+		return
+	}
+	names := map[string]string{}
+	name := func(p string) string {
+		n, ok := names[p]
+		if !ok {
+			n = e.LogName(p)
+			names[p] = n
+		}
+		return n
+	}
+	for i := range res.Tasks {
+		res.Tasks[i].Source = name(res.Tasks[i].Source)
+	}
+	for i := range res.Warnings {
+		res.Warnings[i].File = name(res.Warnings[i].File)
+	}
+	for i := range res.Tails {
+		res.Tails[i].File = name(res.Tails[i].File)
+	}
 }
 
 // BuiltinLabel names the weights and fixtures the binary carries in outputs and errors.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"slices"
@@ -198,7 +199,7 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 func LoadPrices(env Env, path string, mode pricing.Mode) (*pricing.Table, error) {
 	t := pricing.Embedded()
 	if path != "" {
-		f, err := os.Open(path)
+		f, err := regular.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("--pricing: %w", err)
 		}
@@ -306,10 +307,21 @@ func DescribeRoots(roots []string) string {
 }
 
 // checkTranscriptPaths fails on a PATH argument none of whose files holds a Claude Code record
-// (garbage is not an audit of zero requests).
+// (garbage is not an audit of zero requests), or none of whose files could be read (nothing readable
+// is not an audit of zero requests either: each file was left out with a warning already).
 func checkTranscriptPaths(paths []string, each [][]string, res *transcript.Result) error {
+	unreadable := make(map[string]string, len(res.Unreadable))
+	for _, u := range res.Unreadable {
+		unreadable[u.File] = u.Err
+	}
 	for i, p := range paths {
 		files := each[i]
+		if len(files) > 0 && !slices.ContainsFunc(files, func(f string) bool { _, left := unreadable[f]; return !left }) {
+			if len(files) == 1 {
+				return fmt.Errorf("%s: nothing readable: %s", p, unreadable[files[0]])
+			}
+			return fmt.Errorf("%s: nothing readable: none of its %d files could be read (the first: %s)", p, len(files), unreadable[files[0]])
+		}
 		if transcript.NoRecordsIn(res, files) {
 			what := "no *.jsonl file"
 			if len(files) > 0 {

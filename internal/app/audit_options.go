@@ -73,11 +73,16 @@ func (o *AuditOptions) Complete(env Env, fl AuditFlags) error {
 	if o.Breakdown && o.By == "" {
 		return exitcode.FlagErrorf("--breakdown breaks the --by rows down by model: add --by (e.g. --by day)")
 	}
-	for _, d := range []struct{ flag, v string }{{"--since", o.Since}, {"--until", o.Until}} {
-		if d.v != "" {
-			if err := audit.ParseDay(d.v); err != nil {
+	for _, d := range []struct {
+		flag string
+		v    *string
+	}{{"--since", &o.Since}, {"--until", &o.Until}} {
+		if *d.v != "" {
+			day, err := audit.ParseDay(*d.v)
+			if err != nil {
 				return exitcode.FlagErrorf("%s %v", d.flag, err)
 			}
+			*d.v = day
 		}
 	}
 	if o.Since != "" && o.Until != "" && o.Since > o.Until {

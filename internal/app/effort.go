@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"path/filepath"
@@ -74,7 +75,7 @@ func Effort(env Env, opts EffortOptions) (*EffortResult, error) {
 	return res, nil
 }
 
-func openFile(name string) (io.ReadCloser, error) { return os.Open(name) }
+func openFile(name string) (io.ReadCloser, error) { return regular.Open(name) }
 
 // CensusRoot is the repository the audit report's effort section reads pins from
 // (docs/decisions.md#effort-conformance-issue-14): repo when given (--repo), else the project root

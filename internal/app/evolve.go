@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/tomlbound"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -104,6 +106,8 @@ type EvolveResult struct {
 	Stored      *store.Proposal        `json:"-"`
 	ReportInput *report.ProposalReport `json:"-"`
 	Tails       []traceparse.Tail      `json:"-"`
+	// Tasks counts the tasks read from the logs (nightly's empty-log alert).
+	Tasks int `json:"-"`
 }
 
 // Escalated reports whether the run needs a human (exit code 3).
@@ -148,7 +152,9 @@ func readConfig(env Env, configPath string) (evolveConfig, error) {
 		path = "tune.toml"
 	}
 	var cfg evolveConfig
-	md, err := toml.DecodeFile(path, &cfg)
+	// tune.toml is read only as a regular file within its size and nesting limits: a pull request can
+	// replace it with a FIFO, a link to /dev/zero or a TOML bomb (docs/decisions.md#hostile-files-issue-25).
+	md, err := decodeConfig(path, &cfg)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 	case err != nil:
@@ -160,7 +166,7 @@ func readConfig(env Env, configPath string) (evolveConfig, error) {
 		if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
 			return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
 		}
-		if cfg.Evolve.ParityBudget < 0 || cfg.Evolve.ParityBudget > 2 {
+		if !(cfg.Evolve.ParityBudget >= 0 && cfg.Evolve.ParityBudget <= 2) { // NaN fails both
 			return cfg, fmt.Errorf("config %s: evolve.parity_budget must lie between 0 and 2 (a too-high cost per prompt)", path)
 		}
 		if err := cfg.Watch.Check(); err != nil {
@@ -221,7 +227,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		return nil, err
 	}
 	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
-		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails,
+		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails, Tasks: len(read.Tasks),
 		Warnings: evolve.UniqueWarnings(append(parseWarnings(read), res.Detection.Warnings...)),
 		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
 		Partial: res.Partial}
@@ -377,4 +383,13 @@ type Explain struct {
 func explain(d *evolve.Detection) Explain {
 	return Explain{Population: d.Population, Correction: d.Correction, MinEffect: d.MinEffect,
 		Eligible: d.Window.Eligible, ResolvedByActive: d.Window.ResolvedByActive, Used: d.Used}
+}
+
+// decodeConfig reads the config file at path (see readConfig).
+func decodeConfig(path string, cfg *evolveConfig) (toml.MetaData, error) {
+	data, err := regular.ReadLimited(path, regular.ConfigFile)
+	if err != nil {
+		return toml.MetaData{}, err
+	}
+	return tomlbound.Decode(data, cfg)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
 	"io/fs"
 	"os"
 	"path"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/gitcmd"
 	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/store"
 )
@@ -33,10 +36,10 @@ const ConfigTemplate = `# tune.toml: this directory is a tune project. tune find
 
 # [watch]
 # The verdicts of tune watch on an applied version (holding, too early, not helping, harmful).
-# min_tasks = 20          # closed tasks with a level the version needs before a verdict
-# overkill_bound = 0.1    # rise of the overkill rate (after − before) that makes a version harmful
+# min_tasks = 10          # tasks the change moved (auto) before "holding" instead of "too early"
+# overkill_bound = 0.1    # margin over the rate before that the harm tests allow the moved tasks
 # min_recurrences = 2     # lifted tasks that must still regress for "not helping"
-# alpha = 0.05            # level of the one-sided exact tests
+# alpha = 0.05            # chance a test ever fires on a version that does what it should
 `
 
 // GitignoreEntries are the store's lock and marker files, which never belong in version control.
@@ -55,6 +58,20 @@ type InitResult struct {
 	Kept []string `json:"kept"`
 	// Gitignore lists the entries added to .gitignore (none when they were all there).
 	Gitignore []string `json:"gitignore"`
+	// Repo is the root of the git repository Dir lies in ("" when none); CI the recipe files --ci
+	// wrote, relative to it; Commit what to commit (relative to Dir) and Notes what else to do.
+	Repo   string   `json:"repo,omitempty"`
+	CI     []string `json:"ci"`
+	Commit []string `json:"commit"`
+	Notes  []string `json:"notes"`
+}
+
+// CIKinds are the recipes `tune init --ci` writes: the file names under docs/ci and where they go,
+// relative to the repository root.
+var CIKinds = map[string][]struct{ Recipe, Path string }{
+	"github": {{"github-tune-nightly.yml", ".github/workflows/tune-nightly.yml"}, {"github-tune-verify.yml", ".github/workflows/tune-verify.yml"}},
+	"gitlab": {{"gitlab-tune-nightly.yml", ".gitlab/tune.gitlab-ci.yml"}},
+	"cron":   {{"tune-nightly.sh", "tune-nightly.sh"}},
 }
 
 // ExistsError is init's refusal to overwrite: the files that are already there.
@@ -73,7 +90,7 @@ func (e *ExistsError) Error() string {
 // any of these files exists. With force it rewrites tune.toml and the fixtures but never the weights
 // store: when weights/ already holds a version, the store (its versions and its log) is kept as it is
 // (docs/decisions.md#tune-init).
-func Init(dir string, force bool) (*InitResult, error) {
+func Init(dir string, force bool, ciKind string) (*InitResult, error) {
 	files := map[string][]byte{project.ConfigFile: []byte(ConfigTemplate), "weights/v0001.toml": tune.ReferenceWeights}
 	err := fs.WalkDir(tune.Fixtures(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -92,7 +109,11 @@ func Init(dir string, force bool) (*InitResult, error) {
 	}
 	sort.Strings(names)
 
-	res := &InitResult{Dir: dir, Written: []string{}, Kept: []string{}, Gitignore: []string{}}
+	res := &InitResult{Dir: dir, Written: []string{}, Kept: []string{}, Gitignore: []string{}, CI: []string{}, Commit: []string{}, Notes: []string{}}
+	ciFiles, err := res.ciFiles(ciKind)
+	if err != nil {
+		return nil, err
+	}
 	storeExists, err := hasVersions(filepath.Join(dir, "weights"))
 	if err != nil {
 		return nil, err
@@ -108,6 +129,11 @@ func Init(dir string, force bool) (*InitResult, error) {
 	}
 	if storeExists && !force {
 		existing = append(existing, "a weights store (weights/v*.toml)")
+	}
+	for _, f := range ciFiles {
+		if _, err := os.Lstat(f.abs); err == nil {
+			existing = append(existing, f.abs)
+		}
 	}
 	if len(existing) > 0 && !force {
 		return nil, &ExistsError{Dir: dir, Files: existing}
@@ -131,7 +157,92 @@ func Init(dir string, force bool) (*InitResult, error) {
 		return nil, err
 	}
 	res.Gitignore = added
+	for _, f := range ciFiles {
+		if err := os.MkdirAll(filepath.Dir(f.abs), 0o755); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.Write(f.abs, f.data, f.mode); err != nil {
+			return nil, err
+		}
+		res.CI = append(res.CI, f.rel)
+	}
+	res.commitNote(ciKind)
 	return res, nil
+}
+
+type ciFile struct {
+	rel, abs string
+	data     []byte
+	mode     os.FileMode
+}
+
+// ciFiles finds the repository Dir lies in and the recipe files --ci writes there.
+func (res *InitResult) ciFiles(kind string) ([]ciFile, error) {
+	if top, err := gitcmd.Toplevel(res.Dir); err == nil {
+		res.Repo = top
+	}
+	if kind == "" {
+		return nil, nil
+	}
+	recipes, ok := CIKinds[kind]
+	if !ok {
+		return nil, exitcode.FlagErrorf("--ci %q: want github, gitlab or cron", kind)
+	}
+	root := res.Repo
+	if root == "" {
+		if kind != "cron" {
+			return nil, fmt.Errorf("--ci %s: %s is not in a git repository (git init first: the recipe opens pull requests)", kind, res.Dir)
+		}
+		root = res.Dir
+	}
+	var out []ciFile
+	for _, r := range recipes {
+		data, err := fs.ReadFile(tune.CIRecipes(), r.Recipe)
+		if err != nil {
+			return nil, err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(r.Path, ".sh") {
+			mode = 0o755
+		}
+		path := r.Path
+		if kind == "cron" {
+			path = filepath.Join(res.Dir, r.Path) // it runs in the project directory
+			if rel, err := filepath.Rel(root, path); err == nil {
+				path = rel
+			}
+		}
+		out = append(out, ciFile{rel: filepath.ToSlash(path), abs: filepath.Join(root, filepath.FromSlash(path)), data: data, mode: mode})
+	}
+	return out, nil
+}
+
+// commitNote says what to commit: the project's files and the recipes, never the lock files.
+func (res *InitResult) commitNote(ciKind string) {
+	res.Commit = append(res.Commit, project.ConfigFile, "weights/", "fixtures/", ".gitignore")
+	if res.Repo == "" {
+		res.Notes = append(res.Notes, "not a git repository: the pull-request loop (tune nightly --branch, tune verify --base) needs one; git init, then commit the files above")
+		return
+	}
+	for _, f := range res.CI {
+		res.Commit = append(res.Commit, filepath.Join(res.Repo, filepath.FromSlash(f)))
+	}
+	res.Notes = append(res.Notes, "commit the files above (git add, git commit): tune nightly --branch builds on HEAD and refuses a project whose weights store is not committed; the lock files stay untracked (.gitignore)")
+	if ciKind != "" {
+		res.Notes = append(res.Notes, "the nightly reads the project's .ldd/trace.log from the checkout: commit it, or pass --logs GLOB in the recipe")
+	}
+	if abs, err := filepath.Abs(res.Dir); err == nil {
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != res.Repo && ciKind != "" && ciKind != "cron" {
+			res.Notes = append(res.Notes, fmt.Sprintf("the project is not the repository root: run the recipe's steps in %s (working-directory)", real))
+		}
+	}
+	if ciKind == "gitlab" {
+		if _, err := os.Stat(filepath.Join(res.Repo, ".gitlab-ci.yml")); err == nil {
+			res.Notes = append(res.Notes, "add to .gitlab-ci.yml: include: [{local: .gitlab/tune.gitlab-ci.yml}]")
+		} else {
+			res.Notes = append(res.Notes, "create .gitlab-ci.yml with: include: [{local: .gitlab/tune.gitlab-ci.yml}]")
+		}
+	}
 }
 
 // hasVersions reports whether dir holds a weights version file (a store, with or without a log).
@@ -153,7 +264,7 @@ func hasVersions(dir string) (bool, error) {
 
 // addGitignore appends the entries .gitignore lacks (creating it) and returns them.
 func addGitignore(path string, entries []string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadLimited(path, regular.SmallText)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

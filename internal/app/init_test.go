@@ -73,7 +73,7 @@ func tomlKeys(typ reflect.Type, prefix string) []string {
 
 func TestInitRefusesAndForceKeepsTheStore(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Init(dir, false); err != nil {
+	if _, err := Init(dir, false, ""); err != nil {
 		t.Fatal(err)
 	}
 	// a store with history: a second version and a log
@@ -85,7 +85,7 @@ func TestInitRefusesAndForceKeepsTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(dir, "tune.toml"))
-	_, err := Init(dir, false)
+	_, err := Init(dir, false, "")
 	var ee *ExistsError
 	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "weights store") {
 		t.Fatalf("want a refusal naming the store, got %v", err)
@@ -93,7 +93,7 @@ func TestInitRefusesAndForceKeepsTheStore(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "tune.toml")); err == nil {
 		t.Fatal("a refused init wrote tune.toml")
 	}
-	res, err := Init(dir, true)
+	res, err := Init(dir, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,10 @@ func readStepInputs(env Env, logs []string, step bool) (*stepInputs, error) {
 	if in.logs, in.read, err = ReadTraceLogs(logs); err != nil {
 		return nil, err
 	}
+	env.relabel(in.read)
+	for i, l := range in.logs {
+		in.logs[i] = env.LogName(l)
+	}
 	if in.dec, err = LoadDecisions(env.WeightsDir, in.resolver); err != nil {
 		return nil, err
 	}

@@ -6,10 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gofrs/flock"
-
-	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/watch"
@@ -19,26 +17,87 @@ import (
 // NightlyLockName is the lock file in the weights directory that keeps two nightly runs apart.
 const NightlyLockName = ".nightly.lock"
 
+// What a night leaves for a human to review (NightlyResult.Review).
+const (
+	// ReviewChange: the evolve loop wrote a proposal that changes the weights (accept or halve).
+	ReviewChange = "change"
+	// ReviewRollback: the watch found the applied version not helping or harmful and wrote a rollback
+	// proposal. It wins over a change of the same night: the change was measured against the version
+	// the rollback undoes.
+	ReviewRollback = "rollback"
+)
+
+// NightlyResult is what tune nightly reports (and its --json shape): the evolve result, what it leaves
+// to review and, with --branch, the branch that holds the change.
+type NightlyResult struct {
+	*EvolveResult
+	// Review is ReviewChange, ReviewRollback or "" (nothing to review); ReviewProposal its proposal id.
+	Review         string `json:"review"`
+	ReviewProposal string `json:"review_proposal,omitempty"`
+	// Tasks counts the tasks read from the logs.
+	Tasks int `json:"tasks"`
+	*BranchResult
+}
+
+// LogsEmptyError is a night that read no task although the project has evolved before: a log was
+// emptied, rotated or moved, or the glob points at the wrong place. It is an error (exit 1), not
+// "nothing to do", so that a scheduler alerts on it.
+type LogsEmptyError struct {
+	Logs   []string
+	Serial int
+}
+
+func (e *LogsEmptyError) Error() string {
+	return fmt.Sprintf("read no task from %d trace log(s) (%s), but this project has evolved before (evolution log at serial %d): a log was emptied, rotated or moved, or --logs points at the wrong place",
+		len(e.Logs), joinShort(e.Logs), e.Serial)
+}
+
+func joinShort(names []string) string {
+	if len(names) > 3 {
+		return fmt.Sprintf("%s, %s, … %d more", names[0], names[1], len(names)-2)
+	}
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}
+
 // Nightly is the cron job: under the nightly lock, it first runs the watch on the applied version, then
 // (unless the watch found it harmful) the evolve loop over the logs (never applying: a reviewer does),
 // and writes the proposal's EVAL report with what the watch found. A second run while one holds the
 // lock does nothing and says so.
-func Nightly(env Env, opts EvolveOptions) (*EvolveResult, error) {
-	opts.Apply = false
+func Nightly(env Env, opts EvolveOptions) (*NightlyResult, error) {
+	unlock, err := nightlyLock(env)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return night(env, opts)
+}
+
+// nightlyLock takes the nightly lock in the weights directory.
+func nightlyLock(env Env) (unlock func(), err error) {
 	if st, err := os.Stat(env.WeightsDir); err != nil || !st.IsDir() {
 		return nil, store.NoStoreError(env.WeightsDir)
 	}
 	lockPath := filepath.Join(env.WeightsDir, NightlyLockName)
-	lock := flock.New(lockPath)
-	ok, err := lock.TryLock()
+	lock, err := regular.TryLock(lockPath, 0) // no link followed, no FIFO waited on
 	if err != nil {
 		return nil, fmt.Errorf("nightly lock %s: %w", lockPath, err)
 	}
-	if !ok {
+	if lock == nil {
 		return nil, fmt.Errorf("another tune nightly is running (it holds %s); this run did nothing", lockPath)
 	}
-	defer lock.Unlock()
+	return func() { _ = lock.Unlock() }, nil
+}
 
+// night is one nightly run without the lock: the watch, then the evolve loop, then the review.
+func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
+	opts.Apply = false
 	// The watch runs first: a harmful verdict on the applied version stops the night's evolve, whose
 	// evidence the rollback proposal already answers (docs/decisions.md#watch).
 	wr, err := Watch(env, WatchOptions{Logs: opts.Logs, ConfigPath: opts.ConfigPath})
@@ -58,21 +117,32 @@ func Nightly(env Env, opts EvolveOptions) (*EvolveResult, error) {
 			out.Reason += fmt.Sprintf("; rollback proposal %s awaits review (tune apply %s)", wr.Proposal, wr.Proposal)
 			in := report.ProposalReport{ID: wr.Proposal, Created: env.Now().UTC(), Parent: versionNumber(wr.Version),
 				Decision: weights.DecisionAccept, Reason: "roll " + wr.Version + " back to the content of " + wr.Parent, Watch: watchFinding(wr)}
-			if s, err := env.OpenStore(); err == nil {
-				in.Before, _ = s.Version(in.Parent)
-				in.After, _ = s.Version(versionNumber(wr.Parent))
+			s, err := env.OpenStore()
+			if err != nil {
+				return nil, err
+			}
+			if in.Before, err = s.Version(in.Parent); err != nil {
+				return nil, err
+			}
+			if in.After, err = s.Version(versionNumber(wr.Parent)); err != nil {
+				return nil, err
 			}
 			if out.Reports, err = report.WriteProposal(env.ReportsDir, in); err != nil {
 				return nil, err
 			}
 		}
-		return out, nil
+		return reviewOf(out, wr), nil
 	}
 	out, err := Evolve(env, opts)
 	if err != nil {
 		return nil, err
 	}
 	out.Watch, out.WatchNote = wr, note
+	if out.Tasks == 0 {
+		if err := checkLogsEmpty(env, opts.Logs); err != nil {
+			return nil, err
+		}
+	}
 	if out.ReportInput != nil {
 		in := *out.ReportInput
 		if wr != nil {
@@ -82,7 +152,43 @@ func Nightly(env Env, opts EvolveOptions) (*EvolveResult, error) {
 			return nil, err
 		}
 	}
-	return out, nil
+	return reviewOf(out, wr), nil
+}
+
+// reviewOf says what the night leaves for review.
+func reviewOf(out *EvolveResult, wr *WatchResult) *NightlyResult {
+	r := &NightlyResult{EvolveResult: out, Tasks: out.Tasks}
+	switch {
+	case wr != nil && wr.Proposal != "":
+		r.Review, r.ReviewProposal = ReviewRollback, wr.Proposal
+	case out.Stored != nil && out.Stored.Applicable():
+		r.Review, r.ReviewProposal = ReviewChange, out.Stored.ID
+	}
+	return r
+}
+
+// checkLogsEmpty refuses a night that read no task when the store's log shows the project evolved
+// before (any entry besides its init): logs that had tasks and now have none need a human.
+func checkLogsEmpty(env Env, logs []string) error {
+	s, err := env.OpenStore()
+	if err != nil {
+		return err
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Action != store.ActionInit {
+			serial, _ := s.Head()
+			names := make([]string, len(logs))
+			for i, l := range logs {
+				names[i] = env.LogName(l)
+			}
+			return &LogsEmptyError{Logs: names, Serial: serial}
+		}
+	}
+	return nil
 }
 
 // OutcomeWatchHarmful is the nightly outcome when the watch stopped the run.
@@ -93,14 +199,25 @@ func versionNumber(name string) int {
 	return n
 }
 
+// reportMovedRows is how many moved tasks the EVAL report's Watch section lists (events first);
+// tune watch --json lists them all.
+const reportMovedRows = 50
+
 // watchFinding is the watch result as the EVAL report shows it.
 func watchFinding(r *WatchResult) *report.WatchFinding {
-	f := &report.WatchFinding{Version: r.Version, Parent: r.Parent, Changes: r.Changes, Verdict: r.Verdict, Reason: r.Reason, Proposal: r.Proposal}
-	for _, m := range []struct {
-		name string
-		c    watch.Comparison
-	}{{"low-side regressions (changed signal)", r.Regressions}, {"overkill", r.Overkill}, {"underkill", r.Underkill}} {
-		f.Measures = append(f.Measures, report.WatchMeasure{Name: m.name, Before: m.c.Before.Format(accuracy.RateParens), After: m.c.After.Format(accuracy.RateParens), P: m.c.P})
+	f := &report.WatchFinding{Version: r.Version, Parent: r.Parent, Changes: r.Changes, Verdict: r.Verdict, Reason: r.Reason, Proposal: r.Proposal,
+		NotCounted: watch.NotCountedText(r.NotCounted)}
+	for _, t := range r.Tests {
+		f.Tests = append(f.Tests, report.WatchTest{Name: t.Name, Basis: t.Basis, Events: fmt.Sprintf("%d/%d", t.K, t.N), Null: t.Null, Alt: t.Alt,
+			E: t.E, Threshold: t.Threshold, NeedMore: t.NeedMore, Note: t.Note})
+	}
+	rows := watch.EventsFirst(r.MovedTasks)
+	if len(rows) > reportMovedRows {
+		f.MovedMore = len(rows) - reportMovedRows
+		rows = rows[:reportMovedRows]
+	}
+	for _, m := range rows {
+		f.Moved = append(f.Moved, report.WatchMoved{MetaTimestamp: m.MetaTimestamp, Task: m.Task, Levels: m.From + " → " + m.To, Test: m.Test, Against: m.Against()})
 	}
 	return f
 }

@@ -10,13 +10,27 @@ import (
 
 // VerifyResult is what tune verify reports (and its --json shape).
 type VerifyResult struct {
-	Dir      string          `json:"dir"`
-	Intact   bool            `json:"intact"`
-	Versions int             `json:"versions"`
-	Active   string          `json:"active"`
-	Serial   int             `json:"serial"`
-	Lineage  string          `json:"lineage,omitempty"`
+	Dir      string `json:"dir"`
+	Intact   bool   `json:"intact"`
+	Versions int    `json:"versions"`
+	Active   string `json:"active"`
+	Serial   int    `json:"serial"`
+	Lineage  string `json:"lineage,omitempty"`
+	// Base is the commit --base named: the store was also checked as an append-only extension of it.
+	Base     string          `json:"base,omitempty"`
 	Problems []store.Problem `json:"problems"`
+}
+
+// AddBase checks the store against the git revision rev (VerifyBase) and adds what it finds.
+func (r *VerifyResult) AddBase(weightsDir, rev string) error {
+	commit, problems, err := VerifyBase(weightsDir, rev)
+	if err != nil {
+		return err
+	}
+	r.Base = commit
+	r.Problems = append(r.Problems, problems...)
+	r.Intact = len(r.Problems) == 0
+	return nil
 }
 
 // Verify checks the weights store in weightsDir: version files against weights.sum and the log, the

@@ -45,8 +45,8 @@ func (e *NothingToWatchError) Error() string { return "nothing to watch: " + e.R
 // Unwrap makes it a store.ErrNothingToDo.
 func (e *NothingToWatchError) Unwrap() error { return store.ErrNothingToDo }
 
-// Watch judges an applied version on the tasks dispatched under it against those under its parent
-// (internal/watch). For "not helping" and "harmful" on the active version it writes a rollback
+// Watch judges an applied version on the tasks dispatched under it whose level it moved, against rates
+// fixed from the tasks under its parent (internal/watch). For "not helping" and "harmful" on the active version it writes a rollback
 // proposal to the parent's content through the store's proposal path and logs its decision, so that
 // `tune apply` reviews and applies it like any other; it writes nothing else (docs/decisions.md#watch).
 func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
@@ -116,9 +116,6 @@ func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
 	in.Version.Weights, in.Parent.Weights = &vw, &pw
 	for _, c := range store.Changes(&pw, &vw) {
 		in.Changes = append(in.Changes, c.String())
-		if sig, ok := weights.SignalByName(c.Name); c.Kind == weights.ChangeSignal && ok {
-			in.Changed = append(in.Changed, sig)
-		}
 	}
 	logs := opts.Logs
 	if len(logs) == 0 {
@@ -128,7 +125,9 @@ func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
 	// on (docs/decisions.md#watch-memory).
 	b := watch.NewBuilder(in)
 	for _, l := range logs {
+		name := env.LogName(l)
 		_, err := traceparse.StreamLog(l, func(t *traceparse.Task) error {
+			t.Source = name
 			b.Add(t)
 			return nil
 		}, nil)

@@ -15,12 +15,18 @@ type DateRange struct {
 	Location     *time.Location
 }
 
-// ParseDay checks a YYYY-MM-DD date.
-func ParseDay(s string) error {
-	if _, err := time.Parse(time.DateOnly, s); err != nil {
-		return fmt.Errorf("%q is not a date (want YYYY-MM-DD)", s)
+// compactDay is ccusage's form of a --since/--until date, YYYYMMDD.
+const compactDay = "20060102"
+
+// ParseDay reads a date as YYYY-MM-DD or as ccusage writes it, YYYYMMDD, and returns it as
+// YYYY-MM-DD (the form days are compared in).
+func ParseDay(s string) (string, error) {
+	for _, layout := range []string{time.DateOnly, compactDay} {
+		if d, err := time.Parse(layout, s); err == nil {
+			return d.Format(time.DateOnly), nil
+		}
 	}
-	return nil
+	return "", fmt.Errorf("%q is not a date (want YYYY-MM-DD or YYYYMMDD)", s)
 }
 
 // weekdays are the names a week may start on, as ccusage's --start-of-week spells them.

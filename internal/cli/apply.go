@@ -50,7 +50,7 @@ resolves. --expect-serial refuses to write when the log has moved past the seria
 		Example: `  tune apply
   tune apply weights/proposals/p-98cce9bd98d5.json
   tune apply p-98cce9bd98d5 --expect-serial 4 --json`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cmdutil.WantArgs(cobra.MaximumNArgs(1), "at most one proposal (default the newest), e.g. tune apply weights/proposals/p-….json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Proposal = args[0]

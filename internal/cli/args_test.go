@@ -34,7 +34,7 @@ func TestEINVALExitsOneAndUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"einval", "extra"}, ExitUsage, `unknown command "extra"`},
 		{[]string{"bogus"}, ExitUsage, `unknown command "bogus" for "tune"`},
 		{[]string{"weights", "bogus"}, ExitUsage, `unknown command "bogus" for "tune weights"`},
-		{[]string{"diff", "v1"}, ExitUsage, "accepts 2 arg(s)"},
+		{[]string{"diff", "v1"}, ExitUsage, "tune diff A B: want two versions or proposals"},
 		{[]string{"history", "x"}, ExitUsage, "unknown command"},
 		{[]string{"trace", "--last", "x"}, ExitUsage, "invalid argument"},
 		{[]string{"trace", "--nope"}, ExitUsage, "unknown flag"},

@@ -140,8 +140,8 @@ in order at the end.`,
 		},
 	}
 	cmd.Flags().StringVar((*string)(&opts.By), "by", "", "break down by `KEY`: "+strings.Join(audit.GroupByNames(), ", "))
-	cmd.Flags().StringVar(&opts.Since, "since", "", "only requests from `DATE` (YYYY-MM-DD, inclusive, in --timezone; UTC with --partition-by day)")
-	cmd.Flags().StringVar(&opts.Until, "until", "", "only requests up to `DATE` (YYYY-MM-DD, inclusive, in --timezone; UTC with --partition-by day)")
+	cmd.Flags().StringVar(&opts.Since, "since", "", "only requests from `DATE` (YYYY-MM-DD or YYYYMMDD, inclusive, in --timezone; UTC with --partition-by day)")
+	cmd.Flags().StringVar(&opts.Until, "until", "", "only requests up to `DATE` (YYYY-MM-DD or YYYYMMDD, inclusive, in --timezone; UTC with --partition-by day)")
 	cmd.Flags().StringVar(&opts.flags.Timezone, "timezone", "", "`ZONE` of days, weeks and months (IANA name such as UTC or Europe/Paris; default $TZ, else the system's)")
 	cmd.Flags().BoolVar(&opts.Breakdown, "breakdown", false, "break each --by row down by model")
 	cmd.Flags().StringVar(&opts.flags.WeekDay, "start-of-week", "", "with --by week: the `DAY` weeks start on (sunday, the default as in ccusage, monday, … saturday)")

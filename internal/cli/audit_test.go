@@ -64,16 +64,19 @@ func checkFlagCases[T any](t *testing.T, build func(*Factory, func(*T) error) *c
 
 func TestAuditFlags(t *testing.T) {
 	checkFlagCases(t, newCmdAudit, func(o *auditOptions) string {
-		return fmt.Sprintf("%v by=%s format=%s ccusage=%s label=%s", o.Paths, o.By, o.Format, o.CCUsage, o.Label)
+		return fmt.Sprintf("%v by=%s format=%s ccusage=%s label=%s since=%s until=%s", o.Paths, o.By, o.Format, o.CCUsage, o.Label, o.Since, o.Until)
 	}, []flagCase{
-		{[]string{"a", "b"}, "[a b] by= format=text ccusage= label=", false},
-		{[]string{"--json", "--by", "day"}, "[] by=day format=json ccusage= label=", false},
-		{[]string{"--format", "jsonl", "--ccusage", "session", "--label", "high"}, "[] by= format=jsonl ccusage=session label=high", false},
+		{[]string{"a", "b"}, "[a b] by= format=text ccusage= label= since= until=", false},
+		{[]string{"--json", "--by", "day"}, "[] by=day format=json ccusage= label= since= until=", false},
+		{[]string{"--format", "jsonl", "--ccusage", "session", "--label", "high"}, "[] by= format=jsonl ccusage=session label=high since= until=", false},
 		{[]string{"--by", "fortnight"}, "--by \"fortnight\"", true},
 		{[]string{"--by", "day", "--format", "csv"}, "--by day and --format csv conflict", true},
 		{[]string{"--by", "day", "--format", "parquet", "--out", "x.parquet"}, "--by day and --format parquet conflict", true},
 		{[]string{"--breakdown"}, "add --by", true},
-		{[]string{"--since", "2026-2-1"}, "--since \"2026-2-1\" is not a date", true},
+		{[]string{"--since", "2026-2-1"}, "--since \"2026-2-1\" is not a date (want YYYY-MM-DD or YYYYMMDD)", true},
+		// ccusage's compact dates, read as the dashed ones
+		{[]string{"--since", "20260211", "--until", "2026-02-12"}, "[] by= format=text ccusage= label= since=2026-02-11 until=2026-02-12", false},
+		{[]string{"--since", "20261311"}, "--since \"20261311\" is not a date", true},
 		{[]string{"--since", "2026-02-02", "--until", "2026-02-01"}, "is after --until", true},
 		{[]string{"--timezone", "Mars/Olympus"}, "--timezone \"Mars/Olympus\"", true},
 		{[]string{"--format", "xml"}, "--format \"xml\"", true},

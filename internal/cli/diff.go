@@ -13,6 +13,7 @@ type diffOptions struct {
 	WeightsDir string
 	A, B       string
 	Format     string
+	JSON       bool // --json: --format json
 }
 
 // NewCmdDiff builds `tune diff`.
@@ -40,7 +41,7 @@ proposal it names when it is still in weights/proposals/ (else the counts in the
 		Example: `  tune diff v0001 active
   tune diff active weights/proposals/p-98cce9bd98d5.json --format markdown > pr-body.md
   tune diff 1 2 --format json`,
-		Args: cobra.ExactArgs(2),
+		Args: cmdutil.WantArgs(cobra.ExactArgs(2), "two versions or proposals, e.g. tune diff active weights/proposals/p-….json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir = f.WeightsDir
 			opts.A, opts.B = args[0], args[1]
@@ -53,7 +54,7 @@ proposal it names when it is still in weights/proposals/ (else the counts in the
 			return diffRun(opts)
 		},
 	}
-	cmdutil.AddFormatFlags(cmd, &opts.Format, nil, []string{"text", "markdown", "json"}, "output `format`: text, markdown or json", "")
+	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, []string{"text", "markdown", "json"}, "output `format`: text, markdown or json", "print the comparison as JSON (same as --format json)")
 	return cmd
 }
 

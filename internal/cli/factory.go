@@ -78,9 +78,12 @@ func (f *Factory) traceLogs(args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, here, err := project.DefaultTraceLog(wd)
+	p, here, stray, err := project.DefaultTraceLog(wd, f.ProjectRoot)
 	if err != nil {
 		return nil, err
+	}
+	for _, s := range stray {
+		fmt.Fprintf(f.IO.ErrOut, "tune: warning: %s is a stray trace log below the project root (a hook run from a subdirectory?); reading the project's %s, not it: append its tasks there and remove it\n", s, p)
 	}
 	if !here {
 		f.note("reading the trace log %s", p)
@@ -144,6 +147,7 @@ func (f *Factory) Env() app.Env {
 		Builtin: f.Builtin}
 	if f.ProjectRoot != "" {
 		env.Config = filepath.Join(f.ProjectRoot, project.ConfigFile)
+		env.Root = f.ProjectRoot
 	}
 	return env
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
@@ -59,6 +60,7 @@ fields are those of weights/evolution.jsonl.`,
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the history as JSON")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, fmt.Sprintf("list the latest `N` log entries, 0 for all (default %d in the table, all with --json)", defaultHistoryLimit))
+	cmdutil.Want(cmd, "limit", "a number of entries, e.g. --limit 5 (0 for all)")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
@@ -11,7 +12,9 @@ type initOptions struct {
 	IO    *IOStreams
 	Dir   string
 	Force bool
-	JSON  bool
+	// CI is the recipe --ci writes: github, gitlab or cron ("" none).
+	CI   string
+	JSON bool
 }
 
 // NewCmdInit builds `tune init`.
@@ -33,6 +36,12 @@ carries:
   tune.toml            the project file, every key commented out with its default
   .gitignore           entries for the store's lock and marker files (added, never rewritten)
 
+--ci github|gitlab|cron also writes the recipe of docs/nightly.md that runs tune nightly --branch
+and opens a pull request for each change to review: the GitHub Actions workflows
+(.github/workflows/tune-nightly.yml and tune-verify.yml), the GitLab CI jobs
+(.gitlab/tune.gitlab-ci.yml, to include from .gitlab-ci.yml), or the crontab script
+(tune-nightly.sh). In a git repository init ends with what to commit.
+
 Every tune command run in DIR or below it finds tune.toml and uses these directories, and finds
 .ldd/trace.log in the directory it runs from or the nearest parent that has one.
 
@@ -40,8 +49,9 @@ init refuses when any of these files exists. --force rewrites tune.toml and the 
 never the weights store: an existing store's versions and log are kept as they are.`,
 		Example: `  tune init
   tune init ~/src/shop-api
-  tune init --force   # restore tune.toml and the fixtures; the store is kept`,
-		Args: cobra.MaximumNArgs(1),
+  tune init --force   # restore tune.toml and the fixtures; the store is kept
+  tune init --ci github`,
+		Args: cmdutil.WantArgs(cobra.MaximumNArgs(1), "at most one directory (default the working directory), e.g. tune init ."),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = "."
 			if len(args) == 1 {
@@ -54,12 +64,13 @@ never the weights store: an existing store's versions and log are kept as they a
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "rewrite tune.toml and the fixtures (never the weights store)")
+	cmd.Flags().StringVar(&opts.CI, "ci", "", "also write the pull-request recipe: `github`, gitlab or cron (docs/nightly.md)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print what was written as JSON")
 	return cmd
 }
 
 func initRun(opts *initOptions) error {
-	res, err := app.Init(opts.Dir, opts.Force)
+	res, err := app.Init(opts.Dir, opts.Force, opts.CI)
 	if err != nil {
 		return err
 	}

@@ -1,15 +1,20 @@
 package cli
 
 import (
+	"bytes"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/project"
+	"github.com/ldd-tools/tune/internal/view"
 )
 
 type nightlyOptions struct {
 	evolveOptions
 	Globs []string
+	// Branch writes a change to review as a commit on the branch tune/<id> (app.NightlyBranch).
+	Branch bool
 }
 
 // NewCmdNightly builds `tune nightly`.
@@ -31,12 +36,27 @@ and its EVAL report under --reports-dir, and print a summary a scheduler can act
           more than 2 points from v0001 (the drift bound); the state dump is written and the
           output points to ` + app.EscalationDoc + `
 
+What the night leaves to review is in the summary's "review:" line and in --json "review":
+"change" (a proposal that changes weights), "rollback" (the watch's rollback of the applied
+version; it wins over a change) or "" (nothing to review). Logs that read no task in a project
+that has evolved before are an error (exit 1): a log was emptied, rotated or moved.
+
 Safe to run twice: the proposal id is derived from its content, so a re-run on the same inputs
 finds the same proposal, writes the same report bytes and adds nothing to the evolution log.
-Nothing is applied: a reviewer runs tune apply after reading the report (see docs/nightly.md for a
-crontab line and a CI workflow that opens a pull request).`,
+Nothing is applied: a reviewer runs tune apply after reading the report.
+
+--branch runs the night on a temporary copy of the store at HEAD instead, and never touches the
+checked-out work tree: a change to review is applied there as tune apply would, and committed
+(the new version, the evolution log and its ledger, weights.sum, the harvested fixtures, the EVAL
+report and the pull request body) on the branch tune/<proposal id>. Merging that branch makes the
+change active; nothing runs after the merge. The same proposal on the same base leaves the branch
+as it is (--json "branch_updated": false); a moved base rebuilds it. --json adds "branch",
+"title", "body_file" (the pull request body, in the git directory) and "supersedes" (other
+unmerged tune/ branches). See docs/nightly.md for a crontab line, a GitHub Actions workflow and a
+GitLab CI job.`,
 		Example: `  tune nightly
-  tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json`,
+  tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json
+  tune nightly --branch --logs 'traces/*/trace.log' --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.bind(f, args); err != nil {
 				return err
@@ -49,6 +69,7 @@ crontab line and a CI workflow that opens a pull request).`,
 	}
 	addEvolveFlags(cmd, &opts.evolveOptions)
 	cmd.Flags().StringArrayVar(&opts.Globs, "logs", nil, "trace logs to read, as a shell `glob` (repeatable)")
+	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "commit a change to review on the branch tune/<proposal id>, applied, without touching the work tree")
 	_ = cmd.Flags().MarkHidden("apply") // nightly never applies: a reviewer does; --apply is a usage error
 	return cmd
 }
@@ -65,9 +86,32 @@ func nightlyRun(f *Factory, opts *nightlyOptions) error {
 	if opts.Logs, err = f.traceLogs(logs); err != nil {
 		return err
 	}
-	out, err := app.Nightly(opts.Env, opts.EvolveOptions)
+	var out *app.NightlyResult
+	if opts.Branch {
+		out, err = app.NightlyBranch(opts.Env, opts.EvolveOptions, pullRequestBody)
+	} else {
+		out, err = app.Nightly(opts.Env, opts.EvolveOptions)
+	}
 	if err != nil {
 		return err
 	}
-	return printEvolve(&opts.evolveOptions, out)
+	view.Warnings(opts.IO.ErrOut, out.Warnings, view.NewTails(out.Tails))
+	if err := view.Print(opts.IO.Out, opts.JSON, out, view.Nightly); err != nil {
+		return err
+	}
+	return out.Escalation()
+}
+
+// pullRequestBody is the Markdown diff of a proposal against the active version: what tune diff
+// active PROPOSAL --format markdown prints.
+func pullRequestBody(weightsDir, proposal string) ([]byte, error) {
+	rep, err := app.Diff(weightsDir, "active", proposal)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := view.DiffMarkdown(&b, rep); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

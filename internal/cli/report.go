@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
@@ -98,7 +99,7 @@ they wrote. A proposal without a saved input gets what its file holds (no window
 changed signals only) and a fresh replay of the fixtures, and a note on stderr says so.`,
 		Example: `  tune report proposal
   tune report proposal p-4f1c2a9be07d --out /tmp/review`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cmdutil.WantArgs(cobra.MaximumNArgs(1), "at most one proposal (default the newest), e.g. tune report proposal p-4f1c2a9be07d"),
 		RunE: run("proposal"),
 	}
 

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/cmdutil"
-	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/cmdutil/jsonfilter"
 )
 
 // Version is set at build time with -ldflags "-X github.com/ldd-tools/tune/internal/cli.Version=…".
@@ -36,6 +36,13 @@ func execute(root *cobra.Command, args []string, stderr io.Writer) int {
 		root.SetArgs(args)
 	}
 	_, err := root.ExecuteC()
+	// --jq and --template write what they make of the command's JSON once it has all been printed,
+	// also when the command ends with an error after its output (an escalation, a watch finding).
+	if filtered, ok := root.OutOrStdout().(*jsonfilter.Writer); ok {
+		if ferr := filtered.Close(); err == nil {
+			err = ferr
+		}
+	}
 	return exitCode(err, stderr)
 }
 
@@ -63,14 +70,19 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	filtered := jsonfilter.NewWriter(f.IO.Out)
+	f.IO.Out = filtered
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.AsFlagError(err) })
+	root.SetFlagErrorFunc(cmdutil.FlagError)
 	wide := false
 	cmdutil.AddOutputFlags(root, &wide, &f.Quiet)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.IO.FitTables(wide, f.Getenv("COLUMNS"))
+		if err := jsonfilter.Setup(cmd, filtered); err != nil {
+			return err
+		}
 		return f.resolveProject(cmd.Flags())
 	}
 	root.PersistentFlags().StringVar(&f.WeightsDir, "weights-dir", f.envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
@@ -106,5 +118,6 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	}
 	addCompletions(root, f)
 	cmdutil.TypeUsageErrors(root)
+	jsonfilter.AddFlags(root)
 	return root
 }

@@ -16,7 +16,9 @@ type verifyOptions struct {
 	WeightsDir  string
 	FixturesDir string // where an interrupted apply's harvested fixtures go: its marker is checked against it
 	ReportsDir  string // temp files of killed report writes there are reported
-	JSON        bool
+	// Base is a git revision the store must extend, append-only (--base).
+	Base string
+	JSON bool
 }
 
 // NewCmdVerify builds `tune verify`.
@@ -43,11 +45,18 @@ reason (repair refuses it). Temp files (.NAME.tmp-*) left by a killed write, in 
 harvested fixtures or in the --reports-dir, are listed as stale. It exits 0 when the store is intact. A store as shipped
 (only v0001.toml, no log yet) is intact.
 
+--base REV also checks the store against the same store at the git revision REV (the base branch
+of a pull request): every version file and log entry of REV is still there, unchanged; every ledger
+key of REV still credits the same version; and every version HEAD adds equals what the log entry
+that wrote it says (a rollback equals the version it restores, an apply its proposal's candidate). A
+branch that rewrites the store's history and re-signs it verifies on its own, but not with --base.
+
 What to do next: an interrupted operation → tune repair. A forged marker → inspect it and delete it
 by hand. An intended hand edit → tune repair --resign (logged loudly). Anything else → restore the
 file from version control.`,
 		Example: `  tune verify
-  tune verify --json | jq '.problems[].file'`,
+  tune verify --json | jq '.problems[].file'
+  tune verify --base origin/main   # in a pull request: the store only grows`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir, opts.FixturesDir, opts.ReportsDir = f.WeightsDir, f.FixturesDir, f.ReportsDir
@@ -58,11 +67,15 @@ file from version control.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&opts.Base, "base", "", "also check that the store extends the store at this git `revision`, append-only")
 	return cmd
 }
 
 func verifyRun(opts *verifyOptions) error {
 	rep, err := app.Verify(opts.WeightsDir, opts.FixturesDir, opts.ReportsDir)
+	if err == nil && opts.Base != "" {
+		err = rep.AddBase(opts.WeightsDir, opts.Base)
+	}
 	if err == nil {
 		err = view.Print(opts.IO.Out, opts.JSON, rep, view.Verify)
 	}

@@ -26,36 +26,44 @@ func newCmdWatch(f *Factory, runF func(*watchOptions) error) *cobra.Command {
 	opts := &watchOptions{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
 		Use:   "watch [LOG...]",
-		Short: "Judge the applied weights version on the tasks that came after it; propose its rollback when it fails",
+		Short: "Judge the applied weights version on the tasks it moved; propose its rollback when it fails",
 		Long: `A weight change is a bet made on a handful of tasks; the tasks that come after it are the honest
-test. tune watch compares the closed tasks dispatched under the active version (or --version, an
-earlier applied one) with those dispatched under its parent: a task belongs to the version its
-meta line names with weights=, else to the version the evolution log says was active at its
-meta time. It reports, before → after with 95% Wilson intervals and a one-sided Fisher exact p:
-low-side regressions (a regression recorded on an L0/L1 task: regression_followed=true, or a
-later task's regression_of=) among the tasks carrying a changed signal, the overkill and
-underkill rates, the level mix, and the tasks the change lifted to a higher level.
+test. tune watch judges the active version (or --version, an earlier applied one) only on what
+the change did: the closed tasks dispatched under it (weights= on the meta line, else the version
+the evolution log says was active at the meta time) whose level differs between the parent and
+the version, each task's signals scored under both. Only tasks dispatched auto count: an
+override-down, a bump or an explicit level is the user's choice, not the weights'.
 
-Verdicts, in the order they are tried:
-  too early    fewer closed tasks under the version than watch.min_tasks (default 20):
-               it says how many more are needed. Nothing else is judged yet.
-  harmful      low-side regressions among the tasks carrying the changed signal rose
-               (Fisher p ≤ watch.alpha, default 0.05), or the overkill rate rose by more than
-               watch.overkill_bound (default 0.10, ten points) with Fisher p ≤ watch.alpha.
-  not helping  at least watch.min_recurrences (default 2) of the tasks the change lifted still
-               regressed, at a rate no lower than the low-side regressions before it: the
-               pattern that motivated the change recurs.
-  holding      none of the above: no evidence against the version.
+A regression is what the trace records: regression_followed=true on the task's close, or a later
+task naming it with regression_of=<its meta timestamp> (tune score --log --regression-of writes
+one). Each test is an e-process: its e-value may be looked at every night, over every log, and
+reaches its threshold with probability at most alpha while the version does what it should.
+  not helping  the tasks the change lifted off the low side (L0/L1 under the parent, L2+ under
+               the version) still regress at the rate such tasks had while low, against "at
+               most the midpoint of that rate and the other low-side tasks' rate", both taken
+               from the tasks before the version; and at least watch.min_recurrences did.
+  harmful      an upward change: the tasks it moved up to L3/L4 were overkill more often than
+               L3/L4 tasks before, plus watch.overkill_bound. A downward change: the tasks it
+               moved down to L0/L1 regressed more often than they did at their level before,
+               plus the same margin. Low-side regressions after an upward change are never
+               evidence of harm: it took tasks off the low side, it put none there.
+  too early    no test reached its threshold and fewer than watch.min_tasks (default 10) tasks
+               moved: it says how many more.
+  holding      no test reached its threshold over at least watch.min_tasks moved tasks.
+The threshold is 1/alpha with alpha split over the tests the change's direction allows (two for
+an upward change: 40 at the default alpha 0.05). The table lists the moved tasks: parent level →
+version level, the test each one is a trial of, and whether it counts against the version.
 
 "not helping" and "harmful" on the active version write a rollback proposal to the parent's
 content (weights/proposals/<id>.json, with the tasks behind the verdict as its evidence and the
 fixture suite replayed under the version and after each step back) and log its decision; review
 it and apply it with tune apply, like any proposal. Nothing is applied silently, and watch writes
-nothing else. Running watch again does not write a second proposal for the same rollback. For an earlier version that is no longer active no proposal is written.
+nothing else. Running watch again does not write a second proposal for the same rollback. For an
+earlier version that is no longer active no proposal is written.
 
 The bounds live in tune.toml (or --config / TUNE_CONFIG):
   [watch]
-  min_tasks = 20
+  min_tasks = 10
   overkill_bound = 0.10
   min_recurrences = 2
   alpha = 0.05
@@ -64,11 +72,13 @@ Exit codes: 0 for every verdict (the verdict is the output; nightly acts on it),
 error; a store with no applied version prints a note and exits 0.
 
 --json prints {version, parent, changes, verdict, reason, need_more, tasks_before, tasks_after,
-concerned_before, concerned_after, low_side_regressions, overkill, underkill ({before, after:
-{k, n, rate, lo, hi}, p}), lifted, lifted_regressed, level_mix [{level, before, after}],
-evidence [{log, line, meta_timestamp, task, level, note}], config {min_tasks, overkill_bound,
-min_recurrences, alpha}, active, proposal, proposal_path, proposal_new, proposal_note, logs};
-need_more and the proposal fields only when they apply.`,
+moved, not_counted {dispatch: n}, before {lifted_while_low, other_low, overkill_high, dropped:
+{k, n, rate, lo, hi}}, tests [{name, sample, event, n, k, null_rate, alt_rate, basis, e_value,
+threshold, need_more, rejected, note}], moved_tasks [{log, line, meta_timestamp, task, from, to,
+level, test, regressed, event, evidence}], evidence [{log, line, meta_timestamp, task, level,
+note}], config {min_tasks, overkill_bound, min_recurrences, alpha}, active, proposal,
+proposal_path, proposal_new, proposal_note, logs}; need_more and the proposal fields only when
+they apply.`,
 		Example: `  tune watch
   tune watch projects/*/.ldd/trace.log --json | jq -r .verdict
   tune watch --version v0003 .ldd/trace.log`,

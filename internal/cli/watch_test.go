@@ -67,14 +67,15 @@ func watchStoreWith(t *testing.T, change func(*weights.Weights), logged string, 
 	return dir
 }
 
-// watchLog writes 20 tasks before the apply (6 regressed at L1) and n after it, lifted to L2, of
-// which regressed still regressed.
+// watchLog writes 40 tasks before the apply — 20 at L1 that v0002 lifts, 12 of them regressed, and
+// 20 other L1 tasks, 1 regressed — and n after it, lifted to L2, of which regressed still regressed.
+// The "not helping" test's null is then the midpoint of 13/22 and 2/22 (Laplace), 34%.
 func watchLog(t *testing.T, n, regressed int) string {
 	t.Helper()
 	var b strings.Builder
-	task := func(at time.Time, level, name string, i int, reg bool) {
+	task := func(at time.Time, level, name, signals string, i int, reg bool) {
 		ts := func(s int) string { return at.Add(time.Duration(s) * time.Second).Format(time.RFC3339) }
-		fmt.Fprintf(&b, "%s  meta  %s/%s  dispatch=auto  signals=contract-rule-hit:+2,explicit-bugfix:-5,unknown-file-territory:+1  task=\"task %d\"  loops=inner\n", ts(0), level, name, i)
+		fmt.Fprintf(&b, "%s  meta  %s/%s  dispatch=auto  signals=%s  task=\"task %d\"  loops=inner\n", ts(0), level, name, signals, i)
 		fmt.Fprintf(&b, "%s  inner  k=1  skill=s  action=a  loss=0.100\n", ts(1))
 		extra := ""
 		if reg {
@@ -82,11 +83,13 @@ func watchLog(t *testing.T, n, regressed int) string {
 		}
 		fmt.Fprintf(&b, "%s  inner  close  terminal=complete  loss_final=0.100%s\n", ts(2), extra)
 	}
+	const lifted = "contract-rule-hit:+2,explicit-bugfix:-5,unknown-file-territory:+1"
 	for i := range 20 {
-		task(time.Date(2026, 10, 1, i, 0, 0, 0, time.UTC), "L1", "diagnostic", i, i < 6)
+		task(time.Date(2026, 10, 1, i, 0, 0, 0, time.UTC), "L1", "diagnostic", lifted, i, i < 12)
+		task(time.Date(2026, 10, 2, i, 0, 0, 0, time.UTC), "L1", "diagnostic", "explicit-bugfix:-5", 100+i, i < 1)
 	}
 	for i := range n {
-		task(time.Date(2026, 11, 2, i, 0, 0, 0, time.UTC), "L2", "deliberate", 20+i, i < regressed)
+		task(time.Date(2026, 11, 2, i, 0, 0, 0, time.UTC), "L2", "deliberate", lifted, 20+i, i < regressed)
 	}
 	path := filepath.Join(t.TempDir(), "trace.log")
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -134,7 +137,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // apply takes the proposal and the active content is the parent's again.
 func TestWatchEndToEnd(t *testing.T) {
 	dir := watchStore(t)
-	log := watchLog(t, 20, 7)
+	log := watchLog(t, 20, 14)
 	before := snapshot(t, dir)
 	code, out, errOut := watchCLI(t, dir, "watch", log)
 	if code != 0 || errOut != "" {
@@ -190,7 +193,7 @@ func TestWatchEndToEnd(t *testing.T) {
 	}
 	// v0003 has no tasks yet.
 	code, out, _ = watchCLI(t, dir, "watch", log)
-	if code != 0 || !strings.Contains(out, "TOO EARLY") || !strings.Contains(out, "20 more") {
+	if code != 0 || !strings.Contains(out, "TOO EARLY") || !strings.Contains(out, "10 more") {
 		t.Errorf("watch of v0003: exit %d\n%s", code, out)
 	}
 	// v0002 is no longer active: the verdict stands, no proposal.
@@ -212,10 +215,12 @@ func TestWatchVerdictsJSON(t *testing.T) {
 		{"too-early", 5, 0, "too early", true},
 	} {
 		before := snapshot(t, dir)
-		code, out, errOut := watchCLI(t, dir, "watch", "--json", watchLog(t, c.after, c.regr))
+		log := watchLog(t, c.after, c.regr)
+		code, out, errOut := watchCLI(t, dir, "watch", "--json", log)
 		if code != 0 || errOut != "" {
 			t.Fatalf("%s: exit %d %s", c.name, code, errOut)
 		}
+		out = strings.ReplaceAll(out, log, "trace.log") // the moved tasks name the temporary log
 		var m map[string]any
 		if err := json.Unmarshal([]byte(out), &m); err != nil || m["verdict"] != c.verdict {
 			t.Fatalf("%s: verdict %v (%v)", c.name, m["verdict"], err)
@@ -232,8 +237,8 @@ func TestWatchVerdictsJSON(t *testing.T) {
 	}
 }
 
-// harmfulLog is watchLog's 20 tasks before the apply, then 20 after of which 8 are L3 overkill
-// (complete, k=1, loss 0): harmful by the overkill bound.
+// harmfulLog is watchLog's 40 tasks before the apply, then 20 after of which 12 were moved up from
+// L2 to L3 by the change and were overkill (complete, k=1, loss 0): harmful by the overkill test.
 func harmfulLog(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
@@ -241,11 +246,11 @@ func harmfulLog(t *testing.T) string {
 	for i := range 20 {
 		at := time.Date(2026, 11, 3, i, 0, 0, 0, time.UTC)
 		ts := func(s int) string { return at.Add(time.Duration(s) * time.Second).Format(time.RFC3339) }
-		level := "L2/deliberate"
-		if i < 8 {
-			level = "L3/structural  creativity=standard"
+		level, signals := "L2/deliberate", "greenfield:+3"
+		if i < 12 {
+			level, signals = "L3/structural  creativity=standard", "contract-rule-hit:+2,unknown-file-territory:+1"
 		}
-		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  signals=contract-rule-hit:+2,cross-layer:+2  task=\"after %d\"  loops=inner\n", ts(0), level, i)
+		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  signals=%s  task=\"after %d\"  loops=inner\n", ts(0), level, signals, i)
 		fmt.Fprintf(&b, "%s  inner  k=1  skill=s  action=a  loss=0.000\n%s  inner  close  terminal=complete  loss_final=0.000\n", ts(1), ts(2))
 	}
 	log := filepath.Join(t.TempDir(), "trace.log")
@@ -265,7 +270,7 @@ func TestNightlyWatchHarmful(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	for _, want := range []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HARMFUL", "overkill rose", "outcome: watch-harmful", "did not evolve", "tune apply p-"} {
+	for _, want := range []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HARMFUL", "were overkill", "outcome: watch-harmful", "did not evolve", "tune apply p-"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -285,28 +290,33 @@ func TestNightlyWatchHarmful(t *testing.T) {
 		t.Fatalf("reports %v, want one EVAL report", mds)
 	}
 	md := mustRead(t, mds[0])
-	for _, want := range []string{"## Watch", "**harmful**", "Rollback proposal p-", "| overkill | 0/20 (0%)"} {
+	for _, want := range []string{"## Watch", "**harmful**", "Rollback proposal p-", "| harmful: overkill | 12/12 | 60% | any worse |", "| 2026-11-03T00:00:00Z | after 0 | L2 → L3 | harmful: overkill | overkill: k=1, complete |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("EVAL report lacks %q:\n%s", want, md)
 		}
 	}
 }
 
-// TestWatchBucketRollback: a bucket-edge change found harmful gets a rollback proposal that tune apply
+// TestWatchBucketRollback: a bucket-edge change (a downward one: the L1 edge up) found harmful gets a rollback proposal that tune apply
 // accepts (its decision is logged in the evolution step's "bucket L1 edge" form).
 func TestWatchBucketRollback(t *testing.T) {
 	dir := watchStoreWith(t, func(w *weights.Weights) { w.Buckets.Edges[1] += weights.Whole(1) }, "bucket L1 edge +1",
 		store.ProposalStep{Kind: "bucket", Edge: "L1", Delta: weights.Whole(1), Decision: weights.DecisionAccept})
+	// single-file −3, ambiguous +2 scores −1: L2 under v0001 (L1 edge −2), L1 once the edge is −1.
+	// Before, 1 of 20 such tasks regressed at L2; after, 15 of 20 regressed at L1.
 	var b strings.Builder
-	b.WriteString(mustRead(t, watchLog(t, 0, 0)))
-	for i := range 20 {
-		at := time.Date(2026, 11, 3, i, 0, 0, 0, time.UTC)
-		ts := func(s int) string { return at.Add(time.Duration(s) * time.Second).Format(time.RFC3339) }
-		level := "L2/deliberate"
-		if i < 10 {
-			level = "L4/method  creativity=inventive"
+	for i := range 40 {
+		at := time.Date(2026, 10, 1, i, 0, 0, 0, time.UTC)
+		level, reg := "L2/deliberate", i == 0
+		if i >= 20 {
+			at, level, reg = time.Date(2026, 11, 3, i-20, 0, 0, 0, time.UTC), "L1/diagnostic", i-20 < 15
 		}
-		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  task=\"after %d\"  loops=inner\n%s  inner  k=1  loss=0.000\n%s  inner  close  terminal=complete\n", ts(0), level, i, ts(1), ts(2))
+		ts := func(s int) string { return at.Add(time.Duration(s) * time.Second).Format(time.RFC3339) }
+		extra := ""
+		if reg {
+			extra = "  regression_followed=true"
+		}
+		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  signals=single-file:-3,ambiguous:+2  task=\"task %d\"  loops=inner\n%s  inner  k=1  loss=0.100\n%s  inner  close  terminal=complete%s\n", ts(0), level, i, ts(1), ts(2), extra)
 	}
 	log := filepath.Join(t.TempDir(), "trace.log")
 	if err := os.WriteFile(log, []byte(b.String()), 0o644); err != nil {
@@ -370,7 +380,7 @@ func TestReportHistoryAccuracy(t *testing.T) {
 		t.Fatalf("files %v %v", mds, svgs)
 	}
 	md := mustRead(t, mds[0])
-	for _, want := range []string{"## Dispatch accuracy by weights version", "| v0001 | 20 | 20 |", "| v0002 | 24 | 24 | 2/2 (100%,", "calibration.svg)"} {
+	for _, want := range []string{"## Dispatch accuracy by weights version", "| v0001 | 40 | 40 |", "| v0002 | 24 | 24 | 2/2 (100%,", "calibration.svg)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
@@ -409,9 +419,9 @@ func TestNightlyWatchLetsTheEvolveRun(t *testing.T) {
 		summary, md  []string
 	}{
 		{name: "holding", summary: []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HOLDING", "no evidence against v0002"},
-			md: []string{"is **holding**: no evidence against v0002", "| low-side regressions (changed signal) | 6/20 (30%) [15–52%] | 0/20 (0%) [0–16%] |"}},
+			md: []string{"is **holding**: no evidence against v0002", "| not helping | 0/20 | 34% | 59% |", "| 2026-11-02T00:00:00Z | task 20 | L1 → L2 | not helping | – |"}},
 		{name: "too early", config: "[watch]\nmin_tasks = 200\n", summary: []string{"is TOO EARLY", "200 needed:"},
-			md: []string{"is **too early**:", "200 needed:", "| overkill | 0/20 (0%) [0–16%] |"}},
+			md: []string{"is **too early**:", "200 needed:", "| harmful: overkill | 0/0 | 60% |"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := watchStore(t)
@@ -467,7 +477,7 @@ func TestNightlyWatchLetsTheEvolveRun(t *testing.T) {
 // TestWatchJSONFieldsLocked: the --json fields of tune watch, at every level, are exactly the ones
 // --help documents (a new field needs this test and --help updated).
 func TestWatchJSONFieldsLocked(t *testing.T) {
-	code, out, errOut := watchCLI(t, watchStore(t), "watch", "--json", watchLog(t, 20, 7)) // not helping: a new proposal
+	code, out, errOut := watchCLI(t, watchStore(t), "watch", "--json", watchLog(t, 20, 14)) // not helping: a new proposal
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -500,12 +510,13 @@ func TestWatchJSONFieldsLocked(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"top level", m, "active changes concerned_after concerned_before config evidence level_mix lifted lifted_regressed logs " +
-			"low_side_regressions overkill parent proposal proposal_new proposal_path reason tasks_after tasks_before underkill verdict version"},
+		{"top level", m, "active before changes config evidence logs moved moved_tasks not_counted " +
+			"parent proposal proposal_new proposal_path reason tasks_after tasks_before tests verdict version"},
 		{"config", m["config"], "alpha min_recurrences min_tasks overkill_bound"},
-		{"low_side_regressions", m["low_side_regressions"], "after before p"},
-		{"overkill.before", m["overkill"].(map[string]any)["before"], rate},
-		{"level_mix[0]", first(m["level_mix"]), "after before level"},
+		{"before", m["before"], "dropped lifted_while_low other_low overkill_high"},
+		{"before.other_low", m["before"].(map[string]any)["other_low"], rate},
+		{"tests[0]", first(m["tests"]), "alt_rate basis e_value event k n name need_more null_rate rejected sample threshold"},
+		{"moved_tasks[0]", first(m["moved_tasks"]), "event evidence from level line log meta_timestamp regressed task test to"},
 		{"evidence[0]", first(m["evidence"]), "level line log meta_timestamp note task"},
 	} {
 		if got := keys(c.v); got != c.want {
@@ -513,7 +524,7 @@ func TestWatchJSONFieldsLocked(t *testing.T) {
 		}
 	}
 	help := NewCmdWatch(&Factory{IO: &IOStreams{}}).Long
-	for _, k := range strings.Fields(keys(m) + " need_more proposal_note " + keys(m["config"])) {
+	for _, k := range strings.Fields(keys(m) + " need_more proposal_note note " + keys(m["config"]) + " " + keys(first(m["tests"])) + " " + keys(first(m["moved_tasks"]))) {
 		if !strings.Contains(help, k) {
 			t.Errorf("--help does not document the --json field %q", k)
 		}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
@@ -42,7 +43,7 @@ plus parent, active, created, reason and evidence.`,
 		Example: `  tune weights show
   tune weights show v0001
   tune weights show --json | jq '.signals.ambiguous'`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cmdutil.WantArgs(cobra.MaximumNArgs(1), "at most one version (default the active one), e.g. tune weights show v0002"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir = f.WeightsDir
 			opts.Ref = "active"

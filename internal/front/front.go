@@ -52,6 +52,8 @@ func Wants(args []string) string {
 		case len(a) > 2 && a[:2] == "--" && globalValueFlags[a[:indexByte(a, '=')]]:
 		case len(a) > 0 && a[0] == '-':
 			return "" // -h, --help, --version or a flag the light root does not know
+		case (a == "score" || a == "trace") && filtersJSON(args[i+1:]):
+			return "" // --jq and --template are tune-full's (gojq is not linked here)
 		case a == "score":
 			return a
 		case a == "trace":
@@ -66,6 +68,20 @@ func Wants(args []string) string {
 		}
 	}
 	return ""
+}
+
+// filtersJSON reports whether args ask for --jq or --template (internal/cmdutil/jsonfilter).
+func filtersJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		switch a[:indexByte(a, '=')] {
+		case "--jq", "--template":
+			return true
+		}
+	}
+	return false
 }
 
 func indexByte(s string, c byte) int {
@@ -139,7 +155,7 @@ func lightRoot(in io.Reader, out, errOut io.Writer, getenv func(string) string) 
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitcode.AsFlagError(err) })
+	root.SetFlagErrorFunc(cmdutil.FlagError)
 	root.PersistentFlags().StringVar(&d.weights, "weights-dir", envOr("TUNE_WEIGHTS_DIR", "weights"), "weights store `directory` (env TUNE_WEIGHTS_DIR)")
 	root.PersistentFlags().StringVar(&d.fixtures, "fixtures-dir", envOr("TUNE_FIXTURES_DIR", "fixtures"), "fixture suite `directory` (env TUNE_FIXTURES_DIR)")
 	root.PersistentFlags().StringVar(&d.reports, "reports-dir", envOr("TUNE_REPORTS_DIR", "reports"), "report output `directory` (env TUNE_REPORTS_DIR)")

@@ -38,6 +38,9 @@ func TestWants(t *testing.T) {
 		"help score":                            "",
 		"scores":                                "",
 		"audit x":                               "",
+		"score --json --jq .final_level x":      "", // gojq is tune-full's
+		"trace --template={{.lines}} x":         "",
+		"score -- --jq":                         "score", // a prompt, not the flag
 	}
 	for line, want := range cases {
 		if got := front.Wants(strings.Fields(line)); got != want {

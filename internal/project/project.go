@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // ConfigFile marks a project root.
@@ -67,20 +68,63 @@ func FindTraceLog(dir string) (string, error) {
 	}
 }
 
-// DefaultTraceLog is the trace log a command reads when no LOG is named: the nearest TraceLog at or above
-// wd, relative to wd. here is true when it is wd's own (nothing to say about which one is read).
-func DefaultTraceLog(wd string) (path string, here bool, err error) {
+// DefaultTraceLog is the trace log a command reads when no LOG is named, relative to wd: the project's
+// own (root/.ldd/trace.log) when root is a project root that has one, else the nearest TraceLog at or
+// above wd. here is true when it is wd's own (nothing to say about which one is read). stray lists the
+// trace logs between wd and a root that has its own: a `.ldd/` created by a hook run from a
+// subdirectory, which is named so it is never read, or ignored, in silence.
+func DefaultTraceLog(wd, root string) (path string, here bool, stray []string, err error) {
+	if root != "" && isFile(filepath.Join(root, filepath.FromSlash(TraceLog))) {
+		for dir := wd; dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+			if p := filepath.Join(dir, filepath.FromSlash(TraceLog)); isFile(p) {
+				stray = append(stray, rel(wd, p))
+			}
+		}
+		if wd == root {
+			return TraceLog, true, stray, nil
+		}
+		return rel(wd, filepath.Join(root, filepath.FromSlash(TraceLog))), false, stray, nil
+	}
 	p, err := FindTraceLog(wd)
 	if err != nil {
-		return "", false, err
+		return "", false, nil, err
 	}
 	if filepath.Dir(filepath.Dir(p)) == wd {
-		return TraceLog, true, nil
+		return TraceLog, true, nil, nil
 	}
-	if rel, err := filepath.Rel(wd, p); err == nil {
-		p = rel
+	return rel(wd, p), false, nil, nil
+}
+
+// ProjectTraceLog is the trace log of the project wd lies in, wherever below it wd is: TraceLog in the
+// project root (the nearest tune.toml), else in the repository root (the nearest .git), else in wd.
+// `tune score --project-log` appends to it, so the hook line writes to one log from any subdirectory.
+func ProjectTraceLog(wd string) (string, error) {
+	root, err := FindRoot(wd)
+	if err != nil {
+		return "", err
 	}
-	return p, false, nil
+	if root == "" {
+		if root, err = filepath.Abs(wd); err != nil {
+			return "", err
+		}
+		for dir := root; ; dir = filepath.Dir(dir) {
+			if exists(filepath.Join(dir, ".git")) {
+				root = dir
+				break
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return filepath.Join(root, filepath.FromSlash(TraceLog)), nil
+}
+
+func rel(wd, p string) string {
+	if r, err := filepath.Rel(wd, p); err == nil {
+		return r
+	}
+	return p
 }
 
 func isFile(p string) bool {

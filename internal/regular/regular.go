@@ -9,7 +9,6 @@ package regular
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -97,26 +96,6 @@ func OpenNoFollow(path string) (*os.File, error) {
 		return nil, &Error{Path: path, What: "a file that was replaced while it was opened"}
 	}
 	return f, nil
-}
-
-// ReadFile reads a whole regular file (see Open).
-func ReadFile(path string) ([]byte, error) {
-	f, err := Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}
-
-// ReadFileNoFollow reads a whole regular file that is not a symbolic link (see OpenNoFollow).
-func ReadFileNoFollow(path string) ([]byte, error) {
-	f, err := OpenNoFollow(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
 
 // CheckPath returns an *Error when path exists and is not (a link to) a regular file, and the os error

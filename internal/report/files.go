@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,7 +37,8 @@ func WriteFiles(dir string, files []File) ([]string, error) {
 			return paths, fmt.Errorf("report file name %q: want a plain file name", f.Name)
 		}
 		path := filepath.Join(dir, f.Name)
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.Data) {
+		// read back only a regular file within a report's size (a FIFO or a link there is replaced by the write)
+		if old, err := regular.ReadLimitedNoFollow(path, regular.ReportFile); err == nil && bytes.Equal(old, f.Data) {
 			paths = append(paths, path)
 			continue
 		}

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/tomlbound"
 	"os"
 	"path/filepath"
 
@@ -35,7 +37,11 @@ func SaveProposalInput(path string, in ProposalReport) error {
 // LoadProposalInput reads an input SaveProposalInput wrote; Before and After are zero.
 func LoadProposalInput(path string) (ProposalReport, error) {
 	var in ProposalReport
-	md, err := toml.DecodeFile(path, &in)
+	data, err := regular.ReadLimitedNoFollow(path, regular.ProposalInput)
+	if err != nil {
+		return in, fmt.Errorf("report input: %w", err)
+	}
+	md, err := tomlbound.Decode(data, &in)
 	if err != nil {
 		return in, fmt.Errorf("report input %s: %w", path, err)
 	}

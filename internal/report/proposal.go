@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -58,14 +59,32 @@ type WatchFinding struct {
 	Reason          string
 	// Proposal is the rollback proposal the verdict wrote (or found pending), "" when none.
 	Proposal string
-	Measures []WatchMeasure
+	Tests    []WatchTest
+	// Moved are the tasks the change moved (dispatched auto), MovedMore how many more the section
+	// leaves out; NotCounted says which moved tasks never count ("3 override-down"), "" when none.
+	Moved      []WatchMoved
+	MovedMore  int
+	NotCounted string
 }
 
-// WatchMeasure is one compared rate: before (under the parent) and after (under the version).
-type WatchMeasure struct {
-	Name          string
-	Before, After string  // "k/n (rate) [lo–hi]"
-	P             float64 // one-sided Fisher p that it rose
+// WatchTest is one of the watch's e-processes.
+type WatchTest struct {
+	Name, Basis string
+	Events      string // "k/n"
+	Null, Alt   float64
+	E           float64
+	Threshold   float64
+	NeedMore    int
+	Note        string
+}
+
+// WatchMoved is one task the change moved: its levels under the parent and the version, the test it
+// is a trial of, and whether (and how it is known that) it counts against the version.
+type WatchMoved struct {
+	MetaTimestamp, Task string
+	Levels              string // "L1 → L2"
+	Test                string
+	Against             string // "" when it does not count against the version
 }
 
 // Window is the slice of trace history the evolution step looked at: the last Size labelled tasks of each
@@ -562,7 +581,8 @@ func capitalize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// proposalWatch is the section on what the nightly watch found before this run.
+// proposalWatch is the section on what the nightly watch found before this run: the verdict, its
+// tests, and the table of the tasks the change moved.
 func proposalWatch(w io.Writer, f *WatchFinding, red *redactions) {
 	if f == nil {
 		return
@@ -573,12 +593,37 @@ func proposalWatch(w io.Writer, f *WatchFinding, red *redactions) {
 	if f.Proposal != "" {
 		fmt.Fprintf(w, "Rollback proposal %s awaits review (`tune apply %s`).\n\n", Escape(f.Proposal), Escape(f.Proposal))
 	}
-	if len(f.Measures) > 0 {
-		fmt.Fprintf(w, "| measure | before (%s) | after (%s) | p (rose) |\n|---|---|---|---:|\n", Escape(f.Parent), Escape(f.Version))
-		for _, m := range f.Measures {
-			fmt.Fprintf(w, "| %s | %s | %s | %.3g |\n", Escape(m.Name), Escape(m.Before), Escape(m.After), m.P)
+	if len(f.Tests) > 0 {
+		fmt.Fprintf(w, "| test | events | null ≤ | alternative | e-value | threshold | more needed | null from |\n|---|---|---:|---:|---:|---:|---:|---|\n")
+		for _, t := range f.Tests {
+			if t.Note != "" {
+				fmt.Fprintf(w, "| %s | %s | – | – | – | %.3g | – | %s |\n", Escape(t.Name), Escape(t.Events), t.Threshold, Escape(t.Note))
+				continue
+			}
+			alt := "any worse"
+			if t.Alt > 0 {
+				alt = fmt.Sprintf("%.0f%%", 100*t.Alt)
+			}
+			more := "–"
+			if t.NeedMore > 0 {
+				more = strconv.Itoa(t.NeedMore)
+			}
+			fmt.Fprintf(w, "| %s | %s | %.0f%% | %s | %.3g | %.3g | %s | %s |\n", Escape(t.Name), Escape(t.Events), 100*t.Null, alt, t.E, t.Threshold, more, Escape(t.Basis))
 		}
 		fmt.Fprintln(w)
+	}
+	if len(f.Moved) > 0 {
+		fmt.Fprintf(w, "Tasks the change moved (dispatched auto):\n\n| meta time | task | parent → version | test | against the version |\n|---|---|---|---|---|\n")
+		for _, m := range f.Moved {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", Escape(m.MetaTimestamp), red.safe(m.Task), Escape(m.Levels), Escape(cmp.Or(m.Test, "–")), Escape(cmp.Or(m.Against, "–")))
+		}
+		fmt.Fprintln(w)
+		if f.MovedMore > 0 {
+			fmt.Fprintf(w, "… and %d more (`tune watch --json` lists them all).\n\n", f.MovedMore)
+		}
+	}
+	if f.NotCounted != "" {
+		fmt.Fprintf(w, "Moved but not counted (a level the user set is not the weights'): %s.\n\n", Escape(f.NotCounted))
 	}
 }
 

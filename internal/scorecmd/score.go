@@ -20,7 +20,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/store"
@@ -66,11 +68,18 @@ type Options struct {
 	HistoryLog       string
 	Batch            string // file or "-"
 
-	Log      string
-	Task     string
-	TaskSet  bool
-	Loops    []string
-	LoopsSet bool
+	Log string
+	// ProjectLog (--project-log) appends to the project's trace log (project.ProjectTraceLog) from any
+	// subdirectory: the hook line `tune init` prints.
+	ProjectLog bool
+	Task       string
+	TaskSet    bool
+	Loops      []string
+	LoopsSet   bool
+	// RegressionOf (a meta timestamp) or RegressionOfLast (a file) names the earlier task of the --log
+	// trace that this one regressed; the meta line records it as regression_of=.
+	RegressionOf     string
+	RegressionOfLast string
 }
 
 // NewCmd builds `tune score`; runF, when not nil, replaces the run (tests check flag parsing with it).
@@ -98,17 +107,30 @@ error, so a mistyped path cannot silently turn the signal off.
 keys ignored, and writes one compact JSON result per line, in order. A bad line stops the run with its
 line number, before anything is printed.
 
+--project-log appends it to the project's trace log: .ldd/trace.log in the directory of the nearest
+tune.toml above (else the repository root), the same file from any subdirectory. It is the hook line
+tune init prints; a relative --log TRACE is relative to the working directory.
+
 --log TRACE also appends the decision to a trace log as a v0.13 meta line (created with its folder when
 missing; one locked write, so agents writing at once never interleave):
   <ts>  meta  L3/structural  creativity=standard  dispatch=auto  signals=cross-layer:+2,…  weights=v0001  task="…"  loops=design,inner
 The task title defaults to the prompt on one line, cut at 80 characters; the loops default to the
-level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's design phase first).`,
+level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's design phase first).
+
+--regression-of TIMESTAMP records that this task is the regression of an earlier one: the meta line
+gets regression_of=<that task's meta timestamp>, the structured evidence tune detect, tune evolve
+and tune watch read. TIMESTAMP is the earlier task's meta timestamp in any RFC 3339 form; it is
+written as the log holds it. --regression-of-last FILE names instead the last task of the log that
+touched FILE (files=, or a path in its title, action= or layer=). Either needs --log; a task the log
+does not hold is an error and nothing is written.`,
 		Example: `  tune score "fix the typo in README.md line 12"
   echo "design a new service from scratch" | tune score --json
   tune score --history .ldd/trace.log "refactor src/net/client.py"
   tune score --batch prompts.jsonl --weights weights/v0002.toml > results.jsonl
-  tune score --log .ldd/trace.log --task "typo in README" "fix the typo in README.md line 12"`,
-		Args: cobra.MaximumNArgs(1),
+  tune score --log .ldd/trace.log --task "typo in README" "fix the typo in README.md line 12"
+  tune score --project-log "fix the typo in README.md line 12"
+  tune score --log .ldd/trace.log --regression-of-last src/net/client.py "fix the retry loop broken in client.py"`,
+		Args: cmdutil.WantArgs(cobra.MaximumNArgs(1), `one prompt (quote it), or - for stdin, e.g. tune score "fix the typo in README.md"`),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir = *env.WeightsDir
 			opts.WeightsDirChosen = cmd.Flags().Changed("weights-dir") || env.Getenv("TUNE_WEIGHTS_DIR") != ""
@@ -122,6 +144,18 @@ level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's desig
 			} else {
 				opts.FromStdin = true
 			}
+			if opts.ProjectLog {
+				if opts.Log != "" {
+					return exitcode.FlagErrorf("give either --log TRACE or --project-log, not both")
+				}
+				wd, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				if opts.Log, err = project.ProjectTraceLog(wd); err != nil {
+					return err
+				}
+			}
 			if opts.Batch != "" {
 				if len(args) > 0 {
 					return exitcode.FlagErrorf("--batch reads its prompts from %s; do not also give a PROMPT", opts.Batch)
@@ -132,7 +166,13 @@ level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's desig
 				opts.FromStdin = false
 			}
 			if opts.Log == "" && (opts.TaskSet || opts.LoopsSet) {
-				return exitcode.FlagErrorf("--task and --loops describe the --log entry; give --log TRACE too")
+				return exitcode.FlagErrorf("--task and --loops describe the --log entry; give --log TRACE (or --project-log) too")
+			}
+			if opts.Log == "" && (opts.RegressionOf != "" || opts.RegressionOfLast != "") {
+				return exitcode.FlagErrorf("--regression-of and --regression-of-last name a task of the --log trace; give --log TRACE (or --project-log) too")
+			}
+			if opts.RegressionOf != "" && opts.RegressionOfLast != "" {
+				return exitcode.FlagErrorf("give either --regression-of TIMESTAMP or --regression-of-last FILE, not both")
 			}
 			for _, l := range opts.Loops {
 				if !traceparse.IsLoop(l) {
@@ -150,8 +190,11 @@ level's: inner for L0-L2, design,inner for L3/L4 (the architect protocol's desig
 	cmd.Flags().StringVar(&opts.HistoryLog, "history", "", "take the file history from the last 20 tasks of this `trace` log")
 	cmd.Flags().StringVar(&opts.Batch, "batch", "", "score the JSON Lines of this `file` (- for stdin), one result per line")
 	cmd.Flags().StringVar(&opts.Log, "log", "", "append the decision as a meta line to this `trace` log")
+	cmd.Flags().BoolVar(&opts.ProjectLog, "project-log", false, "append the decision to the project's .ldd/trace.log (the tune.toml directory, else the repository root), from any subdirectory")
 	cmd.Flags().StringVar(&opts.Task, "task", "", "task `title` for the --log meta line (default: the prompt, one line)")
 	cmd.Flags().StringSliceVar(&opts.Loops, "loops", nil, "`loops` for the --log meta line (default: inner, or design,inner at L3/L4)")
+	cmd.Flags().StringVar(&opts.RegressionOf, "regression-of", "", "record on the --log meta line that this task regressed the task of this meta `timestamp`")
+	cmd.Flags().StringVar(&opts.RegressionOfLast, "regression-of-last", "", "record that this task regressed the last task of the --log trace that touched this `file`")
 	return cmd
 }
 
@@ -179,6 +222,11 @@ func Run(opts *Options) error {
 			return fmt.Errorf("reading the prompt from stdin: %w", err)
 		}
 		prompt = string(data) // not trimmed: the reference scores stdin as read
+		if strings.TrimSpace(prompt) == "" {
+			// The reference would dispatch nothing at L2; a pipe that produced nothing is a mistake
+			// in the command line, not a task.
+			return exitcode.FlagErrorf("tune score: stdin held no prompt; give the prompt as an argument or pipe it in, e.g. echo \"fix the typo\" | tune score")
+		}
 	}
 	var history []string
 	if opts.HistoryLog != "" {
@@ -198,7 +246,15 @@ func Run(opts *Options) error {
 		if !opts.LoopsSet {
 			loops = defaultLoops(r.FinalLevel)
 		}
-		if err := tracewrite.Append(opts.Log, tracewrite.FormatMeta(opts.Env.Now(), r, task, loops, nil)); err != nil {
+		var extra map[string]string
+		if opts.RegressionOf != "" || opts.RegressionOfLast != "" {
+			of, err := regressionOf(opts.Log, opts.RegressionOf, opts.RegressionOfLast)
+			if err != nil {
+				return err
+			}
+			extra = map[string]string{RegressionKey: of}
+		}
+		if err := tracewrite.Append(opts.Log, tracewrite.FormatMeta(opts.Env.Now(), r, task, loops, extra)); err != nil {
 			return err
 		}
 	}

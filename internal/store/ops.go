@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/gofrs/flock"
 
 	"github.com/ldd-tools/tune/internal/faultpoint"
 	"github.com/ldd-tools/tune/internal/regular"
@@ -76,14 +73,13 @@ func (s *Store) mutate(fn func(st *state) error) error {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	lock := flock.New(s.path(LockFile))
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	ok, err := lock.TryLockContext(ctx, 20*time.Millisecond)
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	// The lock file is opened without following a link and only as a regular file: a FIFO planted there
+	// would block the open past any timeout (docs/decisions.md#hostile-files-issue-25).
+	lock, err := regular.TryLock(s.path(LockFile), timeout)
+	if err != nil {
 		return fmt.Errorf("lock %s: %w", s.path(LockFile), err)
 	}
-	if !ok {
+	if lock == nil {
 		return fmt.Errorf("weights store %s is locked by another tune run (%s held for more than %s); try again when it finishes", s.Dir, LockFile, timeout)
 	}
 	defer lock.Unlock()
@@ -157,7 +153,7 @@ func (s *Store) buildLine(st *state, e LogEntry) []byte {
 
 // writeLog appends lines to the log in one atomic rewrite, then re-anchors its end.
 func (s *Store) writeLog(st *state, lines ...[]byte) error {
-	old, err := regular.ReadFileNoFollow(s.path(LogFile))
+	old, err := regular.ReadLimitedNoFollow(s.path(LogFile), regular.StoreLog)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -441,7 +437,7 @@ func (s *Store) finishOp(st *state, op *pendingOp, removeMarker bool) error {
 		if err != nil {
 			return err
 		}
-		existing, err := regular.ReadFileNoFollow(p)
+		existing, err := regular.ReadLimitedNoFollow(p, regular.FixtureFile) // a version file or a harvested fixture
 		switch {
 		case err == nil && string(existing) == w.Content:
 			// already written before the interruption

@@ -427,7 +427,7 @@ func WriteProposal(dir string, p *Proposal) (path string, created bool, err erro
 // ReadProposal reads and checks a proposal file. Errors name the file and, for syntax errors, the line.
 // A missing id is computed; an id that does not match the content is refused (the file was edited).
 func ReadProposal(path string) (*Proposal, error) {
-	data, err := regular.ReadFile(path)
+	data, err := regular.ReadLimitedNoFollow(path, regular.ProposalFile)
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,7 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 				if err != nil {
 					return err
 				}
-				data, err := regular.ReadFileNoFollow(p)
+				data, err := regular.ReadLimitedNoFollow(p, regular.FixtureFile) // a version file or a harvested fixture
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					continue

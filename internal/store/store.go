@@ -157,9 +157,12 @@ func loadState(dir string) (*state, error) {
 	// Every store file is read only when it is a regular file and not a symbolic link: a FIFO would hang
 	// the reader, a device would never end, and a link could swap in content from outside the store
 	// (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
+	// Each is read within its size limit, so a huge file cannot take the reader's memory
+	// (docs/decisions.md#hostile-files-issue-25).
 	read := func(name string) ([]byte, bool, error) {
-		data, err := regular.ReadFileNoFollow(filepath.Join(dir, name))
+		data, err := regular.ReadLimitedNoFollow(filepath.Join(dir, name), storeLimit(name))
 		var re *regular.Error
+		var big *regular.TooLargeError
 		switch {
 		case err == nil:
 			return data, true, nil
@@ -168,6 +171,10 @@ func loadState(dir string) (*state, error) {
 		case errors.As(err, &re):
 			st.notRegular = append(st.notRegular, Problem{Kind: ProblemNotRegular, File: name,
 				Message: fmt.Sprintf("is %s; the store holds only regular files (replace it with the file from version control)", re.What)})
+			return nil, false, nil
+		case errors.As(err, &big):
+			st.notRegular = append(st.notRegular, Problem{Kind: ProblemTooLarge, File: name,
+				Message: fmt.Sprintf("holds %d bytes, more than %s may (%d): not read; replace it with the file from version control", big.Size, big.Limit.Kind, big.Limit.Bytes)})
 			return nil, false, nil
 		}
 		return nil, false, err
@@ -227,6 +234,17 @@ func loadState(dir string) (*state, error) {
 		st.pendingData = data
 	}
 	return st, nil
+}
+
+// storeLimit is the size limit of the store file name.
+func storeLimit(name string) regular.Limit {
+	switch {
+	case name == LogFile:
+		return regular.StoreLog
+	case strings.HasSuffix(name, ".toml"):
+		return regular.WeightsFile
+	}
+	return regular.StoreSmall
 }
 
 // versionFileName parses "v0002.toml" (the canonical name of a version; "v2.toml" is not one).

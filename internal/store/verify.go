@@ -26,6 +26,8 @@ const (
 	ProblemHead    = "head"    // evolution.head does not match the end of the log (lines removed or added)
 	// ProblemNotRegular: a store file is a symbolic link, a FIFO, a device or a socket.
 	ProblemNotRegular = "not-regular"
+	// ProblemTooLarge: a store file is larger than its kind may be (regular.Limit); it is not read.
+	ProblemTooLarge = "too-large"
 	// ProblemStale: a temp file left by a write that was killed before its rename; the next write (or
 	// `tune repair`) removes it.
 	ProblemStale = "stale"

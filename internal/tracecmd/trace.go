@@ -123,6 +123,7 @@ is one task) its lines still count for its close, loss and files, its iterations
 		},
 	}
 	cmd.Flags().IntVar(&opts.Last, "last", 0, "read only the last `N` tasks of each log, 0 for all (default: all for one log under 1 MB, else 20)")
+	cmdutil.Want(cmd, "last", "a number of tasks, e.g. --last 20 (0 for all)")
 	cmdutil.AddFormatFlags(cmd, &opts.Format, &opts.JSON, []string{"text", "json", "jsonl", "parquet"},
 		"output `format`: text, json (one document), jsonl (one task per line, streamed) or parquet (--out)", "print tasks, line counts and warnings as JSON (--format json)")
 	cmd.Flags().StringVar(&opts.Out, "out", "", "write the --format parquet export to `FILE` (atomically: all of it or nothing)")

@@ -95,6 +95,10 @@ func Read(opts Options, out TaskWriter, warn func(w traceparse.Warning, tailed b
 		if err != nil {
 			return nil, traceReadError(opts.Logs, err)
 		}
+		// The lines an editor shows, when the part before the tail is small enough to count.
+		if err := traceparse.AbsoluteLines(log, r); err != nil {
+			return nil, err
+		}
 		for i := range r.Tasks {
 			if err := out.Task(&r.Tasks[i]); err != nil {
 				return nil, err

@@ -103,6 +103,12 @@ var errTruncated = errors.New("unexpected end of JSON input")
 // errSyntax marks invalid JSON.
 var errSyntax = errors.New("invalid JSON")
 
+// MaxTokens is the largest token count one request may carry (10^10, thousands of times the largest
+// context window). A larger count drops the line as invalid-usage (counted and warned like every skip),
+// so totals over any realistic number of lines cannot wrap uint64 (two 2^63-1 counts summed to 28) and
+// no cost turns negative (docs/decisions.md#hostile-files-issue-25).
+const MaxTokens = 10_000_000_000
+
 // errType marks a field ccusage also reads with a value of the wrong type (ccusage then drops the line).
 var errType = errors.New("field of the wrong type")
 
@@ -508,8 +514,8 @@ func (s *scanner) uint() (v uint64, present bool) {
 				return 0, false
 			}
 			next := v*10 + uint64(d-'0')
-			if next/10 != v {
-				s.fail(errType) // overflow
+			if next/10 != v || next > MaxTokens {
+				s.fail(errType) // overflow, or more than any request can hold
 				return 0, false
 			}
 			v = next
@@ -805,7 +811,7 @@ func (s *scanner) usage(m *messageFields) {
 					// Not a ccusage field: a malformed value is ignored rather than dropping the line.
 					num := s.number()
 					var v uint64
-					if err := json.Unmarshal(num, &v); err == nil {
+					if err := json.Unmarshal(num, &v); err == nil && v <= MaxTokens {
 						u.Thinking, u.HasThinking = v, true
 					}
 					return

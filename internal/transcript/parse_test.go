@@ -172,7 +172,7 @@ func (r *refReader) uint(m map[string]any, k string, nullable bool) (uint64, boo
 		return 0, false
 	}
 	u, err := strconv.ParseUint(string(n), 10, 64)
-	if err != nil {
+	if err != nil || u > MaxTokens {
 		r.err = errType
 		return 0, false
 	}
@@ -208,7 +208,7 @@ func (r *refReader) message(m map[string]any) msg {
 			out.Speed, _ = r.opt(um, "speed", true)
 			if d, ok := um["output_tokens_details"].(map[string]any); ok {
 				if n, ok := d["thinking_tokens"].(json.Number); ok {
-					if v, err := strconv.ParseUint(string(n), 10, 64); err == nil {
+					if v, err := strconv.ParseUint(string(n), 10, 64); err == nil && v <= MaxTokens {
 						us.Thinking, us.HasThinking = v, true
 					}
 				}

@@ -142,7 +142,7 @@ const (
 	ReasonNotObject    = "not-object"    // a line that is not a JSON object (e.g. `42`, `"text"`, `[1]`)
 	ReasonTruncated    = "truncated"     // an object cut off by the end of the file or by the next record
 	ReasonMalformed    = "malformed"     // invalid JSON in a line that carries usage
-	ReasonInvalidUsage = "invalid-usage" // usage without integer input_tokens/output_tokens, or a mistyped field
+	ReasonInvalidUsage = "invalid-usage" // usage without integer input_tokens/output_tokens, a mistyped field, or a count over MaxTokens
 	ReasonNoTimestamp  = "no-timestamp"  // usage without a parseable timestamp
 	ReasonInvalidField = "invalid-field" // version not d.d.d…, or an empty sessionId/requestId/message.id/model
 	ReasonNullField    = "null-field"    // ccusage's rule: id, model, speed, version, … set to null

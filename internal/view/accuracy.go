@@ -7,10 +7,8 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
-	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
-	"github.com/ldd-tools/tune/internal/watch"
 )
 
 // fmtRate is the tables' form of a rate.
@@ -89,48 +87,4 @@ func terminalsCell(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return dash(strings.Join(parts, ", "))
-}
-
-// Watch prints tune watch: the verdict, before → after per measure, the evidence and the rollback proposal.
-func Watch(w io.Writer, r *app.WatchResult) error {
-	termtable.Fprintf(w, "%s (parent %s, %s): %s\n", r.Version, r.Parent, strings.Join(r.Changes, ", "), strings.ToUpper(r.Verdict))
-	termtable.Fprintf(w, "  %s\n", r.Reason)
-	// The measure names are short so that the table fits 80 columns with its four columns whole (the
-	// before/after cells take 20 each); the line under the table says what the two long ones count.
-	t := termtable.New(w, "Measure", "Before ("+r.Parent+")", "After ("+r.Version+")", "p (rose)").Shrink("Measure").Optional("p (rose)")
-	rows := []struct {
-		name string
-		c    watch.Comparison
-	}{{"low-side regressed", r.Regressions}, {"overkill", r.Overkill}, {"underkill", r.Underkill}}
-	for _, row := range rows {
-		if err := t.Append(row.name, fmtRate(row.c.Before), fmtRate(row.c.After), fmt.Sprintf("%.3g", row.c.P)); err != nil {
-			return err
-		}
-	}
-	for _, l := range r.LevelMix {
-		if err := t.Append("share at "+l.Level, fmtRate(l.Before), fmtRate(l.After), ""); err != nil {
-			return err
-		}
-	}
-	if err := t.Append("lifted, regressed", "", fmtRate(accuracy.NewRate(r.LiftedRegressed, r.Lifted)), ""); err != nil {
-		return err
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	termtable.Fprintf(w, "  low-side regressed = regressions of L0/L1 tasks carrying a changed signal\n")
-	termtable.Fprintf(w, "  lifted, regressed = tasks %s scores higher than %s that still regressed\n", r.Version, r.Parent)
-	termtable.Fprintf(w, "  [lo–hi] = 95%% Wilson interval; p (rose) = one-sided Fisher exact p\n")
-	for _, e := range r.Evidence {
-		termtable.Fprintf(w, "  %s:%d %s %s %q: %s\n", e.Log, e.Line, e.MetaTimestamp, e.Level, e.Task, e.Note)
-	}
-	switch {
-	case r.Proposal != "" && r.ProposalNew:
-		termtable.Fprintf(w, "rollback proposal %s written: %s\nreview it, then: tune apply %s\n", r.Proposal, r.ProposalPath, r.Proposal)
-	case r.Proposal != "":
-		termtable.Fprintf(w, "rollback proposal %s is already pending: %s\nreview it, then: tune apply %s\n", r.Proposal, r.ProposalPath, r.Proposal)
-	case r.ProposalNote != "":
-		termtable.Fprintf(w, "%s\n", r.ProposalNote)
-	}
-	return nil
 }

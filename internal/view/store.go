@@ -63,10 +63,19 @@ func Init(w io.Writer, res *app.InitResult) error {
 	if res.Dir != "." {
 		where = " (in " + res.Dir + " or below it: tune finds the project from there)"
 	}
+	for _, f := range res.CI {
+		fmt.Fprintf(w, "  wrote %s (in the repository %s)\n", f, res.Repo)
+	}
 	fmt.Fprint(w, `next`+where+`:
-  tune score --log .ldd/trace.log "the task"   # record a task (agents do it on each task)
-  tune nightly                                 # detect, propose, replay: a proposal and its report
-  tune apply                                   # once you have read reports/proposal-*.md
+  tune score --project-log "the task"   # record a task, from any subdirectory (agents do it on each task)
+  tune nightly                          # detect, propose, replay: a proposal and its report
+  tune apply                            # once you have read reports/proposal-*.md
 `)
+	if len(res.Notes) > 0 {
+		fmt.Fprintf(w, "commit: %s\n", strings.Join(res.Commit, " "))
+		for _, n := range res.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
 	return nil
 }

@@ -49,11 +49,17 @@ func Verify(w io.Writer, rep *app.VerifyResult) error {
 			log = "no evolution log yet (the first apply, rollback or logged attempt starts it)"
 		}
 		termtable.Fprintf(w, "weights store %s is intact: %s, active %s; %s\n", rep.Dir, textfmt.Plural(rep.Versions, "version"), rep.Active, log)
+		if rep.Base != "" {
+			termtable.Fprintf(w, "it extends the store at %.12s append-only: every version, log entry and ledger key kept; every new version is what its log entry says\n", rep.Base)
+		}
 		return nil
 	}
 	termtable.Fprintf(w, "weights store %s does NOT verify (%s):\n", rep.Dir, textfmt.Plural(len(rep.Problems), "problem"))
 	for _, p := range rep.Problems {
 		termtable.Fprintf(w, "  %s\n", p)
+	}
+	if rep.Base != "" {
+		termtable.Fprintf(w, "(checked against the store at %.12s: a \"rewritten\" problem means this branch changed its history; rebuild the branch on the base)\n", rep.Base)
 	}
 	termtable.Fprintln(w, "Next: an interrupted operation → tune repair; an intended hand edit → tune repair --resign; anything else → restore the file from version control.")
 	return nil

@@ -12,30 +12,36 @@ import (
 )
 
 // BenchmarkBuilderHeap measures what a Builder holds per task of each kind (docs/decisions.md#watch-memory):
-// a kept task (a concerned L0/L1 task after the version: its record and title), a task only counted,
+// a kept task (one the change moved, after the version: its row and title), a low-side task before
+// the version (its key, until the end, for a regression_of= that may name it), a task only counted,
 // and a task that names another with regression_of= (the naming). It reports the live heap per task
 // after a GC, not a time:
 //
 //	go test ./internal/watch -run '^$' -bench BuilderHeap -benchtime 1x
 func BenchmarkBuilderHeap(b *testing.B) {
 	p, v := versions(b)
-	in := Input{Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changes: []string{"contract-rule-hit +1"},
-		Changed: []weights.Signal{weights.ContractRuleHit}}
+	in := Input{Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changes: []string{"contract-rule-hit +1"}}
 	const n = 100000
-	for _, kind := range []string{"kept", "counted", "naming"} {
+	for _, kind := range []string{"kept", "before", "counted", "naming"} {
 		b.Run(kind, func(b *testing.B) {
 			for range b.N {
 				bl := NewBuilder(in)
 				before := testutil.LiveHeap()
 				for i := range n {
 					at := applied.Add(time.Duration(i) * time.Second)
+					if kind == "before" {
+						at = parentFrom.Add(time.Duration(i) * time.Second)
+					}
 					task := traceparse.Task{Source: "/home/user/project/.ldd/trace.log", Line: 3*i + 1, MetaTimestamp: at.Format(time.RFC3339Nano),
-						MetaTime: at, Level: "L1", Closed: true, HasSignals: true,
+						MetaTime: at, Level: "L1", Closed: true, HasSignals: true, Dispatch: "auto",
 						Title: fmt.Sprintf("fix the flaky retry in the payment webhook handler %d", i)}
 					task.Signals = []weights.SignalWeight{{Name: "greenfield"}}
 					switch kind {
 					case "kept":
-						task.Signals = []weights.SignalWeight{{Name: "contract-rule-hit"}, {Name: "explicit-bugfix"}}
+						task.Level = "L2"
+						task.Signals = []weights.SignalWeight{{Name: "contract-rule-hit"}, {Name: "explicit-bugfix"}, {Name: "unknown-file-territory"}}
+					case "before":
+						task.Signals = []weights.SignalWeight{{Name: "explicit-bugfix"}}
 					case "naming":
 						task.RegressionOf = applied.Add(-time.Duration(i+1) * time.Second).Format(time.RFC3339Nano)
 					}

@@ -1,35 +1,41 @@
-// Package watch judges an applied weights version on the tasks that came after it: the honest test
-// of a change that was a bet made on a handful of tasks. It compares the closed tasks dispatched under
-// the version with those dispatched under its parent and returns one verdict (docs/decisions.md#watch):
+// Package watch judges an applied weights version on the tasks that came after it, and only on what
+// the change did: the tasks whose level differs between the parent and the version
+// (docs/decisions.md#watch). A task's two levels are its signals scored under each; only tasks
+// dispatched auto count (an override-down, a bump or an explicit level is the user's, not the
+// weights'). Three tests, each an e-process (anytime valid, so the nightly look is free):
 //
-//   - too early: fewer closed tasks under the version than Config.MinTasks; says how many more;
-//   - harmful: low-side regressions among the tasks the change concerns rose (one-sided Fisher
-//     p ≤ Alpha), or the overkill rate rose by more than Config.OverkillBound (and Fisher p ≤ Alpha);
-//   - not helping: at least Config.MinRecurrences of the tasks the change lifted to a higher level
-//     still regressed, at a rate no lower than the low-side regressions before;
-//   - holding: none of that: no evidence against the version.
+//   - not helping: the tasks the change lifted off the low side (L0/L1 under the parent, L2+ under
+//     the version) still regress at the rate such tasks had while low, not at most at a rate fixed
+//     from the tasks before the version (the midpoint between that rate and other low-side tasks');
+//   - harmful (overkill): the tasks the change moved up that landed at L3/L4 were overkill more
+//     often than L3/L4 tasks before, plus a margin: the cost of an upward change;
+//   - harmful (regressions): the tasks the change moved down to L0/L1 regressed more often than the
+//     same kind of task did at its higher level before, plus the margin.
+//
+// An upward change takes tasks off the low side only, so low-side regressions after it are chance or
+// drift, never the change: they are no evidence of harm. Verdicts: harmful or not helping when a test
+// reaches 1/α (α split over the tests the change's direction makes possible); else too early while
+// fewer than Config.MinTasks tasks moved; else holding.
 //
 // A regression is what the trace records: regression_followed=true on the task's close, or a later
-// task of the same log naming it with regression_of=<its meta timestamp>. A low-side regression is a
-// regression of a task dispatched at L0 or L1. The tasks a change concerns are those carrying a
-// changed signal (all tasks when only bucket edges or costs changed). A task is lifted when its
-// signals score to a higher level under the version than under its parent.
+// task of the same log naming it with regression_of=<its meta timestamp>.
 //
 // The package is pure: tasks, weights and times in, a Result out. A Builder takes the tasks one at a
-// time (a streamed read) and keeps only counts and the few tasks a verdict can still depend on. Writing the rollback proposal is the
-// application layer's job (internal/app).
+// time (a streamed read) and keeps only counts and the few tasks a verdict can still depend on.
+// Writing the rollback proposal is the application layer's job (internal/app).
 package watch
 
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/scorer"
-	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -42,20 +48,28 @@ const (
 	Harmful    = "harmful"
 )
 
+// Test names.
+const (
+	NotHelpingTest = "not helping"
+	OverkillTest   = "harmful: overkill"
+	RegressedTest  = "harmful: regressions"
+)
+
 // Config holds the bounds of the verdicts (the [watch] table of tune.toml).
 type Config struct {
-	// MinTasks is how many closed tasks with a level the version needs before a verdict.
+	// MinTasks is how many tasks the change moved (auto, closed) the version needs before "holding".
 	MinTasks int `toml:"min_tasks" json:"min_tasks"`
-	// OverkillBound is the rise of the overkill rate (after − before) that makes a version harmful.
+	// OverkillBound is the margin over the rate before that the harm tests' null allows.
 	OverkillBound float64 `toml:"overkill_bound" json:"overkill_bound"`
-	// MinRecurrences is how many lifted tasks must still regress for "not helping".
+	// MinRecurrences is how many lifted tasks must still regress for "not helping", however large the
+	// e-value.
 	MinRecurrences int `toml:"min_recurrences" json:"min_recurrences"`
-	// Alpha is the level of the one-sided exact tests.
+	// Alpha bounds the chance that a test ever rejects while its null holds, over every look.
 	Alpha float64 `toml:"alpha" json:"alpha"`
 }
 
 // DefaultConfig is used for every bound tune.toml leaves out.
-var DefaultConfig = Config{MinTasks: 20, OverkillBound: 0.10, MinRecurrences: 2, Alpha: 0.05}
+var DefaultConfig = Config{MinTasks: 10, OverkillBound: 0.10, MinRecurrences: 2, Alpha: 0.05}
 
 // WithDefaults fills the zero fields of c from DefaultConfig.
 func (c Config) WithDefaults() Config {
@@ -72,11 +86,11 @@ func (c Config) Check() error {
 	switch {
 	case c.MinTasks < 0:
 		return fmt.Errorf("watch.min_tasks %d: want a positive number of tasks", c.MinTasks)
-	case c.OverkillBound < 0 || c.OverkillBound > 1:
-		return fmt.Errorf("watch.overkill_bound %g: want a rate rise between 0 and 1", c.OverkillBound)
+	case !(c.OverkillBound >= 0 && c.OverkillBound <= 1): // NaN fails both
+		return fmt.Errorf("watch.overkill_bound %g: want a rate margin between 0 and 1", c.OverkillBound)
 	case c.MinRecurrences < 0:
 		return fmt.Errorf("watch.min_recurrences %d: want a positive number of tasks", c.MinRecurrences)
-	case c.Alpha < 0 || c.Alpha >= 1:
+	case !(c.Alpha >= 0 && c.Alpha < 1): // NaN fails both
 		return fmt.Errorf("watch.alpha %g: want a level between 0 and 1", c.Alpha)
 	}
 	return nil
@@ -97,36 +111,78 @@ type Input struct {
 	Version Version
 	Parent  Version
 	Until   time.Time
-	// Changes describe the change (e.g. "contract-rule-hit +1"); Changed are the signals it changed.
+	// Changes describe the change (e.g. "contract-rule-hit +1"), for the reader; the tasks it moved
+	// are found by scoring each task under both versions.
 	Changes []string
-	Changed []weights.Signal
 	Config  Config
 }
 
-// TaskRef names a task behind a number.
+// TaskRef names a task behind a verdict.
 type TaskRef struct {
 	Log           string `json:"log"`
 	Line          int    `json:"line"`
 	MetaTimestamp string `json:"meta_timestamp"`
 	Task          string `json:"task"`
 	Level         string `json:"level"`
-	// Note says what it shows (e.g. "lifted L1 → L2, regression_followed").
+	// Note says what it shows (e.g. "lifted L1 → L2, still regressed: regression_followed=true").
 	Note string `json:"note"`
 }
 
-// Comparison is one rate before and after, with the one-sided exact test that it rose.
-type Comparison struct {
-	Before accuracy.Rate `json:"before"`
-	After  accuracy.Rate `json:"after"`
-	// P is the one-sided Fisher exact p that the rate is higher after than before.
-	P float64 `json:"p"`
+// MovedTask is one row of the watch's table: a task under the version, dispatched auto, whose level
+// differs between the parent and the version.
+type MovedTask struct {
+	Log           string `json:"log"`
+	Line          int    `json:"line"`
+	MetaTimestamp string `json:"meta_timestamp"`
+	Task          string `json:"task"`
+	// From and To are its signals' level under the parent and under the version; Level is the level
+	// it was dispatched at.
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Level string `json:"level"`
+	// Test is the test it is a trial of ("" when none: a move that neither leaves the low side nor
+	// lands at L3/L4 or L0/L1).
+	Test string `json:"test"`
+	// Event says whether it counts against the version in that test, Evidence how it is known
+	// (regression_followed=true, regression_of by …, overkill: k=1, complete).
+	Regressed bool   `json:"regressed"`
+	Event     bool   `json:"event"`
+	Evidence  string `json:"evidence"`
 }
 
-// LevelShare is one level's share of the tasks before and after.
-type LevelShare struct {
-	Level  string        `json:"level"`
-	Before accuracy.Rate `json:"before"`
-	After  accuracy.Rate `json:"after"`
+// Test is one e-process on the tasks the change moved.
+type Test struct {
+	Name string `json:"name"`
+	// Sample says which tasks are its trials, Event what counts against the version.
+	Sample string `json:"sample"`
+	Event  string `json:"event"`
+	N      int    `json:"n"`
+	K      int    `json:"k"`
+	// Null is the rate the version is allowed (H0: rate ≤ Null), fixed from the tasks before it as
+	// Basis says; Alt the alternative, 0 for the average over every rate in [Null, 1].
+	Null  float64 `json:"null_rate"`
+	Alt   float64 `json:"alt_rate"`
+	Basis string  `json:"basis"`
+	// E is the e-value; Threshold the 1/α' it must reach (α' = Alpha split over the tests).
+	E         float64 `json:"e_value"`
+	Threshold float64 `json:"threshold"`
+	// NeedMore is how many more events in a row would reach it (0 when reached; -1 when no test).
+	NeedMore int  `json:"need_more"`
+	Rejected bool `json:"rejected"`
+	// Note says why the test cannot be made, when it cannot.
+	Note string `json:"note,omitempty"`
+}
+
+// Before is what the tasks under the parent give the tests: the rates their nulls are fixed from.
+type Before struct {
+	// LiftedWhileLow: the tasks (auto, L0/L1) the version would have lifted to L2+, and their
+	// regressions; OtherLow: the other auto L0/L1 tasks it would not move.
+	LiftedWhileLow accuracy.Rate `json:"lifted_while_low"`
+	OtherLow       accuracy.Rate `json:"other_low"`
+	// OverkillHigh: auto L3/L4 tasks and their overkill; Dropped: the tasks the version would move
+	// down to L0/L1, and their regressions at their higher level.
+	OverkillHigh accuracy.Rate `json:"overkill_high"`
+	Dropped      accuracy.Rate `json:"dropped"`
 }
 
 // Result is the watch's finding on one version.
@@ -136,23 +192,18 @@ type Result struct {
 	Changes []string `json:"changes"`
 	Verdict string   `json:"verdict"`
 	Reason  string   `json:"reason"`
-	// NeedMore is, for "too early", how many more closed tasks under the version are needed.
+	// NeedMore is, for "too early", how many more moved tasks under the version are needed.
 	NeedMore int `json:"need_more,omitempty"`
 	// TasksBefore and TasksAfter are the closed tasks with a level under the parent and the version.
 	TasksBefore int `json:"tasks_before"`
 	TasksAfter  int `json:"tasks_after"`
-	// Concerned are the tasks carrying a changed signal, before and after.
-	ConcernedBefore int `json:"concerned_before"`
-	ConcernedAfter  int `json:"concerned_after"`
-	// Regressions: low-side regressions among the concerned tasks.
-	Regressions Comparison `json:"low_side_regressions"`
-	Overkill    Comparison `json:"overkill"`
-	Underkill   Comparison `json:"underkill"`
-	// Lifted: the concerned tasks after whose signals score higher under the version than under the
-	// parent, and how many of them still regressed.
-	Lifted          int          `json:"lifted"`
-	LiftedRegressed int          `json:"lifted_regressed"`
-	LevelMix        []LevelShare `json:"level_mix"`
+	// Moved counts the auto tasks under the version whose level the change moved; NotCounted the moved
+	// tasks of other dispatches (override-down, bump, explicit, none), which never count.
+	Moved      int            `json:"moved"`
+	NotCounted map[string]int `json:"not_counted"`
+	Before     Before         `json:"before"`
+	Tests      []Test         `json:"tests"`
+	MovedTasks []MovedTask    `json:"moved_tasks"`
 	// Evidence lists the tasks behind a "not helping" or "harmful" verdict.
 	Evidence []TaskRef `json:"evidence"`
 	Config   Config    `json:"config"`
@@ -169,35 +220,40 @@ const (
 	after
 )
 
-// kept is what a Builder keeps of a task whose judgement a later task can still change (a
-// regression_of= may name it): a concerned low-side task, a concerned lifted task after, an overkill
-// task after (the evidence of a harmful verdict). Every other task is only counted.
+// What a task before the version is a trial of, for the rates the tests' nulls are fixed from: an
+// index of Builder.beforeN.
+const (
+	catLifted uint8 = iota
+	catOther
+	catDropped
+)
+
+// kept is a moved task under the version: a row of the table, and evidence that a later
+// regression_of= can still change.
 type kept struct {
-	ref       TaskRef // without the title before the version: only tasks after are evidence
-	p         period
-	lowSide   bool // dispatched at L0/L1 and concerned
-	lifted    bool // after, concerned, scored higher under the version
+	row       MovedTask
+	test      string
 	overkill  bool
 	k         int
 	terminal  string
 	regressed string // "" or how: regression_followed / regression_of by …
-	from, to  weights.Level
 }
 
 // Builder judges a version on tasks added one at a time, so that a caller streaming the logs holds
-// only counts and the few tasks a verdict can still depend on (kept), never the logs' tasks
+// only counts and the tasks a verdict can still depend on, never the logs' tasks
 // (docs/decisions.md#watch-memory).
 type Builder struct {
 	in           Input
 	cfg          Config
 	vName, pName string
 	n            [3]int // closed tasks with a level per period
-	concerned    [3]int
-	overkill     [3]int
-	underkill    [3]int
-	levels       [3][len(accuracy.Levels)]int
-	lifted       int
-	kept         []kept
+	// The trials before the version: counts, the regressions already known, and the keys of the
+	// others, which a later regression_of= may still name.
+	beforeN, beforeK [3]int // by catLifted, catOther, catDropped
+	beforeOpen       map[string]uint8
+	overHigh, nHigh  int
+	notCounted       map[string]int
+	kept             []kept
 	// regressedBy maps a task's key to the meta timestamp of the first task naming it with
 	// regression_of= (of every task added, in order: a name may come before the task it names).
 	regressedBy map[string]string
@@ -207,7 +263,8 @@ type Builder struct {
 // NewBuilder starts a judgement of in.Version against in.Parent; in.Tasks is ignored (Add them).
 func NewBuilder(in Input) *Builder {
 	in.Tasks = nil
-	b := &Builder{in: in, cfg: in.Config.WithDefaults(), regressedBy: map[string]string{}, strs: map[string]string{}}
+	b := &Builder{in: in, cfg: in.Config.WithDefaults(), regressedBy: map[string]string{}, strs: map[string]string{},
+		beforeOpen: map[string]uint8{}, notCounted: map[string]int{}}
 	b.vName, b.pName = weights.VersionName(in.Version.Weights.Version), weights.VersionName(in.Parent.Weights.Version)
 	return b
 }
@@ -222,13 +279,17 @@ func (b *Builder) intern(s string) string {
 	return v
 }
 
+func key(log, metaTimestamp string) string { return log + "\x00" + metaTimestamp }
+
+func lowSide(level string) bool { return level == "L0" || level == "L1" }
+
 // Add counts one task (any task: open ones and those of other versions only matter through their
 // regression_of=). It keeps no reference to t.
 func (b *Builder) Add(t *traceparse.Task) {
 	if t.RegressionOf != "" {
-		k := t.Source + "\x00" + t.RegressionOf
+		k := key(t.Source, t.RegressionOf)
 		if _, ok := b.regressedBy[k]; !ok {
-			b.regressedBy[strings.Clone(k)] = strings.Clone(t.MetaTimestamp)
+			b.regressedBy[k] = strings.Clone(t.MetaTimestamp)
 		}
 	}
 	if !t.Closed || t.Level == "" {
@@ -238,39 +299,34 @@ func (b *Builder) Add(t *traceparse.Task) {
 	if p == none {
 		return
 	}
-	o := accuracy.Classify(t)
-	fired := firedSignals(t)
-	concerned := len(b.in.Changed) == 0 || slices.ContainsFunc(fired, func(s weights.Signal) bool { return slices.Contains(b.in.Changed, s) })
 	b.n[p]++
-	if concerned {
-		b.concerned[p]++
-	}
-	if o.Overkill {
-		b.overkill[p]++
-	}
-	if o.Underkill {
-		b.underkill[p]++
-	}
-	if i := slices.Index(accuracy.Levels[:], t.Level); i >= 0 {
-		b.levels[p][i]++
-	}
+	fired := firedSignals(t)
 	from := b.in.Parent.Weights.Level(b.in.Parent.Weights.Score(fired))
 	to := b.in.Version.Weights.Level(b.in.Version.Weights.Score(fired))
-	lowSide := concerned && (t.Level == "L0" || t.Level == "L1")
-	lifted := p == after && concerned && to > from
-	if lifted {
-		b.lifted++
-	}
-	overkill := p == after && o.Overkill
-	if !lowSide && !lifted && !overkill {
+	auto := t.Dispatch == "auto"
+	if p == before {
+		if auto {
+			b.addBefore(t, from, to)
+		}
 		return
 	}
-	k := kept{
-		ref: TaskRef{Log: b.intern(t.Source), Line: t.Line, MetaTimestamp: strings.Clone(t.MetaTimestamp), Level: b.intern(t.Level)},
-		p:   p, lowSide: lowSide, lifted: lifted, overkill: overkill, k: o.K, terminal: b.intern(o.Terminal), from: from, to: to,
+	if from == to {
+		return
 	}
-	if p == after {
-		k.ref.Task = strings.Clone(t.Title)
+	if !auto {
+		b.notCounted[b.intern(cmp.Or(t.Dispatch, "none"))]++
+		return
+	}
+	o := accuracy.Classify(t)
+	k := kept{row: MovedTask{Log: b.intern(t.Source), Line: t.Line, MetaTimestamp: strings.Clone(t.MetaTimestamp), Task: strings.Clone(t.Title),
+		From: from.String(), To: to.String(), Level: b.intern(t.Level)}, overkill: o.Overkill, k: o.K, terminal: b.intern(o.Terminal)}
+	switch {
+	case from <= weights.L1 && to >= weights.L2:
+		k.test = NotHelpingTest
+	case to > from && (t.Level == "L3" || t.Level == "L4"):
+		k.test = OverkillTest
+	case to < from && lowSide(t.Level):
+		k.test = RegressedTest
 	}
 	if t.RegressionFollowed {
 		k.regressed = "regression_followed=true"
@@ -278,118 +334,235 @@ func (b *Builder) Add(t *traceparse.Task) {
 	b.kept = append(b.kept, k)
 }
 
+// addBefore counts an auto task under the parent as a trial of the rates the nulls are fixed from.
+func (b *Builder) addBefore(t *traceparse.Task, from, to weights.Level) {
+	if t.Level == "L3" || t.Level == "L4" {
+		b.nHigh++
+		if accuracy.Classify(t).Overkill {
+			b.overHigh++
+		}
+	}
+	var cat uint8
+	switch {
+	case lowSide(t.Level) && from <= weights.L1 && to >= weights.L2:
+		cat = catLifted
+	case lowSide(t.Level) && from == to:
+		cat = catOther
+	case to < from && to <= weights.L1:
+		cat = catDropped
+	default:
+		return
+	}
+	b.beforeN[cat]++
+	if t.RegressionFollowed {
+		b.beforeK[cat]++
+		return
+	}
+	b.beforeOpen[key(b.intern(t.Source), t.MetaTimestamp)] = cat
+}
+
+// laplace is the rate k/n pulled toward one half by one event and one non-event: with few tasks
+// before, the rates a null is fixed from move toward each other (and toward the middle), so the
+// tests ask for more evidence, never less.
+func laplace(k, n int) float64 { return (float64(k) + 1) / (float64(n) + 2) }
+
 // Result returns the verdict on the tasks added so far.
 func (b *Builder) Result() *Result {
 	cfg, vName := b.cfg, b.vName
-	res := &Result{Version: vName, Parent: b.pName, Changes: slices.Clone(b.in.Changes), Config: cfg, Evidence: []TaskRef{}}
+	res := &Result{Version: vName, Parent: b.pName, Changes: slices.Clone(b.in.Changes), Config: cfg, Evidence: []TaskRef{},
+		NotCounted: map[string]int{}, MovedTasks: []MovedTask{}, TasksBefore: b.n[before], TasksAfter: b.n[after]}
 	if res.Changes == nil {
 		res.Changes = []string{}
 	}
-	var lowReg [3]int
-	var liftedRegressed []TaskRef
-	var key []byte
+	// The regressions before learnt from a regression_of=.
+	bk := b.beforeK
+	for k, cat := range b.beforeOpen {
+		if b.regressedBy[k] != "" {
+			bk[cat]++
+		}
+	}
+	res.Before = Before{LiftedWhileLow: accuracy.NewRate(bk[0], b.beforeN[0]), OtherLow: accuracy.NewRate(bk[1], b.beforeN[1]),
+		Dropped: accuracy.NewRate(bk[2], b.beforeN[2]), OverkillHigh: accuracy.NewRate(b.overHigh, b.nHigh)}
+	maps.Copy(res.NotCounted, b.notCounted)
+
+	var trials, events [3]int // by test: not helping, overkill, regressions
+	testIndex := map[string]int{NotHelpingTest: 0, OverkillTest: 1, RegressedTest: 2}
 	for i := range b.kept {
 		k := &b.kept[i]
-		key = append(append(append(key[:0], k.ref.Log...), 0), k.ref.MetaTimestamp...)
-		if by := b.regressedBy[string(key)]; k.regressed == "" && by != "" {
+		if by := b.regressedBy[key(k.row.Log, k.row.MetaTimestamp)]; k.regressed == "" && by != "" {
 			k.regressed = "regression_of by the task of " + by
 		}
-		if k.regressed == "" {
-			continue
+		row := k.row
+		row.Test, row.Regressed = k.test, k.regressed != ""
+		row.Evidence = k.regressed
+		switch k.test {
+		case NotHelpingTest, RegressedTest:
+			row.Event = row.Regressed
+		case OverkillTest:
+			row.Event = k.overkill
+			if k.overkill {
+				row.Evidence = fmt.Sprintf("overkill: k=%d, %s", k.k, k.terminal)
+			}
 		}
-		if k.lowSide {
-			lowReg[k.p]++
+		if j, ok := testIndex[k.test]; ok {
+			trials[j]++
+			if row.Event {
+				events[j]++
+			}
 		}
-		if k.lifted {
-			res.LiftedRegressed++
-			liftedRegressed = append(liftedRegressed, k.note(fmt.Sprintf("lifted %s → %s, still regressed: %s", k.from, k.to, k.regressed)))
-		}
+		res.MovedTasks = append(res.MovedTasks, row)
 	}
-	res.TasksBefore, res.TasksAfter = b.n[before], b.n[after]
-	res.ConcernedBefore, res.ConcernedAfter = b.concerned[before], b.concerned[after]
-	res.Regressions = compare(lowReg[before], b.concerned[before], lowReg[after], b.concerned[after])
-	res.Overkill = compare(b.overkill[before], b.n[before], b.overkill[after], b.n[after])
-	res.Underkill = compare(b.underkill[before], b.n[before], b.underkill[after], b.n[after])
-	for i, lvl := range accuracy.Levels {
-		res.LevelMix = append(res.LevelMix, LevelShare{Level: lvl, Before: accuracy.NewRate(b.levels[before][i], b.n[before]), After: accuracy.NewRate(b.levels[after][i], b.n[after])})
-	}
-	res.Lifted = b.lifted
-	n := b.n[after]
+	res.Moved = len(b.kept)
 
+	up, down := directions(b.in.Parent.Weights, b.in.Version.Weights)
+	m := 0
+	if up {
+		m += 2
+	}
+	if down {
+		m++
+	}
+	threshold := float64(max(m, 1)) / cfg.Alpha
+	if up {
+		res.Tests = append(res.Tests, b.notHelping(res.Before, trials[0], events[0], threshold), b.harm(OverkillTest, res.Before.OverkillHigh, trials[1], events[1], threshold))
+	}
+	if down {
+		res.Tests = append(res.Tests, b.harm(RegressedTest, res.Before.Dropped, trials[2], events[2], threshold))
+	}
+	if res.Tests == nil {
+		res.Tests = []Test{}
+	}
+
+	var failed *Test
+	for i := range res.Tests {
+		if t := &res.Tests[i]; t.Rejected && (failed == nil || failed.Name == NotHelpingTest) {
+			failed = t
+		}
+	}
 	switch {
-	case n < cfg.MinTasks:
-		res.Verdict, res.NeedMore = TooEarly, cfg.MinTasks-n
-		res.Reason = fmt.Sprintf("%d closed task(s) under %s, %d needed: %d more", n, vName, cfg.MinTasks, res.NeedMore)
-	case res.Regressions.After.K > 0 && res.Regressions.P <= cfg.Alpha:
-		res.Verdict = Harmful
-		res.Reason = fmt.Sprintf("low-side regressions among the tasks the change concerns rose from %s to %s (one-sided Fisher p %.3g ≤ %g)",
-			fmtRate(res.Regressions.Before), fmtRate(res.Regressions.After), res.Regressions.P, cfg.Alpha)
-		res.Evidence = b.refs(func(k *kept) bool { return k.lowSide && k.regressed != "" }, "low-side regression: ")
-	case rise(res.Overkill) > cfg.OverkillBound && res.Overkill.P <= cfg.Alpha:
-		res.Verdict = Harmful
-		res.Reason = fmt.Sprintf("overkill rose from %s to %s, more than the bound %+.0f points (one-sided Fisher p %.3g ≤ %g)",
-			fmtRate(res.Overkill.Before), fmtRate(res.Overkill.After), 100*cfg.OverkillBound, res.Overkill.P, cfg.Alpha)
-		res.Evidence = b.refs(func(k *kept) bool { return k.overkill }, "overkill: ")
-	case res.LiftedRegressed >= max(1, cfg.MinRecurrences) &&
-		float64(res.LiftedRegressed)/float64(res.Lifted) >= rateOf(res.Regressions.Before):
+	case failed != nil && failed.Name == NotHelpingTest:
 		res.Verdict = NotHelping
-		res.Reason = fmt.Sprintf("%d of the %d task(s) the change lifted still regressed (%.0f%%, low-side regressions before: %s): the flagged pattern recurs",
-			res.LiftedRegressed, res.Lifted, 100*float64(res.LiftedRegressed)/float64(res.Lifted), fmtRate(res.Regressions.Before))
-		res.Evidence = liftedRegressed
+		res.Reason = fmt.Sprintf("%d of the %d task(s) the change lifted off the low side still regressed: e-value %s ≥ %s against \"they regress at most %.0f%%\" (%s): they regress as they did while low",
+			failed.K, failed.N, fmtE(failed.E), fmtE(failed.Threshold), 100*failed.Null, failed.Basis)
+	case failed != nil:
+		res.Verdict = Harmful
+		res.Reason = fmt.Sprintf("%d of the %d %s %s: e-value %s ≥ %s against \"at most %.0f%%\" (%s)",
+			failed.K, failed.N, failed.Sample, failed.Event, fmtE(failed.E), fmtE(failed.Threshold), 100*failed.Null, failed.Basis)
+	case res.Moved < cfg.MinTasks:
+		res.Verdict, res.NeedMore = TooEarly, cfg.MinTasks-res.Moved
+		res.Reason = fmt.Sprintf("%d task(s) under %s dispatched auto at a level the change moved, %d needed: %d more", res.Moved, vName, cfg.MinTasks, res.NeedMore)
 	default:
 		res.Verdict = Holding
-		res.Reason = fmt.Sprintf("no evidence against %s over %d closed task(s): low-side regressions %s → %s, overkill %s → %s, %d of %d lifted task(s) regressed",
-			vName, n, fmtRate(res.Regressions.Before), fmtRate(res.Regressions.After),
-			fmtRate(res.Overkill.Before), fmtRate(res.Overkill.After), res.LiftedRegressed, res.Lifted)
+		res.Reason = fmt.Sprintf("no evidence against %s over the %d task(s) it moved: %s", vName, res.Moved, testsLine(res.Tests))
+	}
+	if failed != nil {
+		res.Evidence = b.evidence(failed.Name)
 	}
 	return res
 }
 
-func rise(c Comparison) float64 { return rateOf(c.After) - rateOf(c.Before) }
-
-func rateOf(r accuracy.Rate) float64 {
-	if r.N == 0 {
-		return 0
+// notHelping tests the lifted tasks' regressions against the midpoint of the rates the tasks like
+// them had while low and the other low-side tasks had, both before the version.
+func (b *Builder) notHelping(bf Before, n, k int, threshold float64) Test {
+	t := Test{Name: NotHelpingTest, Sample: "task(s) lifted off the low side (L0/L1 → L2+)", Event: "still regressed", N: n, K: k, Threshold: threshold, NeedMore: -1}
+	low, other := laplace(bf.LiftedWhileLow.K, bf.LiftedWhileLow.N), laplace(bf.OtherLow.K, bf.OtherLow.N)
+	t.Basis = fmt.Sprintf("midpoint of %s while low and other low-side %s before", fmtKN(bf.LiftedWhileLow), fmtKN(bf.OtherLow))
+	if low <= other {
+		t.Note = "the tasks it lifts did not regress more than other low-side tasks before: not helping cannot be told"
+		return t
 	}
-	return float64(r.K) / float64(r.N)
+	t.Null, t.Alt = (low+other)/2, low
+	logE := pointLogE(k, n, t.Null, t.Alt)
+	b.finish(&t, logE, func(m int) float64 { return pointLogE(k+m, n+m, t.Null, t.Alt) })
+	t.Rejected = t.Rejected && k >= max(1, b.cfg.MinRecurrences)
+	return t
 }
 
-func fmtRate(r accuracy.Rate) string {
-	if r.N == 0 {
-		return "0/0"
+// harm tests the events among the moved tasks against the rate before plus the margin, averaged
+// over every worse rate (there is no rate before to take an alternative from).
+func (b *Builder) harm(name string, bf accuracy.Rate, n, k int, threshold float64) Test {
+	t := Test{Name: name, N: n, K: k, Threshold: threshold, NeedMore: -1}
+	switch name {
+	case OverkillTest:
+		t.Sample, t.Event = "task(s) moved up to L3/L4", "were overkill"
+		t.Basis = fmt.Sprintf("L3/L4 overkill %s before, + %.0f points", fmtKN(bf), 100*b.cfg.OverkillBound)
+	default:
+		t.Sample, t.Event = "task(s) moved down to L0/L1", "regressed"
+		t.Basis = fmt.Sprintf("the same tasks' regressions %s at their level before, + %.0f points", fmtKN(bf), 100*b.cfg.OverkillBound)
 	}
-	return fmt.Sprintf("%d/%d (%.0f%%)", r.K, r.N, 100*rateOf(r))
+	t.Null = math.Min(0.95, laplace(bf.K, bf.N)+b.cfg.OverkillBound)
+	b.finish(&t, mixtureLogE(k, n, t.Null), func(m int) float64 { return mixtureLogE(k+m, n+m, t.Null) })
+	return t
 }
 
-// compare is the rate kb/nb before and ka/na after, with the one-sided exact test that it is higher
-// after.
-func compare(kb, nb, ka, na int) Comparison {
-	c := Comparison{Before: accuracy.NewRate(kb, nb), After: accuracy.NewRate(ka, na), P: 1}
-	if na > 0 && nb > 0 {
-		c.P = accuracy.PyRound(stats.FisherGreater(ka, na-ka, kb, nb-kb), 4)
+func (b *Builder) finish(t *Test, logE float64, next func(int) float64) {
+	th := math.Log(t.Threshold)
+	t.E = roundE(math.Exp(logE))
+	t.Rejected = logE >= th
+	t.NeedMore = moreEvents(logE, th, next)
+}
+
+// roundE keeps 4 significant digits, so that the JSON does not carry the float arithmetic's noise.
+func roundE(e float64) float64 {
+	if e == 0 || math.IsInf(e, 0) {
+		return e
 	}
-	return c
+	d := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(e))))
+	return math.Round(e*d) / d
 }
 
-func (k *kept) note(note string) TaskRef {
-	r := k.ref
-	r.Note = note
-	return r
+// directions says whether the change can move a task up (a signal weighs more, an edge is lower) and
+// down (the reverse): what the tests are, fixed before any task is read.
+func directions(p, v *weights.Weights) (up, down bool) {
+	for i := range p.Signals {
+		up = up || v.Signals[i] > p.Signals[i]
+		down = down || v.Signals[i] < p.Signals[i]
+	}
+	for i := range p.Buckets.Edges {
+		up = up || v.Buckets.Edges[i] < p.Buckets.Edges[i]
+		down = down || v.Buckets.Edges[i] > p.Buckets.Edges[i]
+	}
+	return up, down
 }
 
-// refs names the kept tasks after that pass pick, in the order they were added.
-func (b *Builder) refs(pick func(*kept) bool, prefix string) []TaskRef {
+// evidence names the tasks that count against the version in the test that failed.
+func (b *Builder) evidence(test string) []TaskRef {
 	out := []TaskRef{}
 	for i := range b.kept {
-		if k := &b.kept[i]; k.p == after && pick(k) {
-			note := k.regressed
-			if note == "" {
-				note = fmt.Sprintf("k=%d, terminal %s", k.k, k.terminal)
-			}
-			out = append(out, k.note(prefix+note))
+		k := &b.kept[i]
+		if k.test != test || (test == OverkillTest && !k.overkill) || (test != OverkillTest && k.regressed == "") {
+			continue
 		}
+		r := TaskRef{Log: k.row.Log, Line: k.row.Line, MetaTimestamp: k.row.MetaTimestamp, Task: k.row.Task, Level: k.row.Level}
+		switch test {
+		case NotHelpingTest:
+			r.Note = fmt.Sprintf("lifted %s → %s, still regressed: %s", k.row.From, k.row.To, k.regressed)
+		case OverkillTest:
+			r.Note = fmt.Sprintf("moved %s → %s, overkill: k=%d, terminal %s", k.row.From, k.row.To, k.k, k.terminal)
+		default:
+			r.Note = fmt.Sprintf("moved %s → %s, regressed: %s", k.row.From, k.row.To, k.regressed)
+		}
+		out = append(out, r)
 	}
 	return out
+}
+
+func fmtKN(r accuracy.Rate) string { return fmt.Sprintf("%d/%d", r.K, r.N) }
+
+// fmtE shows an e-value with 3 significant digits.
+func fmtE(e float64) string { return fmt.Sprintf("%.3g", e) }
+
+// testsLine sums the tests up in one line: "not helping 1/12, e 0.02 < 40; …".
+func testsLine(tests []Test) string {
+	parts := make([]string, 0, len(tests))
+	for _, t := range tests {
+		if t.Note != "" {
+			parts = append(parts, t.Name+": cannot be told")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d/%d, e-value %s < %s", t.Name, t.K, t.N, fmtE(t.E), fmtE(t.Threshold)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // attribute says under which version a task was dispatched: its weights= when it names one of the
@@ -429,4 +602,40 @@ func firedSignals(t *traceparse.Task) []weights.Signal {
 		}
 	}
 	return out
+}
+
+// Against says whether and how the task counts against the version: its evidence when it is an event
+// of its test, "" when it is not.
+func (m *MovedTask) Against() string {
+	if !m.Event {
+		return ""
+	}
+	return m.Evidence
+}
+
+// EventsFirst orders the moved tasks for a table that may be cut: those that count against the
+// version first, each group in the order read.
+func EventsFirst(rows []MovedTask) []MovedTask {
+	out := slices.Clone(rows)
+	slices.SortStableFunc(out, func(a, b MovedTask) int {
+		switch {
+		case a.Event == b.Event:
+			return 0
+		case a.Event:
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// NotCountedText says which moved tasks were left out, by dispatch: "3 override-down, 1 bump"; "" when
+// none.
+func NotCountedText(m map[string]int) string {
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", m[k], k)
+	}
+	return strings.Join(parts, ", ")
 }

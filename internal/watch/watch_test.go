@@ -1,8 +1,11 @@
 package watch
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +44,7 @@ type spec struct {
 	terminal  string
 	lossFinal string
 	regressed bool
+	dispatch  string // "" = auto
 }
 
 // lifted: contract-rule-hit +2, explicit-bugfix −5, unknown-file-territory +1 sums to −2 (L1) under
@@ -65,7 +69,7 @@ func history(t *testing.T, before, after []spec) []traceparse.Task {
 			at := start.Add(time.Duration(i) * time.Hour)
 			ts := func(sec int) string { return at.Add(time.Duration(sec) * time.Second).Format(time.RFC3339) }
 			names := map[string]string{"L0": "reflex", "L1": "diagnostic", "L2": "deliberate", "L3": "structural", "L4": "method"}
-			fmt.Fprintf(&b, "%s  meta  %s/%s  dispatch=auto  signals=%s  task=\"%s task %d\"  loops=inner\n", ts(0), s.level, names[s.level], s.signals, tag, i)
+			fmt.Fprintf(&b, "%s  meta  %s/%s  dispatch=%s  signals=%s  task=\"%s task %d\"  loops=inner\n", ts(0), s.level, names[s.level], cmp.Or(s.dispatch, "auto"), s.signals, tag, i)
 			fmt.Fprintf(&b, "%s  inner  baseline  loss=0.800\n", ts(1))
 			for k := 1; k <= s.k; k++ {
 				fmt.Fprintf(&b, "%s  inner  k=%d  skill=s  action=a  loss=0.%d00\n", ts(1+k), k, 9-k)
@@ -93,86 +97,149 @@ func judge(t *testing.T, before, after []spec) *Result {
 	t.Helper()
 	p, v := versions(t)
 	return Judge(Input{Tasks: history(t, before, after), Version: Version{v, applied}, Parent: Version{p, parentFrom},
-		Changes: []string{"contract-rule-hit +1"}, Changed: []weights.Signal{weights.ContractRuleHit}})
+		Changes: []string{"contract-rule-hit +1"}})
 }
 
-// The flagged pattern before the change: 20 tasks at L1 carrying the signal, 6 of them regressed.
+// judgeDown judges the reverse change (v0002 back to v0001's content, contract-rule-hit −1): the
+// tasks it lifted go back down.
+func judgeDown(t *testing.T, before, after []spec) *Result {
+	t.Helper()
+	p, v := versions(t)
+	back := *p
+	back.Version, back.Parent = 3, 2
+	return Judge(Input{Tasks: history(t, before, after), Version: Version{&back, applied}, Parent: Version{v, parentFrom},
+		Changes: []string{"contract-rule-hit -1"}})
+}
+
+// Task kinds. lifted scores L1 under v0001 and L2 under v0002; other stays at L1 under both.
+var (
+	liftedLow  = spec{level: "L1", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.100"}
+	liftedHigh = spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
+	otherLow   = spec{level: "L1", signals: "explicit-bugfix:-5", k: 2, terminal: "complete", lossFinal: "0.100"}
+)
+
+func regressed(s spec) spec { s.regressed = true; return s }
+
+// flaggedBefore is the pattern that motivated the change: 20 tasks at L1 that v0002 lifts, 12 of
+// them regressed (60%), beside 40 other L1 tasks, 2 regressed (5%). The null of "not helping" is
+// then the midpoint of 13/22 and 3/42 (Laplace): 0.33, its alternative 0.59.
 func flaggedBefore() []spec {
-	ok := spec{level: "L1", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.100"}
-	bad := ok
-	bad.regressed = true
-	return append(many(14, ok), many(6, bad)...)
+	return slices.Concat(many(8, liftedLow), many(12, regressed(liftedLow)), many(38, otherLow), many(2, regressed(otherLow)))
 }
 
-func TestHolding(t *testing.T) {
-	fixed := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
-	r := judge(t, flaggedBefore(), many(20, fixed))
+// TestCorrectChangeHolds: the lifted tasks regress at the other tasks' rate after the change, while
+// the low-side tasks it did not touch regress more than before (drift, or an effect that began
+// midway): holding. The old watch called this harmful.
+func TestCorrectChangeHolds(t *testing.T) {
+	r := judge(t, flaggedBefore(), slices.Concat(many(19, liftedHigh), many(1, regressed(liftedHigh)), many(12, otherLow), many(8, regressed(otherLow))))
 	if r.Verdict != Holding || r.Proposes() {
 		t.Fatalf("verdict %q (%s), want holding", r.Verdict, r.Reason)
 	}
-	if r.Lifted != 20 || r.LiftedRegressed != 0 || r.TasksBefore != 20 || r.TasksAfter != 20 {
-		t.Errorf("lifted %d regressed %d, tasks %d → %d", r.Lifted, r.LiftedRegressed, r.TasksBefore, r.TasksAfter)
+	if r.Moved != 20 || len(r.MovedTasks) != 20 || r.TasksBefore != 60 || r.TasksAfter != 40 {
+		t.Errorf("moved %d (%d rows), tasks %d → %d", r.Moved, len(r.MovedTasks), r.TasksBefore, r.TasksAfter)
+	}
+	nh := r.Tests[0]
+	if nh.Name != NotHelpingTest || nh.N != 20 || nh.K != 1 || math.Abs(nh.Null-0.3310) > 0.001 || math.Abs(nh.Alt-13.0/22) > 1e-9 || nh.Threshold != 40 || nh.E >= 1 {
+		t.Errorf("not helping test %+v", nh)
+	}
+	if row := r.MovedTasks[0]; row.From != "L1" || row.To != "L2" || row.Level != "L2" || row.Test != NotHelpingTest || row.Event {
+		t.Errorf("row %+v", row)
 	}
 }
 
-func TestNotHelping(t *testing.T) {
-	lifted := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
-	still := lifted
-	still.regressed = true
-	r := judge(t, flaggedBefore(), append(many(13, lifted), many(7, still)...))
+// TestLevelInsensitiveNotHelping: the lifted tasks regress at L2 as they did at L1.
+func TestLevelInsensitiveNotHelping(t *testing.T) {
+	r := judge(t, flaggedBefore(), slices.Concat(many(6, liftedHigh), many(14, regressed(liftedHigh))))
 	if r.Verdict != NotHelping || !r.Proposes() {
 		t.Fatalf("verdict %q (%s), want not helping", r.Verdict, r.Reason)
 	}
-	if r.LiftedRegressed != 7 || len(r.Evidence) != 7 || !strings.Contains(r.Evidence[0].Note, "lifted L1 → L2") {
-		t.Errorf("lifted regressed %d, evidence %+v", r.LiftedRegressed, r.Evidence)
+	if len(r.Evidence) != 14 || !strings.Contains(r.Evidence[0].Note, "lifted L1 → L2, still regressed") || r.Evidence[0].Task != "after task 6" {
+		t.Errorf("evidence %+v", r.Evidence)
 	}
-	// Fewer lifted regressions than before (5/20 < 6/20) is not enough to call it not helping.
-	r = judge(t, flaggedBefore(), append(many(15, lifted), many(5, still)...))
-	if r.Verdict != Holding {
-		t.Errorf("5 of 20 lifted regressed (before 6 of 20): verdict %q, want holding", r.Verdict)
+	// Fewer: 10 of 20 is between the null and the alternative, not enough yet; the test says how many
+	// more regressions in a row would be.
+	r = judge(t, flaggedBefore(), slices.Concat(many(10, liftedHigh), many(10, regressed(liftedHigh))))
+	if r.Verdict != Holding || r.Tests[0].NeedMore < 1 {
+		t.Errorf("10 of 20: verdict %q, need %d", r.Verdict, r.Tests[0].NeedMore)
+	}
+	// With NeedMore more regressions it is not helping.
+	need := r.Tests[0].NeedMore
+	r = judge(t, flaggedBefore(), slices.Concat(many(10, liftedHigh), many(10+need, regressed(liftedHigh))))
+	if r.Verdict != NotHelping {
+		t.Errorf("10 of 20 and %d more: verdict %q (%s)", need, r.Verdict, r.Reason)
 	}
 }
 
+// TestOverrideDownNotCounted: tasks whose level the user forced (or bumped, or named) never count,
+// however they end.
+func TestOverrideDownNotCounted(t *testing.T) {
+	down := regressed(liftedLow)
+	down.dispatch = "override-down"
+	bump := regressed(liftedHigh)
+	bump.dispatch = "bump"
+	r := judge(t, flaggedBefore(), slices.Concat(many(30, down), many(5, bump)))
+	if r.Verdict != TooEarly || r.Moved != 0 || r.NotCounted["override-down"] != 30 || r.NotCounted["bump"] != 5 || r.NeedMore != 10 {
+		t.Fatalf("verdict %q moved %d not counted %v (%s)", r.Verdict, r.Moved, r.NotCounted, r.Reason)
+	}
+	// Override-down tasks before do not set the rates either.
+	before := slices.Concat(flaggedBefore(), many(20, down))
+	if r := judge(t, before, nil); r.Before.LiftedWhileLow.N != 20 {
+		t.Errorf("lifted while low %+v, want the 20 auto tasks only", r.Before.LiftedWhileLow)
+	}
+}
+
+// TestHarmfulOverkill: an upward change whose moved tasks land at L3 with trivial completion.
 func TestHarmfulOverkill(t *testing.T) {
-	fixed := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
-	over := spec{level: "L3", signals: "contract-rule-hit:+2,cross-layer:+2", k: 1, terminal: "complete", lossFinal: "0.000"}
-	r := judge(t, flaggedBefore(), append(many(12, fixed), many(8, over)...))
-	if r.Verdict != Harmful || !r.Proposes() {
+	// contract-rule-hit +2, unknown-file-territory +1: 3 (L2) under v0001, 4 (L3) under v0002.
+	movedUp := spec{level: "L3", signals: "contract-rule-hit:+2,unknown-file-territory:+1", k: 1, terminal: "complete", lossFinal: "0.000"}
+	busy := movedUp
+	busy.k, busy.lossFinal = 3, "0.200"
+	high := spec{level: "L3", signals: "greenfield:+3,cross-layer:+2", k: 3, terminal: "complete", lossFinal: "0.100"}
+	before := slices.Concat(flaggedBefore(), many(19, high), many(1, func() spec { s := high; s.k, s.lossFinal = 1, "0.000"; return s }()))
+	r := judge(t, before, slices.Concat(many(2, busy), many(8, movedUp)))
+	if r.Verdict != Harmful || !r.Proposes() || !strings.Contains(r.Reason, "were overkill") {
 		t.Fatalf("verdict %q (%s), want harmful", r.Verdict, r.Reason)
 	}
-	if r.Overkill.After.K != 8 || r.Overkill.Before.K != 0 || r.Overkill.P > 0.05 || len(r.Evidence) != 8 || !strings.Contains(r.Reason, "overkill rose") {
-		t.Errorf("overkill %+v, evidence %d, reason %s", r.Overkill, len(r.Evidence), r.Reason)
+	ok := r.Tests[1]
+	if ok.Name != OverkillTest || ok.N != 10 || ok.K != 8 || math.Abs(ok.Null-(2.0/22+0.1)) > 1e-9 || len(r.Evidence) != 8 {
+		t.Errorf("overkill test %+v, evidence %d", ok, len(r.Evidence))
 	}
-	// A rise within the bound is not harmful.
-	r = judge(t, flaggedBefore(), append(many(19, fixed), many(1, over)...))
+	// At the rate before, not harmful.
+	r = judge(t, before, slices.Concat(many(9, busy), many(1, movedUp)))
 	if r.Verdict == Harmful {
-		t.Errorf("overkill 0 → 1/20 (bound 10 points): verdict harmful")
+		t.Errorf("1 of 10 overkill (before 1 of 20): harmful (%s)", r.Reason)
 	}
 }
 
-func TestHarmfulRegressions(t *testing.T) {
-	clean := spec{level: "L1", signals: "contract-rule-hit:+2,explicit-bugfix:-5", k: 2, terminal: "complete", lossFinal: "0.100"}
-	bad := clean
-	bad.regressed = true
-	r := judge(t, many(20, clean), append(many(12, clean), many(8, bad)...))
-	if r.Verdict != Harmful || !strings.Contains(r.Reason, "low-side regressions") || r.Regressions.After.K != 8 {
-		t.Fatalf("verdict %q (%s) regressions %+v, want harmful", r.Verdict, r.Reason, r.Regressions)
+// TestDownwardChangeHarmful: a change that moves tasks back down to L1, where they regress much more
+// than they did at L2, is harmful; at their old rate it holds.
+func TestDownwardChangeHarmful(t *testing.T) {
+	before := slices.Concat(many(19, liftedHigh), many(1, regressed(liftedHigh)), many(20, otherLow))
+	r := judgeDown(t, before, slices.Concat(many(10, liftedLow), many(10, regressed(liftedLow))))
+	if r.Verdict != Harmful || len(r.Tests) != 1 || r.Tests[0].Name != RegressedTest || r.Tests[0].Threshold != 20 {
+		t.Fatalf("verdict %q tests %+v (%s), want harmful by regressions", r.Verdict, r.Tests, r.Reason)
+	}
+	if !strings.Contains(r.Evidence[0].Note, "moved L2 → L1, regressed") {
+		t.Errorf("evidence %+v", r.Evidence[0])
+	}
+	r = judgeDown(t, before, slices.Concat(many(19, liftedLow), many(1, regressed(liftedLow))))
+	if r.Verdict != Holding {
+		t.Errorf("1 of 20 regressed after moving down (before 1 of 20): verdict %q (%s)", r.Verdict, r.Reason)
 	}
 }
 
 func TestTooEarly(t *testing.T) {
-	fixed := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
-	r := judge(t, flaggedBefore(), many(7, fixed))
-	if r.Verdict != TooEarly || r.NeedMore != 13 || r.Proposes() || !strings.Contains(r.Reason, "13 more") {
-		t.Fatalf("verdict %q need %d (%s), want too early with 13 more", r.Verdict, r.NeedMore, r.Reason)
+	r := judge(t, flaggedBefore(), slices.Concat(many(4, liftedHigh), many(30, otherLow)))
+	if r.Verdict != TooEarly || r.NeedMore != 6 || r.Proposes() || !strings.Contains(r.Reason, "6 more") {
+		t.Fatalf("verdict %q need %d (%s), want too early with 6 more moved tasks", r.Verdict, r.NeedMore, r.Reason)
 	}
 	// An open task does not count.
-	open := history(t, flaggedBefore(), many(20, fixed))
+	open := history(t, flaggedBefore(), many(20, liftedHigh))
 	for i := range open {
 		open[i].Closed = false
 	}
 	p, v := versions(t)
-	if r := Judge(Input{Tasks: open, Version: Version{v, applied}, Parent: Version{p, parentFrom}}); r.Verdict != TooEarly || r.NeedMore != 20 {
+	if r := Judge(Input{Tasks: open, Version: Version{v, applied}, Parent: Version{p, parentFrom}}); r.Verdict != TooEarly || r.NeedMore != 10 {
 		t.Errorf("open tasks: verdict %q need %d", r.Verdict, r.NeedMore)
 	}
 }
@@ -180,14 +247,13 @@ func TestTooEarly(t *testing.T) {
 // TestAttribution: weights= on the meta line wins over the meta time; a version that is no longer
 // active stops at Until.
 func TestAttribution(t *testing.T) {
-	fixed := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
-	tasks := history(t, flaggedBefore(), many(20, fixed))
+	tasks := history(t, flaggedBefore(), many(20, liftedHigh))
 	tasks[0].WeightsVersion = "v0002" // a before-time task that says it ran under v0002
-	tasks[21].WeightsVersion = "v0009"
+	tasks[61].WeightsVersion = "v0009"
 	p, v := versions(t)
 	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}, Until: applied.Add(10 * time.Hour)})
-	if r.TasksBefore != 19 || r.TasksAfter != 1+9 {
-		t.Errorf("tasks %d → %d, want 19 → 10", r.TasksBefore, r.TasksAfter)
+	if r.TasksBefore != 59 || r.TasksAfter != 1+9 || r.Moved != 10 {
+		t.Errorf("tasks %d → %d, moved %d; want 59 → 10, 10", r.TasksBefore, r.TasksAfter, r.Moved)
 	}
 }
 
@@ -202,37 +268,35 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-// TestRegressionOf: a later task's regression_of= marks the task it names (in the same log only).
+// TestRegressionOf: a later task's regression_of= marks the task it names (in the same log only),
+// before the version (the rates) and after it (the lifted tasks).
 func TestRegressionOf(t *testing.T) {
-	clean := spec{level: "L1", signals: "contract-rule-hit:+2,explicit-bugfix:-5", k: 2, terminal: "complete", lossFinal: "0.100"}
-	fixed := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
-	tasks := history(t, many(20, clean), many(20, fixed))
-	tasks[25].RegressionOf = tasks[3].MetaTimestamp // names before-task 3
-	tasks[26].RegressionOf = tasks[4].MetaTimestamp
-	other := tasks[27]
+	tasks := history(t, slices.Concat(many(20, liftedLow), many(40, otherLow)), many(20, liftedHigh))
+	tasks[65].RegressionOf = tasks[3].MetaTimestamp  // names a before task the version would lift
+	tasks[66].RegressionOf = tasks[61].MetaTimestamp // names a lifted task after
+	other := tasks[67]
 	other.Source, other.RegressionOf = "other.log", tasks[5].MetaTimestamp // another log: no effect
 	tasks = append(tasks, other)
 	p, v := versions(t)
-	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changed: []weights.Signal{weights.ContractRuleHit}})
-	if r.Regressions.Before.K != 2 || r.Regressions.Before.N != 20 {
-		t.Errorf("low-side regressions before %+v, want 2 of 20", r.Regressions.Before)
+	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}})
+	if r.Before.LiftedWhileLow.K != 1 || r.Before.LiftedWhileLow.N != 20 || r.Tests[0].K != 1 {
+		t.Errorf("lifted while low %+v, lifted regressed %d; want 1 of 20 and 1", r.Before.LiftedWhileLow, r.Tests[0].K)
+	}
+	if row := r.MovedTasks[1]; !row.Regressed || row.Evidence != "regression_of by the task of "+tasks[66].MetaTimestamp {
+		t.Errorf("row %+v", row)
 	}
 }
 
 // TestBuilderKeepsOnlyWhatAVerdictNeeds: tasks are counted as they are added; the builder keeps a
-// task only while a later regression_of= can still change the verdict (concerned low-side, lifted,
-// overkill after), holds no reference to the caller's task, and judges as Judge does on the slice.
+// task after the version only when the change moved it, holds no reference to the caller's task, and
+// judges as Judge does on the slice.
 func TestBuilderKeepsOnlyWhatAVerdictNeeds(t *testing.T) {
-	lifted := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
-	still := lifted
-	still.regressed = true
 	other := spec{level: "L2", signals: "greenfield:+3", k: 2, terminal: "complete", lossFinal: "0.050"}
-	over := spec{level: "L3", signals: "greenfield:+3", k: 1, terminal: "complete", lossFinal: "0.000"}
-	after := append(append(append(many(13, lifted), many(7, still)...), many(200, other)...), over)
+	after := slices.Concat(many(6, liftedHigh), many(14, regressed(liftedHigh)), many(200, other), many(50, otherLow))
 	tasks := history(t, flaggedBefore(), after)
 	p, v := versions(t)
-	in := Input{Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changes: []string{"contract-rule-hit +1"}, Changed: []weights.Signal{weights.ContractRuleHit}}
-	want := Judge(Input{Tasks: tasks, Version: in.Version, Parent: in.Parent, Changes: in.Changes, Changed: in.Changed})
+	in := Input{Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changes: []string{"contract-rule-hit +1"}}
+	want := Judge(Input{Tasks: tasks, Version: in.Version, Parent: in.Parent, Changes: in.Changes})
 
 	b := NewBuilder(in)
 	for i := range tasks {
@@ -240,12 +304,12 @@ func TestBuilderKeepsOnlyWhatAVerdictNeeds(t *testing.T) {
 		b.Add(&task)
 		task.Title, task.MetaTimestamp, task.Source, task.Level = "x", "x", "x", "x"
 	}
-	// 20 concerned low-side tasks before, 20 lifted after, 1 overkill after; not the 200 others.
-	if len(b.kept) != 41 {
-		t.Errorf("kept %d tasks of %d, want 41", len(b.kept), len(tasks))
+	// The 20 lifted tasks after; before, the 46 low-side tasks not yet known to have regressed.
+	if len(b.kept) != 20 || len(b.beforeOpen) != 46 {
+		t.Errorf("kept %d tasks after and %d before of %d, want 20 and 46", len(b.kept), len(b.beforeOpen), len(tasks))
 	}
 	got := b.Result()
-	if fmt.Sprint(got) != fmt.Sprint(want) || got.Verdict != NotHelping || got.Evidence[0].Task != "after task 13" {
+	if fmt.Sprint(got) != fmt.Sprint(want) || got.Verdict != NotHelping || got.Evidence[0].Task != "after task 6" {
 		t.Errorf("streamed:\n%+v\nwant\n%+v", got, want)
 	}
 }
@@ -253,15 +317,44 @@ func TestBuilderKeepsOnlyWhatAVerdictNeeds(t *testing.T) {
 // TestRegressionOfBeforeItsTask: a regression_of= line that comes before the task it names (logs
 // concatenated out of order) still marks it.
 func TestRegressionOfBeforeItsTask(t *testing.T) {
-	clean := spec{level: "L1", signals: "contract-rule-hit:+2,explicit-bugfix:-5", k: 2, terminal: "complete", lossFinal: "0.100"}
-	fixed := spec{level: "L2", signals: liftedSignals, k: 2, terminal: "complete", lossFinal: "0.050"}
-	tasks := history(t, many(20, clean), many(20, fixed))
-	namer := tasks[25]
+	tasks := history(t, slices.Concat(many(20, liftedLow), many(40, otherLow)), many(20, liftedHigh))
+	namer := tasks[65]
 	namer.RegressionOf, namer.Closed = tasks[3].MetaTimestamp, false
 	tasks = append([]traceparse.Task{namer}, tasks...)
 	p, v := versions(t)
-	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}, Changed: []weights.Signal{weights.ContractRuleHit}})
-	if r.Regressions.Before.K != 1 {
-		t.Errorf("low-side regressions before %+v, want 1", r.Regressions.Before)
+	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}})
+	if r.Before.LiftedWhileLow.K != 1 {
+		t.Errorf("lifted while low %+v, want 1 regressed", r.Before.LiftedWhileLow)
+	}
+}
+
+// TestEProcesses: the two e-values against values computed by hand.
+func TestEProcesses(t *testing.T) {
+	// 3 of 4 at 0.6 against 0.3: (2)^3 · (4/7).
+	if got, want := math.Exp(pointLogE(3, 4, 0.3, 0.6)), 8*4.0/7; math.Abs(got-want) > 1e-9 {
+		t.Errorf("point e %g, want %g", got, want)
+	}
+	// 1 of 1 against 0.5, uniform on [0.5, 1]: ∫ p dp / 0.5 / 0.5 = (3/8)/0.25 = 1.5.
+	if got := math.Exp(mixtureLogE(1, 1, 0.5)); math.Abs(got-1.5) > 1e-9 {
+		t.Errorf("mixture e %g, want 1.5", got)
+	}
+	// 0 of 2 against 0.5: ∫ (1-p)² dp / 0.5 / 0.25 = (1/24)/0.125 = 1/3.
+	if got := math.Exp(mixtureLogE(0, 2, 0.5)); math.Abs(got-1.0/3) > 1e-9 {
+		t.Errorf("mixture e %g, want 1/3", got)
+	}
+}
+
+// TestEffectMidwayNotHarmful: the effect begins only after the apply — low-side tasks carrying the
+// changed signal that the change did not lift (still L1 under both) now regress 15 of 20, none did
+// before. The old watch compared those before/after and called a correct change harmful; they are not
+// moved, so they are no evidence about the change, and the lifted tasks do fine: holding.
+func TestEffectMidwayNotHarmful(t *testing.T) {
+	// contract-rule-hit +2, explicit-bugfix −5, single-file −3: −6 (L1) under v0001, −5 (L1) under v0002.
+	unlifted := spec{level: "L1", signals: "contract-rule-hit:+2,explicit-bugfix:-5,single-file:-3", k: 2, terminal: "complete", lossFinal: "0.100"}
+	before := slices.Concat(many(10, liftedLow), many(20, unlifted), many(38, otherLow), many(2, regressed(otherLow)))
+	after := slices.Concat(many(19, liftedHigh), many(1, regressed(liftedHigh)), many(5, unlifted), many(15, regressed(unlifted)))
+	r := judge(t, before, after)
+	if r.Verdict != Holding || r.Moved != 20 {
+		t.Fatalf("verdict %q, moved %d (%s), want holding over the 20 lifted tasks", r.Verdict, r.Moved, r.Reason)
 	}
 }

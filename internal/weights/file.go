@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/tomlbound"
 
 	"github.com/BurntSushi/toml"
 )
@@ -37,7 +39,7 @@ var costKeys = []string{"too_low", "too_high", "other_item"}
 // error names the offending key.
 func Parse(name string, data []byte) (Weights, error) {
 	var f fileShape
-	md, err := toml.Decode(string(data), &f)
+	md, err := tomlbound.Decode(data, &f)
 	if err != nil {
 		return Weights{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -75,7 +77,7 @@ func Parse(name string, data []byte) (Weights, error) {
 		if !ok {
 			return fail("signals."+quoteKey(n), "unknown signal (known: %s)", strings.Join(signalNames[:], ", "))
 		}
-		h, err := HalfFromFloat(f.Signals[n])
+		h, err := saneHalf(f.Signals[n])
 		if err != nil {
 			return fail("signals."+quoteKey(n), "%v", err)
 		}
@@ -97,7 +99,7 @@ func Parse(name string, data []byte) (Weights, error) {
 		if !ok {
 			return fail("buckets."+k, "missing")
 		}
-		h, err := HalfFromFloat(v)
+		h, err := saneHalf(v)
 		if err != nil {
 			return fail("buckets."+k, "%v", err)
 		}
@@ -116,12 +118,28 @@ func Parse(name string, data []byte) (Weights, error) {
 		if !ok {
 			return fail("cost."+k, "missing")
 		}
-		if v < 0 {
-			return fail("cost."+k, "must not be negative")
+		if v < 0 || v > MaxCost {
+			return fail("cost."+k, "%d: want a cost between 0 and %d", v, MaxCost)
 		}
 	}
 	w.Cost = Cost{TooLow: f.Cost["too_low"], TooHigh: f.Cost["too_high"], OtherItem: f.Cost["other_item"]}
 	return w, nil
+}
+
+// MaxMagnitude bounds every signal weight and bucket edge of a version file (±100; the reference's largest
+// is 7, and evolve moves a weight by 0.5 or 1 a step): `ambiguous = -1000000` in a pull request is refused
+// rather than scored with (docs/decisions.md#hostile-files-issue-25).
+const MaxMagnitude = 100
+
+// MaxCost bounds each cost of a version file (the reference's are 1 and 2).
+const MaxCost = 1000
+
+// saneHalf is HalfFromFloat within ±MaxMagnitude (NaN and ±Inf are not multiples of 0.5 either).
+func saneHalf(f float64) (Half, error) {
+	if !(f >= -MaxMagnitude && f <= MaxMagnitude) {
+		return 0, fmt.Errorf("%v is outside the sane range -%d..+%d", f, MaxMagnitude, MaxMagnitude)
+	}
+	return HalfFromFloat(f)
 }
 
 // bareKey is compiled on first use, not at init: `tune score` links this package and rarely quotes a
@@ -186,7 +204,7 @@ func tomlString(s string) string {
 
 // Load reads one version file.
 func Load(path string) (Weights, error) {
-	data, err := os.ReadFile(path)
+	data, err := regular.ReadLimited(path, regular.WeightsFile)
 	if err != nil {
 		return Weights{}, err
 	}

@@ -27,6 +27,11 @@ func FuzzWeightsParse(f *testing.F) {
 		{"parent = 0", "parent = 1"},
 		{"too_low = 2", "too_low = -1"},
 		{`"components>=3"`, `"components≥3"`},
+		{"ambiguous = 2", "ambiguous = -1000000"},
+		{"ambiguous = 2", "ambiguous = nan"},
+		{"L3 = 7", "L3 = inf"},
+		{"too_high = 1", "too_high = 9223372036854775807"},
+		{"[cost]", "y = " + strings.Repeat("{a=", 2000) + "1" + strings.Repeat("}", 2000) + "\n[cost]"},
 	} {
 		f.Add(bytes.Replace(ref, []byte(edit[0]), []byte(edit[1]), 1))
 	}
@@ -40,6 +45,11 @@ func FuzzWeightsParse(f *testing.F) {
 		}
 		if w.Schema != Schema || w.Version <= 0 || w.Parent < 0 || w.Parent >= w.Version {
 			t.Fatalf("accepted an invalid header: %+v", w)
+		}
+		for _, h := range append(w.Signals[:], w.Buckets.Edges[:]...) {
+			if h > 2*MaxMagnitude || h < -2*MaxMagnitude {
+				t.Fatalf("accepted a weight outside the sane range: %v", h)
+			}
 		}
 		for i := 1; i < len(w.Buckets.Edges); i++ {
 			if w.Buckets.Edges[i] <= w.Buckets.Edges[i-1] {

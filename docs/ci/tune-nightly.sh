@@ -1,0 +1,33 @@
+#!/bin/sh
+# tune-nightly.sh: the crontab recipe of docs/nightly.md. cron runs it in a clone of the project whose
+# origin is the shared repository; page-oncall and alert-ops stand for your paging and alerting hooks.
+# It never edits the clone's files: tune nightly --branch commits the night's change on tune/<id>.
+cd "$(dirname "$0")" || exit 1
+out=tune-nightly.json
+git fetch --quiet --prune origin '+refs/heads/main:refs/remotes/origin/main' '+refs/heads/tune/*:refs/heads/tune/*' &&
+  git checkout --quiet --detach origin/main || { alert-ops "tune nightly: git fetch failed" "$PWD"; exit 1; }
+tune nightly --branch --json >"$out" 2>tune-nightly.err
+rc=$?
+if [ "$rc" -eq 3 ]; then
+  page-oncall "tune nightly escalated: a human decides (tune help escalation)" "$(jq -r .state_dump "$out")"
+  exit 3
+elif [ "$rc" -ne 0 ]; then
+  alert-ops "tune nightly failed with exit $rc" "$PWD/tune-nightly.err"
+  exit "$rc"
+fi
+review=$(jq -r .review "$out")
+[ -n "$review" ] || exit 0
+branch=$(jq -r .branch "$out")
+if [ "$(jq -r .branch_updated "$out")" = true ]; then
+  git push --quiet --force origin "$branch" || { alert-ops "tune nightly: git push $branch failed" "$PWD"; exit 1; }
+fi
+if [ "$(gh pr list --head "$branch" --state open --json number --jq length)" = 0 ]; then
+  gh pr create --head "$branch" --title "$(jq -r .title "$out")" --body-file "$(jq -r .body_file "$out")" || exit 1
+fi
+for old in $(jq -r '.supersedes[]' "$out"); do
+  gh pr close "$old" --delete-branch --comment "superseded by $branch" || true
+done
+if [ "$review" = rollback ]; then
+  alert-ops "tune: the watch proposes a rollback, review $branch" "$(jq -r .title "$out")"
+fi
+exit 0

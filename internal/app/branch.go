@@ -1,0 +1,342 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/gitcmd"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// BranchPrefix names the branches tune nightly --branch writes: BranchPrefix + the proposal id.
+const BranchPrefix = "tune/"
+
+// BranchAuthor is the author and committer of every commit nightly --branch writes, dated by its
+// proposal: the same change on the same base is the same commit (docs/decisions.md#pull-request-loop).
+var BranchAuthor = struct{ Name, Email string }{"tune nightly", "tune-nightly@users.noreply.invalid"}
+
+// BranchResult is the branch a night's change was written to (nightly --branch; its --json fields).
+type BranchResult struct {
+	Branch string `json:"branch"`
+	Title  string `json:"title"`
+	// BodyFile is the pull request's body (the Markdown diff), outside the work tree (in the git
+	// directory) so that it never stands in the way of a merge; the branch holds the same bytes at
+	// BodyPath.
+	BodyFile string `json:"body_file"`
+	BodyPath string `json:"body_path"`
+	Base     string `json:"base"`
+	Commit   string `json:"commit"`
+	// BranchUpdated is false when the branch already held this proposal on this base: no new commit,
+	// nothing to push.
+	BranchUpdated bool `json:"branch_updated"`
+	// Supersedes lists the other tune/ branches not merged into the base: their proposals were
+	// measured against a state this night replaces (close their pull requests).
+	Supersedes []string `json:"supersedes"`
+}
+
+// BodyFunc renders the pull request body of proposal (a file) against the active version of the store
+// in weightsDir (the Markdown diff; it lives in the view layer).
+type BodyFunc func(weightsDir, proposal string) ([]byte, error)
+
+// NightlyBranch is Nightly in a temporary copy of the store at HEAD: the night's writes go there, never
+// to the checked-out work tree, and when it leaves a change to review (an accepted or halved proposal,
+// or the watch's rollback) that change is applied there as `tune apply` would apply it and committed
+// on the branch tune/<id>, with the EVAL report and the pull request body. Merging the branch makes
+// the change active. The same proposal on the same base leaves the branch as it is; a moved base
+// rebuilds it on the new base (docs/nightly.md, "Pull requests").
+func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, error) {
+	unlock, err := nightlyLock(env)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	top, err := gitcmd.Toplevel(env.WeightsDir)
+	if err != nil {
+		return nil, fmt.Errorf("--branch needs the weights store in a git work tree: %w", err)
+	}
+	if top, err = filepath.EvalSymlinks(top); err != nil {
+		return nil, err
+	}
+	repo := gitcmd.Repo{Dir: top}
+	base, err := repo.Commit("HEAD")
+	if err != nil || base == "" {
+		return nil, fmt.Errorf("--branch: the repository at %s has no commit to build on (commit the project first): %v", top, err)
+	}
+	rels := map[*string]string{}
+	for _, d := range []*string{&env.WeightsDir, &env.FixturesDir, &env.ReportsDir} {
+		if rels[d], err = repoPath(top, *d); err != nil {
+			return nil, err
+		}
+	}
+	weightsRel, fixturesRel, reportsRel := rels[&env.WeightsDir], rels[&env.FixturesDir], rels[&env.ReportsDir]
+	if files, err := repo.Files(base, weightsRel); err != nil || !hasVersionFile(files) {
+		return nil, fmt.Errorf("--branch: HEAD (%s) holds no weights store at %s: commit the store first (tune init says what to commit)", short(base), weightsRel)
+	}
+
+	tmp, err := os.MkdirTemp("", "tune-branch-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	wt := filepath.Join(tmp, "tree")
+	index := repo.With("GIT_INDEX_FILE=" + filepath.Join(tmp, "index"))
+	if _, err := index.Run("read-tree", base); err != nil {
+		return nil, err
+	}
+	paths := []string{weightsRel, fixturesRel, reportsRel}
+	configRel := ""
+	if env.Config != "" {
+		if r, err := repoPath(top, env.Config); err == nil {
+			configRel = r
+			paths = append(paths, r)
+		}
+	}
+	listed, err := index.Run(append([]string{"ls-files", "-z", "--"}, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := index.RunInput(listed, "checkout-index", "-z", "--stdin", "--prefix="+wt+string(filepath.Separator)); err != nil {
+		return nil, err
+	}
+	inner := env
+	inner.WeightsDir, inner.FixturesDir, inner.ReportsDir = inTree(wt, weightsRel), inTree(wt, fixturesRel), inTree(wt, reportsRel)
+	if configRel != "" {
+		if _, err := os.Stat(inTree(wt, configRel)); err == nil {
+			inner.Config = inTree(wt, configRel) // the committed config, as the merged main will read it
+		}
+	}
+	for _, d := range []string{inner.FixturesDir, inner.ReportsDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+
+	res, err := night(inner, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Paths in the result name where the files are once the branch is merged; a state dump (an
+	// escalation leaves no branch) is copied to the work tree's reports, where the page step reads it.
+	outside := func(p string) string {
+		if r, err := filepath.Rel(wt, p); err == nil && !strings.HasPrefix(r, "..") {
+			return filepath.Join(top, r)
+		}
+		return p
+	}
+	if res.StateDump != nil {
+		data, err := os.ReadFile(*res.StateDump)
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.Join(env.ReportsDir, filepath.Base(*res.StateDump))
+		if err := os.MkdirAll(env.ReportsDir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.Write(dst, data, atomicfile.Public); err != nil {
+			return nil, err
+		}
+		res.StateDump = &dst
+	}
+	for i := range res.Reports {
+		res.Reports[i] = outside(res.Reports[i])
+	}
+	if res.Proposal != nil {
+		res.Proposal.File = outside(res.Proposal.File)
+	}
+	if res.Watch != nil && res.Watch.ProposalPath != "" {
+		res.Watch.ProposalPath = outside(res.Watch.ProposalPath)
+	}
+	if res.Review == "" {
+		return res, nil
+	}
+
+	p, err := store.ResolveProposal(inner.WeightsDir, res.ReviewProposal)
+	if err != nil {
+		return nil, err
+	}
+	b := &BranchResult{Branch: BranchPrefix + p.ID, Base: base, Supersedes: []string{}}
+	res.BranchResult = b
+	ref := "refs/heads/" + b.Branch
+	gitDir, err := repo.Line("rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return nil, err
+	}
+	b.BodyPath = filepath.ToSlash(filepath.Join(reportsRel, p.ID+".pr.md"))
+	b.BodyFile = filepath.Join(gitDir, "tune", p.ID+".pr.md")
+	if b.Supersedes, err = superseded(repo, base, b.Branch); err != nil {
+		return nil, err
+	}
+	old, err := repo.Ref(ref)
+	if err != nil {
+		return nil, err
+	}
+	if old != "" {
+		// The same proposal already committed on this base: the branch stays, whatever the night's
+		// clock (a re-created proposal differs only in its created time).
+		if parent, err := repo.Commit(old + "^"); err == nil && parent == base {
+			if _, ok, _ := repo.Show(old, filepath.ToSlash(filepath.Join(weightsRel, store.ProposalsDir, p.ID+".json"))); ok {
+				data, ok, err := repo.Show(old, b.BodyPath)
+				if err != nil || !ok {
+					return nil, fmt.Errorf("branch %s holds no %s: delete the branch and run again", b.Branch, b.BodyPath)
+				}
+				b.Commit, b.Title = old, titleOf(p, res)
+				return res, writeBody(b.BodyFile, data)
+			}
+		}
+	}
+
+	proposalFile := filepath.Join(inner.WeightsDir, store.ProposalsDir, p.ID+".json")
+	bodyData, err := body(inner.WeightsDir, proposalFile)
+	if err != nil {
+		return nil, err
+	}
+	b.Title = titleOf(p, res)
+	// Applied as `tune apply` applies it, dated by the proposal so that the same change gives the same
+	// bytes on every night.
+	applyEnv := inner
+	created := p.Created.UTC()
+	applyEnv.Now = func() time.Time { return created }
+	s, err := applyEnv.OpenStore()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Apply(p); err != nil {
+		return nil, fmt.Errorf("apply %s on the branch: %w", p.ID, err)
+	}
+	if err := atomicfile.Write(inTree(wt, b.BodyPath), bodyData, atomicfile.Public); err != nil {
+		return nil, err
+	}
+	for _, lock := range []string{store.LockFile, NightlyLockName} {
+		if err := os.Remove(filepath.Join(inner.WeightsDir, lock)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	work := index.With("GIT_DIR="+gitDir, "GIT_WORK_TREE="+wt)
+	work.Dir = wt
+	if _, err := work.Run(append([]string{"add", "--all", "--force", "--"}, paths[:3]...)...); err != nil {
+		return nil, err
+	}
+	tree, err := index.Line("write-tree")
+	if err != nil {
+		return nil, err
+	}
+	date := fmt.Sprintf("%d +0000", created.Unix())
+	author := repo.With("GIT_AUTHOR_NAME="+BranchAuthor.Name, "GIT_AUTHOR_EMAIL="+BranchAuthor.Email, "GIT_AUTHOR_DATE="+date,
+		"GIT_COMMITTER_NAME="+BranchAuthor.Name, "GIT_COMMITTER_EMAIL="+BranchAuthor.Email, "GIT_COMMITTER_DATE="+date)
+	msg := b.Title + "\n\n" + commitMessage(p, res, b)
+	commit, err := author.RunInput([]byte(msg), "commit-tree", tree, "-p", base)
+	if err != nil {
+		return nil, err
+	}
+	b.Commit = strings.TrimSpace(string(commit))
+	b.BranchUpdated = b.Commit != old
+	if b.BranchUpdated {
+		if _, err := repo.Run("update-ref", "-m", "tune nightly --branch", ref, b.Commit, old); err != nil {
+			return nil, err
+		}
+	}
+	return res, writeBody(b.BodyFile, bodyData)
+}
+
+// superseded lists the other tune/ branches whose tip is not merged into base.
+func superseded(repo gitcmd.Repo, base, branch string) ([]string, error) {
+	out, err := repo.Line("for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/"+BranchPrefix)
+	if err != nil {
+		return nil, err
+	}
+	list := []string{}
+	for _, l := range strings.Split(out, "\n") {
+		name, tip, ok := strings.Cut(l, " ")
+		if !ok || name == branch {
+			continue
+		}
+		if _, err := repo.Run("merge-base", "--is-ancestor", tip, base); err == nil {
+			continue // merged: nothing to close
+		}
+		list = append(list, name)
+	}
+	return list, nil
+}
+
+func titleOf(p *store.Proposal, res *NightlyResult) string {
+	var changes []string
+	for _, st := range p.Steps {
+		if !st.Decision.Applicable() {
+			continue
+		}
+		name := st.Signal
+		if st.Kind == weights.ChangeBucket {
+			name = "bucket " + st.Edge
+		}
+		changes = append(changes, name+" "+st.Delta.String())
+	}
+	what := strings.Join(changes, ", ")
+	if res.Review == ReviewRollback {
+		return fmt.Sprintf("tune: roll back %s (%s): %s", weights.VersionName(p.Parent), p.ID, what)
+	}
+	return fmt.Sprintf("tune: weights change %s on %s: %s", p.ID, weights.VersionName(p.Parent), what)
+}
+
+func commitMessage(p *store.Proposal, res *NightlyResult, b *BranchResult) string {
+	return fmt.Sprintf("%s\n\nWritten by tune nightly --branch: the proposal applied as tune apply applies it (the new\nversion, the evolution log with its ledger, weights.sum, the harvested fixtures), its EVAL report\nand the pull request body (%s). Merging this commit makes the change active.\n\nProposal: %s\nReview: %s\n",
+		p.Reason, b.BodyPath, p.ID, res.Review)
+}
+
+func writeBody(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, atomicfile.Public)
+}
+
+// repoPath is path relative to the repository root top (slash-separated), or an error when it lies
+// outside the repository.
+func repoPath(top, path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	// Resolve symlinks on the part that exists (a reports directory may not exist yet).
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			abs = filepath.Join(real, rest)
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+	rel, err := filepath.Rel(top, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("--branch: %s lies outside the repository %s: the branch can only hold files of the repository", path, top)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+func inTree(wt, rel string) string { return filepath.Join(wt, filepath.FromSlash(rel)) }
+
+func hasVersionFile(files []string) bool {
+	for _, f := range files {
+		name := f[strings.LastIndex(f, "/")+1:]
+		if _, err := weights.ParseVersionName(strings.TrimSuffix(name, ".toml")); err == nil && strings.HasSuffix(name, ".toml") {
+			return true
+		}
+	}
+	return false
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}

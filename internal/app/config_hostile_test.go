@@ -1,0 +1,63 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tune.toml is PR-controlled: NaN and ±Inf are refused (NaN passed the old 0..2 check and turned the
+// parity price off), and a FIFO, a link to /dev/zero, an oversized file or a nesting bomb is refused
+// without hanging or taking memory (docs/decisions.md#hostile-files-issue-25).
+func TestConfigRefusesHostileValuesAndFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tune.toml")
+	load := func() error {
+		done := make(chan error, 1)
+		go func() { _, err := readConfig(Env{Config: path}, ""); done <- err }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatalf("reading %s hangs", path)
+			return nil
+		}
+	}
+	write := func(body string) {
+		os.Remove(path)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for body, want := range map[string]string{
+		"[evolve]\nparity_budget = nan\n":  "evolve.parity_budget must lie between 0 and 2",
+		"[evolve]\nparity_budget = +inf\n": "evolve.parity_budget must lie between 0 and 2",
+		"[watch]\nalpha = nan\n":           "watch.alpha NaN",
+		"[watch]\noverkill_bound = -nan\n": "watch.overkill_bound NaN",
+		"[watch]\nalpha = inf\n":           "watch.alpha +Inf",
+		"y = " + strings.Repeat("{a=", 20000) + "1" + strings.Repeat("}", 20000) + "\n": "a config file (tune.toml) holds at most 64 KiB",
+		"y = " + strings.Repeat("{a=", 1000) + "1" + strings.Repeat("}", 1000) + "\n":   "nested 17 deep",
+	} {
+		write(body)
+		if err := load(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%.30q: %v, want %q", body, err, want)
+		}
+	}
+	os.Remove(path)
+	if err := os.Symlink("/dev/zero", path); err != nil {
+		t.Fatal(err)
+	}
+	if err := load(); err == nil || !strings.Contains(err.Error(), "device") {
+		t.Errorf("a link to /dev/zero: %v", err)
+	}
+	os.Remove(path)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if err := load(); err == nil || !strings.Contains(err.Error(), "FIFO") {
+		t.Errorf("a FIFO: %v", err)
+	}
+}

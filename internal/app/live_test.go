@@ -1,0 +1,448 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/stats"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/tools/genlive"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// The live harness of issue 28 (docs/live-harness.md): a project runs the tool the way a live one does.
+// Every night each log grows by 5–20 tasks dispatched under the active weights (internal/tools/genlive,
+// its own generator), `tune nightly` runs over the logs (Nightly: watch, then evolve), and whatever it
+// proposes is applied (app.Apply of the night's proposal, the watch's rollback proposals included) —
+// the worst case of a team that merges everything. It measures the issue's target rates with Wilson 95%
+// intervals; it asserts none of them (they are what the decision rules are judged by, not a property of
+// the harness). The in-suite run is a smoke run: a few short sequences that check what must always
+// hold — the store verifies every night, a sequence replays identically, the smoke noise seeds apply
+// nothing. TUNE_HARNESS=full plays the sizes of the doc and prints the table.
+
+// liveRegimes are the regimes of the issue, in the table's order. The planted signals are the positive
+// signals a bug-fix prompt carries in real logs; each sequence plants one (seeded).
+var planted = []weights.Signal{weights.Ambiguous, weights.ContractRuleHit, weights.LayerCrossings, weights.CrossLayer}
+
+type liveRegime struct {
+	genlive.Regime
+	kind string // noise, planted, insensitive
+}
+
+func liveRegimes() []liveRegime {
+	return []liveRegime{
+		{genlive.Regime{Name: "noise 5%, 1 log", Base: 0.05}, "noise"},
+		{genlive.Regime{Name: "noise 15%, 1 log", Base: 0.15}, "noise"},
+		{genlive.Regime{Name: "noise level-only (L0/L1 20%, else 5%), 1 log", Base: 0.05, LowBase: 0.20}, "noise"},
+		{genlive.Regime{Name: "noise busy two-module project, 15% failures, 1 log", Busy: true, Failures: 0.15}, "noise"},
+		{genlive.Regime{Name: "noise 10%, 5 pooled logs", Base: 0.10, Logs: 5}, "noise"},
+		{genlive.Regime{Name: "noise level-only, 5 pooled logs", Base: 0.05, LowBase: 0.20, Logs: 5}, "noise"},
+		{genlive.Regime{Name: "moderate planted 75%/5%, 1 log", Base: 0.05, Planted: planted, Carrier: 0.75}, "planted"},
+		{genlive.Regime{Name: "strong planted 95%/5%, 1 log", Base: 0.05, Planted: planted, Carrier: 0.95}, "planted"},
+		{genlive.Regime{Name: "moderate planted, 5 pooled logs", Base: 0.05, Planted: planted, Carrier: 0.75, Logs: 5}, "planted"},
+		{genlive.Regime{Name: "moderate planted from night 15, 1 log", Base: 0.05, Planted: planted, Carrier: 0.75, Start: 15}, "planted"},
+		{genlive.Regime{Name: "level-insensitive 75%/5%, 1 log", Base: 0.05, Planted: planted, Carrier: 0.75, LevelInsensitive: true}, "insensitive"},
+	}
+}
+
+// liveApply is one applied change.
+type liveApply struct {
+	Night    int
+	Rollback bool // a rollback proposal of the watch
+	Changes  []store.Change
+}
+
+// liveRecord is what one sequence did.
+type liveRecord struct {
+	Signal  weights.Signal // planted (-1: none)
+	Looks   int            // nightly runs
+	Changed int            // nightly runs that proposed an applicable change of the evolve loop
+	Applies []liveApply
+	// Rollbacks are the nights the watch proposed a rollback, and whether the version it judged had
+	// raised the planted signal.
+	Rollbacks    []int
+	RollbackOfUp []bool
+	Escalations  int
+	ApplyErrors  []string
+	Final        weights.Weights
+}
+
+// firstRight is the first night an applied (evolve) change raised the planted signal; 0 = never.
+func (r *liveRecord) firstRight() int {
+	for _, a := range r.Applies {
+		if a.Rollback {
+			continue
+		}
+		for _, c := range a.Changes {
+			if c.Kind == weights.ChangeSignal && c.Name == r.Signal.String() && c.Delta() > 0 {
+				return a.Night
+			}
+		}
+	}
+	return 0
+}
+
+// other reports whether an applied (evolve) change touched any weight but the planted signal.
+func (r *liveRecord) other() bool {
+	for _, a := range r.Applies {
+		if a.Rollback {
+			continue
+		}
+		for _, c := range a.Changes {
+			if c.Kind != weights.ChangeSignal || c.Name != r.Signal.String() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// oscillated reports a weight that went up, down and up again (or down, up, down) over the applies.
+func (r *liveRecord) oscillated() bool {
+	dirs := map[string][]int{}
+	for _, a := range r.Applies {
+		for _, c := range a.Changes {
+			d := 1
+			if c.Delta() < 0 {
+				d = -1
+			}
+			k := c.Name
+			if n := len(dirs[k]); n == 0 || dirs[k][n-1] != d {
+				dirs[k] = append(dirs[k], d)
+			}
+		}
+	}
+	for _, d := range dirs {
+		if len(d) >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+// rollbackOfRightWithin: the watch proposed rolling back a version that raised the planted signal,
+// within `within` nights after the first such apply (within < 0: at any time).
+func (r *liveRecord) rollbackOfRight(within int) bool {
+	first := r.firstRight()
+	if first == 0 {
+		return false
+	}
+	for i, n := range r.Rollbacks {
+		if r.RollbackOfUp[i] && n > first && (within < 0 || n-first <= within) {
+			return true
+		}
+	}
+	return false
+}
+
+// playLive plays one sequence of nights through a fresh copy of the reference store.
+func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyNightly bool) liveRecord {
+	t.Helper()
+	dir := t.TempDir()
+	if err := testutil.CopyReference(dir); err != nil {
+		t.Fatal(err)
+	}
+	var now time.Time
+	env := Env{Now: func() time.Time { return now }, WeightsDir: filepath.Join(dir, "weights"),
+		FixturesDir: filepath.Join(dir, "fixtures"), ReportsDir: filepath.Join(dir, "reports")}
+	seq := genlive.NewSequence(seed, reg)
+	logs := make([]string, seq.Logs())
+	for i := range logs {
+		logs[i] = filepath.Join(dir, fmt.Sprintf("project%d", i+1), ".ldd", "trace.log")
+		if err := os.MkdirAll(filepath.Dir(logs[i]), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := liveRecord{Signal: seq.Signal}
+	for night := 1; night <= nights; night++ {
+		active, _, err := ActiveWeights(env.WeightsDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, text := seq.Night(night, &active)
+		for i := range logs {
+			appendFile(t, logs[i], text[i])
+		}
+		now = genlive.NightEnd(night)
+		out, err := Nightly(env, EvolveOptions{Logs: logs})
+		if err != nil {
+			t.Fatalf("seed %d night %d: %v", seed, night, err)
+		}
+		rec.Looks++
+		if out.Escalated() {
+			rec.Escalations++
+		}
+		var apply []string
+		rollback := false
+		if wr := out.Watch; wr != nil && wr.Proposal != "" {
+			rec.Rollbacks = append(rec.Rollbacks, night)
+			up := false
+			if st, err := env.OpenStore(); err == nil {
+				v, err1 := st.Version(versionNumber(wr.Version))
+				p, err2 := st.Version(versionNumber(wr.Parent))
+				if err1 != nil || err2 != nil {
+					t.Fatalf("seed %d night %d: the watched version %s or its parent %s does not load", seed, night, wr.Version, wr.Parent)
+				}
+				up = rec.Signal >= 0 && v.Signals[rec.Signal] > p.Signals[rec.Signal]
+			}
+			rec.RollbackOfUp = append(rec.RollbackOfUp, up)
+			apply, rollback = append(apply, wr.Proposal), true
+		}
+		if out.Stored != nil && out.Stored.Applicable() {
+			rec.Changed++
+			if !rollback {
+				// After a rollback the evolve proposal's parent is no longer active: a team applies the
+				// rollback and lets the next night propose again.
+				apply = append(apply, out.Stored.ID)
+			}
+		}
+		for _, id := range apply {
+			before, _, err := ActiveWeights(env.WeightsDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(time.Minute)
+			if _, err := Apply(env, id, -1); err != nil {
+				if !errors.Is(err, store.ErrNothingToDo) {
+					rec.ApplyErrors = append(rec.ApplyErrors, fmt.Sprintf("night %d: %v", night, err))
+				}
+				continue
+			}
+			after, _, err := ActiveWeights(env.WeightsDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Applies = append(rec.Applies, liveApply{Night: night, Rollback: rollback && id == apply[0], Changes: store.Changes(&before, &after)})
+		}
+		if verifyNightly || night == nights {
+			st, err := env.OpenStore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if probs := st.Verify(); len(probs) > 0 {
+				t.Fatalf("seed %d night %d: the store does not verify: %v", seed, night, probs)
+			}
+		}
+	}
+	final, _, err := ActiveWeights(env.WeightsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Final = final
+	return rec
+}
+
+// TestLiveSmoke is the in-suite run: short sequences that must always hold — the store verifies after
+// every night, a sequence replays to the same record, and the smoke noise seeds end with nothing applied.
+func TestLiveSmoke(t *testing.T) {
+	if os.Getenv("TUNE_HARNESS") == "full" {
+		t.Skip("TestLiveHarness plays the full sizes")
+	}
+	noise := genlive.Regime{Name: "noise 10%, 2 logs", Base: 0.10, Logs: 2}
+	for seed := uint64(1); seed <= 2; seed++ {
+		r := playLive(t, seed, noise, 6, true)
+		if len(r.Applies) > 0 || len(r.ApplyErrors) > 0 {
+			t.Errorf("noise seed %d: %d applied change(s) in 6 nights, apply errors %v", seed, len(r.Applies), r.ApplyErrors)
+		}
+		if r.Looks != 6 {
+			t.Errorf("noise seed %d: %d looks, want 6", seed, r.Looks)
+		}
+	}
+	strong := genlive.Regime{Name: "strong", Base: 0.05, Planted: planted, Carrier: 0.95}
+	a := playLive(t, 11, strong, 8, true)
+	b := playLive(t, 11, strong, 8, false)
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("the same seed played twice differs:\n%v\n%v", a, b)
+	}
+	if len(a.ApplyErrors) > 0 {
+		t.Errorf("apply errors: %v", a.ApplyErrors)
+	}
+}
+
+// TestLiveHarness plays every regime at the full sizes (TUNE_HARNESS=full) and prints the issue's
+// target table; TUNE_LIVE_SEQS overrides the number of sequences per single-log regime (120; a third of
+// it for 5 pooled logs), TUNE_LIVE_ONLY plays only
+// the regimes whose name contains it, TUNE_LIVE_OUT writes the table to a file.
+func TestLiveHarness(t *testing.T) {
+	if os.Getenv("TUNE_HARNESS") != "full" {
+		t.Skip("TUNE_HARNESS=full plays the live harness")
+	}
+	seqs, nights := 120, 30
+	if n, err := fmt.Sscan(os.Getenv("TUNE_LIVE_SEQS"), &seqs); n != 1 || err != nil {
+		seqs = 120
+	}
+	only := os.Getenv("TUNE_LIVE_ONLY") // a substring of the regime names to play
+	var rows []liveRow
+	for ri, lr := range liveRegimes() {
+		if only != "" && !strings.Contains(lr.Name, only) {
+			continue
+		}
+		start := time.Now()
+		n := seqs
+		if lr.Logs > 1 {
+			// A night over 5 pooled logs reads and judges five times the tasks: a third of the sequences.
+			n = (seqs + 2) / 3
+		}
+		recs := make([]liveRecord, n)
+		// The sequences of a regime run as parallel subtests (-parallel N): a night is mostly file
+		// system work (fsyncs of the store), so more than GOMAXPROCS of them overlap usefully.
+		t.Run(lr.Name, func(t *testing.T) {
+			for i := range n {
+				t.Run(fmt.Sprint(i), func(t *testing.T) {
+					t.Parallel()
+					recs[i] = playLive(t, uint64(1000*(ri+1)+i), lr.Regime, nights, false)
+				})
+			}
+		})
+		rows = append(rows, summarize(lr, recs, nights)...)
+		t.Logf("%s: %d sequences × %d nights in %s", lr.Name, n, nights, time.Since(start).Round(time.Second))
+	}
+	table := renderRows(rows)
+	t.Log("\n" + table)
+	if out := os.Getenv("TUNE_LIVE_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// liveRow is one line of the table.
+type liveRow struct {
+	regime, measure, target string
+	k, n                    int
+	note                    string
+}
+
+func (r liveRow) cells() []string {
+	rate := "—"
+	if r.n > 0 {
+		lo, hi := stats.Wilson(r.k, r.n, 0.95)
+		rate = fmt.Sprintf("%d/%d = %.1f%% [%.1f, %.1f]", r.k, r.n, 100*float64(r.k)/float64(r.n), 100*lo, 100*hi)
+	}
+	return []string{r.regime, r.measure, rate, r.target, r.note}
+}
+
+func renderRows(rows []liveRow) string {
+	var b strings.Builder
+	b.WriteString("| regime | measure | measured (95% Wilson) | target | note |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		b.WriteString("| " + strings.Join(r.cells(), " | ") + " |\n")
+	}
+	return b.String()
+}
+
+func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
+	n := len(recs)
+	count := func(f func(*liveRecord) bool) int {
+		k := 0
+		for i := range recs {
+			if f(&recs[i]) {
+				k++
+			}
+		}
+		return k
+	}
+	looks, changed, esc, errs := 0, 0, 0, 0
+	for _, r := range recs {
+		looks += r.Looks
+		changed += r.Changed
+		esc += r.Escalations
+		errs += len(r.ApplyErrors)
+	}
+	extra := fmt.Sprintf("escalations %d, apply errors %d", esc, errs)
+	name := lr.Name
+	var rows []liveRow
+	switch lr.kind {
+	case "noise":
+		ended := count(func(r *liveRecord) bool { return len(r.Applies) > 0 })
+		rows = append(rows,
+			liveRow{name, fmt.Sprintf("%d-night sequences with an applied change", nights), "≤ 2 %", ended, n,
+				fmt.Sprintf("ending away from v0001: %d; %s", count(func(r *liveRecord) bool { return len(store.Changes(&r.Final, refWeights())) > 0 }), extra)},
+			liveRow{name, "single looks (nightly runs) proposing a change", "≤ 1 %", changed, looks, ""},
+			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""})
+	case "planted":
+		right := count(func(r *liveRecord) bool { return r.firstRight() > 0 })
+		var firsts []int
+		bySignal := map[string][2]int{}
+		for _, r := range recs {
+			s := bySignal[r.Signal.String()]
+			s[1]++
+			if f := r.firstRight(); f > 0 {
+				firsts = append(firsts, f)
+				s[0]++
+			}
+			bySignal[r.Signal.String()] = s
+		}
+		var per []string
+		for _, k := range sortedSignalKeys(bySignal) {
+			per = append(per, fmt.Sprintf("%s %d/%d", k, bySignal[k][0], bySignal[k][1]))
+		}
+		target := "≥ 80 %"
+		if strings.HasPrefix(name, "strong") {
+			target = "≥ 90 %"
+		}
+		rows = append(rows,
+			liveRow{name, fmt.Sprintf("right signal applied by night %d", nights), target, right, n, strings.Join(per, ", ") + "; " + extra},
+			liveRow{name, "median night of the first right apply", "≤ 10", 0, 0, medianNote(firsts, n, nights)},
+			liveRow{name, "another weight changed", "≤ 3 %", count((*liveRecord).other), n, ""},
+			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""},
+			liveRow{name, "the watch proposed rolling back the correct change", "≤ 2 %", count(func(r *liveRecord) bool { return r.rollbackOfRight(-1) }), n,
+				fmt.Sprintf("of the %d sequences that applied it: %d", right, count(func(r *liveRecord) bool { return r.rollbackOfRight(-1) }))})
+	case "insensitive":
+		applied := count(func(r *liveRecord) bool { return r.firstRight() > 0 })
+		rows = append(rows,
+			liveRow{name, "signal raised (the change cannot help)", "—", applied, n, extra},
+			liveRow{name, "of those, rollback proposed within 10 nights of the apply", "≥ 70 %", count(func(r *liveRecord) bool { return r.rollbackOfRight(10) }), applied, ""},
+			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""})
+	}
+	return rows
+}
+
+func medianNote(firsts []int, n, nights int) string {
+	if len(firsts) == 0 {
+		return "no first apply"
+	}
+	s := slices.Clone(firsts)
+	sort.Ints(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	// Counting the sequences that never applied as night > 30.
+	all := slices.Clone(s)
+	for len(all) < n {
+		all = append(all, nights+1)
+	}
+	medAll := all[len(all)/2]
+	return fmt.Sprintf("median %d over the %d that applied (quartiles %d–%d); counting misses as > %d: %s",
+		med, len(s), s[len(s)/4], s[3*len(s)/4], nights, nightOrMore(medAll, nights))
+}
+
+func nightOrMore(n, nights int) string {
+	if n > nights {
+		return fmt.Sprintf("> %d", nights)
+	}
+	return fmt.Sprint(n)
+}
+
+func sortedSignalKeys(m map[string][2]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func refWeights() *weights.Weights {
+	w := testutil.ReferenceWeights()
+	return &w
+}

@@ -1,0 +1,115 @@
+// Package gitcmd runs the git binary for the pull-request loop (tune nightly --branch, tune verify
+// --base): explicit arguments, no shell, the environment of the process plus what a call adds. It
+// shells out rather than linking a Go git library because only plumbing commands are needed and the
+// repository's own git (its config, hooks-free plumbing, object format) is the one that must agree.
+package gitcmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Repo is a git repository seen from Dir (any directory inside its work tree); Env is added to the
+// environment of every command (e.g. GIT_INDEX_FILE for a temporary index).
+type Repo struct {
+	Dir string
+	Env []string
+}
+
+// Error is a git command that failed: its arguments and what it printed on stderr.
+type Error struct {
+	Args   []string
+	Stderr string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Run runs git with args in r.Dir and returns its stdout.
+func (r Repo) Run(args ...string) ([]byte, error) {
+	return r.RunInput(nil, args...)
+}
+
+// RunInput is Run with stdin.
+func (r Repo) RunInput(stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), r.Env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), &Error{Args: args, Stderr: errb.String(), Err: err}
+	}
+	return out.Bytes(), nil
+}
+
+// Line runs git and returns its stdout without the trailing newline.
+func (r Repo) Line(args ...string) (string, error) {
+	out, err := r.Run(args...)
+	return strings.TrimRight(string(out), "\n"), err
+}
+
+// With returns r with env added.
+func (r Repo) With(env ...string) Repo {
+	return Repo{Dir: r.Dir, Env: append(append([]string(nil), r.Env...), env...)}
+}
+
+// Toplevel returns the root of the work tree holding dir.
+func Toplevel(dir string) (string, error) {
+	return Repo{Dir: dir}.Line("rev-parse", "--show-toplevel")
+}
+
+// Commit resolves rev to a commit id.
+func (r Repo) Commit(rev string) (string, error) {
+	return r.Line("rev-parse", "--verify", "--quiet", rev+"^{commit}")
+}
+
+// Ref returns the commit a ref points to, or "" when the ref does not exist.
+func (r Repo) Ref(ref string) (string, error) {
+	out, err := r.Line("rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	var ge *Error
+	if errors.As(err, &ge) && strings.TrimSpace(ge.Stderr) == "" {
+		return "", nil // --quiet: a missing ref exits 1 and prints nothing
+	}
+	return out, err
+}
+
+// Show returns the bytes of path at rev; ok is false when rev has no such file.
+func (r Repo) Show(rev, path string) (data []byte, ok bool, err error) {
+	if _, err := r.Run("cat-file", "-e", rev+":"+path); err != nil {
+		return nil, false, nil
+	}
+	data, err = r.Run("cat-file", "blob", rev+":"+path)
+	return data, err == nil, err
+}
+
+// Files lists the files under dir (a path relative to the repository root, slash-separated) at rev,
+// relative to the repository root.
+func (r Repo) Files(rev, dir string) ([]string, error) {
+	out, err := r.Run("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev, "--", dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}

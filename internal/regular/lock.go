@@ -1,0 +1,42 @@
+package regular
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// FileLock is an exclusive advisory lock (flock) on a lock file opened with OpenLock. Written here rather
+// than with gofrs/flock because that library opens the path with a plain O_CREATE: it follows a symbolic
+// link (and creates its target) and blocks on a FIFO, past any timeout.
+type FileLock struct{ f *os.File }
+
+// TryLock takes the lock at path, polling every 20 ms for up to wait (once when wait <= 0). It returns
+// (nil, nil) when another process still holds it after wait, and an error when the path cannot be a lock
+// file (a symbolic link, a FIFO, a device: see OpenLock).
+func TryLock(path string, wait time.Duration) (*FileLock, error) {
+	f, err := OpenLock(path)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return &FileLock{f: f}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, &os.PathError{Op: "flock", Path: path, Err: err}
+		}
+		if !time.Now().Before(deadline) {
+			f.Close()
+			return nil, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Unlock releases the lock (closing the file releases the flock).
+func (l *FileLock) Unlock() error { return l.f.Close() }

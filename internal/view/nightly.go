@@ -1,0 +1,44 @@
+package view
+
+import (
+	"io"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/termtable"
+)
+
+// Nightly prints tune nightly: the evolve summary, then what the night leaves to review and, with
+// --branch, the branch that holds it. The review line is what a crontab line greps for.
+func Nightly(w io.Writer, out *app.NightlyResult) error {
+	if err := Evolve(w, out.EvolveResult); err != nil {
+		return err
+	}
+	switch out.Review {
+	case "":
+		termtable.Fprintf(w, "review: nothing (%d task(s) read)\n", out.Tasks)
+	default:
+		termtable.Fprintf(w, "review: %s %s\n", out.Review, out.ReviewProposal)
+	}
+	if b := out.BranchResult; b != nil {
+		state := "written"
+		if !b.BranchUpdated {
+			state = "unchanged (it already holds this proposal on this base)"
+		}
+		termtable.Fprintf(w, "branch: %s %s (commit %s on %s)\n", b.Branch, state, shortCommit(b.Commit), shortCommit(b.Base))
+		termtable.Fprintf(w, "title: %s\n", b.Title)
+		termtable.Fprintf(w, "body: %s\n", Path(b.BodyFile))
+		if len(b.Supersedes) > 0 {
+			termtable.Fprintf(w, "supersedes: %s\n", strings.Join(b.Supersedes, " "))
+		}
+	}
+	return nil
+}
+
+// shortCommit is the first 12 hex digits of a commit id.
+func shortCommit(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
