@@ -377,7 +377,7 @@ func (p *parser) taskFields(e *Entry, k *taskKeys) {
 // openTask opens a task at e: a meta line with its head, or the first line of the legacy task.
 func (p *parser) openTask(e *Entry, head *metaHead) {
 	if p.recycle { // the tasks that pointed into it were emitted
-		p.cls.store.reset()
+		p.cls.entryMemory.reset()
 	}
 	p.openSeq = p.batchSeq
 	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp}
