@@ -2,13 +2,14 @@ package app
 
 import (
 	"fmt"
-	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/ldd-tools/tune/internal/regular"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/audit"
@@ -390,7 +391,7 @@ func newAuditParquet(out, partitionBy string, force bool, prices *pricing.Table)
 		}
 		return &partitionedParquet{PartitionedRequests: export.NewPartitionedRequests(days, prices), days: days}, nil
 	}
-	f, err := CreateExport(out, force)
+	f, err := export.CreateFile(out, force)
 	if err != nil {
 		return nil, err
 	}

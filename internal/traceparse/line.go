@@ -237,7 +237,7 @@ func (c *classifier) build(lc *lineClass, e *Entry) {
 	switch e.Loop {
 	case "architect": // as the reference
 		e.Loop = "design"
-	case "refinement": // Decision 1.6: the reference keeps the v0.3.1 name
+	case "refinement": // the reference keeps the v0.3.1 name; tune maps it (docs/decisions.md#trace-logs)
 		e.Loop = "refine"
 	}
 	isMetaLoop := e.Loop == "meta"
@@ -548,7 +548,7 @@ func (c *classifier) readHead(lc *lineClass, e *Entry) {
 }
 
 // parseMetaTime reads the timestamp of a line that opens a task; one that is not RFC 3339 is kept
-// and noted, and the task stays out of time windows (Decision 1.10.6).
+// and noted, and the task stays out of time windows (`n_tasks_undated`, docs/decisions.md#trace-logs).
 func parseMetaTime(lc *lineClass, ts string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {

@@ -402,7 +402,8 @@ func (p *parser) openTask(e *Entry, head *metaHead) {
 	t.Loops, t.Signals, t.HasSignals = head.loops, head.signals, head.hasSignals
 }
 
-// delta recomputes Δloss within the task, loop and epoch (Decision 1.10.14). A baseline resets the
+// delta recomputes Δloss within the task, loop and epoch (legacy deltas recomputed from losses,
+// docs/decisions.md#trace-logs). A baseline resets the
 // reference point; the first iteration of a group without one becomes the reference point.
 func (p *parser) delta(e *Entry) {
 	var g *lossGroup

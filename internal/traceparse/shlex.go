@@ -118,7 +118,7 @@ func tokenize(src string, srcOff int, a *arena, base int, spans []span) ([]span,
 	}
 }
 
-// fallbackSplit is the recovery for a line whose quotes do not balance (Decision 1.10.1): split at
+// fallbackSplit is the recovery for a line whose quotes do not balance (docs/decisions.md#trace-logs): split at
 // runs of space and tab, then unquote each token on its own when it balances by itself; a token that
 // does not is kept exactly as written, quote characters included, so nothing is invented. line is
 // the line's text at offset base of a, as for tokenize; a needs room for len(line) more bytes.

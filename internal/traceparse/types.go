@@ -83,7 +83,7 @@ type Task struct {
 	Offset        int64  `json:"offset"`
 	MetaTimestamp string `json:"meta_timestamp"`
 	// MetaTime is MetaTimestamp parsed as RFC 3339; zero when it is not (the task then stays out of
-	// time windows, Decision 1.10.6).
+	// time windows: docs/decisions.md#trace-logs).
 	MetaTime time.Time `json:"-"`
 	// Legacy marks the synthetic task of the lines before the first meta line; it has no level.
 	Legacy bool `json:"legacy"`
