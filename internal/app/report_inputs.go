@@ -86,10 +86,11 @@ func ProposalReportOf(p *store.Proposal, parent weights.Weights) report.Proposal
 	}
 	seen := map[string]bool{}
 	for i, st := range p.Steps {
-		change := st.Signal + " " + st.Delta.String()
+		knob := st.Signal
 		if st.Kind == weights.ChangeBucket {
-			change = "bucket " + st.Edge + " edge " + st.Delta.String()
+			knob = st.Edge
 		}
+		change := weights.ChangeLabel(st.Kind, knob, st.Delta)
 		in.Attempts = append(in.Attempts, report.Attempt{Change: change, Decision: st.Decision, Lifted: -1,
 			SuiteLossBefore: st.SuiteLossBefore, SuiteLossAfter: st.SuiteLossAfter})
 		// The screen rows a proposal stores are those of the signals it changed; the rest are recomputed
