@@ -67,15 +67,16 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	repo := gitcmd.Repo{Dir: top}
 	base, err := repo.Commit("HEAD")
 	if err != nil || base == "" {
-		return nil, fmt.Errorf("--branch: the repository at %s has no commit to build on (commit the project first): %v", top, err)
+		return nil, fmt.Errorf("--branch: the repository at %s has no commit to build on: commit the project first", top)
 	}
-	rels := map[*string]string{}
-	for _, d := range []*string{&env.WeightsDir, &env.FixturesDir, &env.ReportsDir} {
-		if rels[d], err = repoPath(top, *d); err != nil {
+	// The three directories as paths in the repository (they must lie inside it).
+	var rels [3]string
+	for i, d := range []string{env.WeightsDir, env.FixturesDir, env.ReportsDir} {
+		if rels[i], err = repoPath(top, d); err != nil {
 			return nil, err
 		}
 	}
-	weightsRel, fixturesRel, reportsRel := rels[&env.WeightsDir], rels[&env.FixturesDir], rels[&env.ReportsDir]
+	weightsRel, fixturesRel, reportsRel := rels[0], rels[1], rels[2]
 	if files, err := repo.Files(base, weightsRel); err != nil || !hasVersionFile(files) {
 		return nil, fmt.Errorf("--branch: HEAD (%s) holds no weights store at %s: commit the store first (tune init says what to commit)", short(base), weightsRel)
 	}
