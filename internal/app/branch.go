@@ -12,6 +12,7 @@ import (
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/gitcmd"
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -198,6 +199,7 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	if err != nil {
 		return nil, err
 	}
+	bodyData = []byte(textfmt.Markdown(string(bodyData))) // no escape sequence into a PR body (docs/decisions.md#hostile-files-issue-25)
 	b.Title = titleOf(p, res)
 	// Applied as `tune apply` applies it, dated by the proposal so that the same change gives the same
 	// bytes on every night.

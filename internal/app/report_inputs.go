@@ -46,7 +46,10 @@ func ProposalReportFromSteps(steps []*evolve.StepResult, parent weights.Weights,
 		in.NoPattern = "no consistent pattern"
 	}
 	in.Attempts = nil
-	var decisive *evolve.Attempt
+	var decisive, firstAttempt *evolve.Attempt
+	if len(first.Attempts) > 0 {
+		firstAttempt = &first.Attempts[0]
+	}
 	for si, st := range steps {
 		for ai := range st.Attempts {
 			a := &st.Attempts[ai]
@@ -56,6 +59,7 @@ func ProposalReportFromSteps(steps []*evolve.StepResult, parent weights.Weights,
 			}
 		}
 	}
+	in.Decisive = taskScores(firstAttempt, decisive)
 	if decisive != nil {
 		in.Discordant = &report.SignTest{Better: decisive.Discordant.Improved, Worse: decisive.Discordant.Worsened,
 			P: float64(decisive.Discordant.P), MinP: float64(decisive.Discordant.MinP), Verdict: decisive.Discordant.Verdict}
@@ -222,4 +226,26 @@ func HistoryReportOf(s *store.Store) (report.HistoryReport, error) {
 			SuiteLossBefore: e.SuiteLossBefore, SuiteLossAfter: e.SuiteLossAfter, Evidence: len(e.Evidence), Reason: e.Reason})
 	}
 	return in, nil
+}
+
+// taskScores pairs the flagged tasks' scores under the first step's parent (its first attempt's
+// rescores) with their scores under the deciding attempt's candidate, by task.
+func taskScores(first, decisive *evolve.Attempt) []report.TaskScore {
+	if first == nil || decisive == nil {
+		return nil
+	}
+	type key struct{ at, title string }
+	cand := map[key]float64{}
+	for _, r := range decisive.Motivating {
+		cand[key{r.MetaTimestamp, r.Title}] = r.CandidateSum.Float()
+	}
+	var out []report.TaskScore
+	for _, r := range first.Motivating {
+		c, ok := cand[key{r.MetaTimestamp, r.Title}]
+		if !ok {
+			continue
+		}
+		out = append(out, report.TaskScore{Title: r.Title, Parent: r.ParentSum.Float(), Candidate: c})
+	}
+	return out
 }

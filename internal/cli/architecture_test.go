@@ -123,10 +123,6 @@ func TestArchitectureMap(t *testing.T) {
 	}
 }
 
-// pendingAnchors are anchors cited in code whose decisions.md section lands with a branch merging this
-// session (issue 25's hostile files). Remove them once main has the section.
-var pendingAnchors = map[string]bool{"hostile-files-issue-25": true}
-
 // TestDecisionAnchors resolves every decisions.md#… anchor cited in the Go files and docs/architecture.md
 // against the headings of docs/decisions.md (GitHub's anchor rules) and its explicit <a id> anchors.
 func TestDecisionAnchors(t *testing.T) {
@@ -160,7 +156,7 @@ func TestDecisionAnchors(t *testing.T) {
 		for i, line := range strings.Split(string(data), "\n") {
 			for _, m := range cite.FindAllStringSubmatch(line, -1) {
 				checked++
-				if !anchors[m[1]] && !pendingAnchors[m[1]] {
+				if !anchors[m[1]] {
 					t.Errorf("%s:%d cites decisions.md#%s, which no heading of docs/decisions.md makes", path, i+1, m[1])
 				}
 			}

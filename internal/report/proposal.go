@@ -41,6 +41,10 @@ type ProposalReport struct {
 	// Before and After are the parent and candidate weights; their difference is the weight diff.
 	Before, After weights.Weights
 
+	// Decisive are the flagged tasks' scores under the parent and the deciding candidate (the decision
+	// chart, proposal_decision.go); empty when the proposal file is all there is.
+	Decisive []TaskScore
+
 	Discordant  *SignTest
 	LeaveOneOut *LeaveOneOut
 	Holdout     *Holdout
@@ -207,6 +211,9 @@ func RenderProposal(in ProposalReport) ([]File, error) {
 		fmt.Fprintf(w, "> **No change proposed: %s.** The flagged tasks below are a detector gap that weights cannot fix.\n\n", red.safe(in.NoPattern))
 	}
 
+	if err := proposalDecision(r, in); err != nil {
+		return nil, err
+	}
 	proposalWatch(w, in.Watch, red)
 	if err := proposalWindow(w, in.Window, red); err != nil {
 		return nil, err

@@ -19,6 +19,9 @@ func reportCharts() []NamedChart {
 // is the history report's), for rendering them as PNG (make charts).
 func proposalCharts(in ProposalReport) []NamedChart {
 	var out []NamedChart
+	if c, ok := decisionChart(in); ok {
+		out = append(out, NamedChart{"decision", c})
+	}
 	if c, n := proposalLossChart(in); n > 0 {
 		out = append(out, NamedChart{"loss", c})
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/redact"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -387,6 +388,20 @@ func validDecision(d weights.Decision) bool {
 	return false
 }
 
+// redactText redacts every free-text field of p (its reason, and each flagged task's title, prompt,
+// source and evidence lines): a proposal is committed and rendered into the PR body. Redaction is
+// idempotent, so a proposal read back keeps its id.
+func (p *Proposal) redactText() {
+	p.Reason = redact.String(p.Reason)
+	for i := range p.Evidence {
+		t := &p.Evidence[i]
+		t.Title, t.Prompt, t.Source = redact.String(t.Title), redact.String(t.Prompt), redact.String(t.Source)
+		for j := range t.Evidence {
+			t.Evidence[j] = redact.String(t.Evidence[j])
+		}
+	}
+}
+
 // Applicable reports whether the proposal carries a change that `tune apply` may write.
 func (p *Proposal) Applicable() bool {
 	return p.Decision.Applicable()
@@ -398,6 +413,7 @@ func WriteProposal(dir string, p *Proposal) (path string, created bool, err erro
 	if !validDecision(p.Decision) {
 		return "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
 	}
+	p.redactText()
 	if _, err := candidateToWeights(weightsToCandidate(&p.Candidate)); err != nil {
 		return "", false, fmt.Errorf("proposal: %w", err)
 	}

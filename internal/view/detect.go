@@ -88,7 +88,7 @@ func flaggedTable(w io.Writer, flagged []evolve.Flagged, tails Tails) error {
 
 func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
 	t := termtable.New(w, "Signal", "a", "b", "c", "d", "effect", "z", "Fisher p", "Holm p", "min p", "Consistent", "Verdict").
-		Shrink("Verdict").Optional("z", "min p", "Fisher p", "Consistent")
+		Key("Signal", "Verdict").Optional("z", "min p", "Fisher p", "Consistent", "effect", "Holm p")
 	for _, r := range rows {
 		verdict := r.Verdict
 		if r.Confidence != "" && r.Confidence != r.Verdict {

@@ -55,7 +55,7 @@ func Propose(w io.Writer, rep *app.ProposeResult) error {
 // first attempt), nil numbers them 1, 2, ….
 func attemptsTable(w io.Writer, attempts []evolve.Attempt, labels []string) error {
 	t := termtable.New(w, "#", "Change", "Suite loss", "Worse", "Flagged moved up", "Lifted", "Parity", "Sign test", "LOO", "Decision", "Reason").
-		Shrink("Worse", "Sign test", "LOO", "Reason").Optional("LOO", "Sign test", "Worse", "Flagged moved up", "Parity")
+		Key("Change", "Decision").Shrink("Worse", "Sign test", "LOO", "Reason").Optional("LOO", "Sign test", "Worse", "Flagged moved up", "Parity")
 	for i, a := range attempts {
 		up := 0
 		for _, m := range a.Motivating {
@@ -120,7 +120,7 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
 	if len(out.Steps) > 0 {
 		t := termtable.New(w, "Step", "Change", "Decision", "Suite loss", "Witness", "Progress", "Unresolved", "Lifted").
-			Shrink("Change").Optional("Witness", "Lifted", "Progress")
+			Key("Change", "Decision").Optional("Witness", "Lifted", "Progress", "Unresolved")
 		for _, s := range out.Steps {
 			change := "—"
 			if s.Delta != nil {

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/tomlbound"
-
-	"github.com/BurntSushi/toml"
 )
 
 // fileShape is the TOML layout of a version file. Numbers are read as floats so that 2.5 is accepted and
