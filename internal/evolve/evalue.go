@@ -119,9 +119,6 @@ func rate0(k, n float64) float64 {
 // EValue is exp(LogEValue).
 func EValue(a, b, c, d int) float64 { return math.Exp(LogEValue(a, b, c, d)) }
 
-// Passes reports whether a table's e-value reaches the threshold.
-func Passes(a, b, c, d int) bool { return PassesStrata([]Table{{a, b, c, d}}) }
-
 // PassesStrata reports whether the strata's e-value reaches the threshold.
 func PassesStrata(tables []Table) bool { return LogEValueStrata(tables) >= math.Log(Threshold) }
 

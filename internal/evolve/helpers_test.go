@@ -34,3 +34,6 @@ func parseLog(t testing.TB, name string, data []byte) *traceparse.Result {
 	}
 	return res
 }
+
+// Passes reports whether a table's e-value reaches the threshold.
+func Passes(a, b, c, d int) bool { return PassesStrata([]Table{{a, b, c, d}}) }

@@ -55,3 +55,30 @@ func ReadLogs(paths []string, n int, opts ...Option) (*Result, error) {
 	}
 	return all, nil
 }
+
+// ReadWindow reads enough of a log's tail to hold its last `labelled` tasks with a level label: the
+// tail read costs time in proportion to the tasks read, so it starts at twice that many tasks and
+// doubles while unlabelled tasks crowd the window out and the file has more, up to maxWindowRead
+// tasks, so that a log of unlabelled tasks cannot make it hold the whole log
+// (docs/decisions.md#bounded-memory-per-task). Line numbers count from the start of the file (see
+// AbsoluteLines).
+func ReadWindow(path string, labelled int) (*Result, error) {
+	for n := 2 * labelled; ; n = min(2*n, maxWindowRead) {
+		res, err := ReadLast(path, n)
+		if err != nil {
+			return nil, err
+		}
+		got := 0
+		for i := range res.Tasks {
+			if res.Tasks[i].Level != "" {
+				got++
+			}
+		}
+		if got >= labelled || len(res.Tasks) < n || n == maxWindowRead {
+			return res, AbsoluteLines(path, res)
+		}
+	}
+}
+
+// maxWindowRead bounds the tasks ReadWindow reads to find its labelled ones.
+const maxWindowRead = 1 << 15
