@@ -1,18 +1,20 @@
 #!/bin/sh
 # tune-nightly.sh: the crontab recipe of docs/nightly.md. cron runs it in a clone of the project whose
 # origin is the shared repository; page-oncall and alert-ops stand for your paging and alerting hooks.
-# It never edits the clone's files: tune nightly --branch commits the night's change on tune/<id>.
+# It never edits the clone's files: tune nightly --branch commits the night's change on tune/<id>, and
+# this script keeps its own output in the git directory.
 cd "$(dirname "$0")" || exit 1
-out=tune-nightly.json
+keep=$(git rev-parse --absolute-git-dir)/tune-nightly && mkdir -p "$keep" || exit 1
+out=$keep/out.json err=$keep/err.txt
 git fetch --quiet --prune origin '+refs/heads/main:refs/remotes/origin/main' '+refs/heads/tune/*:refs/heads/tune/*' &&
   git checkout --quiet --detach origin/main || { alert-ops "tune nightly: git fetch failed" "$PWD"; exit 1; }
-tune nightly --branch --json >"$out" 2>tune-nightly.err
+tune nightly --branch --json >"$out" 2>"$err"
 rc=$?
 if [ "$rc" -eq 3 ]; then
   page-oncall "tune nightly escalated: a human decides (tune help escalation)" "$(jq -r .state_dump "$out")"
   exit 3
 elif [ "$rc" -ne 0 ]; then
-  alert-ops "tune nightly failed with exit $rc" "$PWD/tune-nightly.err"
+  alert-ops "tune nightly failed with exit $rc" "$err"
   exit "$rc"
 fi
 review=$(jq -r .review "$out")

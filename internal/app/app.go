@@ -178,6 +178,10 @@ type Decisions struct {
 	// Origin is v0001 (nil when the store has no v0001: then no drift bound applies).
 	Origin *weights.Weights
 	Parity *evolve.Parity
+	// EvidenceAfter is the evidence watermark: the evidence_through of the last applied proposal (zero
+	// when none). Tasks at or before it supported an applied change and never count again
+	// (docs/decisions.md#spent-evidence).
+	EvidenceAfter time.Time
 }
 
 // LoadDecisions reads the ledger from the store's log, the origin version and the built-in parity
@@ -192,6 +196,9 @@ func LoadDecisions(dir string, resolve func(string) (*weights.Weights, bool)) (D
 			return d, err
 		}
 		if d.Used, err = s.Ledger(); err != nil {
+			return d, err
+		}
+		if d.EvidenceAfter, err = s.EvidenceWatermark(); err != nil {
 			return d, err
 		}
 	}
@@ -216,7 +223,7 @@ var (
 	parityErr  error
 )
 
-// ReadTraceLogs reads the window of every log (traceparse.DefaultLog when none is given) and returns
+// ReadTraceLogs reads every log (traceparse.DefaultLog when none is given) and returns
 // the logs read, in order and without repeats, with their pooled result.
 func ReadTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
 	if len(paths) == 0 {
@@ -236,8 +243,9 @@ func ReadTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
 		}
 		seen[key] = true
 		read = append(read, p)
-		// a FIFO or a device is refused by the reader itself (regular.Open inside traceparse)
-		res, err := traceparse.ReadWindow(p, evolve.WindowSize)
+		// a FIFO or a device is refused by the reader itself (regular.Open inside traceparse). The whole
+		// log: the decision accumulates evidence over every settled task (docs/decisions.md#accumulated-evidence).
+		res, err := traceparse.ReadLast(p, 0)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -275,7 +283,9 @@ func Detect(env Env, logs []string) (*DetectResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	det := evolve.Detect(evolve.DetectInput{Tasks: inputs.read.Tasks, Resolver: evolve.Resolver{Active: &inputs.active, WeightsFor: inputs.resolver, Used: inputs.dec.Used}})
+	det := evolve.Detect(evolve.DetectInput{Tasks: inputs.read.Tasks, Now: env.Now(), EvidenceAfter: inputs.dec.EvidenceAfter,
+		Origin: inputs.dec.Origin, Parity: inputs.dec.Parity,
+		Resolver: evolve.Resolver{Active: &inputs.active, WeightsFor: inputs.resolver, Used: inputs.dec.Used}})
 	det.Warnings = evolve.UniqueWarnings(append(parseWarnings(inputs.read), det.Warnings...))
 	return &DetectResult{Detection: det, Logs: inputs.logs, Lines: inputs.read.Lines, Tails: inputs.read.Tails}, nil
 }

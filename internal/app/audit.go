@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/pricing"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -92,6 +92,8 @@ type AuditResult struct {
 	// CensusWarnings its census's warnings (files named under it).
 	CensusRepo     string
 	CensusWarnings []effort.Warning
+	// EmptyRange names the --since/--until range when no request falls in it ("" otherwise).
+	EmptyRange string
 }
 
 // Audit reads the transcripts once and aggregates them (text, json, --report), writes one row per
@@ -172,6 +174,13 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 		res.Unpriced = res.Report.Totals.UnpricedModels
 	}
 	res.Input = audit.InputOf(read)
+	if res.Report != nil && !dates.Open() {
+		// The header's sessions are those of the range, as its requests are.
+		res.Input.Sessions = res.Report.Sessions
+		if res.Report.Totals.Requests == 0 {
+			res.EmptyRange = dates.String()
+		}
+	}
 	res.Input.Prices = prices.Describe(opts.Pricing)
 	if opts.Report {
 		in := aggs.reportInput(res.Input, nil)
@@ -307,21 +316,26 @@ func DescribeRoots(roots []string) string {
 }
 
 // checkTranscriptPaths fails on a PATH argument none of whose files holds a Claude Code record
-// (garbage is not an audit of zero requests), or none of whose files could be read (nothing readable
-// is not an audit of zero requests either: each file was left out with a warning already).
+// (garbage is not an audit of zero requests), and when no file of any PATH could be read (nothing
+// readable is not an audit of zero requests either; an unreadable file next to readable ones is left
+// out with a warning).
 func checkTranscriptPaths(paths []string, each [][]string, res *transcript.Result) error {
 	unreadable := make(map[string]string, len(res.Unreadable))
 	for _, u := range res.Unreadable {
 		unreadable[u.File] = u.Err
 	}
+	readable := slices.ContainsFunc(each, func(files []string) bool {
+		return slices.ContainsFunc(files, func(f string) bool { _, left := unreadable[f]; return !left })
+	})
+	if !readable && len(res.Unreadable) > 0 {
+		first := res.Unreadable[0]
+		if len(res.Unreadable) == 1 {
+			return fmt.Errorf("%s: nothing readable: %s", first.File, first.Err)
+		}
+		return fmt.Errorf("nothing readable: none of the %d files could be read (the first, %s: %s)", len(res.Unreadable), first.File, first.Err)
+	}
 	for i, p := range paths {
 		files := each[i]
-		if len(files) > 0 && !slices.ContainsFunc(files, func(f string) bool { _, left := unreadable[f]; return !left }) {
-			if len(files) == 1 {
-				return fmt.Errorf("%s: nothing readable: %s", p, unreadable[files[0]])
-			}
-			return fmt.Errorf("%s: nothing readable: none of its %d files could be read (the first: %s)", p, len(files), unreadable[files[0]])
-		}
 		if transcript.NoRecordsIn(res, files) {
 			what := "no *.jsonl file"
 			if len(files) > 0 {

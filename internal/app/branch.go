@@ -12,6 +12,7 @@ import (
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/gitcmd"
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -67,15 +68,16 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	repo := gitcmd.Repo{Dir: top}
 	base, err := repo.Commit("HEAD")
 	if err != nil || base == "" {
-		return nil, fmt.Errorf("--branch: the repository at %s has no commit to build on (commit the project first): %v", top, err)
+		return nil, fmt.Errorf("--branch: the repository at %s has no commit to build on: commit the project first", top)
 	}
-	rels := map[*string]string{}
-	for _, d := range []*string{&env.WeightsDir, &env.FixturesDir, &env.ReportsDir} {
-		if rels[d], err = repoPath(top, *d); err != nil {
+	// The three directories as paths in the repository (they must lie inside it).
+	var rels [3]string
+	for i, d := range []string{env.WeightsDir, env.FixturesDir, env.ReportsDir} {
+		if rels[i], err = repoPath(top, d); err != nil {
 			return nil, err
 		}
 	}
-	weightsRel, fixturesRel, reportsRel := rels[&env.WeightsDir], rels[&env.FixturesDir], rels[&env.ReportsDir]
+	weightsRel, fixturesRel, reportsRel := rels[0], rels[1], rels[2]
 	if files, err := repo.Files(base, weightsRel); err != nil || !hasVersionFile(files) {
 		return nil, fmt.Errorf("--branch: HEAD (%s) holds no weights store at %s: commit the store first (tune init says what to commit)", short(base), weightsRel)
 	}
@@ -197,6 +199,7 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	if err != nil {
 		return nil, err
 	}
+	bodyData = []byte(textfmt.Markdown(string(bodyData))) // no escape sequence into a PR body (docs/decisions.md#hostile-files-issue-25)
 	b.Title = titleOf(p, res)
 	// Applied as `tune apply` applies it, dated by the proposal so that the same change gives the same
 	// bytes on every night.
@@ -207,6 +210,8 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	if err != nil {
 		return nil, err
 	}
+	// The crash hook (TUNE_TEST_CRASH_AFTER) is for the work tree's store; a write killed in the
+	// temporary copy leaves nothing behind to repair.
 	s.CrashAfter = ""
 	if _, err := s.ApplyProposal(p); err != nil {
 		return nil, fmt.Errorf("apply %s on the branch: %w", p.ID, err)

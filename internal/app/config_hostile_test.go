@@ -61,3 +61,21 @@ func TestConfigRefusesHostileValuesAndFiles(t *testing.T) {
 		t.Errorf("a FIFO: %v", err)
 	}
 }
+
+// FuzzParseConfig: the config parser never panics, and what it accepts is in range (NaN and ±Inf never
+// pass). Seeds: the bomb and the NaN values of the issue, in testdata/fuzz/FuzzParseConfig too.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("[evolve]\nmax_steps = 3\nparity_budget = 0.03\n[watch]\nalpha = 0.05\n"))
+	f.Add([]byte("[evolve]\nparity_budget = nan\n[watch]\nalpha = -inf\n"))
+	f.Add([]byte("y = " + strings.Repeat("{a=", 500) + "1" + strings.Repeat("}", 500) + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := parseConfig("fuzz.toml", data)
+		if err != nil {
+			return
+		}
+		if !(cfg.Evolve.ParityBudget >= 0 && cfg.Evolve.ParityBudget <= 2) || !(cfg.Watch.Alpha >= 0 && cfg.Watch.Alpha < 1) ||
+			!(cfg.Watch.OverkillBound >= 0 && cfg.Watch.OverkillBound <= 1) || cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
+			t.Fatalf("accepted out of range: %+v", cfg)
+		}
+	})
+}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/pricing"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/transcript"
 )

@@ -5,19 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ldd-tools/tune/internal/regular"
-	"github.com/ldd-tools/tune/internal/tomlbound"
 	"io/fs"
 	"os"
 	"path/filepath"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/tomlbound"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/watch"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -151,39 +149,49 @@ func readConfig(env Env, configPath string) (evolveConfig, error) {
 	if path == "" {
 		path = "tune.toml"
 	}
-	var cfg evolveConfig
-	// tune.toml is read only as a regular file within its size and nesting limits: a pull request can
-	// replace it with a FIFO, a link to /dev/zero or a TOML bomb (docs/decisions.md#hostile-files-issue-25).
-	md, err := decodeConfig(path, &cfg)
+	// tune.toml is read only as a regular file within its size limit, then parsed within its nesting
+	// limits: a pull request can replace it with a FIFO, a link to /dev/zero or a TOML bomb
+	// (docs/decisions.md#hostile-files-issue-25).
+	data, err := regular.ReadLimited(path, regular.ConfigFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		return evolveConfig{}, nil
 	case err != nil:
+		return evolveConfig{}, fmt.Errorf("config: %w", err) // the error names the path
+	}
+	return parseConfig(path, data)
+}
+
+// parseConfig parses and checks the config file's bytes; path names it in errors.
+func parseConfig(path string, data []byte) (evolveConfig, error) {
+	var cfg evolveConfig
+	md, err := tomlbound.Decode(data, &cfg)
+	if err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
-	default:
-		if und := md.Undecoded(); len(und) > 0 {
-			return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound and parity_budget; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha)", path, und[0])
-		}
-		if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
-			return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
-		}
-		if !(cfg.Evolve.ParityBudget >= 0 && cfg.Evolve.ParityBudget <= 2) { // NaN fails both
-			return cfg, fmt.Errorf("config %s: evolve.parity_budget must lie between 0 and 2 (a too-high cost per prompt)", path)
-		}
-		if err := cfg.Watch.Check(); err != nil {
-			return cfg, fmt.Errorf("config %s: %w", path, err)
-		}
-		// A bound of 0 is read as "not set" below (the default in code), so a 0 the user wrote would be
-		// replaced in silence: refuse it instead.
-		for _, z := range []struct {
-			table, key string
-			zero       bool
-		}{{"evolve", "max_steps", cfg.Evolve.MaxSteps == 0}, {"evolve", "stall_bound", cfg.Evolve.StallBound == 0},
-			{"evolve", "parity_budget", cfg.Evolve.ParityBudget == 0}, {"watch", "min_tasks", cfg.Watch.MinTasks == 0},
-			{"watch", "overkill_bound", cfg.Watch.OverkillBound == 0}, {"watch", "min_recurrences", cfg.Watch.MinRecurrences == 0},
-			{"watch", "alpha", cfg.Watch.Alpha == 0}} {
-			if z.zero && md.IsDefined(z.table, z.key) {
-				return cfg, fmt.Errorf("config %s: %s.%s = 0 would be read as the default: leave the key out, or set a positive value", path, z.table, z.key)
-			}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound and parity_budget; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha)", path, und[0])
+	}
+	if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
+		return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
+	}
+	if !(cfg.Evolve.ParityBudget >= 0 && cfg.Evolve.ParityBudget <= 2) { // NaN fails both
+		return cfg, fmt.Errorf("config %s: evolve.parity_budget must lie between 0 and 2 (a too-high cost per prompt)", path)
+	}
+	if err := cfg.Watch.Check(); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	// A bound of 0 is read as "not set" below (the default in code), so a 0 the user wrote would be
+	// replaced in silence: refuse it instead.
+	for _, z := range []struct {
+		table, key string
+		zero       bool
+	}{{"evolve", "max_steps", cfg.Evolve.MaxSteps == 0}, {"evolve", "stall_bound", cfg.Evolve.StallBound == 0},
+		{"evolve", "parity_budget", cfg.Evolve.ParityBudget == 0}, {"watch", "min_tasks", cfg.Watch.MinTasks == 0},
+		{"watch", "overkill_bound", cfg.Watch.OverkillBound == 0}, {"watch", "min_recurrences", cfg.Watch.MinRecurrences == 0},
+		{"watch", "alpha", cfg.Watch.Alpha == 0}} {
+		if z.zero && md.IsDefined(z.table, z.key) {
+			return cfg, fmt.Errorf("config %s: %s.%s = 0 would be read as the default: leave the key out, or set a positive value", path, z.table, z.key)
 		}
 	}
 	return cfg, nil
@@ -222,7 +230,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	parent, resolver, fx, read, dec := inputs.active, inputs.resolver, inputs.suite, inputs.read, inputs.dec
 	res, err := evolve.Loop(evolve.LoopInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg,
-		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity})
+		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, Now: env.Now(), EvidenceAfter: dec.EvidenceAfter})
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +362,9 @@ func writeStateDump(dir string, out *EvolveResult) (string, error) {
 	if out.Stored != nil {
 		name = "evolve-state-" + out.Stored.ID + ".json"
 	}
+	if err := regular.RealDirs(dir); err != nil {
+		return "", err // a link would take the state dump outside the project
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -368,28 +379,49 @@ func writeStateDump(dir string, out *EvolveResult) (string, error) {
 	return path, atomicfile.Write(path, buf.Bytes(), atomicfile.Public)
 }
 
-// Explain is what the screen compared and left out, for every command that reports a detection.
+// Explain is what the screen compared and left out, the accumulated evidence per signal and what the
+// loss rule weighed, for every command that reports a detection (docs/decisions.md#explained).
 type Explain struct {
-	Population string  `json:"population"`
-	Correction string  `json:"correction"`
-	MinEffect  float64 `json:"min_effect"`
-	// Eligible counts the tasks the screen compared; ResolvedByActive those the active weights already
+	Population string `json:"population"`
+	Correction string `json:"correction"`
+	// Eligible counts the window's eligible tasks; ResolvedByActive those the active weights already
 	// lift; Used the tasks the evidence ledger leaves out.
 	Eligible         int               `json:"eligible"`
 	ResolvedByActive int               `json:"resolved_by_active"`
 	Used             []evolve.UsedTask `json:"ledger_used"`
+	// Accumulated is the population of the accumulated evidence; Signals each signal's table, e-value
+	// against the threshold and the regressions it still needs; Gains the changes the loss rule weighed
+	// (best first, the chosen one first), Beyond those the drift bound forbids.
+	Accumulated evolve.Accumulated `json:"accumulated"`
+	Signals     []SignalEvidence   `json:"signals"`
+	Gains       []evolve.Gain      `json:"loss_rule"`
+	Beyond      []evolve.Gain      `json:"beyond_drift,omitempty"`
+}
+
+// SignalEvidence is one signal's accumulated evidence as the explanations show it.
+type SignalEvidence struct {
+	Signal     string     `json:"signal"`
+	A          int        `json:"a"`
+	B          int        `json:"b"`
+	C          int        `json:"c"`
+	D          int        `json:"d"`
+	EValue     evolve.Num `json:"e_value"`
+	Threshold  evolve.Num `json:"threshold"`
+	MoreNeeded int        `json:"more_needed"`
+	Excess     evolve.Num `json:"excess"`
+	Verdict    string     `json:"verdict"`
 }
 
 func explain(d *evolve.Detection) Explain {
-	return Explain{Population: d.Population, Correction: d.Correction, MinEffect: d.MinEffect,
-		Eligible: d.Window.Eligible, ResolvedByActive: d.Window.ResolvedByActive, Used: d.Used}
-}
-
-// decodeConfig reads the config file at path (see readConfig).
-func decodeConfig(path string, cfg *evolveConfig) (toml.MetaData, error) {
-	data, err := regular.ReadLimited(path, regular.ConfigFile)
-	if err != nil {
-		return toml.MetaData{}, err
+	e := Explain{Population: d.Population, Correction: d.Correction,
+		Eligible: d.Window.Eligible, ResolvedByActive: d.Window.ResolvedByActive, Used: d.Used,
+		Accumulated: d.Accumulated, Signals: []SignalEvidence{}, Gains: d.Gains, Beyond: d.Beyond}
+	for _, r := range d.Screen {
+		e.Signals = append(e.Signals, SignalEvidence{Signal: r.Signal, A: r.A, B: r.B, C: r.C, D: r.D, EValue: r.EValue,
+			Threshold: r.Threshold, MoreNeeded: r.MoreNeeded, Excess: r.Excess, Verdict: r.Verdict})
 	}
-	return tomlbound.Decode(data, cfg)
+	if e.Gains == nil {
+		e.Gains = []evolve.Gain{}
+	}
+	return e
 }

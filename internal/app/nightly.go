@@ -161,7 +161,9 @@ func reviewOf(out *EvolveResult, wr *WatchResult) *NightlyResult {
 	switch {
 	case wr != nil && wr.Proposal != "":
 		r.Review, r.ReviewProposal = ReviewRollback, wr.Proposal
-	case out.Stored != nil && out.Stored.Applicable():
+	case out.Stored != nil && out.Stored.Applicable() && !out.Escalated():
+		// An escalation leaves no branch (a human decides, from the state dump), even when it kept an
+		// accepted step — since issue 28 the usual escalation does.
 		r.Review, r.ReviewProposal = ReviewChange, out.Stored.ID
 	}
 	return r

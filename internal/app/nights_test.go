@@ -24,13 +24,14 @@ import (
 // ledger carried in memory, as internal/evolve's harness does. Every night the two must agree on the
 // decision and the weights, the store's ledger must equal the twin's, and the store must verify — so the
 // ledger's write-and-read-back path is exercised night after night, not only once. The default run is
-// short: 8 nights of noise, and 20 nights of the planted sequence 4003, which applies a change on its
-// 17th night (chosen for that, so that the short run writes the ledger and reads it back on the
-// nights after); TUNE_HARNESS=full plays 8 sequences of each for 30 nights and prints the rates
+// short: 8 nights of noise, and 20 nights of the planted sequence 4021, which applies a change within
+// them and leaves its ledgered tasks out on three later nights (chosen for that since issue 28's
+// accumulated evidence, so that the short run writes the ledger and the evidence watermark and reads
+// them back on the nights after); TUNE_HARNESS=full plays 8 sequences of each for 30 nights and prints the rates
 // (TUNE_HARNESS=heldout on seeds offset by 2^32).
 func TestNightsThroughTheStore(t *testing.T) {
 	seqs, nights := 1, 8
-	noiseSeed, plantedSeed, plantedNights := uint64(3001), uint64(4003), 20
+	noiseSeed, plantedSeed, plantedNights := uint64(3001), uint64(4021), 20
 	full := os.Getenv("TUNE_HARNESS") == "full" || os.Getenv("TUNE_HARNESS") == "heldout"
 	if full {
 		seqs, nights, noiseSeed, plantedSeed, plantedNights = 8, 30, 3001, 4001, 30
@@ -109,6 +110,7 @@ func playNights(t *testing.T, s *genhistory.Stream, nights int) nightsTally {
 		t.Fatal(err)
 	}
 	memActive, memUsed := origin, map[string]string{}
+	var memAfter time.Time
 	memVersions := map[string]weights.Weights{weights.VersionName(1): origin}
 	resolve := func(name string) (*weights.Weights, bool) {
 		w, ok := memVersions[name]
@@ -154,7 +156,7 @@ func playNights(t *testing.T, s *genhistory.Stream, nights int) nightsTally {
 			t.Fatal(err)
 		}
 		mem, err := evolve.Loop(evolve.LoopInput{Tasks: read.Tasks, Parent: memActive, WeightsFor: resolve, Suite: suite,
-			Holdout: holdout, Parity: parity, Origin: &origin, Used: memUsed})
+			Holdout: holdout, Parity: parity, Origin: &origin, Used: memUsed, Now: now, EvidenceAfter: memAfter})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,6 +184,14 @@ func playNights(t *testing.T, s *genhistory.Stream, nights int) nightsTally {
 			}
 			memVersions[v] = next
 			memActive = next
+			// The evidence watermark moves to the applied proposal's evidence_through, in the store as in
+			// the twin.
+			if through, err := time.Parse(time.RFC3339Nano, mem.Detection.Accumulated.Through); err == nil {
+				memAfter = through
+			}
+			if out.Stored.EvidenceThrough != mem.Detection.Accumulated.Through {
+				t.Fatalf("%s: the proposal records evidence_through %q, the twin %q", where, out.Stored.EvidenceThrough, mem.Detection.Accumulated.Through)
+			}
 		} else if _, err := Apply(env, "", -1); !errors.Is(err, store.ErrNothingToDo) {
 			t.Fatalf("%s: nothing was proposed, but apply found something to do (%v)", where, err)
 		}
@@ -205,6 +215,9 @@ func playNights(t *testing.T, s *genhistory.Stream, nights int) nightsTally {
 		ledger, err := st.Ledger()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if after, err := st.EvidenceWatermark(); err != nil || !after.Equal(memAfter) {
+			t.Fatalf("%s: evidence watermark %v in evolution.jsonl, %v in the twin (%v)", where, after, memAfter, err)
 		}
 		if !mapsEqual(ledger, memUsed) {
 			t.Fatalf("%s: ledger in evolution.jsonl %v, in the twin %v", where, sortedKeys(ledger), sortedKeys(memUsed))

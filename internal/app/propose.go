@@ -65,7 +65,8 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	}
 	res, err := evolve.Step(evolve.StepInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout),
-		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, ParityBudget: cfg.ParityBudget})
+		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, ParityBudget: cfg.ParityBudget,
+		Now: env.Now(), EvidenceAfter: dec.EvidenceAfter})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 	first, last := steps[0], steps[len(steps)-1]
 	p := &store.Proposal{Created: now.UTC(), Parent: parent.Version, Candidate: final,
 		SuiteLossBefore: float64(first.SuiteLossBefore), SuiteLossAfter: float64(last.SuiteLossAfter),
-		Decision: evolve.RunDecision(steps)}
+		Decision: evolve.RunDecision(steps), EvidenceThrough: first.Accumulated.Through}
 	var parts []string
 	for _, res := range steps {
 		for _, a := range res.Attempts {

@@ -373,7 +373,11 @@ type MetricResult struct {
 	Ratio       *float64           `json:"ratio"`
 	RatioLo     *float64           `json:"ratio_lo"`
 	RatioHi     *float64           `json:"ratio_hi"`
-	Warnings    []string           `json:"warnings"`
+	// RatioNote says why the ratio has no interval: "too few runs (n=3)" when an arm's median has no
+	// distribution-free CI at this n (a bootstrap of three values gives intervals such as
+	// [0.72, 1767.21], which estimate nothing).
+	RatioNote string   `json:"ratio_note,omitempty"`
+	Warnings  []string `json:"warnings"`
 
 	minP float64 // the smallest p the test can give at these sizes (0: no test)
 }
@@ -467,7 +471,32 @@ func CompareArms(arms []Arm, opt ABOptions) (*ABReport, error) {
 		rep.Metrics[i].Significant = rep.Metrics[i].PHolm != nil && *rep.Metrics[i].PHolm <= opt.Alpha
 	}
 	holmFootnotes(rep.Metrics, opt.Alpha)
+	for i := range rep.Metrics {
+		explainDisagreement(&rep.Metrics[i], len(ps))
+	}
 	return rep, nil
+}
+
+// explainDisagreement says why a ratio interval and the test disagree, when they do: they come from
+// two procedures. The interval is a bootstrap of the ratio of medians for this comparison alone; the
+// test compares the whole distributions by ranks, and its p is adjusted by Holm over every test of
+// the report. An interval that excludes 1 next to a Holm p above α (or the reverse) is therefore not
+// a contradiction, and the report says so instead of leaving the reader to guess.
+func explainDisagreement(mr *MetricResult, tests int) {
+	if mr.RatioLo == nil || mr.RatioHi == nil || mr.PHolm == nil {
+		return
+	}
+	excludesOne := *mr.RatioLo > 1 || *mr.RatioHi < 1
+	if excludesOne == mr.Significant {
+		return
+	}
+	var why string
+	if excludesOne {
+		why = fmt.Sprintf("the ratio's CI excludes 1 but the test is not significant: the CI is a bootstrap of medians for this comparison alone, the test ranks every run and is Holm-adjusted over %d tests", tests)
+	} else {
+		why = "the test is significant but the ratio's CI includes 1: the test ranks every run, the CI is a bootstrap of the medians only"
+	}
+	mr.Warnings = appendUnique(mr.Warnings, why)
 }
 
 // values returns the recorded values of a metric, in run order, and whether every run records it.
@@ -527,6 +556,10 @@ func compareMetric(base, arm *Arm, metric string, opt ABOptions) MetricResult {
 	mr.Test, mr.Exact, mr.N1, mr.N2 = c.Test, c.Exact, c.N1, c.N2
 	mr.P = ptr(c.P)
 	mr.Ratio, mr.RatioLo, mr.RatioHi = ptr(c.Ratio), ptr(c.RatioLo), ptr(c.RatioHi)
+	if bs, as := mr.Arms[base.Name], mr.Arms[arm.Name]; bs.Lo == nil || as.Lo == nil {
+		mr.RatioLo, mr.RatioHi = nil, nil
+		mr.RatioNote = fmt.Sprintf("too few runs (n=%d)", min(bs.N, as.N))
+	}
 	mr.Warnings = appendUnique(mr.Warnings, c.Warnings...)
 	mr.minP = c.MinP
 	return mr

@@ -40,6 +40,20 @@ func ParseWeekday(s string) (time.Weekday, error) {
 	return 0, fmt.Errorf("%q: want sunday, monday, tuesday, wednesday, thursday, friday or saturday", s)
 }
 
+// String names the range as the flags gave it: "from 2026-02-11 to 2026-02-12", "from 2026-02-11
+// on", "up to 2026-02-12" (days in the range's zone).
+func (d DateRange) String() string {
+	switch {
+	case d.Since != "" && d.Until != "":
+		return "from " + d.Since + " to " + d.Until
+	case d.Since != "":
+		return "from " + d.Since + " on"
+	case d.Until != "":
+		return "up to " + d.Until
+	}
+	return "on any day"
+}
+
 // Open reports whether the range selects every request.
 func (d DateRange) Open() bool { return d.Since == "" && d.Until == "" }
 

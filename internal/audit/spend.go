@@ -416,6 +416,9 @@ type Report struct {
 	// First and Last are the earliest and latest request lines.
 	First time.Time `json:"first,omitzero"`
 	Last  time.Time `json:"last,omitzero"`
+	// Sessions counts the sessions with at least one of the requests counted: with a date range,
+	// those that have requests in it (the files read hold more).
+	Sessions int `json:"-"`
 }
 
 // Options say how an Aggregator breaks requests down and prices them.
@@ -456,6 +459,8 @@ type Aggregator struct {
 	partial bool
 	// held are the requests of a block breakdown (a multiset: blocks are cut at Report, in time order).
 	held map[transcript.Request]int
+	// sessions counts the requests added of each session.
+	sessions map[string]int
 }
 
 var _ transcript.Sink = (*Aggregator)(nil)
@@ -471,7 +476,7 @@ func New(opt Options) *Aggregator {
 	if opt.Location == nil {
 		opt.Location = time.UTC
 	}
-	a := &Aggregator{opt: opt, rep: &Report{By: opt.By, Groups: []Group{}}, index: map[string]int{}}
+	a := &Aggregator{opt: opt, rep: &Report{By: opt.By, Groups: []Group{}}, index: map[string]int{}, sessions: map[string]int{}}
 	if opt.By != "" {
 		a.rep.Timezone = opt.Location.String()
 	}
@@ -486,6 +491,7 @@ func (a *Aggregator) Add(r *transcript.Request) {
 	rep := a.rep
 	c := Price(a.opt.Prices, r)
 	rep.Totals.Add(r, c)
+	a.sessions[r.Session]++
 	if rep.First.IsZero() || r.First.Before(rep.First) {
 		rep.First = r.First
 	}
@@ -511,6 +517,9 @@ func (a *Aggregator) Add(r *transcript.Request) {
 func (a *Aggregator) Remove(r *transcript.Request) {
 	c := Price(a.opt.Prices, r)
 	a.rep.Totals.Remove(r, c)
+	if a.sessions[r.Session]--; a.sessions[r.Session] <= 0 {
+		delete(a.sessions, r.Session)
+	}
 	if a.held != nil {
 		if a.held[*r]--; a.held[*r] <= 0 {
 			delete(a.held, *r)
@@ -592,6 +601,7 @@ func (a *Aggregator) blocks() {
 	var first, lastLine time.Time
 	if !a.opt.Blocks.Open() {
 		kept = &Totals{}
+		clear(a.sessions) // the sessions of the kept blocks
 		defer func() { a.rep.Totals, a.rep.First, a.rep.Last = *kept, first, lastLine }()
 	}
 	for i := range reqs {
@@ -610,6 +620,7 @@ func (a *Aggregator) blocks() {
 		c := Price(a.opt.Prices, r)
 		if kept != nil {
 			kept.Add(r, c)
+			a.sessions[r.Session]++
 			if kept.Requests == 1 || r.First.Before(first) {
 				first = r.First
 			}
@@ -651,6 +662,7 @@ func (a *Aggregator) Report() *Report {
 		a.blocks()
 	}
 	rep.Totals.Settle()
+	rep.Sessions = len(a.sessions)
 	rep.Shares = SharesOf(&rep.Totals, rep.Totals.Spend, rep.Totals.PricedCostUSD)
 	rep.Shares.OutputPartialVersion = a.partial
 	groups := rep.Groups[:0]

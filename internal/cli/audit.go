@@ -64,7 +64,8 @@ Transcripts are found as ccusage finds them: the comma-separated entries of CLAU
 Claude config directory or its projects/ directory), else ~/.config/claude/projects and
 ~/.claude/projects. PATH arguments replace that: a config directory, a projects/ directory, any folder
 (searched for *.jsonl; symbolic links are not followed) or a file. A PATH in which no file holds a Claude
-Code record is an error; a file that cannot be read is left out with a warning (--strict: an error).
+Code record is an error; a file that cannot be read is left out with a warning (--strict: an error), and
+nothing readable at all is an error.
 
 Claude Code writes one line per streamed content block, each repeating the request's usage, and
 copies subagent calls into the parent file (agent_progress). Lines are merged into one record per

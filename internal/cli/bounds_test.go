@@ -18,8 +18,10 @@ func TestParityBudgetFromConfigAndProposeAtTheDriftBound(t *testing.T) {
 	e := newEvolveEnv(t)
 	log := e.history("two-step", 1)
 
-	// The two-step history's second +1 on layer-crossings costs 0.020 on the parity prompts: within the
-	// default budget 0.03, over a budget of 0.01 set in the config file.
+	// The two-step history's +2 on layer-crossings (the loss rule's step: +1 lifts none of its tasks) costs
+	// 0.020 on the parity prompts before its credit; the regressions it is expected to avoid on the history
+	// pay for it (docs/decisions.md#parity-price), so its net price is negative and a budget of 0.01 set in
+	// the config file does not stop it: the run reports that budget and keeps the step.
 	cfg := filepath.Join(e.root, "budget.toml")
 	if err := os.WriteFile(cfg, []byte("[evolve]\nparity_budget = 0.01\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -28,7 +30,7 @@ func TestParityBudgetFromConfigAndProposeAtTheDriftBound(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("evolve under budget 0.01: exit %d: %s%s", code, out, errOut)
 	}
-	for _, want := range []string{"parity price: too-high cost 0.020 > budget 0.010", "refused: "} {
+	for _, want := range []string{"≤ 0.010", "outcome: converged"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("evolve under budget 0.01: no %q in\n%s", want, out)
 		}

@@ -159,3 +159,28 @@ func TestCCUsageParityClaims(t *testing.T) {
 			classes["subagent"].Cost, sessionClasses["subagent"].Cost, classes["main"], sessionClasses["main"])
 	}
 }
+
+// TestAuditRangeHeader: with --since/--until the header counts the sessions that have requests in the
+// range, not every session of the files read, and an empty range says so.
+func TestAuditRangeHeader(t *testing.T) {
+	spotter := filepath.Join(repoRoot(), "testdata/transcripts/spotter")
+	for _, c := range []struct {
+		args         []string
+		header, note string
+	}{
+		{[]string{"--since", "2026-02-11", "--until", "2026-02-11"}, "313 requests in 2 sessions, 20 files (16.7 MB), 2026-02-11 20:36 to 2026-02-11 22:54 UTC", ""},
+		{[]string{"--since", "20260211", "--until", "20260211", "--by", "block"}, "313 requests in 2 sessions, 20 files (16.7 MB), 2026-02-11 20:36 to 2026-02-11 22:54 UTC", ""},
+		{nil, "904 requests in 9 sessions, 20 files (16.7 MB), 2026-02-10 21:11 to 2026-02-12 21:03 UTC", ""},
+		{[]string{"--since", "2026-03-01"}, "0 requests in 0 sessions, 20 files (16.7 MB)",
+			"tune: note: no request from 2026-03-01 on: the transcripts read hold none of those days\n"},
+	} {
+		var out, errOut bytes.Buffer
+		f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Getenv: func(string) string { return "" }}
+		if code := Run(f, append([]string{"audit", "--timezone", "UTC", spotter}, c.args...)); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errOut.String())
+		}
+		if got, _, _ := strings.Cut(out.String(), "\n"); got != c.header || errOut.String() != c.note {
+			t.Errorf("%v: header %q, stderr %q\nwant %q, %q", c.args, got, errOut.String(), c.header, c.note)
+		}
+	}
+}

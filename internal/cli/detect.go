@@ -25,30 +25,33 @@ func newCmdDetect(f *Factory, runF func(*detectOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "detect [LOG...]",
 		Short: "Find low-side regressions in the last 20 tasks and screen the signals behind them",
-		Long: `Read the last 20 tasks with a level label of each trace log (default ` + traceparse.DefaultLog + `) and
-look for low-side regressions: tasks dispatched automatically at L0 or L1, closed with a known final
-loss, that later regressed. The evidence is any of
+		Long: `Read every task of each trace log (default ` + traceparse.DefaultLog + `) and look for low-side
+regressions: tasks dispatched automatically at L0 or L1, closed with a known final loss, that later
+regressed. The evidence comes from the task's horizon (the 20 labelled tasks after it):
   regression_followed=true   on the task's own close line
-  regression_of=<timestamp>  a later task in the window names the task's meta timestamp
-  same-area                  the first later task in the same code (files= overlap, else file paths
-                             named in task/action/layer text), at most 5 tasks later, itself failed:
-                             terminal failed/aborted, regression_followed=true, or a final loss at
-                             least the window's median + 0.5
+  regression_of=<timestamp>  a later task names the task's meta timestamp
+  same-area                  the weak kind, needs corroboration: the first two later tasks in the same
+                             code (files= overlap, else file paths named in task/action/layer text), each
+                             at most 5 tasks later, both failed: terminal failed/aborted,
+                             regression_followed=true, or a final loss at least the median + 0.5
 Tasks dispatched by a user bump or a user override-down never count. A task is evidence only while
 its signals, re-scored under the active weights, still give L0/L1 ("lifted by the active weights"
 otherwise), and only if it did not support an applied change ("already used": the evidence ledger
-that tune apply writes into the evolution log; each such task is listed).
+that tune apply writes into the evolution log; each such task is listed) and comes after the evidence
+watermark of the last apply.
 
-Three or more flagged tasks trigger a proposal. The screen compares the flagged tasks with the other
-eligible tasks (auto, L0/L1 under the active weights, closed, not in the ledger): per signal the 2x2
-table present/absent x flagged/not, with the effect (prevalence difference), phi, smoothed log-odds
-and z, one-sided Fisher p, Holm-adjusted p over the nine signals, the smallest p those margins allow,
-and a verdict. A candidate needs Holm p ≤ 0.05 (the correction binds) and an effect of at least 0.50
-("small-effect" otherwise; "underpowered" when no table with these margins could pass). The proposal
-is +1 on the consistent candidate (fired in every flagged task) with the highest z; candidates with
-identical tables are "indistinguishable" and nothing is proposed; without a candidate, a bucket edge
-moves by one when 3 flagged tasks sit exactly on it; otherwise there is no consistent pattern, and
-the flagged tasks are listed. The rules and their reasons: docs/decisions.md (issue 11).
+The evidence accumulates: a task counts once it is settled (20 labelled tasks of its log follow it, or
+the log has been quiet for 24h). Three or more flagged tasks in the last 20 of a log, or a signal whose
+accumulated evidence passes with three regressions still low, are the reason to look. Per signal the
+2x2 table over the settled eligible tasks of every log (present/absent x flagged/not) gives an
+anytime-valid e-value; a candidate needs e ≥ 450 (9 signals at 2 %, however many nights look), and the
+screen says how many more regressions carrying the signal it needs ("more"). The loss rule weighs +1
+and +2 on every candidate: the regressions the change is expected to avoid (tasks lifted out of L0/L1
+times the carriers' excess regression rate) count twice, the levels it raises on tasks that did not
+need them (L2+ tasks included) once, on the history's tasks and the parity prompts; the proposal is the
+change with the largest expected gain within the drift bound. Candidates with identical tables are
+"indistinguishable" and nothing is proposed. The rules and their reasons: docs/decisions.md (issues 11
+and 28).
 
 A task's signals are its meta signals= field; without it they are re-detected from the task title
 (marked "re-detected"). A recorded level that disagrees with its recorded signals is a warning.
@@ -60,8 +63,9 @@ tasks and closed tasks are pooled for the trigger and the screen.
 --json prints {"window", "median_loss_final", "flagged": [{"meta_timestamp", "task", "level",
 "evidence", "signals", "signals_source", "source", "line", ...}], "triggered", "screen", "proposal":
 null | {"kind", "signal" | "edge", "delta"}, "reason", "edge_tasks", "warnings", "population",
-"correction", "min_effect", "ledger_used", "logs", "lines"}; window carries "eligible",
-"resolved_by_active" and "ledger_used", and each screen row its "effect" and "tied_with".
+"correction", "accumulated", "loss_rule", "ledger_used", "logs", "lines"}; window carries
+"eligible", "resolved_by_active" and "ledger_used"; each flagged task "in_window" and "counted"; each
+screen row its "e_value", "threshold", "more_needed", "excess", "effect" and "tied_with".
 "median_loss_final" is the window median when one log is read (null with several: see
 window.logs[].median_loss_final); "source" and "line" locate the task's meta line.`,
 		Example: `  tune detect

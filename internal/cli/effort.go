@@ -75,7 +75,9 @@ verdicts are findings, not failures of the command; to fail a CI job on them, se
   tune effort --repo . ~/.claude/projects/-home-me-shop-api
   tune effort --repo . --census-only --json | jq '.unpinned[].name'
   tune effort --json | jq '.shifts[] | select(.verdict != "ok")'
-  tune effort --repo . --json | jq -e '[.shifts[], .reasserts[] | select(.verdict == "no-op: lone call" or .verdict == "not re-asserted")] + [.agents[] | select(.conformant == false)] | length == 0'`,
+  tune effort --repo . --json | jq -e '[.shifts[], .reasserts[]
+      | select(.verdict == "no-op: lone call" or .verdict == "not re-asserted")]
+      + [.agents[] | select(.conformant == false)] | length == 0'`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Paths, opts.Env, opts.Notes = args, f.Env(), f.noteOut()

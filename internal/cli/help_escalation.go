@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune"
+	"github.com/ldd-tools/tune/internal/cmdutil/helpwrap"
 )
 
 // NewCmdEscalationTopic builds the help topic `tune help escalation`: docs/escalation.md, embedded, so
@@ -18,7 +19,9 @@ func NewCmdEscalationTopic(*Factory) *cobra.Command {
 		Short: "What to do when tune evolve or tune nightly exits 3 (the escalation playbook)",
 		Long:  strings.TrimSpace(tune.EscalationPlaybook),
 	}
-	// The playbook as written, byte for byte (cobra's template would add usage lines).
-	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), tune.EscalationPlaybook) })
+	// The playbook as written, wrapped to the terminal (cobra's template would add usage lines).
+	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		fmt.Fprint(c.OutOrStdout(), helpwrap.Topic(tune.EscalationPlaybook))
+	})
 	return cmd
 }

@@ -3,238 +3,285 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ldd-tools/tune"
 )
 
-// docBlock returns the body of the first ```lang block of docs/nightly.md.
-func docBlock(t *testing.T, lang string) string {
-	t.Helper()
+// The recipes of docs/nightly.md are run by tests: the exit codes a scheduler sees with a stub tune here
+// (fast, every code), and the whole pull-request loop with the real tune, a real git repository and a
+// bare remote in testdata/script/nightly_recipes.txtar (through the recipe command, nightlyRecipe).
+
+// nightlyDocBlocks returns the bodies of the ```lang blocks of docs/nightly.md, in order.
+func nightlyDocBlocks(lang string) ([]string, error) {
 	data, err := os.ReadFile(filepath.Join(repoRoot(), "docs", "nightly.md"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range regexp.MustCompile("(?s)```"+lang+"\n(.*?)```").FindAllSubmatch(data, -1) {
+		out = append(out, string(m[1]))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("docs/nightly.md has no ```%s block", lang)
+	}
+	return out, nil
+}
+
+// workflowDoc is the part of a GitHub workflow or a GitLab CI file the recipes use.
+type workflowDoc struct {
+	Jobs map[string]struct {
+		Steps []struct {
+			Name string `yaml:"name"`
+			If   string `yaml:"if"`
+			Run  string `yaml:"run"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+// nightlyRecipe returns the shell script of a recipe of docs/nightly.md, as its runner runs it:
+//
+//	cron            the crontab script (the ```sh block)
+//	github-evolve   the workflow's Evolve step; github-page and github-pr its page and Pull request steps
+//	github-verify   the pull request check's Verify step
+//	gitlab-nightly  the tune-nightly job's script, gitlab-verify the tune-verify job's (one shell, set -eo pipefail, as the runner runs it)
+func nightlyRecipe(name string) (string, error) {
+	if name == "cron" {
+		sh, err := nightlyDocBlocks("sh")
+		if err != nil {
+			return "", err
+		}
+		return sh[0], nil
+	}
+	blocks, err := nightlyDocBlocks("yaml")
+	if err != nil {
+		return "", err
+	}
+	if len(blocks) != 3 {
+		return "", fmt.Errorf("docs/nightly.md has %d yaml blocks, want 3 (the nightly and verify workflows, the GitLab jobs)", len(blocks))
+	}
+	step := func(block, job, step string) (string, error) {
+		var w workflowDoc
+		if err := yaml.Unmarshal([]byte(block), &w); err != nil {
+			return "", err
+		}
+		for _, s := range w.Jobs[job].Steps {
+			if s.Name == step {
+				return s.Run, nil
+			}
+		}
+		return "", fmt.Errorf("workflow job %s has no step %q", job, step)
+	}
+	gitlab := func(job string) (string, error) {
+		var g map[string]struct {
+			Script []string `yaml:"script"`
+		}
+		if err := yaml.Unmarshal([]byte(blocks[2]), &g); err != nil {
+			return "", err
+		}
+		if len(g[job].Script) == 0 {
+			return "", fmt.Errorf("the GitLab block has no job %s with a script", job)
+		}
+		return "set -eo pipefail\n" + strings.Join(g[job].Script, "\n") + "\n", nil
+	}
+	switch name {
+	case "github-evolve":
+		return step(blocks[0], "nightly", "Evolve")
+	case "github-page":
+		return step(blocks[0], "nightly", "Page on escalation")
+	case "github-pr":
+		return step(blocks[0], "nightly", "Pull request")
+	case "github-verify":
+		return step(blocks[1], "verify", "Verify")
+	case "gitlab-nightly":
+		return gitlab("tune-nightly")
+	case "gitlab-verify":
+		return gitlab("tune-verify")
+	}
+	return "", fmt.Errorf("no recipe %q", name)
+}
+
+// TestNightlyRecipesAreTheShippedFiles: what tune init --ci writes (docs/ci, embedded) is what
+// docs/nightly.md shows, byte for byte, so the tests of the doc's recipes test what users get.
+func TestNightlyRecipesAreTheShippedFiles(t *testing.T) {
+	var blocks []string
+	for _, lang := range []string{"sh", "yaml"} {
+		b, err := nightlyDocBlocks(lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, b...)
+	}
+	err := fs.WalkDir(tune.CIRecipes(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(tune.CIRecipes(), p)
+		if err != nil {
+			return err
+		}
+		for _, b := range blocks {
+			if b == string(data) {
+				return nil
+			}
+		}
+		t.Errorf("docs/ci/%s is not a block of docs/nightly.md", p)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```").FindSubmatch(data)
-	if m == nil {
-		t.Fatalf("docs/nightly.md has no ```%s block", lang)
-	}
-	return string(m[1])
-}
-
-// hookDir writes a stub tune into dir/bin (it records its arguments, prints what nightly prints and exits
-// rc) and the paging and alerting hooks into dir/hooks (each appends "name arg…" to dir/calls).
-func hookDir(t *testing.T, rc int, output string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{"bin", "hooks"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
+	// every recipe parses and names its steps
+	for _, r := range []string{"cron", "github-evolve", "github-page", "github-pr", "github-verify", "gitlab-nightly", "gitlab-verify"} {
+		if _, err := nightlyRecipe(r); err != nil {
+			t.Error(err)
 		}
 	}
-	write := func(p, body string) {
-		if err := os.WriteFile(filepath.Join(dir, p), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("bin/tune", fmt.Sprintf("echo \"$@\" > %q\ncat <<'OUT'\n%sOUT\nexit %d\n", filepath.Join(dir, "args"), output, rc))
-	for _, h := range []string{"page-oncall", "alert-ops"} {
-		write("hooks/"+h, fmt.Sprintf("printf '%%s' %s >> %q\nfor a in \"$@\"; do printf ' [%%s]' \"$a\" >> %q; done\necho >> %q\n",
-			h, filepath.Join(dir, "calls"), filepath.Join(dir, "calls"), filepath.Join(dir, "calls")))
-	}
-	return dir
 }
 
-func calls(dir string) string {
-	data, _ := os.ReadFile(filepath.Join(dir, "calls"))
-	return string(data)
-}
-
-// TestNightlyCrontab runs the crontab line of docs/nightly.md, as cron would (/bin/sh -c), with a stub
-// tune exiting 0, 1, 2 and 3: quiet on 0, alert on 1 and 2, page with the state dump on 3.
-func TestNightlyCrontab(t *testing.T) {
+// TestNightlyCrontabLine: the cron line has five time fields, no % (cron turns it into a newline) and
+// runs the script.
+func TestNightlyCrontabLine(t *testing.T) {
+	cron, err := nightlyDocBlocks("cron")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var line string
-	for _, l := range strings.Split(docBlock(t, "cron"), "\n") {
+	for _, l := range strings.Split(cron[0], "\n") {
 		if l != "" && !strings.HasPrefix(l, "#") {
 			line = l
 		}
 	}
 	fields := regexp.MustCompile(`^(\S+\s+){5}`).FindString(line)
-	if fields == "" || strings.Contains(line, "%") {
-		t.Fatalf("not a crontab line (five time fields, no %%): %q", line)
+	if fields == "" || strings.Contains(line, "%") || !strings.Contains(line, "/tune-nightly.sh") {
+		t.Fatalf("not a crontab line running tune-nightly.sh (five time fields, no %%): %q", line)
 	}
-	for _, c := range []struct {
-		rc   int
-		want string
-	}{
-		{0, ""},
-		{1, "alert-ops [tune nightly failed with exit 1] [DIR/tune-nightly.log]\n"},
-		{2, "alert-ops [tune nightly failed with exit 2] [DIR/tune-nightly.log]\n"},
-		{3, "page-oncall [tune nightly escalated: a human decides (tune help escalation)] [reports/evolve-state-p-0123.json]\n"},
-	} {
-		out := "outcome: converged\n"
-		if c.rc == 3 {
-			out = "outcome: escalated\nstate dump: reports/evolve-state-p-0123.json\n"
-		}
-		dir := hookDir(t, c.rc, out)
-		cmd := exec.Command("/bin/sh", "-c", strings.ReplaceAll(line[len(fields):], "/srv/tune", dir))
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "hooks")+":/usr/bin:/bin")
-		if b, err := cmd.CombinedOutput(); err != nil && c.rc == 0 {
-			t.Errorf("rc %d: the line itself failed: %v\n%s", c.rc, err, b)
-		}
-		if got, want := calls(dir), strings.ReplaceAll(c.want, "DIR", dir); got != want {
-			t.Errorf("tune exiting %d: called %q, want %q", c.rc, got, want)
-		}
-		if args, _ := os.ReadFile(filepath.Join(dir, "args")); !strings.HasPrefix(string(args), "nightly --logs ") {
-			t.Errorf("rc %d: tune ran with %q", c.rc, args)
-		}
-	}
-}
-
-// workflowStep returns the `if:` condition and the `run: |` script of the named step of the workflow in
-// docs/nightly.md.
-func workflowStep(t *testing.T, yaml, name string) (cond, script string) {
-	t.Helper()
-	lines := strings.Split(yaml, "\n")
-	start := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) == "- name: "+name {
-			start = i
-		}
-	}
-	if start < 0 {
-		t.Fatalf("workflow has no step %q", name)
-	}
-	indent := strings.Index(lines[start], "-") + 2
-	var run []string
-	inRun := false
-	for _, l := range lines[start+1:] {
-		if strings.TrimSpace(l) != "" && len(l)-len(strings.TrimLeft(l, " ")) < indent {
-			break // the next step
-		}
-		body := strings.TrimSpace(l)
-		switch {
-		case inRun && len(l) > indent+2:
-			run = append(run, l[indent+2:])
-		case strings.HasPrefix(body, "if: "):
-			cond = strings.TrimPrefix(body, "if: ")
-			inRun = false
-		case body == "run: |":
-			inRun = true
-		default:
-			inRun = false
-		}
-	}
-	return cond, strings.Join(run, "\n") + "\n"
-}
-
-// TestNightlyWorkflow runs the Evolve step of the documented workflow as GitHub Actions runs a `run`
-// script (bash -e -o pipefail), then the page step when its condition holds: exit 0 is a green, quiet
-// run; 1 and 2 fail the run (red: the alert); 3 keeps the run going and pages with the state dump.
-func TestNightlyWorkflow(t *testing.T) {
-	for _, tool := range []string{"bash", "jq"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (GitHub's runners have it)", tool)
-		}
-	}
-	yaml := docBlock(t, "yaml")
-	_, evolve := workflowStep(t, yaml, "Evolve")
-	pageCond, page := workflowStep(t, yaml, "Page on escalation")
-	if pageCond != "steps.evolve.outputs.rc == '3'" {
-		t.Fatalf("the page step's condition is %q; this test emulates steps.evolve.outputs.rc == '3'", pageCond)
-	}
-	for _, c := range []struct {
-		rc       int
-		stepFail bool
-		want     string
-	}{
-		{0, false, ""},
-		{1, true, ""},
-		{2, true, ""},
-		{3, false, "page-oncall [tune nightly escalated: a human decides (tune help escalation)] [reports/evolve-state-p-0123.json]\n"},
-	} {
-		out := `{"outcome": "converged", "state_dump": null}` + "\n"
-		if c.rc == 3 {
-			out = `{"outcome": "escalated", "state_dump": "reports/evolve-state-p-0123.json"}` + "\n"
-		}
-		dir := hookDir(t, c.rc, out)
-		run := func(script string) error {
-			cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "hooks")+":"+os.Getenv("PATH"), "GITHUB_OUTPUT="+filepath.Join(dir, "output"))
-			var b bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &b, &b
-			err := cmd.Run()
-			if err != nil {
-				t.Logf("rc %d: %v\n%s", c.rc, err, b.String())
-			}
-			return err
-		}
-		err := run(evolve)
-		if (err != nil) != c.stepFail {
-			t.Errorf("tune exiting %d: Evolve step failed=%v, want %v", c.rc, err != nil, c.stepFail)
-		}
-		output, _ := os.ReadFile(filepath.Join(dir, "output"))
-		if !strings.Contains(string(output), fmt.Sprintf("rc=%d\n", c.rc)) {
-			t.Errorf("tune exiting %d: step output %q", c.rc, output)
-		}
-		if err == nil && strings.Contains(string(output), "rc=3\n") {
-			if err := run(page); err != nil {
-				t.Errorf("page step: %v", err)
-			}
-		}
-		if got := calls(dir); got != c.want {
-			t.Errorf("tune exiting %d: called %q, want %q", c.rc, got, c.want)
-		}
-	}
-}
-
-// TestNightlyWorkflowPullRequestOnlyForAChange runs the id line of the workflow's Pull request step: a
-// proposal that changes weights (accept, halve) opens a pull request; a refused night's revert or none
-// proposal (a record, which tune apply refuses) does not.
-func TestNightlyWorkflowPullRequestOnlyForAChange(t *testing.T) {
-	for _, tool := range []string{"bash", "jq"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (GitHub's runners have it)", tool)
-		}
-	}
-	_, script := workflowStep(t, docBlock(t, "yaml"), "Pull request")
-	var idLine string
-	for _, l := range strings.Split(script, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "id=$(jq") {
-			idLine = strings.TrimSpace(l)
-		}
-	}
-	if idLine == "" {
-		t.Fatalf("the Pull request step has no id=$(jq …) line:\n%s", script)
-	}
-	for decision, want := range map[string]string{"accept": "p-0123", "halve": "p-0123", "revert": "", "none": ""} {
-		dir := t.TempDir()
-		out := fmt.Sprintf(`{"outcome": "stalled", "decision": %q, "proposal": {"id": "p-0123", "decision": %q}}`+"\n", decision, decision)
-		if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", idLine+"\nprintf %s \"$id\"")
-		cmd.Dir = dir
-		got, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s: %v", decision, err)
-		}
-		if string(got) != want {
-			t.Errorf("proposal decision %s: id %q, want %q", decision, got, want)
-		}
-	}
-	// No proposal at all (nothing to do): no id either.
+	// Run the command as cron would (/bin/sh -c), the project directory replaced by a temp one whose
+	// script prints and exits 3: the output, stdout and stderr, lands in the log beside it.
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(`{"outcome": "nothing-to-do", "proposal": null}`+"\n"), 0o644); err != nil {
+	script := "#!/bin/sh\necho night\necho escalated >&2\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(dir, "tune-nightly.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", idLine+"\nprintf %s \"$id\"")
-	cmd.Dir = dir
-	if got, err := cmd.Output(); err != nil || len(got) != 0 {
-		t.Errorf("no proposal: id %q (%v), want none", got, err)
+	cmd := exec.Command("/bin/sh", "-c", strings.ReplaceAll(line[len(fields):], "/srv/project", dir))
+	if err := cmd.Run(); err == nil {
+		t.Error("the line hid the script's exit 3 from cron")
+	}
+	if log, err := os.ReadFile(filepath.Join(dir, "tune-nightly.log")); err != nil || string(log) != "night\nescalated\n" {
+		t.Errorf("tune-nightly.log: %q, %v", log, err)
+	}
+}
+
+// stubDir writes stub commands into dir/bin: tune (prints output, exits rc), git (succeeds), gh and
+// glab (record their calls, no pull request is open) and the paging and alerting hooks, which append
+// "name [arg]…" to dir/calls.
+func stubDir(t *testing.T, rc int, output string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, "bin", name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := filepath.Join(dir, "calls")
+	write("tune", fmt.Sprintf("cat <<'OUT'\n%sOUT\nexit %d\n", output, rc))
+	write("git", fmt.Sprintf("[ \"$1\" = rev-parse ] && echo %q\nexit 0\n", filepath.Join(dir, "gitdir")))
+	for _, h := range []string{"page-oncall", "alert-ops", "gh", "glab"} {
+		write(h, fmt.Sprintf("printf '%%s' %s >> %q\nfor a in \"$@\"; do printf ' [%%s]' \"$a\" >> %q; done\necho >> %q\n[ \"$2\" = list ] && echo 0\n[ \"$2\" = view ] && exit 1\nexit 0\n",
+			h, calls, calls, calls))
+	}
+	return dir
+}
+
+// TestNightlyRecipesExitCodes runs every recipe with a stub tune exiting 1, 2 and 3: an error alerts
+// (cron) or fails the job, an escalation pages with the state dump; none opens a pull request.
+func TestNightlyRecipesExitCodes(t *testing.T) {
+	for _, tool := range []string{"bash", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (CI runners have it)", tool)
+		}
+	}
+	page := "page-oncall [tune nightly escalated: a human decides (tune help escalation)] [reports/evolve-state-p-0123.json]\n"
+	for _, rc := range []int{1, 2, 3} {
+		out := `{"outcome": "converged", "review": "", "state_dump": null}` + "\n"
+		if rc == 3 {
+			out = `{"outcome": "escalated", "review": "", "state_dump": "reports/evolve-state-p-0123.json"}` + "\n"
+		}
+		for _, c := range []struct {
+			recipe string
+			shell  []string
+			// exit is the script's exit code; calls what it called
+			exit  int
+			calls string
+		}{
+			{"cron", []string{"/bin/sh"}, rc, map[int]string{1: "alert-ops [tune nightly failed with exit 1] [GITDIR/tune-nightly/err.txt]\n",
+				2: "alert-ops [tune nightly failed with exit 2] [GITDIR/tune-nightly/err.txt]\n", 3: page}[rc]},
+			{"github-evolve", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, map[int]int{1: 1, 2: 2, 3: 0}[rc], ""},
+			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc"}, rc, map[int]string{3: page}[rc]},
+		} {
+			dir := stubDir(t, rc, out)
+			script, err := nightlyRecipe(c.recipe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "recipe.sh")
+			if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			run := func(args ...string) int {
+				cmd := exec.Command(args[0], args[1:]...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "GITHUB_OUTPUT="+filepath.Join(dir, "output"))
+				var b bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &b, &b
+				err := cmd.Run()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s, tune exiting %d: exit %d\n%s", c.recipe, rc, code, b.String())
+				return code
+			}
+			if got := run(append(c.shell, path)...); got != c.exit {
+				t.Errorf("%s, tune exiting %d: the script exits %d, want %d", c.recipe, rc, got, c.exit)
+			}
+			if c.recipe == "github-evolve" {
+				output, _ := os.ReadFile(filepath.Join(dir, "output"))
+				if !strings.Contains(string(output), fmt.Sprintf("rc=%d\n", rc)) || !strings.Contains(string(output), "review=\n") {
+					t.Errorf("tune exiting %d: step output %q", rc, output)
+				}
+				if rc == 3 {
+					// the page step runs when the step output says rc=3
+					pageScript, err := nightlyRecipe("github-page")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, []byte(pageScript), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if got := run(append(c.shell, path)...); got != 0 {
+						t.Errorf("page step exits %d", got)
+					}
+					c.calls = page
+				}
+			}
+			data, _ := os.ReadFile(filepath.Join(dir, "calls"))
+			if want := strings.ReplaceAll(c.calls, "GITDIR", filepath.Join(dir, "gitdir")); string(data) != want {
+				t.Errorf("%s, tune exiting %d: called %q, want %q", c.recipe, rc, data, want)
+			}
+		}
 	}
 }

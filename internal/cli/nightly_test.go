@@ -14,8 +14,8 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 )
 
-// nightlyFixture lays out a weights store, the fixture suite and the two-step history from the evolve
-// script in a temporary directory.
+// nightlyFixture lays out a weights store, the fixture suite and the two-step and deep histories from the
+// evolve script in a temporary directory.
 func nightlyFixture(t *testing.T) (dir string, f *Factory, out, errOut *bytes.Buffer) {
 	t.Helper()
 	dir = t.TempDir()
@@ -25,9 +25,11 @@ func nightlyFixture(t *testing.T) (dir string, f *Factory, out, errOut *bytes.Bu
 			t.Fatal(err)
 		}
 	}
-	log := extractTxtarFile(t, filepath.Join("testdata", "script", "evolve_loop.txtar"), "twostep.log")
-	if err := os.WriteFile(filepath.Join(dir, "twostep.log"), log, 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"twostep.log", "deep.log"} {
+		log := extractTxtarFile(t, filepath.Join("testdata", "script", "evolve_loop.txtar"), name)
+		if err := os.WriteFile(filepath.Join(dir, name), log, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
 	env := map[string]string{"TUNE_WEIGHTS_DIR": filepath.Join(dir, "weights"), "TUNE_FIXTURES_DIR": filepath.Join(dir, "fixtures"),
@@ -108,7 +110,8 @@ func TestNightlyTwiceGivesOneProposalAndTheSameReport(t *testing.T) {
 
 func TestNightlyEscalatesWithExitThree(t *testing.T) {
 	dir, f, out, errOut := nightlyFixture(t)
-	code := runNightly(f, filepath.Join(dir, "twostep.log"), "--max-steps", "1")
+	// twostep.log converges in one step (+2); deep.log's tasks (-6) still trigger after it.
+	code := runNightly(f, filepath.Join(dir, "twostep.log"), filepath.Join(dir, "deep.log"), "--max-steps", "1")
 	if code != ExitEscalation {
 		t.Fatalf("exit %d, want 3; stderr %s", code, errOut.String())
 	}

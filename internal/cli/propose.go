@@ -40,8 +40,10 @@ flagged task drops a level, the witness (suite loss plus the points the flagged 
 L1) falls, and its price on the 255 parity prompts the binary carries is within the parity budget
 (tune.toml [evolve] parity_budget, default 0.03). The frozen holdout split is read last, only when
 every other rule passed, as a veto: its loss must not rise (reads are counted). Otherwise the half
-step (+0.5) is tried; otherwise the change is reverted — and when it was a signal change, a bucket
-edge may move by one instead if 3 flagged tasks score exactly on it. Every attempt is shown with its
+step is tried when the loss rule expects it to gain too; otherwise the change is reverted — and when it
+was a signal change, a bucket edge may move by one instead if 3 flagged tasks score exactly on it. The
+parity price credits the regressions the change is expected to avoid on the prompts it lifts out of
+L0/L1. Every attempt is shown with its
 numbers, its discordant scenarios (exact sign test; "insufficient evidence" when even a unanimous
 result could not be significant) and its leave-one-out support.
 
@@ -57,8 +59,9 @@ weights version.
 --json prints {"triggered", "proposal", "decision": "accept" | "halve" | "revert" | "none",
 "suite_loss_before", "suite_loss_after", "proposal_file", ...} with the flagged tasks, attempts
 (each with its lifted count, witness, parity price and holdout), lifted tasks, holdout verdict,
-warnings, "explain" {population, correction, min_effect, eligible, resolved_by_active,
-ledger_used} and, at the drift bound, "drift".`,
+warnings, "explain" {population, correction, eligible, resolved_by_active, ledger_used,
+accumulated, signals (each signal's table, e_value, threshold, more_needed, excess, verdict), loss_rule}
+and, at the drift bound, "drift".`,
 		Example: `  tune propose
   tune propose projects/*/.ldd/trace.log --json | jq '{decision, proposal_file}'`,
 		RunE: logsRunE(f, opts, &opts.Env, &opts.Logs, runF, proposeRun),

@@ -97,7 +97,7 @@ func TestReportErrors(t *testing.T) {
 	}{
 		{[]string{"report"}, ExitUsage, "which report?"},
 		{[]string{"report", "audits"}, ExitUsage, `unknown report "audits"`},
-		{[]string{"report", "proposal", "a", "b"}, ExitUsage, "accepts at most 1 arg"},
+		{[]string{"report", "proposal", "a", "b"}, ExitUsage, "tune report proposal [PROPOSAL]: want at most one proposal (default the newest)"},
 		{[]string{"report", "proposal"}, ExitError, "no proposal in " + filepath.Join(wd, "proposals")},
 		{[]string{"report", "proposal", "p-000000000000"}, ExitError, "p-000000000000.json: no such file"},
 	} {
@@ -196,6 +196,8 @@ func TestReportExcerpts(t *testing.T) {
 				historyMD = data
 			case strings.HasSuffix(base, "-loss.svg") && strings.HasPrefix(base, "history-"):
 				charts["history-loss.svg"] = data
+			case strings.HasPrefix(base, "proposal-") && strings.HasSuffix(base, "-decision.svg"):
+				charts["proposal-decision.svg"] = data
 			case strings.HasSuffix(base, "-weights.svg"):
 				charts["history-weights.svg"] = data
 			case strings.HasPrefix(base, "audit-") && strings.HasSuffix(base, ".md"):
@@ -207,7 +209,7 @@ func TestReportExcerpts(t *testing.T) {
 			}
 		}
 	})
-	if proposalMD == nil || historyMD == nil || auditMD == nil || len(charts) != 4 {
+	if proposalMD == nil || historyMD == nil || auditMD == nil || len(charts) != 5 {
 		t.Fatalf("reports missing: proposal %t, history %t, audit %t, charts %d", proposalMD != nil, historyMD != nil, auditMD != nil, len(charts))
 	}
 	var doc strings.Builder
@@ -251,7 +253,7 @@ func excerpt(md []byte, sections ...string) string {
 	return out
 }
 
-var chartLink = regexp.MustCompile(`\]\((proposal|history|audit)-[A-Za-z0-9_-]+?-(loss|weights|spend|ab)\.svg\)`)
+var chartLink = regexp.MustCompile(`\]\((proposal|history|audit)-[A-Za-z0-9_-]+?-(loss|weights|spend|ab|decision)\.svg\)`)
 
 func writePNGs(t *testing.T, dir, prefix string, charts []report.NamedChart) {
 	t.Helper()

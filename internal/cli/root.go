@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/cmdutil"
+	"github.com/ldd-tools/tune/internal/cmdutil/helpwrap"
 	"github.com/ldd-tools/tune/internal/cmdutil/jsonfilter"
+	"github.com/ldd-tools/tune/internal/termtable"
 )
 
 // Version is set at build time with -ldflags "-X github.com/ldd-tools/tune/internal/cli.Version=…".
@@ -119,5 +121,9 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 	addCompletions(root, f)
 	cmdutil.TypeUsageErrors(root)
 	jsonfilter.AddFlags(root)
+	// Help is prose: it fits the terminal as tables do, and 80 columns when the width is unknown.
+	helpwrap.Install(root, func() int {
+		return termtable.Resolve(false, f.Getenv("COLUMNS"), f.IO.OutIsTerminal, f.IO.TermWidth)
+	})
 	return root
 }

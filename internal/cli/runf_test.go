@@ -52,6 +52,7 @@ func runFCases() []runFCase {
 		{"audit ab", []string{"d", "--by-effort", "--json"}, ab, []string{"Paths:[d]", "ByEffort:true", "Format:json"}},
 		{"detect", []string{"a.log", "--json"}, func(f *Factory, g *any) *cobra.Command { return newCmdDetect(f, hook[detectOptions](g)) },
 			[]string{"Logs:[a.log]", "JSON:true"}},
+		{"diff", []string{"v1", "v2", "--json"}, func(f *Factory, g *any) *cobra.Command { return newCmdDiff(f, hook[diffOptions](g)) }, []string{"Format:json"}},
 		{"diff", []string{"v1", "v2", "--format", "markdown"}, func(f *Factory, g *any) *cobra.Command { return newCmdDiff(f, hook[diffOptions](g)) },
 			[]string{"A:v1", "B:v2", "Format:markdown"}},
 		{"effort", []string{"--repo", "r", "--census-only", "--json"}, func(f *Factory, g *any) *cobra.Command { return newCmdEffort(f, hook[effortOptions](g)) },
@@ -143,7 +144,8 @@ func TestEveryCommandParsesItsFlagsThroughRunF(t *testing.T) {
 
 	f, _, _ := testFactory()
 	root := NewRootCmd(f)
-	global := map[string]bool{"help": true}
+	// --jq and --template are read by the root for every command with --json (jsonfilter_test.go)
+	global := map[string]bool{"help": true, "jq": true, "template": true}
 	root.PersistentFlags().VisitAll(func(fl *pflag.Flag) { global[fl.Name] = true })
 	var walk func(*cobra.Command)
 	walk = func(cmd *cobra.Command) {

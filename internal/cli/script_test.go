@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
@@ -49,6 +52,58 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("usage: copydir SRC DST")
 				}
 				ts.Check(copyDir(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+			},
+			// jsonvar FILE KEY VAR sets $VAR to the top-level string KEY of the JSON object in FILE (a
+			// branch name, a commit, a proposal id a later step names).
+			"jsonvar": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: jsonvar FILE KEY VAR")
+				}
+				var obj map[string]any
+				ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &obj))
+				v, ok := obj[args[1]].(string)
+				if !ok {
+					ts.Fatalf("%s: %s is not a string: %v", args[0], args[1], obj[args[1]])
+				}
+				ts.Setenv(args[2], v)
+			},
+			// txtarfile ARCHIVE NAME DST copies the file NAME of another script (testdata/script/ARCHIVE) to
+			// DST, so that two scripts share one copy of a long trace log.
+			"txtarfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: txtarfile ARCHIVE NAME DST")
+				}
+				a, err := txtar.ParseFile(filepath.Join(repoRoot(), "internal", "cli", "testdata", "script", args[0]))
+				ts.Check(err)
+				for _, f := range a.Files {
+					if f.Name == args[1] {
+						dst := ts.MkAbs(args[2])
+						ts.Check(os.MkdirAll(filepath.Dir(dst), 0o755))
+						ts.Check(os.WriteFile(dst, f.Data, 0o644))
+						return
+					}
+				}
+				ts.Fatalf("%s has no file %s", args[0], args[1])
+			},
+			// replace FILE OLD NEW replaces the one occurrence of OLD in FILE (a hand edit).
+			"replace": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 {
+					ts.Fatalf("usage: replace FILE OLD NEW")
+				}
+				data := ts.ReadFile(args[0])
+				if strings.Count(data, args[1]) != 1 {
+					ts.Fatalf("%s holds %q %d times, want once", args[0], args[1], strings.Count(data, args[1]))
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Replace(data, args[1], args[2], 1)), 0o644))
+			},
+			// recipe NAME DST writes a recipe's shell script from docs/nightly.md to DST (nightlyRecipe).
+			"recipe": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: recipe NAME DST")
+				}
+				script, err := nightlyRecipe(args[0])
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(script), 0o755))
 			},
 			// logproposal FILE logs the attempts of a hand-made proposal file as tune propose would, so that
 			// tune apply accepts it (apply writes only proposals the log decided).

@@ -49,7 +49,8 @@ reaches its threshold with probability at most alpha while the version does what
                evidence of harm: it took tasks off the low side, it put none there.
   too early    no test reached its threshold and fewer than watch.min_tasks (default 10) tasks
                moved: it says how many more.
-  holding      no test reached its threshold over at least watch.min_tasks moved tasks.
+  holding      no test reached its threshold over at least watch.min_tasks moved tasks (or
+               the change moves no level at all: only costs changed, nothing to judge).
 The threshold is 1/alpha with alpha split over the tests the change's direction allows (two for
 an upward change: 40 at the default alpha 0.05). The table lists the moved tasks: parent level →
 version level, the test each one is a trial of, and whether it counts against the version.
@@ -78,7 +79,8 @@ threshold, need_more, rejected, note}], moved_tasks [{log, line, meta_timestamp,
 level, test, regressed, event, evidence}], evidence [{log, line, meta_timestamp, task, level,
 note}], config {min_tasks, overkill_bound, min_recurrences, alpha}, active, proposal,
 proposal_path, proposal_new, proposal_note, logs}; need_more and the proposal fields only when
-they apply.`,
+they apply. A test's alt_rate is 0 when its e-value averages over every rate worse than the null
+(the harm tests); its need_more is -1 when the test cannot be made (note says why).`,
 		Example: `  tune watch
   tune watch projects/*/.ldd/trace.log --json | jq -r .verdict
   tune watch --version v0003 .ldd/trace.log`,

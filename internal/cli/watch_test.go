@@ -402,7 +402,7 @@ func TestReportHistoryAccuracy(t *testing.T) {
 func nightlyWatchLog(t *testing.T, after int) string {
 	t.Helper()
 	twostep := string(extractTxtarFile(t, filepath.Join("testdata", "script", "evolve_loop.txtar"), "twostep.log"))
-	twostep = strings.NewReplacer("2026-05-01T", "2026-11-11T", "2026-05-02T", "2026-11-12T", "2026-05-04T", "2026-11-14T", "2026-05-05T", "2026-11-15T").Replace(twostep)
+	twostep = strings.NewReplacer("2026-05-01T", "2026-11-11T", "2026-05-02T", "2026-11-12T", "2026-05-03T", "2026-11-13T", "2026-05-04T", "2026-11-14T", "2026-05-05T", "2026-11-15T").Replace(twostep)
 	path := filepath.Join(t.TempDir(), "trace.log")
 	if err := os.WriteFile(path, []byte(mustRead(t, watchLog(t, after, 0))+twostep), 0o644); err != nil {
 		t.Fatal(err)

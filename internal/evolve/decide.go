@@ -173,6 +173,10 @@ type judge struct {
 	before      []int
 	flagged     []Flagged
 	requireLift bool
+	// excess is the change's estimated excess regression rate, credited by the parity price; tasks the
+	// accumulated population the history credit is computed on.
+	excess float64
+	tasks  []screenTask
 }
 
 // evaluate measures one change against the parent (docs/decisions.md#acceptance). It is kept when the
@@ -229,10 +233,12 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 		why = append(why, "no flagged task leaves L0/L1")
 	}
 	if j.parity.Len() > 0 {
-		ps := PriceParity(j.parity, j.parityBase, &cand, j.budget)
+		credit := lossGain(c, j.excess, parent, j.tasks, nil).Credit
+		ps := PriceParity(j.parity, j.parityBase, &cand, j.budget, j.excess, float64(credit))
 		a.Parity = &ps
 		if ps.OverBudget {
-			why = append(why, fmt.Sprintf("parity price: too-high cost %.3f > budget %.3f", float64(ps.TooHighCost), j.budget))
+			why = append(why, fmt.Sprintf("parity price: net price %.3f (too-high cost %.3f, credit %.3f) > budget %.3f",
+				float64(ps.NetPrice), float64(ps.TooHighCost), float64(ps.Credit+ps.HistoryCredit), j.budget))
 		}
 	}
 	if len(why) == 0 && j.holdout.Len() > 0 {

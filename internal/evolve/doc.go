@@ -1,23 +1,29 @@
 // Package evolve is one evolution step of the level scorer (docs/decisions.md#evolution-step): it reads tasks that
-// traceparse produced, finds the low-side regressions in the window, screens the signals behind them,
-// proposes one weight change, replays the fixture suite under the parent and the candidate, and decides.
+// traceparse produced, finds the low-side regressions, accumulates the evidence across nights and logs,
+// tests every signal with an anytime-valid e-value, weighs +1 and +2 with the stated losses, replays the
+// fixture suite under the parent and the candidate, and decides.
 //
 // Every stage is a pure function that returns its data and its warnings; nothing prints, nothing reads a
-// file. The stages, in order:
+// file. The stages, in order (docs/decisions.md, issue 28):
 //
-//	Windows    last 20 tasks with a level label, per trace log
-//	Eligible   dispatched auto, level L0/L1, closed, final loss known (bump and override-down never)
-//	Evidence   regression_followed=true; a later task with regression_of=<meta timestamp>; a later
-//	           same-area task (files= overlap, else paths named in task/action/layer text) whose final
-//	           loss is above the window median (strict, unknown losses excluded)
-//	Trigger    >= 3 distinct flagged tasks
-//	Screen     per signal the 2x2 table over the closed window tasks, Fisher, Holm, verdict, consistency
-//	Proposal   +1 on the consistent candidate with the highest z, else a bucket edge by one when >= 3
-//	           flagged tasks sit exactly on the upper edge of their bucket, else none
+//	Logs       every labelled task of each trace log, resolved; the window is the last 20 of a log
+//	Eligible   dispatched auto, level L0/L1, closed, final loss known (bump and override-down never),
+//	           still L0/L1 under the active weights, not in the evidence ledger
+//	Evidence   from the task's horizon (the Horizon labelled tasks after it): regression_followed=true;
+//	           a later task with regression_of=<meta timestamp>; same-area (the weak kind) only when the
+//	           first two later same-area tasks, within SameAreaDistance, both failed
+//	Settled    Horizon later labelled tasks, or the log quiet for SettleAfter: only settled tasks after
+//	           the evidence watermark enter the accumulated tables
+//	Trigger    >= 3 flagged tasks in the windows, or a passing signal with >= 3 counted regressions low
+//	Screen     per signal the 2x2 table over the accumulated evidence and its e-value (LogEValue);
+//	           a candidate needs e >= Threshold (Bonferroni over the nine signals at EvidenceAlpha)
+//	Loss rule  +1 and +2 on every candidate, weighed by the regressions avoided (x too_low) against the
+//	           levels raised without need (x too_high) on the history and the parity prompts; the best
+//	           within the drift bound is proposed
 //	Replay     every fixture scored under parent and candidate (detected once, re-weighted)
 //	Decide     accept when the suite loss does not rise, no scenario's loss rises and the motivating
-//	           tasks move up; else +0.5; else revert (then a bucket edge, when the rule allows one)
+//	           tasks move up; else its half when the loss rule expects it to gain; else revert (then a
+//	           bucket edge, when the rule allows one)
 //
-// Detect runs the stages up to the proposal; Step runs them all. The decisions the reference leaves open
-// are documented where they are made (see docs/decisions.md#evolution-step).
+// Detect runs the stages up to the proposal; Step runs them all.
 package evolve

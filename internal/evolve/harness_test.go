@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -50,12 +52,19 @@ func newHarness(t *testing.T) *harness {
 	return &harness{t: t, origin: refWeights(t), suite: suite, holdout: holdout, parity: loadParityT(t)}
 }
 
-// night runs the loop on a window of tasks under the active weights and the ledger.
+// night runs the loop on a window of tasks under the active weights and the ledger, read as a finished
+// history (no clock: every task settled).
 func (h *harness) night(tasks []genhistory.Task, active weights.Weights, used map[string]string) *LoopResult {
+	return h.nightAt(tasks, active, used, time.Time{}, time.Time{})
+}
+
+// nightAt is night with a clock (the night runs an hour after the last task: only tasks Horizon
+// labelled tasks old are settled) and an evidence watermark.
+func (h *harness) nightAt(tasks []genhistory.Task, active weights.Weights, used map[string]string, now, after time.Time) *LoopResult {
 	h.t.Helper()
 	hist := genhistory.Window(&active, tasks)
 	res, err := Loop(LoopInput{Tasks: parseLog(h.t, "night.log", hist.Render()).Tasks, Parent: active, Suite: h.suite,
-		Holdout: h.holdout, Parity: h.parity, Origin: &h.origin, Used: used})
+		Holdout: h.holdout, Parity: h.parity, Origin: &h.origin, Used: used, Now: now, EvidenceAfter: after})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -155,14 +164,16 @@ func TestHarnessPlanted(t *testing.T) {
 		if rate(other, histories) > 0.03 {
 			t.Errorf("%s: another knob above the 3 %% target", msg)
 		}
-		// The target is 70 % (docs/decisions.md#harness). The small in-suite run (60 histories) has a
-		// binomial standard error near 6 points at the 4-flagged rate, so it holds 60 %: a rule change
-		// that costs the planted signal a fifth of its histories fails it, seed noise does not.
+		// A single window acts only on overwhelming evidence since issue 28 (the anytime-valid test at
+		// 2 % over every night; docs/decisions.md#accumulated-evidence): with 4 or 5 flagged tasks beside
+		// about 12 benign eligible ones the e-value sits near the threshold, and the evidence accumulates
+		// over the next nights instead (TestHarnessThirtyNights). The floor holds for 8 flagged: 70 %, 60 %
+		// in the small in-suite run (binomial standard error near 6 points).
 		floor := 0.60
 		if full {
 			floor = 0.70
 		}
-		if rate(planted, histories) < floor {
+		if want >= 8 && rate(planted, histories) < floor {
 			t.Errorf("%s: below %.0f %%", msg, 100*floor)
 		}
 	}
@@ -210,39 +221,66 @@ func sortedKeys(m map[string]int) []string {
 	return keys
 }
 
-// nights plays one sequence: each night adds 6 tasks to the log, the loop runs on the last 20, and an
-// accepted run is applied (new active weights, its supporting tasks in the ledger). It returns the
-// applied changes, the largest drift from the origin in points, and the escalations.
-func (h *harness) nights(s *genhistory.Stream, count int) (applied int, drift weights.Half, escalations int) {
+// sequence is what one played sequence of nights did.
+type sequence struct {
+	applied     int
+	drift       weights.Half
+	escalations int
+	// knobNight is the night the planted knob was first applied (0: never); otherKnob counts applied
+	// changes to any other knob.
+	knobNight int
+	otherKnob int
+}
+
+// nights plays one sequence: each night adds 6 tasks to the log, the loop runs on the whole log with
+// the clock an hour after its last task (tasks settle after Horizon later tasks) and the evidence
+// watermark of the last apply, and an accepted run is applied (new active weights, its supporting
+// tasks in the ledger, the watermark moved to its evidence_through).
+func (h *harness) nights(s *genhistory.Stream, count int) sequence {
+	var out sequence
 	active := h.origin
 	used := map[string]string{}
 	var log []genhistory.Task
+	var after time.Time
 	for night := 1; night <= count; night++ {
 		s.SetWeights(&active)
 		log = append(log, s.Next(6)...)
 		// The whole log, rendered the same way every night (a task keeps its timestamp and so its ledger
-		// key); the loop reads its last 20 labelled tasks.
-		res := h.night(log, active, used)
+		// key).
+		now := genhistory.Window(&active, log).Start.Add(time.Duration(len(log)) * time.Hour)
+		res := h.nightAt(log, active, used, now, after)
 		if res.Outcome == OutcomeEscalated {
-			escalations++
+			out.escalations++
 		}
 		if !changed(res) {
 			continue
 		}
-		applied++
+		out.applied++
 		next := res.Final
 		next.Version = active.Version + 1
 		for _, k := range res.SupportingKeys() {
 			used[k] = weights.VersionName(next.Version)
 		}
+		sigs, edges := changedKnobs(&active, &next)
+		for _, x := range sigs {
+			if x == s.Planted && out.knobNight == 0 {
+				out.knobNight = night
+			} else if x != s.Planted {
+				out.otherKnob++
+			}
+		}
+		out.otherKnob += edges
+		if through, err := time.Parse(time.RFC3339Nano, res.Detection.Accumulated.Through); err == nil {
+			after = through
+		}
 		active = next
 		for i := range active.Signals {
-			if d := active.Signals[i] - h.origin.Signals[i]; d > drift || -d > drift {
-				drift = max(d, -d)
+			if d := active.Signals[i] - h.origin.Signals[i]; d > out.drift || -d > out.drift {
+				out.drift = max(d, -d)
 			}
 		}
 	}
-	return applied, drift, escalations
+	return out
 }
 
 func TestHarnessThirtyNights(t *testing.T) {
@@ -254,35 +292,55 @@ func TestHarnessThirtyNights(t *testing.T) {
 		regimes = genhistory.Regimes()
 	}
 	for _, regime := range regimes {
-		applied, maxDrift := 0, weights.Half(0)
+		applied, changedSeqs, maxDrift := 0, 0, weights.Half(0)
 		for seq := uint64(1); seq <= uint64(seqs); seq++ {
-			a, d, _ := h.nights(genhistory.NewNoise(seed(1000, seq), &h.origin, regime), 30)
-			applied += a
-			maxDrift = max(maxDrift, d)
+			r := h.nights(genhistory.NewNoise(seed(1000, seq), &h.origin, regime), 30)
+			applied += r.applied
+			if r.applied > 0 {
+				changedSeqs++
+			}
+			maxDrift = max(maxDrift, r.drift)
 		}
-		msg := fmt.Sprintf("30 nights on noise (%s): %d sequences, %d applied changes (%.3f per sequence), largest drift %s",
-			regime, seqs, applied, rate(applied, seqs), maxDrift)
-		if full {
-			t.Log(msg)
-		}
-		if rate(applied, seqs) > 1.0/16 {
-			t.Errorf("%s: above the target of one applied change per 16 sequences", msg)
+		lo, hi := stats.Wilson(changedSeqs, seqs, 0.95)
+		msg := fmt.Sprintf("30 nights on noise (%s): %d sequences, %d with an applied change (%.1f%%, 95%% CI %.1f–%.1f%%), %d applied changes, largest drift %s",
+			regime, seqs, changedSeqs, 100*rate(changedSeqs, seqs), 100*lo, 100*hi, applied, maxDrift)
+		t.Log(msg)
+		// Target (issue 28): at most 2 % of 30-night noise sequences end with an applied change. The
+		// in-suite run is small; it fails when the lower 95 % limit is above the target.
+		if lo > 0.02 {
+			t.Errorf("%s: above the 2 %% target", msg)
 		}
 	}
 
-	plantedApplied, plantedDrift, escalations := 0, weights.Half(0), 0
+	var firstNights []int
+	plantedSeqs, other, escalations, plantedDrift := 0, 0, 0, weights.Half(0)
 	for seq := uint64(1); seq <= uint64(seqs); seq++ {
-		a, d, e := h.nights(genhistory.NewPlanted(seed(2000, seq), &h.origin), 30)
-		plantedApplied += a
-		plantedDrift = max(plantedDrift, d)
-		escalations += e
+		r := h.nights(genhistory.NewPlanted(seed(2000, seq), &h.origin), 30)
+		plantedDrift = max(plantedDrift, r.drift)
+		escalations += r.escalations
+		other += r.otherKnob
+		if r.knobNight > 0 {
+			plantedSeqs++
+			firstNights = append(firstNights, r.knobNight)
+		}
 	}
-	msg := fmt.Sprintf("30 nights planted: %d sequences, %d applied changes, largest drift %s points, %d escalations",
-		seqs, plantedApplied, plantedDrift, escalations)
-	if full {
-		t.Log(msg)
+	sort.Ints(firstNights)
+	median := 0
+	if len(firstNights) > 0 {
+		median = firstNights[len(firstNights)/2]
 	}
+	lo, hi := stats.Wilson(plantedSeqs, seqs, 0.95)
+	msg := fmt.Sprintf("30 nights planted (carriers regress 60 %%, others 4 %%): %d sequences, planted knob applied in %d (%.1f%%, 95%% CI %.1f–%.1f%%), median first night %d, other knobs changed %d times, largest drift %s points, %d escalations",
+		seqs, plantedSeqs, 100*rate(plantedSeqs, seqs), 100*lo, 100*hi, median, other, plantedDrift, escalations)
+	t.Log(msg)
 	if plantedDrift > weights.Whole(DriftBound) {
 		t.Errorf("%s: a weight drifted beyond %d points without escalating", msg, DriftBound)
+	}
+	// The issue's target on its own population is 80 % (measured by the live harness, internal/app
+	// live_test.go). This older population plants a knob in a quarter of the eligible tasks only, and
+	// measured 37.5 % [26.7, 49.7] on 64 sequences at issue 28 (docs/decisions.md#accumulated-evidence):
+	// the floor catches a rule change that makes the accumulation weaker than that.
+	if hi < 0.3 {
+		t.Errorf("%s: weaker than the accumulation measured at issue 28", msg)
 	}
 }

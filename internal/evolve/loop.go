@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -11,7 +12,7 @@ import (
 
 // Loop outcomes.
 const (
-	OutcomeConverged = "converged" // fewer than 3 unresolved flagged tasks remain after accepted steps
+	OutcomeConverged = "converged" // fewer than 3 unresolved flagged tasks remain in the windows after accepted steps
 	OutcomeStalled   = "stalled"   // StallBound consecutive steps made no progress and nothing kept lifts a flagged task
 	// OutcomePartial: kept steps lifted flagged tasks out of L0/L1, then StallBound consecutive steps found
 	// no further change the rules allow (suite, parity price, holdout veto) for the tasks still low.
@@ -63,6 +64,9 @@ type LoopInput struct {
 	Parity *Parity
 	Origin *weights.Weights
 	Used   map[string]string
+	// Now and EvidenceAfter mean what they mean in DetectInput.
+	Now           time.Time
+	EvidenceAfter time.Time
 }
 
 // LoopStep is one step of the loop with its progress witness.
@@ -159,7 +163,7 @@ func loop(in LoopInput) (*LoopResult, error) {
 		return nil, fmt.Errorf("evolve: the fixture suite is empty; a step needs scenarios to measure on")
 	}
 	parent := in.Parent
-	first := Detect(DetectInput{Tasks: in.Tasks,
+	first := Detect(DetectInput{Tasks: in.Tasks, Now: in.Now, EvidenceAfter: in.EvidenceAfter, Origin: in.Origin, Parity: in.Parity,
 		Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	res := &LoopResult{Config: cfg, Detection: first, Steps: []LoopStep{}, Accepted: []int{}, Resolved: []string{},
 		Parent: parent, Final: parent}
@@ -173,10 +177,10 @@ func loop(in LoopInput) (*LoopResult, error) {
 	for n := 1; ; n++ {
 		det := first.withResolved(resolved)
 		unresolved := det.Flagged
-		if len(unresolved) < TriggerThreshold {
+		if !det.Triggered {
 			res.Outcome = OutcomeConverged
-			res.Reason = fmt.Sprintf("%d accepted step(s) lifted %d flagged task(s) out of the low side; %d remain, fewer than %d",
-				len(res.Accepted), len(res.Resolved), len(unresolved), TriggerThreshold)
+			res.Reason = fmt.Sprintf("%d accepted step(s) lifted %d flagged task(s) out of the low side; %d remain in the windows, fewer than %d, and no passing signal has %d still low",
+				len(res.Accepted), len(res.Resolved), windowFlagged(unresolved), TriggerThreshold, TriggerThreshold)
 			return res, nil
 		}
 		if n > cfg.MaxSteps {

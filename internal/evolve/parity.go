@@ -99,10 +99,22 @@ type ParityShift struct {
 	Down       [weights.NumLevels]int `json:"down_from"`
 	LevelsUp   int                    `json:"levels_up"`
 	LevelsDown int                    `json:"levels_down"`
-	// TooHighCost is levels_up × cost.too_high / prompts; Budget the most a change may add.
-	TooHighCost Num  `json:"too_high_cost"`
-	Budget      Num  `json:"budget"`
-	OverBudget  bool `json:"over_budget"`
+	// TooHighCost is levels_up × cost.too_high / prompts, before any credit.
+	TooHighCost Num `json:"too_high_cost"`
+	// Lifted counts the prompts the candidate moves from L0/L1 to L2 or higher; Credit is the regressions
+	// that is expected to avoid (Lifted × the change's estimated excess rate) × cost.too_low / prompts.
+	// NetPrice is the price of the levels raised on prompts that did not need them (every level up, less
+	// the lifted prompts' expected need) × cost.too_high / prompts, minus Credit: the parity price with
+	// the regressions avoided credited (docs/decisions.md#parity-price). Budget bounds NetPrice.
+	Lifted int `json:"lifted"`
+	Credit Num `json:"credit"`
+	// HistoryCredit is the regressions the change is expected to avoid on the history's tasks, per task,
+	// × cost.too_low (the loss rule's credit, docs/decisions.md#parity-price): the levels a change raises
+	// on the prompts are paid for by the regressions it avoids where the evidence came from.
+	HistoryCredit Num  `json:"history_credit"`
+	NetPrice      Num  `json:"net_price"`
+	Budget        Num  `json:"budget"`
+	OverBudget    bool `json:"over_budget"`
 }
 
 // String is a one-line summary: "3 of 255 prompts change level (up 3: L1→ 3; down 0), too-high cost 0.012 ≤ 0.050".
@@ -114,8 +126,9 @@ func (s ParityShift) String() string {
 	if s.OverBudget {
 		cmp = ">"
 	}
-	return fmt.Sprintf("%d of %d parity prompts change level (up %d, down %d), too-high cost %.3f %s budget %.3f",
-		s.Changed, s.Prompts, sum(s.Up[:]), sum(s.Down[:]), float64(s.TooHighCost), cmp, float64(s.Budget))
+	return fmt.Sprintf("%d of %d parity prompts change level (up %d, down %d), too-high cost %.3f, credit %.3f for %d lifted out of L0/L1 and %.3f for the history's regressions avoided, net price %.3f %s budget %.3f",
+		s.Changed, s.Prompts, sum(s.Up[:]), sum(s.Down[:]), float64(s.TooHighCost), float64(s.Credit), s.Lifted,
+		float64(s.HistoryCredit), float64(s.NetPrice), cmp, float64(s.Budget))
 }
 
 func sum(xs []int) int {
@@ -126,12 +139,15 @@ func sum(xs []int) int {
 	return n
 }
 
-// PriceParity replays the parity prompts under parent and candidate (docs/decisions.md#parity-price).
-func PriceParity(p *Parity, parent, cand *weights.Weights, budget float64) ParityShift {
+// PriceParity replays the parity prompts under parent and candidate (docs/decisions.md#parity-price);
+// excess is the change's estimated excess regression rate, credited on every prompt it lifts out of
+// L0/L1, and historyCredit the regressions it is expected to avoid on the history, per task, × too_low.
+func PriceParity(p *Parity, parent, cand *weights.Weights, budget, excess, historyCredit float64) ParityShift {
 	out := ParityShift{Prompts: p.Len(), Budget: Num(budget)}
 	if p.Len() == 0 {
 		return out
 	}
+	var avoided, extra float64
 	for i := range p.Detections {
 		d := &p.Detections[i]
 		_, _, before, _ := d.Levels(parent)
@@ -141,13 +157,24 @@ func PriceParity(p *Parity, parent, cand *weights.Weights, budget float64) Parit
 			out.Changed++
 			out.Up[before]++
 			out.LevelsUp += int(after - before)
+			need := 0.0
+			if before <= weights.L1 && after >= weights.L2 {
+				need = excess
+				out.Lifted++
+			}
+			avoided += need
+			extra += float64(after-before) * (1 - need)
 		case after < before:
 			out.Changed++
 			out.Down[before]++
 			out.LevelsDown += int(before - after)
 		}
 	}
-	out.TooHighCost = Num(float64(out.LevelsUp*cand.Cost.TooHigh) / float64(out.Prompts))
-	out.OverBudget = float64(out.TooHighCost) > budget+1e-12
+	n := float64(out.Prompts)
+	out.TooHighCost = Num(float64(out.LevelsUp*cand.Cost.TooHigh) / n)
+	out.Credit = Num(avoided * float64(cand.Cost.TooLow) / n)
+	out.HistoryCredit = Num(historyCredit)
+	out.NetPrice = Num(extra*float64(cand.Cost.TooHigh)/n) - out.Credit - out.HistoryCredit
+	out.OverBudget = float64(out.NetPrice) > budget+1e-12
 	return out
 }

@@ -42,7 +42,7 @@ func TestParityPrices(t *testing.T) {
 		{weights.ContractRuleHit, 2, 0.067, true},
 	} {
 		cand := Change{Kind: weights.ChangeSignal, Signal: c.s, Delta: weights.Whole(c.d)}.Apply(w)
-		got := PriceParity(p, &w, &cand, DefaultParityBudget)
+		got := PriceParity(p, &w, &cand, DefaultParityBudget, 0, 0)
 		if diff := float64(got.TooHighCost) - c.cost; diff > 0.0005 || diff < -0.0005 || got.OverBudget != c.over || got.LevelsDown != 0 {
 			t.Errorf("%s +%d: %s, want cost %.3f over %v", c.s, c.d, got, c.cost, c.over)
 		}

@@ -1,16 +1,14 @@
 package evolve
 
 import (
-	"math"
-	"sort"
-
 	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// ScreenRow is the 2×2 screen of one signal over the eligible tasks of the window (auto, L0/L1, closed,
-// still L0/L1 under the active weights, not in the evidence ledger): A present & flagged, B present & not
-// flagged, C absent & flagged, D absent & not flagged (docs/decisions.md#screen).
+// ScreenRow is one signal's 2×2 table over the accumulated evidence: the settled eligible tasks of every
+// log read (auto, L0/L1 under the active weights, closed, not in the evidence ledger, after the evidence
+// watermark). A present & flagged, B present & not flagged, C absent & flagged, D absent & not flagged
+// (docs/decisions.md#accumulated-evidence).
 type ScreenRow struct {
 	Signal string `json:"signal"`
 	A      int    `json:"a"`
@@ -20,57 +18,70 @@ type ScreenRow struct {
 	// RateFlagged is a/(a+b): how often a task with the signal was flagged; RateOther c/(c+d).
 	RateFlagged Num `json:"rate_with"`
 	RateOther   Num `json:"rate_without"`
-	// Effect is the prevalence difference a/(a+c) − b/(b+d): how much more common the signal is among
-	// the flagged tasks than among the other eligible tasks (null without other eligible tasks).
+	// Effect is the prevalence difference a/(a+c) − b/(b+d), descriptive.
 	Effect Num `json:"effect"`
 	Phi    Num `json:"phi"`
 	LogOR  Num `json:"log_odds"`
 	SE     Num `json:"se"`
 	Z      Num `json:"z"`
-	P      Num `json:"fisher_p"`
-	// HolmP is the Holm-adjusted p over the nine signals; it binds: a candidate needs HolmP ≤ Alpha.
+	// P, HolmP and MinP are the one-sided Fisher p, its Holm adjustment over the nine signals and the
+	// smallest p the margins allow: descriptive since issue 28; the e-value decides.
+	P     Num `json:"fisher_p"`
 	HolmP Num `json:"holm_p"`
 	MinP  Num `json:"min_p"`
-	// Consistent: fired in every flagged task (with more than three flagged: in at least three and in at
-	// least two thirds of them).
+	// EValue is the anytime-valid evidence that carriers regress more often than the other eligible
+	// tasks (LogEValue); a candidate needs EValue ≥ Threshold. MoreNeeded is how many more regressions
+	// carrying the signal would make it pass (0 when it passes, -1 when more than MaxMoreNeeded).
+	EValue     Num `json:"e_value"`
+	Threshold  Num `json:"threshold"`
+	MoreNeeded int `json:"more_needed"`
+	// Excess is the estimated excess regression rate of carriers (Excess), what the loss rule credits.
+	Excess Num `json:"excess"`
+	// Consistent: fired in every flagged task counted (with more than three: in at least three and in at
+	// least two thirds of them). Descriptive since issue 28.
 	Consistent bool   `json:"consistent"`
 	Verdict    string `json:"verdict"`
-	// Confidence is "strong" for a candidate (it passed Holm), "underpowered" when no count could pass
-	// Holm's first threshold, "" otherwise.
+	// Confidence is "strong" for a candidate, "underpowered" when even the most extreme table with these
+	// margins could not pass, "" otherwise.
 	Confidence string `json:"confidence,omitempty"`
 	// TiedWith names the other candidates whose table is identical (verdict "indistinguishable").
 	TiedWith []string `json:"tied_with,omitempty"`
 }
 
 // ScreenPopulation is the population the screen compared, for the explanations.
-const ScreenPopulation = "flagged vs the other eligible tasks (auto, L0/L1 under the active weights, closed, not in the evidence ledger)"
+const ScreenPopulation = "accumulated evidence: flagged vs the other settled eligible tasks of every log read (auto, L0/L1 under the active weights, closed, not in the evidence ledger, after the evidence watermark)"
 
 // ScreenCorrection names the family-wise control, for the explanations.
-const ScreenCorrection = "Holm over the 9 signals, binding; one screen per run, every candidate the loop tries is a member of that family"
+const ScreenCorrection = "anytime-valid e-values, Bonferroni over the 9 signals: a candidate needs e ≥ 9/0.02 = 450; every night's look, every log and every signal together keep the chance that noise ever passes at most 2 %"
 
-// screenTask is one eligible window task as the screen sees it.
+// screenTask is one task of the accumulated population as the screen and the loss rule see it.
 type screenTask struct {
 	fired   [weights.NumSignals]bool
+	sigs    []weights.Signal
 	flagged bool
-	key     string // taskKey of the task
+	// eligible tasks enter the tables; the others (auto, closed, L2+ under the active weights) only
+	// count for the loss rule's extra levels.
+	eligible bool
+	key      string // taskKey of the task
 }
 
-// Screen builds the per-signal rows in signal table order (docs/decisions.md#screen).
+// Screen builds the per-signal rows in signal table order (docs/decisions.md#accumulated-evidence).
 //
 // The population is the eligible tasks only: the negative signals (explicit-bugfix, single-file) are what
-// put a task at L0/L1, so over every closed task they go with being flagged by construction. Verdicts
-// (docs/decisions.md#screen):
-// "no-signal" when the signal never fired in a flagged task or goes with fewer flags than without it
-// (log-odds ≤ 0); "underpowered" when even the most extreme table with these margins could not pass
-// Holm's first threshold Alpha/9; "candidate" when the Holm-adjusted one-sided Fisher p is at most Alpha
-// and the prevalence difference is at least MinEffect; "small-effect" when only the effect is missing;
-// "no-signal" otherwise. Consistent candidates with identical tables are "indistinguishable".
+// put a task at L0/L1, so over every closed task they go with being flagged by construction, and L2+
+// tasks regress at a rate their level changed (docs/decisions.md#anytime-valid-test). Verdicts: "candidate" when
+// the carriers were flagged more often and the e-value reaches Threshold; "underpowered" when even every
+// carrier flagged and no other task would not reach it; "no-signal" otherwise. Candidates with identical
+// tables are "indistinguishable".
 func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 	rows := make([]ScreenRow, weights.NumSignals)
 	ps := make([]float64, weights.NumSignals)
 	for s := range rows {
 		var a, b, c, d int
 		for _, t := range tasks {
+			if !t.eligible {
+				continue
+			}
 			switch {
 			case t.fired[s] && t.flagged:
 				a++
@@ -83,27 +94,25 @@ func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 			}
 		}
 		sc := stats.Screen(a, b, c, d, Alpha, Confidence)
-		effect := stats.PrevalenceDiff(a, b, c, d)
 		rows[s] = ScreenRow{Signal: weights.Signal(s).String(), A: a, B: b, C: c, D: d,
-			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(effect), Phi: Num(sc.Phi),
-			LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),
-			Consistent: consistent(a, nFlagged)}
+			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(stats.PrevalenceDiff(a, b, c, d)),
+			Phi: Num(sc.Phi), LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),
+			EValue: Num(EValue(a, b, c, d)), Threshold: Num(Threshold), MoreNeeded: MoreNeeded(a, b, c, d),
+			Excess: Num(Excess(a, b, c, d)), Consistent: consistent(a, nFlagged)}
 		ps[s] = sc.P
 	}
 	holm := stats.Holm(ps)
-	m := float64(weights.NumSignals)
 	for s := range rows {
 		r := &rows[s]
 		r.HolmP = Num(holm[s])
+		higher := r.A*(r.C+r.D) > r.C*(r.A+r.B)
 		switch {
-		case r.A == 0 || !(float64(r.LogOR) > 0):
+		case r.A == 0:
 			r.Verdict = VerdictNoSignal
-		case !(float64(r.MinP)*m <= Alpha):
+		case !Passes(r.A+r.B, 0, 0, r.C+r.D):
 			r.Verdict, r.Confidence = VerdictUnderpowered, "underpowered"
-		case float64(r.HolmP) <= Alpha && float64(r.Effect) >= MinEffect:
+		case higher && Passes(r.A, r.B, r.C, r.D):
 			r.Verdict, r.Confidence = VerdictCandidate, "strong"
-		case float64(r.HolmP) <= Alpha:
-			r.Verdict = VerdictSmallEffect
 		default:
 			r.Verdict = VerdictNoSignal
 		}
@@ -112,15 +121,15 @@ func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 	return rows
 }
 
-// markTies turns consistent candidates whose 2×2 tables are identical into "indistinguishable": the
+// markTies turns candidates whose 2×2 tables are identical into "indistinguishable": the
 // window cannot say which of them is the signal, and a name order is no reason to pick one.
 func markTies(rows []ScreenRow) {
 	for i := range rows {
-		if rows[i].Verdict != VerdictCandidate || !rows[i].Consistent {
+		if rows[i].Verdict != VerdictCandidate {
 			continue
 		}
 		for j := range rows {
-			if i == j || (rows[j].Verdict != VerdictCandidate && rows[j].Verdict != VerdictTied) || !rows[j].Consistent {
+			if i == j || (rows[j].Verdict != VerdictCandidate && rows[j].Verdict != VerdictTied) {
 				continue
 			}
 			ri, rj := rows[i], rows[j]
@@ -136,11 +145,11 @@ func markTies(rows []ScreenRow) {
 	}
 }
 
-// Tied returns the names of the consistent signals that are indistinguishable, in table order.
+// Tied returns the names of the signals that are indistinguishable, in table order.
 func Tied(rows []ScreenRow) []string {
 	var out []string
 	for _, r := range rows {
-		if r.Verdict == VerdictTied && r.Consistent {
+		if r.Verdict == VerdictTied {
 			out = append(out, r.Signal)
 		}
 	}
@@ -171,51 +180,6 @@ func preference(s weights.Signal) int {
 		return 2
 	}
 	return 3
-}
-
-// pickSignal takes the consistent candidate with the highest z. Candidates with identical tables never
-// get here (they are "indistinguishable"); equal z with different tables prefers the upward-biasing
-// change — the +1 that lifts more flagged tasks a whole level under the parent weights — then the
-// preference order, then the name. Changes in exclude are skipped (the loop passes the ones it tried).
-func pickSignal(rows []ScreenRow, flagged []Flagged, parent *weights.Weights, exclude []Change) (weights.Signal, bool) {
-	type cand struct {
-		s    weights.Signal
-		z    float64
-		lift int
-	}
-	var cands []cand
-	for s, r := range rows {
-		sig := weights.Signal(s)
-		if r.Verdict != VerdictCandidate || !r.Consistent || excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}) {
-			continue
-		}
-		change := Change{Kind: weights.ChangeSignal, Signal: sig, Delta: weights.Whole(1)}
-		cw := change.Apply(*parent)
-		lift := 0
-		for _, f := range flagged {
-			if cw.Level(cw.Score(f.Fired)) > parent.Level(parent.Score(f.Fired)) {
-				lift++
-			}
-		}
-		cands = append(cands, cand{sig, float64(r.Z), lift})
-	}
-	if len(cands) == 0 {
-		return 0, false
-	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		a, b := cands[i], cands[j]
-		if math.Abs(a.z-b.z) > 1e-9 {
-			return a.z > b.z
-		}
-		if a.lift != b.lift {
-			return a.lift > b.lift
-		}
-		if preference(a.s) != preference(b.s) {
-			return preference(a.s) < preference(b.s)
-		}
-		return a.s.String() < b.s.String()
-	})
-	return cands[0].s, true
 }
 
 // excluded matches a change by its knob (signal or edge), whatever the delta.

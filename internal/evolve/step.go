@@ -5,20 +5,30 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// Detection is the result of the detect stages: window → flagged → trigger → screen → proposal.
+// Detection is the result of the detect stages: logs → flagged → accumulated evidence → trigger →
+// screen → loss rule → proposal.
 type Detection struct {
 	Window Window `json:"window"`
 	// Median is the window median final loss when exactly one log was read (each log has its own, in
 	// Window.Logs); nil otherwise or when no loss is known.
-	Median    *Num        `json:"median_loss_final"`
+	Median *Num `json:"median_loss_final"`
+	// Flagged are the flagged tasks of the windows and of the accumulated evidence (see InWindow and
+	// Counted).
 	Flagged   []Flagged   `json:"flagged"`
 	Triggered bool        `json:"triggered"`
 	Screen    []ScreenRow `json:"screen"`
+	// Accumulated summarises the population the screen counted (docs/decisions.md#accumulated-evidence).
+	Accumulated Accumulated `json:"accumulated"`
+	// Gains are the changes the loss rule weighed with a positive expected gain, best first (the
+	// proposal is the first within the drift bound); Beyond those the drift bound forbids.
+	Gains  []Gain `json:"loss_rule"`
+	Beyond []Gain `json:"beyond_drift,omitempty"`
 	// Proposal is the first change to try, nil when there is none.
 	Proposal *Change `json:"proposal"`
 	// Reason says why there is no proposal (or names the rule that produced it).
@@ -27,24 +37,42 @@ type Detection struct {
 	// EdgeTasks is how many flagged tasks sit exactly on the upper edge of their bucket (the edge the
 	// bucket rule would move).
 	EdgeTasks int `json:"edge_tasks"`
-	// Population and Correction say what the screen compared and how it corrected for multiplicity;
-	// MinEffect is the smallest prevalence difference a candidate needs.
-	Population string  `json:"population"`
-	Correction string  `json:"correction"`
-	MinEffect  float64 `json:"min_effect"`
+	// Population and Correction say what the screen compared and how it controls error.
+	Population string `json:"population"`
+	Correction string `json:"correction"`
 	// Used lists the window tasks the evidence ledger names: left out of flagging, trigger and screen.
 	Used []UsedTask `json:"ledger_used"`
 
-	// screenTasks are the closed window tasks the screen counted, kept so that a loop can screen again
-	// once some flagged tasks are resolved.
+	// screenTasks are the accumulated population (eligible or not), kept so that a loop can weigh
+	// changes again once some flagged tasks are resolved.
 	screenTasks []screenTask
 }
 
+// Accumulated is the population of the accumulated evidence (docs/decisions.md#accumulated-evidence).
+type Accumulated struct {
+	// Horizon is how many later labelled tasks settle a task; SettleAfter how old a log's last task must
+	// be for all of its tasks to settle.
+	Horizon     int    `json:"horizon"`
+	SettleAfter string `json:"settle_after"`
+	// Eligible counts the settled eligible tasks the tables hold, Flagged the flagged ones among them;
+	// Pending the eligible tasks not settled yet; BeforeWatermark the eligible tasks at or before the
+	// watermark (evidence an applied change already spent); Tasks every auto closed settled task after
+	// the watermark the loss rule weighs (at any level).
+	Eligible        int `json:"eligible"`
+	Flagged         int `json:"flagged"`
+	Pending         int `json:"pending"`
+	BeforeWatermark int `json:"before_watermark"`
+	Tasks           int `json:"tasks"`
+	// Watermark is the evidence_through of the last applied proposal ("" when none); Through the meta
+	// time of the last settled task counted, what a proposal made from this evidence records.
+	Watermark string `json:"evidence_after,omitempty"`
+	Through   string `json:"evidence_through,omitempty"`
+}
+
 // withResolved is the detection as a later loop step sees it: the resolved flagged tasks (by taskKey)
-// are left out of the flagged list and the trigger, and consistency is judged on the tasks that are still
-// on the low side. The screen's statistics are NOT recomputed: a run has one family of tests, the nine
-// signals of its first screen, and every candidate any step tries is tested in it under Holm
-// (docs/decisions.md#screen). The proposal is left for Step to derive.
+// are left out of the flagged list and the trigger. The tables and their e-values are NOT recomputed:
+// a run tests once, and every candidate any step tries is a member of that family
+// (docs/decisions.md#accumulated-evidence). The proposal is left for Step to derive.
 func (d *Detection) withResolved(resolved map[string]bool) *Detection {
 	out := *d
 	out.Flagged = make([]Flagged, 0, len(d.Flagged))
@@ -53,19 +81,66 @@ func (d *Detection) withResolved(resolved map[string]bool) *Detection {
 			out.Flagged = append(out.Flagged, f)
 		}
 	}
-	out.Triggered = len(out.Flagged) >= TriggerThreshold
 	out.Screen = make([]ScreenRow, len(d.Screen))
 	for s, r := range d.Screen {
 		a := 0
 		for _, f := range out.Flagged {
-			if slices.Contains(f.Fired, weights.Signal(s)) {
+			if f.Counted && slices.Contains(f.Fired, weights.Signal(s)) {
 				a++
 			}
 		}
-		r.Consistent = consistent(a, len(out.Flagged))
+		r.Consistent = consistent(a, countedFlagged(out.Flagged))
 		out.Screen[s] = r
 	}
+	out.Triggered = triggered(out.Flagged, out.Screen)
 	return &out
+}
+
+// triggered is the reason to look (docs/decisions.md#accumulated-evidence): at least TriggerThreshold
+// low-side regressions in the windows (the seed's trigger), or a signal whose accumulated evidence
+// passes with at least TriggerThreshold of its counted flagged carriers still low. Looks are free
+// under the anytime-valid test, so the second reason costs no error; without it a project whose
+// regressions are spread thinner than 3 in 20 tasks would never look at evidence that has long passed.
+func triggered(flagged []Flagged, screen []ScreenRow) bool {
+	if windowFlagged(flagged) >= TriggerThreshold {
+		return true
+	}
+	for s, r := range screen {
+		if r.Verdict != VerdictCandidate && r.Verdict != VerdictTied {
+			continue
+		}
+		n := 0
+		for _, f := range flagged {
+			if f.Counted && slices.Contains(f.Fired, weights.Signal(s)) {
+				n++
+			}
+		}
+		if n >= TriggerThreshold {
+			return true
+		}
+	}
+	return false
+}
+
+// windowFlagged counts the flagged tasks in a window: the trigger.
+func windowFlagged(fs []Flagged) int {
+	n := 0
+	for _, f := range fs {
+		if f.InWindow {
+			n++
+		}
+	}
+	return n
+}
+
+func countedFlagged(fs []Flagged) int {
+	n := 0
+	for _, f := range fs {
+		if f.Counted {
+			n++
+		}
+	}
+	return n
 }
 
 // DetectInput is what Detect needs.
@@ -75,117 +150,180 @@ type DetectInput struct {
 	Resolver Resolver
 	// Exclude lists changes not to propose (a loop passes the ones it already tried).
 	Exclude []Change
+	// Now is the clock that settles the tasks of a quiet log (SettleAfter); zero reads every log as
+	// ended (a finished history).
+	Now time.Time
+	// EvidenceAfter is the evidence watermark: the evidence_through of the last applied proposal. Tasks
+	// at or before it were spent and never count again (zero: none).
+	EvidenceAfter time.Time
+	// Origin and Parity, when given, make the proposal respect the drift bound and weigh the parity
+	// prompts (Step passes them).
+	Origin *weights.Weights
+	Parity *Parity
 }
 
 // Detect runs the stages up to the proposal. It needs Resolver.Active.
 func Detect(in DetectInput) *Detection {
 	r := in.Resolver
-	wins, warns := buildWindows(in.Tasks, &r)
+	logs, warns := buildLogs(in.Tasks, &r, in.Now)
 	det := &Detection{Warnings: warns, Flagged: []Flagged{}, Used: []UsedTask{}, Population: ScreenPopulation,
-		Correction: ScreenCorrection, MinEffect: MinEffect}
-	var medians []*Num
-	det.Window, medians = summarise(wins, labelledCount(in.Tasks))
-	if len(wins) == 1 {
-		det.Median = medians[0]
+		Correction: ScreenCorrection, Gains: []Gain{},
+		Accumulated: Accumulated{Horizon: Horizon, SettleAfter: SettleAfter.String()}}
+	if !in.EvidenceAfter.IsZero() {
+		det.Accumulated.Watermark = in.EvidenceAfter.UTC().Format(time.RFC3339Nano)
 	}
-	var screenTasks []screenTask
-	for i, win := range wins {
-		findEvidence(win, medians[i])
-		for _, wt := range win {
-			if len(wt.evidence) > 0 {
-				det.Flagged = append(det.Flagged, wt.flagged())
-			}
-			if wt.usedBy != "" {
+	det.Window = summarise(logs, labelledCount(in.Tasks))
+	if len(det.Window.Logs) == 1 {
+		det.Median = det.Window.Logs[0].Median
+	}
+	var through time.Time
+	for li := range logs {
+		lt := &logs[li]
+		findEvidence(lt.all)
+		windowStart := len(lt.all) - len(lt.window)
+		for i, wt := range lt.all {
+			inWindow := i >= windowStart
+			if inWindow && wt.usedBy != "" {
 				det.Used = append(det.Used, UsedTask{Key: wt.key, MetaTimestamp: wt.t.MetaTimestamp, Title: wt.t.Title,
 					Source: wt.t.Source, Line: wt.t.Line, By: wt.usedBy})
 			}
-			if wt.eligible {
-				st := screenTask{flagged: len(wt.evidence) > 0, key: taskKey(wt.t.Source, wt.t.Line)}
+			spent := !in.EvidenceAfter.IsZero() && !wt.t.MetaTime.After(in.EvidenceAfter)
+			counted := false
+			switch {
+			case !wt.eligible && !(isAuto(wt.t.Dispatch) && wt.closed && wt.usedBy == "" && !spent && lt.settled(i)):
+			case wt.eligible && spent:
+				det.Accumulated.BeforeWatermark++
+			case wt.eligible && !lt.settled(i):
+				det.Accumulated.Pending++
+			default:
+				// Settled, after the watermark, not ledgered: eligible tasks enter the tables, the others
+				// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.
+				st := screenTask{flagged: wt.eligible && len(wt.evidence) > 0, eligible: wt.eligible,
+					key: taskKey(wt.t.Source, wt.t.Line), sigs: wt.fired}
 				for _, s := range wt.fired {
 					st.fired[s] = true
 				}
-				screenTasks = append(screenTasks, st)
+				det.screenTasks = append(det.screenTasks, st)
+				det.Accumulated.Tasks++
+				if wt.eligible {
+					det.Accumulated.Eligible++
+					counted = true
+					if wt.t.MetaTime.After(through) {
+						through = wt.t.MetaTime
+					}
+				}
+			}
+			if len(wt.evidence) > 0 && (inWindow || counted) {
+				f := wt.flagged()
+				f.InWindow, f.Counted = inWindow, counted
+				det.Flagged = append(det.Flagged, f)
+				if counted {
+					det.Accumulated.Flagged++
+				}
 			}
 		}
 	}
-	det.Triggered = len(det.Flagged) >= TriggerThreshold
-	det.screenTasks = screenTasks
-	det.Screen = Screen(screenTasks, len(det.Flagged))
-	det.Proposal, det.EdgeTasks, det.Reason = propose(det, r.Active, in.Exclude, false)
+	if !through.IsZero() {
+		det.Accumulated.Through = through.UTC().Format(time.RFC3339Nano)
+	}
+	det.Screen = Screen(det.screenTasks, countedFlagged(det.Flagged))
+	det.Triggered = triggered(det.Flagged, det.Screen)
+	det.Proposal, det.EdgeTasks, det.Reason = propose(det, r.Active, in.Origin, in.Parity, in.Exclude, false)
 	return det
 }
 
-// propose applies rule 7 (docs/decisions.md#evolution-step). signalReverted is true when the signal change was measured and reverted,
-// which opens the bucket rule even when a consistent signal exists.
-func propose(det *Detection, parent *weights.Weights, exclude []Change, signalReverted bool) (*Change, int, string) {
+// propose applies the loss rule (docs/decisions.md#loss-rule): among +1 and +2 on every candidate signal
+// it takes the change with the largest expected gain within the drift bound. signalReverted is true when
+// that change was measured and reverted, which opens the bucket rule: an edge with TriggerThreshold or
+// more flagged tasks on it, when moving it has a positive expected gain. Without a candidate signal no
+// edge moves either: the bucket rule spends the evidence a signal's test established.
+func propose(det *Detection, parent, origin *weights.Weights, parity *Parity, exclude []Change, signalReverted bool) (*Change, int, string) {
 	if !det.Triggered {
-		return nil, 0, fmt.Sprintf("no trigger: %d low-side regression(s) in the window, %d needed", len(det.Flagged), TriggerThreshold)
+		return nil, 0, fmt.Sprintf("no trigger: %d low-side regression(s) in the window, %d needed, and no signal's accumulated evidence passes with %d of its regressions still low",
+			windowFlagged(det.Flagged), TriggerThreshold, TriggerThreshold)
 	}
 	if tied := Tied(det.Screen); len(tied) > 0 {
-		return nil, 0, fmt.Sprintf("no proposal: indistinguishable %s — their 2×2 tables over the eligible tasks are identical, so the window cannot say which one is the signal",
+		return nil, 0, fmt.Sprintf("no proposal: indistinguishable %s — their 2×2 tables over the accumulated evidence are identical, so the evidence cannot say which one is the signal",
 			strings.Join(tied, ", "))
 	}
+	ranked, beyond := rankChanges(det.Screen, det.screenTasks, parent, origin, parity, exclude)
 	if !signalReverted {
-		if s, ok := pickSignal(det.Screen, det.Flagged, parent, exclude); ok {
-			c := Change{Kind: weights.ChangeSignal, Signal: s, Delta: weights.Whole(1)}
-			return &c, 0, fmt.Sprintf("%s is the consistent candidate with the highest z", s)
+		det.Gains, det.Beyond = ranked, beyond
+		if ranked == nil {
+			det.Gains = []Gain{}
 		}
+		if len(ranked) > 0 {
+			c := ranked[0].Change
+			why := fmt.Sprintf("%s passes the accumulated test (e %s ≥ %.0f) and the loss rule prefers %s", c.Signal,
+				formatE(float64(det.Screen[c.Signal].EValue)), Threshold, ranked[0])
+			if len(ranked) > 1 {
+				why += "; alternatives: " + gainsSummary(ranked[1:])
+			}
+			return &c, 0, why
+		}
+		if len(beyond) > 0 {
+			// The only changes worth making cross the drift bound: Step stops on it and escalates.
+			c := beyond[0].Change
+			return &c, 0, fmt.Sprintf("the only change the loss rule prefers crosses the drift bound: %s", beyond[0])
+		}
+	}
+	if !signalReverted {
+		return nil, 0, noProposalReason(det, exclude)
 	}
 	edge, onEdge, ok := pickEdge(det.Flagged, parent, exclude)
 	if ok {
-		why := "no consistent candidate signal"
-		if signalReverted {
-			why = "the signal change was reverted"
+		g := lossGain(edge, edgeExcess(det.screenTasks, parent, edge.Edge), parent, det.screenTasks, parity)
+		if float64(g.Net) > 0 {
+			return &edge, onEdge, fmt.Sprintf("the signal change was reverted, and %d flagged tasks score exactly on the upper edge of %s (%s)", onEdge, edge.Edge, g)
 		}
-		return &edge, onEdge, fmt.Sprintf("%s, and %d flagged tasks score exactly on the upper edge of %s", why, onEdge, edge.Edge)
+		return nil, onEdge, fmt.Sprintf("the signal change was reverted; %d flagged tasks score exactly on the upper edge of %s, but moving it has no positive expected gain (%s)", onEdge, edge.Edge, g)
 	}
-	return nil, onEdge, noProposalReason(det, exclude, onEdge)
+	return nil, onEdge, fmt.Sprintf("the signal change was reverted, and %d flagged task(s) score exactly on a bucket edge, %d needed to move it", onEdge, TriggerThreshold)
 }
 
-// noProposalReason says precisely why neither rule produced a change: which signals fired consistently
-// and why the screen does not back them (or that they were tried already), how many flagged tasks sit
-// on a bucket edge, and the flagged tasks themselves.
-func noProposalReason(det *Detection, exclude []Change, onEdge int) string {
-	var tried, unbacked []string
+// formatE prints an e-value compactly: "12.3", "4.1e+03".
+func formatE(e float64) string {
+	if e >= 1e4 || (e > 0 && e < 0.01) {
+		return fmt.Sprintf("%.2g", e)
+	}
+	return fmt.Sprintf("%.1f", e)
+}
+
+// noProposalReason says why the loss rule found no change: which signals pass the accumulated test
+// (and why their changes do not pay, or that they were tried), and for the others how far they are from
+// it; then the flagged tasks counted.
+func noProposalReason(det *Detection, exclude []Change) string {
+	var tried, unpaid, short []string
 	for s, r := range det.Screen {
+		sig := weights.Signal(s)
 		switch {
-		case !r.Consistent:
-		case r.Verdict == VerdictCandidate:
-			// Consistent candidates only fail to be picked when the loop already tried them.
+		case r.Verdict == VerdictCandidate && excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}):
 			tried = append(tried, r.Signal)
-		case r.Verdict == VerdictUnderpowered:
-			unbacked = append(unbacked, fmt.Sprintf("%s is underpowered (even the most extreme table gives p %.3g, above Holm's first threshold %.3g)",
-				weights.Signal(s), float64(r.MinP), Alpha/float64(weights.NumSignals)))
-		case r.Verdict == VerdictSmallEffect:
-			unbacked = append(unbacked, fmt.Sprintf("%s passes Holm (p %.3g) but its effect %.2f is below %.2f", weights.Signal(s), float64(r.HolmP), float64(r.Effect), MinEffect))
-		default:
-			unbacked = append(unbacked, fmt.Sprintf("%s is no signal (Fisher p %.3g, Holm p %.3g, log-odds %.2f)", weights.Signal(s), float64(r.P), float64(r.HolmP), float64(r.LogOR)))
+		case r.Verdict == VerdictCandidate:
+			unpaid = append(unpaid, fmt.Sprintf("%s (e %s, excess %.2f)", r.Signal, formatE(float64(r.EValue)), float64(r.Excess)))
+		case r.A > 0 && r.Verdict == VerdictUnderpowered:
+			short = append(short, fmt.Sprintf("%s is underpowered (a=%d b=%d c=%d d=%d: even every carrier flagged would not reach %.0f)", r.Signal, r.A, r.B, r.C, r.D, Threshold))
+		case r.A > 0 && r.MoreNeeded > 0:
+			short = append(short, fmt.Sprintf("%s e %s < %.0f, %d more regression(s) carrying it needed", r.Signal, formatE(float64(r.EValue)), Threshold, r.MoreNeeded))
 		}
 	}
 	var parts []string
 	switch {
 	case len(tried) > 0:
-		parts = append(parts, "every consistent candidate was tried and reverted ("+strings.Join(tried, ", ")+")")
-	case len(unbacked) > 0:
-		parts = append(parts, "the signals that fired consistently in the flagged tasks are not backed by the screen: "+strings.Join(unbacked, "; "))
+		parts = append(parts, "every passing signal was tried and reverted ("+strings.Join(tried, ", ")+")")
+	case len(unpaid) > 0:
+		parts = append(parts, "the signals that pass the accumulated test have no change with a positive expected gain under the stated losses: "+strings.Join(unpaid, "; "))
+	case len(short) > 0:
+		parts = append(parts, "no signal passes the accumulated test: "+strings.Join(short, "; "))
 	default:
-		parts = append(parts, "no signal fired consistently in the flagged tasks")
+		parts = append(parts, "no signal passes the accumulated test: no flagged task carries a signal more often than the others")
 	}
-	switch {
-	case onEdge < TriggerThreshold:
-		parts = append(parts, fmt.Sprintf("%d flagged task(s) score exactly on a bucket edge, %d needed to move it", onEdge, TriggerThreshold))
-	default:
-		parts = append(parts, fmt.Sprintf("%d flagged tasks score exactly on a bucket edge, but moving it was tried already or would break the bucket order", onEdge))
+	var titles []string
+	for _, f := range det.Flagged {
+		titles = append(titles, fmt.Sprintf("%s %q", f.MetaTimestamp, f.Title))
 	}
-	titles := make([]string, len(det.Flagged))
-	for i, f := range det.Flagged {
-		titles[i] = fmt.Sprintf("%s %q", f.MetaTimestamp, f.Title)
-	}
-	flagged := "; flagged: " + strings.Join(titles, "; ")
-	if len(tried) > 0 || onEdge >= TriggerThreshold {
-		return strings.Join(parts, "; ") + flagged
-	}
-	return "no consistent pattern: " + strings.Join(parts, "; ") + " (a detector gap weights cannot fix)" + flagged
+	return "no proposal: " + strings.Join(parts, "; ") + fmt.Sprintf(" (%d settled eligible task(s), %d flagged)", det.Accumulated.Eligible, det.Accumulated.Flagged) +
+		"; flagged: " + strings.Join(titles, "; ")
 }
 
 // StepInput is one evolution step's input. A loop calls Step repeatedly: it passes the tasks once (or the
@@ -225,6 +363,9 @@ type StepInput struct {
 	InLoop bool
 	// Used is the evidence ledger (see Resolver.Used); ignored when Detected is set.
 	Used map[string]string
+	// Now and EvidenceAfter mean what they mean in DetectInput; ignored when Detected is set.
+	Now           time.Time
+	EvidenceAfter time.Time
 }
 
 // StepResult is everything the step found, tried and decided.
@@ -297,11 +438,12 @@ func Step(in StepInput) (*StepResult, error) {
 	parent := in.Parent
 	det := in.Detected
 	if det == nil {
-		det = Detect(DetectInput{Tasks: in.Tasks, Exclude: in.Exclude,
+		det = Detect(DetectInput{Tasks: in.Tasks, Exclude: in.Exclude, Now: in.Now, EvidenceAfter: in.EvidenceAfter,
+			Origin: in.Origin, Parity: in.Parity,
 			Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	} else {
 		d := *det
-		d.Proposal, d.EdgeTasks, d.Reason = propose(&d, &parent, in.Exclude, false)
+		d.Proposal, d.EdgeTasks, d.Reason = propose(&d, &parent, in.Origin, in.Parity, in.Exclude, false)
 		det = &d
 	}
 	res := &StepResult{Detection: det, Attempts: []Attempt{}, Decision: weights.DecisionNone, Candidate: parent, Lifted: []string{}}
@@ -321,16 +463,28 @@ func Step(in StepInput) (*StepResult, error) {
 		base = &parent
 	}
 	j := &judge{parent: &parent, parityBase: base, suite: in.Suite, holdout: in.Holdout, parity: in.Parity, budget: budget,
-		before: in.Suite.Losses(&parent), flagged: det.Flagged, requireLift: !in.InLoop}
+		before: in.Suite.Losses(&parent), flagged: det.Flagged, requireLift: !in.InLoop, tasks: det.screenTasks}
 	first := *det.Proposal
 	res.Tried = &first
-	// tryChange measures the full step and, when it is rejected, the half step. A change beyond the
-	// drift bound is not measured: the step stops and the caller escalates.
+	// A change beyond the drift bound is not measured: the step stops and the caller escalates.
+	excessOf := func(c Change) float64 {
+		if c.Kind == weights.ChangeBucket {
+			return edgeExcess(det.screenTasks, &parent, c.Edge)
+		}
+		return float64(det.Screen[c.Signal].Excess)
+	}
+	j.excess = excessOf(first)
+	// tryChange measures the change and, when it is rejected, its half — only when the loss rule
+	// expects the half to gain too (a half step that lifts nothing is not worth a try).
 	tryChange := func(c Change) bool {
+		j.excess = excessOf(c)
 		for _, half := range []bool{false, true} {
 			cc := c
 			if half {
 				cc = c.Halved()
+				if g := lossGain(cc, j.excess, &parent, det.screenTasks, in.Parity); !(float64(g.Net) > 0) {
+					return false
+				}
 			}
 			cw := cc.Apply(parent)
 			if d := driftOf(cc, &cw, in.Origin); d != nil {
@@ -350,7 +504,7 @@ func Step(in StepInput) (*StepResult, error) {
 	accepted := tryChange(first)
 	if !accepted && res.Drift == nil && first.Kind == weights.ChangeSignal {
 		// The signal change was reverted: the bucket rule may move an edge instead.
-		if edge, n, _ := propose(det, &parent, in.Exclude, true); edge != nil {
+		if edge, n, _ := propose(det, &parent, in.Origin, in.Parity, in.Exclude, true); edge != nil {
 			res.EdgeTasks = n
 			accepted = tryChange(*edge)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -21,19 +22,28 @@ const (
 // Decision rules of issue 11 (docs/decisions.md#decisions-evidence-screen-and-acceptance-issue-11). They
 // are fixed for the same reason: a knob a run could turn is a knob noise could turn.
 const (
-	// MinEffect is the smallest difference in prevalence a candidate signal must show: the share of the
-	// flagged tasks that carry it minus the share of the other eligible tasks that do.
-	MinEffect = 0.5
 	// SameAreaDistance bounds same-area evidence: the later task must come at most this many labelled
 	// tasks after the original.
 	SameAreaDistance = 5
 	// SameAreaMargin is how far above the window median a later task's final loss must lie to count as
 	// a failure when it neither ended failed/aborted nor carries regression_followed=true.
 	SameAreaMargin = 0.5
+	// SameAreaWitnesses is how many consecutive later same-area tasks must have failed for same-area
+	// evidence to count: one ordinary failure in a busy module is not enough
+	// (docs/decisions.md#same-area-evidence).
+	SameAreaWitnesses = 2
+	// Horizon is how many later labelled tasks of the same log fix a task's evidence: after them it is
+	// settled and enters the accumulated evidence (docs/decisions.md#settling).
+	Horizon = WindowSize
 	// DriftBound is how far (in points) any weight or bucket edge may move away from the first version
 	// before a human must decide: a candidate beyond it escalates instead of being proposed.
 	DriftBound = 2
 )
+
+// SettleAfter settles every task of a log whose last task is older than this (by the injected clock):
+// a project that has been quiet for a day adds no more evidence to its old tasks
+// (docs/decisions.md#settling).
+const SettleAfter = 24 * time.Hour
 
 // Evidence kinds.
 const (
@@ -53,9 +63,6 @@ const (
 	VerdictCandidate    = "candidate"
 	VerdictUnderpowered = "underpowered"
 	VerdictNoSignal     = "no-signal"
-	// VerdictSmallEffect is a signal that passes the corrected test but whose prevalence difference is
-	// below MinEffect.
-	VerdictSmallEffect = "small-effect"
 	// VerdictTied is a candidate whose 2×2 table equals another candidate's: the data cannot tell them apart.
 	VerdictTied = "indistinguishable"
 )

@@ -79,6 +79,9 @@ type Evidence struct {
 	Failure string `json:"failure,omitempty"`
 	// Distance is how many labelled tasks later the same-area task came (at most SameAreaDistance).
 	Distance int `json:"distance,omitempty"`
+	// CorroboratedBy is the meta timestamp of the second later same-area task that failed (same-area
+	// evidence needs it, docs/decisions.md#same-area-evidence).
+	CorroboratedBy string `json:"corroborated_by,omitempty"`
 }
 
 // String is a one-line description for tables and proposal files.
@@ -89,8 +92,8 @@ func (e Evidence) String() string {
 	case KindRegressionOf:
 		return fmt.Sprintf("regression_of by the task of %s", e.By)
 	default:
-		return fmt.Sprintf("same-area (%s: %s) task of %s, %d later, failed: %s", e.Basis,
-			strings.Join(e.Overlap, ","), e.By, e.Distance, e.Failure)
+		return fmt.Sprintf("same-area (%s: %s) task of %s, %d later, failed: %s; corroborated by the task of %s", e.Basis,
+			strings.Join(e.Overlap, ","), e.By, e.Distance, e.Failure, e.CorroboratedBy)
 	}
 }
 
@@ -111,6 +114,10 @@ type Flagged struct {
 	Key string `json:"key"`
 	// ActiveLevel is the level its signals score under the active weights (L0 or L1: still too low).
 	ActiveLevel string `json:"active_level"`
+	// InWindow: the task is in its log's window (it counts for the trigger); Counted: it is settled and in
+	// the accumulated evidence (docs/decisions.md#accumulated-evidence). A flagged task is one or both.
+	InWindow bool `json:"in_window"`
+	Counted  bool `json:"counted"`
 	// Fired are the signals as the scorer's enum (Signals minus unknown names), for re-scoring.
 	Fired []weights.Signal `json:"-"`
 }
@@ -189,9 +196,20 @@ func (r *Resolver) detect(title string) []weights.Signal {
 // isAuto accepts the short and the long form of the auto dispatch.
 func isAuto(dispatch string) bool { return dispatch == "auto" || dispatch == "auto-level" }
 
-// buildWindows groups tasks by log (in order of first appearance) and keeps the last WindowSize labelled
-// tasks of each, with their signals resolved.
-func buildWindows(tasks []traceparse.Task, r *Resolver) ([][]*windowTask, []Warning) {
+// logTasks is one trace log as the stages see it: every labelled task, resolved, and its window.
+type logTasks struct {
+	source string
+	all    []*windowTask
+	// window is the last WindowSize labelled tasks (the trigger's "reason to look").
+	window []*windowTask
+	// ended is true when the log's last task is older than SettleAfter (or no clock was given): every
+	// task of it is settled, however few tasks follow it.
+	ended bool
+}
+
+// buildLogs groups tasks by log (in order of first appearance), resolves every labelled task and marks
+// the window: the last WindowSize labelled tasks of each log.
+func buildLogs(tasks []traceparse.Task, r *Resolver, now time.Time) ([]logTasks, []Warning) {
 	var order []string
 	bySource := map[string][]*traceparse.Task{}
 	for i := range tasks {
@@ -202,27 +220,34 @@ func buildWindows(tasks []traceparse.Task, r *Resolver) ([][]*windowTask, []Warn
 		bySource[t.Source] = append(bySource[t.Source], t)
 	}
 	var warns []Warning
-	out := make([][]*windowTask, 0, len(order))
+	out := make([]logTasks, 0, len(order))
 	for _, src := range order {
-		var labelled []*traceparse.Task
+		lt := logTasks{source: src, ended: now.IsZero()}
+		var last time.Time
 		for _, t := range bySource[src] {
-			if t.Level != "" {
-				labelled = append(labelled, t)
+			if t.Level == "" {
+				continue
 			}
-		}
-		if len(labelled) > WindowSize {
-			labelled = labelled[len(labelled)-WindowSize:]
-		}
-		win := make([]*windowTask, len(labelled))
-		for i, t := range labelled {
 			wt, w := resolveTask(t, r)
 			warns = append(warns, w...)
-			win[i] = wt
+			lt.all = append(lt.all, wt)
+			if t.MetaTime.After(last) {
+				last = t.MetaTime
+			}
 		}
-		out = append(out, win)
+		if !now.IsZero() && !last.IsZero() && !last.After(now.Add(-SettleAfter)) {
+			lt.ended = true
+		}
+		lt.window = lt.all[max(0, len(lt.all)-WindowSize):]
+		out = append(out, lt)
 	}
 	return out, warns
 }
+
+// settled reports whether the i-th labelled task's outcome is fixed (docs/decisions.md#settling): Horizon
+// labelled tasks of its log follow it, or the log ended (its last task is older than SettleAfter). Only
+// settled tasks enter the accumulated evidence; evidence that arrives after that does not change it.
+func (lt *logTasks) settled(i int) bool { return lt.ended || len(lt.all)-1-i >= Horizon }
 
 // labelledCount is the number of labelled tasks read per source, for the window summary.
 func labelledCount(tasks []traceparse.Task) map[string]int {
@@ -307,17 +332,16 @@ func checkRecordedLevel(t *traceparse.Task, sum weights.Half, w *weights.Weights
 	}
 }
 
-// summarise fills the window summary and computes each log's median final loss.
-func summarise(wins [][]*windowTask, labelled map[string]int) (Window, []*Num) {
+// summarise fills the window summary and computes each log's window median final loss.
+func summarise(logs []logTasks, labelled map[string]int) Window {
 	out := Window{Size: WindowSize}
-	medians := make([]*Num, len(wins))
-	for i, win := range wins {
+	for _, lt := range logs {
+		win := lt.window
 		if len(win) == 0 {
 			continue
 		}
-		wl := WindowLog{Source: win[0].t.Source, Labelled: labelled[win[0].t.Source], Tasks: len(win),
+		wl := WindowLog{Source: lt.source, Labelled: labelled[lt.source], Tasks: len(win),
 			First: win[0].t.MetaTimestamp, Last: win[len(win)-1].t.MetaTimestamp}
-		var losses []float64
 		for _, wt := range win {
 			if wt.t.Closed {
 				wl.Closed++
@@ -331,16 +355,8 @@ func summarise(wins [][]*windowTask, labelled map[string]int) (Window, []*Num) {
 			if wt.usedBy != "" {
 				wl.Used++
 			}
-			if wt.closed {
-				losses = append(losses, *wt.t.LossFinal)
-			}
 		}
-		wl.KnownLoss = len(losses)
-		if len(losses) > 0 {
-			m := Num(stats.Median(losses))
-			wl.Median = &m
-			medians[i] = &m
-		}
+		wl.KnownLoss, wl.Median = blockMedian(win)
 		out.Tasks += wl.Tasks
 		out.Closed += wl.Closed
 		out.Eligible += wl.Eligible
@@ -348,50 +364,87 @@ func summarise(wins [][]*windowTask, labelled map[string]int) (Window, []*Num) {
 		out.Used += wl.Used
 		out.Logs = append(out.Logs, wl)
 	}
-	return out, medians
+	return out
+}
+
+// blockMedian is the median final loss of the closed tasks of a block (nil without any).
+func blockMedian(block []*windowTask) (int, *Num) {
+	var losses []float64
+	for _, wt := range block {
+		if wt.closed {
+			losses = append(losses, *wt.t.LossFinal)
+		}
+	}
+	if len(losses) == 0 {
+		return 0, nil
+	}
+	m := Num(stats.Median(losses))
+	return len(losses), &m
 }
 
 // findEvidence attaches the evidence of rule 3 (docs/decisions.md#evolution-step) to every eligible task
-// of a window. Every later task that supplies evidence must itself be inside the window (same rule).
-// Same-area evidence is bounded (docs/decisions.md#same-area-evidence): the later task comes at most
-// SameAreaDistance labelled tasks later and itself failed (sameAreaFailure).
-func findEvidence(win []*windowTask, median *Num) {
-	for i, orig := range win {
+// of a log. A task's evidence comes from its horizon: the Horizon labelled tasks after it (fewer at the
+// end of the log), so that a settled task's evidence is fixed (docs/decisions.md#settling). Same-area
+// evidence is bounded and needs corroboration (docs/decisions.md#same-area-evidence): the first two
+// later tasks in the same area, each at most SameAreaDistance labelled tasks later, both failed
+// (sameAreaFailure, against the median of the WindowSize labelled tasks that end the horizon — for the
+// tasks of the last window, the window median).
+func findEvidence(all []*windowTask) {
+	for i, orig := range all {
 		if !orig.eligible {
 			continue
 		}
 		if orig.t.RegressionFollowed {
 			orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionFollowed})
 		}
-		sameAreaSeen := false
-		for j, later := range win[i+1:] {
-			if names(later.t.RegressionOf, orig.t) {
-				orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionOf, By: later.t.MetaTimestamp, ByLine: later.t.Line})
-			}
-			if j+1 > SameAreaDistance {
-				continue
-			}
-			if sameAreaSeen {
-				continue
-			}
-			basis, overlap := sameArea(orig.t, later.t)
-			if len(overlap) == 0 {
-				continue
-			}
-			// Only the first later task in the same area may speak for it: with every later task a
-			// candidate, shared code areas and ordinary hard tasks flag noise.
-			sameAreaSeen = true
-			if failure := sameAreaFailure(later, median); failure != "" {
-				ev := Evidence{Kind: KindSameArea, By: later.t.MetaTimestamp, ByLine: later.t.Line,
-					Basis: basis, Overlap: overlap, Median: median, Failure: failure, Distance: j + 1}
-				if later.t.LossFinal != nil {
-					loss := Num(*later.t.LossFinal)
-					ev.LossFinal = &loss
-				}
-				orig.evidence = append(orig.evidence, ev)
+		end := min(len(all)-1, i+Horizon)
+		later := all[i+1 : end+1]
+		for _, l := range later {
+			if names(l.t.RegressionOf, orig.t) {
+				orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionOf, By: l.t.MetaTimestamp, ByLine: l.t.Line})
 			}
 		}
+		_, median := blockMedian(all[max(0, end-WindowSize+1) : end+1])
+		if ev, ok := sameAreaEvidence(orig, later, median); ok {
+			orig.evidence = append(orig.evidence, ev)
+		}
 	}
+}
+
+// sameAreaEvidence is the corroborated same-area evidence for orig: the first SameAreaWitnesses later
+// tasks in its code area (each within SameAreaDistance labelled tasks) all failed. Only the first ones
+// may speak for it: with every later task a candidate, shared code areas and ordinary hard tasks flag
+// noise; and one ordinary failure in a busy module is not enough on its own.
+func sameAreaEvidence(orig *windowTask, later []*windowTask, median *Num) (Evidence, bool) {
+	var ev Evidence
+	seen := 0
+	for j, l := range later {
+		if j+1 > SameAreaDistance {
+			break
+		}
+		basis, overlap := sameArea(orig.t, l.t)
+		if len(overlap) == 0 {
+			continue
+		}
+		failure := sameAreaFailure(l, median)
+		if failure == "" {
+			return Evidence{}, false
+		}
+		if seen == 0 {
+			ev = Evidence{Kind: KindSameArea, By: l.t.MetaTimestamp, ByLine: l.t.Line,
+				Basis: basis, Overlap: overlap, Median: median, Failure: failure, Distance: j + 1}
+			if l.t.LossFinal != nil {
+				loss := Num(*l.t.LossFinal)
+				ev.LossFinal = &loss
+			}
+		} else {
+			ev.CorroboratedBy = l.t.MetaTimestamp
+		}
+		if seen++; seen == SameAreaWitnesses {
+			return ev, true
+		}
+	}
+	return Evidence{}, false
 }
 
 // sameAreaFailure says how a later task failed, "" when it did not: it ended terminal=failed or

@@ -55,6 +55,9 @@ func Wants(args []string) string {
 		case (a == "score" || a == "trace") && filtersJSON(args[i+1:]):
 			return "" // --jq and --template are tune-full's (gojq is not linked here)
 		case a == "score":
+			if asksHelp(args[i+1:]) {
+				return "" // help is wrapped to the terminal by tune-full
+			}
 			return a
 		case a == "trace":
 			for _, rest := range args[i+1:] {
@@ -68,6 +71,19 @@ func Wants(args []string) string {
 		}
 	}
 	return ""
+}
+
+// asksHelp reports whether args hold -h or --help before any "--".
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 // filtersJSON reports whether args ask for --jq or --template (internal/cmdutil/jsonfilter).

@@ -41,6 +41,8 @@ func TestWants(t *testing.T) {
 		"score --json --jq .final_level x":      "", // gojq is tune-full's
 		"trace --template={{.lines}} x":         "",
 		"score -- --jq":                         "score", // a prompt, not the flag
+		"score --help":                          "",      // help is wrapped by tune-full
+		"score -- --help":                       "score",
 	}
 	for line, want := range cases {
 		if got := front.Wants(strings.Fields(line)); got != want {
@@ -74,7 +76,7 @@ func TestScoreMatchesTheFullTree(t *testing.T) {
 		{args: []string{"score", "--weights-dir", "MISSING", "x"}},
 		{args: []string{"score", "--history", "MISSING", "x"}},
 		{args: []string{"score", "x"}, env: map[string]string{"TUNE_NOW": "yesterday"}},
-		{args: []string{"score", "--help"}},
+		// (score --help is tune-full's: Wants hands it over, TestWants)
 	}
 	for _, c := range cases {
 		run := func(light bool) (int, string, string, string) {

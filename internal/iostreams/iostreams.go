@@ -9,6 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 // IOStreams are the streams a command reads and writes.
@@ -24,12 +25,14 @@ type IOStreams struct {
 	TermWidth func() int
 }
 
-// System returns the process's standard streams and what the terminal says about them.
+// System returns the process's standard streams and what the terminal says about them. Out and ErrOut
+// escape control characters (textfmt.TerminalWriter): a task title, a model name or a file name carrying
+// an escape sequence is shown, never executed (docs/decisions.md#hostile-files-issue-25).
 func System() *IOStreams {
 	return &IOStreams{
 		In:            os.Stdin,
-		Out:           os.Stdout,
-		ErrOut:        os.Stderr,
+		Out:           textfmt.TerminalWriter(os.Stdout),
+		ErrOut:        textfmt.TerminalWriter(os.Stderr),
 		ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 		OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
 		TermWidth: func() int {

@@ -29,7 +29,7 @@ var secretPatterns = sync.OnceValue(func() []redaction {
 		// Credentials in a URL: scheme://user:password@host → scheme://user:[REDACTED]@host.
 		{"url-password", regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+(@)`), 1},
 		// PEM private keys (one line in a title, but never print even the header's body).
-		{"private-key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)`), 0},
+		{"private-key", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)`), 0},
 		// JWTs: three base64url parts, the first two JSON objects ("eyJ" is base64 of `{"`).
 		{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), 0},
 		// Authorization headers.
@@ -49,10 +49,10 @@ var secretPatterns = sync.OnceValue(func() []redaction {
 		// distinctive enough to redact from a few characters on.
 		{"key-fragment", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{4,}|github_pat_[A-Za-z0-9_]{4,}|xox[abposr]-[A-Za-z0-9-]{4,}|sk-(?:ant-|proj-)[A-Za-z0-9_-]{2,}|sk-[A-Za-z0-9_-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{8,}|AIza[0-9A-Za-z_-]{8,}|[rsp]k_(?:live|test)_[0-9A-Za-z]{4,}|npm_[A-Za-z0-9]{10,}|hf_[A-Za-z0-9]{10,}|eyJ[A-Za-z0-9_-]{10,})`), 0},
 		// key=value secrets (DB_PASSWORD=…, ?token=…). The value runs to whitespace or a separator, or is quoted.
-		{"assignment", regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth)\s*=\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)`), 1},
+		{"assignment", regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.-]*(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|credentials?|auth)\s*=\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)`), 1},
 		// "password: …" — the colon form only for names that are not also common title prefixes ("auth: fix
 		// login", "token: rename" stay readable).
-		{"assignment", regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|secret|api[_ -]?key|client[_ -]?secret|private[_ -]?key)\s*:\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)`), 1},
+		{"assignment", regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|secret|api[_ -]?key|client[_ -]?secret|private[_ -]?key)["']?\s*:\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)`), 1},
 	}
 })
 
@@ -67,7 +67,17 @@ func String(s string) string {
 }
 
 // Count is String that also returns how many strings it replaced, for a report's footnote.
-func Count(s string) (string, int) {
+func Count(s string) (string, int) { return countCached(s, countAll) }
+
+// countAll is Count without the memo.
+func countAll(s string) (string, int) {
+	s, n := countHand(s)
+	s, m := Gitleaks().redact(s)
+	return s, n + m
+}
+
+// countHand is Count with the hand-written patterns only.
+func countHand(s string) (string, int) {
 	if !maybeSecret(s) {
 		return s, 0
 	}
@@ -129,7 +139,7 @@ func maybeSecret(s string) bool {
 		}
 		if lc := c | 0x20; lc >= 'a' && lc <= 'z' {
 			for _, w := range foldedWords[lc] {
-				if hasPrefixFold(s[i+1:], w.rest) {
+				if hasPrefixLower(s[i+1:], w.rest) {
 					if w.alone {
 						return true
 					}
@@ -156,25 +166,12 @@ func mayHoldSecret(s string) bool {
 				return true
 			}
 		case 'b', 'B':
-			if r := s[i+1:]; hasPrefixFold(r, "earer") || hasPrefixFold(r, "asic") {
+			if r := s[i+1:]; hasPrefixLower(r, "earer") || hasPrefixLower(r, "asic") {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// hasPrefixFold reports whether s starts with the lower-case ASCII prefix in any ASCII case.
-func hasPrefixFold(s, prefix string) bool {
-	if len(s) < len(prefix) {
-		return false
-	}
-	for i := range len(prefix) {
-		if s[i]|0x20 != prefix[i] {
-			return false
-		}
-	}
-	return true
 }
 
 var (

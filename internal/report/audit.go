@@ -96,6 +96,7 @@ type ABMetric struct {
 	Significant bool
 	// Ratio is the ratio of medians (arm over baseline) with its seeded bootstrap CI; NaN when undefined.
 	Ratio, RatioLo, RatioHi float64
+	RatioNote               string // why the ratio has no CI ("too few runs (n=3)"), or ""
 }
 
 // ArmStat is one arm's value of a metric: the median with its distribution-free CI, and every run.
@@ -329,7 +330,10 @@ func ratioCell(m ABMetric) string {
 		return "–"
 	}
 	s := "×" + fmtFloat(m.Ratio)
-	if m.RatioLo == m.RatioLo && m.RatioHi == m.RatioHi {
+	switch {
+	case m.RatioNote != "":
+		s += " [" + m.RatioNote + "]"
+	case m.RatioLo == m.RatioLo && m.RatioHi == m.RatioHi:
 		s += " [" + fmtFloat(m.RatioLo) + ", " + fmtFloat(m.RatioHi) + "]"
 	}
 	return s

@@ -131,7 +131,7 @@ func abComparison(ab *audit.ABReport) *ABComparison {
 		}
 		out.Metrics = append(out.Metrics, ABMetric{Name: m.Name, Unit: metricUnits[m.Name],
 			Arms: [2]ArmStat{stat(m.Baseline), stat(m.Arm)}, P: orNaN(m.P), PHolm: orNaN(m.PHolm), Significant: m.Significant,
-			Ratio: orNaN(m.Ratio), RatioLo: orNaN(m.RatioLo), RatioHi: orNaN(m.RatioHi)})
+			Ratio: orNaN(m.Ratio), RatioLo: orNaN(m.RatioLo), RatioHi: orNaN(m.RatioHi), RatioNote: m.RatioNote})
 		for _, w := range m.Warnings {
 			if _, ok := concerns[w]; !ok {
 				notes = append(notes, w)

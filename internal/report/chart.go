@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
@@ -56,6 +57,10 @@ type LineChart struct {
 	Marks                 []MarkSeries
 	// YFromZero pins the value axis at 0, so that a loss of 0.2 does not look like a loss of 2.
 	YFromZero bool
+	// YIntegers labels whole numbers only on the value axis (weights are counted in points: no 2.5).
+	YIntegers bool
+	// XTickLabel, when set, names the X ticks (weights versions: "v0003" rather than 3).
+	XTickLabel func(x float64) string
 }
 
 // LineSeries is one named line. Step draws it as a staircase (the value holds until the next point), which
@@ -244,14 +249,37 @@ func compose(w io.Writer, f Format, width, height vg.Length, title string, legen
 		c = draw.Crop(c, 0, 0, 0, -(sty.Rectangle(title).Size().Y + vg.Points(6)))
 	}
 	if legend.n > 0 {
-		lw := legend.Rectangle(c).Size().X + vg.Points(16)
+		// The legend column leaves room for a wider fallback font (its text starts on the left).
+		lw := legend.Rectangle(c).Size().X*vg.Length(fallbackSlack) + vg.Points(16)
 		legend.Draw(draw.Crop(c, c.Size().X-lw+vg.Points(12), 0, 0, -vg.Points(10)))
 		c = draw.Crop(c, 0, -lw, 0, 0)
 	}
 	body(c)
-	_, err = cw.WriteTo(w)
+	if f != SVG {
+		_, err = cw.WriteTo(w)
+		return err
+	}
+	var b bytes.Buffer
+	if _, err := cw.WriteTo(&b); err != nil {
+		return err
+	}
+	_, err = w.Write(bytes.ReplaceAll(b.Bytes(), []byte(svgFamily), []byte(svgFamilyFallback)))
 	return err
 }
+
+// fallbackSlack is how much wider than Liberation Sans a viewer's fallback sans-serif may set a label
+// (DejaVu Sans, the widest common default, runs about 10 % wider on these labels): the layout leaves
+// that room where a label grows into the edge of the chart.
+const fallbackSlack = 1.15
+
+// gonum's SVG backend names the font it measured with and nothing else; without Liberation Sans a
+// viewer falls back to its default serif, wider, and labels overflow their room. The fallback list
+// names the fonts metric-compatible with Liberation Sans first (Arial, Helvetica), then any sans-serif.
+// The backend has no option for it, so the written family is replaced.
+const (
+	svgFamily         = "font-family:Liberation Sans;"
+	svgFamilyFallback = "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"
+)
 
 // integerTicks labels whole numbers only, at most about ten of them.
 func integerTicks(min, max float64) []plot.Tick {
@@ -337,7 +365,21 @@ const chartWidth = 7 * vg.Inch
 func (lc LineChart) Render(w io.Writer, f Format) error {
 	p := newPlot(lc.XLabel, lc.YLabel)
 	p.X.Tick.Marker = plot.TickerFunc(integerTicks)
+	if lc.XTickLabel != nil {
+		p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+			ticks := integerTicks(min, max)
+			for i := range ticks {
+				if ticks[i].Label != "" {
+					ticks[i].Label = lc.XTickLabel(ticks[i].Value)
+				}
+			}
+			return ticks
+		})
+	}
 	p.Y.Tick.Marker = plot.TickerFunc(numberTicks)
+	if lc.YIntegers {
+		p.Y.Tick.Marker = plot.TickerFunc(integerTicks)
+	}
 	p.Add(plotter.NewGrid())
 	var legend legendEntries
 	n := 0
@@ -489,7 +531,13 @@ func (bc BarChart) Render(w io.Writer, f Format) error {
 	if height < 2.5*vg.Inch {
 		height = 2.5 * vg.Inch
 	}
-	return compose(w, f, chartWidth, height, bc.Title, legend, p.Draw)
+	// The category names end at the axis: room on their left for a wider fallback font.
+	widest := vg.Length(0)
+	for _, n := range names {
+		widest = max(widest, textStyle(9).Width(n))
+	}
+	room := vg.Length(fallbackSlack-1) * widest
+	return compose(w, f, chartWidth, height, bc.Title, legend, func(c draw.Canvas) { p.Draw(draw.Crop(c, room, 0, 0, 0)) })
 }
 
 // barOffsets is the vertical offset of each label, in label order (group-major), matching the bar offsets.
@@ -681,6 +729,9 @@ type NamedChart struct {
 // another format (make charts renders PNGs to look at).
 func ProposalCharts(in ProposalReport) []NamedChart {
 	var out []NamedChart
+	if c, ok := decisionChart(in); ok {
+		out = append(out, NamedChart{"decision", c})
+	}
 	if c, n := proposalLossChart(in); n > 0 {
 		out = append(out, NamedChart{"loss", c})
 	}

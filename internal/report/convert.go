@@ -40,11 +40,26 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 			LogOdds: float64(r.LogOR), Z: float64(r.Z), FisherP: float64(r.P), HolmP: float64(r.HolmP), MinP: float64(r.MinP),
 			Consistent: r.Consistent, Verdict: verdict, Chosen: r.Signal == chosen}
 	}
-	if first.Detection.Proposal == nil && first.Reason != "" && strings.HasPrefix(first.Reason, "no consistent pattern") {
-		in.NoPattern = "no consistent pattern"
+	// NoPattern ("no consistent pattern": a detector gap) is not set since issue 28: without a proposal the
+	// evidence may simply not have accumulated yet; the screen's "more" column says how far it is.
+	acc := first.Accumulated
+	in.Accumulated = fmt.Sprintf("Accumulated evidence: %d settled eligible task(s), %d flagged; %d not settled yet (a task settles %d labelled tasks later, or when its log has been quiet for %s)",
+		acc.Eligible, acc.Flagged, acc.Pending, acc.Horizon, acc.SettleAfter)
+	if acc.Watermark != "" {
+		in.Accumulated += fmt.Sprintf("; evidence up to %s was spent by an applied change (%d eligible task(s) left out)", acc.Watermark, acc.BeforeWatermark)
+	}
+	if acc.Through != "" {
+		in.Accumulated += "; counted through " + acc.Through
+	}
+	in.Accumulated += "."
+	for _, g := range append(append([]evolve.Gain(nil), first.Gains...), first.Beyond...) {
+		in.LossRule = append(in.LossRule, g.String())
 	}
 	in.Attempts = nil
-	var decisive *evolve.Attempt
+	var decisive, firstAttempt *evolve.Attempt
+	if len(first.Attempts) > 0 {
+		firstAttempt = &first.Attempts[0]
+	}
 	for si, st := range steps {
 		for ai := range st.Attempts {
 			a := &st.Attempts[ai]
@@ -54,6 +69,7 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 			}
 		}
 	}
+	in.Decisive = taskScores(firstAttempt, decisive)
 	if decisive != nil {
 		in.Discordant = &SignTest{Better: decisive.Discordant.Improved, Worse: decisive.Discordant.Worsened,
 			P: float64(decisive.Discordant.P), MinP: float64(decisive.Discordant.MinP), Verdict: decisive.Discordant.Verdict}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/ldd-tools/tune/internal/regular"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 // File is one rendered report file: a bare name (no directory) and its bytes.
@@ -28,6 +29,9 @@ type File struct {
 // written atomically (internal/atomicfile: fsynced, 0644), so a reader never sees half a report; a file whose bytes are
 // already there is left alone, so a second nightly run does not even touch the modification time.
 func WriteFiles(dir string, files []File) ([]string, error) {
+	if err := regular.RealDirs(dir); err != nil {
+		return nil, err // a link would take the reports outside the project
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("report directory: %w", err)
 	}
@@ -37,6 +41,8 @@ func WriteFiles(dir string, files []File) ([]string, error) {
 			return paths, fmt.Errorf("report file name %q: want a plain file name", f.Name)
 		}
 		path := filepath.Join(dir, f.Name)
+		// a title or a name in a report may carry an escape sequence: never into the file (cat shows it)
+		f.Data = []byte(textfmt.Markdown(string(f.Data)))
 		// read back only a regular file within a report's size (a FIFO or a link there is replaced by the write)
 		if old, err := regular.ReadLimitedNoFollow(path, regular.ReportFile); err == nil && bytes.Equal(old, f.Data) {
 			paths = append(paths, path)

@@ -304,7 +304,8 @@ func trajectoryKnobs(versions []weights.Weights) (signals []weights.Signal, edge
 
 func historyTrajectoryChart(in HistoryReport) (LineChart, bool) {
 	signals, edges := trajectoryKnobs(in.Versions)
-	chart := LineChart{Title: "Weight trajectory by version", XLabel: "weights version", YLabel: "weight (points)"}
+	chart := LineChart{Title: "Weight trajectory by version", XLabel: "weights version", YLabel: "weight (points)",
+		YIntegers: true, XTickLabel: func(x float64) string { return weights.VersionName(int(x)) }}
 	for _, s := range signals {
 		series := LineSeries{Name: s.String(), Step: true}
 		for _, v := range in.Versions {

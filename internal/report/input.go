@@ -3,14 +3,14 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"github.com/ldd-tools/tune/internal/regular"
-	"github.com/ldd-tools/tune/internal/tomlbound"
 	"os"
 	"path/filepath"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/tomlbound"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -27,6 +27,9 @@ func SaveProposalInput(path string, in ProposalReport) error {
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(in); err != nil {
 		return fmt.Errorf("report input %s: %w", path, err)
+	}
+	if err := regular.RealDirs(filepath.Dir(filepath.Dir(path)), filepath.Dir(path)); err != nil {
+		return err // proposals/ and inputs/: a link would take the write outside the store
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

@@ -30,16 +30,25 @@ type ProposalReport struct {
 	// a detector gap that weights cannot fix.
 	NoPattern string
 
-	Window   *Window
-	Flagged  []FlaggedTask
-	Screen   []ScreenRow
-	Attempts []Attempt
-	Replay   []ScenarioLoss // the parent weights against the final candidate, per scenario
+	Window  *Window
+	Flagged []FlaggedTask
+	Screen  []ScreenRow
+	// Accumulated summarises the accumulated evidence the screen counted; LossRule lists the changes
+	// the loss rule weighed with their expected gain, the chosen one first (issue 28; empty in inputs
+	// saved before).
+	Accumulated string
+	LossRule    []string
+	Attempts    []Attempt
+	Replay      []ScenarioLoss // the parent weights against the final candidate, per scenario
 	// SuiteLossBefore and SuiteLossAfter are the decision's suite losses (mean scenario loss).
 	SuiteLossBefore, SuiteLossAfter float64
 
 	// Before and After are the parent and candidate weights; their difference is the weight diff.
 	Before, After weights.Weights
+
+	// Decisive are the flagged tasks' scores under the parent and the deciding candidate (the decision
+	// chart, proposal_decision.go); empty when the proposal file is all there is.
+	Decisive []TaskScore
 
 	Discordant  *SignTest
 	LeaveOneOut *LeaveOneOut
@@ -207,6 +216,9 @@ func RenderProposal(in ProposalReport) ([]File, error) {
 		fmt.Fprintf(w, "> **No change proposed: %s.** The flagged tasks below are a detector gap that weights cannot fix.\n\n", red.safe(in.NoPattern))
 	}
 
+	if err := proposalDecision(r, in); err != nil {
+		return nil, err
+	}
 	proposalWatch(w, in.Watch, red)
 	if err := proposalWindow(w, in.Window, red); err != nil {
 		return nil, err
@@ -214,7 +226,7 @@ func RenderProposal(in ProposalReport) ([]File, error) {
 	if err := proposalFlagged(w, in.Flagged, red); err != nil {
 		return nil, err
 	}
-	if err := proposalScreen(w, in.Screen); err != nil {
+	if err := proposalScreen(w, in.Screen, in.Accumulated, in.LossRule); err != nil {
 		return nil, err
 	}
 	if err := proposalAttempts(w, in.Attempts, red); err != nil {
@@ -337,11 +349,14 @@ func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
 	return tableBlock(w, []Column{Num("#"), Text("meta time"), Text("task"), Text("level"), Text("evidence"), Text("signals"), Text("source")}, rows)
 }
 
-func proposalScreen(w io.Writer, screen []ScreenRow) error {
+func proposalScreen(w io.Writer, screen []ScreenRow, accumulated string, lossRule []string) error {
 	if !section(w, "Signal screen", len(screen), "Not recorded in the proposal.") {
 		return nil
 	}
-	fmt.Fprintf(w, "Per signal over the eligible tasks of the window (auto, L0/L1 under the active weights, closed, not already used by an applied change): present & flagged (a), present & not flagged (b), absent & flagged (c), absent & not flagged (d). p is one-sided Fisher, Holm-adjusted across the nine signals, and the adjustment binds: a candidate needs Holm p ≤ 0.05, fires in the flagged tasks consistently, and is at least 0.5 more common among them than among the other eligible tasks (effect = a/(a+c) − b/(b+d)); every change the run tries comes from this one family. min p is the smallest p these margins allow.\n\n")
+	if accumulated != "" {
+		fmt.Fprintf(w, "%s\n\n", Escape(accumulated))
+	}
+	fmt.Fprintf(w, "Per signal over the accumulated evidence (since issue 28: every settled eligible task of the logs read — auto, L0/L1 under the active weights, closed, not already used by an applied change, after the evidence watermark): present & flagged (a), present & not flagged (b), absent & flagged (c), absent & not flagged (d). The decision is the anytime-valid e-value (docs/decisions.md#accumulated-evidence): a candidate needs e ≥ %.0f (9 signals, 2 %% over every night's look); more is how many more regressions carrying the signal it would need. Fisher p, Holm p and min p are descriptive.\n\n", evolve.Threshold)
 	rows := make([][]string, len(screen))
 	for i, s := range screen {
 		name := s.Signal
@@ -350,13 +365,28 @@ func proposalScreen(w io.Writer, screen []ScreenRow) error {
 		}
 		// The effect is a function of the counts, so inputs saved before the column existed show it too.
 		effect := fmtFloat(stats.PrevalenceDiff(s.A, s.B, s.C, s.D))
-		rows[i] = []string{name, strconv.Itoa(s.A), strconv.Itoa(s.B), strconv.Itoa(s.C), strconv.Itoa(s.D), effect,
-			fmtFloat(s.Phi), fmtFloat(s.LogOdds), fmtFloat(s.Z), fmtP(s.FisherP), fmtP(s.HolmP), fmtP(s.MinP),
-			yesNo(s.Consistent), Escape(s.Verdict)}
+		// The e-value and the regressions still needed are functions of the counts too.
+		more := strconv.Itoa(evolve.MoreNeeded(s.A, s.B, s.C, s.D))
+		if more == "-1" {
+			more = fmt.Sprintf("> %d", evolve.MaxMoreNeeded)
+		}
+		rows[i] = []string{name, strconv.Itoa(s.A), strconv.Itoa(s.B), strconv.Itoa(s.C), strconv.Itoa(s.D),
+			strconv.FormatFloat(evolve.EValue(s.A, s.B, s.C, s.D), 'g', 3, 64), more, effect,
+			fmtP(s.FisherP), fmtP(s.HolmP), fmtP(s.MinP), yesNo(s.Consistent), Escape(s.Verdict)}
 	}
-	cols := []Column{Text("signal"), Num("a"), Num("b"), Num("c"), Num("d"), Num("effect"), Num("phi"), Num("log-odds"), Num("z"),
+	cols := []Column{Text("signal"), Num("a"), Num("b"), Num("c"), Num("d"), Num("e-value"), Num("more"), Num("effect"),
 		Num("Fisher p"), Num("Holm p"), Num("min p"), Text("consistent"), Text("verdict")}
-	return tableBlock(w, cols, rows)
+	if err := tableBlock(w, cols, rows); err != nil {
+		return err
+	}
+	if len(lossRule) > 0 {
+		fmt.Fprintf(w, "**Loss rule** — expected gain per task of each change weighed (too_low × regressions avoided − too_high × levels raised without need, on the history's tasks and the parity prompts), the chosen one first:\n\n")
+		for _, l := range lossRule {
+			fmt.Fprintf(w, "- %s\n", Escape(l))
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
 }
 
 func proposalAttempts(w io.Writer, attempts []Attempt, red *redactions) error {

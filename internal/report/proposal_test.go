@@ -13,7 +13,7 @@ func TestProposalGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNames := []string{"proposal-p-4f1c2a9be07d.md", "proposal-p-4f1c2a9be07d-loss.svg"}
+	wantNames := []string{"proposal-p-4f1c2a9be07d.md", "proposal-p-4f1c2a9be07d-decision.svg", "proposal-p-4f1c2a9be07d-loss.svg"}
 	if len(files) != len(wantNames) {
 		t.Fatalf("got %d files, want %v", len(files), wantNames)
 	}
@@ -24,7 +24,7 @@ func TestProposalGolden(t *testing.T) {
 		testutil.Golden(t, "proposal/"+f.Name, f.Data)
 	}
 	md := string(files[0].Data)
-	for _, s := range []string{"(proposal-p-4f1c2a9be07d-loss.svg)", "**Decision: halve** — ambiguous +0.5", "| **ambiguous**          |   2 | 2.5 | +0.5 |"} {
+	for _, s := range []string{"(proposal-p-4f1c2a9be07d-loss.svg)", "(proposal-p-4f1c2a9be07d-decision.svg)", "**Decision: halve** — ambiguous +0.5", "| **ambiguous**          |   2 | 2.5 | +0.5 |"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report lacks %q", s)
 		}

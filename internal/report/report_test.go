@@ -42,8 +42,9 @@ func TestWriteFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(dir, "proposal-p-4f1c2a9be07d.md"), filepath.Join(dir, "proposal-p-4f1c2a9be07d-loss.svg")}
-	if len(paths) != 2 || paths[0] != want[0] || paths[1] != want[1] {
+	want := []string{filepath.Join(dir, "proposal-p-4f1c2a9be07d.md"), filepath.Join(dir, "proposal-p-4f1c2a9be07d-decision.svg"),
+		filepath.Join(dir, "proposal-p-4f1c2a9be07d-loss.svg")}
+	if len(paths) != 3 || paths[0] != want[0] || paths[1] != want[1] || paths[2] != want[2] {
 		t.Fatalf("paths %v, want %v", paths, want)
 	}
 	info, _ := os.Stat(paths[0])
@@ -58,7 +59,7 @@ func TestWriteFiles(t *testing.T) {
 		t.Error("an unchanged report was rewritten")
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 2 {
+	if len(entries) != 3 {
 		t.Errorf("temporary files left behind: %v", entries)
 	}
 	for _, bad := range []string{"", "../x.md", "a/b.md", ".hidden"} {

@@ -71,6 +71,11 @@ func sampleProposal() ProposalReport {
 		},
 		SuiteLossBefore: 1, SuiteLossAfter: 0.6,
 		Before: before, After: after,
+		Decisive: []TaskScore{
+			{Title: "tidy the retry helper, maybe split it?", Parent: -2, Candidate: -1.5},
+			{Title: secretTitle, Parent: -2.5, Candidate: -2},
+			{Title: "clean up *whatever* is slow in [search]", Parent: -3, Candidate: -2.5},
+		},
 		Discordant:  &SignTest{Better: 1, Worse: 0, P: 1, MinP: 1, Verdict: "insufficient evidence"},
 		LeaveOneOut: &LeaveOneOut{Agree: 4, Folds: 5, Flips: []string{"ambiguous-refactor"}},
 		Holdout:     &Holdout{Scenarios: 4, LossBefore: loss(0.5), LossAfter: loss(0.25), Verdict: "better", Reads: 2},

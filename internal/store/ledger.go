@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -35,6 +36,26 @@ func ledgerOf(entries []LogEntry) map[string]string {
 		}
 	}
 	return out
+}
+
+// EvidenceWatermark is the latest evidence_through of an apply entry (zero when none): the accumulated
+// evidence starts after it, so evidence an applied change used is never reused, whatever the ledger's
+// keys (docs/decisions.md#spent-evidence). A rollback does not move it back.
+func (s *Store) EvidenceWatermark() (time.Time, error) {
+	entries, err := s.Entries()
+	if err != nil {
+		return time.Time{}, err
+	}
+	var out time.Time
+	for _, e := range entries {
+		if e.Action != ActionApply || e.EvidenceThrough == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, e.EvidenceThrough); err == nil && t.After(out) {
+			out = t
+		}
+	}
+	return out, nil
 }
 
 // ledgerKeys are a proposal's task keys, sorted and without repeats.

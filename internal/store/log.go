@@ -63,7 +63,10 @@ type LogEntry struct {
 	Evidence       []string         `json:"evidence,omitempty"`
 	// Ledger (apply only) lists the keys of the tasks that supported the applied change: the evidence
 	// ledger. A task supports at most one applied change (see Store.Ledger).
-	Ledger          []string `json:"ledger,omitempty"`
+	Ledger []string `json:"ledger,omitempty"`
+	// EvidenceThrough (apply only) is the applied proposal's evidence_through: the evidence watermark
+	// (see Store.EvidenceWatermark).
+	EvidenceThrough string   `json:"evidence_through,omitempty"`
 	SuiteLossBefore *float64 `json:"suite_loss_before,omitempty"`
 	SuiteLossAfter  *float64 `json:"suite_loss_after,omitempty"`
 	// Harvested lists the fixture files an apply added.

@@ -144,7 +144,11 @@ func TestForgedMarkersAreRefused(t *testing.T) {
 					}
 				}
 				want := c.want
-				if mode == "resign" {
+				switch {
+				case c.name == "symlink escape" && mode != "verify":
+					// a linked harvested/ is refused before any marker is read (regular.RealDirs)
+					want = "harvested is a symbolic link, not a directory"
+				case mode == "resign":
 					want = "an interrupted operation is pending"
 				}
 				if err == nil || !strings.Contains(err.Error(), want) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/redact"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -79,6 +80,9 @@ func (s *Store) mutate(fn func(st *state) error) error {
 	timeout := s.LockTimeout
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
+	}
+	if err := regular.RealDirs(s.writeDirs()...); err != nil {
+		return err // a symbolic link would take the writes outside the project
 	}
 	// The lock file is opened without following a link and only as a regular file: a FIFO planted there
 	// would block the open past any timeout (docs/decisions.md#hostile-files-issue-25).
@@ -150,6 +154,12 @@ func (s *Store) buildLine(st *state, e LogEntry) []byte {
 	}
 	if e.Time.IsZero() {
 		e.Time = s.Now().UTC()
+	}
+	// Nothing secret may enter the hash-chained log: a line cannot be removed without breaking the chain
+	// (docs/decisions.md#hostile-files-issue-25). Titles arrive redacted; this is the last gate.
+	e.Reason, e.Change = redact.String(e.Reason), redact.String(e.Change)
+	for i := range e.Evidence {
+		e.Evidence[i] = redact.String(e.Evidence[i])
 	}
 	e.PrevHash = ""
 	if n := len(st.lines); n > 0 {
@@ -298,7 +308,7 @@ func (s *Store) ApplyProposal(p *Proposal) (*Outcome, error) {
 		}
 		entry := LogEntry{
 			Action: ActionApply, Parent: active, Result: n, Proposal: p.ID, Change: describeChanges(changes),
-			Decision: p.Decision, Evidence: flaggedLines(p.Evidence), Ledger: ledgerKeys(p),
+			Decision: p.Decision, Evidence: flaggedLines(p.Evidence), Ledger: ledgerKeys(p), EvidenceThrough: p.EvidenceThrough,
 			SuiteLossBefore: Loss(p.SuiteLossBefore), SuiteLossAfter: Loss(p.SuiteLossAfter), Reason: w.Reason,
 		}
 		var writes []pendingWrite
@@ -543,6 +553,7 @@ func (s *Store) ProposeWith(p *Proposal, attempts []LogEntry, beside func(stored
 	if !validDecision(p.Decision) {
 		return nil, "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
 	}
+	p.redactText() // before its id is computed: the id and the logged hash are of what is written
 	for _, a := range attempts {
 		switch a.Action {
 		case ActionProposeAttempt, ActionAccept, ActionHalve, ActionRevert:

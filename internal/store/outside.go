@@ -2,12 +2,14 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/ldd-tools/tune/internal/faultpoint"
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // Two directories outside the store receive tune's atomic writes and are committed like it: the reports
@@ -75,3 +77,27 @@ func (s *Store) removeStale(paths []string) error {
 // RemovedTemps lists the temp files of killed writes that the last write through this Store removed
 // (paths), so that `tune repair` can say what it cleaned instead of cleaning silently.
 func (s *Store) RemovedTemps() []string { return s.removedTemps }
+
+// writeDirs are the directories the store's writers write into (or remove temp files from), each level
+// by its path: the store, its proposals and saved report inputs, the fixtures and their harvested/, and
+// the reports. Each must be a real directory, not a symbolic link (regular.RealDirs).
+func (s *Store) writeDirs() []string {
+	dirs := []string{s.Dir, s.path(ProposalsDir), filepath.Join(s.Dir, ProposalsDir, InputsDir)}
+	if s.FixturesDir != "" {
+		dirs = append(dirs, s.FixturesDir, s.harvestedDir())
+	}
+	if s.ReportsDir != "" {
+		dirs = append(dirs, s.ReportsDir)
+	}
+	return dirs
+}
+
+// dirProblems is Verify's finding when a write directory is not a real directory.
+func (s *Store) dirProblems() []Problem {
+	err := regular.RealDirs(s.writeDirs()...)
+	var de *regular.DirError
+	if errors.As(err, &de) {
+		return []Problem{{Kind: ProblemNotRegular, File: de.Path, Message: fmt.Sprintf("is %s: tune writes only into real directories inside the project, so every write refuses; replace it with a directory", de.What)}}
+	}
+	return nil
+}

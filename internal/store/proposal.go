@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/redact"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -31,7 +32,7 @@ const InputsDir = "inputs"
 // JSON shape (field order fixed, 2-space indent):
 //
 //	{"id", "created", "parent", "decision", "reason", "suite_loss_before", "suite_loss_after",
-//	 "confidence"?, "candidate": {"signals": {name: number}, "buckets": {"L0".."L3": number},
+//	 "confidence"?, "evidence_through"?, "candidate": {"signals": {name: number}, "buckets": {"L0".."L3": number},
 //	 "cost": {"too_low", "too_high", "other_item"}}, "steps": [...], "evidence": [...]}
 //
 // Only the signals, buckets and cost of Candidate are stored; its other fields are filled when the
@@ -49,6 +50,9 @@ type Proposal struct {
 	Reason          string
 	// Confidence summarises the evidence for a PR reader: strong | provisional | underpowered ("" unknown).
 	Confidence string
+	// EvidenceThrough is the meta time of the last settled task the proposal's evidence counted (empty
+	// when unknown): after an apply, evidence up to it is spent (docs/decisions.md#spent-evidence).
+	EvidenceThrough string
 }
 
 // ProposalStep is one attempted change: +Delta on a signal weight or on a bucket edge.
@@ -102,6 +106,7 @@ type proposalJSON struct {
 	SuiteLossBefore float64            `json:"suite_loss_before"`
 	SuiteLossAfter  float64            `json:"suite_loss_after"`
 	Confidence      string             `json:"confidence,omitempty"`
+	EvidenceThrough string             `json:"evidence_through,omitempty"`
 	Candidate       candidateJSON      `json:"candidate"`
 	Steps           []proposalStepJSON `json:"steps"`
 	Evidence        []flaggedTaskJSON  `json:"evidence"`
@@ -313,6 +318,7 @@ func (p *Proposal) toJSON(withIdentity bool) proposalJSON {
 		SuiteLossBefore: p.SuiteLossBefore,
 		SuiteLossAfter:  p.SuiteLossAfter,
 		Confidence:      p.Confidence,
+		EvidenceThrough: p.EvidenceThrough,
 		Candidate:       weightsToCandidate(&p.Candidate),
 		Steps:           []proposalStepJSON{},
 		Evidence:        []flaggedTaskJSON{},
@@ -387,6 +393,20 @@ func validDecision(d weights.Decision) bool {
 	return false
 }
 
+// redactText redacts every free-text field of p (its reason, and each flagged task's title, prompt,
+// source and evidence lines): a proposal is committed and rendered into the PR body. Redaction is
+// idempotent, so a proposal read back keeps its id.
+func (p *Proposal) redactText() {
+	p.Reason = redact.String(p.Reason)
+	for i := range p.Evidence {
+		t := &p.Evidence[i]
+		t.Title, t.Prompt, t.Source = redact.String(t.Title), redact.String(t.Prompt), redact.String(t.Source)
+		for j := range t.Evidence {
+			t.Evidence[j] = redact.String(t.Evidence[j])
+		}
+	}
+}
+
 // Applicable reports whether the proposal carries a change that `tune apply` may write.
 func (p *Proposal) Applicable() bool {
 	return p.Decision.Applicable()
@@ -398,6 +418,7 @@ func WriteProposal(dir string, p *Proposal) (path string, created bool, err erro
 	if !validDecision(p.Decision) {
 		return "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
 	}
+	p.redactText()
 	if _, err := candidateToWeights(weightsToCandidate(&p.Candidate)); err != nil {
 		return "", false, fmt.Errorf("proposal: %w", err)
 	}
@@ -461,7 +482,7 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 	p := &Proposal{
 		Parent: j.Parent, Decision: j.Decision, Reason: j.Reason,
 		SuiteLossBefore: j.SuiteLossBefore, SuiteLossAfter: j.SuiteLossAfter, Confidence: j.Confidence,
-		Candidate: cand,
+		EvidenceThrough: j.EvidenceThrough, Candidate: cand,
 	}
 	if j.Created != nil {
 		p.Created = j.Created.UTC()

@@ -92,13 +92,19 @@ func Open(dir string, now func() time.Time) (*Store, error) {
 // active weights and nothing else, once per task (docs/decisions.md#score-start-up). The Store is nil
 // when Open would have failed, with Open's error; otherwise an error is the one Active would return.
 func OpenActive(dir string, now func() time.Time) (*Store, weights.Weights, error) {
-	st, err := loadState(dir)
+	var st *state
+	var err, readErr error
+	quietly(dir, func() {
+		if st, err = readState(dir); err == nil {
+			readErr = st.readable()
+		}
+	})
 	if err != nil {
 		return nil, weights.Weights{}, err
 	}
 	s := opened(dir, now, st)
-	if err := st.readable(); err != nil {
-		return s, weights.Weights{}, err
+	if readErr != nil {
+		return s, weights.Weights{}, readErr
 	}
 	w, err := st.loadVersion(st.active())
 	return s, w, err
@@ -155,7 +161,14 @@ func NoStoreError(dir string) error {
 	return fmt.Errorf("no weights store at %s: run tune init to start a project, or point --weights-dir or TUNE_WEIGHTS_DIR at a directory holding v0001.toml", dir)
 }
 
-func loadState(dir string) (*state, error) {
+// loadState reads the store as one consistent snapshot: see quietly.
+func loadState(dir string) (st *state, err error) {
+	quietly(dir, func() { st, err = readState(dir) })
+	return st, err
+}
+
+// readState reads the store's files once.
+func readState(dir string) (*state, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -395,6 +408,7 @@ func (e *IntegrityError) Error() string {
 func (st *state) readable() error {
 	var pl problemList
 	st.verifyIntegrity(&pl)
+	st.verifyMeaning(&pl, true) // the active version's own entry (docs/decisions.md#hostile-files-issue-25)
 	pending := st.pendingNames()
 	var bad []Problem
 	for _, p := range pl.list {
@@ -426,12 +440,13 @@ func (st *state) pendingNames() map[string]bool {
 }
 
 // loadReadable reads the store for a reader: it refuses one that does not pass readable.
-func loadReadable(dir string) (*state, error) {
-	st, err := loadState(dir)
+func loadReadable(dir string) (st *state, err error) {
+	quietly(dir, func() {
+		if st, err = readState(dir); err == nil {
+			err = st.readable()
+		}
+	})
 	if err != nil {
-		return nil, err
-	}
-	if err := st.readable(); err != nil {
 		return nil, err
 	}
 	return st, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -53,14 +54,27 @@ func (p Problem) String() string {
 // Verify checks the whole store and returns every problem found (nil when intact): the pending marker,
 // every version file against weights.sum and against the checksums in the log, the sum file's own header,
 // the log's hash chain, serial continuity and lineage.
-func (s *Store) Verify() []Problem {
-	st, err := loadState(s.Dir)
+//
+// A writer running meanwhile makes it look again (quietly): it reports only what a quiet store shows.
+func (s *Store) Verify() (problems []Problem) {
+	// a problem while another process holds the lock may be its operation half done: look again once it
+	// has finished (the marker of a killed writer stays after its lock is gone, and is reported then)
+	quietlyUnless(s.Dir, func() { problems = s.verifyOnce() }, func() bool {
+		return len(problems) > 0 && regular.Held(s.path(LockFile))
+	})
+	return problems
+}
+
+// verifyOnce is one pass of Verify.
+func (s *Store) verifyOnce() []Problem {
+	st, err := readState(s.Dir)
 	if err != nil {
 		return []Problem{{Kind: ProblemMissing, File: ".", Message: err.Error()}}
 	}
 	st.reference = s.Reference
 	problems := st.verify()
 	s.judgePending(st, problems)
+	problems = append(problems, s.dirProblems()...)
 	return append(problems, s.staleOutsideProblems()...)
 }
 
@@ -121,6 +135,7 @@ func (st *state) verify() []Problem {
 	var pl problemList
 	st.verifyFiles(&pl)
 	st.verifyIntegrity(&pl)
+	st.verifyMeaning(&pl, false)
 	return pl.list
 }
 

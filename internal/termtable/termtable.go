@@ -19,6 +19,8 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 // Style is how a table is drawn.
@@ -55,6 +57,10 @@ type Column struct {
 	// KeepEnd cuts a Shrink column's cells at the start ("…0001.jsonl:21"): for evidence such as
 	// file:line, whose end says the most.
 	KeepEnd bool
+	// Key marks a column that carries the row's point (the change, the verdict, the model): it is
+	// never cut nor hidden; the other columns shrink and hide first, and a table whose key columns do
+	// not fit is printed vertically, whole.
+	Key bool
 }
 
 // Table collects rows and renders them.
@@ -110,7 +116,9 @@ func (t *Table) AlignHeaders(a Align) *Table {
 // Shrink marks the named columns as truncatable with "…", and returns t.
 func (t *Table) Shrink(headers ...string) *Table {
 	for _, h := range headers {
-		t.cols[t.index(h)].Shrink = true
+		if !t.cols[t.index(h)].Key {
+			t.cols[t.index(h)].Shrink = true
+		}
 	}
 	return t
 }
@@ -119,8 +127,20 @@ func (t *Table) Shrink(headers ...string) *Table {
 // and returns t.
 func (t *Table) ShrinkStart(headers ...string) *Table {
 	for _, h := range headers {
-		t.cols[t.index(h)].Shrink = true
-		t.cols[t.index(h)].KeepEnd = true
+		if !t.cols[t.index(h)].Key {
+			t.cols[t.index(h)].Shrink = true
+			t.cols[t.index(h)].KeepEnd = true
+		}
+	}
+	return t
+}
+
+// Key marks the named columns as the table's key columns (Column.Key): never cut, never hidden, and
+// returns t.
+func (t *Table) Key(headers ...string) *Table {
+	for _, h := range headers {
+		c := &t.cols[t.index(h)]
+		c.Key, c.Shrink, c.KeepEnd = true, false, false
 	}
 	return t
 }
@@ -129,6 +149,9 @@ func (t *Table) ShrinkStart(headers ...string) *Table {
 // hidden first, and returns t.
 func (t *Table) Optional(headers ...string) *Table {
 	for _, h := range headers {
+		if t.cols[t.index(h)].Key {
+			panic("termtable: key column " + h + " cannot be optional")
+		}
 		t.optional = append(t.optional, t.index(h))
 	}
 	return t
@@ -152,7 +175,15 @@ func (t *Table) Append(cells ...string) error {
 		return fmt.Errorf("termtable: row has %d cells for %d columns", len(cells), len(t.cols))
 	}
 	row := make([]string, len(t.cols))
-	copy(row, cells)
+	// a cell is escaped before it is measured, so a control character is shown as \xNN and the columns
+	// still line up (docs/decisions.md#hostile-files-issue-25)
+	escape := textfmt.Terminal
+	if t.style == Markdown {
+		escape = textfmt.Markdown
+	}
+	for i, c := range cells {
+		row[i] = escape(c)
+	}
 	t.rows = append(t.rows, row)
 	return nil
 }

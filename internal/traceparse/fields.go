@@ -48,32 +48,29 @@ func FieldsFrom(m map[string]string) Fields {
 // Len is the number of fields.
 func (f Fields) Len() int { return len(f.pos) }
 
-// At returns the i-th field, 0 <= i < Len().
+// At returns the i-th field, 0 <= i < Len(), both redacted (see shown and shownKey).
 func (f Fields) At(i int) (key, value string) {
 	p := f.pos[i]
-	key = f.text[p.keyStart:p.keyEnd]
-	return key, shown(key, f.text[p.valStart:p.valEnd])
+	return shownKey(f.text[p.keyStart:p.keyEnd]), shown(f.text[p.valStart:p.valEnd])
 }
 
-// freeText are the keys whose values are prose a user or an agent typed (a task title, what an
-// iteration did): a pasted key can sit in them, so every reader of the fields gets them redacted
-// (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18). The other values are levels,
-// numbers, names and paths.
-// A switch rather than a map: it is asked for every field of every entry encoded.
-func freeText(key string) bool {
-	switch key {
-	case "task", "action", "layer", "reason", "note", "title":
-		return true
+// shownKey is a key as readers get it: a word of lower-case letters and underscores (every key of the
+// format, Δloss included) is no secret and is passed as it is, saving a redaction per field; anything
+// else (a pasted key used as a key) is redacted.
+func shownKey(key string) string {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !(c >= 'a' && c <= 'z' || c == '_' || c >= 0x80) {
+			return redact.String(key)
+		}
 	}
-	return false
+	return key
 }
 
-func shown(key, value string) string {
-	if freeText(key) {
-		return redact.String(value)
-	}
-	return value
-}
+// shown is a value as every reader of the fields gets it: redacted, whatever its key. Free text (task,
+// action, reason) is where a pasted key usually sits, but cmd=, files= and unknown keys carried them out
+// verbatim in trace --json, JSONL and Parquet (docs/decisions.md#hostile-files-issue-25); redact's
+// prefilters keep a level or a number cheap.
+func shown(value string) string { return redact.String(value) }
 
 func (f Fields) index(key string) int {
 	for i, p := range f.pos {
@@ -88,7 +85,7 @@ func (f Fields) index(key string) int {
 func (f Fields) Get(key string) (string, bool) {
 	if i := f.index(key); i >= 0 {
 		p := f.pos[i]
-		return shown(key, f.text[p.valStart:p.valEnd]), true
+		return shown(f.text[p.valStart:p.valEnd]), true
 	}
 	return "", false
 }

@@ -156,7 +156,7 @@ func splitLines(data []byte, atEOF bool, fn func(start, end int)) int {
 }
 
 func (p *parser) warn(line int, offset int64, reason string, skipped bool) {
-	w := Warning{File: p.source, Line: line, Offset: offset, Reason: reason, Skipped: skipped}
+	w := Warning{File: p.source, Line: line, Offset: offset, Reason: redact.String(reason), Skipped: skipped} // reasons quote values
 	if p.emitWarn != nil {
 		p.emitWarn(w)
 		return
@@ -312,7 +312,7 @@ func (p *parser) add(lc *lineClass, ents []Entry, i int) {
 		p.lastIterLoss, p.hasIter = e.Loss, true
 	case KindClose:
 		t.Closed = true
-		t.Terminal = lc.task.terminal
+		t.Terminal = redact.String(lc.task.terminal)
 		p.lastCloseLine, p.lastCloseOffset, p.hasClose = e.Line, e.Offset, true
 		p.lastCloseLossFinal, p.lastCloseHasLossFinal = lc.task.lossFinal, lc.task.hasLossFinal
 	}
@@ -370,7 +370,7 @@ func (p *parser) taskFields(e *Entry, k *taskKeys) {
 		}
 	}
 	if v := k.regressionOf; v != "" {
-		t.RegressionOf = v
+		t.RegressionOf = redact.String(v)
 	}
 }
 
@@ -398,7 +398,8 @@ func (p *parser) openTask(e *Entry, head *metaHead) {
 	t.Meta, t.MetaTime = *e, head.time
 	// A title is redacted as it is read, so a pasted key never reaches a table, a JSON document, a
 	// proposal or a state dump (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
-	t.Level, t.Dispatch, t.Creativity, t.Title, t.WeightsVersion = head.level, head.dispatch, head.creativity, redact.String(head.title), head.weightsVersion
+	// Every other string of the head too: any field may carry a pasted key (docs/decisions.md#hostile-files-issue-25).
+	t.Level, t.Dispatch, t.Creativity, t.Title, t.WeightsVersion = redact.String(head.level), redact.String(head.dispatch), redact.String(head.creativity), redact.String(head.title), redact.String(head.weightsVersion)
 	t.Loops, t.Signals, t.HasSignals = head.loops, head.signals, head.hasSignals
 }
 
@@ -460,6 +461,9 @@ func (p *parser) finishTask() {
 	slices.Sort(p.files)
 	if t.Files = p.cls.strs.clone(slices.Compact(p.files)); t.Files == nil {
 		t.Files = []string{}
+	}
+	for i, f := range t.Files {
+		t.Files[i] = redact.String(f) // files= is free text too (docs/decisions.md#hostile-files-issue-25)
 	}
 	clear(p.files)
 	p.files = p.files[:0]

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/ldd-tools/tune/internal/redact"
 )
 
 // ErrNoConfigDir is returned by Discover when CLAUDE_CONFIG_DIR is set but none of its entries is a
@@ -163,7 +165,7 @@ func SourceOf(path string) Source {
 		}
 	}
 	if projects >= 0 && projects+1 < len(dirs) {
-		src.Project = dirs[projects+1]
+		src.Project = redact.String(dirs[projects+1]) // a directory name reaches every table too
 	}
 	subagents := -1
 	for i, c := range dirs {

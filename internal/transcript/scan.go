@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/redact"
 	"github.com/ldd-tools/tune/internal/regular"
 )
 
@@ -203,12 +204,14 @@ func newFileParser(opt Options, done *atomic.Int64) *fileParser {
 }
 
 // str returns b as an interned string: models, versions, efforts and agent ids repeat on every line.
+// It is redacted once, when first seen: these names reach every audit table and export
+// (docs/decisions.md#hostile-files-issue-25). Ids are not (see id): two ids redacted alike would merge.
 func (fp *fileParser) str(b []byte) string {
 	if v, ok := fp.intern[string(b)]; ok {
 		return v
 	}
-	v := string(b)
-	fp.intern[v] = v
+	v := redact.String(string(b))
+	fp.intern[string(b)] = v
 	return v
 }
 

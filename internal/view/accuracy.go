@@ -18,7 +18,7 @@ func fmtRate(r accuracy.Rate) string { return r.Format(accuracy.RatePlain) }
 func Accuracy(w io.Writer, rep *accuracy.Report) error {
 	termtable.Fprintf(w, "dispatch accuracy · last %s · %s closed, %d with a level\n", textfmt.Plural(rep.WindowDays, "day"), textfmt.Plural(rep.NTasksTotal, "task"), rep.NTasksWithLevel)
 	t := termtable.New(w, "Level", "Tasks", "Median k", "Median loss", "Complete", "Overkill", "Underkill", "Top signals", "Terminals").
-		Shrink("Top signals", "Terminals").Optional("Terminals", "Median k", "Median loss", "Top signals", "Complete")
+		Key("Level").Shrink("Top signals", "Terminals").Optional("Terminals", "Median k", "Median loss", "Top signals", "Complete")
 	for i, lvl := range accuracy.Levels {
 		ls, iv := rep.PerLevel.At(i), rep.Intervals.At(i)
 		if ls.N == 0 {

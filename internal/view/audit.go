@@ -33,7 +33,7 @@ func (p *Progress) Update(done, total int64) {
 // Clear erases the bar, if one is drawn.
 func (p *Progress) Clear() {
 	if p.drawn {
-		fmt.Fprint(p.W, "\r\033[K")
+		fmt.Fprint(p.W, textfmt.EraseLine) // the one escape sequence tune writes (see textfmt.TerminalWriter)
 		p.drawn = false
 	}
 }
@@ -127,6 +127,9 @@ func AuditNotes(w, notes io.Writer, res *app.AuditResult, repo string) {
 		NoTranscripts(w, app.DescribeRoots(res.Roots))
 	}
 	Unpriced(w, res.Unpriced)
+	if res.EmptyRange != "" {
+		Notes(notes, []string{fmt.Sprintf("no request %s: the transcripts read hold none of those days", res.EmptyRange)})
+	}
 	EffortWarnings(w, res.CensusRepo, res.CensusWarnings)
 	if res.CensusRepo != "" {
 		Notes(notes, []string{app.PinsNote(res.CensusRepo, repo)})

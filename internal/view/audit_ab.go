@@ -96,6 +96,9 @@ func ratioCell(mr *audit.MetricResult) string {
 	if mr.Ratio == nil {
 		return "–"
 	}
+	if mr.RatioNote != "" {
+		return fmt.Sprintf("%.2f [%s]", *mr.Ratio, mr.RatioNote)
+	}
 	lo, hi := "?", "?"
 	if mr.RatioLo != nil {
 		lo = strconv.FormatFloat(*mr.RatioLo, 'f', 2, 64)

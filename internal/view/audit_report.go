@@ -167,7 +167,8 @@ func AuditText(w io.Writer, rep *audit.Report, in audit.Input) error {
 		thinkNote = notes.add(n)
 	}
 	s := &rep.Shares
-	b.WriteString("Share of cost (USD at each model's prices), and of weighted spend (the effort design's token weights for every\n" +
+	// One line, wrapped to the width by Fill below (a line break in it would cut the sentence twice).
+	b.WriteString("Share of cost (USD at each model's prices), and of weighted spend (the effort design's token weights for every " +
 		"model: input ×1, output ×5, cache read ×0.1, cache write ×1.25; TTL-aware: 1h cache writes ×2)\n")
 	tbl := newASCIITable(tw, "Item", "Cost", "Weighted", "Weighted TTL-aware")
 	rows := [][]string{
@@ -251,13 +252,21 @@ func writeGroups(b io.Writer, rep *audit.Report, thinkNote string, notes *footno
 	}
 	tbl := newASCIITable(b, groupHeader(rep), "requests", "input", "output", "cache write", "cache read", "cost", "of cost",
 		"thinking"+thinkNote, "outside main", "thinking/req main / outside").
-		Optional("thinking/req main / outside", "outside main", "thinking"+thinkNote, "input", "cache write")
+		Optional("thinking/req main / outside", "outside main", "thinking"+thinkNote, "input", "cache write", "output", "requests")
+	// The group is the row's point; session ids and project paths are long and still tell apart cut.
+	if rep.By != audit.BySession && rep.By != audit.ByProject {
+		tbl.Key(groupHeader(rep))
+	}
 	for _, g := range rep.Groups {
-		if err := tbl.Append(groupRow(g.Key, &g.Totals, &g.Shares, unknown)...); err != nil {
+		key := g.Key
+		if rep.By == audit.ByModel {
+			key = ShortModel(key)
+		}
+		if err := tbl.Append(groupRow(key, &g.Totals, &g.Shares, unknown)...); err != nil {
 			return err
 		}
 		for _, m := range g.Models {
-			if err := tbl.Append(groupRow("· "+m.Key, &m.Totals, &m.Shares, unknown)...); err != nil {
+			if err := tbl.Append(groupRow("· "+ShortModel(m.Key), &m.Totals, &m.Shares, unknown)...); err != nil {
 				return err
 			}
 		}

@@ -42,7 +42,14 @@ func Detection(w io.Writer, det *evolve.Detection, logs []string, tails Tails) e
 	if det.Triggered {
 		state = "triggered"
 	}
-	termtable.Fprintf(w, "flagged: %d low-side regression(s), trigger at %d: %s\n", len(det.Flagged), evolve.TriggerThreshold, state)
+	inWindow := 0
+	for _, f := range det.Flagged {
+		if f.InWindow {
+			inWindow++
+		}
+	}
+	termtable.Fprintf(w, "flagged: %d low-side regression(s) in the windows, trigger at %d: %s; %d counted in the accumulated evidence\n",
+		inWindow, evolve.TriggerThreshold, state, det.Accumulated.Flagged)
 	if len(det.Flagged) > 0 {
 		if err := flaggedTable(w, det.Flagged, tails); err != nil {
 			return err
@@ -52,9 +59,7 @@ func Detection(w io.Writer, det *evolve.Detection, logs []string, tails Tails) e
 		termtable.Fprintf(w, "already used: %s %s %q (evidence ledger: supported the change applied as %s)\n",
 			tails.At(u.Source, u.Line), u.MetaTimestamp, u.Title, u.By)
 	}
-	termtable.Fprintf(w, "screen over %d eligible task(s): %s; %s; a candidate needs an effect of at least %.2f\n",
-		det.Window.Eligible, det.Population, det.Correction, det.MinEffect)
-	if err := screenTable(w, det.Screen); err != nil {
+	if err := Evidence(w, det); err != nil {
 		return err
 	}
 	if det.Proposal != nil {
@@ -86,23 +91,69 @@ func flaggedTable(w io.Writer, flagged []evolve.Flagged, tails Tails) error {
 	return t.Render()
 }
 
-func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
-	t := termtable.New(w, "Signal", "a", "b", "c", "d", "effect", "z", "Fisher p", "Holm p", "min p", "Consistent", "Verdict").
-		Shrink("Verdict").Optional("z", "min p", "Fisher p", "Consistent")
-	for _, r := range rows {
-		verdict := r.Verdict
-		if r.Confidence != "" && r.Confidence != r.Verdict {
-			verdict += " (" + r.Confidence + ")"
+// Evidence prints the accumulated evidence (docs/decisions.md#explained): its population, per signal
+// the table, the e-value against the threshold and how many more regressions carrying the signal it
+// needs, and the expected gain of every change the loss rule weighed.
+func Evidence(w io.Writer, det *evolve.Detection) error {
+	acc := det.Accumulated
+	spent := ""
+	if acc.Watermark != "" {
+		spent = fmt.Sprintf("; %d eligible task(s) at or before the evidence watermark %s were spent by an applied change", acc.BeforeWatermark, acc.Watermark)
+	}
+	termtable.Fprintf(w, "accumulated evidence: %d settled eligible task(s) of the logs read, %d flagged; %d not settled yet (a task settles %d labelled tasks later, or when its log has been quiet for %s)%s\n",
+		acc.Eligible, acc.Flagged, acc.Pending, acc.Horizon, acc.SettleAfter, spent)
+	termtable.Fprintf(w, "test: %s; per signal: a/b carriers flagged/not, c/d the others, e the e-value (of: the threshold), more: the regressions carrying it still needed\n", det.Correction)
+	if err := screenTable(w, det.Screen); err != nil {
+		return err
+	}
+	if len(det.Gains) > 0 || len(det.Beyond) > 0 {
+		termtable.Fprintln(w, "loss rule (expected gain per task: too_low × regressions avoided − too_high × levels raised without need, history and parity prompts):")
+		for i, g := range append(append([]evolve.Gain(nil), det.Gains...), det.Beyond...) {
+			mark := "  "
+			if i == 0 && det.Proposal != nil && g.Change == *det.Proposal {
+				mark = "* "
+			}
+			termtable.Fprintf(w, "%s%s\n", mark, g)
 		}
+	}
+	return nil
+}
+
+func screenTable(w io.Writer, rows []evolve.ScreenRow) error {
+	// "e" is the e-value, "of" the threshold it needs, "more" the regressions carrying the signal it still
+	// needs (the legend line above says so).
+	t := termtable.New(w, "Signal", "a", "b", "c", "d", "e", "of", "more", "excess", "Fisher p", "Verdict").
+		Key("Signal", "Verdict").Optional("Fisher p", "excess", "of")
+	for _, r := range rows {
+		// A candidate's confidence is always "strong" since issue 28 (it passed the e-value test): the
+		// verdict alone says it, and the column stays narrow enough to keep whole at 80 columns.
+		verdict := r.Verdict
 		if len(r.TiedWith) > 0 {
 			verdict += " from " + strings.Join(r.TiedWith, ", ")
 		}
+		more := fmt.Sprint(r.MoreNeeded)
+		if r.MoreNeeded < 0 {
+			more = fmt.Sprintf("> %d", evolve.MaxMoreNeeded)
+		}
 		if err := t.Append(r.Signal, fmt.Sprint(r.A), fmt.Sprint(r.B), fmt.Sprint(r.C), fmt.Sprint(r.D),
-			statNum(r.Effect, 2), statNum(r.Z, 2), statNum(r.P, 4), statNum(r.HolmP, 4), statNum(r.MinP, 4), yesNo(r.Consistent), verdict); err != nil {
+			eValue(r.EValue), fmt.Sprintf("%.0f", float64(r.Threshold)), more, statNum(r.Excess, 2), statNum(r.P, 4), verdict); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// eValue prints an e-value with three significant digits ("0.0242", "462", "1.81e+03").
+func eValue(n evolve.Num) string {
+	f := float64(n)
+	if f != f {
+		return "—"
+	}
+	s := fmt.Sprintf("%.3g", f)
+	if f >= 1e4 || !strings.Contains(s, ".") {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 }
 
 // statNum formats a statistic; NaN (an empty margin) prints as "—".

@@ -53,7 +53,7 @@ func diffTable(w io.Writer, markdown bool, rows []app.DiffRow) error {
 		style = termtable.Markdown
 	}
 	t := termtable.NewStyled(w, style, termtable.Columns(diffHeader...)...).
-		Shrink("Signal", "Evidence (a/b/c/d)", "Suite loss before → after").
+		Key("Signal", "Old → New", "Δ").Shrink("Evidence (a/b/c/d)", "Suite loss before → after").
 		Optional("Fisher p (raw / Holm)", "Evidence (a/b/c/d)", "Suite loss before → after", "Confidence")
 	for _, row := range rows {
 		if err := t.Append(diffCells(row)...); err != nil {

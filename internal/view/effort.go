@@ -176,7 +176,7 @@ func writeObserved(b io.Writer, o *effort.Observed, census bool) error {
 
 	if len(o.Agents) > 0 {
 		io.WriteString(b, "\nsubagents against their pins:\n")
-		t := effortTable(b, []string{"agent", "pinned", "observed requests", "runs", "verdict", "evidence"}, "runs").Shrink("agent").ShrinkStart("evidence").Optional("runs")
+		t := effortTable(b, []string{"agent", "pinned", "observed requests", "runs", "verdict", "evidence"}, "runs").Key("agent", "verdict").Shrink("observed requests").ShrinkStart("evidence").Optional("runs", "evidence")
 		for _, a := range o.Agents {
 			pinned := orDash(a.Pinned)
 			if a.Pinned == nil && a.Verdict == effort.AgentInherits {
@@ -221,7 +221,7 @@ func writeObserved(b io.Writer, o *effort.Observed, census bool) error {
 
 func writeShifts(b io.Writer, shifts []effort.Shift) error {
 	t := effortTable(b, []string{"session", "time", "skill", "from", "to", "next", "paired", "verdict", "call"}).
-		ShrinkStart("call").Optional("time", "paired", "from")
+		Key("skill", "verdict").ShrinkStart("call").Optional("time", "paired", "from")
 	for _, s := range shifts {
 		sess := shortID(s.Session)
 		if s.AgentID != "" {
@@ -248,7 +248,7 @@ func writeReasserts(b io.Writer, rs []effort.Reassert) error {
 	}
 	fmt.Fprintf(b, "\nnested skills with another level (the orchestrator must re-assert its own): %d (%s)\n", len(rs), strings.Join(parts, ", "))
 	t := effortTable(b, []string{"session", "time", "orchestrator", "nested", "verdict", "by", "requests after", "call"}, "requests after").
-		ShrinkStart("call").Optional("time")
+		Key("verdict").ShrinkStart("call").Optional("time", "by", "requests after")
 	for _, r := range rs {
 		by := emDash
 		if r.By != "" {
@@ -267,11 +267,15 @@ func writeBuckets(b io.Writer, title, key string, bs []effort.Bucket, levels boo
 		return nil
 	}
 	io.WriteString(b, title)
-	header := []string{key, "requests", "output tokens", "thinking tokens", "share of spend", "cost"}
+	// Short headers (the tokens are said once, in the title row) keep the table within 80 columns.
+	header := []string{key, "requests", "output tok", "thinking tok", "of spend", "cost"}
 	if levels {
 		header = append(header, "levels")
 	}
-	t := effortTable(b, header, header[1:6]...)
+	t := effortTable(b, header, header[1:6]...).Key(key)
+	if levels {
+		t.Shrink("levels").Optional("levels")
+	}
 	for _, x := range bs {
 		row := []string{x.Key, fmt.Sprint(x.Requests), textfmt.ThousandsUint(x.OutputTokens), textfmt.ThousandsUint(x.ThinkingTokens), fmt.Sprintf("%.1f %%", 100*x.Share), effortUSD(x.CostUSD)}
 		if levels {

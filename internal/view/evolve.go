@@ -55,7 +55,7 @@ func Propose(w io.Writer, rep *app.ProposeResult) error {
 // first attempt), nil numbers them 1, 2, ….
 func attemptsTable(w io.Writer, attempts []evolve.Attempt, labels []string) error {
 	t := termtable.New(w, "#", "Change", "Suite loss", "Worse", "Flagged moved up", "Lifted", "Parity", "Sign test", "LOO", "Decision", "Reason").
-		Shrink("Worse", "Sign test", "LOO", "Reason").Optional("LOO", "Sign test", "Worse", "Flagged moved up", "Parity")
+		Key("Change", "Decision").Shrink("Worse", "Sign test", "LOO", "Reason").Optional("LOO", "Sign test", "Worse", "Flagged moved up", "Parity")
 	for i, a := range attempts {
 		up := 0
 		for _, m := range a.Motivating {
@@ -100,7 +100,9 @@ func parityCell(p *evolve.ParityShift) string {
 	if p.OverBudget {
 		cmp = ">"
 	}
-	return fmt.Sprintf("↑%d ↓%d, %.3f %s %.3f", up, down, float64(p.TooHighCost), cmp, float64(p.Budget))
+	// The net price: the levels raised less the credit for the regressions avoided
+	// (docs/decisions.md#parity-price).
+	return fmt.Sprintf("↑%d ↓%d, %.3f %s %.3f", up, down, float64(p.NetPrice), cmp, float64(p.Budget))
 }
 
 // Evolve prints tune evolve and tune nightly: the watch, the outcome, the steps and their attempts, what
@@ -118,9 +120,14 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 		termtable.Fprintf(w, "watch: %s\n", out.WatchNote)
 	}
 	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
+	if out.Loop != nil && out.Loop.Detection != nil {
+		if err := Evidence(w, out.Loop.Detection); err != nil {
+			return err
+		}
+	}
 	if len(out.Steps) > 0 {
 		t := termtable.New(w, "Step", "Change", "Decision", "Suite loss", "Witness", "Progress", "Unresolved", "Lifted").
-			Shrink("Change").Optional("Witness", "Lifted", "Progress")
+			Key("Change", "Decision").Optional("Witness", "Lifted", "Progress", "Unresolved")
 		for _, s := range out.Steps {
 			change := "—"
 			if s.Delta != nil {

@@ -32,7 +32,7 @@ func Replay(w io.Writer, rep *app.ReplayResult) error {
 
 func replayTable(w io.Writer, rows []evolve.Row) error {
 	t := termtable.New(w, "Scenario", "Accepted", "Got", "Raw", "Dispatch source", "Loss", "Status").
-		Shrink("Scenario", "Status").Optional("Dispatch source", "Raw")
+		Key("Scenario").Shrink("Status").Optional("Dispatch source", "Raw")
 	for _, r := range rows {
 		status := "ok"
 		if r.Red {

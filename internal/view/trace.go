@@ -63,7 +63,7 @@ func (r *TraceRows) Render(w io.Writer) error {
 	if r.withSource {
 		header = append([]string{"Log"}, header...)
 	}
-	t := termtable.New(w, header...).Shrink("Task", "Loops").Optional("Dispatch", "Iters", "Loops", "Meta time")
+	t := termtable.New(w, header...).Key("Level").Shrink("Task", "Loops").Optional("Dispatch", "Iters", "Loops", "Meta time")
 	if r.withSource {
 		t.Shrink("Log")
 	}

@@ -457,6 +457,9 @@ func (b *Builder) Result() *Result {
 		res.Verdict = Harmful
 		res.Reason = fmt.Sprintf("%d of the %d %s %s: e-value %s ≥ %s against \"at most %.0f%%\" (%s)",
 			failed.K, failed.N, failed.Sample, failed.Event, fmtE(failed.E), fmtE(failed.Threshold), 100*failed.Null, failed.Basis)
+	case len(res.Tests) == 0:
+		res.Verdict = Holding
+		res.Reason = fmt.Sprintf("%s moves no task's level (no signal weight or bucket edge changed): nothing for the watch to judge", vName)
 	case res.Moved < cfg.MinTasks:
 		res.Verdict, res.NeedMore = TooEarly, cfg.MinTasks-res.Moved
 		res.Reason = fmt.Sprintf("%d task(s) under %s dispatched auto at a level the change moved, %d needed: %d more", res.Moved, vName, cfg.MinTasks, res.NeedMore)

@@ -358,3 +358,16 @@ func TestEffectMidwayNotHarmful(t *testing.T) {
 		t.Fatalf("verdict %q, moved %d (%s), want holding over the 20 lifted tasks", r.Verdict, r.Moved, r.Reason)
 	}
 }
+
+// TestCostOnlyChange: a version that changed only costs moves no level: holding, with no test, not a
+// "too early" that would never end.
+func TestCostOnlyChange(t *testing.T) {
+	p, _ := versions(t)
+	c := *p
+	c.Version, c.Parent = 2, 1
+	c.Cost.TooHigh++
+	r := Judge(Input{Tasks: history(t, flaggedBefore(), many(20, liftedLow)), Version: Version{&c, applied}, Parent: Version{p, parentFrom}})
+	if r.Verdict != Holding || len(r.Tests) != 0 || r.Moved != 0 || !strings.Contains(r.Reason, "moves no task's level") {
+		t.Errorf("verdict %q tests %d moved %d (%s)", r.Verdict, len(r.Tests), r.Moved, r.Reason)
+	}
+}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/ldd-tools/tune/internal/regular"
-	"github.com/ldd-tools/tune/internal/tomlbound"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +15,9 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/tomlbound"
 )
 
 // fileShape is the TOML layout of a version file. Numbers are read as floats so that 2.5 is accepted and

@@ -78,10 +78,12 @@ func (w *Writer) Close() error {
 // AddFlags gives every command of the tree that has --json (its own or inherited from a parent that
 // declares it persistent) --jq and --template, declared the same way. Call it once the tree is built.
 func AddFlags(cmd *cobra.Command) {
+	// Flags() before the command runs holds its own flags only (cobra merges the parents'
+	// persistent ones when it parses).
 	switch {
 	case cmd.PersistentFlags().Lookup("json") != nil:
 		addFlags(cmd, true)
-	case cmd.LocalNonPersistentFlags().Lookup("json") != nil:
+	case cmd.Flags().Lookup("json") != nil:
 		addFlags(cmd, false)
 	}
 	for _, c := range cmd.Commands() {

@@ -38,7 +38,7 @@ func Cases() []Case {
 		{"two-regressions", "only 2 low-side regressions: no trigger", TwoRegressions},
 		{"bump-override", "regressions after user-bump and user-override-down tasks do not count; 2 auto ones remain: no trigger", BumpOverride},
 		{"no-consistent-signal", "3 flagged tasks with no signal common to all, off the bucket edge: triggered, no proposal", NoConsistentSignal},
-		{"bucket-edge", "3 flagged tasks without a common signal, all exactly on the L1 upper edge: a bucket-edge proposal", BucketEdge},
+		{"bucket-edge", "3 flagged tasks without a common signal, all exactly on the L1 upper edge: triggered, no proposal (no signal passes, so no edge moves)", BucketEdge},
 		{"same-area", "evidence only from later same-area tasks (files= overlap, or paths named in the text) above the median; a same-area task at or below the median does not count", SameArea},
 		{"regression-of", "evidence only from later tasks naming the original with regression_of=", RegressionOf},
 		{"outside-window", "one regression sits before the last 20 labelled tasks: only 2 count, no trigger", OutsideWindow},
@@ -78,9 +78,9 @@ type placement struct {
 	s     slot
 	after string // id of the slot this one must follow ("" = anywhere)
 	first bool   // keep in the first half (originals need room for later evidence)
-	// near keeps the slot within 2 tasks of the one it follows when placed; near slots are placed last,
-	// so at most (near slots − 1) later insertions can widen the gap: with 4 of them, same-area
-	// evidence stays within the bounded distance of 5.
+	// near places the slot right after the one it follows; near slots are placed last, so a chain of
+	// them (a same-area failure and its corroboration) stays contiguous after its original: same-area
+	// evidence lies 1 and 2 tasks later, within the bounded distance of 5.
 	near bool
 }
 
@@ -114,7 +114,7 @@ func assemble(rng *rand.Rand, w *weights.Weights, fillers []Task, places []place
 			hi = max(lo, len(seq)/2)
 		}
 		if p.near {
-			hi = min(hi, lo+1)
+			hi = lo
 		}
 		pos := lo + rng.IntN(hi-lo+1)
 		seq = append(seq[:pos], append([]slot{p.s}, seq[pos:]...)...)
@@ -147,9 +147,15 @@ func regression(rng *rand.Rand, w *weights.Weights, id string, area int, kind st
 	case "followed":
 		places[0].s.task.RegressionFollowed = true
 	case "same-area":
+		// Two later same-area failures: same-area evidence needs corroboration
+		// (docs/decisions.md#same-area-evidence).
 		later := NewTask(w, fmt.Sprintf("%s: regression after the quick patch (%s)", a.stem, id), 0.6+float64(rng.IntN(300))/1000)
 		later.Files = append([]string(nil), a.files...)
-		places = append(places, placement{s: slot{task: later, id: id + "-later"}, after: id, near: true})
+		again := NewTask(w, fmt.Sprintf("%s: still failing after the quick patch (%s)", a.stem, id), 0.6+float64(rng.IntN(300))/1000)
+		again.Files = append([]string(nil), a.files...)
+		again.Terminal = "failed"
+		places = append(places, placement{s: slot{task: later, id: id + "-later"}, after: id, near: true},
+			placement{s: slot{task: again, id: id + "-again"}, after: id + "-later", near: true})
 	case "regression-of":
 		later := NewTask(w, fmt.Sprintf("%s: follow-up (%s)", a.stem, id), float64(rng.IntN(300))/1000)
 		later.Files = []string{fmt.Sprintf("elsewhere/%s.go", id)}
@@ -187,6 +193,24 @@ func TwoStep(seed uint64, w *weights.Weights) (*History, Expect) {
 	return buildWith(seed, w, 20, 3, false, weights.LayerCrossings)
 }
 
+// DeepStep is TwoStep with single-file on every flagged task (-6: no step within the drift bound lifts
+// them) and every title prefixed "deep ", so that it can be read beside a TwoStep history of the same
+// seed without sharing a task key: after the +2 that lifts TwoStep's tasks, these still trigger (the
+// step-cap escalation of the nightly tests).
+func DeepStep(seed uint64, w *weights.Weights) *History {
+	h, exp := TwoStep(seed, w)
+	for _, i := range exp.Flagged {
+		t := &h.Tasks[i]
+		t.Signals = append(t.Signals, weights.SingleFile)
+		slices.Sort(t.Signals)
+		t.Level = w.Level(w.Score(t.Signals))
+	}
+	for i := range h.Tasks {
+		h.Tasks[i].Title = "deep " + h.Tasks[i].Title
+	}
+	return h
+}
+
 // buildWith builds origs regressions among background tasks; common < 0 draws the shared signal from
 // the knobs (and allows an extra signal on later flagged tasks), else it is fixed and no extra is added.
 func buildWith(seed uint64, w *weights.Weights, n int, origs int, damaged bool, fixed weights.Signal) (*History, Expect) {
@@ -209,10 +233,11 @@ func buildWith(seed uint64, w *weights.Weights, n int, origs int, damaged bool, 
 	for k := 0; k < origs; k++ {
 		exp.Flagged = append(exp.Flagged, idx[fmt.Sprintf("orig-%d", k)])
 	}
+	sortInts(exp.Flagged)
 	if exp.Triggered {
 		exp.Signal = common
+		h, exp = withHistory(rng, w, h, exp, SettledHistory, common)
 	}
-	sortInts(exp.Flagged)
 	return h, exp
 }
 
@@ -267,7 +292,9 @@ func NoConsistentSignal(seed uint64, w *weights.Weights) (*History, Expect) {
 	return distinctSets(rng, w, sets, Expect{Triggered: true, Signal: -1})
 }
 
-// BucketEdge has 3 flagged L1 tasks without a common signal, each scoring exactly the L1 upper edge.
+// BucketEdge has 3 flagged L1 tasks without a common signal, each scoring exactly the L1 upper edge. Since
+// issue 28 it is triggered without a proposal: an edge moves only after a change to a signal that
+// passes the accumulated test was refused (docs/decisions.md#loss-rule).
 func BucketEdge(seed uint64, w *weights.Weights) (*History, Expect) {
 	rng := newRNG(seed)
 	sets := [][]weights.Signal{
@@ -275,7 +302,7 @@ func BucketEdge(seed uint64, w *weights.Weights) (*History, Expect) {
 		{weights.SingleFile, weights.UnknownFileTerritory},                              // -2
 		{weights.ExplicitBugfix, weights.ContractRuleHit, weights.UnknownFileTerritory}, // -2
 	}
-	return distinctSets(rng, w, sets, Expect{Triggered: true, Signal: -1, EdgeTasks: 3})
+	return distinctSets(rng, w, sets, Expect{Triggered: true, Signal: -1})
 }
 
 func distinctSets(rng *rand.Rand, w *weights.Weights, sets [][]weights.Signal, exp Expect) (*History, Expect) {
@@ -313,8 +340,11 @@ func SameArea(seed uint64, w *weights.Weights) (*History, Expect) {
 	path := fmt.Sprintf("src/legacy/handler_%d.py", rng.IntN(90)+10)
 	orig := NewTask(w, "patch the retry in "+path, 0.02, lowSide(rng, w, common, true)...)
 	later := NewTask(w, "the retry in "+path+" regressed under load", 0.75)
+	again := NewTask(w, "the retry in "+path+" still times out", 0.8)
+	again.Terminal = "failed"
 	places = append(places, placement{s: slot{task: orig, id: "orig-2"}, first: true},
-		placement{s: slot{task: later, id: "orig-2-later"}, after: "orig-2", near: true})
+		placement{s: slot{task: later, id: "orig-2-later"}, after: "orig-2", near: true},
+		placement{s: slot{task: again, id: "orig-2-again"}, after: "orig-2-later", near: true})
 	// The decoy: same area, but the later loss is 0 (never above the median). It carries another knob
 	// than the flagged tasks: it is one of the eligible tasks the screen compares them with.
 	other := knobs[(slices.Index(knobs, common)+1)%len(knobs)]
@@ -325,7 +355,7 @@ func SameArea(seed uint64, w *weights.Weights) (*History, Expect) {
 	h, idx := assemble(rng, w, fillers, places)
 	exp := Expect{Flagged: []int{idx["orig-0"], idx["orig-1"], idx["orig-2"]}, Triggered: true, Signal: common}
 	sortInts(exp.Flagged)
-	return h, exp
+	return withHistory(rng, w, h, exp, SettledHistory, common)
 }
 
 // RegressionOf has 3 flagged tasks named by later tasks with regression_of=, and one later task naming a
@@ -346,7 +376,7 @@ func RegressionOf(seed uint64, w *weights.Weights) (*History, Expect) {
 	h, idx := assemble(rng, w, fillers, places)
 	exp := Expect{Flagged: []int{idx["orig-0"], idx["orig-1"], idx["orig-2"]}, Triggered: true, Signal: common}
 	sortInts(exp.Flagged)
-	return h, exp
+	return withHistory(rng, w, h, exp, SettledHistory, common)
 }
 
 // OutsideWindow has 25 labelled tasks. The first regression starts before the last 20; its evidence (a
@@ -418,14 +448,51 @@ func LegacyV0101(seed uint64, w *weights.Weights) (*History, Expect) {
 		}
 	}
 	h, idx := assemble(rng, w, fillers, places)
-	for i := range h.Tasks {
-		h.Tasks[i].Legacy = true
-	}
 	exp := Expect{Triggered: true, Signal: weights.Ambiguous, ReDetected: true}
 	for k := 0; k < 3; k++ {
 		exp.Flagged = append(exp.Flagged, idx[fmt.Sprintf("orig-%d", k)])
 	}
 	sortInts(exp.Flagged)
+	h, exp = withHistory(rng, w, h, exp, SettledHistory, weights.Ambiguous)
+	for i := range h.Tasks {
+		h.Tasks[i].Legacy = true
+		if i < SettledHistory {
+			// The earlier benign tasks, too, need titles that re-detect low.
+			t := &h.Tasks[i]
+			t.Title = fmt.Sprintf("fix the %s in %s", legacyFixes[rng.IntN(len(legacyFixes))], t.Files[0])
+			t.Signals = []weights.Signal{weights.ExplicitBugfix, weights.SingleFile}
+			t.Level = w.Level(w.Score(t.Signals))
+		}
+	}
+	return h, exp
+}
+
+// SettledHistory is how many benign eligible tasks the cases that expect a proposal hold before their
+// window: the accumulated evidence (docs/decisions.md#accumulated-evidence) needs a comparison group, and
+// 3 regressions carrying a signal beside the ~10 benign eligible tasks of one window cannot pass the
+// anytime-valid test (e ≈ 90 < 450), while beside 30 they do (e ≈ 700).
+const SettledHistory = 20
+
+// withHistory puts n benign eligible tasks (avoiding the given signals) before h's tasks, shifting the
+// expected indices and the regression_of references.
+func withHistory(rng *rand.Rand, w *weights.Weights, h *History, exp Expect, n int, avoid ...weights.Signal) (*History, Expect) {
+	pre := Eligible(rng, w, n, avoid...)
+	for i := range pre {
+		pre[i].RegressionOf = -1
+		pre[i].Title = "earlier " + pre[i].Title
+	}
+	for i := range h.Tasks {
+		if h.Tasks[i].RegressionOf >= 0 {
+			h.Tasks[i].RegressionOf += n
+		}
+	}
+	h.Tasks = append(pre, h.Tasks...)
+	h.Start = h.Start.Add(-time.Duration(n) * h.Step)
+	flagged := make([]int, len(exp.Flagged))
+	for i, f := range exp.Flagged {
+		flagged[i] = f + n
+	}
+	exp.Flagged = flagged
 	return h, exp
 }
 

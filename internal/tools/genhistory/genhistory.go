@@ -300,17 +300,22 @@ func Background(rng *rand.Rand, w *weights.Weights, n int, avoid ...weights.Sign
 	return out
 }
 
-// LowOnOneSignal is a window of 20 routine fixes (explicit-bugfix, single-file) dispatched under w,
-// three of which also carry layer-crossings and regressed: the three share one signal and no other
-// task has it, so the screen names layer-crossings. Under v0001 they score -6 (L1); the drift-bound
-// tests dispatch it under a version with layer-crossings already 2 points up (-4, still L1), where
-// a third point is what the evidence asks for.
+// LowOnOneSignal is 20 earlier routine fixes (explicit-bugfix, single-file, every other one with
+// components>=3: the accumulated evidence's comparison group) and a window of 20 more, three of which
+// also carry components>=3 and layer-crossings and regressed: only layer-crossings goes with the
+// regressions, so the accumulated test names it. Under v0001 they score -4 (L1); the drift-bound tests
+// dispatch it under a version with layer-crossings already 2 points up (-2, still L1), where a third
+// point is what lifts them.
 func LowOnOneSignal(w *weights.Weights, start time.Time) *History {
-	h := &History{Weights: w, Start: start}
-	for i := range 20 {
-		task := NewTask(w, fmt.Sprintf("routine fix %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile)
-		if i == 2 || i == 7 || i == 11 {
-			task = NewTask(w, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.SingleFile, weights.LayerCrossings)
+	h := &History{Weights: w, Start: start.Add(-20 * time.Hour)}
+	for i := range 40 {
+		sigs := []weights.Signal{weights.ExplicitBugfix, weights.SingleFile}
+		if i%2 == 1 {
+			sigs = append(sigs, weights.Components)
+		}
+		task := NewTask(w, fmt.Sprintf("routine fix %d", i), 0.05, sigs...)
+		if i == 22 || i == 27 || i == 31 {
+			task = NewTask(w, fmt.Sprintf("quick patch %d", i-20), 0.05, weights.ExplicitBugfix, weights.SingleFile, weights.Components, weights.LayerCrossings)
 			task.RegressionFollowed = true
 		}
 		h.Tasks = append(h.Tasks, task)

@@ -1,0 +1,117 @@
+package evolve
+
+import (
+	"math"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// The accumulated evidence of a signal is tested with an e-value (docs/decisions.md#anytime-valid-test):
+// a statistic whose expectation is at most 1 under the null at every sample size, and which, read at any
+// night, after any number of earlier looks, rejects with probability at most 1/threshold (Ville's
+// inequality). A night's look is therefore free, and a table that was refused keeps accumulating.
+const (
+	// EvidenceAlpha is the family-wise error over every night, log and signal: the probability that noise
+	// ever makes any of the nine signals pass.
+	EvidenceAlpha = 0.02
+	// EvidenceFamily is the number of signals tested (Bonferroni on e-values: each needs e ≥ family/α).
+	EvidenceFamily = weights.NumSignals
+)
+
+// Threshold is the e-value a signal needs: EvidenceFamily / EvidenceAlpha (450).
+var Threshold = float64(EvidenceFamily) / EvidenceAlpha
+
+// The alternative's prior: the regression rate of carriers pa ~ Beta(2,1), of the other eligible tasks
+// pb ~ Beta(1,2), restricted to pa > pb. Its mean gap is 1/3, the smallest excess rate at which lifting a
+// task pays under the stated losses (2·excess > 1 − excess); it is not fitted to any generator.
+const (
+	priorCarrierA, priorCarrierB = 2, 1
+	priorOtherA, priorOtherB     = 1, 2
+)
+
+// lbeta is log B(a, b).
+func lbeta(a, b float64) float64 {
+	x, _ := math.Lgamma(a)
+	y, _ := math.Lgamma(b)
+	z, _ := math.Lgamma(a + b)
+	return x + y - z
+}
+
+// probGreater is P(X > Y) for independent X ~ Beta(ax, bx), Y ~ Beta(ay, by), ax a positive integer: the
+// exact finite sum (written by hand: gonum has the incomplete beta, not this closed form, and the sum is
+// exact where a quadrature of two peaked densities is not).
+func probGreater(ax, bx, ay, by float64) float64 {
+	s := 0.0
+	for i := 0.0; i < ax; i++ {
+		s += math.Exp(lbeta(ay+i, by+bx) - math.Log(bx+i) - lbeta(1+i, bx) - lbeta(ay, by))
+	}
+	return math.Min(1, s)
+}
+
+// priorMass is P(pa > pb) under the unrestricted prior, the restriction's normaliser.
+var priorMass = probGreater(priorCarrierA, priorCarrierB, priorOtherA, priorOtherB)
+
+func xlogy(x, y float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return x * math.Log(y)
+}
+
+// LogEValue is the log e-value of one signal's table: a carriers flagged, b carriers not flagged, c other
+// eligible tasks flagged, d not. Numerator: the marginal likelihood of the two-Bernoulli alternative
+// pa > pb under the prior above; denominator: the likelihood maximised over the null pa ≤ pb. For each
+// null parameter the numerator over that parameter's likelihood is a test martingale in task order;
+// dividing by the null's maximum bounds the ratio by every one of them (universal inference), so the
+// result is an e-process for the whole composite null. It depends only on the counts.
+func LogEValue(a, b, c, d int) float64 {
+	A, B, C, D := float64(a), float64(b), float64(c), float64(d)
+	num := lbeta(A+priorCarrierA, B+priorCarrierB) - lbeta(priorCarrierA, priorCarrierB) +
+		lbeta(C+priorOtherA, D+priorOtherB) - lbeta(priorOtherA, priorOtherB) +
+		math.Log(probGreater(A+priorCarrierA, B+priorCarrierB, C+priorOtherA, D+priorOtherB)) - math.Log(priorMass)
+	var den float64
+	if A*(C+D) <= C*(A+B) {
+		// The unrestricted maximum lies in the null: the MLE of each group.
+		pa, pb := rate0(A, A+B), rate0(C, C+D)
+		den = xlogy(A, pa) + xlogy(B, 1-pa) + xlogy(C, pb) + xlogy(D, 1-pb)
+	} else {
+		q := (A + C) / (A + B + C + D)
+		den = xlogy(A+C, q) + xlogy(B+D, 1-q)
+	}
+	return num - den
+}
+
+func rate0(k, n float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return k / n
+}
+
+// EValue is exp(LogEValue).
+func EValue(a, b, c, d int) float64 { return math.Exp(LogEValue(a, b, c, d)) }
+
+// Passes reports whether a table's e-value reaches the threshold.
+func Passes(a, b, c, d int) bool { return LogEValue(a, b, c, d) >= math.Log(Threshold) }
+
+// MaxMoreNeeded bounds the search for how many more flagged carriers a signal needs.
+const MaxMoreNeeded = 50
+
+// MoreNeeded is how many more low-side regressions carrying the signal (each a new flagged carrier,
+// nothing else changing) would make the table pass: 0 when it passes, -1 when more than MaxMoreNeeded.
+func MoreNeeded(a, b, c, d int) int {
+	for k := 0; k <= MaxMoreNeeded; k++ {
+		if Passes(a+k, b, c, d) {
+			return k
+		}
+	}
+	return -1
+}
+
+// Excess is the estimated excess regression rate of carriers over the other eligible tasks: the
+// difference of the posterior means under uniform priors, floored at 0 (an estimate for the loss rule,
+// docs/decisions.md#loss-rule; the test's prior is not used for it, so it does not lean towards an effect).
+func Excess(a, b, c, d int) float64 {
+	x := float64(a+1)/float64(a+b+2) - float64(c+1)/float64(c+d+2)
+	return math.Max(0, x)
+}

@@ -1,0 +1,166 @@
+package evolve
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// Gain is what the loss rule expects of one change (docs/decisions.md#loss-rule): on the history's tasks
+// and on the parity prompts, the low-side regressions it avoids, weighted by cost.too_low, minus the
+// levels it raises on tasks that did not need it, weighted by cost.too_high, per task.
+type Gain struct {
+	Change Change `json:"change"`
+	// Excess is the estimated excess regression rate of the tasks the change lifts (Excess of the
+	// signal's table, or of the tasks on the moved edge).
+	Excess Num `json:"excess"`
+	// Tasks counts the history's tasks weighed (auto, closed, settled, not ledgered, after the watermark,
+	// at any level); Lifted the eligible ones the change lifts out of L0/L1; Avoided the regressions that
+	// is expected to avoid (Lifted × Excess); ExtraLevels the levels raised on tasks that did not need
+	// it (every raised level, minus the lifted tasks' expected need).
+	Tasks       int `json:"tasks"`
+	Lifted      int `json:"lifted"`
+	Avoided     Num `json:"regressions_avoided"`
+	ExtraLevels Num `json:"extra_levels"`
+	// Credit is too_low × Avoided / Tasks: what the parity price credits (docs/decisions.md#parity-price).
+	Credit Num `json:"credit"`
+	// History is (too_low·Avoided − too_high·ExtraLevels) / Tasks; Parity the same per parity prompt
+	// (nil without parity prompts); Net their sum, what the rule ranks by. A change is worth making only
+	// when Net > 0.
+	History Num  `json:"history_gain"`
+	Parity  *Num `json:"parity_gain"`
+	Net     Num  `json:"net_gain"`
+	// BeyondDrift marks a change the drift bound forbids (it is never proposed while one within the
+	// bound has a positive gain).
+	BeyondDrift bool `json:"beyond_drift,omitempty"`
+}
+
+// String is "ambiguous +2: net gain 0.041 per task (lifts 6, avoids 4.2 regressions, 1.8 extra levels)".
+func (g Gain) String() string {
+	s := fmt.Sprintf("%s: net gain %.3f per task (lifts %d, avoids %.1f regression(s), %.1f extra level(s))",
+		g.Change, float64(g.Net), g.Lifted, float64(g.Avoided), float64(g.ExtraLevels))
+	if g.BeyondDrift {
+		s += ", beyond the drift bound"
+	}
+	return s
+}
+
+// lossGain weighs change c on the history's tasks (and the parity prompts when given), crediting every
+// eligible task it lifts out of L0/L1 with excess expected regressions avoided.
+func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenTask, parity *Parity) Gain {
+	cand := c.Apply(*parent)
+	g := Gain{Change: c, Excess: Num(excess), Tasks: len(tasks)}
+	var avoided, extra float64
+	for _, t := range tasks {
+		pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
+		up := float64(cl - pl)
+		if up <= 0 {
+			continue
+		}
+		need := 0.0
+		if t.eligible && pl <= weights.L1 && cl >= weights.L2 {
+			need = excess
+			g.Lifted++
+		}
+		avoided += need
+		extra += up * (1 - need)
+	}
+	g.Avoided, g.ExtraLevels = Num(avoided), Num(extra)
+	if len(tasks) > 0 {
+		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(len(tasks)))
+	}
+	if len(tasks) > 0 {
+		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(len(tasks)))
+	}
+	g.Net = g.History
+	if parity.Len() > 0 {
+		p := -PriceParity(parity, parent, &cand, 0, excess, 0).NetPrice
+		g.Parity = &p
+		g.Net += p
+	}
+	return g
+}
+
+// edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the
+// upper edge of lv under parent (the ones moving the edge down lifts), over the other eligible tasks.
+func edgeExcess(tasks []screenTask, parent *weights.Weights, lv weights.Level) float64 {
+	var n [4]int
+	for _, t := range tasks {
+		if !t.eligible {
+			continue
+		}
+		sum := parent.Score(t.sigs)
+		on := parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv]
+		switch {
+		case on && t.flagged:
+			n[0]++
+		case on:
+			n[1]++
+		case t.flagged:
+			n[2]++
+		default:
+			n[3]++
+		}
+	}
+	return Excess(n[0], n[1], n[2], n[3])
+}
+
+// stepSizes are the deltas the loss rule chooses between for a signal.
+var stepSizes = []weights.Half{weights.Whole(1), weights.Whole(2)}
+
+// rankChanges weighs +1 and +2 on every candidate signal (not excluded, not tied) and returns those with
+// a positive net gain, best first; changes beyond the drift bound from origin (when given) are returned
+// apart. Ties in gain prefer the SKILL's order, then the name, then the smaller step.
+func rankChanges(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weights, parity *Parity, exclude []Change) (ranked, beyond []Gain) {
+	for s, r := range rows {
+		sig := weights.Signal(s)
+		if r.Verdict != VerdictCandidate || excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}) {
+			continue
+		}
+		for _, d := range stepSizes {
+			c := Change{Kind: weights.ChangeSignal, Signal: sig, Delta: d}
+			g := lossGain(c, float64(r.Excess), parent, tasks, parity)
+			if !(float64(g.Net) > 0) {
+				continue
+			}
+			cw := c.Apply(*parent)
+			if driftOf(c, &cw, origin) != nil {
+				g.BeyondDrift = true
+				beyond = append(beyond, g)
+				continue
+			}
+			ranked = append(ranked, g)
+		}
+	}
+	sortGains(ranked)
+	sortGains(beyond)
+	return ranked, beyond
+}
+
+func sortGains(gs []Gain) {
+	sort.SliceStable(gs, func(i, j int) bool {
+		a, b := gs[i], gs[j]
+		if math.Abs(float64(a.Net-b.Net)) > 1e-9 {
+			return a.Net > b.Net
+		}
+		if preference(a.Change.Signal) != preference(b.Change.Signal) {
+			return preference(a.Change.Signal) < preference(b.Change.Signal)
+		}
+		if a.Change.Signal != b.Change.Signal {
+			return a.Change.Signal.String() < b.Change.Signal.String()
+		}
+		return a.Change.Delta < b.Change.Delta
+	})
+}
+
+// gainsSummary lists gains as "a; b; c" for reasons.
+func gainsSummary(gs []Gain) string {
+	parts := make([]string, len(gs))
+	for i, g := range gs {
+		parts[i] = g.String()
+	}
+	return strings.Join(parts, "; ")
+}

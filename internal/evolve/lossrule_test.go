@@ -1,0 +1,98 @@
+package evolve
+
+import (
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// lossTasks is a population of eligible tasks with the given signals, flagged when asked.
+func lossTasks(n int, flagged bool, eligible bool, sigs ...weights.Signal) []screenTask {
+	out := make([]screenTask, n)
+	for i := range out {
+		out[i] = screenTask{sigs: sigs, flagged: flagged, eligible: eligible}
+		for _, s := range sigs {
+			out[i].fired[s] = true
+		}
+	}
+	return out
+}
+
+// The loss rule (docs/decisions.md#loss-rule) takes +2 when +1 lifts nothing (carriers at -3 only reach
+// L1's edge at +1), and +1 when +1 already lifts them (carriers at -2): +2 would only add levels.
+func TestLossRulePicksTheStepThatPays(t *testing.T) {
+	w := refWeights(t)
+	for _, c := range []struct {
+		name  string
+		sigs  []weights.Signal
+		delta weights.Half
+	}{
+		{"-3 needs +2", []weights.Signal{weights.ExplicitBugfix, weights.LayerCrossings}, weights.Whole(2)},
+		{"-2 needs +1", []weights.Signal{weights.ExplicitBugfix, weights.LayerCrossings, weights.UnknownFileTerritory}, weights.Whole(1)},
+	} {
+		tasks := append(lossTasks(4, true, true, c.sigs...), lossTasks(20, false, true, weights.ExplicitBugfix)...)
+		// unknown-file-territory also in benign tasks, so that it does not tie with layer-crossings
+		tasks = append(tasks, lossTasks(10, false, true, weights.ExplicitBugfix, weights.UnknownFileTerritory)...)
+		tasks = append(tasks, lossTasks(10, false, false, weights.CrossLayer)...) // L2, carry no layer-crossings
+		rows := Screen(tasks, 4)
+		if rows[weights.LayerCrossings].Verdict != VerdictCandidate {
+			t.Fatalf("%s: setup: layer-crossings %+v", c.name, rows[weights.LayerCrossings])
+		}
+		ranked, _ := rankChanges(rows, tasks, &w, &w, nil, nil)
+		if len(ranked) == 0 || ranked[0].Change.Signal != weights.LayerCrossings || ranked[0].Change.Delta != c.delta {
+			t.Fatalf("%s: ranked %+v, want layer-crossings %s first", c.name, ranked, c.delta)
+		}
+		if ranked[0].Lifted != 4 || !(ranked[0].Net > 0) {
+			t.Errorf("%s: %+v must lift the 4 flagged tasks with a positive gain", c.name, ranked[0])
+		}
+	}
+}
+
+// Levels raised on tasks that do not need them are the cost: when most carriers are already at L2+, a
+// change that lifts few low ones does not pay, however strong the test.
+func TestLossRuleChargesTasksAlreadyHigh(t *testing.T) {
+	w := refWeights(t)
+	tasks := append(lossTasks(4, true, true, weights.ExplicitBugfix, weights.LayerCrossings, weights.UnknownFileTerritory), lossTasks(30, false, true, weights.ExplicitBugfix)...)
+	tasks = append(tasks, lossTasks(40, false, false, weights.LayerCrossings, weights.UnknownFileTerritory)...) // 3 → 4 under +1: L2 → L3
+	g := lossGain(Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(1)}, 0.8, &w, tasks, nil)
+	if g.Lifted != 4 || g.Net > 0 {
+		t.Fatalf("gain %+v: 4 lifted (avoiding 3.2 regressions, ×2) against 40 levels raised for nothing must not pay", g)
+	}
+}
+
+// The parity price credits the regressions a change avoids on the prompts it lifts out of L0/L1: with
+// no excess it is the old too-high cost, with an excess it is lower by the credit.
+func TestParityPriceCreditsRegressionsAvoided(t *testing.T) {
+	w := refWeights(t)
+	p := loadParityT(t)
+	cand := Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(2)}.Apply(w)
+	plain := PriceParity(p, &w, &cand, DefaultParityBudget, 0, 0)
+	credited := PriceParity(p, &w, &cand, DefaultParityBudget, 0.8, 0)
+	if plain.NetPrice != plain.TooHighCost || plain.Credit != 0 {
+		t.Fatalf("without an excess the net price is the too-high cost: %+v", plain)
+	}
+	if credited.Lifted == 0 || !(credited.Credit > 0) || !(credited.NetPrice < plain.NetPrice) {
+		t.Fatalf("credited %+v, plain %+v: lifting prompts out of L0/L1 must earn a credit", credited, plain)
+	}
+}
+
+// Screen verdicts on the accumulated tables: the kept case is a candidate; three regressions beside nine
+// benign tasks cannot pass even as the most extreme table (underpowered) and say how many more are
+// needed; beside 40 benign tasks, a carrier that did not regress leaves it short.
+func TestScreenVerdicts(t *testing.T) {
+	row := func(flagged, benign int) ScreenRow {
+		tasks := append(lossTasks(flagged, true, true, weights.Ambiguous), lossTasks(benign, false, true, weights.ExplicitBugfix)...)
+		return Screen(tasks, flagged)[weights.Ambiguous]
+	}
+	if r := row(4, 12); r.Verdict != VerdictCandidate || r.MoreNeeded != 0 {
+		t.Errorf("kept case: %+v", r)
+	}
+	if r := row(3, 9); r.Verdict != VerdictUnderpowered || r.MoreNeeded != 2 {
+		t.Errorf("3 beside 9: %+v", r)
+	}
+	tasks := append(lossTasks(3, true, true, weights.Ambiguous), lossTasks(40, false, true, weights.ExplicitBugfix)...)
+	tasks = append(tasks, lossTasks(2, false, true, weights.Ambiguous)...)
+	if r := Screen(tasks, 3)[weights.Ambiguous]; r.Verdict != VerdictNoSignal || r.MoreNeeded <= 0 {
+		t.Errorf("3 of 5 carriers beside 40: %+v", r)
+	}
+}

@@ -1,0 +1,72 @@
+package evolve
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/tools/genhistory"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// settleTasks is 30 routine fixes (explicit-bugfix, ambiguous: L1) an hour apart from
+// 2026-09-01T00:00Z; tasks 2 and 25 regressed.
+func settleTasks(t *testing.T, w *weights.Weights) ([]genhistory.Task, time.Time) {
+	t.Helper()
+	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	var tasks []genhistory.Task
+	for i := 0; i < 30; i++ {
+		task := genhistory.NewTask(w, fmt.Sprintf("routine fix %d", i), 0.05, weights.ExplicitBugfix, weights.Ambiguous)
+		task.RegressionFollowed = i == 2 || i == 25
+		tasks = append(tasks, task)
+	}
+	return tasks, start
+}
+
+// A task counts once settled (docs/decisions.md#settling): Horizon later labelled tasks, or its log
+// quiet for SettleAfter by the clock; without a clock every log is a finished history.
+func TestSettlingByHorizonAndClock(t *testing.T) {
+	w := refWeights(t)
+	tasks, start := settleTasks(t, &w)
+	h := &genhistory.History{Weights: &w, Start: start, Step: time.Hour, Tasks: tasks}
+	parsed := parseLog(t, "settle.log", h.Render()).Tasks
+	last := start.Add(29 * time.Hour)
+	detect := func(now time.Time) *Detection {
+		return Detect(DetectInput{Tasks: parsed, Now: now, Resolver: Resolver{Active: &w}})
+	}
+	// An hour after the last task: task 2 has 27 later tasks (settled), task 25 has 4 (pending).
+	d := detect(last.Add(time.Hour))
+	if d.Accumulated.Flagged != 1 {
+		t.Fatalf("an hour after: %+v, want 1 flagged counted", d.Accumulated)
+	}
+	if d.Accumulated.Pending != Horizon || d.Accumulated.Eligible != 30-Horizon {
+		t.Errorf("an hour after: eligible %d pending %d, want %d and %d", d.Accumulated.Eligible, d.Accumulated.Pending, 30-Horizon, Horizon)
+	}
+	for _, f := range d.Flagged {
+		if f.Title == "routine fix 25" && (f.Counted || !f.InWindow) {
+			t.Errorf("task 25 is in the window and not settled: %+v", f)
+		}
+	}
+	// A quiet day later, and without a clock: everything is settled.
+	for _, now := range []time.Time{last.Add(SettleAfter), {}} {
+		if d := detect(now); d.Accumulated.Flagged != 2 || d.Accumulated.Pending != 0 || d.Accumulated.Eligible != 30 {
+			t.Errorf("now %v: %+v, want all 30 settled and both regressions counted", now, d.Accumulated)
+		}
+	}
+}
+
+// After an apply the evidence up to its evidence_through is spent (docs/decisions.md#spent-evidence):
+// the tables start after it, and what it counted through is what the next proposal records.
+func TestEvidenceWatermarkLeavesSpentTasksOut(t *testing.T) {
+	w := refWeights(t)
+	tasks, start := settleTasks(t, &w)
+	h := &genhistory.History{Weights: &w, Start: start, Step: time.Hour, Tasks: tasks}
+	parsed := parseLog(t, "settle.log", h.Render()).Tasks
+	d := Detect(DetectInput{Tasks: parsed, EvidenceAfter: start.Add(9 * time.Hour), Resolver: Resolver{Active: &w}})
+	if d.Accumulated.BeforeWatermark != 10 || d.Accumulated.Eligible != 20 || d.Accumulated.Flagged != 1 {
+		t.Fatalf("%+v: want the first 10 tasks spent (the regression of task 2 with them), 20 counted", d.Accumulated)
+	}
+	if want := start.Add(29 * time.Hour).Format(time.RFC3339Nano); d.Accumulated.Through != want {
+		t.Errorf("through %q, want the last counted task %q", d.Accumulated.Through, want)
+	}
+}

@@ -1,0 +1,55 @@
+package gitcmd
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestRefShowAndErrors: a missing ref is "" without an error (nightly --branch then writes it), a
+// missing file is not ok, and a failing command names its arguments and git's message.
+func TestRefShowAndErrors(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	r := Repo{Dir: dir, Env: []string{"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@x"}}
+	if _, err := r.Run("init", "-q", "-b", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "f.txt"}, {"commit", "-q", "-m", "one"}} {
+		if _, err := r.Run(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head, err := r.Ref("refs/heads/main")
+	if err != nil || len(head) != 40 {
+		t.Fatalf("main: %q, %v", head, err)
+	}
+	if got, err := r.Ref("refs/heads/tune/p-000000000000"); got != "" || err != nil {
+		t.Errorf("a missing ref: %q, %v", got, err)
+	}
+	if data, ok, err := r.Show(head, "f.txt"); !ok || err != nil || string(data) != "hello\n" {
+		t.Errorf("show f.txt: %q %v %v", data, ok, err)
+	}
+	if _, ok, _ := r.Show(head, "nope.txt"); ok {
+		t.Error("show of a missing file is ok")
+	}
+	if files, err := r.Files(head, "."); err != nil || len(files) != 1 || files[0] != "f.txt" {
+		t.Errorf("files: %v %v", files, err)
+	}
+	_, err = r.Run("cat-file", "blob", "no-such-rev:f.txt")
+	if ge, ok := err.(*Error); !ok || ge.Error() == "" || ge.Args[0] != "cat-file" {
+		t.Errorf("a failing command: %v", err)
+	}
+	top, err := Toplevel(dir)
+	if real, _ := filepath.EvalSymlinks(dir); err != nil || top != real {
+		t.Errorf("toplevel %q, %v; want %q", top, err, real)
+	}
+}

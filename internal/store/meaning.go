@@ -1,0 +1,131 @@
+package store
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// ProblemHistory: a log entry's meaning does not hold for the files: a rollback whose version is not the
+// content it says it restores, an apply whose version is not its parent plus the changes logged for its
+// proposal (or not the proposal's candidate, or with other ledger keys). Hashes alone cannot see this: a
+// forger who writes a new version, a log line and re-signed sums makes every hash agree.
+const ProblemHistory = "history"
+
+// verifyMeaning checks what every apply and rollback entry claims against the version files (parsed) and
+// the proposal files that are still present and readable, so that `tune verify` refuses a forged history whose hashes
+// are all consistent (docs/decisions.md#hostile-files-issue-25). A version that a later
+// `tune repair --resign` signed on purpose (its entry lists the file) is taken as signed. Missing,
+// edited or unparsable files are left to the other checks.
+//
+// Readers (activeOnly) check only the entry that made the active version: two parsed files (three with
+// the proposal), so `tune score` never scores with forged weights at a cost of well under a millisecond.
+func (st *state) verifyMeaning(pl *problemList, activeOnly bool) {
+	resigned := map[string]int{} // file -> the last line of a resign (repair) that signed it
+	for _, l := range st.lines {
+		if l.OK && l.Entry.Action == ActionRepair {
+			for _, f := range l.Entry.Files {
+				resigned[f.File] = l.No
+			}
+		}
+	}
+	parsed := map[int]*weights.Weights{}
+	load := func(v int) *weights.Weights {
+		if w, ok := parsed[v]; ok {
+			return w
+		}
+		var out *weights.Weights
+		f := st.file(v)
+		if want, _ := st.loggedSHA(weights.VersionName(v) + ".toml"); f != nil && (want == "" || want == f.SHA) {
+			// an edited file is reported as edited; judging the entries built on it would only repeat that
+			if w, err := weights.Parse(f.Name, f.Data); err == nil && w.Version == v {
+				out = &w
+			}
+		}
+		parsed[v] = out
+		return out
+	}
+	last := 0 // the line of the entry that made the active version
+	for _, l := range st.lines {
+		if l.OK && changesActive(l.Entry.Action) && l.Entry.Result > 0 {
+			last = l.No
+		}
+	}
+	for _, l := range st.lines {
+		e := l.Entry
+		if !l.OK || (e.Action != ActionApply && e.Action != ActionRollback) || e.Result <= 0 || (activeOnly && l.No != last) {
+			continue
+		}
+		name := weights.VersionName(e.Result) + ".toml"
+		if resigned[name] > l.No {
+			continue // signed on purpose later (an edited file is left out by load)
+		}
+		if err := st.entryMeaning(e, load); err != nil {
+			pl.add(Problem{Kind: ProblemHistory, File: LogFile, Line: l.No, Message: fmt.Sprintf("%s: %v; the log and the version files tell different stories (a forged entry?): restore the store from version control", name, err)})
+		}
+	}
+}
+
+// entryMeaning checks one apply or rollback entry (nil when the files it needs are not there to judge).
+func (st *state) entryMeaning(e LogEntry, load func(int) *weights.Weights) error {
+	result := load(e.Result)
+	if result == nil {
+		return nil // missing or invalid: reported by verifyLog and verifyFiles
+	}
+	if result.Parent != e.Parent {
+		return fmt.Errorf("the file says parent = %d, the %s entry says %s", result.Parent, e.Action, weights.VersionName(e.Parent))
+	}
+	switch e.Action {
+	case ActionRollback:
+		if e.Restores <= 0 || e.Restores >= e.Result {
+			return fmt.Errorf("a rollback must restore an earlier version, this one names %d", e.Restores)
+		}
+		restored := load(e.Restores)
+		if restored == nil {
+			if st.file(e.Restores) == nil {
+				return fmt.Errorf("it restores %s, which is not on disk", weights.VersionName(e.Restores))
+			}
+			return nil // edited or invalid: reported as such
+		}
+		if cs := Changes(restored, result); len(cs) > 0 {
+			return fmt.Errorf("it says it restores %s, but its weights differ from it in %s", weights.VersionName(e.Restores), describeChanges(cs))
+		}
+	case ActionApply:
+		parent := load(e.Parent)
+		if parent == nil {
+			return nil // missing, edited or invalid: reported as such
+		}
+		if err := st.checkLoggedCandidate(e.Proposal, parent, result); err != nil {
+			return err
+		}
+		return st.proposalMeaning(e, result)
+	}
+	return nil
+}
+
+// proposalMeaning checks an apply against its proposal file, when it is still there: the file must be
+// the one decided (its content hash as logged), its candidate the applied weights, and its evidence the
+// logged ledger keys.
+func (st *state) proposalMeaning(e LogEntry, result *weights.Weights) error {
+	p, err := ReadProposal(filepath.Join(st.dir, ProposalsDir, e.Proposal+".json"))
+	if err != nil {
+		// gone, or no longer the proposal that was decided (its id no longer matches its content): there is
+		// nothing to judge by; the candidate was already checked against the logged decisions
+		return nil
+	}
+	if cs := Changes(&p.Candidate, result); len(cs) > 0 {
+		return fmt.Errorf("its weights differ from proposal %s's candidate in %s", e.Proposal, describeChanges(cs))
+	}
+	if keys := ledgerKeys(p); !slices.Equal(keys, e.Ledger) && !(len(keys) == 0 && len(e.Ledger) == 0) {
+		return fmt.Errorf("its ledger keys %v are not those of proposal %s's evidence %v", e.Ledger, e.Proposal, keys)
+	}
+	sha := p.ContentSHA256()
+	for _, d := range st.loggedDecisions(e.Proposal) {
+		if d.ProposalSHA256 != "" && d.ProposalSHA256 != sha {
+			return fmt.Errorf("proposal %s was edited after it was decided (content hash %s, logged %s at serial %d)", e.Proposal, short(sha), short(d.ProposalSHA256), d.Serial)
+		}
+	}
+	return nil
+}
