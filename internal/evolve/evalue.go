@@ -64,21 +64,49 @@ func xlogy(x, y float64) float64 {
 // null parameter the numerator over that parameter's likelihood is a test martingale in task order;
 // dividing by the null's maximum bounds the ratio by every one of them (universal inference), so the
 // result is an e-process for the whole composite null. It depends only on the counts.
-func LogEValue(a, b, c, d int) float64 {
-	A, B, C, D := float64(a), float64(b), float64(c), float64(d)
-	num := lbeta(A+priorCarrierA, B+priorCarrierB) - lbeta(priorCarrierA, priorCarrierB) +
+func LogEValue(a, b, c, d int) float64 { return LogEValueStrata([]Table{{a, b, c, d}}) }
+
+// Table is one stratum's 2×2 counts a, b, c, d (as LogEValue's arguments).
+type Table [4]int
+
+// LogEValueStrata is the log e-value of a signal whose evidence comes from several strata (the logs
+// read): the numerator is the alternative's marginal likelihood of the pooled table (any predictive
+// distribution is a valid numerator), the denominator the null's likelihood maximised in each stratum
+// apart (each log its own rates, pa_k ≤ pb_k). The null maximised over the pooled table instead is not
+// an e-process when logs differ: a project that regresses more and carries a signal more often makes
+// the pooled carriers regress more though no log's do (Simpson), and the pooled e-value then grows
+// without bound on noise (docs/decisions.md#evidence-per-log; the i28 review measured 99.9 % of
+// 45-night sequences passing with five such logs). One stratum is LogEValue.
+func LogEValueStrata(tables []Table) float64 {
+	var pooled Table
+	den := 0.0
+	for _, t := range tables {
+		for i := range pooled {
+			pooled[i] += t[i]
+		}
+		den += nullLogLik(t)
+	}
+	return logAlternative(pooled) - den
+}
+
+// logAlternative is the log marginal likelihood of a table under the alternative's prior.
+func logAlternative(t Table) float64 {
+	A, B, C, D := float64(t[0]), float64(t[1]), float64(t[2]), float64(t[3])
+	return lbeta(A+priorCarrierA, B+priorCarrierB) - lbeta(priorCarrierA, priorCarrierB) +
 		lbeta(C+priorOtherA, D+priorOtherB) - lbeta(priorOtherA, priorOtherB) +
 		math.Log(probGreater(A+priorCarrierA, B+priorCarrierB, C+priorOtherA, D+priorOtherB)) - math.Log(priorMass)
-	var den float64
+}
+
+// nullLogLik is a table's log likelihood maximised over the null pa ≤ pb.
+func nullLogLik(t Table) float64 {
+	A, B, C, D := float64(t[0]), float64(t[1]), float64(t[2]), float64(t[3])
 	if A*(C+D) <= C*(A+B) {
 		// The unrestricted maximum lies in the null: the MLE of each group.
 		pa, pb := rate0(A, A+B), rate0(C, C+D)
-		den = xlogy(A, pa) + xlogy(B, 1-pa) + xlogy(C, pb) + xlogy(D, 1-pb)
-	} else {
-		q := (A + C) / (A + B + C + D)
-		den = xlogy(A+C, q) + xlogy(B+D, 1-q)
+		return xlogy(A, pa) + xlogy(B, 1-pa) + xlogy(C, pb) + xlogy(D, 1-pb)
 	}
-	return num - den
+	q := (A + C) / (A + B + C + D)
+	return xlogy(A+C, q) + xlogy(B+D, 1-q)
 }
 
 func rate0(k, n float64) float64 {
@@ -92,20 +120,47 @@ func rate0(k, n float64) float64 {
 func EValue(a, b, c, d int) float64 { return math.Exp(LogEValue(a, b, c, d)) }
 
 // Passes reports whether a table's e-value reaches the threshold.
-func Passes(a, b, c, d int) bool { return LogEValue(a, b, c, d) >= math.Log(Threshold) }
+func Passes(a, b, c, d int) bool { return PassesStrata([]Table{{a, b, c, d}}) }
+
+// PassesStrata reports whether the strata's e-value reaches the threshold.
+func PassesStrata(tables []Table) bool { return LogEValueStrata(tables) >= math.Log(Threshold) }
 
 // MaxMoreNeeded bounds the search for how many more flagged carriers a signal needs.
 const MaxMoreNeeded = 50
 
 // MoreNeeded is how many more low-side regressions carrying the signal (each a new flagged carrier,
 // nothing else changing) would make the table pass: 0 when it passes, -1 when more than MaxMoreNeeded.
-func MoreNeeded(a, b, c, d int) int {
-	for k := 0; k <= MaxMoreNeeded; k++ {
-		if Passes(a+k, b, c, d) {
-			return k
+func MoreNeeded(a, b, c, d int) int { return MoreNeededStrata([]Table{{a, b, c, d}}) }
+
+// MoreNeededStrata is MoreNeeded over strata: the fewest new flagged carriers, all in one log's
+// stratum, that make the strata pass. The e-value rises with each flagged carrier (TestEValueMonotone),
+// so each stratum's count is found by bisection: a table of a year's tasks costs milliseconds per
+// evaluation (probGreater sums over the carriers).
+func MoreNeededStrata(tables []Table) int {
+	with := append([]Table(nil), tables...)
+	passesWith := func(i, k int) bool {
+		with[i][0] = tables[i][0] + k
+		defer func() { with[i][0] = tables[i][0] }()
+		return PassesStrata(with)
+	}
+	best := -1
+	for i := range with {
+		if !passesWith(i, MaxMoreNeeded) {
+			continue
+		}
+		lo, hi := 0, MaxMoreNeeded // passesWith(i, hi) holds
+		for lo < hi {
+			if mid := (lo + hi) / 2; passesWith(i, mid) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		if best < 0 || lo < best {
+			best = lo
 		}
 	}
-	return -1
+	return best
 }
 
 // Excess is the estimated excess regression rate of carriers over the other eligible tasks: the

@@ -1,6 +1,8 @@
 package evolve
 
 import (
+	"math"
+
 	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -63,6 +65,9 @@ type screenTask struct {
 	// count for the loss rule's extra levels.
 	eligible bool
 	key      string // taskKey of the task
+	// stratum is the index of the task's log: the test's null holds in each log apart
+	// (LogEValueStrata).
+	stratum int
 }
 
 // Screen builds the per-signal rows in signal table order (docs/decisions.md#accumulated-evidence).
@@ -76,30 +81,44 @@ type screenTask struct {
 func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 	rows := make([]ScreenRow, weights.NumSignals)
 	ps := make([]float64, weights.NumSignals)
+	passes, underpowered := make([]bool, weights.NumSignals), make([]bool, weights.NumSignals)
+	strata := 0
+	for _, t := range tasks {
+		strata = max(strata, t.stratum+1)
+	}
 	for s := range rows {
-		var a, b, c, d int
+		tables := make([]Table, strata)
 		for _, t := range tasks {
 			if !t.eligible {
 				continue
 			}
+			cell := 3
 			switch {
 			case t.fired[s] && t.flagged:
-				a++
+				cell = 0
 			case t.fired[s]:
-				b++
+				cell = 1
 			case t.flagged:
-				c++
-			default:
-				d++
+				cell = 2
 			}
+			tables[t.stratum][cell]++
+		}
+		var a, b, c, d int
+		for _, x := range tables {
+			a, b, c, d = a+x[0], b+x[1], c+x[2], d+x[3]
+		}
+		extreme := make([]Table, len(tables))
+		for i, x := range tables {
+			extreme[i] = Table{x[0] + x[1], 0, 0, x[2] + x[3]}
 		}
 		sc := stats.Screen(a, b, c, d, Alpha, Confidence)
 		rows[s] = ScreenRow{Signal: weights.Signal(s).String(), A: a, B: b, C: c, D: d,
 			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(stats.PrevalenceDiff(a, b, c, d)),
 			Phi: Num(sc.Phi), LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),
-			EValue: Num(EValue(a, b, c, d)), Threshold: Num(Threshold), MoreNeeded: MoreNeeded(a, b, c, d),
+			EValue: Num(math.Exp(LogEValueStrata(tables))), Threshold: Num(Threshold), MoreNeeded: MoreNeededStrata(tables),
 			Excess: Num(Excess(a, b, c, d)), Consistent: consistent(a, nFlagged)}
 		ps[s] = sc.P
+		passes[s], underpowered[s] = PassesStrata(tables), !PassesStrata(extreme)
 	}
 	holm := stats.Holm(ps)
 	for s := range rows {
@@ -109,9 +128,9 @@ func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 		switch {
 		case r.A == 0:
 			r.Verdict = VerdictNoSignal
-		case !Passes(r.A+r.B, 0, 0, r.C+r.D):
+		case underpowered[s]:
 			r.Verdict, r.Confidence = VerdictUnderpowered, "underpowered"
-		case higher && Passes(r.A, r.B, r.C, r.D):
+		case higher && passes[s]:
 			r.Verdict, r.Confidence = VerdictCandidate, "strong"
 		default:
 			r.Verdict = VerdictNoSignal

@@ -165,6 +165,7 @@ type DetectInput struct {
 // Detect runs the stages up to the proposal. It needs Resolver.Active.
 func Detect(in DetectInput) *Detection {
 	r := in.Resolver
+	in.Tasks = distinctTasks(in.Tasks)
 	logs, warns := buildLogs(in.Tasks, &r, in.Now)
 	det := &Detection{Warnings: warns, Flagged: []Flagged{}, Used: []UsedTask{}, Population: ScreenPopulation,
 		Correction: ScreenCorrection, Gains: []Gain{},
@@ -199,7 +200,7 @@ func Detect(in DetectInput) *Detection {
 				// Settled, after the watermark, not ledgered: eligible tasks enter the tables, the others
 				// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.
 				st := screenTask{flagged: wt.eligible && len(wt.evidence) > 0, eligible: wt.eligible,
-					key: taskKey(wt.t.Source, wt.t.Line), sigs: wt.fired}
+					key: taskKey(wt.t.Source, wt.t.Line), sigs: wt.fired, stratum: li}
 				for _, s := range wt.fired {
 					st.fired[s] = true
 				}
@@ -230,6 +231,28 @@ func Detect(in DetectInput) *Detection {
 	det.Triggered = triggered(det.Flagged, det.Screen)
 	det.Proposal, det.EdgeTasks, det.Reason = propose(det, r.Active, in.Origin, in.Parity, in.Exclude, false)
 	return det
+}
+
+// distinctTasks drops a task read again: the same log line (source and meta line) with the same TaskKey.
+// A log named twice under two spellings (a relative and an absolute path, both relabelled to one
+// project-relative name) would otherwise enter the accumulated evidence twice, and a doubled table's
+// e-value is about the square of the single one's: 3 flagged carriers beside 12 benign tasks, e ≈ 125,
+// read twice give e ≈ 76 000 ≥ 450 (docs/decisions.md#accumulated-evidence).
+func distinctTasks(tasks []traceparse.Task) []traceparse.Task {
+	seen := make(map[string]bool, len(tasks))
+	out := tasks[:0:0]
+	for i := range tasks {
+		k := taskKey(tasks[i].Source, tasks[i].Line) + "\x00" + TaskKey(&tasks[i])
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, tasks[i])
+	}
+	if len(out) == len(tasks) {
+		return tasks
+	}
+	return out
 }
 
 // propose applies the loss rule (docs/decisions.md#loss-rule): among +1 and +2 on every candidate signal

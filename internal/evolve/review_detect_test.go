@@ -1,0 +1,127 @@
+package evolve
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// reviewTasks is a log of eligible tasks, one an hour from start, each a carrier of ambiguous or not and
+// flagged (regression_followed=true on its close) or not.
+func reviewTasks(start time.Time, carrier, flagged []bool) string {
+	var b strings.Builder
+	for i := range carrier {
+		at := start.Add(time.Duration(i) * time.Hour)
+		sigs, title, close := "explicit-bugfix:-5", fmt.Sprintf("fix bug %d", i), ""
+		if carrier[i] {
+			sigs, title = "explicit-bugfix:-5,ambiguous:+2", fmt.Sprintf("quick patch %d", i)
+		}
+		if flagged[i] {
+			close = "  regression_followed=true"
+		}
+		fmt.Fprintf(&b, "%s  meta  L0/reflexive  dispatch=auto  signals=%s  task=%q  loops=inner\n", at.Format(time.RFC3339), sigs, title)
+		fmt.Fprintf(&b, "%s  inner  close  terminal=complete  loss_final=0.100%s\n", at.Add(2*time.Second).Format(time.RFC3339), close)
+	}
+	return b.String()
+}
+
+// kinds lays out n tasks: the first carriers are carriers, of them the first carriersFlagged flagged;
+// of the others the first othersFlagged flagged.
+func kinds(n, carriers, carriersFlagged, othersFlagged int) (carrier, flagged []bool) {
+	carrier, flagged = make([]bool, n), make([]bool, n)
+	for i := 0; i < n; i++ {
+		carrier[i] = i < carriers
+		flagged[i] = i < carriersFlagged || (i >= carriers && i < carriers+othersFlagged)
+	}
+	return carrier, flagged
+}
+
+// Two projects' logs, in each of which carriers of ambiguous regress exactly as often as the other
+// eligible tasks (half of them in the first, none in the second); the first regresses more and carries
+// ambiguous more often. Pooled, the carriers regress 12 of 27 times and the others 3 of 63: the pooled
+// test passes (Simpson). The per-log null must not.
+func TestReviewPooledLogsSimpson(t *testing.T) {
+	w := refWeights(t)
+	start := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	c1, f1 := kinds(30, 24, 12, 3)
+	c2, f2 := kinds(60, 3, 0, 0)
+	tasks := parseLog(t, "a/trace.log", []byte(reviewTasks(start, c1, f1))).Tasks
+	tasks = append(tasks, parseLog(t, "b/trace.log", []byte(reviewTasks(start, c2, f2))).Tasks...)
+	det := Detect(DetectInput{Tasks: tasks, Resolver: Resolver{Active: &w}})
+	r := det.Screen[weights.Ambiguous]
+	pooled := EValue(r.A, r.B, r.C, r.D)
+	t.Logf("pooled table %d/%d/%d/%d: pooled-null e = %.3g; per-log null e = %.3g (%s), %d more needed", r.A, r.B, r.C, r.D, pooled, float64(r.EValue), r.Verdict, r.MoreNeeded)
+	if pooled < Threshold {
+		t.Fatalf("the reproduction no longer shows the pooled e-value passing: %.1f", pooled)
+	}
+	if r.Verdict == VerdictCandidate || float64(r.EValue) >= Threshold {
+		t.Errorf("ambiguous is a candidate on two logs where it changes nothing: e %.1f, %s", float64(r.EValue), r.Verdict)
+	}
+}
+
+// reviewLog is a log of eligible tasks, one an hour from start: benign explicit bug fixes and, at the
+// given positions, flagged carriers of ambiguous (regression_followed=true on the close). Both score L0
+// under the reference weights (-5, -3).
+func reviewLog(start time.Time, n int, flagged map[int]bool) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		at := start.Add(time.Duration(i) * time.Hour)
+		sigs, title, close := "explicit-bugfix:-5", fmt.Sprintf("fix bug %d", i), ""
+		if flagged[i] {
+			sigs, title, close = "explicit-bugfix:-5,ambiguous:+2", fmt.Sprintf("quick patch %d", i), "  regression_followed=true"
+		}
+		fmt.Fprintf(&b, "%s  meta  L0/reflexive  dispatch=auto  signals=%s  task=%q  loops=inner\n", at.Format(time.RFC3339), sigs, title)
+		fmt.Fprintf(&b, "%s  inner  close  terminal=complete  loss_final=0.100%s\n", at.Add(2*time.Second).Format(time.RFC3339), close)
+	}
+	return b.String()
+}
+
+// The same log read twice (a relative and an absolute path: ReadTraceLogs dedupes by filepath.Clean
+// only, and both are relabelled to the same project-relative name) must not count its tasks twice: the
+// e-value of a doubled table is far above the single one's, and noise would pass.
+func TestReviewLogReadTwiceCountsOnce(t *testing.T) {
+	w := refWeights(t)
+	start := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	// 3 flagged carriers among 15 eligible tasks: e ≈ 125 < 450 once.
+	tasks := parseLog(t, ".ldd/trace.log", []byte(reviewLog(start, 15, map[int]bool{2: true, 6: true, 9: true}))).Tasks
+	once := Detect(DetectInput{Tasks: tasks, Resolver: Resolver{Active: &w}})
+	twice := Detect(DetectInput{Tasks: append(append(tasks[:0:0], tasks...), tasks...), Resolver: Resolver{Active: &w}})
+	r1, r2 := once.Screen[weights.Ambiguous], twice.Screen[weights.Ambiguous]
+	t.Logf("once: %d/%d/%d/%d e=%.1f %s; twice: %d/%d/%d/%d e=%.1f %s", r1.A, r1.B, r1.C, r1.D, float64(r1.EValue), r1.Verdict,
+		r2.A, r2.B, r2.C, r2.D, float64(r2.EValue), r2.Verdict)
+	if r1.A != r2.A || r1.B != r2.B || r1.C != r2.C || r1.D != r2.D || once.Accumulated != twice.Accumulated {
+		t.Errorf("reading the log twice changed the evidence: %+v vs %+v", r1, r2)
+	}
+}
+
+// MoreNeededStrata bisects; it must give the smallest count a linear search gives, on one log and on two.
+func TestReviewMoreNeededIsTheSmallest(t *testing.T) {
+	linear := func(tables []Table) int {
+		for k := 0; k <= MaxMoreNeeded; k++ {
+			for i := range tables {
+				with := append([]Table(nil), tables...)
+				with[i][0] += k
+				if PassesStrata(with) {
+					return k
+				}
+			}
+		}
+		return -1
+	}
+	for a := 0; a <= 6; a += 2 {
+		for b := 0; b <= 9; b += 3 {
+			for c := 0; c <= 4; c += 2 {
+				for d := 0; d <= 40; d += 8 {
+					for _, tables := range [][]Table{{{a, b, c, d}}, {{a, b, c, d}, {1, b, c + 1, d / 2}}} {
+						if got, want := MoreNeededStrata(tables), linear(tables); got != want {
+							t.Errorf("%v: MoreNeededStrata %d, linear search %d", tables, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
