@@ -41,7 +41,15 @@ RACE_PKGS := ./internal/traceparse/ ./internal/transcript/
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
-lint: fmt-check vet staticcheck
+# deadcode at a pinned version (golang.org/x/tools; v0.52.0 builds with go1.26) on both binaries: it
+# must list nothing (but the few cross-package test helpers of .ci/deadcode-allow); installed into
+# GOPATH/bin by .ci/deadcode when that version is not there yet.
+DEADCODE_VERSION ?= v0.52.0
+.PHONY: deadcode
+deadcode:
+	@DEADCODE_VERSION=$(DEADCODE_VERSION) GO=$(GO) sh .ci/deadcode ./cmd/tune ./cmd/tune-full
+
+lint: fmt-check vet staticcheck deadcode
 
 # The whole test suite: unit, golden, txtar end-to-end, and the fuzz seed corpora (run as plain tests),
 # after gofmt, vet and staticcheck, then the race detector on the concurrent packages.

@@ -177,15 +177,6 @@ type Report struct {
 // UnknownKey names a split part whose key is unknown (no version, no dispatch).
 const UnknownKey = "(unknown)"
 
-// Build computes the report over tasks.
-func Build(tasks []traceparse.Task, opt Options) *Report {
-	b := NewBuilder(opt)
-	for i := range tasks {
-		b.Add(&tasks[i])
-	}
-	return b.Report()
-}
-
 // Builder computes a report from tasks given one at a time (from traceparse.Stream), keeping of
 // each counted task only what the report needs, so memory follows the number of closed tasks in the
 // window, not the size of the logs.

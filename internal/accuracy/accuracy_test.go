@@ -21,11 +21,7 @@ const lifetime = 36500
 
 func read(t *testing.T, logs ...string) []traceparse.Task {
 	t.Helper()
-	res, err := traceparse.ReadLogs(logs, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Tasks
+	return testutil.TraceTasks(t, logs...)
 }
 
 // referenceFields decodes the reference's keys of a report (or of a reference output) for comparison.

@@ -29,7 +29,7 @@ import (
 type Env struct {
 	// Now is the clock (TUNE_NOW fixes it in the command layer).
 	Now func() time.Time
-	// Getenv reads the environment (TUNE_CONFIG, TUNE_TEST_CRASH_AFTER); nil reads nothing.
+	// Getenv reads the environment (TUNE_CONFIG); nil reads nothing.
 	Getenv      func(string) string
 	WeightsDir  string
 	FixturesDir string
@@ -132,8 +132,7 @@ func (e Env) getenv(key string) string {
 	return e.Getenv(key)
 }
 
-// OpenStore opens the weights store with the clock, the fixtures directory for harvesting, and the
-// test-only crash hook TUNE_TEST_CRASH_AFTER (the name of a write step, see store.Steps).
+// OpenStore opens the weights store with the clock and the fixtures and reports directories.
 func (e Env) OpenStore() (*store.Store, error) {
 	s, err := store.Open(e.WeightsDir, e.Now)
 	if err != nil {
@@ -141,7 +140,6 @@ func (e Env) OpenStore() (*store.Store, error) {
 	}
 	s.Reference = tune.ReferenceWeights
 	s.FixturesDir, s.ReportsDir = e.FixturesDir, e.ReportsDir
-	s.CrashAfter = e.getenv("TUNE_TEST_CRASH_AFTER")
 	return s, nil
 }
 

@@ -404,7 +404,7 @@ func newAuditParquet(out, partitionBy string, force bool, prices *pricing.Table)
 		}
 		return &partitionedParquet{PartitionedRequests: export.NewPartitionedRequests(days, prices), days: days}, nil
 	}
-	f, err := CreateExport(out, force)
+	f, err := export.CreateFile(out, force)
 	if err != nil {
 		return nil, err
 	}

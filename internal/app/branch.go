@@ -210,10 +210,7 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	if err != nil {
 		return nil, err
 	}
-	// The crash hook (TUNE_TEST_CRASH_AFTER) is for the work tree's store; a write killed in the
-	// temporary copy leaves nothing behind to repair.
-	s.CrashAfter = ""
-	if _, err := s.ApplyProposal(p); err != nil {
+	if _, err := s.Apply(p); err != nil {
 		return nil, fmt.Errorf("apply %s on the branch: %w", p.ID, err)
 	}
 	if err := atomicfile.Write(inTree(wt, b.BodyPath), bodyData, atomicfile.Public); err != nil {

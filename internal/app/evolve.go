@@ -283,12 +283,12 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 			return nil, err
 		}
 		s.FixturesDir = env.FixturesDir
-		w, err := s.Apply(out.Stored)
+		applied, err := s.Apply(out.Stored)
 		if err != nil && !errors.Is(err, store.ErrNothingToDo) {
 			return nil, fmt.Errorf("apply %s: %w", out.Stored.ID, err)
 		}
 		if err == nil {
-			v := weights.VersionName(w.Version)
+			v := weights.VersionName(applied.Weights.Version)
 			out.Applied = &v
 		}
 	}

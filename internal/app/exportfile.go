@@ -12,20 +12,6 @@ import (
 	"github.com/ldd-tools/tune/internal/export"
 )
 
-// CreateExport starts the file an export writes (--out): a temp file beside it that only a complete
-// export renames into place, so a failure (an unwritable directory, a full disk, an interrupted run)
-// never leaves a partial file under the final name; an existing file is refused unless force.
-func CreateExport(path string, force bool) (*atomicfile.File, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("--out %s is a directory: name the file to write", path)
-	}
-	f, err := atomicfile.Create(path, atomicfile.Public, force)
-	if err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
-	}
-	return f, nil
-}
-
 // dayFiles is export.Output for a Hive-partitioned export under root: ROOT/day=YYYY-MM-DD/requests.parquet.
 // A day is written to a hidden temp file in the root (.day=YYYY-MM-DD.requests.parquet.tmp-N, which no
 // "*/*.parquet" glob and no Hive reader lists), and its directory is made only when the day is

@@ -19,7 +19,7 @@ import (
 
 // The night-after-night harness through the real file store (docs/decisions.md#harness): a growing
 // trace log on disk, `tune nightly` (Nightly: watch, evolve loop, proposal written with store.Propose,
-// report) and then `tune apply` of the night's proposal (store.ApplyProposal, the ledger in the apply
+// report) and then `tune apply` of the night's proposal (store.Store.Apply, the ledger in the apply
 // entry of evolution.jsonl). Next to it runs an in-memory twin: evolve.Loop with the weights and the
 // ledger carried in memory, as internal/evolve's harness does. Every night the two must agree on the
 // decision and the weights, the store's ledger must equal the twin's, and the store must verify — so the

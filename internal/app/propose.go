@@ -182,7 +182,7 @@ func proposalReason(steps []*evolve.StepResult, attempts []string, changes bool)
 // proposal's evidence and the attempt's losses), then the proposal file — once per proposal: a re-run on
 // the same inputs adds nothing and returns the stored proposal. numbered prefixes each reason with
 // "evolve step N: " (the loop's steps share one proposal). saveInput saves the proposal's report input
-// under the store lock (store.Store.ProposeWith).
+// under the store lock (store.Store.Propose).
 func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numbered bool, saveInput func(*store.Proposal) error) (*store.Proposal, string, bool, error) {
 	s, err := env.OpenStore()
 	if err != nil {
@@ -204,5 +204,5 @@ func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numb
 				Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after, Reason: prefix + a.Reason})
 		}
 	}
-	return s.ProposeWith(p, attempts, saveInput)
+	return s.Propose(p, attempts, saveInput)
 }

@@ -34,7 +34,7 @@ func ProposalInputPath(weightsDir, id string) string {
 
 // saveReportInput converts the steps behind proposal p into its report input and saves it beside p.
 func saveReportInput(env Env, steps []*evolve.StepResult, parent weights.Weights, p *store.Proposal, warnings []evolve.Warning) (report.ProposalReport, error) {
-	in := report.FromSteps(steps, parent, p, warnings)
+	in := ProposalReportFromSteps(steps, parent, p, warnings)
 	return in, report.SaveProposalInput(ProposalInputPath(env.WeightsDir, p.ID), in)
 }
 
@@ -71,13 +71,13 @@ func ReportProposal(env Env, proposal string, outDir string) (ReportResult, erro
 	default:
 		res.Input = "proposal file"
 		res.Notes = append(res.Notes, "no saved report input for "+p.ID+": window and screen not recorded")
-		in = report.FromProposal(p, parent)
+		in = ProposalReportOf(p, parent)
 		fx, err := env.LoadSuite()
 		if err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("fixtures: %v; the report has no replay", err))
 		} else {
 			suite := evolve.PrepareSuite(fx.Scenarios)
-			in.Replay = report.ReplayRows(suite.Score(&parent), suite.Score(&p.Candidate))
+			in.Replay = ReplayRows(suite.Score(&parent), suite.Score(&p.Candidate))
 		}
 	}
 	res.Files, err = report.WriteProposal(outDir, in)
@@ -91,7 +91,7 @@ func ReportHistory(env Env, outDir string, logs []string) (ReportResult, error) 
 	if err != nil {
 		return res, err
 	}
-	in, err := report.HistoryFromStore(s)
+	in, err := HistoryReportOf(s)
 	if err != nil {
 		return res, err
 	}

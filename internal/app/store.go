@@ -43,7 +43,7 @@ func Apply(env Env, proposal string, expectSerial int) (*ApplyResult, error) {
 		}
 		return nil, err
 	}
-	out, err := s.ApplyProposal(p)
+	out, err := s.Apply(p)
 	if errors.Is(err, store.ErrNothingToDo) {
 		return &ApplyResult{Proposal: p.ID, Harvested: []string{}, Note: err.Error()}, err
 	}
@@ -78,7 +78,7 @@ func Rollback(env Env, to, expectSerial int) (*RollbackResult, error) {
 	if expectSerial >= 0 {
 		s.Expect(expectSerial)
 	}
-	out, err := s.RollbackTo(to)
+	out, err := s.Rollback(to)
 	if err != nil {
 		return nil, err
 	}

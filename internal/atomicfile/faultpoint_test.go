@@ -38,8 +38,9 @@ func TestFaultPointsOfAWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	faultpoint.Set(func(op, p string) { got = append(got, op+" "+filepath.Base(p)+": "+diskState(t, path)) })
-	defer faultpoint.Set(nil)
+	h := faultpoint.Hook(func(op, p string) { got = append(got, op+" "+filepath.Base(p)+": "+diskState(t, path)) })
+	faultpoint.Installed.Store(&h)
+	defer faultpoint.Installed.Store(nil)
 	if err := Write(path, []byte("new"), Public); err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +65,9 @@ func TestFaultPointsOfAWrite(t *testing.T) {
 func TestFaultPointsOfAStreamedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.jsonl")
 	var got []string
-	faultpoint.Set(func(op, p string) { got = append(got, op+" "+diskState(t, path)) })
-	defer faultpoint.Set(nil)
+	h := faultpoint.Hook(func(op, p string) { got = append(got, op+" "+diskState(t, path)) })
+	faultpoint.Installed.Store(&h)
+	defer faultpoint.Installed.Store(nil)
 	f, err := Create(path, Public, false)
 	if err != nil {
 		t.Fatal(err)

@@ -57,15 +57,6 @@ func (r *Run) Value(metric string) (float64, bool) {
 	return 0, false
 }
 
-// RunsOf makes one run per session that has requests (see RunBuilder).
-func RunsOf(res *transcript.Result, arm string, roots []string) []Run {
-	rb := NewRunBuilder(arm, roots)
-	for i := range res.Requests {
-		rb.Add(&res.Requests[i])
-	}
-	return rb.Runs(res)
-}
-
 // RunBuilder gathers runs one request at a time; it is a transcript.Sink, so that a scan can stream
 // its requests (and retract the few a later copy changes). arm names the runs ("" when arms come from
 // the effort field); roots are the paths the runs were found under, from which the pairing label

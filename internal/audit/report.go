@@ -151,17 +151,3 @@ func (rw *RowWriter) Close() error {
 	}
 	return nil
 }
-
-// WriteRows writes the rows of reqs (see RowWriter).
-func WriteRows(w io.Writer, reqs []transcript.Request, format string) error {
-	rw, err := NewRowWriter(w, format)
-	if err != nil {
-		return err
-	}
-	for i := range reqs {
-		if err := rw.Write(&reqs[i]); err != nil {
-			return err
-		}
-	}
-	return rw.Close()
-}

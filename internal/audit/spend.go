@@ -198,13 +198,6 @@ type CostKinds struct {
 	Unsplit float64 `json:"unsplit,omitempty"`
 }
 
-// Spend is a request's weighted spend in input-token units.
-func Spend(r *transcript.Request, w Weights) float64 {
-	return float64(r.InputTokens)*w.Input + float64(r.OutputTokens)*w.Output +
-		float64(r.CacheReadTokens)*w.CacheRead +
-		float64(r.CacheCreation5m)*w.CacheWrite5m + float64(r.CacheCreation1h)*w.CacheWrite1h
-}
-
 // SpendShares split weighted spend by token kind. Thinking is a part of output.
 type SpendShares struct {
 	Input      float64 `json:"input"`
@@ -363,13 +356,6 @@ func Day(r *transcript.Request, loc *time.Location) string {
 	return r.UsageTime.In(loc).Format(time.DateOnly)
 }
 
-// KeyOf returns the group key of a request in loc (nil: UTC). Weeks start on Sunday (ccusage's
-// default) and are named by their first day; months are YYYY-MM. ByBlock has no key of its own (a
-// block depends on the requests around it): KeyOf returns "".
-func KeyOf(r *transcript.Request, by GroupBy, loc *time.Location) string {
-	return keyOf(r, by, loc, time.Sunday)
-}
-
 // keyOf is KeyOf with weeks starting on weekStart.
 func keyOf(r *transcript.Request, by GroupBy, loc *time.Location, weekStart time.Weekday) string {
 	if loc == nil {
@@ -433,20 +419,6 @@ type Options struct {
 	// selected whole; the totals are those of the kept blocks. (Other views select requests by day:
 	// DateRange, Filter.)
 	Blocks DateRange
-}
-
-// Aggregate builds the report of reqs; by may be "" for no breakdown (see Aggregator).
-func Aggregate(reqs []transcript.Request, by GroupBy) *Report {
-	return AggregateWith(reqs, Options{By: by})
-}
-
-// AggregateWith builds the report of reqs with opt.
-func AggregateWith(reqs []transcript.Request, opt Options) *Report {
-	a := New(opt)
-	for i := range reqs {
-		a.Add(&reqs[i])
-	}
-	return a.Report()
 }
 
 // Aggregator builds a Report one request at a time. It is a transcript.Sink: a scan streams its

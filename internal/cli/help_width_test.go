@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/spf13/cobra"
-
-	"github.com/ldd-tools/tune/internal/termtable"
 )
 
 // TestHelpFitsTheTerminal: the help of every command, examples and flags included, fits 80 columns
@@ -42,10 +41,10 @@ func TestHelpFitsTheTerminal(t *testing.T) {
 			}
 			widest := 0
 			for i, line := range strings.Split(out.String(), "\n") {
-				if n := termtable.DisplayWidth(line); n > limit {
+				if n := twwidth.Width(line); n > limit {
 					t.Errorf("COLUMNS=%q tune %s --help, line %d is %d wide:\n%s", width, strings.Join(path, " "), i+1, n, line)
 				}
-				widest = max(widest, termtable.DisplayWidth(line))
+				widest = max(widest, twwidth.Width(line))
 			}
 			if limit == 100 && len(path) == 1 && path[0] == "audit" && widest < 90 {
 				t.Errorf("COLUMNS=100 tune audit --help is at most %d wide: the help does not use the width it has", widest)

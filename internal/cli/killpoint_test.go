@@ -25,7 +25,8 @@ import (
 
 // installKillPoint arms the kill point of the tune-killable command (docs/decisions.md#crash-injection-in-a-real-process):
 // TUNE_TEST_KILL_AT=N kills the process with SIGKILL at its N-th file operation (faultpoint.Reach), and
-// TUNE_TEST_KILL_AT="rename v0002.toml" at the first operation of that name (op and base name).
+// TUNE_TEST_KILL_AT="rename v0002.toml" at the first operation of that name (op and base name), and
+// TUNE_TEST_KILL_AT="step version" right after the store's write step of that name.
 // TUNE_TEST_KILL_LOG=FILE appends the name of every operation reached to FILE, one a line, before the kill.
 func installKillPoint() {
 	at, logPath := os.Getenv("TUNE_TEST_KILL_AT"), os.Getenv("TUNE_TEST_KILL_LOG")
@@ -34,9 +35,17 @@ func installKillPoint() {
 	}
 	nth, _ := strconv.Atoi(at)
 	count := 0
-	faultpoint.Set(func(op, path string) {
-		count++
+	h := faultpoint.Hook(func(op, path string) {
 		name := op + " " + tempSuffix.ReplaceAllString(filepath.Base(path), ".tmp-*")
+		if op == faultpoint.Step {
+			// The end of a store's write step ("step version"): a point to kill at by name; counted
+			// among the file operations it would only repeat the kill before the next one.
+			if name == at {
+				killSelf()
+			}
+			return
+		}
+		count++
 		if logPath != "" {
 			if f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 				fmt.Fprintln(f, name)
@@ -44,12 +53,18 @@ func installKillPoint() {
 			}
 		}
 		if count == nth || name == at {
-			if p, err := os.FindProcess(os.Getpid()); err == nil {
-				_ = p.Kill() // SIGKILL: no deferred function, no cleanup runs
-			}
-			time.Sleep(time.Minute)
+			killSelf()
 		}
 	})
+	faultpoint.Installed.Store(&h)
+}
+
+// killSelf ends the process with SIGKILL: no deferred function, no cleanup runs.
+func killSelf() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Kill()
+	}
+	time.Sleep(time.Minute)
 }
 
 // tempSuffix is the random part of a temp file's name, left out of the names of kill points so that they

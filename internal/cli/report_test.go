@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
@@ -58,7 +59,7 @@ func TestProposalReportFromFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := report.FromProposal(p, parent)
+	in := app.ProposalReportOf(p, parent)
 	if in.Window != nil || len(in.Replay) != 0 {
 		t.Error("a proposal file has no window and no replay")
 	}
@@ -177,7 +178,7 @@ func TestReportExcerpts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := report.HistoryFromStore(s)
+			in, err := app.HistoryReportOf(s)
 			if err != nil {
 				t.Fatal(err)
 			}

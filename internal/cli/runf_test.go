@@ -3,10 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"go/build"
-	"io/fs"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -172,35 +168,4 @@ func TestEveryCommandParsesItsFlagsThroughRunF(t *testing.T) {
 		}
 	}
 	walk(root)
-}
-
-// TestNothingImportsCLI keeps internal/cli at the top of the import graph: no package (nor its own
-// tests) reaches back up into the command layer. Only main packages wire it in, and an external test
-// package may run it to compare a front end with it (front_test does).
-func TestNothingImportsCLI(t *testing.T) {
-	const cliPkg = "github.com/ldd-tools/tune/internal/cli"
-	n := 0
-	err := filepath.WalkDir("../..", func(dir string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		if name := d.Name(); dir != "../.." && (name == "testdata" || strings.HasPrefix(name, ".")) {
-			return filepath.SkipDir
-		}
-		p, err := build.Default.ImportDir(dir, 0)
-		if err != nil || p.Name == "main" || p.ImportPath == cliPkg || strings.HasSuffix(filepath.ToSlash(dir), "internal/cli") {
-			return nil // no Go package here, a main package, or cli itself
-		}
-		n++
-		if slices.Contains(p.Imports, cliPkg) || slices.Contains(p.TestImports, cliPkg) {
-			t.Errorf("%s imports internal/cli", dir)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < 20 {
-		t.Fatalf("walked only %d packages: the walk is broken", n)
-	}
 }

@@ -61,7 +61,7 @@ func watchStoreWith(t *testing.T, change func(*weights.Weights), logged string, 
 	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: 1, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: logged, Decision: weights.DecisionAccept}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ApplyProposal(p); err != nil {
+	if _, err := s.Apply(p); err != nil {
 		t.Fatal(err)
 	}
 	return dir

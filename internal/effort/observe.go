@@ -283,11 +283,11 @@ func newFileParser(open func(string) (io.ReadCloser, error), ob *observer) *file
 	return &fileParser{open: open, ob: ob}
 }
 
-// Markers that decide, without parsing, whether a record can matter: requests carry usage; agent
-// links carry an agentId; a prompt is a user record that is not a tool result. Quotes inside JSON
-// strings are escaped, so these bytes only occur as keys or values of the record itself.
+// Markers that decide, without parsing, whether a record the scan did not parse can matter: agent
+// links carry an agentId; a prompt is a user record that is not a tool result (requests carry usage,
+// and the scan parses those). Quotes inside JSON strings are escaped, so these bytes only occur as keys
+// or values of the record itself.
 var (
-	markInput    = []byte(`"input_tokens"`)
 	markAgentID  = []byte(`"agentId"`)
 	markUser     = []byte(`"type":"user"`)
 	markResultID = []byte(`"tool_use_id"`)
@@ -310,19 +310,23 @@ func (p *fileParser) Done() transcript.FileFacts {
 	return fd
 }
 
-// Record reads one record of the file (transcript.Visitor). A record that does not parse is left
-// to the scan, which counts and names the usage lines it cannot read.
-func (p *fileParser) Record(b []byte, line int) {
+// Record reads one record of the file (transcript.Visitor): a usage line as the scan parsed it, else
+// a record that can matter, parsed here. A record that does not parse is left to the scan, which
+// counts and names the usage lines it cannot read.
+func (p *fileParser) Record(b []byte, line int, parsed *transcript.Record) {
 	fd := p.cur
-	switch {
-	case transcript.Contains(b, markInput, 9), transcript.Contains(b, markAgentID, 6): // 'k', 'I'
-	case transcript.Contains(b, markUser, 2) && !transcript.Contains(b, markResultID, 5): // 'y', '_'
-	default:
-		return
-	}
-	r := &p.rec
-	if err := transcript.ParseRecord(b, r); err != nil {
-		return
+	r := parsed
+	if r == nil {
+		switch {
+		case transcript.Contains(b, markAgentID, 6): // 'I'
+		case transcript.Contains(b, markUser, 2) && !transcript.Contains(b, markResultID, 5): // 'y', '_'
+		default:
+			return
+		}
+		r = &p.rec
+		if err := transcript.ParseRecord(b, r); err != nil {
+			return
+		}
 	}
 	if fd.entrypoint == "" && len(r.Entrypoint) > 0 {
 		fd.entrypoint = string(r.Entrypoint)

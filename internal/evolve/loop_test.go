@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -234,11 +235,7 @@ func TestLoopNothingToDoOnRealLogs(t *testing.T) {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("real logs: %v", err)
 	}
-	all, err := traceparse.ReadLogs(paths, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Loop(LoopInput{Tasks: all.Tasks, Parent: w, Suite: suite, Holdout: holdout})
+	res, err := Loop(LoopInput{Tasks: testutil.TraceTasks(t, paths...), Parent: w, Suite: suite, Holdout: holdout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func countedFlagged(fs []Flagged) int {
 
 // DetectInput is what Detect needs.
 type DetectInput struct {
-	// Tasks are the tasks read from one or several logs, in file order per log (traceparse.ReadLogs).
+	// Tasks are the tasks read from one or several logs, in file order per log (traceparse.ReadLast per log).
 	Tasks    []traceparse.Task
 	Resolver Resolver
 	// Exclude lists changes not to propose (a loop passes the ones it already tried).
@@ -353,7 +353,7 @@ func noProposalReason(det *Detection, exclude []Change) string {
 // Detection of the first call, which does not depend on the weights), the current parent, and the changes
 // it already tried.
 type StepInput struct {
-	// Tasks are read by the caller (traceparse.ReadLogs); ignored when Detected is set.
+	// Tasks are read by the caller (traceparse.ReadLast per log); ignored when Detected is set.
 	Tasks []traceparse.Task
 	// Detected reuses an earlier Detection (window, flagged tasks with their signals, screen) instead of
 	// re-reading Tasks; the proposal is re-derived for Parent.

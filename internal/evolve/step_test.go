@@ -36,11 +36,7 @@ func TestRealLogsDoNotTrigger(t *testing.T) {
 			t.Errorf("%s: triggered with %d flagged", filepath.Base(p), len(det.Flagged))
 		}
 	}
-	all, err := traceparse.ReadLogs(paths, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	det := Detect(DetectInput{Tasks: all.Tasks, Resolver: Resolver{Active: &w}})
+	det := Detect(DetectInput{Tasks: testutil.TraceTasks(t, paths...), Resolver: Resolver{Active: &w}})
 	if det.Triggered || len(det.Window.Logs) != 19 { // the 6 v0.3.1 logs hold only an unlabelled legacy task
 		t.Errorf("all logs: triggered=%v, %d windows", det.Triggered, len(det.Window.Logs))
 	}

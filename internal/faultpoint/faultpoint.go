@@ -3,11 +3,14 @@
 // write (internal/atomicfile) reaches, in order: Create (its temp file exists, empty), Write (before each
 // write into the temp file), Fsync (the temp file holds the whole content, not yet synced), Rename (synced,
 // not yet renamed) and DirSync (renamed, the directory not yet synced). The weights store reaches Remove
-// before it deletes a file and DirSync before it syncs the directory after a removal.
+// before it deletes a file and DirSync before it syncs the directory after a removal, and Step when it has
+// finished a write step of a multi-step operation (the path is the step's name: "pending", "version",
+// "sum", "log", "done", …).
 //
-// Production code never sets a hook: Reach is one atomic load and a nil check, and builds nothing. Only
-// the cli package's test binary installs one (from TUNE_TEST_KILL_AT), so a kill point cannot be reached
-// from a released binary.
+// It is tune's one fault-injection mechanism. Production code never installs a hook: Reach is one atomic
+// load and a nil check, and builds nothing, and no production file reads a TUNE_TEST_* variable. Only
+// test binaries store one in Installed: the cli package's tune-killable command (from TUNE_TEST_KILL_AT,
+// which SIGKILLs the process), and in-process tests that stop an operation with a panic (store, atomicfile).
 package faultpoint
 
 import "sync/atomic"
@@ -20,28 +23,22 @@ const (
 	Rename  = "rename"
 	DirSync = "dirsync"
 	Remove  = "remove"
+	Step    = "step"
 )
 
-// Ops lists every operation, in the order an atomic write reaches them (Remove last).
+// Ops lists every file operation, in the order an atomic write reaches them (Remove last).
 var Ops = []string{Create, Write, Fsync, Rename, DirSync, Remove}
 
 // Hook is called at every fault point with the operation and the path it is about.
 type Hook func(op, path string)
 
-var hook atomic.Pointer[Hook]
+// Installed is the hook Reach calls, nil in production. Test binaries store one (and nil when done);
+// a variable rather than a setter so that the released binaries hold no function for it.
+var Installed atomic.Pointer[Hook]
 
-// Set installs h (nil removes it). Tests only.
-func Set(h Hook) {
-	if h == nil {
-		hook.Store(nil)
-		return
-	}
-	hook.Store(&h)
-}
-
-// Reach marks a fault point: op (one of Ops) on path.
+// Reach marks a fault point: op (one of Ops, or Step) on path.
 func Reach(op, path string) {
-	if h := hook.Load(); h != nil {
+	if h := Installed.Load(); h != nil {
 		(*h)(op, path)
 	}
 }

@@ -725,20 +725,8 @@ type NamedChart struct {
 	Chart Chart
 }
 
-// ProposalCharts, HistoryCharts and AuditCharts are the charts a report draws, for rendering them in
-// another format (make charts renders PNGs to look at).
-func ProposalCharts(in ProposalReport) []NamedChart {
-	var out []NamedChart
-	if c, ok := decisionChart(in); ok {
-		out = append(out, NamedChart{"decision", c})
-	}
-	if c, n := proposalLossChart(in); n > 0 {
-		out = append(out, NamedChart{"loss", c})
-	}
-	return out
-}
-
-// HistoryCharts: see ProposalCharts.
+// HistoryCharts are the charts the history report draws, for rendering them in another format (make
+// charts renders PNGs to look at).
 func HistoryCharts(in HistoryReport) []NamedChart {
 	var out []NamedChart
 	if c, ok := historyLossChart(in); ok {
@@ -749,18 +737,6 @@ func HistoryCharts(in HistoryReport) []NamedChart {
 	}
 	if c, ok := historyCalibrationChart(in.Accuracy); ok {
 		out = append(out, NamedChart{"calibration", c})
-	}
-	return out
-}
-
-// AuditCharts: see ProposalCharts.
-func AuditCharts(in AuditReport) []NamedChart {
-	var out []NamedChart
-	if len(in.Spend) > 0 {
-		out = append(out, NamedChart{"spend", auditSpendChart(in.Spend)})
-	}
-	if in.AB != nil && abHasRuns(in.AB) {
-		out = append(out, NamedChart{"ab", auditABChart(in.AB)})
 	}
 	return out
 }

@@ -3,8 +3,8 @@
 //
 // Rendering is pure: every Render function takes plain input values (ProposalReport, HistoryReport,
 // AuditReport) and returns the files it would write, as bytes. The converters from the values that
-// produce the data (FromSteps, FromProposal, HistoryFromStore) live here too, next to what they feed,
-// so every command builds a report's input the same way. The file I/O is WriteFiles (the Write*
+// produce the data (the evolution steps, a proposal, the weights store) are the application layer's
+// (internal/app/report_inputs.go), so that report never reads the store. The file I/O is WriteFiles (the Write*
 // helpers put rendered files under a directory through internal/atomicfile) and the saved proposal
 // input (SaveProposalInput, LoadProposalInput; docs/decisions.md#reports-from-stored-inputs).
 //

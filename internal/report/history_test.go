@@ -118,7 +118,11 @@ func sampleHistoryAccuracy() HistoryReport {
 		panic(err)
 	}
 	in := sampleHistory()
-	in.Accuracy = accuracy.Build(res.Tasks, accuracy.Options{Days: 36500, Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}).ByWeightsVersion
+	b := accuracy.NewBuilder(accuracy.Options{Days: 36500, Now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
+	for i := range res.Tasks {
+		b.Add(&res.Tasks[i])
+	}
+	in.Accuracy = b.Report().ByWeightsVersion
 	return in
 }
 

@@ -124,9 +124,6 @@ func Escape(s string) string {
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// Safe is Escape(Redact(s)): the form every free-text value from a trace takes in a report.
-func Safe(s string) string { return Escape(Redact(s)) }
-
 // --- number formatting, fixed so that goldens do not depend on %v heuristics.
 
 // fmtLoss prints a loss with up to three decimals and no trailing zeros (0.5, 1.333, 2).

@@ -17,7 +17,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -25,28 +24,6 @@ import (
 type TaskScore struct {
 	Title             string // redacted before it is drawn
 	Parent, Candidate float64
-}
-
-// taskScores pairs the flagged tasks' scores under the first step's parent (its first attempt's
-// rescores) with their scores under the deciding attempt's candidate, by task.
-func taskScores(first, decisive *evolve.Attempt) []TaskScore {
-	if first == nil || decisive == nil {
-		return nil
-	}
-	type key struct{ at, title string }
-	cand := map[key]float64{}
-	for _, r := range decisive.Motivating {
-		cand[key{r.MetaTimestamp, r.Title}] = r.CandidateSum.Float()
-	}
-	var out []TaskScore
-	for _, r := range first.Motivating {
-		c, ok := cand[key{r.MetaTimestamp, r.Title}]
-		if !ok {
-			continue
-		}
-		out = append(out, TaskScore{Title: r.Title, Parent: r.ParentSum.Float(), Candidate: c})
-	}
-	return out
 }
 
 // proposalDecision writes the decision chart, when the report has scores to draw.

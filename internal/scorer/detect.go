@@ -36,15 +36,6 @@ const (
 	OverrideNatural1                // "take your time", "denk gründlich", … (all together count once)
 )
 
-var overrideKindNames = [...]string{"none", "explicit", "mode-alias", "max", "plusplus", "plus", "natural-max", "natural-2", "natural-1"}
-
-func (k OverrideKind) String() string {
-	if int(k) < len(overrideKindNames) {
-		return overrideKindNames[k]
-	}
-	return "override(?)"
-}
-
 // Override is the user override found in a prompt.
 type Override struct {
 	Kind OverrideKind

@@ -212,19 +212,6 @@ var patterns = []pattern{
 //	_OVERRIDE_PLUSPLUS  \bLDD\+\+:                        (case-sensitive)
 //	_OVERRIDE_PLUS      \bLDD\+:                          (case-sensitive)
 
-func (g group) view() view {
-	switch g {
-	case grpLayer:
-		return viewLower
-	case grpBumpMax, grpBump2, grpBump1:
-		return viewOrigFold
-	}
-	return viewLowerFold
-}
-
-// foldCase reports whether the group's patterns were compiled with re.IGNORECASE.
-func (g group) foldCase() bool { return g != grpLayer }
-
 // gap stands for \s+ (one or more Python whitespace characters) inside an expanded literal.
 const gap = "\x00"
 

@@ -23,7 +23,7 @@
 //     threshold (6 at 95%, 8 at 99%). Ties are harmless: bounds are sample
 //     values.
 //
-//   - MannWhitney / MannWhitneyTest: two-sided Wilcoxon–Mann–Whitney U test.
+//   - MannWhitneyTest: two-sided Wilcoxon–Mann–Whitney U test.
 //     u is U for x: #(x>y) + ½·#(x=y) over all pairs. Tied values get
 //     mid-ranks. The p-value is exact (the permutation distribution of the
 //     rank sum, conditional on the tie pattern) when both samples have ≤ 50
@@ -42,7 +42,7 @@
 //     zeros/concordant pairs must be dropped by the caller. pos+neg=0 gives 1.
 //     SignTestMinP(k)=min(1, 2·0.5^k).
 //
-//   - SignedRank / SignedRankTest: two-sided Wilcoxon signed-rank test on
+//   - SignedRankTest: two-sided Wilcoxon signed-rank test on
 //     paired differences. Zero differences are dropped (Wilcoxon's method,
 //     scipy's default), |d| ties get mid-ranks. Exact (conditional on ties)
 //     for ≤ 50 non-zero differences, normal approximation with tie and

@@ -23,13 +23,6 @@ type MannWhitneyResult struct {
 	Ties   bool    // some values tie (mid-ranks were used)
 }
 
-// MannWhitney is the two-sided Mann–Whitney U test of x against y. See
-// MannWhitneyTest for details.
-func MannWhitney(x, y []float64) (u, p float64) {
-	r := MannWhitneyTest(x, y)
-	return r.U, r.P
-}
-
 // MannWhitneyTest is the two-sided Wilcoxon–Mann–Whitney U test.
 //
 // Hand-written rather than calling go-moremath's MannWhitneyUTest (which the

@@ -63,12 +63,6 @@ type SignedRankResult struct {
 	Ties  bool // some |d| tie (mid-ranks were used)
 }
 
-// SignedRank is the two-sided Wilcoxon signed-rank p for paired
-// differences. See SignedRankTest.
-func SignedRank(diffs []float64) (p float64) {
-	return SignedRankTest(diffs).P
-}
-
 // SignedRankTest is the two-sided Wilcoxon signed-rank test. Zero
 // differences are dropped; tied |d| share mid-ranks. With at most
 // SignedRankExactLimit non-zero differences the p-value is exact: every one

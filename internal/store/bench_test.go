@@ -32,9 +32,14 @@ func benchStore(b testing.TB, n int) (*Store, string) {
 
 // BenchmarkLoadPlain is the baseline: parse the active version file directly, no store checks.
 func BenchmarkLoadPlain(b *testing.B) {
-	_, dir := benchStore(b, 20)
+	s, dir := benchStore(b, 20)
+	v, err := s.ActiveVersion()
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, weights.VersionName(v)+".toml")
 	for b.Loop() {
-		if _, _, err := weights.LoadHighest(dir); err != nil {
+		if _, err := weights.Load(path); err != nil {
 			b.Fatal(err)
 		}
 	}

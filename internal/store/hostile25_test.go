@@ -27,7 +27,7 @@ func TestSymlinkedWriteDirectoriesAreRefused(t *testing.T) {
 		if err := os.Symlink(outside, link); err != nil {
 			t.Fatal(err)
 		}
-		_, _, _, err := s.Propose(sampleProposal(t), nil)
+		_, _, _, err := s.Propose(sampleProposal(t), nil, nil)
 		if err == nil || !strings.Contains(err.Error(), link+" is a symbolic link, not a directory") {
 			t.Errorf("%s: propose: %v", sub, err)
 		}
@@ -48,7 +48,7 @@ func TestHostileLockFile(t *testing.T) {
 	if err := os.Symlink(target, lock); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := s.Propose(sampleProposal(t), nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if _, _, _, err := s.Propose(sampleProposal(t), nil, nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("linked lock: %v", err)
 	}
 	if _, err := os.Lstat(target); err == nil {
@@ -60,7 +60,7 @@ func TestHostileLockFile(t *testing.T) {
 	}
 	s.LockTimeout = 200 * time.Millisecond
 	done := make(chan error, 1)
-	go func() { _, _, _, err := s.Propose(sampleProposal(t), nil); done <- err }()
+	go func() { _, _, _, err := s.Propose(sampleProposal(t), nil, nil); done <- err }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "FIFO") {

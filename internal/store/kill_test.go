@@ -17,7 +17,7 @@ import (
 // and the end state is the one an uninterrupted run reaches.
 func TestKillAtEveryFileOperation(t *testing.T) {
 	life := func(s *Store) error {
-		if _, _, _, err := s.Propose(sampleProposal(t), []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: weights.DecisionAccept}}); err != nil {
+		if _, _, _, err := s.Propose(sampleProposal(t), []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: weights.DecisionAccept}}, nil); err != nil {
 			return err
 		}
 		if _, err := s.Apply(sampleProposal(t)); err != nil && !errors.Is(err, ErrNothingToDo) {
@@ -33,8 +33,7 @@ func TestKillAtEveryFileOperation(t *testing.T) {
 	}
 	for k := 1; ; k++ {
 		s, dir := freshStore(t)
-		s.KillAt = k
-		err := life(s)
+		err := crashAt(atOperation(k), func() error { return life(s) })
 		if err == nil {
 			if k < 10 {
 				t.Fatalf("the life finished after %d file operations: the hook does not fire", k-1)

@@ -15,7 +15,7 @@ func TestApplyRefusesATaskTheLedgerUsed(t *testing.T) {
 	s, dir := freshStore(t)
 	first := sampleProposal(t)
 	first.Evidence[0].Key, first.Evidence[1].Key = "k-auth", "k-tweak"
-	if _, err := s.ApplyProposal(decide(t, s, first)); err != nil {
+	if _, err := s.Apply(decide(t, s, first)); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"k-auth": "v0002", "k-tweak": "v0002"}
@@ -40,7 +40,7 @@ func TestApplyRefusesATaskTheLedgerUsed(t *testing.T) {
 		return decide(t, s, p)
 	}
 	reused := next("k-new", "k-tweak")
-	_, err := s.ApplyProposal(reused)
+	_, err := s.Apply(reused)
 	if err == nil || !strings.Contains(err.Error(), "task k-tweak, which already supported the change applied as v0002") {
 		t.Fatalf("apply of a proposal reusing a ledgered task: %v", err)
 	}
@@ -59,7 +59,7 @@ func TestApplyRefusesATaskTheLedgerUsed(t *testing.T) {
 	again := sampleProposal(t)
 	again.Parent = 3
 	again.Evidence[0].Key = "k-auth"
-	_, err = s.ApplyProposal(decide(t, s, again))
+	_, err = s.Apply(decide(t, s, again))
 	if err == nil || !strings.Contains(err.Error(), "task k-auth, which already supported") {
 		t.Fatalf("apply after the rollback, reusing a ledgered task: %v", err)
 	}

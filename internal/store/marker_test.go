@@ -15,8 +15,7 @@ func interrupted(t *testing.T) (*Store, string, *pendingOp) {
 	t.Helper()
 	s, dir := freshStore(t)
 	decide(t, s, sampleProposal(t))
-	s.CrashAfter = "pending"
-	if _, err := s.Apply(sampleProposal(t)); !errors.Is(err, ErrInjectedCrash) {
+	if err := crashAt(afterStep("pending"), func() error { _, err := s.Apply(sampleProposal(t)); return err }); !errors.Is(err, ErrInjectedCrash) {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, PendingFile))

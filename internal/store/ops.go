@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/faultpoint"
 	"github.com/ldd-tools/tune/internal/redact"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -64,14 +65,6 @@ func (op *pendingOp) describeWrites() string {
 }
 
 func (s *Store) path(name string) string { return filepath.Join(s.Dir, name) }
-
-// step is called after every write; the test hook CrashAfter stops the operation there.
-func (s *Store) step(name string) error {
-	if s.CrashAfter != "" && s.CrashAfter == name {
-		return fmt.Errorf("%w after step %q", ErrInjectedCrash, name)
-	}
-	return nil
-}
 
 // mutate runs fn under the store lock on a fresh read of the store, after checking that the log head is
 // where this Store expects it (serial and lineage). On success the expected head moves to the new one.
@@ -178,7 +171,7 @@ func (s *Store) writeLog(st *state, lines ...[]byte) error {
 	for _, line := range lines {
 		data = append(append(data, line...), '\n')
 	}
-	if err := s.writeFile(s.path(LogFile), data); err != nil {
+	if err := writeFileAtomic(s.path(LogFile), data); err != nil {
 		return err
 	}
 	for _, line := range lines {
@@ -197,7 +190,7 @@ func (s *Store) writeHead(st *state) error {
 		return fmt.Errorf("internal error: the log's last line does not parse")
 	}
 	data := h.marshal()
-	if err := s.writeFile(s.path(HeadFile), data); err != nil {
+	if err := writeFileAtomic(s.path(HeadFile), data); err != nil {
 		return err
 	}
 	st.headExists, st.headData = true, data
@@ -212,13 +205,11 @@ func (s *Store) bootstrap(st *state) error {
 		return nil
 	}
 	sum := marshalSum(sumOf(st.files))
-	if err := s.writeFile(s.path(SumFile), sum); err != nil {
+	if err := writeFileAtomic(s.path(SumFile), sum); err != nil {
 		return err
 	}
 	st.sumExists, st.sumData = true, sum
-	if err := s.step("init-sum"); err != nil {
-		return err
-	}
+	faultpoint.Reach(faultpoint.Step, "init-sum")
 	now := s.Now().UTC()
 	hs, _, _ := parseSum(sum)
 	e := LogEntry{
@@ -235,7 +226,8 @@ func (s *Store) bootstrap(st *state) error {
 		return err
 	}
 	st.logExists, st.logComplete = true, true
-	return s.step("init-log")
+	faultpoint.Reach(faultpoint.Step, "init-log")
+	return nil
 }
 
 // Outcome is the result of Apply or Rollback.
@@ -248,16 +240,7 @@ type Outcome struct {
 // Apply writes proposal p as the next version (parent = the active version), harvests its flagged tasks
 // into fixtures and logs it. It refuses a proposal that is not accept/halve, one measured against a
 // version that is no longer active, and one already applied (ErrNothingToDo).
-func (s *Store) Apply(p *Proposal) (weights.Weights, error) {
-	out, err := s.ApplyProposal(p)
-	if err != nil {
-		return weights.Weights{}, err
-	}
-	return out.Weights, nil
-}
-
-// ApplyProposal is Apply with the full outcome.
-func (s *Store) ApplyProposal(p *Proposal) (*Outcome, error) {
+func (s *Store) Apply(p *Proposal) (*Outcome, error) {
 	if p.ID == "" {
 		p.ID = p.ComputeID()
 	}
@@ -358,16 +341,7 @@ func flaggedLines(ts []FlaggedTask) []string {
 
 // Rollback writes a new version whose content equals version to (0: the parent of the active version)
 // and makes it active. Nothing is deleted: history only grows (git-revert semantics).
-func (s *Store) Rollback(to int) (weights.Weights, error) {
-	out, err := s.RollbackTo(to)
-	if err != nil {
-		return weights.Weights{}, err
-	}
-	return out.Weights, nil
-}
-
-// RollbackTo is Rollback with the full outcome.
-func (s *Store) RollbackTo(to int) (*Outcome, error) {
+func (s *Store) Rollback(to int) (*Outcome, error) {
 	var out *Outcome
 	err := s.mutate(func(st *state) error {
 		if err := st.requireClean(); err != nil {
@@ -418,16 +392,6 @@ func (s *Store) RollbackTo(to int) (*Outcome, error) {
 	return out, err
 }
 
-// Steps lists the crash-hook step names of an apply that harvests the given fixture files, in order.
-// Bootstrapping a store without a log adds "init-sum" and "init-log" before them.
-func Steps(harvested ...string) []string {
-	steps := []string{"pending", "version"}
-	for _, h := range harvested {
-		steps = append(steps, "fixture:"+filepath.Base(h))
-	}
-	return append(steps, "sum", "log", "done")
-}
-
 // writeVersion is the multi-step write shared by apply and rollback: marker, version file, fixtures,
 // sum, log line, marker removed — each atomic, each followed by a crash-hook step.
 func (s *Store) writeVersion(st *state, action string, w weights.Weights, entry LogEntry, extra []pendingWrite) (*Outcome, error) {
@@ -467,12 +431,10 @@ func (s *Store) runOp(st *state, op *pendingOp) error {
 	if err != nil {
 		return err
 	}
-	if err := s.writeFile(s.path(PendingFile), marker); err != nil {
+	if err := writeFileAtomic(s.path(PendingFile), marker); err != nil {
 		return err
 	}
-	if err := s.step("pending"); err != nil {
-		return err
-	}
+	faultpoint.Reach(faultpoint.Step, "pending")
 	return s.finishOp(st, op, true)
 }
 
@@ -495,29 +457,23 @@ func (s *Store) finishOp(st *state, op *pendingOp, removeMarker bool) error {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return err
 			}
-			if err := s.writeFile(p, []byte(w.Content)); err != nil {
+			if err := writeFileAtomic(p, []byte(w.Content)); err != nil {
 				return err
 			}
-			if err := s.step(w.Step); err != nil {
-				return err
-			}
+			faultpoint.Reach(faultpoint.Step, w.Step)
 		default:
 			return err
 		}
 	}
-	if err := s.writeFile(s.path(SumFile), []byte(op.NewSum)); err != nil {
+	if err := writeFileAtomic(s.path(SumFile), []byte(op.NewSum)); err != nil {
 		return err
 	}
-	if err := s.step("sum"); err != nil {
-		return err
-	}
+	faultpoint.Reach(faultpoint.Step, "sum")
 	if !st.headIs(op.Entry) {
 		if err := s.writeLog(st, []byte(op.Entry)); err != nil {
 			return err
 		}
-		if err := s.step("log"); err != nil {
-			return err
-		}
+		faultpoint.Reach(faultpoint.Step, "log")
 	}
 	if !removeMarker {
 		return nil
@@ -528,7 +484,8 @@ func (s *Store) finishOp(st *state, op *pendingOp, removeMarker bool) error {
 	if err := syncDir(s.Dir); err != nil {
 		return err
 	}
-	return s.step("done")
+	faultpoint.Reach(faultpoint.Step, "done")
+	return nil
 }
 
 func (st *state) headIs(line string) bool {
@@ -542,14 +499,10 @@ func (st *state) headIs(line string) bool {
 // is a hash of its content), and in one append, so that no crash keeps some attempts and loses others.
 // A re-run on the same inputs adds nothing (the log already holds attempts of p) and returns the stored
 // proposal with its created time. It refuses, writing nothing, on a store that does not verify.
-func (s *Store) Propose(p *Proposal, attempts []LogEntry) (stored *Proposal, path string, created bool, err error) {
-	return s.ProposeWith(p, attempts, nil)
-}
-
-// ProposeWith is Propose, then beside (when not nil) with the stored proposal, still under the store lock:
-// for the files saved beside a proposal (its report input), so that no other writer's clean-up of temp
-// files left by killed writes can remove one of them while it is being written.
-func (s *Store) ProposeWith(p *Proposal, attempts []LogEntry, beside func(stored *Proposal) error) (stored *Proposal, path string, created bool, err error) {
+// beside, when not nil, is called with the stored proposal, still under the store lock: for the files
+// saved beside a proposal (its report input), so that no other writer's clean-up of temp files left by
+// killed writes can remove one of them while it is being written.
+func (s *Store) Propose(p *Proposal, attempts []LogEntry, beside func(stored *Proposal) error) (stored *Proposal, path string, created bool, err error) {
 	if !validDecision(p.Decision) {
 		return nil, "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
 	}
@@ -590,20 +543,13 @@ func (s *Store) ProposeWith(p *Proposal, attempts []LogEntry, beside func(stored
 			if err := s.writeLog(st, lines...); err != nil {
 				return err
 			}
-			if err := s.step("attempts"); err != nil {
-				return err
-			}
-		}
-		if err := s.kill(); err != nil {
-			return err
+			faultpoint.Reach(faultpoint.Step, "attempts")
 		}
 		path, created, err = WriteProposal(s.ProposalsPath(), p)
 		if err != nil {
 			return err
 		}
-		if err := s.step("proposal"); err != nil {
-			return err
-		}
+		faultpoint.Reach(faultpoint.Step, "proposal")
 		stored = p
 		if !created {
 			if stored, err = ReadProposal(path); err != nil {
@@ -654,6 +600,7 @@ func (s *Store) Log(entry LogEntry) error {
 		if _, err := s.appendLine(st, entry); err != nil {
 			return err
 		}
-		return s.step("log")
+		faultpoint.Reach(faultpoint.Step, "log")
+		return nil
 	})
 }

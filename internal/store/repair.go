@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ldd-tools/tune/internal/faultpoint"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -109,7 +110,7 @@ func (s *Store) Repair(abort bool) (*RepairResult, error) {
 				}
 			}
 			if op.PrevSum != "" {
-				if err := s.writeFile(s.path(SumFile), []byte(op.PrevSum)); err != nil {
+				if err := writeFileAtomic(s.path(SumFile), []byte(op.PrevSum)); err != nil {
 					return err
 				}
 				res.Details = append(res.Details, "restored "+SumFile)
@@ -186,9 +187,7 @@ func (s *Store) logRepairAndClear(st *state, res *RepairResult, serial int, op s
 	if err != nil {
 		return err
 	}
-	if err := s.step("repair-log"); err != nil {
-		return err
-	}
+	faultpoint.Reach(faultpoint.Step, "repair-log")
 	if err := s.remove(s.path(PendingFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -241,12 +240,10 @@ func (s *Store) Resign(reason string) (*RepairResult, error) {
 			}
 		}
 		sort.Strings(edited)
-		if err := s.writeFile(s.path(SumFile), marshalSum(sumOf(st.files))); err != nil {
+		if err := writeFileAtomic(s.path(SumFile), marshalSum(sumOf(st.files))); err != nil {
 			return err
 		}
-		if err := s.step("resign-sum"); err != nil {
-			return err
-		}
+		faultpoint.Reach(faultpoint.Step, "resign-sum")
 		res = &RepairResult{Op: "resign", Action: "resigned"}
 		entry := LogEntry{Action: ActionRepair, Parent: st.active(), Decision: "resign"}
 		for _, f := range st.files {

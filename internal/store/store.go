@@ -21,9 +21,6 @@ const (
 	PendingFile = ".pending.json"
 )
 
-// ErrInjectedCrash is returned when Store.CrashAfter stops an operation (tests only).
-var ErrInjectedCrash = errors.New("injected crash")
-
 // ErrNothingToDo means the request was valid but changes nothing (exit 0 in the CLI).
 var ErrNothingToDo = errors.New("nothing to do")
 
@@ -61,13 +58,6 @@ type Store struct {
 	ReportsDir string
 	// LockTimeout bounds the wait for weights/.lock (DefaultLockTimeout when zero).
 	LockTimeout time.Duration
-	// CrashAfter is a test hook: the multi-step operation stops right after the write step of this name,
-	// as if the process had died (see Steps). Empty in production.
-	CrashAfter string
-	// KillAt is a test hook: the KillAt-th file operation (write or removal) of this Store fails as if
-	// the process had been killed just before it (see kill). Zero in production.
-	KillAt int
-	ops    int
 	// removedTemps: see RemovedTemps.
 	removedTemps []string
 
@@ -527,14 +517,4 @@ func (s *Store) Versions() ([]int, error) {
 		out[i] = f.Version
 	}
 	return out, nil
-}
-
-// ActiveWeights is the one call other commands need (e.g. `tune score`): the active weights of the store in
-// dir, derived from the evolution log when there is one, else the highest version.
-func ActiveWeights(dir string) (weights.Weights, error) {
-	st, err := loadReadable(dir)
-	if err != nil {
-		return weights.Weights{}, err
-	}
-	return st.loadVersion(st.active())
 }

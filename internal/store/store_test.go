@@ -82,7 +82,7 @@ func TestFreshStoreVerifiesAndIsActive(t *testing.T) {
 func TestApplyVerifyRollbackVerify(t *testing.T) {
 	s, dir := freshStore(t)
 	p := decide(t, s, sampleProposal(t))
-	out, err := s.ApplyProposal(p)
+	out, err := s.Apply(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestApplyVerifyRollbackVerify(t *testing.T) {
 	if _, err := s.Apply(p); !errors.Is(err, ErrNothingToDo) {
 		t.Errorf("second apply: %v", err)
 	}
-	rb, err := s.RollbackTo(0)
+	rb, err := s.Rollback(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,8 +405,7 @@ func TestCrashBetweenEveryStepThenRepair(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/abort=%v", step, abort), func(t *testing.T) {
 				s, dir := freshStore(t)
 				decide(t, s, sampleProposal(t))
-				s.CrashAfter = step
-				if _, err := s.Apply(sampleProposal(t)); !errors.Is(err, ErrInjectedCrash) {
+				if err := crashAt(afterStep(step), func() error { _, err := s.Apply(sampleProposal(t)); return err }); !errors.Is(err, ErrInjectedCrash) {
 					t.Fatalf("crash hook at %s did not fire: %v", step, err)
 				}
 				s2, err := reopen(t, dir)
@@ -470,8 +469,7 @@ func TestRollbackCrashThenRepair(t *testing.T) {
 			if _, err := s.Apply(decide(t, s, sampleProposal(t))); err != nil {
 				t.Fatal(err)
 			}
-			s.CrashAfter = step
-			if _, err := s.Rollback(0); !errors.Is(err, ErrInjectedCrash) {
+			if err := crashAt(afterStep(step), func() error { _, err := s.Rollback(0); return err }); !errors.Is(err, ErrInjectedCrash) {
 				t.Fatal(err)
 			}
 			s2, _ := reopen(t, dir)
@@ -595,13 +593,11 @@ func TestCrashDuringRepairThenRepairAgain(t *testing.T) {
 		t.Run(step, func(t *testing.T) {
 			s, dir := freshStore(t)
 			decide(t, s, sampleProposal(t))
-			s.CrashAfter = "pending"
-			if _, err := s.Apply(sampleProposal(t)); !errors.Is(err, ErrInjectedCrash) {
+			if err := crashAt(afterStep("pending"), func() error { _, err := s.Apply(sampleProposal(t)); return err }); !errors.Is(err, ErrInjectedCrash) {
 				t.Fatal(err)
 			}
 			r, _ := reopen(t, dir)
-			r.CrashAfter = step
-			if _, err := r.Repair(false); !errors.Is(err, ErrInjectedCrash) {
+			if err := crashAt(afterStep(step), func() error { _, err := r.Repair(false); return err }); !errors.Is(err, ErrInjectedCrash) {
 				t.Fatalf("repair crash at %s: %v", step, err)
 			}
 			r2, _ := reopen(t, dir)
@@ -644,7 +640,7 @@ func decide(t testing.TB, s *Store, p *Proposal) *Proposal {
 		}
 		attempts = append(attempts, LogEntry{Action: ActionAccept, Change: change, Decision: weights.DecisionAccept, Reason: "test"})
 	}
-	if _, _, _, err := s.Propose(p, attempts); err != nil {
+	if _, _, _, err := s.Propose(p, attempts, nil); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -660,14 +656,14 @@ func reopen(t *testing.T, dir string) (*Store, error) {
 	return s, err
 }
 
-// ProposeWith saves the files beside a proposal (the report input) under the store lock, so another
+// Propose saves the files beside a proposal (the report input) under the store lock, so another
 // writer's removal of temp files left by killed writes cannot remove one of them mid-write; on a re-run
 // (the proposal exists) it runs again, with the stored proposal.
 func TestProposeWithSavesBesideUnderTheLock(t *testing.T) {
 	s, dir := freshStore(t)
 	for run := range 2 {
 		called := false
-		_, _, created, err := s.ProposeWith(sampleProposal(t), []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: weights.DecisionAccept}},
+		_, _, created, err := s.Propose(sampleProposal(t), []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: weights.DecisionAccept}},
 			func(stored *Proposal) error {
 				called = true
 				if ok, err := flock.New(filepath.Join(dir, LockFile)).TryLock(); ok || err != nil {
@@ -682,7 +678,7 @@ func TestProposeWithSavesBesideUnderTheLock(t *testing.T) {
 			t.Fatalf("run %d: created %v, called %v, %v", run, created, called, err)
 		}
 	}
-	if _, _, _, err := s.ProposeWith(sampleProposal(t), nil, func(*Proposal) error { return errors.New("disk full") }); err == nil || !strings.Contains(err.Error(), "disk full") {
+	if _, _, _, err := s.Propose(sampleProposal(t), nil, func(*Proposal) error { return errors.New("disk full") }); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("beside's error was not returned: %v", err)
 	}
 }

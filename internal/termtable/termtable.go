@@ -166,9 +166,6 @@ func (t *Table) index(header string) int {
 	panic("termtable: no column " + header)
 }
 
-// SetWidth overrides the width taken from the writer (0 = unlimited).
-func (t *Table) SetWidth(width int) { t.width = width }
-
 // Append adds a row; missing cells are empty, extra cells are an error.
 func (t *Table) Append(cells ...string) error {
 	if len(cells) > len(t.cols) {
@@ -460,9 +457,6 @@ func truncate(s string, width int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// DisplayWidth is the number of terminal cells s takes (its widest line).
-func DisplayWidth(s string) int { return cellWidth(s) }
 
 // cellWidth is the display width of the widest line of s.
 func cellWidth(s string) int {

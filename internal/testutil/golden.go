@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/rogpeppe/go-internal/diff"
-
-	"github.com/ldd-tools/tune/internal/termtable"
 )
 
 // Update is the -update flag: rewrite golden files instead of comparing with them.
@@ -49,7 +48,7 @@ var TermWidths = []int{80, 100}
 func GoldenFit(t testing.TB, name string, width int, got []byte) {
 	t.Helper()
 	for i, line := range strings.Split(string(got), "\n") {
-		if n := termtable.DisplayWidth(line); n > width {
+		if n := twwidth.Width(line); n > width {
 			t.Errorf("%s at %d columns: line %d is %d wide:\n%s", name, width, i+1, n, line)
 		}
 	}

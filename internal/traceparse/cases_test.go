@@ -233,7 +233,7 @@ func testMagicCase(t *testing.T, c parseCase) {
 	//   - 1.10.1: `action="unterminated` is kept by a whitespace split (the reference drops the line);
 	//   - the U+2028 inside a quoted value does not end a line: the reference's transcript scanner
 	//     uses str.splitlines(), but this package reads magic lines inside logs, whose line ends are
-	//     only \n, \r\n and \r (Decision 1.10.4, as the reference's own file reader does).
+	//     only \n, \r\n and \r (docs/decisions.md#trace-logs, as the reference's own file reader does).
 	extra := map[string]refEntry{
 		"2026-04-22T14:32:00Z": {Timestamp: "2026-04-22T14:32:00Z", Loop: "inner", Kind: "iter",
 			Fields: map[string]string{"k": "1", "action": `"unterminated`}},

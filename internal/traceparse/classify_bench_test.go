@@ -19,12 +19,12 @@ func BenchmarkClassify(b *testing.B) {
 	entries := make([]Entry, len(lines))
 	classes := make([]lineClass, len(lines))
 	var c classifier
-	c.store.sizeFor(batchSize)
-	c.store.recycling()
+	c.entryMemory.sizeFor(batchSize)
+	c.entryMemory.recycling()
 	b.SetBytes(int64(buf.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
-		c.store.reset()
+		c.entryMemory.reset()
 		for i, l := range lines {
 			c.classify(l, &classes[i], &entries[i])
 			entries[i] = Entry{}

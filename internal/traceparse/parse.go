@@ -377,7 +377,7 @@ func (p *parser) taskFields(e *Entry, k *taskKeys) {
 // openTask opens a task at e: a meta line with its head, or the first line of the legacy task.
 func (p *parser) openTask(e *Entry, head *metaHead) {
 	if p.recycle { // the tasks that pointed into it were emitted
-		p.cls.store.reset()
+		p.cls.entryMemory.reset()
 	}
 	p.openSeq = p.batchSeq
 	p.cur = Task{Source: p.source, Line: e.Line, Offset: e.Offset, MetaTimestamp: e.Timestamp}
@@ -403,7 +403,8 @@ func (p *parser) openTask(e *Entry, head *metaHead) {
 	t.Loops, t.Signals, t.HasSignals = head.loops, head.signals, head.hasSignals
 }
 
-// delta recomputes Δloss within the task, loop and epoch (Decision 1.10.14). A baseline resets the
+// delta recomputes Δloss within the task, loop and epoch (legacy deltas recomputed from losses,
+// docs/decisions.md#trace-logs). A baseline resets the
 // reference point; the first iteration of a group without one becomes the reference point.
 func (p *parser) delta(e *Entry) {
 	var g *lossGroup

@@ -20,7 +20,7 @@ func lossOf(p *float64) any {
 }
 
 // The writer computes Δ against the previous line of the same loop anywhere in the file; the package
-// recomputes it within task + loop + epoch (Decision 1.10.14), resets at a baseline, and leaves it
+// recomputes it within task + loop + epoch (docs/decisions.md#trace-logs), resets at a baseline, and leaves it
 // unknown next to an unknown loss.
 func TestDeltaLossRecomputedPerTaskLoopEpoch(t *testing.T) {
 	log := `2026-04-22T12:00:00Z  meta  L1/diagnostic  dispatch=auto  task=a  loops=inner
@@ -88,7 +88,7 @@ func TestTaskFields(t *testing.T) {
 		!slices.Equal(legacy.Files, []string{"a.go", "b.go"}) || legacy.Terminal != "complete" {
 		t.Errorf("legacy task %+v", legacy)
 	}
-	// Decision 1.6: loss_norm is read as loss; the legacy task's final loss is its last iteration's.
+	// loss_norm is read as loss (docs/decisions.md#trace-logs); the legacy task's final loss is its last iteration's.
 	if lossOf(legacy.LossFinal) != 0.5 || legacy.LossFinalFrom != "iteration" {
 		t.Errorf("legacy loss_final %v from %q", lossOf(legacy.LossFinal), legacy.LossFinalFrom)
 	}

@@ -234,7 +234,7 @@ func compareSlice(t *testing.T, task traceparse.Task, ws refSlice) {
 	}
 	wantLoops := slices.Clone(ws.LoopsUsed)
 	for i, l := range wantLoops {
-		if l == "refinement" { // Decision 1.6: refinement → refine
+		if l == "refinement" { // refinement → refine (docs/decisions.md#trace-logs)
 			wantLoops[i] = "refine"
 		}
 	}
@@ -258,7 +258,7 @@ func compareSlice(t *testing.T, task traceparse.Task, ws refSlice) {
 }
 
 // checkFinalLoss: the reference takes the last close's loss_final, else the last iteration's loss
-// where a missing loss reads 0.0. Decision 1.10.11: a missing loss is unknown, so where the
+// where a missing loss reads 0.0. A missing loss is unknown (docs/decisions.md#trace-logs), so where the
 // reference's value came from that default, ours must be nil; elsewhere they must be equal.
 func checkFinalLoss(t *testing.T, task traceparse.Task, closeFields map[string]string, lastIter *traceparse.Entry, ref *float64) {
 	t.Helper()
@@ -267,7 +267,7 @@ func checkFinalLoss(t *testing.T, task traceparse.Task, closeFields map[string]s
 	switch {
 	case !known:
 		if task.LossFinal != nil {
-			t.Errorf("loss_final %v, want unknown (reference %v from a missing loss; Decision 1.10.11)", *task.LossFinal, ref)
+			t.Errorf("loss_final %v, want unknown (reference %v from a missing loss; a missing loss is unknown)", *task.LossFinal, ref)
 		}
 	case ref == nil || task.LossFinal == nil || *task.LossFinal != *ref:
 		t.Errorf("loss_final %v, reference %v", task.LossFinal, ref)

@@ -118,23 +118,7 @@ func tokenize(src string, srcOff int, a *arena, base int, spans []span) ([]span,
 	}
 }
 
-// splitPOSIX appends the tokens of s to out.
-func splitPOSIX(s string, out []string) ([]string, error) {
-	var a arena
-	a.reserve(2 * len(s))
-	a.WriteString(s)
-	spans, err := tokenize(s, 0, &a, 0, nil)
-	if err != nil {
-		return out, err
-	}
-	text := a.String()
-	for _, sp := range spans {
-		out = append(out, text[sp.start:sp.end])
-	}
-	return out, nil
-}
-
-// fallbackSplit is the recovery for a line whose quotes do not balance (Decision 1.10.1): split at
+// fallbackSplit is the recovery for a line whose quotes do not balance (docs/decisions.md#trace-logs): split at
 // runs of space and tab, then unquote each token on its own when it balances by itself; a token that
 // does not is kept exactly as written, quote characters included, so nothing is invented. line is
 // the line's text at offset base of a, as for tokenize; a needs room for len(line) more bytes.

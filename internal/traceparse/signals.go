@@ -7,16 +7,6 @@ import (
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// ParseSignals reads a meta signals= field, "name:±w,…". Like the reference aggregator it splits on
-// "," and then on the LAST ":" (so "components>=3:+2" works); unlike it, weights may be halves
-// ("+2.5") and every malformed pair is reported in problems instead of dropped silently. A later
-// duplicate name updates the earlier one in place. Known names are given in their reference spelling
-// (the docs' "components≥3" becomes "components>=3"); unknown names are kept and reported.
-// The result is never nil, so a present but empty field reads as an empty list.
-func ParseSignals(raw string) (sigs []weights.SignalWeight, problems []string) {
-	return appendSignals([]weights.SignalWeight{}, raw)
-}
-
 // appendSignals appends the pairs of raw to sigs (whose existing pairs it may update).
 func appendSignals(sigs []weights.SignalWeight, raw string) ([]weights.SignalWeight, []string) {
 	var problems []string

@@ -34,7 +34,7 @@ type batch struct {
 	// entries are the entries of its kept lines, built in place by the worker; tasks slice them, so
 	// each batch gets a new array unless the read is Transient.
 	entries []Entry
-	store   store         // the text and small values of its entries
+	mem     entryMemory   // the text and small values of its entries
 	done    chan struct{} // receives once classes and entries are filled
 }
 
@@ -234,7 +234,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 	// to the GC (docs/decisions.md#streaming-reads).
 	if p.transient && p.emit != nil { // a Parse keeps its tasks whatever the options
 		p.recycle = true
-		p.cls.store.recycling()
+		p.cls.entryMemory.recycling()
 	}
 	batches := 2*workers + 2
 	maxHeld := batches - workers - 2
@@ -252,7 +252,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 				if cap(b.entries) < len(b.lines) {
 					b.entries = make([]Entry, 0, withRoom(len(b.lines)))
 				}
-				cls.store = b.store
+				cls.entryMemory = b.mem
 				for i, l := range b.lines {
 					n := len(b.entries)
 					lc := &b.classes[i]
@@ -264,7 +264,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 						lc.entry, b.entries = n, b.entries[:n+1]
 					}
 				}
-				b.store, cls.store = cls.store, store{}
+				b.mem, cls.entryMemory = cls.entryMemory, entryMemory{}
 				b.done <- struct{}{}
 			}
 		})
@@ -288,9 +288,9 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 			// The classes hold strings into the arena of their lines: cleared, so that a spare batch
 			// does not keep old arenas alive (docs/decisions.md#streaming-reads).
 			clear(b.classes[:cap(b.classes)])
-			if !p.recycle { // the entries and their store are the result's now
-				b.entries, b.store = nil, store{}
-				b.store.sizeFor(batchSize)
+			if !p.recycle { // the entries and their memory are the result's now
+				b.entries, b.mem = nil, entryMemory{}
+				b.mem.sizeFor(batchSize)
 				free <- b
 				continue
 			}
@@ -309,7 +309,7 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 				// Nothing points into it any more: filled again.
 				clear(h.entries[:min(len(h.entries)+1, cap(h.entries))])
 				h.entries = h.entries[:0]
-				h.store.reset()
+				h.mem.reset()
 				free <- h
 			}
 			held = append(held[:0], held[n:]...)
@@ -324,9 +324,9 @@ func (p *parser) readParallel(r io.Reader, workers int) error {
 		b := <-free
 		if b == nil {
 			b = &batch{done: make(chan struct{}, 1)}
-			b.store.sizeFor(batchSize)
+			b.mem.sizeFor(batchSize)
 			if p.recycle {
-				b.store.recycling()
+				b.mem.recycling()
 			}
 		}
 		// carry lies in the previous batch's bytes, past its lines: no worker reads them, and the

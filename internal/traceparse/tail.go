@@ -180,20 +180,3 @@ func lastLineEnd(b []byte) int {
 	}
 	return -1
 }
-
-// ReadLogs reads the last n tasks (n <= 0: all) of each log and concatenates the results in the
-// order given. Each task keeps its Source.
-func ReadLogs(paths []string, n int, opts ...Option) (*Result, error) {
-	all := &Result{Tasks: []Task{}, Warnings: []Warning{}}
-	for _, path := range paths {
-		res, err := ReadLast(path, n, opts...)
-		if err != nil {
-			return nil, err
-		}
-		all.Tasks = append(all.Tasks, res.Tasks...)
-		all.Lines.Add(res.Lines)
-		all.Warnings = append(all.Warnings, res.Warnings...)
-		all.Tails = append(all.Tails, res.Tails...)
-	}
-	return all, nil
-}

@@ -83,7 +83,7 @@ type Task struct {
 	Offset        int64  `json:"offset"`
 	MetaTimestamp string `json:"meta_timestamp"`
 	// MetaTime is MetaTimestamp parsed as RFC 3339; zero when it is not (the task then stays out of
-	// time windows, Decision 1.10.6).
+	// time windows: docs/decisions.md#trace-logs).
 	MetaTime time.Time `json:"-"`
 	// Legacy marks the synthetic task of the lines before the first meta line; it has no level.
 	Legacy bool `json:"legacy"`
@@ -141,17 +141,6 @@ type Result struct {
 	Lines    LineCounts `json:"lines"`
 	Warnings []Warning  `json:"warnings"`
 	Tails    []Tail     `json:"tails,omitempty"`
-}
-
-// SkippedWarnings returns the warnings of skipped lines (blank and comment lines have none).
-func (r *Result) SkippedWarnings() []Warning {
-	var out []Warning
-	for _, w := range r.Warnings {
-		if w.Skipped {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // Loops are the loop names of the trace grammar a writer may declare in loops= and use on iteration

@@ -74,12 +74,23 @@ func Contains(rec, pat []byte, anchor int) bool { return containsAnchored(rec, p
 // fields filled in; an error means the record is not usable JSON, or has a field the audit reads
 // with the wrong type (the audit skips such a line too).
 func ParseRecord(b []byte, out *Record) error {
-	tools, results := out.Tools[:0], out.ResultIDs[:0]
-	*out = Record{Tools: tools, ResultIDs: results}
+	out.reset()
 	var lf lineFields
 	if err := parseLineWith(b, &lf, out); err != nil {
 		return err
 	}
+	out.fill(&lf)
+	return nil
+}
+
+// reset empties r, keeping its slices' arrays.
+func (r *Record) reset() {
+	tools, results := r.Tools[:0], r.ResultIDs[:0]
+	*r = Record{Tools: tools, ResultIDs: results}
+}
+
+// fill sets the fields of out that the audit's reader read into lf (the parse that filled out's own).
+func (out *Record) fill(lf *lineFields) {
 	m := &lf.Message
 	out.Type, out.Timestamp, out.RequestID, out.Effort, out.AgentID = lf.Type, lf.Timestamp, lf.RequestID, lf.Effort, lf.AgentID
 	out.Sidechain, out.DataType, out.DataAgentID = lf.Sidechain, lf.DataType, lf.DataAgentID
@@ -90,7 +101,6 @@ func ParseRecord(b []byte, out *Record) error {
 		out.Copy = ProgressCopy{OK: true, MessageID: pm.ID, RequestID: p.RequestID, Model: pm.Model, Effort: p.Effort,
 			Timestamp: p.Timestamp, Sidechain: p.Sidechain}
 	}
-	return nil
 }
 
 // recordField reads a top-level field only ParseRecord needs; it reports whether k was one.

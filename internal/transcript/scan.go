@@ -82,9 +82,11 @@ type Options struct {
 // prompts this way; docs/decisions.md#effort-conformance-issue-14).
 type Visitor interface {
 	// File starts a file; Record then gets each of its records (bytes valid during the call only),
-	// from the goroutine parsing that file.
+	// from the goroutine parsing that file. parsed is the record as ParseRecord reads it when Scan has
+	// parsed it already (a usage line: one parse serves both readers), else nil; a usage line that does
+	// not parse (Scan counts and names it) is not passed on.
 	File(src Source)
-	Record(rec []byte, line int)
+	Record(rec []byte, line int, parsed *Record)
 	// Done ends the file. What it returns is merged in path order, from the goroutine that merges
 	// requests, before the file's requests; nothing is merged for a file that could not be read.
 	Done() FileFacts
@@ -189,6 +191,7 @@ type fileParser struct {
 	line    lineFields
 	cur     *fileResult
 	visit   Visitor
+	visited Record // the Record of a usage line, for visit
 }
 
 func newFileParser(opt Options, done *atomic.Int64) *fileParser {
@@ -338,11 +341,12 @@ func (fp *fileParser) parse(path string, index int32) *fileResult {
 		if !ok {
 			break
 		}
-		if fp.visit != nil {
-			fp.visit.Record(rec, line)
+		usage := hasInputTokens(rec)
+		if fp.visit != nil && !usage {
+			fp.visit.Record(rec, line, nil)
 		}
 		switch {
-		case hasInputTokens(rec) && fp.usageRecord(rec, line):
+		case usage && fp.usageRecord(rec, line):
 		case hasTurnDuration(rec):
 			if parseLine(rec, &fp.line) == nil && string(fp.line.Type) == "system" && string(fp.line.Subtype) == "turn_duration" {
 				if fp.line.HasDuration {
@@ -401,7 +405,16 @@ func (fp *fileParser) seeTime(ts []byte) {
 // is judged on its bytes, as before.
 func (fp *fileParser) usageRecord(rec []byte, line int) bool {
 	lf := &fp.line
-	err := parseLineOpts(rec, lf, nil, fp.opt.CCUsage)
+	var visited *Record
+	if fp.visit != nil {
+		visited = &fp.visited
+		visited.reset()
+	}
+	err := parseLineOpts(rec, lf, visited, fp.opt.CCUsage)
+	if visited != nil && err == nil {
+		visited.fill(lf)
+		fp.visit.Record(rec, line, visited)
+	}
 	if fp.opt.CCUsage {
 		usage, null := lf.UsageKey, lf.NullKey
 		if err != nil {

@@ -6,6 +6,13 @@
 // megabytes), and merges the lines of each request with ccusage 20.x's deduplication rules, so that
 // token totals equal ccusage's. Malformed lines are counted by reason and returned as warnings; they
 // never stop a scan. The package is pure: files in, values and warnings out.
+//
+// Files: scan.go (files → observations, in parallel, merged in path order), parse.go (the transcript
+// schema: which fields a record holds and their types) over jsonscan.go (the JSON scanner), dedup.go
+// (ccusage's merge rules: observations → requests) with dedupcodec.go (the compact record a finalised
+// request is kept as) and keytable.go (hashed ids → records), record.go (Record: what tune effort reads
+// beyond usage, through a Visitor). A new field is threaded through all of them: see the checklist in
+// docs/architecture.md#add-a-transcript-field.
 package transcript
 
 import (

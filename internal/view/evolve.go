@@ -133,9 +133,9 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 			if s.Delta != nil {
 				knob := s.Signal
 				if s.Kind == weights.ChangeBucket {
-					knob = "bucket " + s.Edge
+					knob = s.Edge
 				}
-				change = knob + " " + weights.Half(*s.Delta).String()
+				change = weights.ChangeLabel(s.Kind, knob, weights.Half(*s.Delta))
 			}
 			if err := t.Append(fmt.Sprint(s.N), change, string(s.Decision),
 				evolve.LossSummary(s.Decision, float64(s.SuiteLossBefore), float64(s.SuiteLossAfter), evolve.TriedLosses(s.Attempts), fmtLoss3),

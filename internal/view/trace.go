@@ -9,7 +9,6 @@ import (
 
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
-	"github.com/ldd-tools/tune/internal/tracecmd"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
@@ -118,16 +117,4 @@ func TraceSummary(tasks int, l traceparse.LineCounts, warnings int, tails []trac
 		s += fmt.Sprintf("\n%s: read from byte %d to its end; its line numbers count from there", tail.File, tail.Offset)
 	}
 	return s
-}
-
-// TraceWarnings lists the warnings of a read as file:line: reason. For a log read from its tail,
-// the line counts from the tail's start, so the exact byte offset is given as well.
-func TraceWarnings(w io.Writer, res *traceparse.Result) {
-	tailed := map[string]bool{}
-	for _, t := range res.Tails {
-		tailed[t.File] = true
-	}
-	for _, warn := range res.Warnings {
-		tracecmd.Warn(w, warn, tailed[warn.File])
-	}
 }

@@ -3,8 +3,6 @@ package view
 import (
 	"io"
 
-	"github.com/ldd-tools/tune/internal/app"
-	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/traceout"
@@ -20,23 +18,20 @@ type TraceOutput struct {
 	errOut io.Writer
 	logs   int
 	table  *TraceRows
-	file   *atomicfile.File
-	pq     *export.TaskParquet
-	path   string
+	pq     *export.TaskParquetFile
 }
 
 // NewTraceOutput starts the output of format on out (parquet: the file path, replaced only with
 // force; its note goes to errOut). logs is how many logs are read: several add a Log column.
 func NewTraceOutput(format string, out, errOut io.Writer, path string, force bool, logs int) (*TraceOutput, error) {
-	o := &TraceOutput{out: out, errOut: errOut, logs: logs, path: path}
+	o := &TraceOutput{out: out, errOut: errOut, logs: logs}
 	switch format {
 	case "parquet":
-		f, err := app.CreateExport(path, force)
+		pq, err := export.CreateTaskParquetFile(path, force)
 		if err != nil {
 			return nil, err
 		}
-		o.file, o.pq = f, export.NewTaskParquet(f)
-		o.Writer = o.pq
+		o.pq, o.Writer = pq, pq.TaskParquet
 	default:
 		o.table = NewTraceRows(logs > 1)
 		o.Writer = o.table
@@ -60,19 +55,19 @@ func (o *TraceOutput) Render(res *traceout.Result) error {
 // Commit puts the Parquet file in place and says how many tasks it holds. Without Commit, Abort
 // leaves no file; it does nothing once committed, and nothing for the other formats.
 func (o *TraceOutput) Commit() error {
-	if o.file == nil {
+	if o.pq == nil {
 		return nil
 	}
-	if err := o.file.Commit(); err != nil {
+	if err := o.pq.Commit(); err != nil {
 		return err
 	}
-	Wrote(o.errOut, o.pq.Rows, "task", o.path)
+	Wrote(o.errOut, o.pq.Rows, "task", o.pq.Path)
 	return nil
 }
 
 // Abort removes an uncommitted Parquet file.
 func (o *TraceOutput) Abort() {
-	if o.file != nil {
-		o.file.Abort()
+	if o.pq != nil {
+		o.pq.Abort()
 	}
 }

@@ -361,15 +361,6 @@ func (b *Builder) addBefore(t *traceparse.Task, from, to weights.Level) {
 	b.beforeOpen[key(b.intern(t.Source), t.MetaTimestamp)] = cat
 }
 
-// Judge judges in.Version on in.Tasks.
-func Judge(in Input) *Result {
-	b := NewBuilder(in)
-	for i := range in.Tasks {
-		b.Add(&in.Tasks[i])
-	}
-	return b.Result()
-}
-
 // laplace is the rate k/n pulled toward one half by one event and one non-event: with few tasks
 // before, the rates a null is fixed from move toward each other (and toward the middle), so the
 // tests ask for more evidence, never less.

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -214,39 +211,5 @@ func Load(path string) (Weights, error) {
 	return Parse(path, data)
 }
 
-// versionFile is compiled on first use, not at init (docs/decisions.md#score-start-up).
-var versionFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v(\d{4,})\.toml$`) })
-
 // ErrNoVersions is returned when a weights directory holds no version file.
 var ErrNoVersions = errors.New("no weights version (vNNNN.toml) found")
-
-// VersionFiles lists the version files of dir in version order.
-func VersionFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if e.Type()&fs.ModeType == 0 && versionFile().MatchString(e.Name()) {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// LoadHighest loads the highest version in dir. The weights store derives the active version from its
-// evolution log; this is the fallback for a directory without one.
-func LoadHighest(dir string) (Weights, string, error) {
-	files, err := VersionFiles(dir)
-	if err != nil {
-		return Weights{}, "", err
-	}
-	if len(files) == 0 {
-		return Weights{}, "", fmt.Errorf("%s: %w", dir, ErrNoVersions)
-	}
-	p := files[len(files)-1]
-	w, err := Load(p)
-	return w, p, err
-}

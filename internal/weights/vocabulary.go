@@ -24,3 +24,13 @@ const (
 	ChangeBucket ChangeKind = "bucket"
 	ChangeCost   ChangeKind = "cost"
 )
+
+// ChangeLabel names a change of a signal weight or of a bucket edge (name: the signal, or the edge's
+// level) as tune's tables and reports spell it: "ambiguous +1", "bucket L1 edge -1". (The evolve step
+// table said "bucket L1 -1" above an attempts table saying "bucket L1 edge -1" until issue 26.)
+func ChangeLabel(kind ChangeKind, name string, delta Half) string {
+	if kind == ChangeBucket {
+		return "bucket " + name + " edge " + delta.String()
+	}
+	return name + " " + delta.String()
+}

@@ -28,3 +28,14 @@ func TestVocabularyMarshalsAsItsWord(t *testing.T) {
 		}
 	}
 }
+
+// TestChangeLabel: a bucket change names its edge as such, the way the evolve attempts table and the
+// proposal report name it, so the step table above them agrees.
+func TestChangeLabel(t *testing.T) {
+	if got := ChangeLabel(ChangeBucket, "L1", -Whole(1)); got != "bucket L1 edge -1" {
+		t.Errorf("bucket: %q", got)
+	}
+	if got := ChangeLabel(ChangeSignal, "ambiguous", Whole(1)+Half(1)); got != "ambiguous +1.5" {
+		t.Errorf("signal: %q", got)
+	}
+}

@@ -1,7 +1,8 @@
-package report
+package app
 
-// Converters from the evolution step and the weights store into the reports' inputs: they live next to
-// the report code so that every command that writes a report builds its input the same way.
+// Converters from the evolution step and the weights store into the reports' inputs: every command
+// that writes a report builds its input here, the same way. They live in app, not in report, so that
+// report renders values and never reads the store (TestLayering).
 
 import (
 	"fmt"
@@ -9,17 +10,18 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// FromSteps converts evolution steps into the proposal report's input. steps holds one step
+// ProposalReportFromSteps converts evolution steps into the proposal report's input. steps holds one step
 // for tune propose and the whole chain for tune evolve / nightly (window, flagged tasks and screen come
 // from the first step; attempts from all; the replay compares the original parent with the final
 // candidate). p is the proposal written for them (its id names the report).
-func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Proposal, warnings []evolve.Warning) ProposalReport {
-	in := FromProposal(p, parent)
+func ProposalReportFromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Proposal, warnings []evolve.Warning) report.ProposalReport {
+	in := ProposalReportOf(p, parent)
 	if len(steps) == 0 {
 		return in
 	}
@@ -30,13 +32,13 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 	if first.Tried != nil && first.Tried.Kind == weights.ChangeSignal {
 		chosen = first.Tried.Signal.String()
 	}
-	in.Screen = make([]ScreenRow, len(first.Screen))
+	in.Screen = make([]report.ScreenRow, len(first.Screen))
 	for i, r := range first.Screen {
 		verdict := r.Verdict
 		if r.Confidence != "" && r.Confidence != r.Verdict {
 			verdict += " (" + r.Confidence + ")"
 		}
-		in.Screen[i] = ScreenRow{Signal: r.Signal, A: r.A, B: r.B, C: r.C, D: r.D, Phi: float64(r.Phi),
+		in.Screen[i] = report.ScreenRow{Signal: r.Signal, A: r.A, B: r.B, C: r.C, D: r.D, Phi: float64(r.Phi),
 			LogOdds: float64(r.LogOR), Z: float64(r.Z), FisherP: float64(r.P), HolmP: float64(r.HolmP), MinP: float64(r.MinP),
 			Consistent: r.Consistent, Verdict: verdict, Chosen: r.Signal == chosen}
 	}
@@ -71,14 +73,14 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 	}
 	in.Decisive = taskScores(firstAttempt, decisive)
 	if decisive != nil {
-		in.Discordant = &SignTest{Better: decisive.Discordant.Improved, Worse: decisive.Discordant.Worsened,
+		in.Discordant = &report.SignTest{Better: decisive.Discordant.Improved, Worse: decisive.Discordant.Worsened,
 			P: float64(decisive.Discordant.P), MinP: float64(decisive.Discordant.MinP), Verdict: decisive.Discordant.Verdict}
-		in.LeaveOneOut = &LeaveOneOut{Agree: decisive.LOO.Agree, Folds: decisive.LOO.Folds, Flips: decisive.LOO.Flips}
+		in.LeaveOneOut = &report.LeaveOneOut{Agree: decisive.LOO.Agree, Folds: decisive.LOO.Folds, Flips: decisive.LOO.Flips}
 	}
 	in.Replay = ReplayRows(first.Before, last.After)
 	in.SuiteLossBefore, in.SuiteLossAfter = float64(first.SuiteLossBefore), float64(last.SuiteLossAfter)
 	h := last.Holdout
-	in.Holdout = &Holdout{Scenarios: h.Scenarios, Reads: h.Reads, Verdict: h.Verdict,
+	in.Holdout = &report.Holdout{Scenarios: h.Scenarios, Reads: h.Reads, Verdict: h.Verdict,
 		LossBefore: numPtr(h.LossBefore), LossAfter: numPtr(h.LossAfter)}
 	// The run's warnings, the list the command printed; every step re-detects the same window, so
 	// collecting the steps' warnings listed each one once per step (docs/decisions.md#warnings-once).
@@ -88,23 +90,24 @@ func FromSteps(steps []*evolve.StepResult, parent weights.Weights, p *store.Prop
 	return in
 }
 
-// FromProposal is what a proposal file holds: decision, losses, flagged tasks (without their
+// ProposalReportOf is what a proposal file holds: decision, losses, flagged tasks (without their
 // signals), every step with the screen numbers it stored, and the weight diff.
-func FromProposal(p *store.Proposal, parent weights.Weights) ProposalReport {
-	in := ProposalReport{ID: p.ID, Created: p.Created, Parent: p.Parent, Decision: p.Decision, Reason: p.Reason,
+func ProposalReportOf(p *store.Proposal, parent weights.Weights) report.ProposalReport {
+	in := report.ProposalReport{ID: p.ID, Created: p.Created, Parent: p.Parent, Decision: p.Decision, Reason: p.Reason,
 		Confidence: p.Confidence, SuiteLossBefore: p.SuiteLossBefore, SuiteLossAfter: p.SuiteLossAfter,
 		Before: parent, After: p.Candidate}
 	for _, f := range p.Evidence {
-		in.Flagged = append(in.Flagged, FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level,
+		in.Flagged = append(in.Flagged, report.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level,
 			Source: f.Source, Evidence: f.Evidence})
 	}
 	seen := map[string]bool{}
 	for i, st := range p.Steps {
-		change := st.Signal + " " + st.Delta.String()
+		knob := st.Signal
 		if st.Kind == weights.ChangeBucket {
-			change = "bucket " + st.Edge + " edge " + st.Delta.String()
+			knob = st.Edge
 		}
-		in.Attempts = append(in.Attempts, Attempt{Change: change, Decision: st.Decision, Lifted: -1,
+		change := weights.ChangeLabel(st.Kind, knob, st.Delta)
+		in.Attempts = append(in.Attempts, report.Attempt{Change: change, Decision: st.Decision, Lifted: -1,
 			SuiteLossBefore: st.SuiteLossBefore, SuiteLossAfter: st.SuiteLossAfter})
 		// The screen rows a proposal stores are those of the signals it changed; the rest are recomputed
 		// from the counts (Holm needs all nine signals, so only the stored adjusted p is shown).
@@ -114,7 +117,7 @@ func FromProposal(p *store.Proposal, parent weights.Weights) ProposalReport {
 		seen[st.Signal] = true
 		c := st.Counts
 		logOR, _, z := stats.LogOddsZ(c.A, c.B, c.C, c.D)
-		row := ScreenRow{Signal: st.Signal, A: c.A, B: c.B, C: c.C, D: c.D, Phi: stats.Phi(c.A, c.B, c.C, c.D),
+		row := report.ScreenRow{Signal: st.Signal, A: c.A, B: c.B, C: c.C, D: c.D, Phi: stats.Phi(c.A, c.B, c.C, c.D),
 			LogOdds: logOR, Z: z, FisherP: deref(st.FisherP), HolmP: deref(st.HolmP), MinP: stats.FisherMinP(c.A, c.B, c.C, c.D),
 			Verdict: strings.TrimSpace("candidate " + parenthesised(st.Confidence)), Chosen: i == 0}
 		in.Screen = append(in.Screen, row)
@@ -122,30 +125,30 @@ func FromProposal(p *store.Proposal, parent weights.Weights) ProposalReport {
 	return in
 }
 
-func fromDetection(det *evolve.Detection) *Window {
-	win := &Window{Size: det.Window.Size, Triggered: det.Triggered, Trigger: evolve.TriggerThreshold}
+func fromDetection(det *evolve.Detection) *report.Window {
+	win := &report.Window{Size: det.Window.Size, Triggered: det.Triggered, Trigger: evolve.TriggerThreshold}
 	for _, l := range det.Window.Logs {
-		win.Logs = append(win.Logs, WindowLog{Source: l.Source, Labelled: l.Labelled, Tasks: l.Tasks, Closed: l.Closed,
+		win.Logs = append(win.Logs, report.WindowLog{Source: l.Source, Labelled: l.Labelled, Tasks: l.Tasks, Closed: l.Closed,
 			Eligible: l.Eligible, ResolvedByActive: &l.ResolvedByActive, LedgerUsed: &l.Used, MedianLossFinal: numPtr(l.Median), First: l.First, Last: l.Last})
 	}
 	return win
 }
 
-func fromFlagged(flagged []evolve.Flagged) []FlaggedTask {
-	out := make([]FlaggedTask, len(flagged))
+func fromFlagged(flagged []evolve.Flagged) []report.FlaggedTask {
+	out := make([]report.FlaggedTask, len(flagged))
 	for i := range flagged {
 		f := &flagged[i]
 		signals := make([]string, len(f.Signals))
 		for j, s := range f.Signals {
 			signals[j] = s.Name
 		}
-		out[i] = FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level, Source: f.Source, Line: f.Line,
+		out[i] = report.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level, Source: f.Source, Line: f.Line,
 			Evidence: f.EvidenceStrings(), Signals: signals, Redetected: f.SignalsSource == evolve.SignalsReDetected}
 	}
 	return out
 }
 
-func fromAttempt(step int, a *evolve.Attempt) Attempt {
+func fromAttempt(step int, a *evolve.Attempt) report.Attempt {
 	worse := make([]string, len(a.Worse))
 	for i, d := range a.Worse {
 		worse[i] = fmt.Sprintf("%s %d→%d", d.Name, d.Before, d.After)
@@ -164,20 +167,20 @@ func fromAttempt(step int, a *evolve.Attempt) Attempt {
 	if a.Parity != nil {
 		parity = a.Parity.String()
 	}
-	return Attempt{Step: step, Change: a.Change.String(), Decision: a.Decision, SuiteLossBefore: float64(a.SuiteLossBefore),
+	return report.Attempt{Step: step, Change: a.Change.String(), Decision: a.Decision, SuiteLossBefore: float64(a.SuiteLossBefore),
 		SuiteLossAfter: float64(a.SuiteLossAfter), ScenariosWorse: worse, MotivatingUp: up, Motivating: len(a.Motivating), Note: note,
 		Lifted: a.Lifted, Parity: parity}
 }
 
 // replayRows pairs the scenarios of two replays of the same suite by position.
-func ReplayRows(before, after evolve.Replay) []ScenarioLoss {
-	rows := make([]ScenarioLoss, 0, len(before.Rows))
+func ReplayRows(before, after evolve.Replay) []report.ScenarioLoss {
+	rows := make([]report.ScenarioLoss, 0, len(before.Rows))
 	for i, b := range before.Rows {
 		if i >= len(after.Rows) {
 			break
 		}
 		a := after.Rows[i]
-		rows = append(rows, ScenarioLoss{Scenario: b.Name, Expected: strings.Join(b.Accepted, "|"),
+		rows = append(rows, report.ScenarioLoss{Scenario: b.Name, Expected: strings.Join(b.Accepted, "|"),
 			LevelBefore: b.Got, LevelAfter: a.Got, LossBefore: float64(b.Loss), LossAfter: float64(a.Loss)})
 	}
 	return rows
@@ -205,11 +208,11 @@ func parenthesised(s string) string {
 	return "(" + s + ")"
 }
 
-// HistoryFromStore reads every version and the evolution log of the weights store s into the
+// HistoryReportOf reads every version and the evolution log of the weights store s into the
 // history report's input. Evidence is carried as a count: the log's evidence lines quote task titles,
 // which the report does not need to repeat.
-func HistoryFromStore(s *store.Store) (HistoryReport, error) {
-	var in HistoryReport
+func HistoryReportOf(s *store.Store) (report.HistoryReport, error) {
+	var in report.HistoryReport
 	var err error
 	if in.Active, err = s.ActiveVersion(); err != nil {
 		return in, err
@@ -230,9 +233,31 @@ func HistoryFromStore(s *store.Store) (HistoryReport, error) {
 		return in, err
 	}
 	for _, e := range entries {
-		in.Entries = append(in.Entries, HistoryEntry{Serial: e.Serial, Time: e.Time, Action: e.Action, Parent: e.Parent,
+		in.Entries = append(in.Entries, report.HistoryEntry{Serial: e.Serial, Time: e.Time, Action: e.Action, Parent: e.Parent,
 			Result: e.Result, Restores: e.Restores, Proposal: e.Proposal, Change: e.Change, Decision: e.Decision,
 			SuiteLossBefore: e.SuiteLossBefore, SuiteLossAfter: e.SuiteLossAfter, Evidence: len(e.Evidence), Reason: e.Reason})
 	}
 	return in, nil
+}
+
+// taskScores pairs the flagged tasks' scores under the first step's parent (its first attempt's
+// rescores) with their scores under the deciding attempt's candidate, by task.
+func taskScores(first, decisive *evolve.Attempt) []report.TaskScore {
+	if first == nil || decisive == nil {
+		return nil
+	}
+	type key struct{ at, title string }
+	cand := map[key]float64{}
+	for _, r := range decisive.Motivating {
+		cand[key{r.MetaTimestamp, r.Title}] = r.CandidateSum.Float()
+	}
+	var out []report.TaskScore
+	for _, r := range first.Motivating {
+		c, ok := cand[key{r.MetaTimestamp, r.Title}]
+		if !ok {
+			continue
+		}
+		out = append(out, report.TaskScore{Title: r.Title, Parent: r.ParentSum.Float(), Candidate: c})
+	}
+	return out
 }

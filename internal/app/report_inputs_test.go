@@ -1,9 +1,10 @@
-package report
+package app
 
 import (
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/report"
 )
 
 // TestTaskScores: the decision chart pairs each flagged task's score under the first parent with its
@@ -19,7 +20,7 @@ func TestTaskScores(t *testing.T) {
 		{MetaTimestamp: "t1", Title: "a", ParentSum: -3, CandidateSum: -1},
 	}}
 	got := taskScores(first, decisive)
-	want := []TaskScore{{Title: "a", Parent: -2, Candidate: -0.5}, {Title: "b", Parent: -2.5, Candidate: -1}}
+	want := []report.TaskScore{{Title: "a", Parent: -2, Candidate: -0.5}, {Title: "b", Parent: -2.5, Candidate: -1}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("taskScores = %+v, want %+v", got, want)
 	}
