@@ -88,7 +88,7 @@ var cueClause = map[weights.Signal]float64{
 // The positive signals of a non-cue task follow the 210 non-eligible prompts of parity.jsonl: 52 % carry
 // none, 33 % one, 9 % two, 6 % three or more; a signal is drawn in proportion to how often the 255
 // prompts carry it (greenfield 34, contract-rule-hit 32, cross-layer 32, layer-crossings 20, ambiguous
-// 19, components>=3 11). (Until 13:40 on 3 December non-cue tasks drew 0–3 clauses uniformly, so each
+// 19, components>=3 11). (Until 13:34 on 3 December non-cue tasks drew 0–3 clauses uniformly, so each
 // signal sat on ~25 % of them, three times the real rate; docs/live-harness.md gives both measurements.)
 var (
 	plainCounts       = []float64{0.52, 0.33, 0.09, 0.06}
