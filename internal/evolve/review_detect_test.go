@@ -125,3 +125,23 @@ func TestReviewMoreNeededIsTheSmallest(t *testing.T) {
 		}
 	}
 }
+
+// The same Simpson layout within ONE log, its two periods 60 days apart: the first period regresses more
+// and carries ambiguous more often, and within each period carriers regress as often as the others. Fitted
+// over the whole log the null is rejected; fitted per 30-day block (StratumSpan) it must not be.
+func TestDriftWithinOneLogIsNotASignal(t *testing.T) {
+	w := refWeights(t)
+	start := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	c1, f1 := kinds(30, 24, 12, 3)
+	c2, f2 := kinds(60, 3, 0, 0)
+	log := reviewTasks(start, c1, f1) + reviewTasks(start.Add(60*24*time.Hour), c2, f2)
+	tasks := parseLog(t, "a/trace.log", []byte(log)).Tasks
+	det := Detect(DetectInput{Tasks: tasks, Resolver: Resolver{Active: &w}})
+	r := det.Screen[weights.Ambiguous]
+	if pooled := EValue(r.A, r.B, r.C, r.D); pooled < Threshold {
+		t.Fatalf("the reproduction no longer shows the whole-log null passing: %.1f", pooled)
+	}
+	if r.Verdict == VerdictCandidate || float64(r.EValue) >= Threshold {
+		t.Errorf("ambiguous passes on a drift it has nothing to do with: e %.1f, %s", float64(r.EValue), r.Verdict)
+	}
+}

@@ -162,6 +162,10 @@ type DetectInput struct {
 	Parity *Parity
 }
 
+// StratumSpan is the length of the time blocks within a log in which the accumulated test fits its null
+// apart (docs/decisions.md#evidence-per-log): 30 days, measured from the log's first unspent task.
+const StratumSpan = 30 * 24 * time.Hour
+
 // Detect runs the stages up to the proposal. It needs Resolver.Active.
 func Detect(in DetectInput) *Detection {
 	r := in.Resolver
@@ -178,9 +182,33 @@ func Detect(in DetectInput) *Detection {
 		det.Median = det.Window.Logs[0].Median
 	}
 	var through time.Time
+	// The null is fitted per stratum: a log, and within it a block of StratumSpan from the log's first
+	// unspent task (docs/decisions.md#evidence-per-log): regression rates may differ between logs and drift
+	// within one over months, together with a signal's share, which a pooled null mistakes for the signal.
+	strata := map[[2]int]int{}
+	stratumOf := func(li int, origin, at time.Time) int {
+		block := -1
+		if !origin.IsZero() && !at.IsZero() {
+			block = int(at.Sub(origin) / StratumSpan)
+		}
+		k := [2]int{li, block}
+		n, ok := strata[k]
+		if !ok {
+			n = len(strata)
+			strata[k] = n
+		}
+		return n
+	}
 	for li := range logs {
 		lt := &logs[li]
 		findEvidence(lt.all)
+		var origin time.Time
+		for _, wt := range lt.all {
+			if !wt.t.MetaTime.IsZero() && (in.EvidenceAfter.IsZero() || wt.t.MetaTime.After(in.EvidenceAfter)) {
+				origin = wt.t.MetaTime
+				break
+			}
+		}
 		windowStart := len(lt.all) - len(lt.window)
 		for i, wt := range lt.all {
 			inWindow := i >= windowStart
@@ -200,7 +228,7 @@ func Detect(in DetectInput) *Detection {
 				// Settled, after the watermark, not ledgered: eligible tasks enter the tables, the others
 				// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.
 				st := screenTask{flagged: wt.eligible && len(wt.evidence) > 0, eligible: wt.eligible,
-					key: taskKey(wt.t.Source, wt.t.Line), sigs: wt.fired, stratum: li}
+					key: taskKey(wt.t.Source, wt.t.Line), sigs: wt.fired, stratum: stratumOf(li, origin, wt.t.MetaTime)}
 				for _, s := range wt.fired {
 					st.fired[s] = true
 				}
