@@ -145,3 +145,33 @@ func TestDriftWithinOneLogIsNotASignal(t *testing.T) {
 		t.Errorf("ambiguous passes on a drift it has nothing to do with: e %.1f, %s", float64(r.EValue), r.Verdict)
 	}
 }
+
+// One failure in a busy module speaks for one earlier task: three eligible tasks in pay.go that failed
+// themselves, followed by two failed tasks in pay.go, used to be three same-area regressions (each task's
+// next two failed). Each later task now speaks for one earlier task, the nearest first: task 2 takes tasks
+// 3 and 4, task 1 finds task 3 taken, task 0 takes tasks 1 and 2.
+func TestSameAreaWitnessSpeaksOnce(t *testing.T) {
+	w := refWeights(t)
+	start := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	task := func(i int, level, sigs, terminal string) {
+		at := start.Add(time.Duration(i) * time.Hour)
+		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  signals=%s  task=\"task %d\"  loops=inner\n", at.Format(time.RFC3339), level, sigs, i)
+		fmt.Fprintf(&b, "%s  inner  k=1  action=\"edit\"  loss=0.1  files=src/pay.go\n", at.Add(time.Second).Format(time.RFC3339))
+		fmt.Fprintf(&b, "%s  inner  close  terminal=%s  loss_final=0.100\n", at.Add(2*time.Second).Format(time.RFC3339), terminal)
+	}
+	for i := 0; i < 3; i++ {
+		task(i, "L0/reflexive", "explicit-bugfix:-5", "failed")
+	}
+	task(3, "L2/deliberate", "cross-layer:+2", "failed")
+	task(4, "L2/deliberate", "cross-layer:+2", "failed")
+	tasks := parseLog(t, "a/trace.log", []byte(b.String())).Tasks
+	det := Detect(DetectInput{Tasks: tasks, Resolver: Resolver{Active: &w}})
+	var flagged []string
+	for _, f := range det.Flagged {
+		flagged = append(flagged, f.Title)
+	}
+	if strings.Join(flagged, ",") != "task 0,task 2" {
+		t.Errorf("flagged %q; want task 0 and task 2 (each witness speaking once)", flagged)
+	}
+}

@@ -389,8 +389,16 @@ func blockMedian(block []*windowTask) (int, *Num) {
 // later tasks in the same area, each at most SameAreaDistance labelled tasks later, both failed
 // (sameAreaFailure, against the median of the WindowSize labelled tasks that end the horizon — for the
 // tasks of the last window, the window median).
+//
+// A later task speaks as a same-area witness (first or corroborating) for at most one earlier task, the
+// nearest one in its area (docs/decisions.md#same-area-evidence): one failure shared by a run of tasks in a
+// busy module is one observation, and counting it for each of them made the runs look like several
+// regressions (the review measured 16 % family-wise false passes for runs of three). The tasks are
+// therefore visited from the last back, so the nearest earlier task claims its witnesses first.
 func findEvidence(all []*windowTask) {
-	for i, orig := range all {
+	witnessed := map[*windowTask]bool{}
+	for i := len(all) - 1; i >= 0; i-- {
+		orig := all[i]
 		if !orig.eligible {
 			continue
 		}
@@ -405,7 +413,7 @@ func findEvidence(all []*windowTask) {
 			}
 		}
 		_, median := blockMedian(all[max(0, end-WindowSize+1) : end+1])
-		if ev, ok := sameAreaEvidence(orig, later, median); ok {
+		if ev, ok := sameAreaEvidence(orig, later, median, witnessed); ok {
 			orig.evidence = append(orig.evidence, ev)
 		}
 	}
@@ -415,8 +423,9 @@ func findEvidence(all []*windowTask) {
 // tasks in its code area (each within SameAreaDistance labelled tasks) all failed. Only the first ones
 // may speak for it: with every later task a candidate, shared code areas and ordinary hard tasks flag
 // noise; and one ordinary failure in a busy module is not enough on its own.
-func sameAreaEvidence(orig *windowTask, later []*windowTask, median *Num) (Evidence, bool) {
+func sameAreaEvidence(orig *windowTask, later []*windowTask, median *Num, witnessed map[*windowTask]bool) (Evidence, bool) {
 	var ev Evidence
+	var witnesses []*windowTask
 	seen := 0
 	for j, l := range later {
 		if j+1 > SameAreaDistance {
@@ -427,9 +436,10 @@ func sameAreaEvidence(orig *windowTask, later []*windowTask, median *Num) (Evide
 			continue
 		}
 		failure := sameAreaFailure(l, median)
-		if failure == "" {
+		if failure == "" || witnessed[l] {
 			return Evidence{}, false
 		}
+		witnesses = append(witnesses, l)
 		if seen == 0 {
 			ev = Evidence{Kind: KindSameArea, By: l.t.MetaTimestamp, ByLine: l.t.Line,
 				Basis: basis, Overlap: overlap, Median: median, Failure: failure, Distance: j + 1}
@@ -441,6 +451,9 @@ func sameAreaEvidence(orig *windowTask, later []*windowTask, median *Num) (Evide
 			ev.CorroboratedBy = l.t.MetaTimestamp
 		}
 		if seen++; seen == SameAreaWitnesses {
+			for _, w := range witnesses {
+				witnessed[w] = true
+			}
 			return ev, true
 		}
 	}
