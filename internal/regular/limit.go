@@ -109,16 +109,7 @@ func OpenLock(path string) (*os.File, error) {
 		}
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := Check(path, fi); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return checkOpened(path, f)
 }
 
 // isLoop reports the error open(2) gives for O_NOFOLLOW on a symbolic link.

@@ -61,6 +61,11 @@ func Open(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return checkOpened(path, f)
+}
+
+// checkOpened checks the file itself once it is open (fstat), closing it when it is not a regular file.
+func checkOpened(path string, f *os.File) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
