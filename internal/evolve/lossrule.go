@@ -56,23 +56,18 @@ func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenT
 	var avoided, extra float64
 	for _, t := range tasks {
 		pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
-		up := float64(cl - pl)
-		if up <= 0 {
+		if cl <= pl {
 			continue
 		}
-		need := 0.0
-		if t.eligible && pl <= weights.L1 && cl >= weights.L2 {
-			need = excess
+		a, x, lifted := raised(pl, cl, t.eligible, excess)
+		avoided, extra = avoided+a, extra+x
+		if lifted {
 			g.Lifted++
 		}
-		avoided += need
-		extra += up * (1 - need)
 	}
 	g.Avoided, g.ExtraLevels = Num(avoided), Num(extra)
 	if len(tasks) > 0 {
 		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(len(tasks)))
-	}
-	if len(tasks) > 0 {
 		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(len(tasks)))
 	}
 	g.Net = g.History
@@ -82,6 +77,18 @@ func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenT
 		g.Net += p
 	}
 	return g
+}
+
+// raised is the loss rule's account of one task (or parity prompt) a change raises from level pl to cl:
+// when it is eligible and leaves L0/L1, it needed the raise with probability excess, so excess
+// regressions are expected to be avoided (lifted); every level raised counts as too high for the rest,
+// (cl − pl) × (1 − need) (docs/decisions.md#loss-rule).
+func raised(pl, cl weights.Level, eligible bool, excess float64) (avoided, extra float64, lifted bool) {
+	need := 0.0
+	if eligible && pl <= weights.L1 && cl >= weights.L2 {
+		need, lifted = excess, true
+	}
+	return need, float64(cl-pl) * (1 - need), lifted
 }
 
 // edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the

@@ -157,13 +157,12 @@ func PriceParity(p *Parity, parent, cand *weights.Weights, budget, excess, histo
 			out.Changed++
 			out.Up[before]++
 			out.LevelsUp += int(after - before)
-			need := 0.0
-			if before <= weights.L1 && after >= weights.L2 {
-				need = excess
+			// Every prompt lifted out of L0/L1 is credited (the loss rule's account of a task, eligible).
+			a, x, lifted := raised(before, after, true, excess)
+			avoided, extra = avoided+a, extra+x
+			if lifted {
 				out.Lifted++
 			}
-			avoided += need
-			extra += float64(after-before) * (1 - need)
 		case after < before:
 			out.Changed++
 			out.Down[before]++
