@@ -20,6 +20,7 @@ import (
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/fixtures"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -63,31 +64,6 @@ func (e Env) LogName(path string) string {
 		return path
 	}
 	return filepath.ToSlash(rel)
-}
-
-// relabel renames the logs of a read result by LogName: tasks, warnings and tails.
-func (e Env) relabel(res *traceparse.Result) {
-	if e.Root == "" {
-		return
-	}
-	names := map[string]string{}
-	name := func(p string) string {
-		n, ok := names[p]
-		if !ok {
-			n = e.LogName(p)
-			names[p] = n
-		}
-		return n
-	}
-	for i := range res.Tasks {
-		res.Tasks[i].Source = name(res.Tasks[i].Source)
-	}
-	for i := range res.Warnings {
-		res.Warnings[i].File = name(res.Warnings[i].File)
-	}
-	for i := range res.Tails {
-		res.Tails[i].File = name(res.Tails[i].File)
-	}
 }
 
 // BuiltinLabel names the weights and fixtures the binary carries in outputs and errors.
@@ -221,18 +197,30 @@ var (
 	parityErr  error
 )
 
-// ReadTraceLogs reads every log (traceparse.DefaultLog when none is given) and returns
-// the logs read, in order and without repeats, with their pooled result.
-func ReadTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
+// traceLogs are the trace logs a detection reads (traceparse.DefaultLog when none is given), streamed:
+// every task of every log, in file order, one log after the other, none held once the detection is
+// done with it (docs/decisions.md#flat-memory-issue-28). Reading them fills the line counts, the
+// reader's warnings (logs named by LogName), the count of tasks and the first read error.
+type traceLogs struct {
+	// paths are the logs to read, in order, without repeats; names how each is named (Env.LogName).
+	paths, names []string
+	lines        traceparse.LineCounts
+	warnings     []traceparse.Warning
+	tasks        int
+	err          error
+}
+
+// openTraceLogs checks that every log can be read (a missing log, a FIFO or a device fails here, before
+// anything is decided) and names them; the logs are read when the detection streams them.
+func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 	if len(paths) == 0 {
 		if _, err := os.Stat(traceparse.DefaultLog); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("no trace log: %s does not exist here (pass the LOG paths to read)", traceparse.DefaultLog)
+			return nil, fmt.Errorf("no trace log: %s does not exist here (pass the LOG paths to read)", traceparse.DefaultLog)
 		}
 		paths = []string{traceparse.DefaultLog}
 	}
-	all := &traceparse.Result{}
+	l := &traceLogs{}
 	seen := map[string]bool{}
-	var read []string
 	for _, p := range paths {
 		// A log named twice (a shell glob and an explicit path) would double its window.
 		key := filepath.Clean(p)
@@ -240,25 +228,66 @@ func ReadTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
 			continue
 		}
 		seen[key] = true
-		read = append(read, p)
-		// a FIFO or a device is refused by the reader itself (regular.Open inside traceparse). The whole
-		// log: the decision accumulates evidence over every settled task (docs/decisions.md#accumulated-evidence).
-		res, err := traceparse.ReadLast(p, 0)
+		f, err := regular.Open(p)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		all.Tasks = append(all.Tasks, res.Tasks...)
-		all.Lines.Add(res.Lines)
-		all.Warnings = append(all.Warnings, res.Warnings...)
-		all.Tails = append(all.Tails, res.Tails...)
+		f.Close()
+		l.paths, l.names = append(l.paths, p), append(l.names, env.LogName(p))
 	}
-	return read, all, nil
+	return l, nil
+}
+
+// stream yields the tasks of every log, relabelled by name. Logs named alike (a relative and an absolute
+// path of one log) are read one after the other, and a task whose line the name's earlier read already
+// passed is that read's task again: it is counted as read but not yielded (the detection would count it
+// twice, docs/decisions.md#evidence-per-log).
+func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
+	var order []string
+	byName := map[string][]int{}
+	for i, n := range l.names {
+		if _, ok := byName[n]; !ok {
+			order = append(order, n)
+		}
+		byName[n] = append(byName[n], i)
+	}
+	stop := errors.New("stopped")
+	for _, name := range order {
+		passed := 0
+		for _, i := range byName[name] {
+			read := 0
+			lines, err := traceparse.StreamLog(l.paths[i], func(t *traceparse.Task) error {
+				l.tasks++
+				read = max(read, t.Line)
+				if t.Line <= passed {
+					return nil
+				}
+				t.Source = name
+				if !yield(t) {
+					return stop
+				}
+				return nil
+			}, func(w traceparse.Warning) {
+				w.File = name
+				l.warnings = append(l.warnings, w)
+			})
+			l.lines.Add(lines)
+			if errors.Is(err, stop) {
+				return
+			}
+			if err != nil {
+				l.err = err
+				return
+			}
+			passed = max(passed, read)
+		}
+	}
 }
 
 // parseWarnings turns the trace reader's warnings into the evolution's.
-func parseWarnings(res *traceparse.Result) []evolve.Warning {
-	out := make([]evolve.Warning, 0, len(res.Warnings))
-	for _, w := range res.Warnings {
+func parseWarnings(l *traceLogs) []evolve.Warning {
+	out := make([]evolve.Warning, 0, len(l.warnings))
+	for _, w := range l.warnings {
 		out = append(out, evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
 	}
 	return out
@@ -281,9 +310,12 @@ func Detect(env Env, logs []string) (*DetectResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	det := evolve.Detect(evolve.DetectInput{Tasks: inputs.read.Tasks, Now: env.Now(), EvidenceAfter: inputs.dec.EvidenceAfter,
+	det := evolve.Detect(evolve.DetectInput{Stream: inputs.read.stream, Now: env.Now(), EvidenceAfter: inputs.dec.EvidenceAfter,
 		Origin: inputs.dec.Origin, Parity: inputs.dec.Parity,
 		Resolver: evolve.Resolver{Active: &inputs.active, WeightsFor: inputs.resolver, Used: inputs.dec.Used}})
+	if inputs.read.err != nil {
+		return nil, inputs.read.err
+	}
 	det.Warnings = evolve.UniqueWarnings(append(parseWarnings(inputs.read), det.Warnings...))
-	return &DetectResult{Detection: det, Logs: inputs.logs, Lines: inputs.read.Lines, Tails: inputs.read.Tails}, nil
+	return &DetectResult{Detection: det, Logs: inputs.read.names, Lines: inputs.read.lines}, nil
 }

@@ -228,14 +228,17 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		return nil, err
 	}
 	parent, resolver, fx, read, dec := inputs.active, inputs.resolver, inputs.suite, inputs.read, inputs.dec
-	res, err := evolve.Loop(evolve.LoopInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
+	res, err := evolve.Loop(evolve.LoopInput{Stream: read.stream, Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg,
 		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, Now: env.Now(), EvidenceAfter: dec.EvidenceAfter})
+	if err == nil {
+		err = read.err
+	}
 	if err != nil {
 		return nil, err
 	}
 	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
-		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails, Tasks: len(read.Tasks),
+		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tasks: read.tasks,
 		Warnings: evolve.UniqueWarnings(append(parseWarnings(read), res.Detection.Warnings...)),
 		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
 		Partial: res.Partial}

@@ -305,8 +305,10 @@ func noProposalReason(det *Detection, exclude []Change) string {
 // Detection of the first call, which does not depend on the weights), the current parent, and the changes
 // it already tried.
 type StepInput struct {
-	// Tasks are read by the caller (traceparse.ReadLast per log); ignored when Detected is set.
-	Tasks []traceparse.Task
+	// Tasks are read by the caller (traceparse.ReadLast per log); ignored when Detected is set. Stream,
+	// when set, is read instead (see DetectInput).
+	Tasks  []traceparse.Task
+	Stream iter.Seq[*traceparse.Task]
 	// Detected reuses an earlier Detection (window, flagged tasks with their signals, screen) instead of
 	// re-reading Tasks; the proposal is re-derived for Parent.
 	Detected *Detection
@@ -413,7 +415,7 @@ func Step(in StepInput) (*StepResult, error) {
 	parent := in.Parent
 	det := in.Detected
 	if det == nil {
-		det = Detect(DetectInput{Tasks: in.Tasks, Exclude: in.Exclude, Now: in.Now, EvidenceAfter: in.EvidenceAfter,
+		det = Detect(DetectInput{Tasks: in.Tasks, Stream: in.Stream, Exclude: in.Exclude, Now: in.Now, EvidenceAfter: in.EvidenceAfter,
 			Origin: in.Origin, Parity: in.Parity,
 			Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	} else {
