@@ -256,6 +256,8 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 		passed := 0
 		for _, i := range byName[name] {
 			read := 0
+			// Kept as a whole-log read keeps them: at most traceparse.MaxWarnings per log.
+			var warns traceparse.WarningList
 			lines, err := traceparse.StreamLog(l.paths[i], func(t *traceparse.Task) error {
 				l.tasks++
 				read = max(read, t.Line)
@@ -269,9 +271,10 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 				return nil
 			}, func(w traceparse.Warning) {
 				w.File = name
-				l.warnings = append(l.warnings, w)
+				warns.Add(w)
 			})
 			l.lines.Add(lines)
+			l.warnings = append(l.warnings, warns.List()...)
 			if errors.Is(err, stop) {
 				return
 			}
