@@ -24,6 +24,7 @@ type detector struct {
 	det *Detection
 	// strata numbers the (log, 30-day block) strata in the order their first counted task comes.
 	strata  map[[2]int]int
+	keys    [][2]int // the strata's keys by number
 	through time.Time
 	logs    int
 	cur     *logStream
@@ -41,8 +42,15 @@ type logStream struct {
 	// done is how many tasks have their horizon evidence (horizonEvidence), fixed how many were
 	// counted (count); fixed ≤ done ≤ n.
 	done, fixed int
-	// last is the latest meta time of the log; origin its first unspent meta time (the strata's start).
-	last, origin time.Time
+	// last is the latest meta time of the log; origin its first unspent meta time (the strata's start);
+	// through the latest meta time of its counted eligible tasks.
+	last, origin, through time.Time
+	// from is where the log's part of the detection starts: its first screen task, flagged task and
+	// warning, and the accumulated counts before it.
+	from struct {
+		screen, flagged, warnings int
+		acc                       Accumulated
+	}
 }
 
 // sigKey keys a signal list for sharing one slice between the screen tasks that have it.
@@ -91,12 +99,18 @@ func (d *detector) add(t *traceparse.Task) {
 		d.endLog()
 		d.cur = &logStream{source: t.Source, index: d.logs}
 		d.logs++
+		ls := d.cur
+		ls.from.screen, ls.from.flagged, ls.from.warnings, ls.from.acc = len(d.det.screenTasks), len(d.det.Flagged), len(d.det.Warnings), d.det.Accumulated
+		if st := d.in.Resume[t.Source]; st != nil {
+			d.restore(st)
+		}
 	}
 	if t.Level == "" {
 		return
 	}
 	ls := d.cur
 	wt, w := resolveTask(t, d.r)
+	wt.warnAt = len(d.det.Warnings)
 	d.det.Warnings = append(d.det.Warnings, w...)
 	ls.buf = append(ls.buf, wt)
 	ls.n++
@@ -107,7 +121,7 @@ func (d *detector) add(t *traceparse.Task) {
 		ls.origin = t.MetaTime
 	}
 	// The task Horizon places back now has its whole horizon: its evidence is fixed.
-	if i := ls.n - 1 - Horizon; i >= 0 {
+	if i := ls.n - 1 - Horizon; i >= ls.done {
 		ls.horizonEvidence(i, ls.n-1)
 		ls.done = i + 1
 		d.countFixed()
@@ -271,6 +285,9 @@ func (d *detector) endLog() {
 		return
 	}
 	d.cur = nil
+	if ls.n > 0 {
+		d.det.states = append(d.det.states, d.state(ls))
+	}
 	for i := ls.done; i < ls.n; i++ {
 		ls.horizonEvidence(i, ls.n-1)
 	}
@@ -337,6 +354,9 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 			if wt.t.MetaTime.After(d.through) {
 				d.through = wt.t.MetaTime
 			}
+			if wt.t.MetaTime.After(ls.through) {
+				ls.through = wt.t.MetaTime
+			}
 		}
 	}
 	if len(wt.evidence) > 0 && (inWindow || counted) {
@@ -358,10 +378,16 @@ func (d *detector) stratumOf(ls *logStream, at time.Time) int32 {
 		block = int(at.Sub(ls.origin) / StratumSpan)
 	}
 	k := [2]int{ls.index, block}
+	return d.stratum(k)
+}
+
+// stratum numbers a stratum by its key, in the order the keys first come.
+func (d *detector) stratum(k [2]int) int32 {
 	n, ok := d.strata[k]
 	if !ok {
 		n = len(d.strata)
 		d.strata[k] = n
+		d.keys = append(d.keys, k)
 	}
 	return int32(n)
 }

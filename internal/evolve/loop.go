@@ -56,6 +56,7 @@ func (c LoopConfig) withDefaults() LoopConfig {
 type LoopInput struct {
 	Tasks      []traceparse.Task
 	Stream     iter.Seq[*traceparse.Task]
+	Resume     map[string]*LogState
 	Parent     weights.Weights
 	WeightsFor func(version string) (*weights.Weights, bool)
 	Detect     func(title string) []weights.Signal
@@ -165,7 +166,7 @@ func loop(in LoopInput) (*LoopResult, error) {
 		return nil, fmt.Errorf("evolve: the fixture suite is empty; a step needs scenarios to measure on")
 	}
 	parent := in.Parent
-	first := Detect(DetectInput{Tasks: in.Tasks, Stream: in.Stream, Now: in.Now, EvidenceAfter: in.EvidenceAfter, Origin: in.Origin, Parity: in.Parity,
+	first := Detect(DetectInput{Tasks: in.Tasks, Stream: in.Stream, Resume: in.Resume, Now: in.Now, EvidenceAfter: in.EvidenceAfter, Origin: in.Origin, Parity: in.Parity,
 		Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	res := &LoopResult{Config: cfg, Detection: first, Steps: []LoopStep{}, Accepted: []int{}, Resolved: []string{},
 		Parent: parent, Final: parent}

@@ -47,6 +47,8 @@ type Detection struct {
 	// screenTasks are the accumulated population (eligible or not), kept so that a loop can weigh
 	// changes again once some flagged tasks are resolved.
 	screenTasks []screenTask
+	// states are what the next detection of each log may start from (States).
+	states []*LogState
 }
 
 // Accumulated is the population of the accumulated evidence (docs/decisions.md#accumulated-evidence).
@@ -161,6 +163,10 @@ type DetectInput struct {
 	// EvidenceAfter is the evidence watermark: the evidence_through of the last applied proposal. Tasks
 	// at or before it were spent and never count again (zero: none).
 	EvidenceAfter time.Time
+	// Resume, by log, is what an earlier detection of the same logs under the same decision inputs kept
+	// of each (Detection.States): a log found there is taken up where it stopped, and Stream must then
+	// yield its tasks from that state's Offset on (docs/decisions.md#nightly-state).
+	Resume map[string]*LogState
 	// Origin and Parity, when given, make the proposal respect the drift bound and weigh the parity
 	// prompts (Step passes them).
 	Origin *weights.Weights
@@ -306,9 +312,10 @@ func noProposalReason(det *Detection, exclude []Change) string {
 // it already tried.
 type StepInput struct {
 	// Tasks are read by the caller (traceparse.ReadLast per log); ignored when Detected is set. Stream,
-	// when set, is read instead (see DetectInput).
+	// when set, is read instead, and Resume taken up (see DetectInput).
 	Tasks  []traceparse.Task
 	Stream iter.Seq[*traceparse.Task]
+	Resume map[string]*LogState
 	// Detected reuses an earlier Detection (window, flagged tasks with their signals, screen) instead of
 	// re-reading Tasks; the proposal is re-derived for Parent.
 	Detected *Detection
@@ -415,7 +422,7 @@ func Step(in StepInput) (*StepResult, error) {
 	parent := in.Parent
 	det := in.Detected
 	if det == nil {
-		det = Detect(DetectInput{Tasks: in.Tasks, Stream: in.Stream, Exclude: in.Exclude, Now: in.Now, EvidenceAfter: in.EvidenceAfter,
+		det = Detect(DetectInput{Tasks: in.Tasks, Stream: in.Stream, Resume: in.Resume, Exclude: in.Exclude, Now: in.Now, EvidenceAfter: in.EvidenceAfter,
 			Origin: in.Origin, Parity: in.Parity,
 			Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	} else {

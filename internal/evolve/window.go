@@ -152,6 +152,9 @@ type windowTask struct {
 	// (detector.claimsDecided).
 	sameArea  Evidence
 	witnesses witnessSet
+	// warnAt is how many warnings the detection had before this task's (LogState keeps those of the
+	// tasks before the first it holds).
+	warnAt int
 }
 
 // Resolver supplies what the pure stages cannot compute themselves.
