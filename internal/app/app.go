@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -208,6 +209,24 @@ type traceLogs struct {
 	warnings     []traceparse.Warning
 	tasks        int
 	err          error
+	// resume, by name, is the cached state a log is taken up from (docs/decisions.md#nightly-state);
+	// read is what each path's read gave, for the next state.
+	resume map[string]*cachedLog
+	read   []logRead
+}
+
+// logRead is what one log's read gave: its size when read, every line count, warning (all of them,
+// unless more than a read keeps) and task, counted from the start of the log even when the read
+// resumed from a cached state.
+type logRead struct {
+	path, name string
+	size       int64
+	lines      traceparse.LineCounts
+	warnings   []traceparse.Warning
+	overflow   bool
+	tasks      int
+	// modified is the log's modification time before the read: a log changed since is not cached.
+	modified time.Time
 }
 
 // openTraceLogs checks that every log can be read (a missing log, a FIFO or a device fails here, before
@@ -241,7 +260,8 @@ func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 // stream yields the tasks of every log, relabelled by name. Logs named alike (a relative and an absolute
 // path of one log) are read one after the other, and a task whose line the name's earlier read already
 // passed is that read's task again: it is counted as read but not yielded (the detection would count it
-// twice, docs/decisions.md#evidence-per-log).
+// twice, docs/decisions.md#evidence-per-log). A log with a cached state is read from the state's offset,
+// what the read before it gave taken from the state.
 func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 	var order []string
 	byName := map[string][]int{}
@@ -255,11 +275,26 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 	for _, name := range order {
 		passed := 0
 		for _, i := range byName[name] {
-			read := 0
-			// Kept as a whole-log read keeps them: at most traceparse.MaxWarnings per log.
+			r := logRead{path: l.paths[i], name: name}
+			if fi, err := os.Stat(r.path); err == nil {
+				r.modified = fi.ModTime()
+			}
+			offset, line := int64(0), 1
+			if c := l.resume[name]; c != nil {
+				offset, line = c.State.Offset, c.State.Line
+				r.lines, r.warnings, r.tasks = c.Lines, slices.Clone(c.Warnings), c.Tasks
+			}
+			// Kept as a whole-log read keeps them: at most traceparse.MaxWarnings per log, the cached
+			// ones first; r.warnings keeps them all for the next state, unless there are more.
 			var warns traceparse.WarningList
-			lines, err := traceparse.StreamLog(l.paths[i], func(t *traceparse.Task) error {
-				l.tasks++
+			for _, w := range r.warnings {
+				warns.Add(w)
+			}
+			read := 0
+			var err error
+			var lines traceparse.LineCounts
+			lines, r.size, err = traceparse.StreamLogFrom(r.path, offset, 0, line, func(t *traceparse.Task) error {
+				r.tasks++
 				read = max(read, t.Line)
 				if t.Line <= passed {
 					return nil
@@ -272,9 +307,14 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 			}, func(w traceparse.Warning) {
 				w.File = name
 				warns.Add(w)
+				if r.overflow = r.overflow || len(r.warnings) >= traceparse.MaxWarnings; !r.overflow {
+					r.warnings = append(r.warnings, w)
+				}
 			})
-			l.lines.Add(lines)
-			l.warnings = append(l.warnings, warns.List()...)
+			r.lines.Add(lines)
+			l.lines.Add(r.lines)
+			l.tasks += r.tasks
+			l.read = append(l.read, r)
 			if errors.Is(err, stop) {
 				return
 			}
@@ -282,6 +322,7 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 				l.err = err
 				return
 			}
+			l.warnings = append(l.warnings, warns.List()...)
 			passed = max(passed, read)
 		}
 	}
