@@ -86,7 +86,8 @@ func (p *stateProject) resumes(t *testing.T) int {
 
 // A night that starts from the nightly state decides exactly as a night that reads every log in full:
 // the same result, the same files written, night after night (applies change the key: those nights
-// read in full), and when a log is rewritten or truncated behind the state's back.
+// read in full), when a log is rewritten or truncated behind the state's back, and when the state file
+// is garbage or names what it does not hold.
 func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 	var now time.Time
 	cached, full := newStateProject(t, &now, 2), newStateProject(t, &now, 2)
@@ -113,12 +114,33 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 		if err := os.RemoveAll(filepath.Join(full.env.WeightsDir, store.CacheDir)); err != nil {
 			t.Fatal(err)
 		}
+		statePath := filepath.Join(cached.env.WeightsDir, store.CacheDir, store.DetectStateFile)
+		switch night {
+		case 11: // not a state at all
+			if err := os.WriteFile(statePath, []byte("{\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case 12: // a state whose first log's screen names a signal list it does not have
+			data, err := os.ReadFile(statePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := decodeDetectState(data)
+			if err != nil || len(st.Logs) == 0 {
+				t.Fatalf("night %d: the state does not decode (%v) or holds no log", night, err)
+			}
+			st.Logs[0].State.Screen[0] = 4 * len(st.Logs[0].State.Sigs)
+			if data, err = encodeDetectState(st); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(statePath, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		n := cached.resumes(t)
 		resumed += n
-		if night == 6 || night == 9 {
-			if n == 2 {
-				t.Errorf("night %d: both logs were taken up from the state after one was rewritten", night)
-			}
+		if (night == 6 || night == 9 || night == 12) && n == 2 || night == 11 && n != 0 {
+			t.Errorf("night %d: %d log(s) taken up from a state that does not hold for them", night, n)
 		}
 		now = genlive.NightEnd(night)
 		var outs [2][]byte

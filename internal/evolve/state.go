@@ -176,6 +176,7 @@ func (d *detector) restore(st *LogState) {
 		d.through = st.Through
 	}
 	det.Warnings = append(det.Warnings, st.Warnings...)
+	det.screenTasks = slices.Grow(det.screenTasks, len(st.Screen))
 	blocks := slices.Clone(st.Blocks)
 	for _, v := range st.Screen {
 		for blocks[0][1] == 0 {
