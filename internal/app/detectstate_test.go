@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/tools/genlive"
+	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -192,4 +194,61 @@ func rewriteLog(t *testing.T, path string, edit func([]byte) []byte) {
 	if err := os.WriteFile(path, edit(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The state file is hostile input: whatever its bytes, decoding it and taking up what passes the checks
+// never panics, and a state that passes is taken up into a detection without a panic either.
+func FuzzDetectState(f *testing.F) {
+	w, _, err := ActiveWeights(filepath.Join(testutil.RepoRoot(), "weights"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	seq := genlive.NewSequence(1, genlive.Regime{Base: 0.2})
+	var log []byte
+	for night := 1; night <= 4; night++ {
+		_, text := seq.Night(night, &w)
+		log = append(log, text[0]...)
+	}
+	tasks, err := traceparse.Parse(bytes.NewReader(log), "trace.log")
+	if err != nil {
+		f.Fatal(err)
+	}
+	det := evolve.Detect(evolve.DetectInput{Tasks: tasks.Tasks, Resolver: evolve.Resolver{Active: &w}})
+	st := &detectState{Format: detectStateFormat, Key: "k"}
+	for _, s := range det.States() {
+		packed, _ := packWarnings(s.Source, s.Warnings)
+		kept := *s
+		kept.Warnings = nil
+		st.Logs = append(st.Logs, cachedLog{Path: "trace.log", State: &kept, Detected: packed, DetectedBytes: len(packed)})
+	}
+	valid, err := encodeDetectState(st)
+	if err != nil || len(st.Logs) == 0 {
+		f.Fatalf("no state to start from: %v", err)
+	}
+	f.Add(valid)
+	f.Add([]byte("{}\n"))
+	f.Add([]byte(`{"format":1,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"screen":[0],"sigs":[[1]],"blocks":[[0,1]],"tasks":1},"detected_warnings_bytes":7}]}` + "\n3:2:ab1:"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := decodeDetectState(data)
+		if err != nil {
+			return
+		}
+		for _, c := range st.Logs {
+			if c.State == nil {
+				continue
+			}
+			warns, err := unpackWarnings(c.State.Source, c.Detected)
+			if err != nil {
+				continue
+			}
+			c.State.Warnings = warns
+			if c.State.Check() != nil {
+				continue
+			}
+			one := []traceparse.Task{tasks.Tasks[len(tasks.Tasks)-1]}
+			one[0].Source = c.State.Source
+			evolve.Detect(evolve.DetectInput{Tasks: one, Resolver: evolve.Resolver{Active: &w},
+				Resume: map[string]*evolve.LogState{c.State.Source: c.State}})
+		}
+	})
 }

@@ -174,7 +174,9 @@ func (ls *logStream) horizonEvidence(i, end int) {
 			orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionOf, By: l.t.MetaTimestamp, ByLine: l.t.Line})
 		}
 	}
-	_, median := blockMedian(ls.buf[max(0, end-WindowSize+1)-ls.base : end+1-ls.base])
+	// A log taken up from a state always holds the block (the state keeps the last WindowSize tasks
+	// held); max(base) only keeps a state that does not match its log from reaching before the held part.
+	_, median := blockMedian(ls.buf[max(ls.base, end-WindowSize+1)-ls.base : end+1-ls.base])
 	orig.sameArea, orig.witnesses = sameAreaWitnesses(orig, later, median)
 }
 
@@ -299,7 +301,7 @@ func (d *detector) endLog() {
 		taken = ls.at(j).next(taken)
 	}
 	ended := d.in.Now.IsZero() || !ls.last.IsZero() && !ls.last.After(d.in.Now.Add(-SettleAfter))
-	windowStart := ls.n - min(ls.n, WindowSize)
+	windowStart := max(ls.base, ls.n-min(ls.n, WindowSize)) // as the median block above
 	for i := ls.fixed; i < ls.n; i++ {
 		wt := ls.at(i)
 		if claimed[i-ls.fixed] {
