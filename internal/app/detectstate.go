@@ -183,9 +183,14 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 	if err != nil || st.Format != detectStateFormat || st.Key != key {
 		return
 	}
-	paths := map[string]int{}
-	for _, n := range l.names {
-		paths[n]++
+	// The path each name is read from; "" for a name read from two paths (never cached).
+	paths := map[string]string{}
+	for i, n := range l.names {
+		if _, twice := paths[n]; twice {
+			paths[n] = ""
+		} else {
+			paths[n] = l.paths[i]
+		}
 	}
 	for i := range st.Logs {
 		c := &st.Logs[i]
@@ -197,7 +202,7 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 			continue
 		}
 		c.State.Warnings = warns
-		if c.State.Check() != nil || paths[c.State.Source] != 1 || !slices.Contains(l.paths, c.Path) ||
+		if c.State.Check() != nil || c.Path == "" || paths[c.State.Source] != c.Path ||
 			c.Tasks < c.State.Labelled || len(c.Warnings) > traceparse.MaxWarnings {
 			continue
 		}
