@@ -47,7 +47,6 @@ var GitignoreEntries = []string{
 	"weights/" + store.LockFile,
 	"weights/" + store.PendingFile,
 	"weights/" + NightlyLockName,
-	"weights/" + store.CacheDir + "/",
 }
 
 // InitResult is what `tune init` did.

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -41,6 +43,12 @@ func WriteDetectState(dir string, data []byte) error {
 					return err
 				}
 			}
+		}
+	}
+	// The directory ignores itself in git, in projects made before `tune init` listed it too.
+	if _, err := os.Lstat(filepath.Join(cache, ".gitignore")); errors.Is(err, fs.ErrNotExist) {
+		if err := writeFileAtomic(filepath.Join(cache, ".gitignore"), []byte("*\n")); err != nil {
+			return err
 		}
 	}
 	return writeFileAtomic(filepath.Join(cache, DetectStateFile), data)
