@@ -58,7 +58,8 @@ func SkippedCounts(m map[string]int) map[string]int {
 // timeFormat is Claude Code's own timestamp format (UTC, milliseconds).
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-// RowHeader is the column list of the per-request CSV and JSONL rows.
+// RowHeader is the column list of the per-request CSV and JSONL rows, and of the Parquet export's
+// export.RequestRow (TestRequestRowIsTheAuditRow in internal/export ties the two, names and values).
 var RowHeader = []string{
 	"session", "project", "class", "agent_id", "model", "effort", "effort_source", "version", "speed",
 	"message_id", "request_id", "first", "last", "input_tokens", "output_tokens", "cache_creation_input_tokens",
