@@ -166,6 +166,15 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 			}
 		}
 	}
+	// The report's effort section is read by this same scan, one pass over the transcripts: it adds
+	// its request counting to OnRequest (after the rows) and its session analysis to Check.
+	var effortSection func(*transcript.Result) (*report.EffortSection, []effort.Warning)
+	if opts.Report {
+		res.CensusRepo = CensusRoot(env, opts.Repo)
+		if effortSection, err = attachEffortSection(&scan, res.CensusRepo, prices); err != nil {
+			return res, err
+		}
+	}
 	read, err := hooks.scan(files, scan)
 	if err != nil {
 		return res, err
@@ -185,12 +194,7 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 	res.Input.Prices = prices.Describe(opts.Pricing)
 	if opts.Report {
 		in := aggs.reportInput(res.Input, nil)
-		sectionScan := ScanOptions(opts.CCUsage, "")
-		sectionScan.MaxLineBytes = opts.MaxLineBytes
-		res.CensusRepo = CensusRoot(env, opts.Repo)
-		if in.Effort, res.CensusWarnings, err = EffortSection(read.Files, res.CensusRepo, sectionScan, prices); err != nil {
-			return res, err
-		}
+		in.Effort, res.CensusWarnings = effortSection(read)
 		if res.ReportFiles, err = report.WriteAudit(opts.ReportDir, in); err != nil {
 			return res, err
 		}
@@ -418,8 +422,8 @@ type fileParquet struct {
 }
 
 func (p *fileParquet) Write(r *transcript.Request, c audit.Cost) error { return p.w.Write(r, c) }
-func (p *fileParquet) Abort()                            { p.f.Abort() }
-func (p *fileParquet) Rows() int64                       { return p.w.Rows }
+func (p *fileParquet) Abort()                                          { p.f.Abort() }
+func (p *fileParquet) Rows() int64                                     { return p.w.Rows }
 func (p *fileParquet) Close() error {
 	if err := p.w.Close(); err != nil {
 		return err
