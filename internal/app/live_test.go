@@ -182,6 +182,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyN
 		}
 		rec.Looks++
 		rec.Outcomes[out.Outcome]++
+		traceNight(t, seed, night, rec.Signal, out)
 		if out.Escalated() {
 			rec.Escalations++
 		}
@@ -456,4 +457,51 @@ func sortedSignalKeys(m map[string][2]int) []string {
 func refWeights() *weights.Weights {
 	w := testutil.ReferenceWeights()
 	return &w
+}
+
+// traceNight appends one line per night to the file TUNE_LIVE_TRACE names (when set): the outcome, the
+// planted signal's accumulated table and e-value, the loss rule's best gains and why the run stopped —
+// the diagnosis of where a planted sequence's power goes (docs/live-harness.md).
+func traceNight(t *testing.T, seed uint64, night int, sig weights.Signal, out *NightlyResult) {
+	path := os.Getenv("TUNE_LIVE_TRACE")
+	if path == "" {
+		return
+	}
+	line := fmt.Sprintf("seed=%d night=%d planted=%v outcome=%s", seed, night, sig, out.Outcome)
+	if out.EvolveResult != nil && out.Loop != nil && out.Loop.Detection != nil {
+		d := out.Loop.Detection
+		if sig >= 0 && int(sig) < len(d.Screen) {
+			r := d.Screen[sig]
+			line += fmt.Sprintf(" table=%d/%d/%d/%d e=%.3g verdict=%s excess=%.2f tasks=%d", r.A, r.B, r.C, r.D, float64(r.EValue), r.Verdict, float64(r.Excess), d.Accumulated.Tasks)
+		}
+		for i, g := range d.Gains {
+			if i == 3 {
+				break
+			}
+			line += fmt.Sprintf(" gain[%s hist=%.3f net=%.3f lifted=%d]", g.Change, float64(g.History), float64(g.Net), g.Lifted)
+		}
+		for i, g := range d.Beyond {
+			if i == 2 {
+				break
+			}
+			line += fmt.Sprintf(" beyond[%s net=%.3f]", g.Change, float64(g.Net))
+		}
+		for _, st := range out.Loop.Steps {
+			if st.StepResult != nil && st.Tried != nil {
+				line += fmt.Sprintf(" step[%s %s]", st.Tried, st.Decision)
+				for _, a := range st.Attempts {
+					if !a.Accepted {
+						line += fmt.Sprintf(" attempt[%s: %s]", a.Change, a.Reason)
+					}
+				}
+			}
+		}
+	}
+	line += fmt.Sprintf(" reason=%q refused=%q", out.Reason, out.Refused)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fmt.Fprintln(f, line)
 }

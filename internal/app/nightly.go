@@ -161,9 +161,9 @@ func reviewOf(out *EvolveResult, wr *WatchResult) *NightlyResult {
 	switch {
 	case wr != nil && wr.Proposal != "":
 		r.Review, r.ReviewProposal = ReviewRollback, wr.Proposal
-	case out.Stored != nil && out.Stored.Applicable() && !out.Escalated():
-		// An escalation leaves no branch (a human decides, from the state dump), even when it kept an
-		// accepted step — since issue 28 the usual escalation does.
+	case out.Stored != nil && out.Stored.Applicable():
+		// An escalation that kept accepted steps leaves them for review too (and still exits 3): the
+		// drift bound stops the step after them, not them (docs/decisions.md#escalation-keeps-its-steps).
 		r.Review, r.ReviewProposal = ReviewChange, out.Stored.ID
 	}
 	return r

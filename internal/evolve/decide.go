@@ -148,9 +148,15 @@ type Attempt struct {
 	Lifted int `json:"lifted"`
 	// WitnessBefore/After are the suite loss plus the points the flagged tasks still lack to leave the
 	// low side, under the parent and the candidate: the attempt is kept only when it falls.
-	WitnessBefore Num  `json:"witness_before"`
-	WitnessAfter  Num  `json:"witness_after"`
-	Accepted      bool `json:"accepted"`
+	WitnessBefore Num `json:"witness_before"`
+	WitnessAfter  Num `json:"witness_after"`
+	// AddedLoss is the loss the change adds on the fixtures that get worse (levels × cost, summed) and
+	// HistoryGain its expected gain summed over the history's tasks (the loss rule's total): a change
+	// that adds loss on the fixtures passes the suite only when HistoryGain is larger
+	// (docs/decisions.md#loss-rule).
+	AddedLoss   int  `json:"fixtures_added_loss"`
+	HistoryGain Num  `json:"history_gain"`
+	Accepted    bool `json:"accepted"`
 	// Decision is accept (the full step), halve (the half step) or revert (rejected).
 	Decision   weights.Decision `json:"decision"`
 	Reason     string           `json:"reason"`
@@ -211,16 +217,21 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 	a.Lifted = liftedCount(a.Motivating)
 	a.WitnessBefore = witness(a.SuiteLossBefore, j.flagged, parent)
 	a.WitnessAfter = witness(a.SuiteLossAfter, j.flagged, &cand)
+	hist := lossGain(c, j.excess, parent, j.tasks, nil)
+	gain := hist.total(parent)
+	added := addedLoss(before, after)
+	paid := suitePaid(added, gain)
+	a.AddedLoss, a.HistoryGain = added, Num(gain)
 	var why []string
-	if sumA > sumB {
+	if sumA > sumB && !paid {
 		why = append(why, fmt.Sprintf("suite loss rose %.3f → %.3f", float64(a.SuiteLossBefore), float64(a.SuiteLossAfter)))
 	}
-	if len(a.Worse) > 0 {
+	if len(a.Worse) > 0 && !paid {
 		names := make([]string, len(a.Worse))
 		for i, d := range a.Worse {
 			names[i] = fmt.Sprintf("%s %d→%d", d.Name, d.Before, d.After)
 		}
-		why = append(why, "scenario loss rose: "+strings.Join(names, ", "))
+		why = append(why, "scenario loss rose: "+strings.Join(names, ", ")+unpaid(added, gain, hist.Tasks))
 	}
 	suiteWhy := len(why)
 	if movedDown(a.Motivating) {
@@ -233,8 +244,7 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 		why = append(why, "no flagged task leaves L0/L1")
 	}
 	if j.parity.Len() > 0 {
-		credit := lossGain(c, j.excess, parent, j.tasks, nil).Credit
-		ps := PriceParity(j.parity, j.parityBase, &cand, j.budget, j.excess, float64(credit))
+		ps := PriceParity(j.parity, j.parityBase, &cand, j.budget, j.excess, float64(hist.Credit))
 		a.Parity = &ps
 		if ps.OverBudget {
 			why = append(why, fmt.Sprintf("parity price: net price %.3f (too-high cost %.3f, credit %.3f) > budget %.3f",
@@ -249,7 +259,10 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 		}
 	}
 	a.Accepted = len(why) == 0
-	const rules = "suite loss does not rise, no scenario worse, the witness falls"
+	rules := "suite loss does not rise, no scenario worse, the witness falls"
+	if added > 0 {
+		rules = fmt.Sprintf("the loss added on the fixtures (%d) is paid for by the expected gain on the history's %d task(s) (%.1f), the witness falls", added, hist.Tasks, gain)
+	}
 	lift := ""
 	if a.Lifted > 0 {
 		lift = fmt.Sprintf(", %d flagged task(s) leave L0/L1", a.Lifted)
@@ -264,28 +277,49 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 	}
 	a.Discordant = discordant(len(a.Better), len(a.Worse))
 	// The rules that do not depend on the fixtures are a constant for the leave-one-out folds.
-	a.LOO = leaveOneOut(before, after, len(why) == suiteWhy, a.Accepted, suite)
+	a.LOO = leaveOneOut(before, after, len(why) == suiteWhy, a.Accepted, suite, gain)
 	return a, cand
+}
+
+// addedLoss is the loss a candidate adds on the fixtures that get worse (levels × cost, summed; the
+// ones that get better do not offset it).
+func addedLoss(before, after []int) int {
+	added := 0
+	for i := range before {
+		if after[i] > before[i] {
+			added += after[i] - before[i]
+		}
+	}
+	return added
+}
+
+// suitePaid is the suite rule under the stated losses (docs/decisions.md#loss-rule): a candidate that
+// adds no loss on any fixture passes it; one that adds some passes only when its expected gain on the
+// history's tasks, in the same units, is larger.
+func suitePaid(added int, gain float64) bool {
+	return added == 0 || gain > float64(added)
+}
+
+// unpaid says, for a refusal, what the history's expected gain would have had to pay.
+func unpaid(added int, gain float64, tasks int) string {
+	if tasks == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (adds %d, more than the expected gain %.1f on the history's %d task(s))", added, gain, tasks)
 }
 
 // leaveOneOut re-takes the suite part of the decision with each scenario left out. The other rules
 // (othersOK) do not depend on the fixtures, so only the suite rules can flip.
-func leaveOneOut(before, after []int, othersOK, accepted bool, suite *Suite) LOO {
+func leaveOneOut(before, after []int, othersOK, accepted bool, suite *Suite, gain float64) LOO {
 	l := LOO{Folds: len(before), Flips: []string{}}
-	sumB, sumA, worse := 0, 0, 0
+	added := addedLoss(before, after)
 	for i := range before {
-		sumB += before[i]
-		sumA += after[i]
+		a := added
 		if after[i] > before[i] {
-			worse++
+			a -= after[i] - before[i]
 		}
-	}
-	for i := range before {
-		w := worse
-		if after[i] > before[i] {
-			w--
-		}
-		ok := othersOK && w == 0 && sumA-after[i] <= sumB-before[i]
+		// With no fixture worse the suite loss cannot rise: the suite part is suitePaid alone.
+		ok := othersOK && suitePaid(a, gain)
 		if ok == accepted {
 			l.Agree++
 		} else {

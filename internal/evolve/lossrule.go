@@ -28,8 +28,10 @@ type Gain struct {
 	// Credit is too_low × Avoided / Tasks: what the parity price credits (docs/decisions.md#parity-price).
 	Credit Num `json:"credit"`
 	// History is (too_low·Avoided − too_high·ExtraLevels) / Tasks; Parity the same per parity prompt
-	// (nil without parity prompts); Net their sum, what the rule ranks by. A change is worth making only
-	// when Net > 0.
+	// (nil without parity prompts). Net is what the rule ranks by and a change is worth making only when
+	// Net > 0: the history's gain, because the project's own tasks are the population its weights serve.
+	// The parity prompts' side is estimated too and bounded by the parity budget, not added to Net
+	// (docs/decisions.md#loss-rule: added, 255 generic prompts outweighed any length of history).
 	History Num  `json:"history_gain"`
 	Parity  *Num `json:"parity_gain"`
 	Net     Num  `json:"net_gain"`
@@ -48,8 +50,8 @@ func (g Gain) String() string {
 	return s
 }
 
-// lossGain weighs change c on the history's tasks (and the parity prompts when given), crediting every
-// eligible task it lifts out of L0/L1 with excess expected regressions avoided.
+// lossGain weighs change c on the history's tasks (and, reported apart, on the parity prompts when
+// given), crediting every eligible task it lifts out of L0/L1 with excess expected regressions avoided.
 func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenTask, parity *Parity) Gain {
 	cand := c.Apply(*parent)
 	g := Gain{Change: c, Excess: Num(excess), Tasks: len(tasks)}
@@ -74,9 +76,15 @@ func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenT
 	if parity.Len() > 0 {
 		p := -PriceParity(parity, parent, &cand, 0, excess, 0).NetPrice
 		g.Parity = &p
-		g.Net += p
 	}
 	return g
+}
+
+// total is the gain summed over the history's tasks (too_low·Avoided − too_high·ExtraLevels): what the
+// change is expected to save on tasks like the ones the project ran, in the suite's units (levels × cost
+// per task), so that it can pay for the loss a change adds on the fixtures (docs/decisions.md#loss-rule).
+func (g Gain) total(parent *weights.Weights) float64 {
+	return float64(parent.Cost.TooLow)*float64(g.Avoided) - float64(parent.Cost.TooHigh)*float64(g.ExtraLevels)
 }
 
 // raised is the loss rule's account of one task (or parity prompt) a change raises from level pl to cl:

@@ -57,9 +57,15 @@ func TestHalfStepAccepted(t *testing.T) {
 			weights.ContractRuleHit: "update the JSON schema for orders",
 			weights.LayerCrossings:  "the scorer and the parser disagree on token boundaries",
 		}[common]
-		// The scenario scores 2 (L2): +2 gives 4 (L3, too high), +1 gives 3 (L2).
-		suite := PrepareSuite([]fixtures.Scenario{{Name: "alone", Prompt: alone, Levels: []weights.Level{weights.L2},
-			DispatchSource: fixtures.SourceAuto, Origin: "test"}})
+		// The scenario scores 2 (L2): +2 gives 4 (L3, too high), +1 gives 3 (L2). Three scenarios like it
+		// add a loss of 3, more than the +2's expected gain on this 40-task history (~1.9), so the suite
+		// refuses the +2 under the stated losses (docs/decisions.md#loss-rule).
+		var pinned []fixtures.Scenario
+		for _, name := range []string{"alone", "alone-2", "alone-3"} {
+			pinned = append(pinned, fixtures.Scenario{Name: name, Prompt: alone, Levels: []weights.Level{weights.L2},
+				DispatchSource: fixtures.SourceAuto, Origin: "test"})
+		}
+		suite := PrepareSuite(pinned)
 		// The first flagged task sits at -3 (only +2 lifts it), the others at -2 with
 		// unknown-file-territory (+1 lifts them): the loss rule prefers +2, which the scenario refuses, and
 		// its half, +1, lifts two (docs/decisions.md#loss-rule).
@@ -81,7 +87,8 @@ func TestHalfStepAccepted(t *testing.T) {
 			t.Fatalf("seed %d: decision %s after %d attempts (%+v; %s)", seed, res.Decision, len(res.Attempts), res.Attempts, res.Reason)
 		}
 		a := res.Attempts[0]
-		if a.Change.Delta != weights.Whole(2) || a.Decision != weights.DecisionRevert || len(a.Worse) != 1 || a.Worse[0].After != 1 || !strings.Contains(a.Reason, "alone 0→1") {
+		if a.Change.Delta != weights.Whole(2) || a.Decision != weights.DecisionRevert || len(a.Worse) != 3 || a.Worse[0].After != 1 || !strings.Contains(a.Reason, "alone 0→1") ||
+			a.AddedLoss != 3 || !(float64(a.HistoryGain) < 3) || !strings.Contains(a.Reason, "more than the expected gain") {
 			t.Errorf("full step: %+v", a)
 		}
 		if got := res.Candidate.Signals[common]; got != w.Signals[common]+weights.Whole(1) {
@@ -90,7 +97,7 @@ func TestHalfStepAccepted(t *testing.T) {
 		if len(res.Lifted) != 2 {
 			t.Errorf("lifted %v, want the two flagged tasks at -2", res.Lifted)
 		}
-		if len(res.Attempts[1].LOO.Flips) != 0 || res.Attempts[0].LOO.Flips[0] != "alone" {
+		if len(res.Attempts[1].LOO.Flips) != 0 || len(res.Attempts[0].LOO.Flips) != 0 {
 			t.Errorf("LOO: full %+v, half %+v", res.Attempts[0].LOO, res.Attempts[1].LOO)
 		}
 	}
@@ -120,11 +127,18 @@ func TestRevertThenBucket(t *testing.T) {
 		fillers += ts + ":00:02Z  inner  close  terminal=complete  loss_final=0.0\n"
 	}
 	log = fillers + log
-	suite := PrepareSuite([]fixtures.Scenario{
+	scen := []fixtures.Scenario{
 		{Name: "minus7", Prompt: "fix the typo in docs/setup.md line 3", History: []string{"README.md"}, Levels: []weights.Level{weights.L0}, DispatchSource: fixtures.SourceAuto, Origin: "t"},
 		{Name: "three", Prompt: "design a new service from scratch", Levels: []weights.Level{weights.L2}, DispatchSource: fixtures.SourceAuto, Origin: "t"},
 		{Name: "contract-at-3", Prompt: "update the JSON schema for orders in src/a.py, see the R12 validator", History: []string{"x.md"}, Levels: []weights.Level{weights.L2}, DispatchSource: fixtures.SourceAuto, Origin: "t"},
-	})
+	}
+	// Five scenarios like contract-at-3 add a loss of 5 under contract-rule-hit +1: more than its
+	// expected gain on this 33-task history (~3.9), so the suite refuses it under the stated losses
+	// (docs/decisions.md#loss-rule) and the bucket rule moves the edge.
+	for i := 2; i <= 5; i++ {
+		scen = append(scen, fixtures.Scenario{Name: fmt.Sprintf("contract-at-3-%d", i), Prompt: scen[2].Prompt, History: scen[2].History, Levels: scen[2].Levels, DispatchSource: fixtures.SourceAuto, Origin: "t"})
+	}
+	suite := PrepareSuite(scen)
 	res, err := Step(StepInput{Tasks: parseLog(t, "e.log", []byte(log)).Tasks, Parent: w, Suite: suite})
 	if err != nil {
 		t.Fatal(err)

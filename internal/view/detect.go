@@ -107,7 +107,7 @@ func Evidence(w io.Writer, det *evolve.Detection) error {
 		return err
 	}
 	if len(det.Gains) > 0 || len(det.Beyond) > 0 {
-		termtable.Fprintln(w, "loss rule (expected gain per task: too_low × regressions avoided − too_high × levels raised without need, history and parity prompts):")
+		termtable.Fprintln(w, "loss rule (expected gain per task: too_low × regressions avoided − too_high × levels raised without need, on the history's tasks):")
 		for i, g := range append(append([]evolve.Gain(nil), det.Gains...), det.Beyond...) {
 			mark := "  "
 			if i == 0 && det.Proposal != nil && g.Change == *det.Proposal {
