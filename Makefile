@@ -42,8 +42,7 @@ race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
 
 # deadcode at a pinned version (golang.org/x/tools; v0.52.0 builds with go1.26) on both binaries: it
-# must list nothing (but the few cross-package test helpers of .ci/deadcode-allow); installed into
-# GOPATH/bin by .ci/deadcode when that version is not there yet.
+# must list nothing; installed into GOPATH/bin by .ci/deadcode when that version is not there yet.
 DEADCODE_VERSION ?= v0.52.0
 .PHONY: deadcode
 deadcode:

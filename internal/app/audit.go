@@ -130,7 +130,7 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 	}
 	// rowWriter is the csv/jsonl or Parquet output: rows of the requests in the date range.
 	var rows interface {
-		Write(r *transcript.Request) error
+		Write(r *transcript.Request, cost audit.Cost) error
 		Close() error
 	}
 	var rowErr error
@@ -140,10 +140,9 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 		if err != nil {
 			return res, err
 		}
-		w.Prices = prices
 		rows = w
 	case "parquet":
-		pq, err := newAuditParquet(opts.Out, opts.PartitionBy, opts.Force, prices)
+		pq, err := newAuditParquet(opts.Out, opts.PartitionBy, opts.Force)
 		if err != nil {
 			return res, err
 		}
@@ -158,11 +157,22 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 	if rows != nil {
 		scan.OnRequest = func(r *transcript.Request) {
 			if rowErr == nil && dates.Contains(r) {
-				rowErr = rows.Write(r)
-				if c := audit.Price(prices, r); !c.Known {
+				// Priced once: the cost fills the row's cost_usd and counts an unpriced model.
+				c := audit.Price(prices, r)
+				rowErr = rows.Write(r, c)
+				if !c.Known {
 					res.Unpriced[c.Model]++
 				}
 			}
+		}
+	}
+	// The report's effort section is read by this same scan, one pass over the transcripts: it adds
+	// its request counting to OnRequest (after the rows) and its session analysis to Check.
+	var effortSection func(*transcript.Result) (*report.EffortSection, []effort.Warning)
+	if opts.Report {
+		res.CensusRepo = CensusRoot(env, opts.Repo)
+		if effortSection, err = attachEffortSection(&scan, res.CensusRepo, prices); err != nil {
+			return res, err
 		}
 	}
 	read, err := hooks.scan(files, scan)
@@ -184,12 +194,7 @@ func Audit(env Env, opts AuditOptions, out io.Writer, hooks ScanHooks) (*AuditRe
 	res.Input.Prices = prices.Describe(opts.Pricing)
 	if opts.Report {
 		in := aggs.reportInput(res.Input, nil)
-		sectionScan := ScanOptions(opts.CCUsage, "")
-		sectionScan.MaxLineBytes = opts.MaxLineBytes
-		res.CensusRepo = CensusRoot(env, opts.Repo)
-		if in.Effort, res.CensusWarnings, err = EffortSection(read.Files, res.CensusRepo, sectionScan, prices); err != nil {
-			return res, err
-		}
+		in.Effort, res.CensusWarnings = effortSection(read)
 		if res.ReportFiles, err = report.WriteAudit(opts.ReportDir, in); err != nil {
 			return res, err
 		}
@@ -390,25 +395,25 @@ func mergeScans(scans []*transcript.Result) *transcript.Result {
 
 // auditParquet is the --format parquet output: one file, or one per day.
 type auditParquet interface {
-	Write(r *transcript.Request) error
+	Write(r *transcript.Request, cost audit.Cost) error
 	Close() error
 	Abort()
 	Rows() int64
 }
 
-func newAuditParquet(out, partitionBy string, force bool, prices *pricing.Table) (auditParquet, error) {
+func newAuditParquet(out, partitionBy string, force bool) (auditParquet, error) {
 	if partitionBy == "day" {
 		days, err := newDayFiles(out, force)
 		if err != nil {
 			return nil, err
 		}
-		return &partitionedParquet{PartitionedRequests: export.NewPartitionedRequests(days, prices), days: days}, nil
+		return &partitionedParquet{PartitionedRequests: export.NewPartitionedRequests(days), days: days}, nil
 	}
 	f, err := export.CreateFile(out, force)
 	if err != nil {
 		return nil, err
 	}
-	return &fileParquet{f: f, w: export.NewRequestParquet(f, prices)}, nil
+	return &fileParquet{f: f, w: export.NewRequestParquet(f)}, nil
 }
 
 type fileParquet struct {
@@ -416,9 +421,9 @@ type fileParquet struct {
 	w *export.RequestParquet
 }
 
-func (p *fileParquet) Write(r *transcript.Request) error { return p.w.Write(r) }
-func (p *fileParquet) Abort()                            { p.f.Abort() }
-func (p *fileParquet) Rows() int64                       { return p.w.Rows }
+func (p *fileParquet) Write(r *transcript.Request, c audit.Cost) error { return p.w.Write(r, c) }
+func (p *fileParquet) Abort()                                          { p.f.Abort() }
+func (p *fileParquet) Rows() int64                                     { return p.w.Rows }
 func (p *fileParquet) Close() error {
 	if err := p.w.Close(); err != nil {
 		return err

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"io"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -37,17 +39,26 @@ func benchAudit(b *testing.B, paths []string) {
 		{"ccusage-daily", AuditOptions{CCUsage: "daily"}},
 		{"default", AuditOptions{}},
 		{"by-session", AuditOptions{By: audit.BySession}},
+		// The row outputs price each request for its cost_usd column and for the unpriced-model count.
+		{"rows-csv", AuditOptions{Format: "csv"}},
+		{"rows-parquet", AuditOptions{Format: "parquet", Force: true}},
 	}
 	for _, v := range views {
 		b.Run(v.name, func(b *testing.B) {
 			opts := v.opts
-			opts.Paths, opts.Format, opts.Location = paths, "json", time.UTC
+			opts.Paths, opts.Location = paths, time.UTC
+			if opts.Format == "" {
+				opts.Format = "json"
+			}
+			if opts.Format == "parquet" {
+				opts.Out = filepath.Join(b.TempDir(), "requests.parquet")
+			}
 			var size int64
 			hooks := ScanHooks{Scanned: func(r *transcript.Result) { size = r.Bytes }}
 			b.ReportAllocs()
 			cpu := testutil.CPUTime()
 			for b.Loop() {
-				if _, err := Audit(noEnv(), opts, nil, hooks); err != nil {
+				if _, err := Audit(noEnv(), opts, io.Discard, hooks); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -274,11 +274,7 @@ func titleOf(p *store.Proposal, res *NightlyResult) string {
 		if !st.Decision.Applicable() {
 			continue
 		}
-		name := st.Signal
-		if st.Kind == weights.ChangeBucket {
-			name = "bucket " + st.Edge
-		}
-		changes = append(changes, name+" "+st.Delta.String())
+		changes = append(changes, st.Label())
 	}
 	what := strings.Join(changes, ", ")
 	if res.Review == ReviewRollback {

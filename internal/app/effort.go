@@ -118,26 +118,51 @@ func CheckRepo(repo string) error {
 	return nil
 }
 
-// EffortSection is the audit report's effort conformance section over the files an audit read: one
-// more pass, as fast as the audit's (docs/decisions.md#effort-conformance-issue-14), with the audit's
-// line rules (scan: ScanOptions without an effort label) and prices, checked against the census of repo ("" reads
-// none: shifts are then the effort-<level> skills and agents are not judged). It returns the census's
-// warnings (files named under repo).
+// EffortSection is the audit report's effort conformance section over the files an audit read, in a
+// pass of its own (tune report audit, whose arms are read apart; tune audit --report reads it in the
+// audit's own pass, attachEffortSection), with the audit's line rules (scan: ScanOptions without an
+// effort label) and prices, checked against the census of repo ("" reads none: shifts are then the
+// effort-<level> skills and agents are not judged). It returns the census's warnings (files named
+// under repo).
 func EffortSection(files []string, repo string, scan transcript.Options, prices *pricing.Table) (*report.EffortSection, []effort.Warning, error) {
-	var census *effort.Census
-	if repo != "" {
-		var err error
-		if census, err = effort.TakeCensus(os.DirFS(repo)); err != nil {
-			return nil, nil, err
-		}
+	census, err := sectionCensus(repo)
+	if err != nil {
+		return nil, nil, err
 	}
 	obs, err := effort.Observe(files, effort.Options{Census: census, Scan: scan, Prices: prices, Open: openFile})
 	if err != nil {
 		return nil, nil, err
 	}
+	section, warnings := sectionOf(obs, census)
+	return section, warnings, nil
+}
+
+// attachEffortSection makes the audit's own scan read the effort section too (effort.Attach): one
+// pass over the transcripts for tune audit --report. finish builds the section from the scan's result.
+func attachEffortSection(scan *transcript.Options, repo string, prices *pricing.Table) (finish func(*transcript.Result) (*report.EffortSection, []effort.Warning), err error) {
+	census, err := sectionCensus(repo)
+	if err != nil {
+		return nil, err
+	}
+	observed := effort.Attach(scan, effort.Options{Census: census, Prices: prices, Open: openFile})
+	return func(res *transcript.Result) (*report.EffortSection, []effort.Warning) {
+		return sectionOf(observed(res), census)
+	}, nil
+}
+
+// sectionCensus is the census of repo's pins ("" reads none: nil).
+func sectionCensus(repo string) (*effort.Census, error) {
+	if repo == "" {
+		return nil, nil
+	}
+	return effort.TakeCensus(os.DirFS(repo))
+}
+
+// sectionOf is the report's effort section of what was observed, and the census's warnings.
+func sectionOf(obs *effort.Observed, census *effort.Census) (*report.EffortSection, []effort.Warning) {
 	var warnings []effort.Warning
 	if census != nil {
 		warnings = census.Warnings
 	}
-	return effort.Section(obs, census != nil), warnings, nil
+	return effort.Section(obs, census != nil), warnings
 }

@@ -39,23 +39,61 @@ type EvolveOptions struct {
 	nightState bool
 }
 
-// EvolveStep is one loop step as --json prints it.
+// EvolveStep is one loop step as tune evolve and nightly report it: the loop's step, and the change
+// it names (Named). Its --json shape is flat (MarshalJSON).
 type EvolveStep struct {
-	N               int                `json:"n"`
-	Decision        weights.Decision   `json:"decision"`
-	Kind            weights.ChangeKind `json:"kind,omitempty"`
-	Signal          string             `json:"signal,omitempty"`
-	Edge            string             `json:"edge,omitempty"`
-	Delta           *weights.Half      `json:"delta"`
-	SuiteLossBefore evolve.Num         `json:"suite_loss_before"`
-	SuiteLossAfter  evolve.Num         `json:"suite_loss_after"`
-	WitnessBefore   evolve.Num         `json:"witness_before"`
-	WitnessAfter    evolve.Num         `json:"witness_after"`
-	Progress        bool               `json:"progress"`
-	Unresolved      int                `json:"unresolved"`
-	Lifted          []string           `json:"lifted"`
-	Attempts        []evolve.Attempt   `json:"attempts"`
-	Reason          string             `json:"reason"`
+	evolve.LoopStep
+}
+
+// Named is the change the step names: the kept change, else the first one tried (nil when none was).
+func (s *EvolveStep) Named() *evolve.Change {
+	if s.Change != nil {
+		return s.Change
+	}
+	return s.Tried
+}
+
+// MarshalJSON writes the step as --json prints it: the named change's kind, signal or edge and delta
+// (delta null when no change was tried), the losses, the witness and the attempts.
+func (s EvolveStep) MarshalJSON() ([]byte, error) {
+	type flat struct {
+		N               int                `json:"n"`
+		Decision        weights.Decision   `json:"decision"`
+		Kind            weights.ChangeKind `json:"kind,omitempty"`
+		Signal          string             `json:"signal,omitempty"`
+		Edge            string             `json:"edge,omitempty"`
+		Delta           *weights.Half      `json:"delta"`
+		SuiteLossBefore evolve.Num         `json:"suite_loss_before"`
+		SuiteLossAfter  evolve.Num         `json:"suite_loss_after"`
+		WitnessBefore   evolve.Num         `json:"witness_before"`
+		WitnessAfter    evolve.Num         `json:"witness_after"`
+		Progress        bool               `json:"progress"`
+		Unresolved      int                `json:"unresolved"`
+		Lifted          []string           `json:"lifted"`
+		Attempts        []evolve.Attempt   `json:"attempts"`
+		Reason          string             `json:"reason"`
+	}
+	j := flat{N: s.N, Decision: s.Decision, SuiteLossBefore: s.SuiteLossBefore, SuiteLossAfter: s.SuiteLossAfter,
+		WitnessBefore: s.WitnessBefore, WitnessAfter: s.WitnessAfter, Progress: s.Progress, Unresolved: s.Unresolved,
+		Lifted: s.Lifted, Attempts: s.Attempts, Reason: s.Reason}
+	if c := s.Named(); c != nil {
+		d := c.Delta
+		j.Kind, j.Delta = c.Kind, &d
+		if c.Kind == weights.ChangeBucket {
+			j.Edge = c.Edge.String()
+		} else {
+			j.Signal = c.Signal.String()
+		}
+	}
+	// Not json.Marshal: it would escape the reasons' "<", ">" and "&" before the caller's encoder, which
+	// prints them as they are, sees them.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(j); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // EvolveProposal is the proposal a run wrote, as --json prints it.
@@ -254,7 +292,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
 		Partial: res.Partial}
 	for _, s := range res.Steps {
-		out.Steps = append(out.Steps, jsonStep(s))
+		out.Steps = append(out.Steps, EvolveStep{s})
 	}
 	if len(res.Steps) > 0 {
 		steps := res.StepResults()
@@ -307,27 +345,6 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		}
 	}
 	return out, nil
-}
-
-func jsonStep(s evolve.LoopStep) EvolveStep {
-	js := EvolveStep{N: s.N, Decision: s.Decision, SuiteLossBefore: s.SuiteLossBefore, SuiteLossAfter: s.SuiteLossAfter,
-		WitnessBefore: s.WitnessBefore, WitnessAfter: s.WitnessAfter, Progress: s.Progress, Unresolved: s.Unresolved,
-		Lifted: s.Lifted, Attempts: s.Attempts, Reason: s.Reason}
-	c := s.Change
-	if c == nil {
-		c = s.Tried
-	}
-	if c != nil {
-		js.Kind = c.Kind
-		d := weights.Half(c.Delta)
-		js.Delta = &d
-		if c.Kind == weights.ChangeBucket {
-			js.Edge = c.Edge.String()
-		} else {
-			js.Signal = c.Signal.String()
-		}
-	}
-	return js
 }
 
 // stateDump is what a human needs after an escalation: where the loop stands, and why.

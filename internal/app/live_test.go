@@ -74,6 +74,11 @@ type liveRecord struct {
 	RollbackOfUp []bool
 	Escalations  int
 	ApplyErrors  []string
+	// PaysNight is the first night, before the planted signal was raised, on which a +1 or +2 on it
+	// within the drift bound would have paid under the true rates: the night's pays_from_excess (the
+	// loss rule's break-even on the accumulated tasks) below the regime's true excess. 0 = never: by the
+	// stated losses no change of the signal was right on that sequence's tasks.
+	PaysNight int
 	// Outcomes counts the nightly outcomes (nothing-to-do = never triggered).
 	Outcomes map[string]int
 	Final    weights.Weights
@@ -183,6 +188,9 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyN
 		rec.Looks++
 		rec.Outcomes[out.Outcome]++
 		traceNight(t, seed, night, rec.Signal, out)
+		if rec.PaysNight == 0 && rec.firstRight() == 0 && paysUnderTruth(reg, night, rec.Signal, out) {
+			rec.PaysNight = night
+		}
 		if out.Escalated() {
 			rec.Escalations++
 		}
@@ -401,8 +409,14 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 		if strings.HasPrefix(name, "strong") {
 			target = "≥ 90 %"
 		}
+		pays := count(func(r *liveRecord) bool { return r.PaysNight > 0 })
+		rightWherePays := count(func(r *liveRecord) bool { return r.PaysNight > 0 && r.firstRight() > 0 })
+		rightElse := count(func(r *liveRecord) bool { return r.PaysNight == 0 && r.firstRight() > 0 })
 		rows = append(rows,
 			liveRow{name, fmt.Sprintf("right signal applied by night %d", nights), target, right, n, strings.Join(per, ", ") + "; " + extra},
+			liveRow{name, "a step on the signal pays under the true rates (oracle), on some night before it was raised", "—", pays, n, ""},
+			liveRow{name, "of those, right signal applied by night 30", target, rightWherePays, pays,
+				fmt.Sprintf("applied where no step paid under the true rates: %d of %d", rightElse, n-pays)},
 			liveRow{name, "median night of the first right apply", "≤ 10", 0, 0, medianNote(firsts, n, nights)},
 			liveRow{name, "another weight changed", "≤ 3 %", count((*liveRecord).other), n, ""},
 			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""},
@@ -411,7 +425,7 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 	case "insensitive":
 		applied := count(func(r *liveRecord) bool { return r.firstRight() > 0 })
 		rows = append(rows,
-			liveRow{name, "signal raised (the change cannot help)", "—", applied, n, extra},
+			liveRow{name, "signal raised (the change cannot help)", "—", applied, n, extra + "; the true excess is 0, so by the stated losses no step pays"},
 			liveRow{name, "of those, rollback proposed within 10 nights of the apply", "≥ 70 %", count(func(r *liveRecord) bool { return r.rollbackOfRight(10) }), applied, ""},
 			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""})
 	}
@@ -457,6 +471,25 @@ func sortedSignalKeys(m map[string][2]int) []string {
 func refWeights() *weights.Weights {
 	w := testutil.ReferenceWeights()
 	return &w
+}
+
+// trueExcess is how much more often a lifted carrier would regress if left low than once lifted, by
+// the regime's construction: the oracle the loss rule's estimate is judged by.
+func trueExcess(reg genlive.Regime, night int) float64 {
+	if len(reg.Planted) == 0 || reg.LevelInsensitive || night < reg.Start {
+		return 0
+	}
+	return reg.Carrier - reg.Base
+}
+
+// paysUnderTruth says whether, on the night's accumulated tasks, a +1 or +2 on the planted signal
+// within the drift bound would pay at the regime's true excess.
+func paysUnderTruth(reg genlive.Regime, night int, sig weights.Signal, out *NightlyResult) bool {
+	if sig < 0 || out.EvolveResult == nil || out.Loop == nil || out.Loop.Detection == nil || int(sig) >= len(out.Loop.Detection.Screen) {
+		return false
+	}
+	p := out.Loop.Detection.Screen[sig].PaysFrom
+	return p != nil && float64(*p) < trueExcess(reg, night)
 }
 
 // traceNight appends one line per night to the file TUNE_LIVE_TRACE names (when set): the outcome, the

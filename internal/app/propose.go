@@ -118,19 +118,9 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 		Decision: evolve.RunDecision(steps), EvidenceThrough: first.Accumulated.Through}
 	var parts []string
 	for _, res := range steps {
-		for _, a := range res.Attempts {
-			st := store.ProposalStep{Kind: a.Change.Kind, Delta: a.Change.Delta, Decision: a.Decision,
-				SuiteLossBefore: float64(a.SuiteLossBefore), SuiteLossAfter: float64(a.SuiteLossAfter)}
-			if a.Change.Kind == weights.ChangeBucket {
-				st.Edge = a.Change.Edge.String()
-			} else {
-				st.Signal = a.Change.Signal.String()
-				row := res.Screen[a.Change.Signal]
-				fisher, holm := float64(row.P), float64(row.HolmP)
-				st.Counts = &store.TwoByTwo{A: row.A, B: row.B, C: row.C, D: row.D}
-				st.FisherP, st.HolmP, st.Confidence = &fisher, &holm, row.Confidence
-			}
-			p.Steps = append(p.Steps, st)
+		for ai := range res.Attempts {
+			a := &res.Attempts[ai]
+			p.Steps = append(p.Steps, proposalStepOf(a, res.Screen))
 			parts = append(parts, fmt.Sprintf("%s: %s", a.Change, a.Decision))
 		}
 		if res.Change != nil && res.Change.Kind == weights.ChangeSignal && p.Confidence == "" {
@@ -151,6 +141,25 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 	}
 	p.Reason = proposalReason(steps, parts, len(store.Changes(parent, &final)) > 0)
 	return p
+}
+
+// proposalStepOf is the one mapping of a measured attempt to its persisted form (a step of the
+// proposal file), with the screen row of a changed signal (screen nil: none).
+func proposalStepOf(a *evolve.Attempt, screen []evolve.ScreenRow) store.ProposalStep {
+	st := store.ProposalStep{Kind: a.Change.Kind, Delta: a.Change.Delta, Decision: a.Decision,
+		SuiteLossBefore: float64(a.SuiteLossBefore), SuiteLossAfter: float64(a.SuiteLossAfter)}
+	if a.Change.Kind == weights.ChangeBucket {
+		st.Edge = a.Change.Edge.String()
+		return st
+	}
+	st.Signal = a.Change.Signal.String()
+	if int(a.Change.Signal) < len(screen) {
+		row := screen[a.Change.Signal]
+		fisher, holm := float64(row.P), float64(row.HolmP)
+		st.Counts = &store.TwoByTwo{A: row.A, B: row.B, C: row.C, D: row.D}
+		st.FisherP, st.HolmP, st.Confidence = &fisher, &holm, row.Confidence
+	}
+	return st
 }
 
 // proposalReason is a proposal's stored reason (docs/decisions.md#proposal-reason). It leads with the

@@ -102,13 +102,7 @@ func ProposalReportOf(p *store.Proposal, parent weights.Weights) report.Proposal
 	}
 	seen := map[string]bool{}
 	for i, st := range p.Steps {
-		knob := st.Signal
-		if st.Kind == weights.ChangeBucket {
-			knob = st.Edge
-		}
-		change := weights.ChangeLabel(st.Kind, knob, st.Delta)
-		in.Attempts = append(in.Attempts, report.Attempt{Change: change, Decision: st.Decision, Lifted: -1,
-			SuiteLossBefore: st.SuiteLossBefore, SuiteLossAfter: st.SuiteLossAfter})
+		in.Attempts = append(in.Attempts, attemptRow(&st))
 		// The screen rows a proposal stores are those of the signals it changed; the rest are recomputed
 		// from the counts (Holm needs all nine signals, so only the stored adjusted p is shown).
 		if st.Counts == nil || seen[st.Signal] {
@@ -148,6 +142,16 @@ func fromFlagged(flagged []evolve.Flagged) []report.FlaggedTask {
 	return out
 }
 
+// attemptRow is the one mapping of an attempt to the report's row, from its persisted form: what a
+// proposal file holds (change, decision, suite losses; Lifted -1, not recorded). fromAttempt adds what
+// only the measured value carries.
+func attemptRow(st *store.ProposalStep) report.Attempt {
+	return report.Attempt{Change: st.Label(), Decision: st.Decision, Lifted: -1,
+		SuiteLossBefore: st.SuiteLossBefore, SuiteLossAfter: st.SuiteLossAfter}
+}
+
+// fromAttempt is the report row of a measured attempt of step step: attemptRow of its persisted form,
+// with the scenarios that got worse, the motivating tasks, the lift, the parity price and the note.
 func fromAttempt(step int, a *evolve.Attempt) report.Attempt {
 	worse := make([]string, len(a.Worse))
 	for i, d := range a.Worse {
@@ -167,9 +171,11 @@ func fromAttempt(step int, a *evolve.Attempt) report.Attempt {
 	if a.Parity != nil {
 		parity = a.Parity.String()
 	}
-	return report.Attempt{Step: step, Change: a.Change.String(), Decision: a.Decision, SuiteLossBefore: float64(a.SuiteLossBefore),
-		SuiteLossAfter: float64(a.SuiteLossAfter), ScenariosWorse: worse, MotivatingUp: up, Motivating: len(a.Motivating), Note: note,
-		Lifted: a.Lifted, Parity: parity}
+	st := proposalStepOf(a, nil)
+	row := attemptRow(&st)
+	row.Step, row.ScenariosWorse, row.MotivatingUp, row.Motivating = step, worse, up, len(a.Motivating)
+	row.Note, row.Lifted, row.Parity = note, a.Lifted, parity
+	return row
 }
 
 // replayRows pairs the scenarios of two replays of the same suite by position.

@@ -111,9 +111,3 @@ func recorded(table *pricing.Table, r *transcript.Request, c Cost) Cost {
 	*largest += total - c.Parts.Total()
 	return c
 }
-
-// RequestCost is a request's cost in USD with table (nil: the embedded table); ok is false when
-// its model has no price. It is the per-request cost of the audit's totals, for exports.
-func RequestCost(table *pricing.Table, r *transcript.Request) (usd float64, ok bool) {
-	return Price(table, r).USD()
-}

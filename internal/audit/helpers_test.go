@@ -15,14 +15,14 @@ func RunsOf(res *transcript.Result, arm string, roots []string) []Run {
 	return rb.Runs(res)
 }
 
-// WriteRows writes the rows of reqs (see RowWriter).
+// WriteRows writes the rows of reqs, priced with the embedded table (see RowWriter).
 func WriteRows(w io.Writer, reqs []transcript.Request, format string) error {
 	rw, err := NewRowWriter(w, format)
 	if err != nil {
 		return err
 	}
 	for i := range reqs {
-		if err := rw.Write(&reqs[i]); err != nil {
+		if err := rw.Write(&reqs[i], Price(nil, &reqs[i])); err != nil {
 			return err
 		}
 	}

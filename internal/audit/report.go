@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -59,7 +58,8 @@ func SkippedCounts(m map[string]int) map[string]int {
 // timeFormat is Claude Code's own timestamp format (UTC, milliseconds).
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-// RowHeader is the column list of the per-request CSV and JSONL rows.
+// RowHeader is the column list of the per-request CSV and JSONL rows, and of the Parquet export's
+// export.RequestRow (TestRequestRowIsTheAuditRow in internal/export ties the two, names and values).
 var RowHeader = []string{
 	"session", "project", "class", "agent_id", "model", "effort", "effort_source", "version", "speed",
 	"message_id", "request_id", "first", "last", "input_tokens", "output_tokens", "cache_creation_input_tokens",
@@ -67,9 +67,9 @@ var RowHeader = []string{
 	"thinking_tokens", "thinking_source", "thinking_blocks", "file", "cost_usd",
 }
 
-func row(r *transcript.Request, prices *pricing.Table) []any {
+func row(r *transcript.Request, c Cost) []any {
 	var cost any // null (JSONL) or empty (CSV) when the model has no price
-	if usd, ok := RequestCost(prices, r); ok {
+	if usd, ok := c.USD(); ok {
 		cost = usd
 	}
 	return []any{
@@ -83,8 +83,6 @@ func row(r *transcript.Request, prices *pricing.Table) []any {
 // RowWriter writes one row per request as "csv" (with a header) or "jsonl" (one object per line,
 // keys as RowHeader, in that order). Both are meant for DuckDB and the like.
 type RowWriter struct {
-	// Prices prices the cost_usd column (nil: the embedded table).
-	Prices *pricing.Table
 	format string
 	w      io.Writer
 	csv    *csv.Writer
@@ -106,10 +104,10 @@ func NewRowWriter(w io.Writer, format string) (*RowWriter, error) {
 	return nil, fmt.Errorf("unknown row format %q (want csv or jsonl)", format)
 }
 
-// Write writes one request.
-func (rw *RowWriter) Write(r *transcript.Request) error {
+// Write writes one request; cost (Price's, priced once by the caller) fills the cost_usd column.
+func (rw *RowWriter) Write(r *transcript.Request, cost Cost) error {
 	if rw.csv != nil {
-		for j, v := range row(r, rw.Prices) {
+		for j, v := range row(r, cost) {
 			switch v := v.(type) {
 			case nil:
 				rw.rec[j] = ""
@@ -125,7 +123,7 @@ func (rw *RowWriter) Write(r *transcript.Request) error {
 	b := &rw.buf
 	b.Reset()
 	b.WriteByte('{')
-	for j, v := range row(r, rw.Prices) {
+	for j, v := range row(r, cost) {
 		if j > 0 {
 			b.WriteByte(',')
 		}

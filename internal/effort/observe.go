@@ -199,7 +199,8 @@ type Options struct {
 	// shifters), and agents cannot be checked against pins.
 	Census *Census
 	// Scan is the transcript reader's options: the audit's (app.ScanOptions), so that tune effort
-	// counts the requests tune audit counts. Observe sets Strict, Visit, Check and OnRequest.
+	// counts the requests tune audit counts. Observe sets Strict, Visit, Check and OnRequest; Attach
+	// does not read it.
 	Scan transcript.Options
 	// Prices prices the requests as the audit does (nil: the embedded table, cost mode auto).
 	Prices *pricing.Table
@@ -213,21 +214,43 @@ type Options struct {
 // and agent links of the same records (a transcript.Visitor). Only a file that cannot be opened or
 // read is an error.
 func Observe(files []string, opt Options) (*Observed, error) {
-	ob := newObserver(opt)
 	scan := opt.Scan
 	scan.Strict = true
 	scan.Sink = nil
-	// Files are parsed in parallel and analysed in path order, a session at a time: what is held is
-	// one compact record per request of the session being analysed and of the few files read ahead,
-	// and the phase of every main-loop request, for the requests the scan hands out at its end.
-	scan.Visit = func() transcript.Visitor { return newFileParser(opt.Open, ob) }
-	scan.Check = func(*transcript.Result) error { ob.flush(); return nil }
-	scan.OnRequest = ob.count
+	observed := Attach(&scan, opt)
 	res, err := transcript.Scan(files, scan)
 	if err != nil {
 		return nil, err
 	}
-	return ob.result(res), nil
+	return observed(res), nil
+}
+
+// Attach makes a scan also observe what Observe does, in the same pass over the files (tune audit
+// --report reads its transcripts once for the audit and its effort section): it sets scan.Visit (which
+// must be unset) and adds to scan.Check and scan.OnRequest, after what they already do. The files
+// must come in path order (transcript.Discover's). observed completes the result from what the scan
+// returned; opt.Scan is not read.
+func Attach(scan *transcript.Options, opt Options) (observed func(*transcript.Result) *Observed) {
+	ob := newObserver(opt)
+	// Files are parsed in parallel and analysed in path order, a session at a time: what is held is
+	// one compact record per request of the session being analysed and of the few files read ahead,
+	// and the phase of every main-loop request, for the requests the scan hands out at its end.
+	scan.Visit = func() transcript.Visitor { return newFileParser(opt.Open, ob) }
+	check, onRequest := scan.Check, scan.OnRequest
+	scan.Check = func(res *transcript.Result) error {
+		if check != nil {
+			if err := check(res); err != nil {
+				return err
+			}
+		}
+		ob.flush()
+		return nil
+	}
+	scan.OnRequest = ob.count
+	if onRequest != nil {
+		scan.OnRequest = func(r *transcript.Request) { onRequest(r); ob.count(r) }
+	}
+	return ob.result
 }
 
 // fileData is one parsed file.

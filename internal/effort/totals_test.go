@@ -1,6 +1,9 @@
 package effort
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -85,4 +88,51 @@ func (c *counts) add(d counts) {
 	c.CacheRead += d.CacheRead
 	c.Thinking += d.Thinking
 	c.MainThinking += d.MainThinking
+}
+
+// TestAttachIsObserve: the effort section tune audit --report reads in the audit's own pass (Attach on
+// a scan with the audit's Sink, row callback and path check) is what a pass of its own observes, on
+// every bundled corpus, and the audit's callbacks still run, before the effort's.
+func TestAttachIsObserve(t *testing.T) {
+	for name, root := range map[string]string{
+		"sample":   sampleRoot,
+		"audit":    filepath.Join("..", "audit", "testdata", "effort"),
+		"recorded": filepath.Join("..", "audit", "testdata", "recordedcost"),
+		"demo":     filepath.Join(demoDir, "transcripts"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			files, err := transcript.Discover([]string{root})
+			if err != nil || len(files) == 0 {
+				t.Fatalf("%s: %d files, %v", root, len(files), err)
+			}
+			census, err := TakeCensus(os.DirFS(filepath.Join(demoDir, "repo")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := Options{Census: census, Open: osOpen}
+			want, err := Observe(files, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agg := audit.New(audit.Options{})
+			rows, checked := 0, false
+			scan := transcript.Options{Sink: agg,
+				OnRequest: func(*transcript.Request) { rows++ },
+				Check:     func(*transcript.Result) error { checked = true; return nil }}
+			observed := Attach(&scan, opt)
+			res, err := transcript.Scan(files, scan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := observed(res)
+			wj, _ := json.Marshal(want)
+			gj, _ := json.Marshal(got)
+			if !bytes.Equal(wj, gj) {
+				t.Errorf("attached to the audit's scan:\n%s\nits own pass:\n%s", gj, wj)
+			}
+			if !checked || rows != want.Input.Requests || agg.Report().Totals.Requests != rows {
+				t.Errorf("audit callbacks: checked %v, %d rows, %d aggregated, want %d", checked, rows, agg.Report().Totals.Requests, want.Input.Requests)
+			}
+		})
+	}
 }

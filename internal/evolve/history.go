@@ -419,6 +419,7 @@ func (d *detector) finish() *Detection {
 		det.Accumulated.Through = d.through.UTC().Format(time.RFC3339Nano)
 	}
 	det.Screen = Screen(det.screenTasks, countedFlagged(det.Flagged))
+	paysFrom(det.Screen, det.screenTasks, d.r.Active, d.in.Origin)
 	det.Triggered = triggered(det.Flagged, det.Screen)
 	det.Proposal, det.EdgeTasks, det.Reason = propose(det, d.r.Active, d.in.Origin, d.in.Parity, d.in.Exclude, false)
 	return det

@@ -1,6 +1,7 @@
 package evolve
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -193,7 +194,7 @@ func TestDetectStreamIsDetectTasks(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want any
-	}{{"window", got.Window, want.Window}, {"flagged", got.Flagged, want.Flagged}, {"screen", fmt.Sprint(got.Screen), fmt.Sprint(want.Screen)}, // NaN rates: compared as text
+	}{{"window", got.Window, want.Window}, {"flagged", got.Flagged, want.Flagged}, {"screen", screenJSON(t, got.Screen), screenJSON(t, want.Screen)}, // NaN rates and pointers: compared as JSON
 		{"accumulated", got.Accumulated, want.Accumulated}, {"screen tasks", got.screenTasks, want.screenTasks},
 		{"warnings", got.Warnings, want.Warnings}, {"used", got.Used, want.Used}, {"reason", got.Reason, want.Reason}} {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -203,4 +204,13 @@ func TestDetectStreamIsDetectTasks(t *testing.T) {
 	if want.Accumulated.Pending == 0 || len(want.Window.Logs) != 2 {
 		t.Errorf("pending %d, %d window logs: the clock should leave the last horizons open in both logs", want.Accumulated.Pending, len(want.Window.Logs))
 	}
+}
+
+func screenJSON(t *testing.T, rows []ScreenRow) string {
+	t.Helper()
+	data, err := json.Marshal(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

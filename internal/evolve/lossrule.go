@@ -99,6 +99,54 @@ func raised(pl, cl weights.Level, eligible bool, excess float64) (avoided, extra
 	return need, float64(cl-pl) * (1 - need), lifted
 }
 
+// breakEven is the excess at which change c starts to pay on tasks: the gain is linear in the excess e,
+// e·(too_low·L + too_high·Σ lifted levels) − too_high·Σ raised levels, L the eligible tasks c lifts out of
+// L0/L1 (raised's account). It is 1 when no excess up to 1 makes the gain positive.
+func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
+	cand := c.Apply(*parent)
+	var lifted, liftedLevels, allLevels float64
+	for _, t := range tasks {
+		pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
+		if cl <= pl {
+			continue
+		}
+		allLevels += float64(cl - pl)
+		if _, _, up := raised(pl, cl, t.eligible, 1); up {
+			lifted++
+			liftedLevels += float64(cl - pl)
+		}
+	}
+	slope := float64(parent.Cost.TooLow)*lifted + float64(parent.Cost.TooHigh)*liftedLevels
+	cost := float64(parent.Cost.TooHigh) * allLevels
+	if slope <= 0 || cost >= slope {
+		return 1
+	}
+	return cost / slope
+}
+
+// paysFrom sets each signal row's PaysFrom: the smallest excess at which +1 or +2 on it (within the
+// drift bound from origin, when given) would pay on the accumulated tasks, for the signals whose
+// carriers include a flagged task (docs/decisions.md#loss-rule).
+func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weights) {
+	for s := range rows {
+		if rows[s].A == 0 {
+			continue
+		}
+		best := math.Inf(1)
+		for _, d := range stepSizes {
+			c := Change{Kind: weights.ChangeSignal, Signal: weights.Signal(s), Delta: d}
+			if cw := c.Apply(*parent); driftOf(c, &cw, origin) != nil {
+				continue
+			}
+			best = math.Min(best, breakEven(c, parent, tasks))
+		}
+		if best < 1 {
+			v := Num(best)
+			rows[s].PaysFrom = &v
+		}
+	}
+}
+
 // edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the
 // upper edge of lv under parent (the ones moving the edge down lifts), over the other eligible tasks.
 func edgeExcess(tasks []screenTask, parent *weights.Weights, lv weights.Level) float64 {

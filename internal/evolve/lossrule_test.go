@@ -96,3 +96,34 @@ func TestScreenVerdicts(t *testing.T) {
 		t.Errorf("3 of 5 carriers beside 40: %+v", r)
 	}
 }
+
+// The break-even excess is where the gain changes sign: below it a change costs more than it avoids,
+// above it it pays (the gain is linear in the excess). A change that lifts no eligible task never pays.
+func TestBreakEvenIsWhereTheGainChangesSign(t *testing.T) {
+	w := refWeights(t)
+	tasks := append(lossTasks(6, true, true, weights.ExplicitBugfix, weights.LayerCrossings), lossTasks(30, false, true, weights.ExplicitBugfix)...)
+	tasks = append(tasks, lossTasks(5, false, false, weights.LayerCrossings, weights.UnknownFileTerritory)...) // 3 → 5 under +2: L2 → L3
+	c := Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}
+	be := breakEven(c, &w, tasks)
+	// 6 lifted (one level each) and 5 raised for nothing: e·(2·6 + 6) − 11 = 0 at e = 11/18.
+	if d := be - 11.0/18; d > 1e-12 || d < -1e-12 {
+		t.Fatalf("break-even %v, want 11/18", be)
+	}
+	if g := lossGain(c, be-0.01, &w, tasks, nil); !(g.Net < 0) {
+		t.Errorf("just below the break-even the gain must be negative: %+v", g)
+	}
+	if g := lossGain(c, be+0.01, &w, tasks, nil); !(g.Net > 0) {
+		t.Errorf("just above the break-even the gain must be positive: %+v", g)
+	}
+	if be := breakEven(Change{Kind: weights.ChangeSignal, Signal: weights.Greenfield, Delta: weights.Whole(1)}, &w, tasks); be != 1 {
+		t.Errorf("a change that lifts nothing breaks even at %v, want 1 (never)", be)
+	}
+	rows := Screen(tasks, 6)
+	paysFrom(rows, tasks, &w, &w)
+	if p := rows[weights.LayerCrossings].PaysFrom; p == nil || float64(*p) > be+1e-12 {
+		t.Errorf("pays_from_excess %v, want at most the +2's %v", p, be)
+	}
+	if rows[weights.Greenfield].PaysFrom != nil {
+		t.Errorf("greenfield carries no flagged task: no pays_from_excess, got %v", *rows[weights.Greenfield].PaysFrom)
+	}
+}

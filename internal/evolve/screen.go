@@ -37,8 +37,11 @@ type ScreenRow struct {
 	EValue     Num `json:"e_value"`
 	Threshold  Num `json:"threshold"`
 	MoreNeeded int `json:"more_needed"`
-	// Excess is the estimated excess regression rate of carriers (Excess), what the loss rule credits.
-	Excess Num `json:"excess"`
+	// Excess is the estimated excess regression rate of carriers (Excess), what the loss rule credits;
+	// PaysFrom the smallest excess at which a +1 or +2 on the signal within the drift bound would pay on
+	// the accumulated tasks (absent when none would, even at 1, or no flagged task carries it).
+	Excess   Num  `json:"excess"`
+	PaysFrom *Num `json:"pays_from_excess,omitempty"`
 	// Consistent: fired in every flagged task counted (with more than three: in at least three and in at
 	// least two thirds of them). Descriptive since issue 28.
 	Consistent bool   `json:"consistent"`

@@ -281,7 +281,11 @@ func noProposalReason(det *Detection, exclude []Change) string {
 		case r.Verdict == VerdictCandidate && excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}):
 			tried = append(tried, r.Signal)
 		case r.Verdict == VerdictCandidate:
-			unpaid = append(unpaid, fmt.Sprintf("%s (e %s, excess %.2f)", r.Signal, formatE(float64(r.EValue)), float64(r.Excess)))
+			pays := "no step within the drift bound pays at any excess"
+			if r.PaysFrom != nil {
+				pays = fmt.Sprintf("a step pays from excess %.2f", float64(*r.PaysFrom))
+			}
+			unpaid = append(unpaid, fmt.Sprintf("%s (e %s, excess %.2f; %s)", r.Signal, formatE(float64(r.EValue)), float64(r.Excess), pays))
 		case r.A > 0 && r.Verdict == VerdictUnderpowered:
 			short = append(short, fmt.Sprintf("%s is underpowered (a=%d b=%d c=%d d=%d: even every carrier flagged would not reach %.0f)", r.Signal, r.A, r.B, r.C, r.D, Threshold))
 		case r.A > 0 && r.MoreNeeded > 0:

@@ -152,12 +152,14 @@ func (c Change) MarshalJSON() ([]byte, error) {
 	return json.Marshal(signal{c.Kind, c.Signal.String(), weights.Half(c.Delta)})
 }
 
-// String describes the change: "ambiguous +1", "bucket L1 edge -1".
+// String describes the change as every table, report and log line names it (weights.ChangeLabel):
+// "ambiguous +1", "bucket L1 edge -1".
 func (c Change) String() string {
+	knob := c.Signal.String()
 	if c.Kind == weights.ChangeBucket {
-		return "bucket " + c.Edge.String() + " edge " + c.Delta.String()
+		knob = c.Edge.String()
 	}
-	return c.Signal.String() + " " + c.Delta.String()
+	return weights.ChangeLabel(c.Kind, knob, c.Delta)
 }
 
 // Name is the changed knob: the signal name, or "L1 edge".

@@ -7,7 +7,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ldd-tools/tune/internal/audit"
-	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -177,14 +176,12 @@ type RequestRow struct {
 	CostUSD               *float64  `parquet:"cost_usd,optional"`
 }
 
-// RequestRowOf converts a request; cost_usd is its price in prices (audit.RequestCost), null when the
-// model has no price there or prices is nil.
-func RequestRowOf(r *transcript.Request, prices *pricing.Table) RequestRow {
+// RequestRowOf converts a request; cost_usd is c (audit.Price's, priced once by the caller), null when
+// the model has no price.
+func RequestRowOf(r *transcript.Request, c audit.Cost) RequestRow {
 	var cost *float64
-	if prices != nil {
-		if usd, ok := audit.RequestCost(prices, r); ok {
-			cost = &usd
-		}
+	if usd, ok := c.USD(); ok {
+		cost = &usd
 	}
 	return RequestRow{
 		CostUSD: cost,
@@ -199,21 +196,19 @@ func RequestRowOf(r *transcript.Request, prices *pricing.Table) RequestRow {
 	}
 }
 
-// RequestParquet writes requests as Parquet rows, priced with prices. Close writes the footer; it does
-// not close w.
+// RequestParquet writes requests as Parquet rows. Close writes the footer; it does not close w.
 type RequestParquet struct {
 	rows[RequestRow]
-	prices *pricing.Table
 }
 
 // NewRequestParquet returns a RequestParquet writing to w.
-func NewRequestParquet(w io.Writer, prices *pricing.Table) *RequestParquet {
-	return &RequestParquet{newRows[RequestRow](w), prices}
+func NewRequestParquet(w io.Writer) *RequestParquet {
+	return &RequestParquet{newRows[RequestRow](w)}
 }
 
-// Write writes one request.
-func (p *RequestParquet) Write(r *transcript.Request) error {
-	return p.write(RequestRowOf(r, p.prices))
+// Write writes one request with its cost (audit.Price's).
+func (p *RequestParquet) Write(r *transcript.Request, cost audit.Cost) error {
+	return p.write(RequestRowOf(r, cost))
 }
 
 // Close writes the footer.

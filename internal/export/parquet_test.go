@@ -8,6 +8,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/transcript"
@@ -61,13 +62,13 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.n += len(p); return c.
 // row group reaches the output before Close, and the file has groups of at most RowGroupRows rows.
 func TestRowGroupsWhileStreaming(t *testing.T) {
 	var out countingWriter
-	w := export.NewRequestParquet(&out, nil)
+	w := export.NewRequestParquet(&out)
 	at := time.Date(2026, 2, 10, 12, 0, 0, 0, time.UTC)
 	n := 2*export.RowGroupRows + 10
 	var flushedAt int
 	for i := range n {
 		r := transcript.Request{Session: "s", Model: "claude-opus-4-6", First: at, Last: at, UsageTime: at, OutputTokens: uint64(i)}
-		if err := w.Write(&r); err != nil {
+		if err := w.Write(&r, audit.Cost{}); err != nil {
 			t.Fatal(err)
 		}
 		if flushedAt == 0 && out.n > 0 {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/audit"
-	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
 
@@ -48,19 +47,18 @@ type PartitionedRequests struct {
 	// then an error.
 	InDayOrder bool
 	out        Output
-	prices     *pricing.Table
 	open       map[string]*RequestParquet // days being written
 	days       map[string]bool            // every day opened (finished or not)
 	Rows       int64
 }
 
-// NewPartitionedRequests returns a writer into out, pricing requests with prices.
-func NewPartitionedRequests(out Output, prices *pricing.Table) *PartitionedRequests {
-	return &PartitionedRequests{out: out, prices: prices, open: map[string]*RequestParquet{}, days: map[string]bool{}}
+// NewPartitionedRequests returns a writer into out.
+func NewPartitionedRequests(out Output) *PartitionedRequests {
+	return &PartitionedRequests{out: out, open: map[string]*RequestParquet{}, days: map[string]bool{}}
 }
 
-// Write writes one request into its day's file.
-func (p *PartitionedRequests) Write(r *transcript.Request) error {
+// Write writes one request, with its cost (audit.Price's), into its day's file.
+func (p *PartitionedRequests) Write(r *transcript.Request, cost audit.Cost) error {
 	day := RequestDay(r)
 	w, ok := p.open[day]
 	if !ok {
@@ -76,11 +74,11 @@ func (p *PartitionedRequests) Write(r *transcript.Request) error {
 		if err != nil {
 			return err
 		}
-		w = NewRequestParquet(f, p.prices)
+		w = NewRequestParquet(f)
 		p.open[day], p.days[day] = w, true
 	}
 	p.Rows++
-	return w.Write(r)
+	return w.Write(r, cost)
 }
 
 // finishOpen finishes the open days' files (rows, footer, Ready) and drops their writers.

@@ -59,9 +59,9 @@ func TestPartitionCloseCommitsAllOrNone(t *testing.T) {
 	days := []string{"2026-02-10", "2026-02-11", "2026-02-12"}
 	for _, fail := range append([]string{""}, days...) {
 		out := &memDays{files: map[string]*bytes.Buffer{}, failReady: fail}
-		p := export.NewPartitionedRequests(out, nil)
+		p := export.NewPartitionedRequests(out)
 		for _, d := range []string{days[1], days[0], days[2], days[1]} { // days in any order
-			if err := p.Write(requestOn(d, 23)); err != nil {
+			if err := p.Write(requestOn(d, 23), audit.Cost{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -107,14 +107,14 @@ func TestRequestDay(t *testing.T) {
 // request of a finished day is an error, not a second file.
 func TestPartitionInDayOrder(t *testing.T) {
 	out := &memDays{files: map[string]*bytes.Buffer{}}
-	p := export.NewPartitionedRequests(out, nil)
+	p := export.NewPartitionedRequests(out)
 	p.InDayOrder = true
 	var days []string
 	for d := range 40 {
 		day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d).Format(time.DateOnly)
 		days = append(days, day)
 		for h := range 3 {
-			if err := p.Write(requestOn(day, 8*h)); err != nil {
+			if err := p.Write(requestOn(day, 8*h), audit.Cost{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -147,11 +147,11 @@ func TestPartitionInDayOrder(t *testing.T) {
 		}
 	}
 
-	p = export.NewPartitionedRequests(&memDays{files: map[string]*bytes.Buffer{}}, nil)
+	p = export.NewPartitionedRequests(&memDays{files: map[string]*bytes.Buffer{}})
 	p.InDayOrder = true
-	p.Write(requestOn(days[1], 1))
-	p.Write(requestOn(days[2], 1))
-	if err := p.Write(requestOn(days[1], 2)); err == nil || !strings.Contains(err.Error(), "not in order of day") {
+	p.Write(requestOn(days[1], 1), audit.Cost{})
+	p.Write(requestOn(days[2], 1), audit.Cost{})
+	if err := p.Write(requestOn(days[1], 2), audit.Cost{}); err == nil || !strings.Contains(err.Error(), "not in order of day") {
 		t.Errorf("a request of a finished day: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/export"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/transcript"
@@ -35,7 +36,7 @@ func BenchmarkPartitionHeap(b *testing.B) {
 		b.Run(fmt.Sprintf("days=%d/ordered=%v", c.days, c.ordered), func(b *testing.B) {
 			for range b.N {
 				before := testutil.LiveHeap()
-				p := export.NewPartitionedRequests(discardDays{}, nil)
+				p := export.NewPartitionedRequests(discardDays{})
 				p.InDayOrder = c.ordered
 				t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 				var peak uint64
@@ -49,7 +50,7 @@ func BenchmarkPartitionHeap(b *testing.B) {
 						Model: "claude-opus-4-6", MessageID: fmt.Sprintf("msg_01%022d", i), RequestID: fmt.Sprintf("req_011C%020d", i),
 						First: at, Last: at, UsageTime: at, OutputTokens: 100, CacheReadTokens: 90000,
 						File: fmt.Sprintf("/home/me/.claude/projects/-home-me-shop-api/%08d-0000-0000-0000-000000000000.jsonl", i/100)}
-					if err := p.Write(r); err != nil {
+					if err := p.Write(r, audit.Cost{}); err != nil {
 						b.Fatal(err)
 					}
 					if i%(n/10) == n/10-1 {

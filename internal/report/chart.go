@@ -725,8 +725,9 @@ type NamedChart struct {
 	Chart Chart
 }
 
-// HistoryCharts are the charts the history report draws, for rendering them in another format (make
-// charts renders PNGs to look at).
+// HistoryCharts are the charts the history report draws, by name (loss, weights, calibration; a chart
+// the report omits is not listed). RenderHistory places them in its sections, and make charts renders
+// the same list as PNGs to look at.
 func HistoryCharts(in HistoryReport) []NamedChart {
 	var out []NamedChart
 	if c, ok := historyLossChart(in); ok {
@@ -739,4 +740,15 @@ func HistoryCharts(in HistoryReport) []NamedChart {
 		out = append(out, NamedChart{"calibration", c})
 	}
 	return out
+}
+
+// chartNamed is the line chart of charts named name; ok is false when the list has none.
+func chartNamed(charts []NamedChart, name string) (LineChart, bool) {
+	for _, c := range charts {
+		if c.Name == name {
+			lc, ok := c.Chart.(LineChart)
+			return lc, ok
+		}
+	}
+	return LineChart{}, false
 }

@@ -59,8 +59,10 @@ func RenderHistory(in HistoryReport) ([]File, error) {
 		weights.VersionName(in.Active), len(in.Versions), textfmt.Form(len(in.Versions), "version", "versions"),
 		len(in.Entries), textfmt.Form(len(in.Entries), "entry", "entries"), last)
 
+	// The charts HistoryCharts lists, each placed in its section: make charts renders that same list.
+	charts := HistoryCharts(in)
 	fmt.Fprintf(w, "## Suite loss by generation\n\n")
-	if chart, ok := historyLossChart(in); ok {
+	if chart, ok := chartNamed(charts, "loss"); ok {
 		fmt.Fprintf(w, "Each marker is one logged step at its serial: where an attempt's candidate landed and what was decided, or the version an apply or rollback made active. The line is the suite loss of the active weights.\n\n")
 		if err := r.chart("loss", "suite loss by generation", chart); err != nil {
 			return nil, err
@@ -75,10 +77,10 @@ func RenderHistory(in HistoryReport) ([]File, error) {
 	if err := historyEntries(w, in.Entries, red); err != nil {
 		return nil, err
 	}
-	if err := historyTrajectory(r, in); err != nil {
+	if err := historyTrajectory(r, in, charts); err != nil {
 		return nil, err
 	}
-	if err := historyAccuracy(r, in.Accuracy); err != nil {
+	if err := historyAccuracy(r, in.Accuracy, charts); err != nil {
 		return nil, err
 	}
 	red.footnote(w)
@@ -323,10 +325,10 @@ func historyTrajectoryChart(in HistoryReport) (LineChart, bool) {
 	return chart, len(chart.Lines) > 0
 }
 
-func historyTrajectory(r *renderSet, in HistoryReport) error {
+func historyTrajectory(r *renderSet, in HistoryReport, charts []NamedChart) error {
 	w := &r.md
 	fmt.Fprintf(w, "## Weight trajectory\n\n")
-	chart, ok := historyTrajectoryChart(in)
+	chart, ok := chartNamed(charts, "weights")
 	if !ok {
 		fmt.Fprintf(w, "_No weight has changed since %s._\n\n", firstVersionName(in.Versions))
 		return nil
@@ -360,7 +362,7 @@ func firstVersionName(vs []weights.Weights) string {
 // and their mis-dispatch rates with 95% Wilson intervals, and the calibration chart — per level the
 // rate of the definition that applies there (underkill at L0/L1, overkill at L3/L4), one line per
 // version, so the chart shows each applied version against the one before (docs/decisions.md#watch).
-func historyAccuracy(r *renderSet, groups []accuracy.Group) error {
+func historyAccuracy(r *renderSet, groups []accuracy.Group, charts []NamedChart) error {
 	if groups == nil {
 		return nil
 	}
@@ -379,7 +381,7 @@ func historyAccuracy(r *renderSet, groups []accuracy.Group) error {
 			rateCell(iv.Overall.Underkill), rateCell(iv.Overall.Overkill))
 	}
 	fmt.Fprintln(w)
-	chart, ok := historyCalibrationChart(groups)
+	chart, ok := chartNamed(charts, "calibration")
 	if !ok {
 		fmt.Fprintf(w, "_No task at L0, L1, L3 or L4: nothing to chart._\n\n")
 		return nil

@@ -147,7 +147,7 @@ type ScreenRow struct {
 // Attempt is one tried change and its replay.
 type Attempt struct {
 	Step                            int    // evolution step it belongs to (an evolve chain has several); 0 or 1 for a single step
-	Change                          string // e.g. "ambiguous +1", "bucket L1 +1"
+	Change                          string // weights.ChangeLabel: "ambiguous +1", "bucket L1 edge +1"
 	Decision                        weights.Decision
 	SuiteLossBefore, SuiteLossAfter float64
 	ScenariosWorse                  []string // scenarios whose loss rose

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/weights"
@@ -18,15 +17,9 @@ type Change struct {
 // Delta is New - Old.
 func (c Change) Delta() weights.Half { return c.New - c.Old }
 
-func (c Change) String() string {
-	switch c.Kind {
-	case weights.ChangeBucket:
-		return fmt.Sprintf("bucket %s %s", c.Name, c.Delta())
-	case weights.ChangeCost:
-		return fmt.Sprintf("cost %s %s", c.Name, c.Delta())
-	}
-	return fmt.Sprintf("%s %s", c.Name, c.Delta())
-}
+// String is the difference as the log's apply and rollback lines record it (weights.DiffLabel):
+// "ambiguous +1", "bucket L1 +0.5", "cost too_low +1".
+func (c Change) String() string { return weights.DiffLabel(c.Kind, c.Name, c.Delta()) }
 
 // Changes lists what differs from a to b: signals in table order, then bucket edges, then costs.
 func Changes(a, b *weights.Weights) []Change {

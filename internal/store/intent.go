@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -62,37 +61,27 @@ func loggedChanges(es []LogEntry) string {
 	return strings.Join(parts, ", ")
 }
 
-// applyLoggedChange applies a change as the evolution step logs it: "<signal> <delta>" or
-// "bucket <L0..L3> edge <delta>", the delta signed ("+1", "-0.5").
+// applyLoggedChange applies a change as the evolution step logs it (weights.ChangeLabel, read back by
+// weights.ParseChangeLabel): "<signal> <delta>" or "bucket <L0..L3> edge <delta>".
 func applyLoggedChange(w weights.Weights, change string) (weights.Weights, error) {
-	f := strings.Fields(change)
-	var deltaText string
-	var apply func(d weights.Half) error
-	switch {
-	case len(f) == 4 && f[0] == "bucket" && f[2] == "edge":
-		i := slicesIndex(bucketNames[:], f[1])
-		if i < 0 {
-			return w, fmt.Errorf("logged change %q: unknown bucket edge %s", change, f[1])
-		}
-		deltaText, apply = f[3], func(d weights.Half) error { w.Buckets.Edges[i] += d; return nil }
-	case len(f) == 2:
-		sig, ok := weights.SignalByName(f[0])
-		if !ok {
-			return w, fmt.Errorf("logged change %q: unknown signal %s", change, f[0])
-		}
-		deltaText, apply = f[1], func(d weights.Half) error { w.Signals[sig] += d; return nil }
-	default:
-		return w, fmt.Errorf("logged change %q: want \"<signal> <delta>\" or \"bucket <edge> edge <delta>\"", change)
-	}
-	v, err := strconv.ParseFloat(deltaText, 64)
-	if err != nil {
-		return w, fmt.Errorf("logged change %q: delta %q is not a number", change, deltaText)
-	}
-	d, err := weights.HalfFromFloat(v)
+	kind, name, d, err := weights.ParseChangeLabel(change)
 	if err != nil {
 		return w, fmt.Errorf("logged change %q: %v", change, err)
 	}
-	return w, apply(d)
+	if kind == weights.ChangeBucket {
+		i := slicesIndex(bucketNames[:], name)
+		if i < 0 {
+			return w, fmt.Errorf("logged change %q: unknown bucket edge %s", change, name)
+		}
+		w.Buckets.Edges[i] += d
+		return w, nil
+	}
+	sig, ok := weights.SignalByName(name)
+	if !ok {
+		return w, fmt.Errorf("logged change %q: unknown signal %s", change, name)
+	}
+	w.Signals[sig] += d
+	return w, nil
 }
 
 func slicesIndex(list []string, s string) int {

@@ -57,10 +57,12 @@ type LogEntry struct {
 	Proposal string `json:"proposal,omitempty"` // proposal id
 	// ProposalSHA256 is the proposal's ContentSHA256, on every attempt entry of it: apply writes only a
 	// proposal whose content still hashes to it.
-	ProposalSHA256 string           `json:"proposal_sha256,omitempty"`
-	Change         string           `json:"change,omitempty"`   // e.g. "ambiguous +1", "bucket L1 +0.5"
-	Decision       weights.Decision `json:"decision,omitempty"` // for a repair entry: what the repair did
-	Evidence       []string         `json:"evidence,omitempty"`
+	ProposalSHA256 string `json:"proposal_sha256,omitempty"`
+	// Change names the change: an attempt's as weights.ChangeLabel spells it ("bucket L1 edge -1"), an
+	// apply's or rollback's differences as weights.DiffLabel does ("ambiguous +1, bucket L1 +0.5").
+	Change   string           `json:"change,omitempty"`
+	Decision weights.Decision `json:"decision,omitempty"` // for a repair entry: what the repair did
+	Evidence []string         `json:"evidence,omitempty"`
 	// Ledger (apply only) lists the keys of the tasks that supported the applied change: the evidence
 	// ledger. A task supports at most one applied change (see Store.Ledger).
 	Ledger []string `json:"ledger,omitempty"`

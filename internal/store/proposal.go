@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -55,20 +56,33 @@ type Proposal struct {
 	EvidenceThrough string
 }
 
-// ProposalStep is one attempted change: +Delta on a signal weight or on a bucket edge.
+// ProposalStep is one attempted change (+Delta on a signal weight or on a bucket edge) as a proposal
+// stores it: the one persisted form of an evolution attempt (app maps evolve.Attempt to it, and the
+// proposal report's attempts from it). Its JSON is the proposal file's, hashed into the proposal id:
+// field order and tags are the lock. Delta is written in points (weights.Half: 1, -0.5).
 type ProposalStep struct {
-	Kind            weights.ChangeKind
-	Signal          string // reference signal name when Kind is signal
-	Edge            string // "L0".."L3" when Kind is bucket
-	Delta           weights.Half
-	Decision        weights.Decision
-	SuiteLossBefore float64
-	SuiteLossAfter  float64
+	Kind            weights.ChangeKind `json:"kind"`
+	Signal          string             `json:"signal,omitempty"` // reference signal name when Kind is signal
+	Edge            string             `json:"edge,omitempty"`   // "L0".."L3" when Kind is bucket
+	Delta           weights.Half       `json:"delta"`
+	Decision        weights.Decision   `json:"decision"`
+	SuiteLossBefore float64            `json:"suite_loss_before"`
+	SuiteLossAfter  float64            `json:"suite_loss_after"`
 	// Optional screen statistics for the PR table; nil or "" when the evolution step did not report them.
-	Counts     *TwoByTwo // signal present/absent × task flagged/not
-	FisherP    *float64  // one-sided Fisher p, raw
-	HolmP      *float64  // Holm-adjusted across signals
-	Confidence string    // strong | provisional | underpowered
+	Counts     *TwoByTwo `json:"counts,omitempty"`     // signal present/absent × task flagged/not
+	FisherP    *float64  `json:"fisher_p,omitempty"`   // one-sided Fisher p, raw
+	HolmP      *float64  `json:"holm_p,omitempty"`     // Holm-adjusted across signals
+	Confidence string    `json:"confidence,omitempty"` // strong | provisional | underpowered
+}
+
+// Label names the change as evolve.Change.String does (weights.ChangeLabel): "ambiguous +1",
+// "bucket L1 edge -1".
+func (st *ProposalStep) Label() string {
+	knob := st.Signal
+	if st.Kind == weights.ChangeBucket {
+		knob = st.Edge
+	}
+	return weights.ChangeLabel(st.Kind, knob, st.Delta)
 }
 
 // TwoByTwo is the screen table of one signal: A present & flagged, B present & not flagged, C absent &
@@ -98,38 +112,24 @@ type FlaggedTask struct {
 // (2, -5, 2.5) rather than as internal half-points.
 
 type proposalJSON struct {
-	ID              string             `json:"id,omitempty"`
-	Created         *time.Time         `json:"created,omitempty"`
-	Parent          int                `json:"parent"`
-	Decision        weights.Decision   `json:"decision"`
-	Reason          string             `json:"reason"`
-	SuiteLossBefore float64            `json:"suite_loss_before"`
-	SuiteLossAfter  float64            `json:"suite_loss_after"`
-	Confidence      string             `json:"confidence,omitempty"`
-	EvidenceThrough string             `json:"evidence_through,omitempty"`
-	Candidate       candidateJSON      `json:"candidate"`
-	Steps           []proposalStepJSON `json:"steps"`
-	Evidence        []flaggedTaskJSON  `json:"evidence"`
+	ID              string            `json:"id,omitempty"`
+	Created         *time.Time        `json:"created,omitempty"`
+	Parent          int               `json:"parent"`
+	Decision        weights.Decision  `json:"decision"`
+	Reason          string            `json:"reason"`
+	SuiteLossBefore float64           `json:"suite_loss_before"`
+	SuiteLossAfter  float64           `json:"suite_loss_after"`
+	Confidence      string            `json:"confidence,omitempty"`
+	EvidenceThrough string            `json:"evidence_through,omitempty"`
+	Candidate       candidateJSON     `json:"candidate"`
+	Steps           []ProposalStep    `json:"steps"`
+	Evidence        []flaggedTaskJSON `json:"evidence"`
 }
 
 type candidateJSON struct {
 	Signals NumberMap `json:"signals"`
 	Buckets NumberMap `json:"buckets"`
 	Cost    NumberMap `json:"cost"`
-}
-
-type proposalStepJSON struct {
-	Kind            weights.ChangeKind `json:"kind"`
-	Signal          string             `json:"signal,omitempty"`
-	Edge            string             `json:"edge,omitempty"`
-	Delta           float64            `json:"delta"`
-	Decision        weights.Decision   `json:"decision"`
-	SuiteLossBefore float64            `json:"suite_loss_before"`
-	SuiteLossAfter  float64            `json:"suite_loss_after"`
-	Counts          *TwoByTwo          `json:"counts,omitempty"`
-	FisherP         *float64           `json:"fisher_p,omitempty"`
-	HolmP           *float64           `json:"holm_p,omitempty"`
-	Confidence      string             `json:"confidence,omitempty"`
 }
 
 type flaggedTaskJSON struct {
@@ -320,7 +320,7 @@ func (p *Proposal) toJSON(withIdentity bool) proposalJSON {
 		Confidence:      p.Confidence,
 		EvidenceThrough: p.EvidenceThrough,
 		Candidate:       weightsToCandidate(&p.Candidate),
-		Steps:           []proposalStepJSON{},
+		Steps:           append([]ProposalStep{}, p.Steps...),
 		Evidence:        []flaggedTaskJSON{},
 	}
 	if withIdentity {
@@ -329,13 +329,6 @@ func (p *Proposal) toJSON(withIdentity bool) proposalJSON {
 			t := p.Created.UTC()
 			j.Created = &t
 		}
-	}
-	for _, s := range p.Steps {
-		j.Steps = append(j.Steps, proposalStepJSON{
-			Kind: s.Kind, Signal: s.Signal, Edge: s.Edge, Delta: s.Delta.Float(), Decision: s.Decision,
-			SuiteLossBefore: s.SuiteLossBefore, SuiteLossAfter: s.SuiteLossAfter,
-			Counts: s.Counts, FisherP: s.FisherP, HolmP: s.HolmP, Confidence: s.Confidence,
-		})
 	}
 	for _, t := range p.Evidence {
 		ev := t.Evidence
@@ -490,10 +483,6 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 	p.Candidate.Parent = j.Parent
 	p.Candidate.Reason = j.Reason
 	for i, s := range j.Steps {
-		d, err := weights.HalfFromFloat(s.Delta)
-		if err != nil {
-			return nil, fmt.Errorf("%s: steps[%d].delta: %v", name, i, err)
-		}
 		switch s.Kind {
 		case weights.ChangeSignal:
 			if _, ok := weights.SignalByName(s.Signal); !ok {
@@ -506,11 +495,7 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 		default:
 			return nil, fmt.Errorf("%s: steps[%d].kind %q: want signal or bucket", name, i, s.Kind)
 		}
-		p.Steps = append(p.Steps, ProposalStep{
-			Kind: s.Kind, Signal: s.Signal, Edge: s.Edge, Delta: d, Decision: s.Decision,
-			SuiteLossBefore: s.SuiteLossBefore, SuiteLossAfter: s.SuiteLossAfter,
-			Counts: s.Counts, FisherP: s.FisherP, HolmP: s.HolmP, Confidence: s.Confidence,
-		})
+		p.Steps = append(p.Steps, s)
 	}
 	for _, t := range j.Evidence {
 		p.Evidence = append(p.Evidence, FlaggedTask(t))
@@ -615,7 +600,11 @@ func describeJSONError(data []byte, err error) string {
 	case errors.As(err, &syn):
 		return fmt.Sprintf("line %d: %v", lineAt(data, syn.Offset), err)
 	case errors.As(err, &typ):
-		return fmt.Sprintf("line %d: %s: want %s, got %s", lineAt(data, typ.Offset), typ.Field, typ.Type, typ.Value)
+		want := typ.Type.String()
+		if typ.Type == reflect.TypeFor[weights.Half]() {
+			want = "a number of points (a multiple of 0.5)"
+		}
+		return fmt.Sprintf("line %d: %s: want %s, got %s", lineAt(data, typ.Offset), typ.Field, want, typ.Value)
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }

@@ -106,18 +106,20 @@ func TestReadProposalErrors(t *testing.T) {
 	p := sampleProposal(t)
 	good, _ := p.MarshalJSON()
 	cases := map[string]struct{ data, want string }{
-		"syntax":            {"{\n  \"parent\": 1,\n  oops\n}", "x.json: line 3"},
-		"unknown":           {`{"parent":1,"decision":"accept","bogus":1}`, `unknown field "bogus"`},
-		"decision":          {strings.Replace(string(good), `"decision": "accept"`, `"decision": "maybe"`, 1), `decision "maybe"`},
-		"half":              {strings.Replace(string(good), `"ambiguous": 3`, `"ambiguous": 3.25`, 1), "candidate.signals.\"ambiguous\": 3.25 is not a multiple of 0.5"},
-		"missing":           {strings.Replace(string(good), `"greenfield": 3,`, ``, 1), `candidate.signals."greenfield": missing`},
-		"edited":            {strings.Replace(string(good), `"ambiguous": 3`, `"ambiguous": 4`, 1), "does not match the content"},
-		"no parent":         {strings.Replace(string(good), `"parent": 1,`, ``, 1), "parent: missing"},
-		"null loss":         {strings.Replace(string(good), `"suite_loss_after": 0.25,`, `"suite_loss_after": null,`, 1), "suite_loss_after: null"},
-		"null weight":       {strings.Replace(string(good), `"ambiguous": 3`, `"ambiguous": null`, 1), `candidate.signals.ambiguous: null`},
-		"null step delta":   {strings.Replace(string(good), `"delta": 1`, `"delta": null`, 1), `steps[0].delta: null`},
-		"no evidence title": {strings.Replace(string(good), `"title": "tweak thing",`, ``, 1), `evidence[1].title: missing`},
-		"no candidate cost": {strings.Replace(string(good), `"cost":`, `"costs":`, 1), `unknown field "costs"`},
+		"syntax":             {"{\n  \"parent\": 1,\n  oops\n}", "x.json: line 3"},
+		"unknown":            {`{"parent":1,"decision":"accept","bogus":1}`, `unknown field "bogus"`},
+		"decision":           {strings.Replace(string(good), `"decision": "accept"`, `"decision": "maybe"`, 1), `decision "maybe"`},
+		"half":               {strings.Replace(string(good), `"ambiguous": 3`, `"ambiguous": 3.25`, 1), "candidate.signals.\"ambiguous\": 3.25 is not a multiple of 0.5"},
+		"missing":            {strings.Replace(string(good), `"greenfield": 3,`, ``, 1), `candidate.signals."greenfield": missing`},
+		"edited":             {strings.Replace(string(good), `"ambiguous": 3`, `"ambiguous": 4`, 1), "does not match the content"},
+		"no parent":          {strings.Replace(string(good), `"parent": 1,`, ``, 1), "parent: missing"},
+		"null loss":          {strings.Replace(string(good), `"suite_loss_after": 0.25,`, `"suite_loss_after": null,`, 1), "suite_loss_after: null"},
+		"null weight":        {strings.Replace(string(good), `"ambiguous": 3`, `"ambiguous": null`, 1), `candidate.signals.ambiguous: null`},
+		"null step delta":    {strings.Replace(string(good), `"delta": 1`, `"delta": null`, 1), `steps[0].delta: null`},
+		"quarter step delta": {strings.Replace(string(good), `"delta": 1`, `"delta": 0.25`, 1), `steps.delta: want a number of points (a multiple of 0.5), got number 0.25, not a multiple of 0.5`},
+		"string step delta":  {strings.Replace(string(good), `"delta": 1`, `"delta": "1"`, 1), `steps.delta: want a number of points (a multiple of 0.5), got "1"`},
+		"no evidence title":  {strings.Replace(string(good), `"title": "tweak thing",`, ``, 1), `evidence[1].title: missing`},
+		"no candidate cost":  {strings.Replace(string(good), `"cost":`, `"costs":`, 1), `unknown field "costs"`},
 	}
 	for name, c := range cases {
 		_, err := ParseProposal("x.json", []byte(c.data))

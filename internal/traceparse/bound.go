@@ -57,10 +57,6 @@ type taskBound struct {
 	loops                []string
 }
 
-func defaultTaskBound() taskBound {
-	return taskBound{maxEntries: DefaultMaxTaskEntries, maxBytes: DefaultMaxTaskBytes}
-}
-
 // MaxTaskEntries sets how many entries, and how many bytes of their lines, one task keeps before it is
 // summarised (n <= 0: the defaults, DefaultMaxTaskEntries and DefaultMaxTaskBytes).
 func MaxTaskEntries(entries, bytes int) Option {

@@ -119,7 +119,10 @@ type lossGroup struct {
 
 func newParser(source string, offset int64, opts ...Option) *parser {
 	p := &parser{source: source, res: &Result{Tasks: []Task{}, Warnings: []Warning{}}, offset: offset, start: offset,
-		maxLine: DefaultMaxLineBytes, bound: defaultTaskBound()}
+		maxLine: DefaultMaxLineBytes}
+	// The default task bound is MaxTaskEntries(0, 0): one place says what a bound of 0 is, and the
+	// tests that summarise tasks from a few lines set theirs the same way.
+	MaxTaskEntries(0, 0)(p)
 	for _, o := range opts {
 		o(p)
 	}

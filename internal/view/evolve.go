@@ -8,7 +8,6 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/termtable"
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // Propose prints tune propose: the detection, every attempt, the decision and what was written.
@@ -130,12 +129,8 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 			Key("Change", "Decision").Optional("Witness", "Lifted", "Progress", "Unresolved")
 		for _, s := range out.Steps {
 			change := "—"
-			if s.Delta != nil {
-				knob := s.Signal
-				if s.Kind == weights.ChangeBucket {
-					knob = s.Edge
-				}
-				change = weights.ChangeLabel(s.Kind, knob, weights.Half(*s.Delta))
+			if c := s.Named(); c != nil {
+				change = c.String()
 			}
 			if err := t.Append(fmt.Sprint(s.N), change, string(s.Decision),
 				evolve.LossSummary(s.Decision, float64(s.SuiteLossBefore), float64(s.SuiteLossAfter), evolve.TriedLosses(s.Attempts), fmtLoss3),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 )
 
 // Half marshals itself in points, in JSON and as text (2, -5, 2.5), never as the half-points it holds:
@@ -13,13 +14,28 @@ import (
 // MarshalJSON writes h as a number in points.
 func (h Half) MarshalJSON() ([]byte, error) { return []byte(h.Plain()), nil }
 
-// UnmarshalJSON reads a number in points; it must be a multiple of 0.5.
+// UnmarshalJSON reads a number in points; it must be a multiple of 0.5. A null leaves h as it is (the
+// encoding/json convention: a caller that refuses nulls, as the proposal reader does, says so itself).
+// A string, or a number that is not a multiple of 0.5, is a *json.UnmarshalTypeError, which
+// encoding/json completes with the field's path.
 func (h *Half) UnmarshalJSON(data []byte) error {
-	var n json.Number
-	if err := json.Unmarshal(data, &n); err != nil {
-		return fmt.Errorf("weight: want a number of points, got %s", data)
+	data = bytes.TrimSpace(data)
+	if string(data) == "null" {
+		return nil
 	}
-	return h.UnmarshalText([]byte(n))
+	refuse := func(got string) error {
+		return &json.UnmarshalTypeError{Value: got, Type: reflect.TypeFor[Half]()}
+	}
+	var n json.Number
+	if len(data) == 0 || data[0] == '"' || json.Unmarshal(data, &n) != nil {
+		return refuse(fmt.Sprintf("%.40s", data))
+	}
+	v, err := ParseHalf(string(n))
+	if err != nil {
+		return refuse("number " + string(n) + ", not a multiple of 0.5")
+	}
+	*h = v
+	return nil
 }
 
 // MarshalText writes h in points (TOML, map keys, flags).

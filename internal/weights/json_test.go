@@ -2,6 +2,7 @@ package weights
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -30,5 +31,28 @@ func TestHalfAndSignalWeightMarshalInPoints(t *testing.T) {
 	var h Half
 	if string(txt) != "-5" || h.UnmarshalText([]byte("+2.5")) != nil || h != Half(5) {
 		t.Errorf("text %q, parsed %v", txt, h)
+	}
+}
+
+// TestHalfUnmarshalJSON: a weight is a JSON number of points, a multiple of 0.5; a string or a quarter
+// point is a type error (encoding/json names the field); null leaves the value as it is, so the caller's
+// own rule on nulls applies (the proposal reader refuses them by name).
+func TestHalfUnmarshalJSON(t *testing.T) {
+	var s struct {
+		Delta Half `json:"delta"`
+	}
+	if err := json.Unmarshal([]byte(`{"delta":-2.5}`), &s); err != nil || s.Delta != -Half(5) {
+		t.Errorf("-2.5: %v, %v", s.Delta, err)
+	}
+	for _, bad := range []string{`{"delta":"1"}`, `{"delta":0.25}`, `{"delta":true}`, `{"delta":{}}`} {
+		var typ *json.UnmarshalTypeError
+		err := json.Unmarshal([]byte(bad), &s)
+		if !errors.As(err, &typ) || typ.Field != "delta" {
+			t.Errorf("%s: %v, want a type error naming delta", bad, err)
+		}
+	}
+	s.Delta = Whole(3)
+	if err := json.Unmarshal([]byte(`{"delta":null}`), &s); err != nil || s.Delta != Whole(3) {
+		t.Errorf("null: %v, %v", s.Delta, err)
 	}
 }

@@ -39,3 +39,37 @@ func TestChangeLabel(t *testing.T) {
 		t.Errorf("signal: %q", got)
 	}
 }
+
+// TestParseChangeLabel: the store replays logged attempts by reading back what ChangeLabel wrote.
+func TestParseChangeLabel(t *testing.T) {
+	for _, c := range []struct {
+		kind  ChangeKind
+		name  string
+		delta Half
+	}{{ChangeBucket, "L1", -Whole(1)}, {ChangeSignal, "ambiguous", Half(1)}, {ChangeSignal, "greenfield", -Whole(2) - Half(1)}} {
+		label := ChangeLabel(c.kind, c.name, c.delta)
+		kind, name, delta, err := ParseChangeLabel(label)
+		if err != nil || kind != c.kind || name != c.name || delta != c.delta {
+			t.Errorf("%q: got %v %q %v %v", label, kind, name, delta, err)
+		}
+	}
+	for _, bad := range []string{"", "bucket L1 -1", "ambiguous", "ambiguous one", "ambiguous +0.25", "bucket L1 side +1"} {
+		if _, _, _, err := ParseChangeLabel(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// TestDiffLabel: the spelling of a difference between two versions, as the apply and rollback lines of
+// the evolution log record it (bucket edges without "edge"; costs named).
+func TestDiffLabel(t *testing.T) {
+	for _, c := range []struct {
+		kind ChangeKind
+		name string
+		want string
+	}{{ChangeSignal, "ambiguous", "ambiguous +0.5"}, {ChangeBucket, "L1", "bucket L1 +0.5"}, {ChangeCost, "too_low", "cost too_low +0.5"}} {
+		if got := DiffLabel(c.kind, c.name, Half(1)); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.kind, got, c.want)
+		}
+	}
+}
