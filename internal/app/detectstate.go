@@ -237,7 +237,7 @@ func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.Log
 		if r == nil || r.overflow {
 			continue
 		}
-		if c, ok := splitRead(r, st); ok {
+		if c, ok := splitRead(r, st, l.resume[st.Source]); ok {
 			out.Logs = append(out.Logs, c)
 		}
 	}
@@ -248,10 +248,11 @@ func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.Log
 	_ = store.WriteDetectState(weightsDir, data)
 }
 
-// splitRead is r's read split at st's offset: the part before it, as a cachedLog. It reads the log again
+// splitRead is r's read split at st's offset: the part before it, as a cachedLog (prev: the state r
+// was taken up from, nil when none). It reads the log again
 // from the offset up to where r ended, and the split is sound only when that read's warnings are the
 // last of r's and the first task it gives starts at the offset, as in r.
-func splitRead(r *logRead, st *evolve.LogState) (cachedLog, bool) {
+func splitRead(r *logRead, st *evolve.LogState, prev *cachedLog) (cachedLog, bool) {
 	if fi, err := os.Stat(r.path); err != nil || !fi.ModTime().Equal(r.modified) || r.modified.IsZero() {
 		return cachedLog{}, false
 	}
@@ -275,10 +276,17 @@ func splitRead(r *logRead, st *evolve.LogState) (cachedLog, bool) {
 	if err != nil {
 		return cachedLog{}, false
 	}
-	packed, ok := packWarnings(st.Source, st.Warnings)
+	// A log taken up from prev starts its warnings with prev's (restored first): those are packed already.
+	var packed string
+	done := 0
+	if prev != nil && len(prev.State.Warnings) <= len(st.Warnings) {
+		packed, done = prev.Detected, len(prev.State.Warnings)
+	}
+	more, ok := packWarnings(st.Source, st.Warnings[done:])
 	if !ok {
 		return cachedLog{}, false
 	}
+	packed += more
 	kept := *st
 	kept.Warnings = nil
 	c := cachedLog{Path: r.path, State: &kept, Warnings: r.warnings[:len(r.warnings)-len(tail)], Tasks: r.tasks - tasks, Check: check,
