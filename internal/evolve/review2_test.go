@@ -166,7 +166,11 @@ func r2Why(res *LoopResult) string {
 // r2Play plays one sequence of nights through the evolve loop with auto-apply, as a live project runs
 // it: the log grows, the loop reads the whole log with the clock an hour after the night, and an
 // applicable run becomes the active weights (its supporting tasks ledgered, the watermark moved).
-func (h *harness) r2Play(p *r2Pop, seed uint64, nights int) (out []r2Apply, last *LoopResult) {
+// r2Look is one night's estimate of +2 on the planted signal, before any apply, on a night its test
+// passes: the rule's history gain (liftedExcess on the tasks it weighs) and the true one on the same tasks.
+type r2Look struct{ rule, truth float64 }
+
+func (h *harness) r2Play(p *r2Pop, seed uint64, nights int, looks *[]r2Look) (out []r2Apply, last *LoopResult) {
 	r := rand.New(rand.NewPCG(seed, 0x2828))
 	active := h.origin
 	used := map[string]string{}
@@ -179,6 +183,19 @@ func (h *harness) r2Play(p *r2Pop, seed uint64, nights int) (out []r2Apply, last
 			Suite: h.suite, Holdout: h.holdout, Parity: h.parity, Origin: &h.origin, Used: used, Now: now, EvidenceAfter: after})
 		if err != nil {
 			h.t.Fatal(err)
+		}
+		if s := p.kinds[0].sigs[1]; looks != nil && len(out) == 0 && res.Detection.Screen[s].Verdict == VerdictCandidate {
+			c := Change{Kind: weights.ChangeSignal, Signal: s, Delta: weights.Whole(2)}
+			tasks := res.Detection.screenTasks
+			g := lossGain(c, liftedExcess(c, &active, tasks), &active, tasks, nil)
+			cand := c.Apply(active)
+			lk := r2Look{rule: g.total(&active)}
+			for _, st := range tasks {
+				if k := p.kindOf(st.sigs); k >= 0 {
+					lk.truth += p.truthOne(k, &active, &cand)
+				}
+			}
+			*looks = append(*looks, lk)
 		}
 		if !changed(res) {
 			last = res
@@ -334,8 +351,9 @@ func TestReview2LivePipeline(t *testing.T) {
 		applied, bad, good, paidFixture := 0, 0, 0, 0
 		var ratio []float64
 		var firsts []int
+		var looks []r2Look
 		for sq := 0; sq < seqs; sq++ {
-			aps, last := h.r2Play(&c.pop, uint64(1000*ci+sq), nights)
+			aps, last := h.r2Play(&c.pop, uint64(1000*ci+sq), nights, &looks)
 			if len(aps) == 0 && sq == 0 {
 				t.Logf("  %s seq 0, last night: %s", c.pop.name, r2Why(last))
 			}
@@ -361,6 +379,21 @@ func TestReview2LivePipeline(t *testing.T) {
 		}
 		t.Logf("%s (pays: %v): sequences with an apply %s; with an apply that does not pay %s; with one that pays %s; median first night %d; applies paying fixture loss %d; rule/true history gain median %.2f %v",
 			c.pop.name, c.pays, r2Wilson(applied, seqs), r2Wilson(bad, seqs), r2Wilson(good, seqs), median(firsts), paidFixture, medianF(ratio), fmtRatios(ratio))
+		// Every night the planted signal passed before an apply: the rule's history gain for +2 against
+		// the true one on the same tasks, over all such nights and over those where the rule says it pays.
+		var all, pays [2]float64
+		npays := 0
+		for _, lk := range looks {
+			all[0], all[1] = all[0]+lk.rule, all[1]+lk.truth
+			if lk.rule > 0 {
+				npays++
+				pays[0], pays[1] = pays[0]+lk.rule, pays[1]+lk.truth
+			}
+		}
+		if n := len(looks); n > 0 {
+			t.Logf("%s: %d passing nights before an apply: mean history gain of +2, rule %.2f vs true %.2f; on the %d where the rule says it pays, rule %.2f vs true %.2f",
+				c.pop.name, n, all[0]/float64(n), all[1]/float64(n), npays, pays[0]/float64(max(npays, 1)), pays[1]/float64(max(npays, 1)))
+		}
 		if lo, _ := stats.Wilson(bad, seqs, 0.95); c.unliftable && lo > 0.05 {
 			t.Errorf("%s: a change that avoids nothing applied in %s of sequences", c.pop.name, r2Wilson(bad, seqs))
 		}
