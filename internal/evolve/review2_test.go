@@ -142,10 +142,10 @@ type r2Apply struct {
 	truth float64
 	// ruleTotal is the history gain the suite rule weighed (Attempt.HistoryGain of the first kept
 	// attempt), trueTotal the same sum over the same history's tasks under the true rates; addedLoss the
-	// fixture loss it paid for.
+	// fixture loss it paid for; excess the signal row's (pooled) excess; tasks the history's size.
 	ruleTotal, trueTotal float64
 	addedLoss            int
-	excess, trueExcess   float64
+	excess               float64
 	tasks                int
 }
 
