@@ -147,6 +147,10 @@ type r2Apply struct {
 	addedLoss            int
 	excess               float64
 	tasks                int
+	// lbGain is the what-if of the review note's proposals: the same history gain with the lifted
+	// excess at its Wilson bounds (carriers' lower minus the others' upper), on the apply's night, at
+	// 95 % and 80 % two-sided confidence.
+	lbGain [2]float64
 }
 
 // r2Why is why a loop result kept nothing (its reason, or its first step's refusal).
@@ -221,6 +225,10 @@ func (h *harness) r2Play(p *r2Pop, seed uint64, nights int, looks *[]r2Look) (ou
 			sigs, _ := changedKnobs(&active, &next)
 			if len(sigs) == 1 {
 				ap.excess = float64(d.Screen[sigs[0]].Excess)
+				c := Change{Kind: weights.ChangeSignal, Signal: sigs[0], Delta: next.Signals[sigs[0]] - active.Signals[sigs[0]]}
+				for i, conf := range r2Bounds {
+					ap.lbGain[i] = lossGain(c, liftedExcessBound(c, &active, d.screenTasks, conf), &active, d.screenTasks, nil).total(&active)
+				}
 			}
 		}
 		out = append(out, ap)
@@ -349,6 +357,10 @@ func TestReview2LivePipeline(t *testing.T) {
 	seqs, nights := r2Size()
 	for ci, c := range r2Cases() {
 		applied, bad, good, paidFixture := 0, 0, 0, 0
+		// What-ifs on the applies' nights (review note): the gain at the excess's bounds pays (> 0), and it
+		// pays the fixture loss the apply added.
+		var lbPays, lbPaysFixture [2]int
+		napplies := 0
 		var ratio []float64
 		var firsts []int
 		var looks []r2Look
@@ -362,11 +374,18 @@ func TestReview2LivePipeline(t *testing.T) {
 				firsts = append(firsts, aps[0].night)
 			}
 			anyBad, anyGood := false, false
+			napplies += len(aps)
 			for _, ap := range aps {
 				anyBad = anyBad || !(ap.truth > 0)
 				anyGood = anyGood || ap.truth > 0
 				if ap.addedLoss > 0 {
 					paidFixture++
+				}
+				for i, g := range ap.lbGain {
+					lbPays[i] += b2i(g > 0)
+					if ap.addedLoss > 0 {
+						lbPaysFixture[i] += b2i(g > float64(ap.addedLoss))
+					}
 				}
 				if ap.trueTotal != 0 {
 					ratio = append(ratio, ap.ruleTotal/ap.trueTotal)
@@ -379,6 +398,8 @@ func TestReview2LivePipeline(t *testing.T) {
 		}
 		t.Logf("%s (pays: %v): sequences with an apply %s; with an apply that does not pay %s; with one that pays %s; median first night %d; applies paying fixture loss %d; rule/true history gain median %.2f %v",
 			c.pop.name, c.pays, r2Wilson(applied, seqs), r2Wilson(bad, seqs), r2Wilson(good, seqs), median(firsts), paidFixture, medianF(ratio), fmtRatios(ratio))
+		t.Logf("%s: what-if at the excess's Wilson 95 %% / 80 %% bounds, on the %d applies' nights: gain > 0 in %v; of the %d that paid fixture loss, paid at the bounds %v",
+			c.pop.name, napplies, lbPays, paidFixture, lbPaysFixture)
 		// Every night the planted signal passed before an apply: the rule's history gain for +2 against
 		// the true one on the same tasks, over all such nights and over those where the rule says it pays.
 		var all, pays [2]float64
@@ -526,3 +547,29 @@ func medianF(xs []float64) float64 {
 	sort.Float64s(s)
 	return s[len(s)/2]
 }
+
+// liftedExcessBound is liftedExcess's table at its Wilson 95 % bounds: the lifted carriers' lower bound
+// minus the others' upper bound, floored at 0 (the review note's what-if, not a rule).
+func liftedExcessBound(c Change, parent *weights.Weights, tasks []screenTask, conf float64) float64 {
+	cand := c.Apply(*parent)
+	var a, n, o, m int
+	for _, t := range tasks {
+		switch {
+		case !t.eligible:
+		case t.fired[c.Signal]:
+			if _, _, lifted := raised(parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs)), true, 0); lifted {
+				n++
+				a += b2i(t.flagged)
+			}
+		default:
+			m++
+			o += b2i(t.flagged)
+		}
+	}
+	lo, _ := stats.Wilson(a, n, conf)
+	_, hi := stats.Wilson(o, m, conf)
+	return math.Max(0, lo-hi)
+}
+
+// r2Bounds are the what-if's confidence levels.
+var r2Bounds = [2]float64{0.95, 0.8}
