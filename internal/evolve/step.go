@@ -455,21 +455,17 @@ func Step(in StepInput) (*StepResult, error) {
 	first := *det.Proposal
 	res.Tried = &first
 	// A change beyond the drift bound is not measured: the step stops and the caller escalates.
-	excessOf := func(c Change) float64 {
-		if c.Kind == weights.ChangeBucket {
-			return edgeExcess(det.screenTasks, &parent, c.Edge)
-		}
-		return float64(det.Screen[c.Signal].Excess)
-	}
-	j.excess = excessOf(first)
 	// tryChange measures the change and, when it is rejected, its half — only when the loss rule
 	// expects the half to gain too (a half step that lifts nothing is not worth a try).
 	tryChange := func(c Change) bool {
-		j.excess = excessOf(c)
 		for _, half := range []bool{false, true} {
 			cc := c
 			if half {
 				cc = c.Halved()
+			}
+			// The excess is the tasks this change (the half included) lifts.
+			j.excess = changeExcess(cc, &parent, det.screenTasks)
+			if half {
 				if g := lossGain(cc, j.excess, &parent, det.screenTasks, in.Parity); !(float64(g.Net) > 0) {
 					return false
 				}
