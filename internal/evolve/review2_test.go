@@ -140,9 +140,9 @@ type r2Apply struct {
 	night int
 	label string
 	truth float64
-	// ruleTotal is the history gain the suite rule weighed (Attempt.HistoryGain of the first kept
-	// attempt), trueTotal the same sum over the same history's tasks under the true rates; addedLoss the
-	// fixture loss it paid for; excess the signal row's (pooled) excess; tasks the history's size.
+	// ruleTotal is the loss rule's history gain of the applied change (its point estimate summed over
+	// the history's tasks), trueTotal the same sum under the true rates; addedLoss the fixture loss its
+	// kept attempts paid for; excess the signal row's (pooled) excess; tasks the history's size.
 	ruleTotal, trueTotal float64
 	addedLoss            int
 	excess               float64
@@ -210,8 +210,8 @@ func (h *harness) r2Play(p *r2Pop, seed uint64, nights int, looks *[]r2Look) (ou
 		ap := r2Apply{night: n + 1, truth: p.truth(&active, &next), label: r2Label(&active, &next)}
 		for _, st := range res.Steps {
 			for _, a := range st.Attempts {
-				if a.Accepted && ap.ruleTotal == 0 {
-					ap.ruleTotal, ap.addedLoss = float64(a.HistoryGain), a.AddedLoss
+				if a.Accepted {
+					ap.addedLoss += a.AddedLoss
 				}
 			}
 		}
@@ -226,6 +226,7 @@ func (h *harness) r2Play(p *r2Pop, seed uint64, nights int, looks *[]r2Look) (ou
 			if len(sigs) == 1 {
 				ap.excess = float64(d.Screen[sigs[0]].Excess)
 				c := Change{Kind: weights.ChangeSignal, Signal: sigs[0], Delta: next.Signals[sigs[0]] - active.Signals[sigs[0]]}
+				ap.ruleTotal = lossGain(c, liftedExcess(c, &active, d.screenTasks), &active, d.screenTasks, nil).total(&active)
 				for i, conf := range r2Bounds {
 					ap.lbGain[i] = lossGain(c, liftedExcessBound(c, &active, d.screenTasks, conf), &active, d.screenTasks, nil).total(&active)
 				}
@@ -549,26 +550,12 @@ func medianF(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// liftedExcessBound is liftedExcess's table at its Wilson 95 % bounds: the lifted carriers' lower bound
-// minus the others' upper bound, floored at 0 (the review note's what-if, not a rule).
+// liftedExcessBound is payingExcess at another confidence (the what-if of the review note: two-sided
+// 95 % and 80 %, i.e. one-sided 97.5 % and 90 %; the rule pays a fixture at 80 %).
 func liftedExcessBound(c Change, parent *weights.Weights, tasks []screenTask, conf float64) float64 {
-	cand := c.Apply(*parent)
-	var a, n, o, m int
-	for _, t := range tasks {
-		switch {
-		case !t.eligible:
-		case t.fired[c.Signal]:
-			if _, _, lifted := raised(parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs)), true, 0); lifted {
-				n++
-				a += b2i(t.flagged)
-			}
-		default:
-			m++
-			o += b2i(t.flagged)
-		}
-	}
-	lo, _ := stats.Wilson(a, n, conf)
-	_, hi := stats.Wilson(o, m, conf)
+	n := liftedTable(c, parent, tasks)
+	lo, _ := stats.Wilson(n[0], n[0]+n[1], conf)
+	_, hi := stats.Wilson(n[2], n[2]+n[3], conf)
 	return math.Max(0, lo-hi)
 }
 
