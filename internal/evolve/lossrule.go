@@ -99,9 +99,8 @@ func raised(pl, cl weights.Level, eligible bool, excess float64) (avoided, extra
 	return need, float64(cl-pl) * (1 - need), lifted
 }
 
-// breakEven is the excess at which change c starts to pay on tasks: the gain is linear in the excess e,
-// e·(too_low·L + too_high·Σ lifted levels) − too_high·Σ raised levels, L the eligible tasks c lifts out of
-// L0/L1 (raised's account). It is 1 when no excess up to 1 makes the gain positive.
+// breakEven is the excess at which change c starts to pay on tasks (weights.Cost.BreakEven), the lifted
+// tasks being the eligible ones c lifts out of L0/L1 (raised's account).
 func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
 	cand := c.Apply(*parent)
 	var lifted, liftedLevels, allLevels float64
@@ -116,12 +115,7 @@ func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
 			liftedLevels += float64(cl - pl)
 		}
 	}
-	slope := float64(parent.Cost.TooLow)*lifted + float64(parent.Cost.TooHigh)*liftedLevels
-	cost := float64(parent.Cost.TooHigh) * allLevels
-	if slope <= 0 || cost >= slope {
-		return 1
-	}
-	return cost / slope
+	return parent.Cost.BreakEven(lifted, liftedLevels, allLevels)
 }
 
 // paysFrom sets each signal row's PaysFrom: the smallest excess at which +1 or +2 on it (within the
