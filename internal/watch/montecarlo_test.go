@@ -117,7 +117,9 @@ func weightsV1() weights.Weights {
 //     other low-side tasks drifting up to 30% after the apply and a user forcing some carriers back
 //     down where they regress: the watch proposes the rollback in ≤ 2% of sequences;
 //   - level-insensitive carriers (75% whatever their level): the watch proposes it within 10 nights
-//     of the apply in ≥ 70%.
+//     of the apply in ≥ 70%, also on the live-like population (about one lifted task a night, a
+//     change that raises other tasks too, so that it pays only from an excess of ~0.5: the midpoint
+//     null reached 32% there, the break-even null 76%; docs/decisions.md#not-helping-break-even).
 //
 // The in-suite run plays 200 sequences of each; TUNE_HARNESS=full plays 2000 and prints the rates
 // with their 95% Wilson intervals.
@@ -150,7 +152,7 @@ func TestMonteCarloWatch(t *testing.T) {
 		atLeast float64 // … and ≥ atLeast
 	}{
 		{correct, 0, 0.02, 0}, {drift, 0, 0.02, 0}, {midway, 0, 0.02, 0},
-		{insensitive, 10, 1, 0.70}, {sparse, 10, 1, 0}, {liveCorrect, 0, 0.02, 0}, {liveInsensitive, 10, 1, 0},
+		{insensitive, 10, 1, 0.70}, {sparse, 10, 1, 0}, {liveCorrect, 0, 0.02, 0}, {liveInsensitive, 10, 1, 0.70},
 	} {
 		k := 0
 		var nights []float64
