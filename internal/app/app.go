@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/fixtures"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -63,31 +65,6 @@ func (e Env) LogName(path string) string {
 		return path
 	}
 	return filepath.ToSlash(rel)
-}
-
-// relabel renames the logs of a read result by LogName: tasks, warnings and tails.
-func (e Env) relabel(res *traceparse.Result) {
-	if e.Root == "" {
-		return
-	}
-	names := map[string]string{}
-	name := func(p string) string {
-		n, ok := names[p]
-		if !ok {
-			n = e.LogName(p)
-			names[p] = n
-		}
-		return n
-	}
-	for i := range res.Tasks {
-		res.Tasks[i].Source = name(res.Tasks[i].Source)
-	}
-	for i := range res.Warnings {
-		res.Warnings[i].File = name(res.Warnings[i].File)
-	}
-	for i := range res.Tails {
-		res.Tails[i].File = name(res.Tails[i].File)
-	}
 }
 
 // BuiltinLabel names the weights and fixtures the binary carries in outputs and errors.
@@ -221,18 +198,48 @@ var (
 	parityErr  error
 )
 
-// ReadTraceLogs reads every log (traceparse.DefaultLog when none is given) and returns
-// the logs read, in order and without repeats, with their pooled result.
-func ReadTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
+// traceLogs are the trace logs a detection reads (traceparse.DefaultLog when none is given), streamed:
+// every task of every log, in file order, one log after the other, none held once the detection is
+// done with it (docs/decisions.md#flat-memory-issue-28). Reading them fills the line counts, the
+// reader's warnings (logs named by LogName), the count of tasks and the first read error.
+type traceLogs struct {
+	// paths are the logs to read, in order, without repeats; names how each is named (Env.LogName).
+	paths, names []string
+	lines        traceparse.LineCounts
+	warnings     []traceparse.Warning
+	tasks        int
+	err          error
+	// resume, by name, is the cached state a log is taken up from (docs/decisions.md#nightly-state);
+	// read is what each path's read gave, for the next state.
+	resume map[string]*cachedLog
+	read   []logRead
+}
+
+// logRead is what one log's read gave: its size when read, every line count, warning (all of them,
+// unless more than a read keeps) and task, counted from the start of the log even when the read
+// resumed from a cached state.
+type logRead struct {
+	path, name string
+	size       int64
+	lines      traceparse.LineCounts
+	warnings   []traceparse.Warning
+	overflow   bool
+	tasks      int
+	// modified is the log's modification time before the read: a log changed since is not cached.
+	modified time.Time
+}
+
+// openTraceLogs checks that every log can be read (a missing log, a FIFO or a device fails here, before
+// anything is decided) and names them; the logs are read when the detection streams them.
+func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 	if len(paths) == 0 {
 		if _, err := os.Stat(traceparse.DefaultLog); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, fmt.Errorf("no trace log: %s does not exist here (pass the LOG paths to read)", traceparse.DefaultLog)
+			return nil, fmt.Errorf("no trace log: %s does not exist here (pass the LOG paths to read)", traceparse.DefaultLog)
 		}
 		paths = []string{traceparse.DefaultLog}
 	}
-	all := &traceparse.Result{}
+	l := &traceLogs{}
 	seen := map[string]bool{}
-	var read []string
 	for _, p := range paths {
 		// A log named twice (a shell glob and an explicit path) would double its window.
 		key := filepath.Clean(p)
@@ -240,25 +247,91 @@ func ReadTraceLogs(paths []string) ([]string, *traceparse.Result, error) {
 			continue
 		}
 		seen[key] = true
-		read = append(read, p)
-		// a FIFO or a device is refused by the reader itself (regular.Open inside traceparse). The whole
-		// log: the decision accumulates evidence over every settled task (docs/decisions.md#accumulated-evidence).
-		res, err := traceparse.ReadLast(p, 0)
+		f, err := regular.Open(p)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		all.Tasks = append(all.Tasks, res.Tasks...)
-		all.Lines.Add(res.Lines)
-		all.Warnings = append(all.Warnings, res.Warnings...)
-		all.Tails = append(all.Tails, res.Tails...)
+		f.Close()
+		l.paths, l.names = append(l.paths, p), append(l.names, env.LogName(p))
 	}
-	return read, all, nil
+	return l, nil
+}
+
+// stream yields the tasks of every log, relabelled by name. Logs named alike (a relative and an absolute
+// path of one log) are read one after the other, and a task whose line the name's earlier read already
+// passed is that read's task again: it is counted as read but not yielded (the detection would count it
+// twice, docs/decisions.md#evidence-per-log). A log with a cached state is read from the state's offset,
+// what the read before it gave taken from the state.
+func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
+	var order []string
+	byName := map[string][]int{}
+	for i, n := range l.names {
+		if _, ok := byName[n]; !ok {
+			order = append(order, n)
+		}
+		byName[n] = append(byName[n], i)
+	}
+	stop := errors.New("stopped")
+	for _, name := range order {
+		passed := 0
+		for _, i := range byName[name] {
+			r := logRead{path: l.paths[i], name: name}
+			if fi, err := os.Stat(r.path); err == nil {
+				r.modified = fi.ModTime()
+			}
+			offset, line := int64(0), 1
+			if c := l.resume[name]; c != nil {
+				offset, line = c.State.Offset, c.State.Line
+				r.lines, r.warnings, r.tasks = c.Lines, slices.Clone(c.Warnings), c.Tasks
+			}
+			// Kept as a whole-log read keeps them: at most traceparse.MaxWarnings per log, the cached
+			// ones first; r.warnings keeps them all for the next state, unless there are more.
+			var warns traceparse.WarningList
+			for _, w := range r.warnings {
+				warns.Add(w)
+			}
+			read := 0
+			var err error
+			var lines traceparse.LineCounts
+			lines, r.size, err = traceparse.StreamLogFrom(r.path, offset, 0, line, func(t *traceparse.Task) error {
+				r.tasks++
+				read = max(read, t.Line)
+				if t.Line <= passed {
+					return nil
+				}
+				t.Source = name
+				if !yield(t) {
+					return stop
+				}
+				return nil
+			}, func(w traceparse.Warning) {
+				w.File = name
+				warns.Add(w)
+				if r.overflow = r.overflow || len(r.warnings) >= traceparse.MaxWarnings; !r.overflow {
+					r.warnings = append(r.warnings, w)
+				}
+			})
+			r.lines.Add(lines)
+			l.lines.Add(r.lines)
+			l.tasks += r.tasks
+			l.read = append(l.read, r)
+			if errors.Is(err, stop) {
+				return
+			}
+			if err != nil {
+				l.err = err
+				return
+			}
+			l.warnings = append(l.warnings, warns.List()...)
+			passed = max(passed, read)
+		}
+	}
 }
 
 // parseWarnings turns the trace reader's warnings into the evolution's.
-func parseWarnings(res *traceparse.Result) []evolve.Warning {
-	out := make([]evolve.Warning, 0, len(res.Warnings))
-	for _, w := range res.Warnings {
+func parseWarnings(l *traceLogs) []evolve.Warning {
+	out := make([]evolve.Warning, 0, len(l.warnings))
+	for _, w := range l.warnings {
 		out = append(out, evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
 	}
 	return out
@@ -281,9 +354,12 @@ func Detect(env Env, logs []string) (*DetectResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	det := evolve.Detect(evolve.DetectInput{Tasks: inputs.read.Tasks, Now: env.Now(), EvidenceAfter: inputs.dec.EvidenceAfter,
+	det := evolve.Detect(evolve.DetectInput{Stream: inputs.read.stream, Now: env.Now(), EvidenceAfter: inputs.dec.EvidenceAfter,
 		Origin: inputs.dec.Origin, Parity: inputs.dec.Parity,
 		Resolver: evolve.Resolver{Active: &inputs.active, WeightsFor: inputs.resolver, Used: inputs.dec.Used}})
+	if inputs.read.err != nil {
+		return nil, inputs.read.err
+	}
 	det.Warnings = evolve.UniqueWarnings(append(parseWarnings(inputs.read), det.Warnings...))
-	return &DetectResult{Detection: det, Logs: inputs.logs, Lines: inputs.read.Lines, Tails: inputs.read.Tails}, nil
+	return &DetectResult{Detection: det, Logs: inputs.read.names, Lines: inputs.read.lines}, nil
 }

@@ -34,6 +34,9 @@ type EvolveOptions struct {
 	StallBound int
 	// ConfigPath is the config file ("" = TUNE_CONFIG, else tune.toml when it exists).
 	ConfigPath string
+	// nightState: the run starts from the nightly state the last night left and leaves its own
+	// (docs/decisions.md#nightly-state); only Nightly sets it.
+	nightState bool
 }
 
 // EvolveStep is one loop step as tune evolve and nightly report it: the loop's step, and the change
@@ -266,14 +269,25 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		return nil, err
 	}
 	parent, resolver, fx, read, dec := inputs.active, inputs.resolver, inputs.suite, inputs.read, inputs.dec
-	res, err := evolve.Loop(evolve.LoopInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
+	var stateKey string
+	if opts.nightState {
+		stateKey = inputs.stateKey(env)
+		read.loadDetectState(env.WeightsDir, stateKey)
+	}
+	res, err := evolve.Loop(evolve.LoopInput{Stream: read.stream, Resume: read.resumeStates(), Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg,
 		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, Now: env.Now(), EvidenceAfter: dec.EvidenceAfter})
+	if err == nil {
+		err = read.err
+	}
 	if err != nil {
 		return nil, err
 	}
+	if opts.nightState {
+		read.saveDetectState(env.WeightsDir, stateKey, res.Detection.States())
+	}
 	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
-		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tails: read.Tails, Tasks: len(read.Tasks),
+		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tasks: read.tasks,
 		Warnings: evolve.UniqueWarnings(append(parseWarnings(read), res.Detection.Warnings...)),
 		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
 		Partial: res.Partial}

@@ -2,19 +2,17 @@ package app
 
 import (
 	"github.com/ldd-tools/tune/internal/fixtures"
-	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // stepInputs are what a detection and an evolution step (propose, evolve, nightly) read before they
 // decide anything: the active weights with the resolver of the versions meta lines name, the fixture
-// suite (a step only), the windows of the trace logs and the decisions of the evolution log.
+// suite (a step only), the trace logs (opened; a detection streams them) and the decisions of the evolution log.
 type stepInputs struct {
 	active   weights.Weights
 	resolver func(string) (*weights.Weights, bool)
 	suite    fixtures.Suite
-	logs     []string // the logs read, in order, without repeats
-	read     *traceparse.Result
+	read     *traceLogs
 	dec      Decisions
 }
 
@@ -38,12 +36,8 @@ func readStepInputs(env Env, logs []string, step bool) (*stepInputs, error) {
 			return nil, err
 		}
 	}
-	if in.logs, in.read, err = ReadTraceLogs(logs); err != nil {
+	if in.read, err = openTraceLogs(env, logs); err != nil {
 		return nil, err
-	}
-	env.relabel(in.read)
-	for i, l := range in.logs {
-		in.logs[i] = env.LogName(l)
 	}
 	if in.dec, err = LoadDecisions(env.WeightsDir, in.resolver); err != nil {
 		return nil, err

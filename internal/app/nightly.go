@@ -98,6 +98,7 @@ func nightlyLock(env Env) (unlock func(), err error) {
 // night is one nightly run without the lock: the watch, then the evolve loop, then the review.
 func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 	opts.Apply = false
+	opts.nightState = true
 	// The watch runs first: a harmful verdict on the applied version stops the night's evolve, whose
 	// evidence the rollback proposal already answers (docs/decisions.md#watch).
 	wr, err := Watch(env, WatchOptions{Logs: opts.Logs, ConfigPath: opts.ConfigPath})

@@ -14,6 +14,7 @@ import (
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
+	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -151,7 +152,9 @@ func playNights(t *testing.T, s *genhistory.Stream, nights int) nightsTally {
 			tally.escalations++
 		}
 
-		_, read, err := ReadTraceLogs([]string{logPath})
+		// The twin reads the whole log into memory and hands the detection its task list: the store run
+		// streams it (docs/decisions.md#flat-memory-issue-28), and both must decide alike.
+		read, err := traceparse.ReadLast(logPath, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

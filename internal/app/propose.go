@@ -63,10 +63,13 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := evolve.Step(evolve.StepInput{Tasks: read.Tasks, Parent: parent, WeightsFor: resolver,
+	res, err := evolve.Step(evolve.StepInput{Stream: read.stream, Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout),
 		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, ParityBudget: cfg.ParityBudget,
 		Now: env.Now(), EvidenceAfter: dec.EvidenceAfter})
+	if err == nil {
+		err = read.err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +78,7 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	out := &ProposeResult{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
 		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
 		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
-		Detection: res.Detection, Logs: inputs.logs, Tails: read.Tails, Drift: res.Drift, Explain: explain(res.Detection)}
+		Detection: res.Detection, Logs: read.names, Drift: res.Drift, Explain: explain(res.Detection)}
 	switch {
 	case res.Change != nil:
 		out.Proposal = res.Change

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -233,9 +232,10 @@ func TestReDetectedSignalsUseDispatchingWeights(t *testing.T) {
 	det := Detect(DetectInput{Tasks: parseLog(t, "r.log", []byte(log)).Tasks, Resolver: Resolver{Active: &active,
 		WeightsFor: func(v string) (*weights.Weights, bool) { return &v2, v == "v0002" }}})
 	_ = det
-	logs, warns := buildLogs(parseLog(t, "r.log", []byte(log)).Tasks, &Resolver{Active: &active,
-		WeightsFor: func(v string) (*weights.Weights, bool) { return &v2, v == "v0002" }}, time.Time{})
-	first, second := logs[0].all[0], logs[0].all[1]
+	tasks, r := parseLog(t, "r.log", []byte(log)).Tasks, &Resolver{Active: &active,
+		WeightsFor: func(v string) (*weights.Weights, bool) { return &v2, v == "v0002" }}
+	first, _ := resolveTask(&tasks[0], r)
+	second, warns := resolveTask(&tasks[1], r)
 	if first.source != SignalsReDetected || !reflect.DeepEqual(first.fired, []weights.Signal{weights.Ambiguous, weights.ExplicitBugfix}) {
 		t.Fatalf("re-detected %v from %q", first.fired, first.t.Title)
 	}

@@ -134,6 +134,9 @@ func MoreNeeded(a, b, c, d int) int { return MoreNeededStrata([]Table{{a, b, c, 
 // so each stratum's count is found by bisection: a table of a year's tasks costs milliseconds per
 // evaluation (probGreater sums over the carriers).
 func MoreNeededStrata(tables []Table) int {
+	if PassesStrata(tables) {
+		return 0 // one evaluation, not a bisection per stratum (a year of a passing signal: 3 s, i28-cost)
+	}
 	with := append([]Table(nil), tables...)
 	passesWith := func(i, k int) bool {
 		with[i][0] = tables[i][0] + k

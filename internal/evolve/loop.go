@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"time"
@@ -54,6 +55,8 @@ func (c LoopConfig) withDefaults() LoopConfig {
 // LoopInput is what the loop needs; the fields mean what they mean in StepInput.
 type LoopInput struct {
 	Tasks      []traceparse.Task
+	Stream     iter.Seq[*traceparse.Task]
+	Resume     map[string]*LogState
 	Parent     weights.Weights
 	WeightsFor func(version string) (*weights.Weights, bool)
 	Detect     func(title string) []weights.Signal
@@ -163,7 +166,7 @@ func loop(in LoopInput) (*LoopResult, error) {
 		return nil, fmt.Errorf("evolve: the fixture suite is empty; a step needs scenarios to measure on")
 	}
 	parent := in.Parent
-	first := Detect(DetectInput{Tasks: in.Tasks, Now: in.Now, EvidenceAfter: in.EvidenceAfter, Origin: in.Origin, Parity: in.Parity,
+	first := Detect(DetectInput{Tasks: in.Tasks, Stream: in.Stream, Resume: in.Resume, Now: in.Now, EvidenceAfter: in.EvidenceAfter, Origin: in.Origin, Parity: in.Parity,
 		Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	res := &LoopResult{Config: cfg, Detection: first, Steps: []LoopStep{}, Accepted: []int{}, Resolved: []string{},
 		Parent: parent, Final: parent}

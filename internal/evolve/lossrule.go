@@ -14,8 +14,8 @@ import (
 // levels it raises on tasks that did not need it, weighted by cost.too_high, per task.
 type Gain struct {
 	Change Change `json:"change"`
-	// Excess is the estimated excess regression rate of the tasks the change lifts (Excess of the
-	// signal's table, or of the tasks on the moved edge).
+	// Excess is the estimated excess regression rate of the tasks the change lifts (liftedExcess: the
+	// eligible carriers it lifts over the eligible non-carriers; or of the tasks on the moved edge).
 	Excess Num `json:"excess"`
 	// Tasks counts the history's tasks weighed (auto, closed, settled, not ledgered, after the watermark,
 	// at any level); Lifted the eligible ones the change lifts out of L0/L1; Avoided the regressions that
@@ -141,6 +141,49 @@ func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weig
 	}
 }
 
+// liftedExcess is the estimated excess regression rate of the eligible tasks signal change c lifts out
+// of L0/L1 under parent, over the eligible tasks that do not carry the signal: what lifting them is
+// expected to avoid (docs/decisions.md#loss-rule). Not the signal's whole table: carriers that sit too
+// low for c to lift may carry the whole excess, and crediting it to the ones c lifts made a change that
+// avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c lifts none.
+func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
+	cand := c.Apply(*parent)
+	var n [4]int
+	for _, t := range tasks {
+		if !t.eligible {
+			continue
+		}
+		i := 3
+		switch {
+		case t.fired[c.Signal]:
+			pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
+			if _, _, lifted := raised(pl, cl, true, 0); !lifted {
+				continue
+			}
+			i = 1
+		case t.flagged:
+			i = 2
+		}
+		if i == 1 && t.flagged {
+			i = 0
+		}
+		n[i]++
+	}
+	if n[0]+n[1] == 0 {
+		return 0
+	}
+	return Excess(n[0], n[1], n[2], n[3])
+}
+
+// changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge
+// tasks' for a bucket edge.
+func changeExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
+	if c.Kind == weights.ChangeBucket {
+		return edgeExcess(tasks, parent, c.Edge)
+	}
+	return liftedExcess(c, parent, tasks)
+}
+
 // edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the
 // upper edge of lv under parent (the ones moving the edge down lifts), over the other eligible tasks.
 func edgeExcess(tasks []screenTask, parent *weights.Weights, lv weights.Level) float64 {
@@ -179,7 +222,7 @@ func rankChanges(rows []ScreenRow, tasks []screenTask, parent, origin *weights.W
 		}
 		for _, d := range stepSizes {
 			c := Change{Kind: weights.ChangeSignal, Signal: sig, Delta: d}
-			g := lossGain(c, float64(r.Excess), parent, tasks, parity)
+			g := lossGain(c, liftedExcess(c, parent, tasks), parent, tasks, parity)
 			if !(float64(g.Net) > 0) {
 				continue
 			}

@@ -59,18 +59,19 @@ const ScreenPopulation = "accumulated evidence: flagged vs the other settled eli
 // ScreenCorrection names the family-wise control, for the explanations.
 const ScreenCorrection = "anytime-valid e-values, Bonferroni over the 9 signals: a candidate needs e ≥ 9/0.02 = 450; every night's look, every log and every signal together keep the chance that noise ever passes at most 2 %"
 
-// screenTask is one task of the accumulated population as the screen and the loss rule see it.
+// screenTask is one task of the accumulated population as the screen and the loss rule see it: all
+// that a counted task leaves behind (a year of tasks is a few MB of them; the signal lists are shared,
+// docs/decisions.md#flat-memory-issue-28).
 type screenTask struct {
-	fired   [weights.NumSignals]bool
-	sigs    []weights.Signal
+	sigs  []weights.Signal
+	fired [weights.NumSignals]bool
+	// stratum is the index of the task's stratum (its log and 30-day block): the test's null holds in
+	// each apart (LogEValueStrata).
+	stratum int32
 	flagged bool
 	// eligible tasks enter the tables; the others (auto, closed, L2+ under the active weights) only
 	// count for the loss rule's extra levels.
 	eligible bool
-	key      string // taskKey of the task
-	// stratum is the index of the task's log: the test's null holds in each log apart
-	// (LogEValueStrata).
-	stratum int
 }
 
 // Screen builds the per-signal rows in signal table order (docs/decisions.md#accumulated-evidence).
@@ -87,7 +88,7 @@ func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 	passes, underpowered := make([]bool, weights.NumSignals), make([]bool, weights.NumSignals)
 	strata := 0
 	for _, t := range tasks {
-		strata = max(strata, t.stratum+1)
+		strata = max(strata, int(t.stratum)+1)
 	}
 	for s := range rows {
 		tables := make([]Table, strata)

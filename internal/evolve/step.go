@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -46,6 +47,8 @@ type Detection struct {
 	// screenTasks are the accumulated population (eligible or not), kept so that a loop can weigh
 	// changes again once some flagged tasks are resolved.
 	screenTasks []screenTask
+	// states are what the next detection of each log may start from (States).
+	states []*LogState
 }
 
 // Accumulated is the population of the accumulated evidence (docs/decisions.md#accumulated-evidence).
@@ -146,7 +149,11 @@ func countedFlagged(fs []Flagged) int {
 // DetectInput is what Detect needs.
 type DetectInput struct {
 	// Tasks are the tasks read from one or several logs, in file order per log (traceparse.ReadLast per log).
-	Tasks    []traceparse.Task
+	Tasks []traceparse.Task
+	// Stream, when set, is read instead of Tasks, once: the tasks of each log in file order, one log
+	// after the other (a log's tasks together), none twice. A task is not kept once its evidence is
+	// fixed, so a stream's tasks may be dropped as soon as the next one comes.
+	Stream   iter.Seq[*traceparse.Task]
 	Resolver Resolver
 	// Exclude lists changes not to propose (a loop passes the ones it already tried).
 	Exclude []Change
@@ -156,6 +163,10 @@ type DetectInput struct {
 	// EvidenceAfter is the evidence watermark: the evidence_through of the last applied proposal. Tasks
 	// at or before it were spent and never count again (zero: none).
 	EvidenceAfter time.Time
+	// Resume, by log, is what an earlier detection of the same logs under the same decision inputs kept
+	// of each (Detection.States): a log found there is taken up where it stopped, and Stream must then
+	// yield its tasks from that state's Offset on (docs/decisions.md#nightly-state).
+	Resume map[string]*LogState
 	// Origin and Parity, when given, make the proposal respect the drift bound and weigh the parity
 	// prompts (Step passes them).
 	Origin *weights.Weights
@@ -166,100 +177,18 @@ type DetectInput struct {
 // apart (docs/decisions.md#evidence-per-log): 30 days, measured from the log's first unspent task.
 const StratumSpan = 30 * 24 * time.Hour
 
-// Detect runs the stages up to the proposal. It needs Resolver.Active.
+// Detect runs the stages up to the proposal. It needs Resolver.Active. It reads the tasks once, in
+// order, holding only the tasks whose evidence is still open (docs/decisions.md#flat-memory-issue-28).
 func Detect(in DetectInput) *Detection {
-	r := in.Resolver
-	in.Tasks = distinctTasks(in.Tasks)
-	logs, warns := buildLogs(in.Tasks, &r, in.Now)
-	det := &Detection{Warnings: warns, Flagged: []Flagged{}, Used: []UsedTask{}, Population: ScreenPopulation,
-		Correction: ScreenCorrection, Gains: []Gain{},
-		Accumulated: Accumulated{Horizon: Horizon, SettleAfter: SettleAfter.String()}}
-	if !in.EvidenceAfter.IsZero() {
-		det.Accumulated.Watermark = in.EvidenceAfter.UTC().Format(time.RFC3339Nano)
+	tasks := in.Stream
+	if tasks == nil {
+		tasks = groupedBySource(distinctTasks(in.Tasks))
 	}
-	det.Window = summarise(logs, labelledCount(in.Tasks))
-	if len(det.Window.Logs) == 1 {
-		det.Median = det.Window.Logs[0].Median
+	d := newDetector(in)
+	for t := range tasks {
+		d.add(t)
 	}
-	var through time.Time
-	// The null is fitted per stratum: a log, and within it a block of StratumSpan from the log's first
-	// unspent task (docs/decisions.md#evidence-per-log): regression rates may differ between logs and drift
-	// within one over months, together with a signal's share, which a pooled null mistakes for the signal.
-	strata := map[[2]int]int{}
-	stratumOf := func(li int, origin, at time.Time) int {
-		block := -1
-		if !origin.IsZero() && !at.IsZero() {
-			block = int(at.Sub(origin) / StratumSpan)
-		}
-		k := [2]int{li, block}
-		n, ok := strata[k]
-		if !ok {
-			n = len(strata)
-			strata[k] = n
-		}
-		return n
-	}
-	for li := range logs {
-		lt := &logs[li]
-		findEvidence(lt.all)
-		var origin time.Time
-		for _, wt := range lt.all {
-			if !wt.t.MetaTime.IsZero() && (in.EvidenceAfter.IsZero() || wt.t.MetaTime.After(in.EvidenceAfter)) {
-				origin = wt.t.MetaTime
-				break
-			}
-		}
-		windowStart := len(lt.all) - len(lt.window)
-		for i, wt := range lt.all {
-			inWindow := i >= windowStart
-			if inWindow && wt.usedBy != "" {
-				det.Used = append(det.Used, UsedTask{Key: wt.key, MetaTimestamp: wt.t.MetaTimestamp, Title: wt.t.Title,
-					Source: wt.t.Source, Line: wt.t.Line, By: wt.usedBy})
-			}
-			spent := !in.EvidenceAfter.IsZero() && !wt.t.MetaTime.After(in.EvidenceAfter)
-			counted := false
-			switch {
-			case !wt.eligible && !(isAuto(wt.t.Dispatch) && wt.closed && wt.usedBy == "" && !spent && lt.settled(i)):
-			case wt.eligible && spent:
-				det.Accumulated.BeforeWatermark++
-			case wt.eligible && !lt.settled(i):
-				det.Accumulated.Pending++
-			default:
-				// Settled, after the watermark, not ledgered: eligible tasks enter the tables, the others
-				// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.
-				st := screenTask{flagged: wt.eligible && len(wt.evidence) > 0, eligible: wt.eligible,
-					key: taskKey(wt.t.Source, wt.t.Line), sigs: wt.fired, stratum: stratumOf(li, origin, wt.t.MetaTime)}
-				for _, s := range wt.fired {
-					st.fired[s] = true
-				}
-				det.screenTasks = append(det.screenTasks, st)
-				det.Accumulated.Tasks++
-				if wt.eligible {
-					det.Accumulated.Eligible++
-					counted = true
-					if wt.t.MetaTime.After(through) {
-						through = wt.t.MetaTime
-					}
-				}
-			}
-			if len(wt.evidence) > 0 && (inWindow || counted) {
-				f := wt.flagged()
-				f.InWindow, f.Counted = inWindow, counted
-				det.Flagged = append(det.Flagged, f)
-				if counted {
-					det.Accumulated.Flagged++
-				}
-			}
-		}
-	}
-	if !through.IsZero() {
-		det.Accumulated.Through = through.UTC().Format(time.RFC3339Nano)
-	}
-	det.Screen = Screen(det.screenTasks, countedFlagged(det.Flagged))
-	paysFrom(det.Screen, det.screenTasks, r.Active, in.Origin)
-	det.Triggered = triggered(det.Flagged, det.Screen)
-	det.Proposal, det.EdgeTasks, det.Reason = propose(det, r.Active, in.Origin, in.Parity, in.Exclude, false)
-	return det
+	return d.finish()
 }
 
 // distinctTasks drops a task read again: the same log line (source and meta line) with the same TaskKey.
@@ -386,8 +315,11 @@ func noProposalReason(det *Detection, exclude []Change) string {
 // Detection of the first call, which does not depend on the weights), the current parent, and the changes
 // it already tried.
 type StepInput struct {
-	// Tasks are read by the caller (traceparse.ReadLast per log); ignored when Detected is set.
-	Tasks []traceparse.Task
+	// Tasks are read by the caller (traceparse.ReadLast per log); ignored when Detected is set. Stream,
+	// when set, is read instead, and Resume taken up (see DetectInput).
+	Tasks  []traceparse.Task
+	Stream iter.Seq[*traceparse.Task]
+	Resume map[string]*LogState
 	// Detected reuses an earlier Detection (window, flagged tasks with their signals, screen) instead of
 	// re-reading Tasks; the proposal is re-derived for Parent.
 	Detected *Detection
@@ -494,7 +426,7 @@ func Step(in StepInput) (*StepResult, error) {
 	parent := in.Parent
 	det := in.Detected
 	if det == nil {
-		det = Detect(DetectInput{Tasks: in.Tasks, Exclude: in.Exclude, Now: in.Now, EvidenceAfter: in.EvidenceAfter,
+		det = Detect(DetectInput{Tasks: in.Tasks, Stream: in.Stream, Resume: in.Resume, Exclude: in.Exclude, Now: in.Now, EvidenceAfter: in.EvidenceAfter,
 			Origin: in.Origin, Parity: in.Parity,
 			Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	} else {
@@ -523,21 +455,17 @@ func Step(in StepInput) (*StepResult, error) {
 	first := *det.Proposal
 	res.Tried = &first
 	// A change beyond the drift bound is not measured: the step stops and the caller escalates.
-	excessOf := func(c Change) float64 {
-		if c.Kind == weights.ChangeBucket {
-			return edgeExcess(det.screenTasks, &parent, c.Edge)
-		}
-		return float64(det.Screen[c.Signal].Excess)
-	}
-	j.excess = excessOf(first)
 	// tryChange measures the change and, when it is rejected, its half — only when the loss rule
 	// expects the half to gain too (a half step that lifts nothing is not worth a try).
 	tryChange := func(c Change) bool {
-		j.excess = excessOf(c)
 		for _, half := range []bool{false, true} {
 			cc := c
 			if half {
 				cc = c.Halved()
+			}
+			// The excess is the tasks this change (the half included) lifts.
+			j.excess = changeExcess(cc, &parent, det.screenTasks)
+			if half {
 				if g := lossGain(cc, j.excess, &parent, det.screenTasks, in.Parity); !(float64(g.Net) > 0) {
 					return false
 				}

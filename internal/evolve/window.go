@@ -147,6 +147,14 @@ type windowTask struct {
 	usedBy   string
 	key      string
 	evidence []Evidence
+	// sameArea is the corroborated same-area evidence its horizon offers and witnesses the later tasks
+	// that give it (none: zero); it is the task's evidence only when no nearer task claims them
+	// (detector.claimsDecided).
+	sameArea  Evidence
+	witnesses witnessSet
+	// warnAt is how many warnings the detection had before this task's (LogState keeps those of the
+	// tasks before the first it holds).
+	warnAt int
 }
 
 // Resolver supplies what the pure stages cannot compute themselves.
@@ -195,70 +203,6 @@ func (r *Resolver) detect(title string) []weights.Signal {
 
 // isAuto accepts the short and the long form of the auto dispatch.
 func isAuto(dispatch string) bool { return dispatch == "auto" || dispatch == "auto-level" }
-
-// logTasks is one trace log as the stages see it: every labelled task, resolved, and its window.
-type logTasks struct {
-	source string
-	all    []*windowTask
-	// window is the last WindowSize labelled tasks (the trigger's "reason to look").
-	window []*windowTask
-	// ended is true when the log's last task is older than SettleAfter (or no clock was given): every
-	// task of it is settled, however few tasks follow it.
-	ended bool
-}
-
-// buildLogs groups tasks by log (in order of first appearance), resolves every labelled task and marks
-// the window: the last WindowSize labelled tasks of each log.
-func buildLogs(tasks []traceparse.Task, r *Resolver, now time.Time) ([]logTasks, []Warning) {
-	var order []string
-	bySource := map[string][]*traceparse.Task{}
-	for i := range tasks {
-		t := &tasks[i]
-		if _, ok := bySource[t.Source]; !ok {
-			order = append(order, t.Source)
-		}
-		bySource[t.Source] = append(bySource[t.Source], t)
-	}
-	var warns []Warning
-	out := make([]logTasks, 0, len(order))
-	for _, src := range order {
-		lt := logTasks{source: src, ended: now.IsZero()}
-		var last time.Time
-		for _, t := range bySource[src] {
-			if t.Level == "" {
-				continue
-			}
-			wt, w := resolveTask(t, r)
-			warns = append(warns, w...)
-			lt.all = append(lt.all, wt)
-			if t.MetaTime.After(last) {
-				last = t.MetaTime
-			}
-		}
-		if !now.IsZero() && !last.IsZero() && !last.After(now.Add(-SettleAfter)) {
-			lt.ended = true
-		}
-		lt.window = lt.all[max(0, len(lt.all)-WindowSize):]
-		out = append(out, lt)
-	}
-	return out, warns
-}
-
-// settled reports whether the i-th labelled task's outcome is fixed (docs/decisions.md#settling): Horizon
-// labelled tasks of its log follow it, or the log ended (its last task is older than SettleAfter). Only
-// settled tasks enter the accumulated evidence; evidence that arrives after that does not change it.
-func (lt *logTasks) settled(i int) bool { return lt.ended || len(lt.all)-1-i >= Horizon }
-
-// labelledCount is the number of labelled tasks read per source, for the window summary.
-func labelledCount(tasks []traceparse.Task) map[string]int {
-	n := map[string]int{}
-	for i := range tasks {
-		if tasks[i].Level != "" {
-			n[tasks[i].Source]++
-		}
-	}
-	return n
-}
 
 // resolveTask finds the task's signals (docs/decisions.md#evolution-step, rule 5) and checks its recorded level against them.
 func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
@@ -332,39 +276,27 @@ func checkRecordedLevel(t *traceparse.Task, sum weights.Half, w *weights.Weights
 	}
 }
 
-// summarise fills the window summary and computes each log's window median final loss.
-func summarise(logs []logTasks, labelled map[string]int) Window {
-	out := Window{Size: WindowSize}
-	for _, lt := range logs {
-		win := lt.window
-		if len(win) == 0 {
-			continue
+// summariseWindow summarises the window of one log (its last WindowSize labelled tasks; labelled read in all)
+// with the window median final loss.
+func summariseWindow(source string, labelled int, win []*windowTask) WindowLog {
+	wl := WindowLog{Source: source, Labelled: labelled, Tasks: len(win),
+		First: strings.Clone(win[0].t.MetaTimestamp), Last: strings.Clone(win[len(win)-1].t.MetaTimestamp)}
+	for _, wt := range win {
+		if wt.t.Closed {
+			wl.Closed++
 		}
-		wl := WindowLog{Source: lt.source, Labelled: labelled[lt.source], Tasks: len(win),
-			First: win[0].t.MetaTimestamp, Last: win[len(win)-1].t.MetaTimestamp}
-		for _, wt := range win {
-			if wt.t.Closed {
-				wl.Closed++
-			}
-			if wt.eligible {
-				wl.Eligible++
-			}
-			if wt.resolved {
-				wl.ResolvedByActive++
-			}
-			if wt.usedBy != "" {
-				wl.Used++
-			}
+		if wt.eligible {
+			wl.Eligible++
 		}
-		wl.KnownLoss, wl.Median = blockMedian(win)
-		out.Tasks += wl.Tasks
-		out.Closed += wl.Closed
-		out.Eligible += wl.Eligible
-		out.ResolvedByActive += wl.ResolvedByActive
-		out.Used += wl.Used
-		out.Logs = append(out.Logs, wl)
+		if wt.resolved {
+			wl.ResolvedByActive++
+		}
+		if wt.usedBy != "" {
+			wl.Used++
+		}
 	}
-	return out
+	wl.KnownLoss, wl.Median = blockMedian(win)
+	return wl
 }
 
 // blockMedian is the median final loss of the closed tasks of a block (nil without any).
@@ -380,84 +312,6 @@ func blockMedian(block []*windowTask) (int, *Num) {
 	}
 	m := Num(stats.Median(losses))
 	return len(losses), &m
-}
-
-// findEvidence attaches the evidence of rule 3 (docs/decisions.md#evolution-step) to every eligible task
-// of a log. A task's evidence comes from its horizon: the Horizon labelled tasks after it (fewer at the
-// end of the log), so that a settled task's evidence is fixed (docs/decisions.md#settling). Same-area
-// evidence is bounded and needs corroboration (docs/decisions.md#same-area-evidence): the first two
-// later tasks in the same area, each at most SameAreaDistance labelled tasks later, both failed
-// (sameAreaFailure, against the median of the WindowSize labelled tasks that end the horizon — for the
-// tasks of the last window, the window median).
-//
-// A later task speaks as a same-area witness (first or corroborating) for at most one earlier task, the
-// nearest one in its area (docs/decisions.md#same-area-evidence): one failure shared by a run of tasks in a
-// busy module is one observation, and counting it for each of them made the runs look like several
-// regressions (the review measured 16 % family-wise false passes for runs of three). The tasks are
-// therefore visited from the last back, so the nearest earlier task claims its witnesses first.
-func findEvidence(all []*windowTask) {
-	witnessed := map[*windowTask]bool{}
-	for i := len(all) - 1; i >= 0; i-- {
-		orig := all[i]
-		if !orig.eligible {
-			continue
-		}
-		if orig.t.RegressionFollowed {
-			orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionFollowed})
-		}
-		end := min(len(all)-1, i+Horizon)
-		later := all[i+1 : end+1]
-		for _, l := range later {
-			if names(l.t.RegressionOf, orig.t) {
-				orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionOf, By: l.t.MetaTimestamp, ByLine: l.t.Line})
-			}
-		}
-		_, median := blockMedian(all[max(0, end-WindowSize+1) : end+1])
-		if ev, ok := sameAreaEvidence(orig, later, median, witnessed); ok {
-			orig.evidence = append(orig.evidence, ev)
-		}
-	}
-}
-
-// sameAreaEvidence is the corroborated same-area evidence for orig: the first SameAreaWitnesses later
-// tasks in its code area (each within SameAreaDistance labelled tasks) all failed. Only the first ones
-// may speak for it: with every later task a candidate, shared code areas and ordinary hard tasks flag
-// noise; and one ordinary failure in a busy module is not enough on its own.
-func sameAreaEvidence(orig *windowTask, later []*windowTask, median *Num, witnessed map[*windowTask]bool) (Evidence, bool) {
-	var ev Evidence
-	var witnesses []*windowTask
-	seen := 0
-	for j, l := range later {
-		if j+1 > SameAreaDistance {
-			break
-		}
-		basis, overlap := sameArea(orig.t, l.t)
-		if len(overlap) == 0 {
-			continue
-		}
-		failure := sameAreaFailure(l, median)
-		if failure == "" || witnessed[l] {
-			return Evidence{}, false
-		}
-		witnesses = append(witnesses, l)
-		if seen == 0 {
-			ev = Evidence{Kind: KindSameArea, By: l.t.MetaTimestamp, ByLine: l.t.Line,
-				Basis: basis, Overlap: overlap, Median: median, Failure: failure, Distance: j + 1}
-			if l.t.LossFinal != nil {
-				loss := Num(*l.t.LossFinal)
-				ev.LossFinal = &loss
-			}
-		} else {
-			ev.CorroboratedBy = l.t.MetaTimestamp
-		}
-		if seen++; seen == SameAreaWitnesses {
-			for _, w := range witnesses {
-				witnessed[w] = true
-			}
-			return ev, true
-		}
-	}
-	return Evidence{}, false
 }
 
 // sameAreaFailure says how a later task failed, "" when it did not: it ended terminal=failed or

@@ -28,7 +28,11 @@ func Parse(r io.Reader, source string, opts ...Option) (*Result, error) {
 // log (docs/decisions.md#streaming-reads). The tasks and warnings are those Parse returns, in the same
 // order. An error from emit stops the read and is returned; the line counts then cover what was read.
 func Stream(r io.Reader, source string, emit func(*Task) error, warn func(Warning), opts ...Option) (LineCounts, error) {
-	p := newParser(source, 0, opts...)
+	return newParser(source, 0, opts...).stream(r, emit, warn)
+}
+
+func (p *parser) stream(r io.Reader, emit func(*Task) error, warn func(Warning)) (LineCounts, error) {
+	source := p.source
 	p.emit, p.emitWarn = emit, warn
 	if warn == nil {
 		p.emitWarn = func(Warning) {}

@@ -3,6 +3,7 @@ package traceparse
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"sync"
@@ -396,4 +397,34 @@ func StreamLog(path string, emit func(*Task) error, warn func(Warning), opts ...
 		return LineCounts{}, err
 	}
 	return Stream(io.NewSectionReader(f, 0, fi.Size()), path, emit, warn, opts...)
+}
+
+// StreamLogFrom streams the log at path from byte offset on, as StreamLog does, numbering lines from
+// line (the number of the line that starts at offset), up to end (end <= 0: the size when opened, as
+// StreamLog); it returns where the read ended. offset must start a line that a read from the start would begin a task with (a meta
+// line): the tasks and warnings are then those of a read from the start that come from offset on
+// (docs/decisions.md#nightly-state). The caller checks that the bytes before offset are those it read.
+func StreamLogFrom(path string, offset, end int64, line int, emit func(*Task) error, warn func(Warning), opts ...Option) (LineCounts, int64, error) {
+	f, err := regular.Open(path)
+	if err != nil {
+		return LineCounts{}, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return LineCounts{}, 0, err
+	}
+	size := fi.Size()
+	if end > 0 && end <= size {
+		size = end
+	} else if end > 0 {
+		return LineCounts{}, size, fmt.Errorf("%s: %w", path, shrank(nil))
+	}
+	if offset < 0 || offset > size || line < 1 {
+		return LineCounts{}, size, fmt.Errorf("%s: %w", path, shrank(nil))
+	}
+	p := newParser(path, offset, opts...)
+	p.line = line - 1
+	lines, err := p.stream(io.NewSectionReader(f, offset, size-offset), emit, warn)
+	return lines, size, err
 }

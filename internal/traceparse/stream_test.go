@@ -134,3 +134,52 @@ func TestStreamTransientIsParse(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamLogFromIsTheEndOfAWholeRead: a read resumed at a task's meta line (its offset and line)
+// gives the tasks and warnings a whole read gives from that task on, with the same line numbers and
+// offsets, up to the end asked for (docs/decisions.md#nightly-state).
+func TestStreamLogFromIsTheEndOfAWholeRead(t *testing.T) {
+	resumed := 0
+	for name, data := range streamLogs(t) {
+		path := filepath.Join(t.TempDir(), "trace.log")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		whole, err := traceparse.Parse(bytes.NewReader(data), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(whole.Tasks) < 3 || len(whole.Warnings) >= traceparse.MaxWarnings {
+			continue
+		}
+		for _, from := range []int{1, len(whole.Tasks) / 2, len(whole.Tasks) - 1} {
+			start := whole.Tasks[from]
+			if start.Legacy || start.Offset == 0 {
+				continue
+			}
+			resumed++
+			got := &traceparse.Result{Tasks: []traceparse.Task{}, Warnings: []traceparse.Warning{}}
+			_, end, err := traceparse.StreamLogFrom(path, start.Offset, int64(len(data)), start.Line,
+				func(task *traceparse.Task) error { got.Tasks = append(got.Tasks, *task); return nil },
+				func(w traceparse.Warning) { got.Warnings = append(got.Warnings, w) })
+			if err != nil || end != int64(len(data)) {
+				t.Fatalf("%s from task %d: end %d, %v", name, from, end, err)
+			}
+			var warns []traceparse.Warning
+			for _, w := range whole.Warnings {
+				if w.Line >= start.Line {
+					warns = append(warns, w)
+				}
+			}
+			gotJSON, _ := json.Marshal(got)
+			wantJSON, _ := json.Marshal(&traceparse.Result{Tasks: whole.Tasks[from:], Warnings: append([]traceparse.Warning{}, warns...)})
+			if !bytes.Equal(gotJSON, wantJSON) {
+				t.Errorf("%s from task %d (line %d): %d tasks, %d warnings; the whole read has %d, %d from there", name, from, start.Line,
+					len(got.Tasks), len(got.Warnings), len(whole.Tasks)-from, len(warns))
+			}
+		}
+	}
+	if resumed < 6 { // most real logs hold one task; the merged, messy and generated ones hold many
+		t.Errorf("only %d resumed reads: the logs test too little", resumed)
+	}
+}

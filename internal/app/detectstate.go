@@ -1,0 +1,360 @@
+package app
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/traceparse"
+)
+
+// The nightly state (docs/decisions.md#nightly-state): what a night's detection counted for good of each
+// log, so that the next night reads only the tasks after it. It is a cache: it is used only when it was
+// made under the same decision inputs (the key) from the same bytes (each log's check), and anything
+// wrong with it — missing, unreadable, too large, malformed, another key, a log rewritten, truncated or
+// rotated — just means a full read.
+
+// detectStateFormat changes whenever what a state holds or means changes.
+const detectStateFormat = 1
+
+// detectState is the cached state of the logs a night read.
+type detectState struct {
+	Format int `json:"format"`
+	// Key fingerprints the decision inputs the state was made under (stateKey).
+	Key  string      `json:"key"`
+	Logs []cachedLog `json:"logs"`
+}
+
+// cachedLog is one log's state: what the detection counted for good (State) and what the reader gave
+// before the state's offset (line counts, warnings, tasks), with the check of the bytes it read there.
+type cachedLog struct {
+	Path     string                `json:"path"`
+	State    *evolve.LogState      `json:"state"`
+	Lines    traceparse.LineCounts `json:"lines"`
+	Warnings []traceparse.Warning  `json:"warnings"`
+	Tasks    int                   `json:"tasks"`
+	// Check is the sha256 of samples of the bytes up to the end of the meta line at the state's offset
+	// (checkBytes).
+	Check string `json:"check"`
+	// Detected is the state's warnings, packed (packWarnings), and DetectedBytes its length: a log of a
+	// year can hold a warning per task, and as JSON they cost a night more to decode than all the rest,
+	// so they follow the JSON line of the file as raw bytes, one log after the other.
+	Detected      string `json:"-"`
+	DetectedBytes int    `json:"detected_warnings_bytes"`
+}
+
+// encodeDetectState is the state file: the state as one JSON line, then each log's packed warnings.
+func encodeDetectState(st *detectState) ([]byte, error) {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	data = append(data, '\n')
+	for _, c := range st.Logs {
+		data = append(data, c.Detected...)
+	}
+	return data, nil
+}
+
+// decodeDetectState reads what encodeDetectState wrote.
+func decodeDetectState(data []byte) (*detectState, error) {
+	head, rest, ok := bytes.Cut(data, []byte("\n"))
+	if !ok {
+		return nil, fmt.Errorf("no line end after the state")
+	}
+	var st detectState
+	if err := json.Unmarshal(head, &st); err != nil {
+		return nil, err
+	}
+	raw := string(rest)
+	for i := range st.Logs {
+		c := &st.Logs[i]
+		if c.DetectedBytes < 0 || c.DetectedBytes > len(raw) {
+			return nil, fmt.Errorf("packed warnings of %d bytes past the file's end", c.DetectedBytes)
+		}
+		c.Detected, raw = raw[:c.DetectedBytes], raw[c.DetectedBytes:]
+	}
+	if raw != "" {
+		return nil, fmt.Errorf("%d bytes after the packed warnings", len(raw))
+	}
+	return &st, nil
+}
+
+// packWarnings writes the warnings of one log (every one about source) as "line:length:reason" after
+// one another; ok is false when one is about another log.
+func packWarnings(source string, ws []evolve.Warning) (packed string, ok bool) {
+	var b []byte
+	for _, w := range ws {
+		if w.Source != source {
+			return "", false
+		}
+		b = strconv.AppendInt(b, int64(w.Line), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(len(w.Reason)), 10)
+		b = append(b, ':')
+		b = append(b, w.Reason...)
+	}
+	return string(b), true
+}
+
+// unpackWarnings reads what packWarnings wrote.
+func unpackWarnings(source, packed string) ([]evolve.Warning, error) {
+	var out []evolve.Warning
+	for packed != "" {
+		line, rest, ok1 := strings.Cut(packed, ":")
+		size, rest, ok2 := strings.Cut(rest, ":")
+		l, err1 := strconv.Atoi(line)
+		n, err2 := strconv.Atoi(size)
+		if !ok1 || !ok2 || err1 != nil || err2 != nil || n < 0 || n > len(rest) {
+			return nil, fmt.Errorf("packed warnings of %s: malformed at %.20q", source, packed)
+		}
+		out = append(out, evolve.Warning{Source: source, Line: l, Reason: rest[:n]})
+		packed = rest[n:]
+	}
+	return out, nil
+}
+
+// stateKey fingerprints what a detection's counted part depends on besides the log's bytes: the program
+// (its executable's identity), the active weights, the versions a meta weights= may name, the evidence
+// ledger, the watermark, and the logs in the order read (a log's index numbers its strata).
+func (in *stepInputs) stateKey(env Env) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "format %d\n", detectStateFormat)
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			fmt.Fprintf(h, "exe %s %d %d\n", exe, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	active, _ := json.Marshal(in.active)
+	fmt.Fprintf(h, "active %s\n", active)
+	for _, v := range store.VersionNames(env.WeightsDir) {
+		w, ok := in.resolver(v)
+		data, _ := json.Marshal(w)
+		fmt.Fprintf(h, "version %s %t %s\n", v, ok, data)
+	}
+	keys := make([]string, 0, len(in.dec.Used))
+	for k := range in.dec.Used {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "used %q %q\n", k, in.dec.Used[k])
+	}
+	fmt.Fprintf(h, "watermark %s\n", in.dec.EvidenceAfter.UTC().Format(time.RFC3339Nano))
+	for i := range in.read.paths {
+		fmt.Fprintf(h, "log %q %q\n", in.read.paths[i], in.read.names[i])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// resumeStates are the detection's states of the logs to take up, by name (nil: none).
+func (l *traceLogs) resumeStates() map[string]*evolve.LogState {
+	if len(l.resume) == 0 {
+		return nil
+	}
+	out := make(map[string]*evolve.LogState, len(l.resume))
+	for name, c := range l.resume {
+		out[name] = c.State
+	}
+	return out
+}
+
+// loadDetectState sets the logs' resume states from the store's cached state when it was made under
+// key and each log's bytes up to its state pass the check. A log named by two paths is always read in
+// full.
+func (l *traceLogs) loadDetectState(weightsDir, key string) {
+	data := store.ReadDetectState(weightsDir)
+	if data == nil {
+		return
+	}
+	st, err := decodeDetectState(data)
+	if err != nil || st.Format != detectStateFormat || st.Key != key {
+		return
+	}
+	// The path each name is read from; "" for a name read from two paths (never cached).
+	paths := map[string]string{}
+	for i, n := range l.names {
+		if _, twice := paths[n]; twice {
+			paths[n] = ""
+		} else {
+			paths[n] = l.paths[i]
+		}
+	}
+	for i := range st.Logs {
+		c := &st.Logs[i]
+		if c.State == nil {
+			continue
+		}
+		warns, err := unpackWarnings(c.State.Source, c.Detected)
+		if err != nil {
+			continue
+		}
+		c.State.Warnings = warns
+		if c.State.Check() != nil || c.Path == "" || paths[c.State.Source] != c.Path ||
+			c.Tasks < c.State.Labelled || len(c.Warnings) > traceparse.MaxWarnings {
+			continue
+		}
+		if check, err := checkBytes(c.Path, c.State.Offset); err != nil || check != c.Check {
+			continue
+		}
+		if l.resume == nil {
+			l.resume = map[string]*cachedLog{}
+		}
+		l.resume[c.State.Source] = c
+	}
+}
+
+// saveDetectState writes the state of the logs just read (states: the detection's, in order) under key.
+// A log is left out when its read cannot be split where its state starts exactly as a read from there
+// gives it (more warnings than a read keeps, the log modified since the read began, or a read from the
+// state's offset that does not give the same tail), and is then read in full next time. A failure to write is no error:
+// the state is a cache, and the next night reads in full.
+func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.LogState) {
+	out := detectState{Format: detectStateFormat, Key: key, Logs: []cachedLog{}}
+	for _, st := range states {
+		var r *logRead
+		for i := range l.read {
+			if l.read[i].name == st.Source {
+				if r != nil {
+					r = nil // named twice: never cached
+					break
+				}
+				r = &l.read[i]
+			}
+		}
+		if r == nil || r.overflow {
+			continue
+		}
+		if c, ok := splitRead(r, st, l.resume[st.Source]); ok {
+			out.Logs = append(out.Logs, c)
+		}
+	}
+	data, err := encodeDetectState(&out)
+	if err != nil {
+		return
+	}
+	_ = store.WriteDetectState(weightsDir, data)
+}
+
+// splitRead is r's read split at st's offset: the part before it, as a cachedLog (prev: the state r
+// was taken up from, nil when none). It reads the log again
+// from the offset up to where r ended, and the split is sound only when that read's warnings are the
+// last of r's and the first task it gives starts at the offset, as in r.
+func splitRead(r *logRead, st *evolve.LogState, prev *cachedLog) (cachedLog, bool) {
+	if fi, err := os.Stat(r.path); err != nil || !fi.ModTime().Equal(r.modified) || r.modified.IsZero() {
+		return cachedLog{}, false
+	}
+	var tail []traceparse.Warning
+	tasks, first := 0, 0
+	lines, size, err := traceparse.StreamLogFrom(r.path, st.Offset, r.size, st.Line, func(t *traceparse.Task) error {
+		if tasks == 0 {
+			first = t.Line
+		}
+		tasks++
+		return nil
+	}, func(w traceparse.Warning) {
+		w.File = r.name
+		tail = append(tail, w)
+	}, traceparse.Transient())
+	if err != nil || size != r.size || first != st.Line || tasks > r.tasks || len(tail) > len(r.warnings) ||
+		!slices.Equal(tail, r.warnings[len(r.warnings)-len(tail):]) {
+		return cachedLog{}, false
+	}
+	check, err := checkBytes(r.path, st.Offset)
+	if err != nil {
+		return cachedLog{}, false
+	}
+	// A log taken up from prev starts its warnings with prev's (restored first): those are packed already.
+	var packed string
+	done := 0
+	if prev != nil && len(prev.State.Warnings) <= len(st.Warnings) {
+		packed, done = prev.Detected, len(prev.State.Warnings)
+	}
+	more, ok := packWarnings(st.Source, st.Warnings[done:])
+	if !ok {
+		return cachedLog{}, false
+	}
+	packed += more
+	kept := *st
+	kept.Warnings = nil
+	c := cachedLog{Path: r.path, State: &kept, Warnings: r.warnings[:len(r.warnings)-len(tail)], Tasks: r.tasks - tasks, Check: check,
+		Detected: packed, DetectedBytes: len(packed)}
+	c.Lines = r.lines
+	c.Lines.Read -= lines.Read
+	c.Lines.Parsed -= lines.Parsed
+	c.Lines.Skipped -= lines.Skipped
+	c.Lines.Blank -= lines.Blank
+	c.Lines.Comment -= lines.Comment
+	if c.Warnings == nil {
+		c.Warnings = []traceparse.Warning{}
+	}
+	return c, true
+}
+
+// Sampling of checkBytes: the first and last checkEdge bytes and checkSamples blocks of checkBlock
+// spread evenly between: a rewritten, truncated, rotated or replaced log changes some of them, and the
+// check costs ~0.5 MB of reads however long the log (a hash of every byte would cost a read of it).
+const (
+	checkEdge    = 64 << 10
+	checkSamples = 64
+	checkBlock   = 4 << 10
+)
+
+// checkBytes is the sha256 of samples of the log's bytes before offset and of the line at offset (the
+// meta line a resumed read starts with, so that it is still the line a whole read starts a task with).
+func checkBytes(path string, offset int64) (string, error) {
+	f, err := regular.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if offset <= 0 || offset >= fi.Size() {
+		return "", fmt.Errorf("%s: offset %d outside the log's %d bytes", path, offset, fi.Size())
+	}
+	line := make([]byte, min(checkEdge, fi.Size()-offset))
+	if _, err := f.ReadAt(line, offset); err != nil && err != io.EOF {
+		return "", err
+	}
+	end := offset + int64(len(line))
+	if i := bytes.IndexAny(line, "\r\n"); i >= 0 {
+		end = offset + int64(i) + 1
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\n", end)
+	block := func(at, n int64) error {
+		at, n = max(0, at), min(n, end-max(0, at))
+		if n <= 0 {
+			return nil
+		}
+		_, err := io.Copy(h, io.NewSectionReader(f, at, n))
+		return err
+	}
+	if err := block(0, checkEdge); err != nil {
+		return "", err
+	}
+	for i := int64(1); i <= checkSamples; i++ {
+		if err := block(end*i/(checkSamples+1), checkBlock); err != nil {
+			return "", err
+		}
+	}
+	if err := block(end-checkEdge, checkEdge); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

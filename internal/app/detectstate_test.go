@@ -1,0 +1,255 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/tools/genlive"
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/weights"
+)
+
+// stateProject is one copy of a project for the nightly-state test.
+type stateProject struct {
+	dir  string
+	env  Env
+	logs []string
+}
+
+func newStateProject(t *testing.T, now *time.Time, logs int) *stateProject {
+	t.Helper()
+	dir := t.TempDir()
+	if err := testutil.CopyReference(dir); err != nil {
+		t.Fatal(err)
+	}
+	p := &stateProject{dir: dir, env: Env{Now: func() time.Time { return *now }, WeightsDir: filepath.Join(dir, "weights"),
+		FixturesDir: filepath.Join(dir, "fixtures"), ReportsDir: filepath.Join(dir, "reports"), Root: dir}}
+	for i := 0; i < logs; i++ {
+		l := filepath.Join(dir, "p"+string(rune('a'+i)), ".ldd", "trace.log")
+		if err := os.MkdirAll(filepath.Dir(l), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p.logs = append(p.logs, l)
+	}
+	return p
+}
+
+// written is every file the project's nightly runs wrote (reports, proposals, the store's log), its
+// directory replaced by a placeholder, by path.
+func (p *stateProject) written(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, root := range []string{p.env.ReportsDir, p.env.WeightsDir} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == store.CacheDir {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || strings.HasPrefix(d.Name(), ".") && strings.HasSuffix(d.Name(), "lock") {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(p.dir, path)
+			out[rel] = strings.ReplaceAll(string(data), p.dir, "$DIR")
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// resumes says how many logs the project's next night would take up from its nightly state.
+func (p *stateProject) resumes(t *testing.T) int {
+	t.Helper()
+	in, err := readStepInputs(p.env, p.logs, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.read.loadDetectState(p.env.WeightsDir, in.stateKey(p.env))
+	return len(in.read.resume)
+}
+
+// A night that starts from the nightly state decides exactly as a night that reads every log in full:
+// the same result, the same files written, night after night (applies change the key: those nights
+// read in full), when a log is rewritten or truncated behind the state's back, and when the state file
+// is garbage or names what it does not hold.
+func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
+	var now time.Time
+	cached, full := newStateProject(t, &now, 2), newStateProject(t, &now, 2)
+	seq := genlive.NewSequence(1, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95, Logs: 2})
+	const nights = 14
+	resumed, applied := 0, 0
+	for night := 1; night <= nights; night++ {
+		active, _, err := ActiveWeights(cached.env.WeightsDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, text := seq.Night(night, &active)
+		for _, p := range []*stateProject{cached, full} {
+			for i, l := range p.logs {
+				appendFile(t, l, text[i])
+			}
+			switch night {
+			case 6: // a task's title edited in place: same size, other bytes
+				rewriteLog(t, p.logs[0], func(b []byte) []byte { return bytes.Replace(b, []byte("task=\""), []byte("task=\"X"), 1)[:len(b)] })
+			case 9: // truncated in the middle of a line, then written on
+				rewriteLog(t, p.logs[1], func(b []byte) []byte { return b[:len(b)*2/3] })
+			}
+		}
+		if err := os.RemoveAll(filepath.Join(full.env.WeightsDir, store.CacheDir)); err != nil {
+			t.Fatal(err)
+		}
+		statePath := filepath.Join(cached.env.WeightsDir, store.CacheDir, store.DetectStateFile)
+		switch night {
+		case 11: // not a state at all
+			if err := os.WriteFile(statePath, []byte("{\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case 12: // a state whose first log's screen names a signal list it does not have
+			data, err := os.ReadFile(statePath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := decodeDetectState(data)
+			if err != nil || len(st.Logs) == 0 {
+				t.Fatalf("night %d: the state does not decode (%v) or holds no log", night, err)
+			}
+			st.Logs[0].State.Screen[0] = 4 * len(st.Logs[0].State.Sigs)
+			if data, err = encodeDetectState(st); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(statePath, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := cached.resumes(t)
+		resumed += n
+		if (night == 6 || night == 9 || night == 12) && n == 2 || (night == 11 || applied == night-1) && n != 0 {
+			t.Errorf("night %d: %d log(s) taken up from a state that does not hold for them", night, n)
+		}
+		now = genlive.NightEnd(night)
+		var outs [2][]byte
+		for i, p := range []*stateProject{cached, full} {
+			out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
+			if err != nil {
+				t.Fatalf("night %d: %v", night, err)
+			}
+			data, err := json.Marshal(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs[i] = []byte(strings.ReplaceAll(string(data), p.dir, "$DIR"))
+			if i == 0 {
+				t.Logf("night %d: %d log(s) taken up from the state; %s, %d counted (%d flagged), review %q", night, n, out.Outcome,
+					out.Loop.Detection.Accumulated.Eligible, out.Loop.Detection.Accumulated.Flagged, out.Review)
+			}
+			if out.Review != "" {
+				if _, err := Apply(p.env, out.ReviewProposal, -1); err != nil && !errors.Is(err, store.ErrNothingToDo) {
+					t.Fatal(err)
+				}
+				applied = night // an apply changes the active weights, the ledger and the watermark: the key
+			}
+		}
+		if !bytes.Equal(outs[0], outs[1]) {
+			t.Fatalf("night %d: the night from the state decided otherwise than the full read:\n%s\n%s", night, outs[0], outs[1])
+		}
+		a, b := cached.written(t), full.written(t)
+		for path, data := range b {
+			if a[path] != data {
+				t.Errorf("night %d: %s differs between the night from the state and the full read", night, path)
+			}
+		}
+		if len(a) != len(b) {
+			t.Errorf("night %d: %d files written from the state, %d by the full read", night, len(a), len(b))
+		}
+	}
+	if resumed < nights || applied == 0 {
+		t.Errorf("logs taken up from the state %d times in %d nights of 2 logs, last apply on night %d: the test tests too little", resumed, nights, applied)
+	}
+}
+
+// rewriteLog replaces the log's content by edit's, keeping its modification time's meaning (a write).
+func rewriteLog(t *testing.T, path string, edit func([]byte) []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, edit(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The state file is hostile input: whatever its bytes, decoding it and taking up what passes the checks
+// never panics, and a state that passes is taken up into a detection without a panic either.
+func FuzzDetectState(f *testing.F) {
+	w, _, err := ActiveWeights(filepath.Join(testutil.RepoRoot(), "weights"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	seq := genlive.NewSequence(1, genlive.Regime{Base: 0.2})
+	var log []byte
+	for night := 1; night <= 4; night++ {
+		_, text := seq.Night(night, &w)
+		log = append(log, text[0]...)
+	}
+	tasks, err := traceparse.Parse(bytes.NewReader(log), "trace.log")
+	if err != nil {
+		f.Fatal(err)
+	}
+	det := evolve.Detect(evolve.DetectInput{Tasks: tasks.Tasks, Resolver: evolve.Resolver{Active: &w}})
+	st := &detectState{Format: detectStateFormat, Key: "k"}
+	for _, s := range det.States() {
+		packed, _ := packWarnings(s.Source, s.Warnings)
+		kept := *s
+		kept.Warnings = nil
+		st.Logs = append(st.Logs, cachedLog{Path: "trace.log", State: &kept, Detected: packed, DetectedBytes: len(packed)})
+	}
+	valid, err := encodeDetectState(st)
+	if err != nil || len(st.Logs) == 0 {
+		f.Fatalf("no state to start from: %v", err)
+	}
+	f.Add(valid)
+	f.Add([]byte("{}\n"))
+	f.Add([]byte(`{"format":1,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"screen":[0],"sigs":[[1]],"blocks":[[0,1]],"tasks":1},"detected_warnings_bytes":7}]}` + "\n3:2:ab1:"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := decodeDetectState(data)
+		if err != nil {
+			return
+		}
+		for _, c := range st.Logs {
+			if c.State == nil {
+				continue
+			}
+			warns, err := unpackWarnings(c.State.Source, c.Detected)
+			if err != nil {
+				continue
+			}
+			c.State.Warnings = warns
+			if c.State.Check() != nil {
+				continue
+			}
+			one := []traceparse.Task{tasks.Tasks[len(tasks.Tasks)-1]}
+			one[0].Source = c.State.Source
+			evolve.Detect(evolve.DetectInput{Tasks: one, Resolver: evolve.Resolver{Active: &w},
+				Resume: map[string]*evolve.LogState{c.State.Source: c.State}})
+		}
+	})
+}

@@ -1,0 +1,55 @@
+package store
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ldd-tools/tune/internal/regular"
+)
+
+// The detection's cache of the logs it read (docs/decisions.md#nightly-state) lives in the store
+// directory, under CacheDir: no store reader lists it, and a write killed half-way leaves its temp file
+// there, not among the store's files (which would read as an interrupted store operation).
+const (
+	CacheDir        = ".cache"
+	DetectStateFile = "detect-state.json"
+)
+
+// ReadDetectState returns the cached state of the store at dir, nil when there is none that can be
+// read: missing, not a regular file, a link, or over its size limit. It is a cache, so every failure
+// just means a full read; its content is checked by whoever decodes it.
+func ReadDetectState(dir string) []byte {
+	data, err := regular.ReadLimitedNoFollow(filepath.Join(dir, CacheDir, DetectStateFile), regular.DetectState)
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
+// WriteDetectState replaces the cached state of the store at dir, through the one atomic writer. Its
+// caller holds the nightly lock, so a temp file already in the cache directory is a killed write's: it
+// is removed first (a kill leaves the cache as the night before, plus that temp file).
+func WriteDetectState(dir string, data []byte) error {
+	cache := filepath.Join(dir, CacheDir)
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return err
+	}
+	if entries, err := os.ReadDir(cache); err == nil {
+		for _, e := range entries {
+			if isTemp(e.Name()) {
+				if err := os.Remove(filepath.Join(cache, e.Name())); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	// The directory ignores itself in git, in projects made before `tune init` listed it too.
+	if _, err := os.Lstat(filepath.Join(cache, ".gitignore")); errors.Is(err, fs.ErrNotExist) {
+		if err := writeFileAtomic(filepath.Join(cache, ".gitignore"), []byte("*\n")); err != nil {
+			return err
+		}
+	}
+	return writeFileAtomic(filepath.Join(cache, DetectStateFile), data)
+}
