@@ -88,7 +88,7 @@ func TestHalfStepAccepted(t *testing.T) {
 		}
 		a := res.Attempts[0]
 		if a.Change.Delta != weights.Whole(2) || a.Decision != weights.DecisionRevert || len(a.Worse) != 3 || a.Worse[0].After != 1 || !strings.Contains(a.Reason, "alone 0→1") ||
-			a.AddedLoss != 3 || !(float64(a.HistoryGain) < 3) || !strings.Contains(a.Reason, "at the lower bound of its excess") {
+			a.AddedLoss != 3 || !(float64(a.HistoryGain) < 3) || !strings.Contains(a.Reason, "more than the expected gain") {
 			t.Errorf("full step: %+v", a)
 		}
 		if got := res.Candidate.Signals[common]; got != w.Signals[common]+weights.Whole(1) {
