@@ -394,3 +394,16 @@ func TestNoProposalReasonNamesTriedCandidates(t *testing.T) {
 		t.Errorf("reason %q", det.Reason)
 	}
 }
+
+// A reason names at most maxReasonTitles flagged tasks and says how many more there are: a year of an
+// effect never applied holds thousands, which made a 610 KB reason line.
+func TestNoProposalReasonBoundsTheTitles(t *testing.T) {
+	det := &Detection{Screen: make([]ScreenRow, weights.NumSignals)}
+	for i := 0; i < maxReasonTitles+5; i++ {
+		det.Flagged = append(det.Flagged, Flagged{MetaTimestamp: fmt.Sprintf("2026-05-01T00:00:%02dZ", i), Title: fmt.Sprintf("task %d", i)})
+	}
+	r := noProposalReason(det, nil)
+	if !strings.Contains(r, fmt.Sprintf("task %d", maxReasonTitles-1)) || strings.Contains(r, fmt.Sprintf("task %d\"", maxReasonTitles)) || !strings.Contains(r, "… 5 more") {
+		t.Errorf("reason %q: want the first %d titles and \"… 5 more\"", r, maxReasonTitles)
+	}
+}
