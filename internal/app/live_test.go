@@ -530,6 +530,13 @@ func traceNight(t *testing.T, seed uint64, night int, sig weights.Signal, out *N
 			}
 		}
 	}
+	if w := out.Watch; w != nil && w.Result != nil {
+		line += fmt.Sprintf(" watch[%s %s", w.Version, w.Verdict)
+		for _, ts := range w.Tests {
+			line += fmt.Sprintf("; %s %d/%d null=%.2f alt=%.2f e=%.3g", ts.Name, ts.K, ts.N, ts.Null, ts.Alt, ts.E)
+		}
+		line += fmt.Sprintf("; break-even %.2f]", w.Before.BreakEven)
+	}
 	line += fmt.Sprintf(" reason=%q refused=%q", out.Reason, out.Refused)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {

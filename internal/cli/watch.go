@@ -40,8 +40,10 @@ one). Each test is an e-process: its e-value may be looked at every night, over 
 reaches its threshold with probability at most alpha while the version does what it should.
   not helping  the tasks the change lifted off the low side (L0/L1 under the parent, L2+ under
                the version) still regress at the rate such tasks had while low, against "at
-               most the midpoint of that rate and the other low-side tasks' rate", both taken
-               from the tasks before the version; and at least watch.min_recurrences did.
+               most the rate from which the change stops paying": that rate less the excess
+               from which the levels it raised on the tasks before the version pay under the
+               stated costs (too_low per regression avoided, too_high per level), and never
+               below the other low-side tasks' rate; at least watch.min_recurrences regressed.
   harmful      an upward change: the tasks it moved up to L3/L4 were overkill more often than
                L3/L4 tasks before, plus watch.overkill_bound. A downward change: the tasks it
                moved down to L0/L1 regressed more often than they did at their level before,

@@ -69,7 +69,8 @@ func watchStoreWith(t *testing.T, change func(*weights.Weights), logged string, 
 
 // watchLog writes 40 tasks before the apply — 20 at L1 that v0002 lifts, 12 of them regressed, and
 // 20 other L1 tasks, 1 regressed — and n after it, lifted to L2, of which regressed still regressed.
-// The "not helping" test's null is then the midpoint of 13/22 and 2/22 (Laplace), 34%.
+// v0002 raises only the 20 lifted tasks a level, so it pays from an excess of 20/(2·20 + 20) = 1/3, and
+// the "not helping" test's null is 13/22 (Laplace) − 1/3 = 26%.
 func watchLog(t *testing.T, n, regressed int) string {
 	t.Helper()
 	var b strings.Builder
@@ -419,7 +420,7 @@ func TestNightlyWatchLetsTheEvolveRun(t *testing.T) {
 		summary, md  []string
 	}{
 		{name: "holding", summary: []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HOLDING", "no evidence against v0002"},
-			md: []string{"is **holding**: no evidence against v0002", "| not helping | 0/20 | 34% | 59% |", "| 2026-11-02T00:00:00Z | task 20 | L1 → L2 | not helping | – |"}},
+			md: []string{"is **holding**: no evidence against v0002", "| not helping | 0/20 | 26% | 59% |", "| 2026-11-02T00:00:00Z | task 20 | L1 → L2 | not helping | – |"}},
 		{name: "too early", config: "[watch]\nmin_tasks = 200\n", summary: []string{"is TOO EARLY", "200 needed:"},
 			md: []string{"is **too early**:", "200 needed:", "| harmful: overkill | 0/0 | 60% |"}},
 	} {
@@ -513,7 +514,7 @@ func TestWatchJSONFieldsLocked(t *testing.T) {
 		{"top level", m, "active before changes config evidence logs moved moved_tasks not_counted " +
 			"parent proposal proposal_new proposal_path reason tasks_after tasks_before tests verdict version"},
 		{"config", m["config"], "alpha min_recurrences min_tasks overkill_bound"},
-		{"before", m["before"], "dropped lifted_while_low other_low overkill_high"},
+		{"before", m["before"], "break_even_excess dropped lifted_while_low other_low overkill_high raised_levels"},
 		{"before.other_low", m["before"].(map[string]any)["other_low"], rate},
 		{"tests[0]", first(m["tests"]), "alt_rate basis e_value event k n name need_more null_rate rejected sample threshold"},
 		{"moved_tasks[0]", first(m["moved_tasks"]), "event evidence from level line log meta_timestamp regressed task test to"},

@@ -151,9 +151,9 @@ type Attempt struct {
 	WitnessBefore Num `json:"witness_before"`
 	WitnessAfter  Num `json:"witness_after"`
 	// AddedLoss is the loss the change adds on the fixtures that get worse (levels × cost, summed) and
-	// HistoryGain, when it adds some, its gain summed over the history's tasks at the lower bound of its
-	// excess (payingExcess; 0 when it adds none): a change that adds loss on the fixtures passes the
-	// suite only when HistoryGain is larger (docs/decisions.md#paying-a-fixture-from-a-bound).
+	// HistoryGain its expected gain summed over the history's tasks (the loss rule's total): a change
+	// that adds loss on the fixtures passes the suite only when HistoryGain is larger
+	// (docs/decisions.md#loss-rule).
 	AddedLoss   int  `json:"fixtures_added_loss"`
 	HistoryGain Num  `json:"history_gain"`
 	Accepted    bool `json:"accepted"`
@@ -218,13 +218,8 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 	a.WitnessBefore = witness(a.SuiteLossBefore, j.flagged, parent)
 	a.WitnessAfter = witness(a.SuiteLossAfter, j.flagged, &cand)
 	hist := lossGain(c, j.excess, parent, j.tasks, nil)
+	gain := hist.total(parent)
 	added := addedLoss(before, after)
-	gain := 0.0
-	if added > 0 {
-		// A certain loss is paid from the gain at the lower bound of the excess, not at its estimate
-		// (docs/decisions.md#paying-a-fixture-from-a-bound).
-		gain = lossGain(c, payingExcess(c, parent, j.tasks), parent, j.tasks, nil).total(parent)
-	}
 	paid := suitePaid(added, gain)
 	a.AddedLoss, a.HistoryGain = added, Num(gain)
 	var why []string
@@ -266,7 +261,7 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 	a.Accepted = len(why) == 0
 	rules := "suite loss does not rise, no scenario worse, the witness falls"
 	if added > 0 {
-		rules = fmt.Sprintf("the loss added on the fixtures (%d) is paid for by the gain on the history's %d task(s) at the lower bound of its excess (%.1f), the witness falls", added, hist.Tasks, gain)
+		rules = fmt.Sprintf("the loss added on the fixtures (%d) is paid for by the expected gain on the history's %d task(s) (%.1f), the witness falls", added, hist.Tasks, gain)
 	}
 	lift := ""
 	if a.Lifted > 0 {
@@ -310,7 +305,7 @@ func unpaid(added int, gain float64, tasks int) string {
 	if tasks == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (adds %d, more than the gain %.1f on the history's %d task(s) at the lower bound of its excess)", added, gain, tasks)
+	return fmt.Sprintf(" (adds %d, more than the expected gain %.1f on the history's %d task(s))", added, gain, tasks)
 }
 
 // leaveOneOut re-takes the suite part of the decision with each scenario left out. The other rules

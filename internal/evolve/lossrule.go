@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -100,9 +99,8 @@ func raised(pl, cl weights.Level, eligible bool, excess float64) (avoided, extra
 	return need, float64(cl-pl) * (1 - need), lifted
 }
 
-// breakEven is the excess at which change c starts to pay on tasks: the gain is linear in the excess e,
-// e·(too_low·L + too_high·Σ lifted levels) − too_high·Σ raised levels, L the eligible tasks c lifts out of
-// L0/L1 (raised's account). It is 1 when no excess up to 1 makes the gain positive.
+// breakEven is the excess at which change c starts to pay on tasks (weights.Cost.BreakEven), the lifted
+// tasks being the eligible ones c lifts out of L0/L1 (raised's account).
 func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
 	cand := c.Apply(*parent)
 	var lifted, liftedLevels, allLevels float64
@@ -117,12 +115,7 @@ func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
 			liftedLevels += float64(cl - pl)
 		}
 	}
-	slope := float64(parent.Cost.TooLow)*lifted + float64(parent.Cost.TooHigh)*liftedLevels
-	cost := float64(parent.Cost.TooHigh) * allLevels
-	if slope <= 0 || cost >= slope {
-		return 1
-	}
-	return cost / slope
+	return parent.Cost.BreakEven(lifted, liftedLevels, allLevels)
 }
 
 // paysFrom sets each signal row's PaysFrom: the smallest excess at which +1 or +2 on it (within the
@@ -154,16 +147,6 @@ func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weig
 // low for c to lift may carry the whole excess, and crediting it to the ones c lifts made a change that
 // avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c lifts none.
 func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
-	n := liftedTable(c, parent, tasks)
-	if n[0]+n[1] == 0 {
-		return 0
-	}
-	return Excess(n[0], n[1], n[2], n[3])
-}
-
-// liftedTable is the 2×2 liftedExcess estimates from: the eligible carriers c lifts out of L0/L1,
-// flagged and not, then the eligible tasks without the signal, flagged and not.
-func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) [4]int {
 	cand := c.Apply(*parent)
 	var n [4]int
 	for _, t := range tasks {
@@ -186,7 +169,10 @@ func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) [4]int {
 		}
 		n[i]++
 	}
-	return n
+	if n[0]+n[1] == 0 {
+		return 0
+	}
+	return Excess(n[0], n[1], n[2], n[3])
 }
 
 // changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge
@@ -198,36 +184,9 @@ func changeExcess(c Change, parent *weights.Weights, tasks []screenTask) float64
 	return liftedExcess(c, parent, tasks)
 }
 
-// PayingConfidence is the two-sided confidence of the Wilson bounds a certain loss is paid from: the
-// lifted tasks' rate at its lower bound minus the others' at their upper bound, each one-sided 90 %
-// (docs/decisions.md#paying-a-fixture-from-a-bound).
-const PayingConfidence = 0.80
-
-// payingExcess is the excess a change may pay a certain loss from (a fixture made worse): the one-sided
-// 90 % lower bound of the rate of the tasks it lifts minus the 90 % upper bound of the others', floored
-// at 0. The point estimate is selected by the night it crosses the break-even; the fixture's loss is not
-// an estimate (docs/decisions.md#paying-a-fixture-from-a-bound).
-func payingExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
-	var n [4]int
-	if c.Kind == weights.ChangeBucket {
-		n = edgeTable(tasks, parent, c.Edge)
-	} else {
-		n = liftedTable(c, parent, tasks)
-	}
-	lo, _ := stats.Wilson(n[0], n[0]+n[1], PayingConfidence)
-	_, hi := stats.Wilson(n[2], n[2]+n[3], PayingConfidence)
-	return math.Max(0, lo-hi)
-}
-
 // edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the
 // upper edge of lv under parent (the ones moving the edge down lifts), over the other eligible tasks.
 func edgeExcess(tasks []screenTask, parent *weights.Weights, lv weights.Level) float64 {
-	n := edgeTable(tasks, parent, lv)
-	return Excess(n[0], n[1], n[2], n[3])
-}
-
-// edgeTable is edgeExcess's 2×2: on the edge flagged and not, the other eligible tasks flagged and not.
-func edgeTable(tasks []screenTask, parent *weights.Weights, lv weights.Level) [4]int {
 	var n [4]int
 	for _, t := range tasks {
 		if !t.eligible {
@@ -246,7 +205,7 @@ func edgeTable(tasks []screenTask, parent *weights.Weights, lv weights.Level) [4
 			n[3]++
 		}
 	}
-	return n
+	return Excess(n[0], n[1], n[2], n[3])
 }
 
 // stepSizes are the deltas the loss rule chooses between for a signal.

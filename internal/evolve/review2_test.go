@@ -494,10 +494,9 @@ func TestReview2ExcessIsTheLiftedTasks(t *testing.T) {
 // The suite rule under the stated losses (docs/decisions.md#loss-rule) on the smallest history the
 // test accepts: one window, 4 flagged carriers of contract-rule-hit that +2 lifts beside 12 benign
 // eligible tasks (e = 462). contract-rule-hit +2 makes the contract scenario L2-deliberate one level too
-// high (added loss 1). The review note's point was that the gain that paid was a point estimate (4
-// lifted × excess 0.76); since then a fixture is paid from the gain at the one-sided 90 % bounds of the
-// two rates (docs/decisions.md#paying-a-fixture-from-a-bound): 4/4 against 0/12 still pays it (3.06),
-// while at the 95 % bounds (carriers ≥ 0.51, others ≤ 0.24) the same 4 lifts would lose.
+// high (added loss 1), and the window's expected gain (4 lifted × excess 0.76) pays for it: the change
+// is kept on 16 tasks. The review note's point: the gain that pays is a point estimate; at the 95 %
+// Wilson bounds of the two rates (carriers ≥ 0.51, others ≤ 0.24) the same 4 lifts would lose.
 func TestReview2OneWindowPaysForAContractScenario(t *testing.T) {
 	h := newHarness(t)
 	liftable, _, _ := r2Carriers(weights.ContractRuleHit)

@@ -270,6 +270,9 @@ func formatE(e float64) string {
 	return fmt.Sprintf("%.1f", e)
 }
 
+// maxReasonTitles bounds the flagged tasks a reason names.
+const maxReasonTitles = 20
+
 // noProposalReason says why the loss rule found no change: which signals pass the accumulated test
 // (and why their changes do not pay, or that they were tried), and for the others how far they are from
 // it; then the flagged tasks counted.
@@ -304,7 +307,12 @@ func noProposalReason(det *Detection, exclude []Change) string {
 		parts = append(parts, "no signal passes the accumulated test: no flagged task carries a signal more often than the others")
 	}
 	var titles []string
-	for _, f := range det.Flagged {
+	for i, f := range det.Flagged {
+		if i == maxReasonTitles {
+			// A year of an effect never applied holds thousands (a 610 KB reason line, i28-cost's 64 MB log).
+			titles = append(titles, fmt.Sprintf("… %d more (the flagged list of tune detect --json has them all)", len(det.Flagged)-i))
+			break
+		}
 		titles = append(titles, fmt.Sprintf("%s %q", f.MetaTimestamp, f.Title))
 	}
 	return "no proposal: " + strings.Join(parts, "; ") + fmt.Sprintf(" (%d settled eligible task(s), %d flagged)", det.Accumulated.Eligible, det.Accumulated.Flagged) +

@@ -15,7 +15,7 @@ func TestWatchSectionGolden(t *testing.T) {
 	f := &WatchFinding{Version: "v0002", Parent: "v0001", Changes: []string{"contract-rule-hit +1"}, Verdict: "not helping",
 		Reason: "14 of the 20 task(s) the change lifted off the low side still regressed", Proposal: "p-0123456789ab",
 		Tests: []WatchTest{
-			{Name: "not helping", Events: "14/20", Null: 0.3374, Alt: 0.5909, E: 126, Threshold: 40, Basis: "midpoint of 12/20 while low and other low-side 1/20 before"},
+			{Name: "not helping", Events: "14/20", Null: 0.2576, Alt: 0.5909, E: 126, Threshold: 40, Basis: "where the change stops paying: 12/20 while low less its break-even excess 0.33 (20 level(s) raised before)"},
 			{Name: "harmful: overkill", Events: "0/0", Null: 0.6, E: 1, Threshold: 40, NeedMore: 11, Basis: "L3/L4 overkill 0/0 before, + 10 points"},
 		},
 		Moved: []WatchMoved{

@@ -25,7 +25,7 @@ func Watch(w io.Writer, r *app.WatchResult) error {
 	if len(r.Tests) > 0 {
 		t := termtable.New(w, "Test", "Events", "Null ≤", "Alt", "e-value", "Threshold", "More").Shrink("Test").Optional("Alt", "More")
 		for _, x := range r.Tests {
-			null, alt, e, more := fmt.Sprintf("%.0f%%", 100*x.Null), "any worse", fmt.Sprintf("%.3g", x.E), "—"
+			null, alt, e, more := fmt.Sprintf("%.0f%%", 100*x.Null), "any worse", watchE(x.E), "—"
 			if x.Alt > 0 {
 				alt = fmt.Sprintf("%.0f%%", 100*x.Alt)
 			}
@@ -94,3 +94,12 @@ func watchMoved(w io.Writer, r *watch.Result) error {
 }
 
 func rate(r accuracy.Rate) string { return fmt.Sprintf("%d/%d", r.K, r.N) }
+
+// watchE prints a test's e-value with 3 significant digits, and one below 0.001 (no evidence against
+// the version at all) as "< 0.001", so that the tests' table fits 80 columns (--json has the value).
+func watchE(e float64) string {
+	if e < 0.001 {
+		return "< 0.001"
+	}
+	return fmt.Sprintf("%.3g", e)
+}

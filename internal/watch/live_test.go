@@ -15,11 +15,12 @@ import (
 // by the real scorer, so only some carriers are lifted and the evidence arrives as the generator writes
 // it, a fifth of it as same-area, which the watch does not read): 15 nights under v0001, then the planted
 // signal +2 (the drift bound) applied by hand and 15 nights under it, the watch judging after every night.
-// A correct change (carriers regress 75 % only while low) must be rolled back in ≤ 2 % of sequences. The
-// level-insensitive rate (75 % whatever the level) is measured, not asserted: on this population a +2
-// lifts well under one carrier a night, and no test with the stated error control can reach its
-// threshold on the few lifted tasks of 10 nights (docs/decisions.md#watch: the numbers and why).
-// TUNE_HARNESS=full only (200 sequences each, about a minute).
+// A correct change (carriers regress 75 % only while low) must be rolled back in ≤ 2 % of sequences. A
+// level-insensitive one (75 % whatever the level) must be rolled back within 10 nights in ≥ 35 %: on
+// this population a +2 lifts about 6 carriers in 10 nights, so the 70 % is out of reach of any
+// test with the stated error control, but the break-even null reaches about half (the midpoint null
+// reached 0.5 %; docs/decisions.md#not-helping-break-even: the numbers and why).
+// TUNE_HARNESS=full only (200 sequences each, about half a minute).
 func TestWatchOnLivePopulation(t *testing.T) {
 	if os.Getenv("TUNE_HARNESS") != "full" {
 		t.Skip("TUNE_HARNESS=full plays the watch on the live generator")
@@ -33,7 +34,7 @@ func TestWatchOnLivePopulation(t *testing.T) {
 		atLeast float64
 	}{
 		{genlive.Regime{Name: "correct change (75%/5%, lifted carriers at 5%)", Base: 0.05, Planted: planted, Carrier: 0.75}, after, 0.02, 0},
-		{genlive.Regime{Name: "level-insensitive (75% at any level)", Base: 0.05, Planted: planted, Carrier: 0.75, LevelInsensitive: true}, 10, 1, 0},
+		{genlive.Regime{Name: "level-insensitive (75% at any level)", Base: 0.05, Planted: planted, Carrier: 0.75, LevelInsensitive: true}, 10, 1, 0.35},
 	} {
 		k, lifted, regressed := 0, 0, 0 // proposals; lifted tasks and their regressions 10 nights after the apply
 		for s := range seqs {

@@ -5,8 +5,9 @@
 // weights'). Three tests, each an e-process (anytime valid, so the nightly look is free):
 //
 //   - not helping: the tasks the change lifted off the low side (L0/L1 under the parent, L2+ under
-//     the version) still regress at the rate such tasks had while low, not at most at a rate fixed
-//     from the tasks before the version (the midpoint between that rate and other low-side tasks');
+//     the version) still regress at the rate such tasks had while low, not at most at the rate from
+//     which the change stops paying under the stated losses (that rate less the change's break-even
+//     excess, both from the tasks before the version);
 //   - harmful (overkill): the tasks the change moved up that landed at L3/L4 were overkill more
 //     often than L3/L4 tasks before, plus a margin: the cost of an upward change;
 //   - harmful (regressions): the tasks the change moved down to L0/L1 regressed more often than the
@@ -183,6 +184,11 @@ type Before struct {
 	// down to L0/L1, and their regressions at their higher level.
 	OverkillHigh accuracy.Rate `json:"overkill_high"`
 	Dropped      accuracy.Rate `json:"dropped"`
+	// RaisedLevels: the levels the version would have raised on the auto tasks before it, at any level;
+	// BreakEven: the excess regression rate of the lifted tasks from which that pays under the stated
+	// losses (weights.Cost.BreakEven; 1 when no excess does), the not-helping test's yardstick.
+	RaisedLevels int     `json:"raised_levels"`
+	BreakEven    float64 `json:"break_even_excess"`
 }
 
 // Result is the watch's finding on one version.
@@ -251,9 +257,11 @@ type Builder struct {
 	// others, which a later regression_of= may still name.
 	beforeN, beforeK [3]int // by catLifted, catOther, catDropped
 	beforeOpen       map[string]uint8
-	overHigh, nHigh  int
-	notCounted       map[string]int
-	kept             []kept
+	// Levels the version would raise on the auto tasks before it: all of them, and the lifted ones'.
+	raisedLevels, liftedLevels int
+	overHigh, nHigh            int
+	notCounted                 map[string]int
+	kept                       []kept
 	// regressedBy maps a task's key to the meta timestamp of the first task naming it with
 	// regression_of= (of every task added, in order: a name may come before the task it names).
 	regressedBy map[string]string
@@ -342,10 +350,14 @@ func (b *Builder) addBefore(t *traceparse.Task, from, to weights.Level) {
 			b.overHigh++
 		}
 	}
+	if to > from {
+		b.raisedLevels += int(to - from)
+	}
 	var cat uint8
 	switch {
 	case lowSide(t.Level) && from <= weights.L1 && to >= weights.L2:
 		cat = catLifted
+		b.liftedLevels += int(to - from)
 	case lowSide(t.Level) && from == to:
 		cat = catOther
 	case to < from && to <= weights.L1:
@@ -382,7 +394,8 @@ func (b *Builder) Result() *Result {
 		}
 	}
 	res.Before = Before{LiftedWhileLow: accuracy.NewRate(bk[0], b.beforeN[0]), OtherLow: accuracy.NewRate(bk[1], b.beforeN[1]),
-		Dropped: accuracy.NewRate(bk[2], b.beforeN[2]), OverkillHigh: accuracy.NewRate(b.overHigh, b.nHigh)}
+		Dropped: accuracy.NewRate(bk[2], b.beforeN[2]), OverkillHigh: accuracy.NewRate(b.overHigh, b.nHigh), RaisedLevels: b.raisedLevels,
+		BreakEven: roundE(b.in.Parent.Weights.Cost.BreakEven(float64(b.beforeN[catLifted]), float64(b.liftedLevels), float64(b.raisedLevels)))}
 	maps.Copy(res.NotCounted, b.notCounted)
 
 	var trials, events [3]int // by test: not helping, overkill, regressions
@@ -442,7 +455,7 @@ func (b *Builder) Result() *Result {
 	switch {
 	case failed != nil && failed.Name == NotHelpingTest:
 		res.Verdict = NotHelping
-		res.Reason = fmt.Sprintf("%d of the %d task(s) the change lifted off the low side still regressed: e-value %s ≥ %s against \"they regress at most %.0f%%\" (%s): they regress as they did while low",
+		res.Reason = fmt.Sprintf("%d of the %d task(s) the change lifted off the low side still regressed: e-value %s ≥ %s against \"they regress at most %.0f%%\" (%s): they regress as they did while low, and at that rate the change does not pay",
 			failed.K, failed.N, fmtE(failed.E), fmtE(failed.Threshold), 100*failed.Null, failed.Basis)
 	case failed != nil:
 		res.Verdict = Harmful
@@ -464,17 +477,29 @@ func (b *Builder) Result() *Result {
 	return res
 }
 
-// notHelping tests the lifted tasks' regressions against the midpoint of the rates the tasks like
-// them had while low and the other low-side tasks had, both before the version.
+// notHelping tests the lifted tasks' regressions against the rate at which the change stops paying:
+// the rate the tasks like them had while low, less the excess from which lifting them pays for the
+// levels the change raises (both from the tasks before the version), and never below the other
+// low-side tasks' rate before (a change cannot be asked to do better than taking its tasks to the
+// rest of the low side). The alternative is "they regress as they did while low"
+// (docs/decisions.md#not-helping-break-even).
 func (b *Builder) notHelping(bf Before, n, k int, threshold float64) Test {
 	t := Test{Name: NotHelpingTest, Sample: "task(s) lifted off the low side (L0/L1 → L2+)", Event: "still regressed", N: n, K: k, Threshold: threshold, NeedMore: -1}
 	low, other := laplace(bf.LiftedWhileLow.K, bf.LiftedWhileLow.N), laplace(bf.OtherLow.K, bf.OtherLow.N)
-	t.Basis = fmt.Sprintf("midpoint of %s while low and other low-side %s before", fmtKN(bf.LiftedWhileLow), fmtKN(bf.OtherLow))
+	t.Null, t.Alt = max(low-bf.BreakEven, other), low
+	if t.Null > other {
+		t.Basis = fmt.Sprintf("where the change stops paying: %s while low less its break-even excess %.2f (%d level(s) raised before)",
+			fmtKN(bf.LiftedWhileLow), bf.BreakEven, bf.RaisedLevels)
+	} else {
+		t.Basis = fmt.Sprintf("other low-side %s before, above where the change stops paying (%s while low less its break-even excess %.2f, %d level(s) raised before)",
+			fmtKN(bf.OtherLow), fmtKN(bf.LiftedWhileLow), bf.BreakEven, bf.RaisedLevels)
+	}
 	if low <= other {
+		t.Null, t.Alt = 0, 0
+		t.Basis = fmt.Sprintf("%s while low, other low-side %s before", fmtKN(bf.LiftedWhileLow), fmtKN(bf.OtherLow))
 		t.Note = "the tasks it lifts did not regress more than other low-side tasks before: not helping cannot be told"
 		return t
 	}
-	t.Null, t.Alt = (low+other)/2, low
 	logE := pointLogE(k, n, t.Null, t.Alt)
 	b.finish(&t, logE, func(m int) float64 { return pointLogE(k+m, n+m, t.Null, t.Alt) })
 	t.Rejected = t.Rejected && k >= max(1, b.cfg.MinRecurrences)

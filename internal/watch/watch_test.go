@@ -121,8 +121,9 @@ var (
 func regressed(s spec) spec { s.regressed = true; return s }
 
 // flaggedBefore is the pattern that motivated the change: 20 tasks at L1 that v0002 lifts, 12 of
-// them regressed (60%), beside 40 other L1 tasks, 2 regressed (5%). The null of "not helping" is
-// then the midpoint of 13/22 and 3/42 (Laplace): 0.33, its alternative 0.59.
+// them regressed (60%), beside 40 other L1 tasks, 2 regressed (5%). v0002 raises only the 20 lifted
+// tasks, one level each, so it pays from an excess of 20/(2·20 + 20) = 1/3, and the null of "not
+// helping" is 13/22 (Laplace) − 1/3 = 0.26, its alternative 0.59.
 func flaggedBefore() []spec {
 	return slices.Concat(many(8, liftedLow), many(12, regressed(liftedLow)), many(38, otherLow), many(2, regressed(otherLow)))
 }
@@ -139,7 +140,7 @@ func TestCorrectChangeHolds(t *testing.T) {
 		t.Errorf("moved %d (%d rows), tasks %d → %d", r.Moved, len(r.MovedTasks), r.TasksBefore, r.TasksAfter)
 	}
 	nh := r.Tests[0]
-	if nh.Name != NotHelpingTest || nh.N != 20 || nh.K != 1 || math.Abs(nh.Null-0.3310) > 0.001 || math.Abs(nh.Alt-13.0/22) > 1e-9 || nh.Threshold != 40 || nh.E >= 1 {
+	if nh.Name != NotHelpingTest || nh.N != 20 || nh.K != 1 || math.Abs(nh.Null-(13.0/22-1.0/3)) > 0.001 || math.Abs(nh.Alt-13.0/22) > 1e-9 || nh.Threshold != 40 || nh.E >= 1 {
 		t.Errorf("not helping test %+v", nh)
 	}
 	if row := r.MovedTasks[0]; row.From != "L1" || row.To != "L2" || row.Level != "L2" || row.Test != NotHelpingTest || row.Event {
@@ -167,6 +168,31 @@ func TestLevelInsensitiveNotHelping(t *testing.T) {
 	r = judge(t, flaggedBefore(), slices.Concat(many(10, liftedHigh), many(10+need, regressed(liftedHigh))))
 	if r.Verdict != NotHelping {
 		t.Errorf("10 of 20 and %d more: verdict %q (%s)", need, r.Verdict, r.Reason)
+	}
+}
+
+// TestNotHelpingNullIsWhereTheChangeStopsPaying: the more levels the change raised on tasks that did
+// not need it (here L2 tasks it moves to L3), the more of the lifted tasks' excess it must remove to
+// pay, so the lower the rate at which "not helping" starts; never below the other low-side tasks'.
+// 8 of 20 lifted tasks still regressing (40 %, against 59 % while low) is a change that pays when it
+// raised nothing else, and one that does not when it raised 20 more levels.
+func TestNotHelpingNullIsWhereTheChangeStopsPaying(t *testing.T) {
+	raisedHigh := spec{level: "L2", signals: "contract-rule-hit:+2,unknown-file-territory:+1", k: 2, terminal: "complete", lossFinal: "0.050"}
+	after := slices.Concat(many(12, liftedHigh), many(8, regressed(liftedHigh)))
+	cheap := judge(t, flaggedBefore(), after)
+	if cheap.Verdict != Holding || cheap.Before.RaisedLevels != 20 || math.Abs(cheap.Before.BreakEven-1.0/3) > 1e-3 {
+		t.Errorf("cheap change: verdict %q, raised %d, break-even %g (%s)", cheap.Verdict, cheap.Before.RaisedLevels, cheap.Before.BreakEven, cheap.Reason)
+	}
+	// 10 L2 tasks raised: pays from 30/60 = 0.5, null 13/22 − 0.5.
+	half := judge(t, slices.Concat(flaggedBefore(), many(10, raisedHigh)), after)
+	if nh := half.Tests[0]; half.Before.RaisedLevels != 30 || math.Abs(nh.Null-(13.0/22-0.5)) > 1e-3 || !strings.Contains(nh.Basis, "break-even excess 0.50") {
+		t.Errorf("10 raised: raised %d, test %+v", half.Before.RaisedLevels, nh)
+	}
+	// 20: pays from 40/60, beyond the excess; the null is the other low-side tasks' 3/42.
+	costly := judge(t, slices.Concat(flaggedBefore(), many(20, raisedHigh)), after)
+	nh := costly.Tests[0]
+	if costly.Verdict != NotHelping || math.Abs(nh.Null-3.0/42) > 1e-9 || !strings.HasPrefix(nh.Basis, "other low-side 2/40 before") {
+		t.Errorf("costly change: verdict %q, test %+v (%s)", costly.Verdict, nh, costly.Reason)
 	}
 }
 

@@ -189,6 +189,20 @@ type Cost struct {
 	OtherItem int
 }
 
+// BreakEven is the excess regression rate at which raising levels starts to pay under these losses
+// (docs/decisions.md#loss-rule): lifting `lifted` low-side tasks (by liftedLevels levels in all) avoids
+// e·lifted regressions at excess e, and each raised level is too high unless its task needed it, so the
+// gain e·(too_low·lifted + too_high·liftedLevels) − too_high·allLevels is linear in e. It is 1 when no
+// excess up to 1 makes the gain positive. One definition for the evolve's loss rule and the watch.
+func (c Cost) BreakEven(lifted, liftedLevels, allLevels float64) float64 {
+	slope := float64(c.TooLow)*lifted + float64(c.TooHigh)*liftedLevels
+	cost := float64(c.TooHigh) * allLevels
+	if slope <= 0 || cost >= slope {
+		return 1
+	}
+	return cost / slope
+}
+
 // Schema is the weights file schema this build reads and writes.
 const Schema = 1
 
