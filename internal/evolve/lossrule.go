@@ -147,6 +147,16 @@ func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weig
 // low for c to lift may carry the whole excess, and crediting it to the ones c lifts made a change that
 // avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c lifts none.
 func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
+	n := liftedTable(c, parent, tasks)
+	if n[0]+n[1] == 0 {
+		return 0
+	}
+	return Excess(n[0], n[1], n[2], n[3])
+}
+
+// liftedTable is liftedExcess's 2×2: the eligible carriers c lifts flagged and not, the eligible tasks
+// without the signal flagged and not.
+func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) [4]int {
 	cand := c.Apply(*parent)
 	var n [4]int
 	for _, t := range tasks {
@@ -169,10 +179,7 @@ func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) float64
 		}
 		n[i]++
 	}
-	if n[0]+n[1] == 0 {
-		return 0
-	}
-	return Excess(n[0], n[1], n[2], n[3])
+	return n
 }
 
 // changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge

@@ -549,8 +549,8 @@ func medianF(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// liftedExcessBound is payingExcess at another confidence (the what-if of the review note: two-sided
-// 95 % and 80 %, i.e. one-sided 97.5 % and 90 %; the rule pays a fixture at 80 %).
+// liftedExcessBound is the lifted table's excess at its Wilson bounds (the what-if of the review note:
+// two-sided 95 % and 80 %, i.e. one-sided 97.5 % and 90 %), not a rule.
 func liftedExcessBound(c Change, parent *weights.Weights, tasks []screenTask, conf float64) float64 {
 	n := liftedTable(c, parent, tasks)
 	lo, _ := stats.Wilson(n[0], n[0]+n[1], conf)
