@@ -11,14 +11,14 @@ git fetch --quiet --prune origin '+refs/heads/main:refs/remotes/origin/main' '+r
 tune nightly --branch --json >"$out" 2>"$err"
 rc=$?
 if [ "$rc" -eq 3 ]; then
+  # an escalation that kept steps still leaves them for review (its branch, below), then exits 3
   page-oncall "tune nightly escalated: a human decides (tune help escalation)" "$(jq -r .state_dump "$out")"
-  exit 3
 elif [ "$rc" -ne 0 ]; then
   alert-ops "tune nightly failed with exit $rc" "$err"
   exit "$rc"
 fi
 review=$(jq -r .review "$out")
-[ -n "$review" ] || exit 0
+[ -n "$review" ] || exit "$rc"
 branch=$(jq -r .branch "$out")
 if [ "$(jq -r .branch_updated "$out")" = true ]; then
   git push --quiet --force origin "$branch" || { alert-ops "tune nightly: git push $branch failed" "$PWD"; exit 1; }
@@ -32,4 +32,4 @@ done
 if [ "$review" = rollback ]; then
   alert-ops "tune: the watch proposes a rollback, review $branch" "$(jq -r .title "$out")"
 fi
-exit 0
+exit "$rc"

@@ -205,7 +205,8 @@ func stubDir(t *testing.T, rc int, output string) string {
 }
 
 // TestNightlyRecipesExitCodes runs every recipe with a stub tune exiting 1, 2 and 3: an error alerts
-// (cron) or fails the job, an escalation pages with the state dump; none opens a pull request.
+// (cron) or fails the job, an escalation pages with the state dump; none opens a pull request (an
+// escalation that kept steps does: TestNightlyRecipesEscalationKeepsItsSteps).
 func TestNightlyRecipesExitCodes(t *testing.T) {
 	for _, tool := range []string{"bash", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -228,7 +229,7 @@ func TestNightlyRecipesExitCodes(t *testing.T) {
 			{"cron", []string{"/bin/sh"}, rc, map[int]string{1: "alert-ops [tune nightly failed with exit 1] [GITDIR/tune-nightly/err.txt]\n",
 				2: "alert-ops [tune nightly failed with exit 2] [GITDIR/tune-nightly/err.txt]\n", 3: page}[rc]},
 			{"github-evolve", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, map[int]int{1: 1, 2: 2, 3: 0}[rc], ""},
-			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc"}, rc, map[int]string{3: page}[rc]},
+			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, rc, map[int]string{3: page}[rc]},
 		} {
 			dir := stubDir(t, rc, out)
 			script, err := nightlyRecipe(c.recipe)
@@ -282,6 +283,68 @@ func TestNightlyRecipesExitCodes(t *testing.T) {
 			if want := strings.ReplaceAll(c.calls, "GITDIR", filepath.Join(dir, "gitdir")); string(data) != want {
 				t.Errorf("%s, tune exiting %d: called %q, want %q", c.recipe, rc, data, want)
 			}
+		}
+	}
+}
+
+// TestNightlyRecipesEscalationKeepsItsSteps: an escalation that kept accepted steps leaves them for review
+// (docs/decisions.md#escalation-keeps-its-steps), so every recipe pages AND pushes the branch and opens its
+// pull request, and the job still ends with exit 3 (the GitHub workflow's page and pull-request steps
+// are separate steps that both run).
+func TestNightlyRecipesEscalationKeepsItsSteps(t *testing.T) {
+	for _, tool := range []string{"bash", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (CI runners have it)", tool)
+		}
+	}
+	out := `{"outcome": "escalated", "review": "change", "state_dump": "reports/evolve-state-p-0123.json", "branch": "tune/p-0123", "branch_updated": true, "title": "tune: weights change p-0123", "body_file": "body.md", "supersedes": []}` + "\n"
+	page := "page-oncall [tune nightly escalated: a human decides (tune help escalation)] [reports/evolve-state-p-0123.json]\n"
+	for _, c := range []struct {
+		recipe string
+		shell  []string
+		exit   int
+		calls  []string // what the calls file must contain, in order
+	}{
+		{"cron", []string{"/bin/sh"}, 3, []string{page, "gh [pr] [list]", "gh [pr] [create] [--head] [tune/p-0123]"}},
+		{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, 3, []string{page, "glab [mr] [view] [tune/p-0123]", "glab [mr] [create] [--source-branch] [tune/p-0123]"}},
+		{"github-pr", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, 0, []string{"gh [pr] [list]", "gh [pr] [create] [--head] [tune/p-0123]"}},
+	} {
+		dir := stubDir(t, 3, out)
+		if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		script, err := nightlyRecipe(c.recipe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "recipe.sh")
+		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(c.shell[0], append(c.shell[1:], path)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "GITHUB_OUTPUT="+filepath.Join(dir, "output"))
+		var b bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &b, &b
+		err = cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != c.exit {
+			t.Errorf("%s: exit %d, want %d\n%s", c.recipe, code, c.exit, b.String())
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, "calls"))
+		rest := string(data)
+		for _, want := range c.calls {
+			i := strings.Index(rest, want)
+			if i < 0 {
+				t.Errorf("%s: calls %q lack %q (in order)", c.recipe, data, want)
+				break
+			}
+			rest = rest[i+len(want):]
 		}
 	}
 }
