@@ -1,0 +1,81 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
+)
+
+// BenchmarkNight is issue 28's cost item as a Go benchmark (compare runs with benchstat; TestNightCost
+// times whole processes with their peak RSS): on a log of TUNE_BENCH_MB megabytes (default 16) made by
+// the project's trace generator, one op is
+//   - accuracy: a whole-log `tune accuracy`, the yardstick;
+//   - nightly-full: a night with no nightly state (it reads and decides from every task of the log);
+//   - nightly-from-state: the same night again, starting from the state the previous run left, which
+//     reads only the tasks after what that state counted for good (docs/decisions.md#nightly-state).
+//
+// The issue's targets are ratios: nightly-full within 2× accuracy, nightly-from-state a small fraction.
+func BenchmarkNight(b *testing.B) {
+	mb := 16
+	if v := os.Getenv("TUNE_BENCH_MB"); v != "" {
+		if _, err := fmt.Sscan(v, &mb); err != nil {
+			b.Fatalf("TUNE_BENCH_MB=%q: %v", v, err)
+		}
+	}
+	dir := b.TempDir()
+	if err := testutil.CopyReference(dir); err != nil {
+		b.Fatal(err)
+	}
+	log := filepath.Join(dir, ".ldd", "trace.log")
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tracegen.Write(f, int64(mb)<<20, 0); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2027, 1, 2, 3, 0, 0, 0, time.UTC) // a day after the log's last task: every task settled
+	env := Env{Now: func() time.Time { return now }, WeightsDir: filepath.Join(dir, "weights"),
+		FixturesDir: filepath.Join(dir, "fixtures"), ReportsDir: filepath.Join(dir, "reports")}
+	night := func(b *testing.B) {
+		if _, err := Nightly(env, EvolveOptions{Logs: []string{log}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("accuracy", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Accuracy(env, []string{log}, 100000); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("nightly-full", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			if err := os.RemoveAll(filepath.Join(env.WeightsDir, store.CacheDir)); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			night(b)
+		}
+	})
+	b.Run("nightly-from-state", func(b *testing.B) {
+		night(b) // leaves the state
+		b.ResetTimer()
+		for b.Loop() {
+			night(b)
+		}
+	})
+}
