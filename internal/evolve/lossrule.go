@@ -54,20 +54,9 @@ func (g Gain) String() string {
 // given), crediting every eligible task it lifts out of L0/L1 with excess expected regressions avoided.
 func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenTask, parity *Parity) Gain {
 	cand := c.Apply(*parent)
-	g := Gain{Change: c, Excess: Num(excess), Tasks: len(tasks)}
-	var avoided, extra float64
-	for _, t := range tasks {
-		pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
-		if cl <= pl {
-			continue
-		}
-		a, x, lifted := raised(pl, cl, t.eligible, excess)
-		avoided, extra = avoided+a, extra+x
-		if lifted {
-			g.Lifted++
-		}
-	}
-	g.Avoided, g.ExtraLevels = Num(avoided), Num(extra)
+	r := raiseOf(parent, &cand, tasks)
+	avoided, extra := r.avoided(excess), r.extra(excess)
+	g := Gain{Change: c, Excess: Num(excess), Tasks: len(tasks), Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
 	if len(tasks) > 0 {
 		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(len(tasks)))
 		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(len(tasks)))
@@ -87,35 +76,51 @@ func (g Gain) total(parent *weights.Weights) float64 {
 	return float64(parent.Cost.TooLow)*float64(g.Avoided) - float64(parent.Cost.TooHigh)*float64(g.ExtraLevels)
 }
 
-// raised is the loss rule's account of one task (or parity prompt) a change raises from level pl to cl:
-// when it is eligible and leaves L0/L1, it needed the raise with probability excess, so excess
-// regressions are expected to be avoided (lifted); every level raised counts as too high for the rest,
-// (cl − pl) × (1 − need) (docs/decisions.md#loss-rule).
-func raised(pl, cl weights.Level, eligible bool, excess float64) (avoided, extra float64, lifted bool) {
-	need := 0.0
-	if eligible && pl <= weights.L1 && cl >= weights.L2 {
-		need, lifted = excess, true
-	}
-	return need, float64(cl-pl) * (1 - need), lifted
+// lifts reports whether a task (or parity prompt) raised from level pl to cl is one the change can save
+// from a low-side regression: eligible, and moved out of L0/L1 to L2 or higher.
+func lifts(pl, cl weights.Level, eligible bool) bool {
+	return eligible && pl <= weights.L1 && cl >= weights.L2
 }
 
-// breakEven is the excess at which change c starts to pay on tasks (weights.Cost.BreakEven), the lifted
-// tasks being the eligible ones c lifts out of L0/L1 (raised's account).
+// raise is the loss rule's account of the tasks (or parity prompts) a change raises
+// (docs/decisions.md#loss-rule): a lifted task needed the raise with probability excess, so excess
+// regressions are expected to be avoided; every level raised counts as too high for the rest,
+// (cl − pl) × (1 − need). Both sums are linear in the excess, so three counts carry the whole account:
+// the tasks lifted, their levels raised, and every level raised.
+type raise struct{ lifted, liftedLevels, allLevels float64 }
+
+// add counts one task raised from pl to cl (nothing when it is not raised).
+func (r *raise) add(pl, cl weights.Level, eligible bool) {
+	if cl <= pl {
+		return
+	}
+	n := float64(cl - pl)
+	r.allLevels += n
+	if lifts(pl, cl, eligible) {
+		r.lifted++
+		r.liftedLevels += n
+	}
+}
+
+// avoided is the regressions the raise is expected to avoid at the given excess; extra the levels it
+// raises on tasks that did not need them.
+func (r raise) avoided(excess float64) float64 { return r.lifted * excess }
+func (r raise) extra(excess float64) float64   { return r.allLevels - excess*r.liftedLevels }
+
+// raiseOf counts what moving the tasks from parent to cand raises.
+func raiseOf(parent, cand *weights.Weights, tasks []screenTask) raise {
+	var r raise
+	for _, t := range tasks {
+		r.add(parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs)), t.eligible)
+	}
+	return r
+}
+
+// breakEven is the excess at which change c starts to pay on tasks (weights.Cost.BreakEven).
 func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
 	cand := c.Apply(*parent)
-	var lifted, liftedLevels, allLevels float64
-	for _, t := range tasks {
-		pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
-		if cl <= pl {
-			continue
-		}
-		allLevels += float64(cl - pl)
-		if _, _, up := raised(pl, cl, t.eligible, 1); up {
-			lifted++
-			liftedLevels += float64(cl - pl)
-		}
-	}
-	return parent.Cost.BreakEven(lifted, liftedLevels, allLevels)
+	r := raiseOf(parent, &cand, tasks)
+	return parent.Cost.BreakEven(r.lifted, r.liftedLevels, r.allLevels)
 }
 
 // paysFrom sets each signal row's PaysFrom: the smallest excess at which +1 or +2 on it (within the
@@ -167,7 +172,7 @@ func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) [4]int {
 		switch {
 		case t.fired[c.Signal]:
 			pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
-			if _, _, lifted := raised(pl, cl, true, 0); !lifted {
+			if !lifts(pl, cl, true) {
 				continue
 			}
 			i = 1

@@ -147,7 +147,7 @@ func PriceParity(p *Parity, parent, cand *weights.Weights, budget, excess, histo
 	if p.Len() == 0 {
 		return out
 	}
-	var avoided, extra float64
+	var r raise
 	for i := range p.Detections {
 		d := &p.Detections[i]
 		_, _, before, _ := d.Levels(parent)
@@ -158,17 +158,15 @@ func PriceParity(p *Parity, parent, cand *weights.Weights, budget, excess, histo
 			out.Up[before]++
 			out.LevelsUp += int(after - before)
 			// Every prompt lifted out of L0/L1 is credited (the loss rule's account of a task, eligible).
-			a, x, lifted := raised(before, after, true, excess)
-			avoided, extra = avoided+a, extra+x
-			if lifted {
-				out.Lifted++
-			}
+			r.add(before, after, true)
 		case after < before:
 			out.Changed++
 			out.Down[before]++
 			out.LevelsDown += int(before - after)
 		}
 	}
+	out.Lifted = int(r.lifted)
+	avoided, extra := r.avoided(excess), r.extra(excess)
 	n := float64(out.Prompts)
 	out.TooHighCost = Num(float64(out.LevelsUp*cand.Cost.TooHigh) / n)
 	out.Credit = Num(avoided * float64(cand.Cost.TooLow) / n)
