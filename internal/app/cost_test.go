@@ -28,12 +28,7 @@ func TestNightCost(t *testing.T) {
 	if os.Getenv("TUNE_HARNESS") != "cost" {
 		t.Skip("TUNE_HARNESS=cost measures the cost of a night on a 256 MB log")
 	}
-	mb := 256
-	if v := os.Getenv("TUNE_COST_MB"); v != "" {
-		if _, err := fmt.Sscan(v, &mb); err != nil {
-			t.Fatalf("TUNE_COST_MB=%q: %v", v, err)
-		}
-	}
+	mb := envMB(t, "TUNE_COST_MB", 256)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	for _, c := range []string{"tune", "tune-full"} {
@@ -92,33 +87,18 @@ func TestNightCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("2026-01-01T00:00:00Z", "init", proj)
-	log := filepath.Join(proj, ".ldd", "trace.log")
-	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(log)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The history: the trace generator's filler tasks (a year's worth of tasks, dated a second apart from
 	// 1 January 2026), then live nights from 1 June (genlive, a strong planted effect) played in-process
 	// until a change is applied, so that the measured nights have a version for the watch to judge, as a
 	// live project does.
-	_, err = tracegen.Write(f, int64(mb)<<20, 0)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := writeGeneratedLog(t, proj, mb)
 	var now time.Time
 	env := Env{Now: func() time.Time { return now }, WeightsDir: filepath.Join(proj, "weights"),
 		FixturesDir: filepath.Join(proj, "fixtures"), ReportsDir: filepath.Join(proj, "reports")}
 	seq := genlive.NewSequence(1, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95})
 	night, appliedAt := 0, 0
-	// At most 6 nights: a night that reads the whole log costs seconds here, and the measurement does not
-	// depend on which night applied (without an apply the watch has nothing to judge, and the report says so).
-	for night < 6 && appliedAt == 0 {
+	// appendNight appends the next night's tasks, dispatched under the active weights.
+	appendNight := func() {
 		night++
 		active, _, err := ActiveWeights(env.WeightsDir)
 		if err != nil {
@@ -126,6 +106,11 @@ func TestNightCost(t *testing.T) {
 		}
 		_, text := seq.Night(night, &active)
 		appendFile(t, log, text[0])
+	}
+	// At most 6 nights: a night that reads the whole log costs seconds here, and the measurement does not
+	// depend on which night applied (without an apply the watch has nothing to judge, and the report says so).
+	for night < 6 && appliedAt == 0 {
+		appendNight()
 		now = genlive.NightEnd(night)
 		out, err := Nightly(env, EvolveOptions{Logs: []string{log}})
 		if err != nil {
@@ -139,13 +124,7 @@ func TestNightCost(t *testing.T) {
 		}
 	}
 	// The measured night: one more night of tasks under the applied version.
-	night++
-	active, _, err := ActiveWeights(env.WeightsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, text := seq.Night(night, &active)
-	appendFile(t, log, text[0])
+	appendNight()
 	st, err := os.Stat(log)
 	if err != nil {
 		t.Fatal(err)
@@ -174,13 +153,7 @@ func TestNightCost(t *testing.T) {
 	again := median("nightly, same night again", night1, "nightly", "--logs", log)
 
 	// The next night: a night's tasks appended, then nightly from the previous night's state.
-	night++
-	active, _, err = ActiveWeights(env.WeightsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, text = seq.Night(night, &active)
-	appendFile(t, log, text[0])
+	appendNight()
 	second, _ := run(genlive.NightEnd(night).Add(time.Hour).Format(time.RFC3339), "nightly", "--logs", log)
 	t.Logf("%-40s %s", "nightly, next night (one night appended)", second)
 
@@ -215,4 +188,36 @@ func outcomeLine(out string) string {
 		}
 	}
 	return ""
+}
+
+// envMB reads a size in megabytes from the environment variable name (def when unset).
+func envMB(tb testing.TB, name string, def int) int {
+	mb := def
+	if v := os.Getenv(name); v != "" {
+		if _, err := fmt.Sscan(v, &mb); err != nil {
+			tb.Fatalf("%s=%q: %v", name, v, err)
+		}
+	}
+	return mb
+}
+
+// writeGeneratedLog writes mb megabytes of the project's trace generator (tracegen, what gentrace runs)
+// to the project's .ldd/trace.log and returns its path.
+func writeGeneratedLog(tb testing.TB, proj string, mb int) string {
+	log := filepath.Join(proj, ".ldd", "trace.log")
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := os.Create(log)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, err = tracegen.Write(f, int64(mb)<<20, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return log
 }
