@@ -220,7 +220,7 @@ func watchFinding(r *WatchResult) *report.WatchFinding {
 		rows = rows[:reportMovedRows]
 	}
 	for _, m := range rows {
-		f.Moved = append(f.Moved, report.WatchMoved{MetaTimestamp: m.MetaTimestamp, Task: m.Task, Levels: m.From + " → " + m.To, Test: m.Test, Against: m.Against()})
+		f.Moved = append(f.Moved, report.WatchMoved{MetaTimestamp: m.MetaTimestamp, Task: m.Task, Levels: m.From + " → " + m.To, Test: m.Tests(), Against: m.Against()})
 	}
 	return f
 }

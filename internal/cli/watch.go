@@ -44,18 +44,25 @@ reaches its threshold with probability at most alpha while the version does what
                from which the levels it raised on the tasks before the version pay under the
                stated costs (too_low per regression avoided, too_high per level), and never
                below the other low-side tasks' rate; at least watch.min_recurrences regressed.
-  harmful      an upward change: the tasks it moved up to L3/L4 were overkill more often than
-               L3/L4 tasks before, plus watch.overkill_bound. A downward change: the tasks it
-               moved down to L0/L1 regressed more often than they did at their level before,
-               plus the same margin. Low-side regressions after an upward change are never
-               evidence of harm: it took tasks off the low side, it put none there.
+  harmful      an upward change: its cost beyond the price it was accepted at. The loss rule
+               prices every level raised on a task it does not lift off the low side as too
+               high, and 1 - excess of a lifted task's (excess: the lifted kind's regressions
+               while low less the other low-side tasks'); so only the lifted tasks that land
+               at L3/L4 can cost more than priced: they were overkill more often than 1 -
+               excess (never less than L3/L4 tasks before), plus watch.overkill_bound. A
+               downward change: the tasks it moved down to L0/L1 regressed more often than
+               they did at their level before, plus the same margin. Low-side regressions
+               after an upward change are never evidence of harm: it took tasks off the low
+               side, it put none there.
   too early    no test reached its threshold and fewer than watch.min_tasks (default 10) tasks
                moved: it says how many more.
   holding      no test reached its threshold over at least watch.min_tasks moved tasks (or
                the change moves no level at all: only costs changed, nothing to judge).
-The threshold is 1/alpha with alpha split over the tests the change's direction allows (two for
-an upward change: 40 at the default alpha 0.05). The table lists the moved tasks: parent level →
-version level, the test each one is a trial of, and whether it counts against the version.
+The threshold is 1/alpha with alpha split over the tests the two versions allow: not helping
+for an upward change, overkill only when it can lift a task from L0/L1 past L2 (not a +1 or +2
+from the reference buckets: 20 at the default alpha 0.05), regressions for a downward one. The
+table lists the moved tasks: parent level → version level, the test(s) each one is a trial of,
+and whether it counts against the version.
 
 "not helping" and "harmful" on the active version write a rollback proposal to the parent's
 content (weights/proposals/<id>.json, with the tasks behind the verdict as its evidence and the
@@ -76,9 +83,9 @@ error; a store with no applied version prints a note and exits 0.
 
 --json prints {version, parent, changes, verdict, reason, need_more, tasks_before, tasks_after,
 moved, not_counted {dispatch: n}, before {lifted_while_low, other_low, overkill_high, dropped:
-{k, n, rate, lo, hi}}, tests [{name, sample, event, n, k, null_rate, alt_rate, basis, e_value,
+{k, n, rate, lo, hi}, raised_levels, break_even_excess, excess}, tests [{name, sample, event, n, k, null_rate, alt_rate, basis, e_value,
 threshold, need_more, rejected, note}], moved_tasks [{log, line, meta_timestamp, task, from, to,
-level, test, regressed, event, evidence}], evidence [{log, line, meta_timestamp, task, level,
+level, test, overkill_trial, regressed, event, evidence}], evidence [{log, line, meta_timestamp, task, level,
 note}], config {min_tasks, overkill_bound, min_recurrences, alpha}, active, proposal,
 proposal_path, proposal_new, proposal_note, logs}; need_more and the proposal fields only when
 they apply. A test's alt_rate is 0 when its e-value averages over every rate worse than the null

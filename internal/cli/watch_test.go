@@ -238,8 +238,17 @@ func TestWatchVerdictsJSON(t *testing.T) {
 	}
 }
 
-// harmfulLog is watchLog's 40 tasks before the apply, then 20 after of which 12 were moved up from
-// L2 to L3 by the change and were overkill (complete, k=1, loss 0): harmful by the overkill test.
+// harmfulStore is watchStore with contract-rule-hit +6: a change that lifts watchLog's L1 tasks to L3.
+func harmfulStore(t *testing.T) string {
+	t.Helper()
+	return watchStoreWith(t, func(w *weights.Weights) { w.Signals[weights.ContractRuleHit] += weights.Whole(6) },
+		"contract-rule-hit +6", store.ProposalStep{Kind: "signal", Signal: "contract-rule-hit", Delta: weights.Whole(6), Decision: weights.DecisionAccept})
+}
+
+// harmfulLog is watchLog's 40 tasks before the apply, then 20 after of which 12 were lifted from L1
+// to L3 by harmfulStore's change and were overkill (complete, k=1, loss 0). The change was credited
+// with the lifted kind's excess, 13/22 − 2/22 = 0.5, so half of their raises were priced as unneeded:
+// 12 of 12 is harmful by the overkill test (null 0.5 + 0.10).
 func harmfulLog(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
@@ -249,7 +258,7 @@ func harmfulLog(t *testing.T) string {
 		ts := func(s int) string { return at.Add(time.Duration(s) * time.Second).Format(time.RFC3339) }
 		level, signals := "L2/deliberate", "greenfield:+3"
 		if i < 12 {
-			level, signals = "L3/structural  creativity=standard", "contract-rule-hit:+2,unknown-file-territory:+1"
+			level, signals = "L3/structural  creativity=standard", "contract-rule-hit:+2,explicit-bugfix:-5,unknown-file-territory:+1"
 		}
 		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  signals=%s  task=\"after %d\"  loops=inner\n", ts(0), level, signals, i)
 		fmt.Fprintf(&b, "%s  inner  k=1  skill=s  action=a  loss=0.000\n%s  inner  close  terminal=complete  loss_final=0.000\n", ts(1), ts(2))
@@ -264,14 +273,14 @@ func harmfulLog(t *testing.T) string {
 // TestNightlyWatchHarmful: the nightly runs the watch first; a harmful version stops the evolve, and
 // the summary and the EVAL report say what the watch found.
 func TestNightlyWatchHarmful(t *testing.T) {
-	dir := watchStore(t)
+	dir := harmfulStore(t)
 	log := harmfulLog(t)
 	reports := filepath.Join(t.TempDir(), "reports")
 	code, out, errOut := watchCLI(t, dir, "--reports-dir", reports, "nightly", log)
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	for _, want := range []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HARMFUL", "were overkill", "outcome: watch-harmful", "did not evolve", "tune apply p-"} {
+	for _, want := range []string{"watch: v0002 (parent v0001, contract-rule-hit +6) is HARMFUL", "were overkill", "outcome: watch-harmful", "did not evolve", "tune apply p-"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -291,7 +300,7 @@ func TestNightlyWatchHarmful(t *testing.T) {
 		t.Fatalf("reports %v, want one EVAL report", mds)
 	}
 	md := mustRead(t, mds[0])
-	for _, want := range []string{"## Watch", "**harmful**", "Rollback proposal p-", "| harmful: overkill | 12/12 | 60% | any worse |", "| 2026-11-03T00:00:00Z | after 0 | L2 → L3 | harmful: overkill | overkill: k=1, complete |"} {
+	for _, want := range []string{"## Watch", "**harmful**", "Rollback proposal p-", "| harmful: overkill | 12/12 | 60% | any worse |", "| 2026-11-03T00:00:00Z | after 0 | L1 → L3 | not helping, harmful: overkill | overkill: k=1, complete |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("EVAL report lacks %q:\n%s", want, md)
 		}
@@ -422,7 +431,7 @@ func TestNightlyWatchLetsTheEvolveRun(t *testing.T) {
 		{name: "holding", summary: []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HOLDING", "no evidence against v0002"},
 			md: []string{"is **holding**: no evidence against v0002", "| not helping | 0/20 | 26% | 59% |", "| 2026-11-02T00:00:00Z | task 20 | L1 → L2 | not helping | – |"}},
 		{name: "too early", config: "[watch]\nmin_tasks = 200\n", summary: []string{"is TOO EARLY", "200 needed:"},
-			md: []string{"is **too early**:", "200 needed:", "| harmful: overkill | 0/0 | 60% |"}},
+			md: []string{"is **too early**:", "200 needed:", "| not helping | 0/20 | 26% | 59% |"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := watchStore(t)
@@ -514,7 +523,7 @@ func TestWatchJSONFieldsLocked(t *testing.T) {
 		{"top level", m, "active before changes config evidence logs moved moved_tasks not_counted " +
 			"parent proposal proposal_new proposal_path reason tasks_after tasks_before tests verdict version"},
 		{"config", m["config"], "alpha min_recurrences min_tasks overkill_bound"},
-		{"before", m["before"], "break_even_excess dropped lifted_while_low other_low overkill_high raised_levels"},
+		{"before", m["before"], "break_even_excess dropped excess lifted_while_low other_low overkill_high raised_levels"},
 		{"before.other_low", m["before"].(map[string]any)["other_low"], rate},
 		{"tests[0]", first(m["tests"]), "alt_rate basis e_value event k n name need_more null_rate rejected sample threshold"},
 		{"moved_tasks[0]", first(m["moved_tasks"]), "event evidence from level line log meta_timestamp regressed task test to"},
@@ -546,7 +555,7 @@ func TestWatchJSONFieldsLocked(t *testing.T) {
 // TestWatchHarmfulJSON locks the --json of a harmful verdict: the evidence and the new rollback
 // proposal (its id and the temporary paths normalised, as in watch_not_helping.txt).
 func TestWatchHarmfulJSON(t *testing.T) {
-	dir, log := watchStore(t), harmfulLog(t)
+	dir, log := harmfulStore(t), harmfulLog(t)
 	code, out, errOut := watchCLI(t, dir, "watch", "--json", log)
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -79,7 +79,7 @@ func watchMoved(w io.Writer, r *watch.Result) error {
 	}
 	t := termtable.New(w, "Task", "Meta time", "Levels", "Test", "Against").Shrink("Task", "Against").Optional("Meta time")
 	for _, m := range rows {
-		if err := t.Append(m.Task, m.MetaTimestamp, m.From+" → "+m.To, cmp.Or(m.Test, "—"), cmp.Or(m.Against(), "—")); err != nil {
+		if err := t.Append(m.Task, m.MetaTimestamp, m.From+" → "+m.To, cmp.Or(m.Tests(), "—"), cmp.Or(m.Against(), "—")); err != nil {
 			return err
 		}
 	}

@@ -8,15 +8,19 @@
 //     the version) still regress at the rate such tasks had while low, not at most at the rate from
 //     which the change stops paying under the stated losses (that rate less the change's break-even
 //     excess, both from the tasks before the version);
-//   - harmful (overkill): the tasks the change moved up that landed at L3/L4 were overkill more
-//     often than L3/L4 tasks before, plus a margin: the cost of an upward change;
+//   - harmful (overkill): the cost of an upward change beyond the price the loss rule put on it. The
+//     rule prices every level it raises as too high unless the task needed it: all of a task raised
+//     without being lifted off the low side, and 1 − excess of a lifted one. So only the lifted tasks
+//     that landed at L3/L4 can show a cost beyond the price: overkill more often than 1 − excess
+//     (never less than L3/L4 tasks before), plus a margin;
 //   - harmful (regressions): the tasks the change moved down to L0/L1 regressed more often than the
 //     same kind of task did at its higher level before, plus the margin.
 //
 // An upward change takes tasks off the low side only, so low-side regressions after it are chance or
 // drift, never the change: they are no evidence of harm. Verdicts: harmful or not helping when a test
-// reaches 1/α (α split over the tests the change's direction makes possible); else too early while
-// fewer than Config.MinTasks tasks moved; else holding.
+// reaches 1/α (α split over the tests the two versions make possible: the overkill test only when the
+// change can lift a task from L0/L1 past L2); else too early while fewer than Config.MinTasks tasks
+// moved; else holding.
 //
 // A regression is what the trace records: regression_followed=true on the task's close, or a later
 // task of the same log naming it with regression_of=<its meta timestamp>.
@@ -142,8 +146,10 @@ type MovedTask struct {
 	To    string `json:"to"`
 	Level string `json:"level"`
 	// Test is the test it is a trial of ("" when none: a move that neither leaves the low side nor
-	// lands at L3/L4 or L0/L1).
+	// lands at L0/L1; a task raised to L3/L4 without being lifted is priced in full, no trial).
 	Test string `json:"test"`
+	// OverkillTrial: lifted and landed at L3/L4, it is a trial of the overkill test too.
+	OverkillTrial bool `json:"overkill_trial,omitempty"`
 	// Event says whether it counts against the version in that test, Evidence how it is known
 	// (regression_followed=true, regression_of by …, overkill: k=1, complete).
 	Regressed bool   `json:"regressed"`
@@ -189,6 +195,10 @@ type Before struct {
 	// losses (weights.Cost.BreakEven; 1 when no excess does), the not-helping test's yardstick.
 	RaisedLevels int     `json:"raised_levels"`
 	BreakEven    float64 `json:"break_even_excess"`
+	// Excess: the lifted tasks' regression rate while low less the other low-side tasks' (Laplace
+	// rates, at least 0): the share of the lifted tasks expected to need the raise, what the loss rule
+	// credits the change with; 1 − Excess of a lifted task's raise is priced as too high.
+	Excess float64 `json:"excess"`
 }
 
 // Result is the watch's finding on one version.
@@ -237,9 +247,11 @@ const (
 // kept is a moved task under the version: a row of the table, and evidence that a later
 // regression_of= can still change.
 type kept struct {
-	row       MovedTask
-	test      string
-	overkill  bool
+	row      MovedTask
+	test     string
+	overkill bool
+	// costTrial: lifted and landed at L3/L4, a trial of the overkill test.
+	costTrial bool
 	k         int
 	terminal  string
 	regressed string // "" or how: regression_followed / regression_of by …
@@ -331,8 +343,7 @@ func (b *Builder) Add(t *traceparse.Task) {
 	switch {
 	case from <= weights.L1 && to >= weights.L2:
 		k.test = NotHelpingTest
-	case to > from && (t.Level == "L3" || t.Level == "L4"):
-		k.test = OverkillTest
+		k.costTrial = t.Level == "L3" || t.Level == "L4"
 	case to < from && lowSide(t.Level):
 		k.test = RegressedTest
 	}
@@ -395,7 +406,8 @@ func (b *Builder) Result() *Result {
 	}
 	res.Before = Before{LiftedWhileLow: accuracy.NewRate(bk[0], b.beforeN[0]), OtherLow: accuracy.NewRate(bk[1], b.beforeN[1]),
 		Dropped: accuracy.NewRate(bk[2], b.beforeN[2]), OverkillHigh: accuracy.NewRate(b.overHigh, b.nHigh), RaisedLevels: b.raisedLevels,
-		BreakEven: roundE(b.in.Parent.Weights.Cost.BreakEven(float64(b.beforeN[catLifted]), float64(b.liftedLevels), float64(b.raisedLevels)))}
+		BreakEven: roundE(b.in.Parent.Weights.Cost.BreakEven(float64(b.beforeN[catLifted]), float64(b.liftedLevels), float64(b.raisedLevels))),
+		Excess:    roundE(max(0, laplace(bk[catLifted], b.beforeN[catLifted])-laplace(bk[catOther], b.beforeN[catOther])))}
 	maps.Copy(res.NotCounted, b.notCounted)
 
 	var trials, events [3]int // by test: not helping, overkill, regressions
@@ -408,19 +420,26 @@ func (b *Builder) Result() *Result {
 		row := k.row
 		row.Test, row.Regressed = k.test, k.regressed != ""
 		row.Evidence = k.regressed
-		switch k.test {
-		case NotHelpingTest, RegressedTest:
-			row.Event = row.Regressed
-		case OverkillTest:
-			row.Event = k.overkill
-			if k.overkill {
-				row.Evidence = fmt.Sprintf("overkill: k=%d, %s", k.k, k.terminal)
-			}
-		}
+		row.Event = row.Regressed && k.test != ""
 		if j, ok := testIndex[k.test]; ok {
 			trials[j]++
 			if row.Event {
 				events[j]++
+			}
+		}
+		if k.overkill {
+			// Raised to L3/L4 without a lift, the overkill is the price the change was accepted for.
+			how := fmt.Sprintf("overkill: k=%d, %s", k.k, k.terminal)
+			if !k.costTrial {
+				how += " (priced: raised without a lift)"
+			}
+			row.Evidence = strings.Join(slices.DeleteFunc([]string{row.Evidence, how}, func(s string) bool { return s == "" }), "; ")
+		}
+		if row.OverkillTrial = k.costTrial; k.costTrial {
+			trials[1]++
+			if k.overkill {
+				row.Event = true
+				events[1]++
 			}
 		}
 		res.MovedTasks = append(res.MovedTasks, row)
@@ -428,16 +447,19 @@ func (b *Builder) Result() *Result {
 	res.Moved = len(b.kept)
 
 	up, down := directions(b.in.Parent.Weights, b.in.Version.Weights)
+	pastL2 := up && liftsPastL2(b.in.Parent.Weights, b.in.Version.Weights)
 	m := 0
-	if up {
-		m += 2
-	}
-	if down {
-		m++
+	for _, runs := range []bool{up, pastL2, down} {
+		if runs {
+			m++
+		}
 	}
 	threshold := float64(max(m, 1)) / cfg.Alpha
 	if up {
-		res.Tests = append(res.Tests, b.notHelping(res.Before, trials[0], events[0], threshold), b.harm(OverkillTest, res.Before.OverkillHigh, trials[1], events[1], threshold))
+		res.Tests = append(res.Tests, b.notHelping(res.Before, trials[0], events[0], threshold))
+	}
+	if pastL2 {
+		res.Tests = append(res.Tests, b.overkill(res.Before, trials[1], events[1], threshold))
 	}
 	if down {
 		res.Tests = append(res.Tests, b.harm(RegressedTest, res.Before.Dropped, trials[2], events[2], threshold))
@@ -506,19 +528,37 @@ func (b *Builder) notHelping(bf Before, n, k int, threshold float64) Test {
 	return t
 }
 
-// harm tests the events among the moved tasks against the rate before plus the margin, averaged
-// over every worse rate (there is no rate before to take an alternative from).
+// harm tests the moved-down tasks' regressions against the same tasks' rate before plus the margin.
 func (b *Builder) harm(name string, bf accuracy.Rate, n, k int, threshold float64) Test {
-	t := Test{Name: name, N: n, K: k, Threshold: threshold, NeedMore: -1}
-	switch name {
-	case OverkillTest:
-		t.Sample, t.Event = "task(s) moved up to L3/L4", "were overkill"
-		t.Basis = fmt.Sprintf("L3/L4 overkill %s before, + %.0f points", fmtKN(bf), 100*b.cfg.OverkillBound)
-	default:
-		t.Sample, t.Event = "task(s) moved down to L0/L1", "regressed"
-		t.Basis = fmt.Sprintf("the same tasks' regressions %s at their level before, + %.0f points", fmtKN(bf), 100*b.cfg.OverkillBound)
+	t := Test{Name: name, N: n, K: k, Threshold: threshold, NeedMore: -1, Sample: "task(s) moved down to L0/L1", Event: "regressed"}
+	t.Basis = fmt.Sprintf("the same tasks' regressions %s at their level before, + %.0f points", fmtKN(bf), 100*b.cfg.OverkillBound)
+	return b.exceeds(t, laplace(bf.K, bf.N))
+}
+
+// overkill tests the cost of an upward change beyond its price
+// (docs/decisions.md#harmful-is-cost-beyond-the-price): the lifted tasks that landed at L3/L4 were
+// overkill more often than the share of their raise the loss rule priced as unneeded, 1 − the excess
+// it credited, plus the margin. The share
+// is never taken below the L3/L4 tasks' overkill before: a task that belongs at L3 is overkill that
+// often anyway. A task raised without being lifted is priced in full and is no trial.
+func (b *Builder) overkill(bf Before, n, k int, threshold float64) Test {
+	t := Test{Name: OverkillTest, N: n, K: k, Threshold: threshold, NeedMore: -1,
+		Sample: "task(s) lifted off the low side to L3/L4", Event: "were overkill"}
+	priced, high := 1-bf.Excess, laplace(bf.OverkillHigh.K, bf.OverkillHigh.N)
+	t.Basis = fmt.Sprintf("priced as unneeded: 1 − excess %.2f (%s while low, other low-side %s), + %.0f points",
+		bf.Excess, fmtKN(bf.LiftedWhileLow), fmtKN(bf.OtherLow), 100*b.cfg.OverkillBound)
+	if high > priced {
+		t.Basis = fmt.Sprintf("L3/L4 overkill %s before, above the share priced as unneeded (1 − excess %.2f), + %.0f points",
+			fmtKN(bf.OverkillHigh), bf.Excess, 100*b.cfg.OverkillBound)
 	}
-	t.Null = math.Min(0.95, laplace(bf.K, bf.N)+b.cfg.OverkillBound)
+	return b.exceeds(t, max(priced, high))
+}
+
+// exceeds finishes a harm test: its events against the rate allowed plus the margin (at most 0.95),
+// averaged over every worse rate (there is no rate to take a single alternative from).
+func (b *Builder) exceeds(t Test, allowed float64) Test {
+	t.Null = math.Min(0.95, allowed+b.cfg.OverkillBound)
+	k, n := t.K, t.N
 	b.finish(&t, mixtureLogE(k, n, t.Null), func(m int) float64 { return mixtureLogE(k+m, n+m, t.Null) })
 	return t
 }
@@ -553,12 +593,23 @@ func directions(p, v *weights.Weights) (up, down bool) {
 	return up, down
 }
 
+// liftsPastL2 says whether the change can lift a task from L0/L1 under p to L3/L4 under v: the top of
+// p's L1 plus every signal's rise above v's L2. Fixed by the two versions, before any task is read, so
+// that α is split only over tests that can ever see a trial.
+func liftsPastL2(p, v *weights.Weights) bool {
+	top := p.Buckets.Edges[weights.L1]
+	for i := range p.Signals {
+		top += max(0, v.Signals[i]-p.Signals[i])
+	}
+	return top > v.Buckets.Edges[weights.L2]
+}
+
 // evidence names the tasks that count against the version in the test that failed.
 func (b *Builder) evidence(test string) []TaskRef {
 	out := []TaskRef{}
 	for i := range b.kept {
 		k := &b.kept[i]
-		if k.test != test || (test == OverkillTest && !k.overkill) || (test != OverkillTest && k.regressed == "") {
+		if test == OverkillTest && !(k.costTrial && k.overkill) || test != OverkillTest && (k.test != test || k.regressed == "") {
 			continue
 		}
 		r := TaskRef{Log: k.row.Log, Line: k.row.Line, MetaTimestamp: k.row.MetaTimestamp, Task: k.row.Task, Level: k.row.Level}
@@ -639,6 +690,15 @@ func (m *MovedTask) Against() string {
 		return ""
 	}
 	return m.Evidence
+}
+
+// Tests names the tests it is a trial of: "not helping, harmful: overkill" for a lifted task that
+// landed at L3/L4.
+func (m *MovedTask) Tests() string {
+	if m.OverkillTrial {
+		return m.Test + ", " + OverkillTest
+	}
+	return m.Test
 }
 
 // EventsFirst orders the moved tasks for a table that may be cut: those that count against the

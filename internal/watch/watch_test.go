@@ -140,7 +140,7 @@ func TestCorrectChangeHolds(t *testing.T) {
 		t.Errorf("moved %d (%d rows), tasks %d → %d", r.Moved, len(r.MovedTasks), r.TasksBefore, r.TasksAfter)
 	}
 	nh := r.Tests[0]
-	if nh.Name != NotHelpingTest || nh.N != 20 || nh.K != 1 || math.Abs(nh.Null-(13.0/22-1.0/3)) > 0.001 || math.Abs(nh.Alt-13.0/22) > 1e-9 || nh.Threshold != 40 || nh.E >= 1 {
+	if nh.Name != NotHelpingTest || nh.N != 20 || nh.K != 1 || math.Abs(nh.Null-(13.0/22-1.0/3)) > 0.001 || math.Abs(nh.Alt-13.0/22) > 1e-9 || nh.Threshold != 20 || nh.E >= 1 {
 		t.Errorf("not helping test %+v", nh)
 	}
 	if row := r.MovedTasks[0]; row.From != "L1" || row.To != "L2" || row.Level != "L2" || row.Test != NotHelpingTest || row.Event {
@@ -214,26 +214,64 @@ func TestOverrideDownNotCounted(t *testing.T) {
 	}
 }
 
-// TestHarmfulOverkill: an upward change whose moved tasks land at L3 with trivial completion.
-func TestHarmfulOverkill(t *testing.T) {
+// TestOverkillAtThePriceIsNotHarmful: a correct change (contract-rule-hit +1) raises L2 tasks carrying
+// the signal to L3, where 8 of 10 turn out overkill. The loss rule accepted it pricing every one of
+// those levels as too high (they are raised without being lifted off the low side): that is the price,
+// not harm. The old watch called it harmful (the live harness's strong regime: 4 of 5 overkill, e 44).
+// A +1 cannot lift a task from L1 past L2, so the overkill test has no trial to run on and the not-
+// helping test is the only one: α is not split (threshold 20).
+func TestOverkillAtThePriceIsNotHarmful(t *testing.T) {
 	// contract-rule-hit +2, unknown-file-territory +1: 3 (L2) under v0001, 4 (L3) under v0002.
 	movedUp := spec{level: "L3", signals: "contract-rule-hit:+2,unknown-file-territory:+1", k: 1, terminal: "complete", lossFinal: "0.000"}
 	busy := movedUp
 	busy.k, busy.lossFinal = 3, "0.200"
 	high := spec{level: "L3", signals: "greenfield:+3,cross-layer:+2", k: 3, terminal: "complete", lossFinal: "0.100"}
 	before := slices.Concat(flaggedBefore(), many(19, high), many(1, func() spec { s := high; s.k, s.lossFinal = 1, "0.000"; return s }()))
-	r := judge(t, before, slices.Concat(many(2, busy), many(8, movedUp)))
-	if r.Verdict != Harmful || !r.Proposes() || !strings.Contains(r.Reason, "were overkill") {
-		t.Fatalf("verdict %q (%s), want harmful", r.Verdict, r.Reason)
+	r := judge(t, before, slices.Concat(many(2, busy), many(8, movedUp), many(10, liftedHigh)))
+	if r.Verdict != Holding || r.Proposes() {
+		t.Fatalf("verdict %q (%s), want holding", r.Verdict, r.Reason)
+	}
+	if len(r.Tests) != 1 || r.Tests[0].Name != NotHelpingTest || r.Tests[0].Threshold != 20 {
+		t.Errorf("tests %+v, want not helping alone at 1/α", r.Tests)
+	}
+	if row := r.MovedTasks[2]; row.Test != "" || row.Event || row.OverkillTrial || !strings.Contains(row.Evidence, "(priced: raised without a lift)") {
+		t.Errorf("overkill row raised without a lift: %+v", row)
+	}
+}
+
+// TestOverkillBeyondThePrice: a change that lifts L1 tasks to L3 (contract-rule-hit +6) is credited by
+// the loss rule with the lifted tasks' excess (13/22 − 3/42 = 0.52 before), so it priced 48 % of their
+// raises as unneeded. Overkill among them at that share is the price (holding); at 19 of 20 the cost
+// is clearly beyond it (harmful).
+func TestOverkillBeyondThePrice(t *testing.T) {
+	p, v := versions(t)
+	v.Signals[weights.ContractRuleHit] += weights.Whole(5)
+	// L3 tasks before, 1 of 20 overkill: the floor 2/22 stays under the priced share.
+	high := spec{level: "L3", signals: "greenfield:+3,cross-layer:+2", k: 3, terminal: "complete", lossFinal: "0.100"}
+	before := slices.Concat(flaggedBefore(), many(19, high), many(1, func() spec { s := high; s.k, s.lossFinal = 1, "0.000"; return s }()))
+	judgeBig := func(after []spec) *Result {
+		return Judge(Input{Tasks: history(t, before, after), Version: Version{v, applied}, Parent: Version{p, parentFrom},
+			Changes: []string{"contract-rule-hit +6"}})
+	}
+	trivial := spec{level: "L3", signals: liftedSignals, k: 1, terminal: "complete", lossFinal: "0.000"}
+	needed := trivial
+	needed.k, needed.lossFinal = 3, "0.200"
+	r := judgeBig(slices.Concat(many(10, needed), many(10, trivial)))
+	if r.Verdict != Holding || len(r.Tests) != 2 || r.Tests[1].Name != OverkillTest || r.Tests[1].Threshold != 40 {
+		t.Fatalf("10 of 20 overkill at the priced 48 %%: verdict %q, tests %+v (%s)", r.Verdict, r.Tests, r.Reason)
 	}
 	ok := r.Tests[1]
-	if ok.Name != OverkillTest || ok.N != 10 || ok.K != 8 || math.Abs(ok.Null-(2.0/22+0.1)) > 1e-9 || len(r.Evidence) != 8 {
-		t.Errorf("overkill test %+v, evidence %d", ok, len(r.Evidence))
+	if math.Abs(r.Before.Excess-(13.0/22-3.0/42)) > 1e-3 || math.Abs(ok.Null-(1-r.Before.Excess+0.1)) > 1e-9 || ok.N != 20 || ok.K != 10 ||
+		!strings.HasPrefix(ok.Basis, "priced as unneeded: 1 − excess 0.52") {
+		t.Errorf("overkill test %+v, excess %g", ok, r.Before.Excess)
 	}
-	// At the rate before, not harmful.
-	r = judge(t, before, slices.Concat(many(9, busy), many(1, movedUp)))
-	if r.Verdict == Harmful {
-		t.Errorf("1 of 10 overkill (before 1 of 20): harmful (%s)", r.Reason)
+	if row := r.MovedTasks[10]; row.Tests() != NotHelpingTest+", "+OverkillTest || !row.Event || row.From != "L1" || row.To != "L3" {
+		t.Errorf("lifted overkill row %+v", row)
+	}
+	r = judgeBig(slices.Concat(many(1, needed), many(19, trivial)))
+	if r.Verdict != Harmful || !strings.Contains(r.Reason, "19 of the 20 task(s) lifted off the low side to L3/L4 were overkill") || len(r.Evidence) != 19 ||
+		!strings.Contains(r.Evidence[0].Note, "moved L1 → L3, overkill") {
+		t.Errorf("19 of 20 overkill: verdict %q (%s), evidence %d", r.Verdict, r.Reason, len(r.Evidence))
 	}
 }
 
