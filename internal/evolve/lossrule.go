@@ -168,21 +168,13 @@ func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) [4]int {
 		if !t.eligible {
 			continue
 		}
-		i := 3
-		switch {
-		case t.fired[c.Signal]:
+		if t.fired[c.Signal] {
 			pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
 			if !lifts(pl, cl, true) {
 				continue
 			}
-			i = 1
-		case t.flagged:
-			i = 2
 		}
-		if i == 1 && t.flagged {
-			i = 0
-		}
-		n[i]++
+		n[tableCell(t.fired[c.Signal], t.regressedAtAll())]++
 	}
 	return n
 }
@@ -206,16 +198,7 @@ func edgeExcess(tasks []screenTask, parent *weights.Weights, lv weights.Level) f
 		}
 		sum := parent.Score(t.sigs)
 		on := parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv]
-		switch {
-		case on && t.flagged:
-			n[0]++
-		case on:
-			n[1]++
-		case t.flagged:
-			n[2]++
-		default:
-			n[3]++
-		}
+		n[tableCell(on, t.regressedAtAll())]++
 	}
 	return Excess(n[0], n[1], n[2], n[3])
 }
