@@ -87,7 +87,7 @@ func (r regime) play(seed uint64) int {
 				t.Entries = busy // k = 3 at L3 too: not overkill
 				if afterApply {
 					t.Level = "L3"
-					if rng.Float64() < r.RaisedOverkill {
+					if r.RaisedOverkill > 0 && rng.Float64() < r.RaisedOverkill { // no draw without: the other regimes keep their streams
 						t.Entries, t.LossFinal = busy[:1], &zeroLoss
 					}
 				}
