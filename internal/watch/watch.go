@@ -22,8 +22,12 @@
 // change can lift a task from L0/L1 past L2); else too early while fewer than Config.MinTasks tasks
 // moved; else holding.
 //
-// A regression is what the trace records: regression_followed=true on the task's close, or a later
-// task of the same log naming it with regression_of=<its meta timestamp>.
+// A regression is what the trace records: regression_followed=true on the task's close, a later task
+// of the same log naming it with regression_of=<its meta timestamp>, or — the weak kind, a single
+// witness — the first later task of the same log in its code area (within evolve.SameAreaDistance
+// labelled tasks) failed. Every rate counts the weak kind alike, before the version and after it: an
+// ordinary failure that follows a task falls on the lifted tasks and the low-side tasks before alike,
+// and the tests compare those rates (docs/decisions.md#the-watch-reads-the-single-witness).
 //
 // The package is pure: tasks, weights and times in, a Result out. A Builder takes the tasks one at a
 // time (a streamed read) and keeps only counts and the few tasks a verdict can still depend on.
@@ -40,6 +44,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -277,6 +282,10 @@ type Builder struct {
 	// regressedBy maps a task's key to the meta timestamp of the first task naming it with
 	// regression_of= (of every task added, in order: a name may come before the task it names).
 	regressedBy map[string]string
+	// witnessedBy maps a task's key to the meta timestamp of its single same-area witness; awaiting
+	// holds, per log, the tasks whose first later same-area task has not come yet.
+	witnessedBy map[string]string
+	awaiting    map[string]*awaitingWitness
 	strs        map[string]string // interned log names and levels
 }
 
@@ -284,6 +293,7 @@ type Builder struct {
 func NewBuilder(in Input) *Builder {
 	in.Tasks = nil
 	b := &Builder{in: in, cfg: in.Config.WithDefaults(), regressedBy: map[string]string{}, strs: map[string]string{},
+		witnessedBy: map[string]string{}, awaiting: map[string]*awaitingWitness{},
 		beforeOpen: map[string]uint8{}, notCounted: map[string]int{}}
 	b.vName, b.pName = weights.VersionName(in.Version.Weights.Version), weights.VersionName(in.Parent.Weights.Version)
 	return b
@@ -311,6 +321,9 @@ func (b *Builder) Add(t *traceparse.Task) {
 		if _, ok := b.regressedBy[k]; !ok {
 			b.regressedBy[k] = strings.Clone(t.MetaTimestamp)
 		}
+	}
+	if t.Level != "" {
+		b.witness(t)
 	}
 	if !t.Closed || t.Level == "" {
 		return
@@ -349,8 +362,62 @@ func (b *Builder) Add(t *traceparse.Task) {
 	}
 	if t.RegressionFollowed {
 		k.regressed = "regression_followed=true"
+	} else {
+		b.await(t)
 	}
 	b.kept = append(b.kept, k)
+}
+
+// awaitingWitness is one log's labelled-task count and its tasks still waiting for their first later
+// task in the same code area.
+type awaitingWitness struct {
+	n     int
+	tasks []awaited
+}
+
+type awaited struct {
+	at   int // its labelled-task index in the log
+	key  string
+	area evolve.Area
+}
+
+// await makes t (a trial, or a task a rate before is taken from, not known to have regressed) wait
+// for its first later same-area task; witness has already counted it.
+func (b *Builder) await(t *traceparse.Task) {
+	w := b.awaiting[t.Source]
+	w.tasks = append(w.tasks, awaited{at: w.n - 1, key: key(b.intern(t.Source), t.MetaTimestamp), area: evolve.AreaOf(t)})
+}
+
+// witness counts a labelled task of its log and lets it speak for the tasks waiting there: for each
+// whose first later task in its code area it is (within evolve.SameAreaDistance), a failure is that
+// task's single witness and anything else is none; either way it stops waiting.
+func (b *Builder) witness(t *traceparse.Task) {
+	w := b.awaiting[t.Source]
+	if w == nil {
+		w = &awaitingWitness{}
+		b.awaiting[b.intern(t.Source)] = w
+	}
+	var area *evolve.Area
+	failed := t.Terminal == "failed" || t.Terminal == "aborted" || t.RegressionFollowed
+	kept := w.tasks[:0]
+	for _, a := range w.tasks {
+		if w.n-a.at > evolve.SameAreaDistance {
+			continue
+		}
+		if area == nil {
+			v := evolve.AreaOf(t)
+			area = &v
+		}
+		if !a.area.Overlaps(*area) {
+			kept = append(kept, a)
+			continue
+		}
+		if failed {
+			b.witnessedBy[a.key] = strings.Clone(t.MetaTimestamp)
+		}
+	}
+	w.tasks = kept
+	w.n++
 }
 
 // addBefore counts an auto task under the parent as a trial of the rates the nulls are fixed from.
@@ -382,6 +449,7 @@ func (b *Builder) addBefore(t *traceparse.Task, from, to weights.Level) {
 		return
 	}
 	b.beforeOpen[key(b.intern(t.Source), t.MetaTimestamp)] = cat
+	b.await(t)
 }
 
 // laplace is the rate k/n pulled toward one half by one event and one non-event: with few tasks
@@ -397,10 +465,10 @@ func (b *Builder) Result() *Result {
 	if res.Changes == nil {
 		res.Changes = []string{}
 	}
-	// The regressions before learnt from a regression_of=.
+	// The regressions before learnt from a regression_of= or a single same-area witness.
 	bk := b.beforeK
 	for k, cat := range b.beforeOpen {
-		if b.regressedBy[k] != "" {
+		if b.regressedBy[k] != "" || b.witnessedBy[k] != "" {
 			bk[cat]++
 		}
 	}
@@ -414,8 +482,12 @@ func (b *Builder) Result() *Result {
 	testIndex := map[string]int{NotHelpingTest: 0, OverkillTest: 1, RegressedTest: 2}
 	for i := range b.kept {
 		k := &b.kept[i]
-		if by := b.regressedBy[key(k.row.Log, k.row.MetaTimestamp)]; k.regressed == "" && by != "" {
+		kk := key(k.row.Log, k.row.MetaTimestamp)
+		if by := b.regressedBy[kk]; k.regressed == "" && by != "" {
 			k.regressed = "regression_of by the task of " + by
+		}
+		if by := b.witnessedBy[kk]; k.regressed == "" && by != "" {
+			k.regressed = "same-area: the task of " + by + " failed (a single witness)"
 		}
 		row := k.row
 		row.Test, row.Regressed = k.test, k.regressed != ""

@@ -435,3 +435,36 @@ func TestCostOnlyChange(t *testing.T) {
 		t.Errorf("verdict %q tests %d moved %d (%s)", r.Verdict, len(r.Tests), r.Moved, r.Reason)
 	}
 }
+
+// TestSingleWitness: a task whose first later task of the log in its files failed, within 5 labelled
+// tasks, regressed (the weak kind); a first later same-area task that did not fail, or a failure 6
+// tasks on, is no witness. Before the version the same reading sets the rates.
+func TestSingleWitness(t *testing.T) {
+	tasks := history(t, slices.Concat(many(20, liftedLow), many(40, otherLow)), many(20, liftedHigh))
+	in := func(i int, file, terminal string) {
+		tasks[i].Files, tasks[i].Terminal = []string{file}, cmp.Or(terminal, tasks[i].Terminal)
+	}
+	in(60, "a.go", "")
+	in(61, "./a.go", "failed") // witness of 60
+	in(62, "b.go", "")
+	in(63, "b.go", "") // 62's first same-area task did not fail
+	in(64, "b.go", "aborted")
+	in(65, "c.go", "")
+	in(71, "c.go", "failed") // 6 tasks on: too far
+	in(3, "d.go", "")
+	in(5, "d.go", "failed") // a lifted task while low
+	p, v := versions(t)
+	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}})
+	var got []int
+	for _, row := range r.MovedTasks {
+		if row.Regressed {
+			got = append(got, row.Line)
+		}
+	}
+	if r.Tests[0].K != 2 || !strings.HasPrefix(r.MovedTasks[0].Evidence, "same-area: the task of "+tasks[61].MetaTimestamp+" failed") || !r.MovedTasks[3].Regressed {
+		t.Errorf("lifted regressed %d (rows at lines %v), row 0 %+v", r.Tests[0].K, got, r.MovedTasks[0])
+	}
+	if r.Before.LiftedWhileLow.K != 1 {
+		t.Errorf("lifted while low %+v, want 1 regressed", r.Before.LiftedWhileLow)
+	}
+}

@@ -1,0 +1,41 @@
+package evolve
+
+import (
+	"strings"
+
+	"github.com/ldd-tools/tune/internal/traceparse"
+)
+
+// Area is a task's code area as same-area evidence compares two tasks (sameArea): its files= set when it
+// has one, and the paths it names (files=, or those in its title and its action= and layer= text). It is
+// held apart from the task, so that a streamed reader can compare a later task with one it no longer
+// holds (the watch's single witness, docs/decisions.md#the-watch-reads-the-single-witness).
+type Area struct {
+	files []string // nil without files=
+	paths []string
+}
+
+// AreaOf is t's code area; it keeps no reference to t (its strings are copied out of the reader's).
+func AreaOf(t *traceparse.Task) Area {
+	a := Area{paths: cloned(areaPaths(t))}
+	if len(t.Files) > 0 {
+		a.files = cloned(normPaths(t.Files, false))
+	}
+	return a
+}
+
+func cloned(ss []string) []string {
+	for i := range ss {
+		ss[i] = strings.Clone(ss[i])
+	}
+	return ss
+}
+
+// Overlaps is sameArea's rule on two held areas: a common file of their files= sets when both have one,
+// else a common path.
+func (a Area) Overlaps(b Area) bool {
+	if a.files != nil && b.files != nil {
+		return len(intersect(a.files, b.files)) > 0
+	}
+	return len(intersect(a.paths, b.paths)) > 0
+}
