@@ -13,14 +13,14 @@ import (
 
 // TestWatchOnLivePopulation plays the watch alone on i28-sim's live generator (genlive: prompts scored
 // by the real scorer, so only some carriers are lifted and the evidence arrives as the generator writes
-// it, a fifth of it as same-area, which the watch does not read): 15 nights under v0001, then the planted
+// it, a fifth of it as a single same-area witness): 15 nights under v0001, then the planted
 // signal +2 (the drift bound) applied by hand and 15 nights under it, the watch judging after every night.
 // A correct change (carriers regress 75 % only while low) must be rolled back in ≤ 2 % of sequences. A
-// level-insensitive one (75 % whatever the level) must be rolled back within 10 nights in ≥ 50 %: on
-// this population a +2 lifts about 6 carriers in 10 nights, so the 70 % is out of reach of any
-// test with the stated error control; the break-even null at 1/α (a +2 cannot lift past L2, so the
-// overkill test takes no share of α) reaches 59 % (at 2/α: 48.5 %; the midpoint null reached 0.5 %;
-// docs/decisions.md#not-helping-break-even and #harmful-is-cost-beyond-the-price: the numbers and why).
+// level-insensitive one (75 % whatever the level) must be rolled back within 10 nights in ≥ 60 %: on
+// this population a +2 lifts only about 6 carriers in 10 nights. The break-even null at 1/α (a +2
+// cannot lift past L2, so the overkill test takes no share of α) with the single same-area witness read
+// reaches 72 % (without the witness 59 %, at 2/α 48.5 %, the midpoint null 0.5 %; docs/decisions.md:
+// #not-helping-break-even, #harmful-is-cost-beyond-the-price, #the-watch-reads-the-single-witness).
 // TUNE_HARNESS=full only (200 sequences each, about half a minute).
 func TestWatchOnLivePopulation(t *testing.T) {
 	if os.Getenv("TUNE_HARNESS") != "full" {
@@ -35,7 +35,7 @@ func TestWatchOnLivePopulation(t *testing.T) {
 		atLeast float64
 	}{
 		{genlive.Regime{Name: "correct change (75%/5%, lifted carriers at 5%)", Base: 0.05, Planted: planted, Carrier: 0.75}, after, 0.02, 0},
-		{genlive.Regime{Name: "level-insensitive (75% at any level)", Base: 0.05, Planted: planted, Carrier: 0.75, LevelInsensitive: true}, 10, 1, 0.50},
+		{genlive.Regime{Name: "level-insensitive (75% at any level)", Base: 0.05, Planted: planted, Carrier: 0.75, LevelInsensitive: true}, 10, 1, 0.60},
 	} {
 		k, lifted, regressed := 0, 0, 0 // proposals; lifted tasks and their regressions 10 nights after the apply
 		for s := range seqs {
