@@ -27,7 +27,7 @@ import (
 // rotated — just means a full read.
 
 // detectStateFormat changes whenever what a state holds or means changes.
-const detectStateFormat = 1
+const detectStateFormat = 2
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {

@@ -122,7 +122,7 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			if err := os.WriteFile(statePath, []byte("{\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		case 12: // a state whose first log's screen names a signal list it does not have
+		case 12: // a state whose first log's first cell names a signal list it does not have
 			data, err := os.ReadFile(statePath)
 			if err != nil {
 				t.Fatal(err)
@@ -131,7 +131,7 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			if err != nil || len(st.Logs) == 0 {
 				t.Fatalf("night %d: the state does not decode (%v) or holds no log", night, err)
 			}
-			st.Logs[0].State.Screen[0] = 4 * len(st.Logs[0].State.Sigs)
+			st.Logs[0].State.Cells[0][0] = len(st.Logs[0].State.Sigs)
 			if data, err = encodeDetectState(st); err != nil {
 				t.Fatal(err)
 			}

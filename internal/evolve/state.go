@@ -32,11 +32,10 @@ type LogState struct {
 	Eligible        int `json:"eligible"`
 	Flagged         int `json:"flagged"`
 	Tasks           int `json:"tasks"`
-	// Screen is the screen tasks in order, each (index in Sigs)·4 + eligible·2 + flagged; Blocks their
-	// 30-day blocks as runs [block, tasks] (-1: no meta time).
-	Sigs   [][]weights.Signal `json:"sigs"`
-	Screen []int              `json:"screen"`
-	Blocks [][2]int           `json:"blocks"`
+	// Cells are its counted tasks as counts per distinct screen task, in the order each first came
+	// (StateCell): a year of tasks is a few hundred cells. Sigs are their signal lists.
+	Sigs  [][]weights.Signal `json:"sigs"`
+	Cells []StateCell        `json:"cells"`
 	// Counted are its counted flagged tasks, Warnings the warnings their reading gave.
 	Counted  []StateFlagged `json:"counted"`
 	Warnings []Warning      `json:"warnings"`
@@ -83,35 +82,17 @@ func (d *detector) state(ls *logStream) *LogState {
 		Eligible:        det.Accumulated.Eligible - ls.from.acc.Eligible,
 		Flagged:         det.Accumulated.Flagged - ls.from.acc.Flagged,
 		Tasks:           det.Accumulated.Tasks - ls.from.acc.Tasks,
-		Screen:          []int{}, Blocks: [][2]int{}, Sigs: [][]weights.Signal{}, Counted: []StateFlagged{},
+		Cells:           []StateCell{}, Sigs: [][]weights.Signal{}, Counted: []StateFlagged{},
 		Warnings: slices.Clone(det.Warnings[ls.from.warnings:first.warnAt])}
-	index := map[sigKey]int{}
-	for _, t := range det.screenTasks[ls.from.screen:] {
-		var k sigKey
-		k.n = copy(k.sigs[:], t.sigs)
-		i, ok := index[k]
-		if len(t.sigs) > len(k.sigs) { // not shared either (detector.shared): kept apart
-			ok = false
-		}
+	index := map[string]int{}
+	for _, c := range det.screenTasks.cells[ls.from.screen:] {
+		i, ok := index[c.sigs]
 		if !ok {
 			i = len(st.Sigs)
-			index[k] = i
-			st.Sigs = append(st.Sigs, t.sigs)
+			index[c.sigs] = i
+			st.Sigs = append(st.Sigs, c.signals())
 		}
-		v := i * 4
-		if t.eligible {
-			v += 2
-		}
-		if t.flagged {
-			v++
-		}
-		st.Screen = append(st.Screen, v)
-		block := d.keys[t.stratum][1]
-		if n := len(st.Blocks); n > 0 && st.Blocks[n-1][0] == block {
-			st.Blocks[n-1][1]++
-		} else {
-			st.Blocks = append(st.Blocks, [2]int{block, 1})
-		}
+		st.Cells = append(st.Cells, stateCellOf(c, i, d.keys[c.stratum][1]))
 	}
 	for _, f := range det.Flagged[ls.from.flagged:] {
 		sf := StateFlagged{Flagged: f, Fired: f.Fired, Loss: float64(f.LossFinal)}
@@ -126,29 +107,28 @@ func (d *detector) state(ls *logStream) *LogState {
 // Check says whether st is a state a detection could have written: a state is read back from a file
 // (a cache, hostile input like every file), and a malformed one must be refused, never half taken up.
 func (st *LogState) Check() error {
-	runs := 0
-	for _, b := range st.Blocks {
-		if b[1] <= 0 || b[0] < -1 {
-			return fmt.Errorf("state of %s: a run of %d tasks in block %d", st.Source, b[1], b[0])
+	var tasks, eligible, flagged int
+	for _, c := range st.Cells {
+		if c[0] < 0 || c[0] >= len(st.Sigs) || c[1] < 0 || c[1] > 3 || c[1] == 1 || c[2] < -1 || c[3] <= 0 || c[3] > st.Labelled-tasks {
+			return fmt.Errorf("state of %s: cell %v", st.Source, c)
 		}
-		runs += b[1]
+		tasks += c[3]
+		if c[1]&2 != 0 {
+			eligible += c[3]
+		}
+		if c[1]&1 != 0 {
+			flagged += c[3]
+		}
 	}
 	switch {
 	case st.Offset <= 0 || st.Line <= 1 || st.Labelled <= 0:
 		return fmt.Errorf("state of %s: resumes at offset %d, line %d after %d tasks", st.Source, st.Offset, st.Line, st.Labelled)
-	case runs != len(st.Screen):
-		return fmt.Errorf("state of %s: %d screen tasks in blocks of %d", st.Source, len(st.Screen), runs)
-	case st.Eligible > len(st.Screen) || st.Tasks != len(st.Screen) || st.Flagged != len(st.Counted) || st.Flagged > st.Eligible:
-		return fmt.Errorf("state of %s: counts %d/%d/%d do not match %d screen and %d flagged tasks", st.Source, st.Tasks, st.Eligible, st.Flagged, len(st.Screen), len(st.Counted))
+	case st.Tasks != tasks || st.Eligible != eligible || st.Flagged != flagged || st.Flagged != len(st.Counted):
+		return fmt.Errorf("state of %s: counts %d/%d/%d do not match its cells' %d/%d/%d and %d flagged tasks", st.Source, st.Tasks, st.Eligible, st.Flagged, tasks, eligible, flagged, len(st.Counted))
 	}
 	for _, f := range st.Counted {
 		if len(f.EvidenceLoss) != len(f.Evidence) || len(f.EvidenceMedian) != len(f.Evidence) || len(f.Evidence) == 0 {
 			return fmt.Errorf("state of %s: flagged task %s without its evidence", st.Source, f.MetaTimestamp)
-		}
-	}
-	for _, v := range st.Screen {
-		if v < 0 || v/4 >= len(st.Sigs) {
-			return fmt.Errorf("state of %s: screen task %d names no signal list", st.Source, v)
 		}
 	}
 	for _, sigs := range append(slices.Clone(st.Sigs), func() (all []weights.Signal) {
@@ -176,19 +156,9 @@ func (d *detector) restore(st *LogState) {
 		d.through = st.Through
 	}
 	det.Warnings = append(det.Warnings, st.Warnings...)
-	det.screenTasks = slices.Grow(det.screenTasks, len(st.Screen))
-	blocks := slices.Clone(st.Blocks)
-	for _, v := range st.Screen {
-		for blocks[0][1] == 0 {
-			blocks = blocks[1:]
-		}
-		blocks[0][1]--
-		t := screenTask{sigs: d.shared(st.Sigs[v/4]), eligible: v&2 != 0, flagged: v&1 != 0,
-			stratum: d.stratum([2]int{ls.index, blocks[0][0]})}
-		for _, s := range t.sigs {
-			t.fired[s] = true
-		}
-		det.screenTasks = append(det.screenTasks, t)
+	for _, c := range st.Cells {
+		t, n := c.screenTask(st.Sigs, func(block int) int32 { return d.stratum([2]int{ls.index, block}) })
+		det.screenTasks.add(t, n)
 	}
 	for _, f := range st.Counted {
 		f.Flagged.Fired, f.LossFinal = f.Fired, Num(f.Loss)
@@ -203,4 +173,24 @@ func (d *detector) restore(st *LogState) {
 	acc.Eligible += st.Eligible
 	acc.Flagged += st.Flagged
 	acc.Tasks += st.Tasks
+}
+
+// StateCell is a screen cell as a LogState keeps it: [index in Sigs, eligible·2 + flagged, 30-day block
+// (-1: no meta time), tasks]. Every field of screenTask must be kept here (TestStateCellKeepsEveryField).
+type StateCell [4]int
+
+func stateCellOf(c screenCell, sigs, block int) StateCell {
+	flags := 0
+	if c.eligible {
+		flags += 2
+	}
+	if c.flagged {
+		flags++
+	}
+	return StateCell{sigs, flags, block, c.n}
+}
+
+// screenTask is the cell's screen task and count, its stratum numbered by stratum (from its block).
+func (c StateCell) screenTask(sigs [][]weights.Signal, stratum func(block int) int32) (screenTask, int) {
+	return newScreenTask(sigs[c[0]], stratum(c[2]), c[1]&2 != 0, c[1]&1 != 0), c[3]
 }
