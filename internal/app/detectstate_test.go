@@ -217,10 +217,7 @@ func FuzzDetectState(f *testing.F) {
 	det := evolve.Detect(evolve.DetectInput{Tasks: tasks.Tasks, Resolver: evolve.Resolver{Active: &w}})
 	st := &detectState{Format: detectStateFormat, Key: "k"}
 	for _, s := range det.States() {
-		packed, _ := packWarnings(s.Source, s.Warnings)
-		kept := *s
-		kept.Warnings = nil
-		st.Logs = append(st.Logs, cachedLog{Path: "trace.log", State: &kept, Detected: packed, DetectedBytes: len(packed)})
+		st.Logs = append(st.Logs, cachedLog{Path: "trace.log", State: s})
 	}
 	valid, err := encodeDetectState(st)
 	if err != nil || len(st.Logs) == 0 {
@@ -228,7 +225,8 @@ func FuzzDetectState(f *testing.F) {
 	}
 	f.Add(valid)
 	f.Add([]byte("{}\n"))
-	f.Add([]byte(`{"format":1,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"screen":[0],"sigs":[[1]],"blocks":[[0,1]],"tasks":1},"detected_warnings_bytes":7}]}` + "\n3:2:ab1:"))
+	f.Add([]byte(`{"format":2,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"cells":[[0,3,0,1]],"sigs":[[1]],"tasks":1,"eligible":1,"flagged":1,` +
+		`"warnings":{"listed":[{"source":"trace.log","line":3,"reason":"r","kind":2}],"counts":[0,0,1]}}}]}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := decodeDetectState(data)
 		if err != nil {
@@ -238,11 +236,6 @@ func FuzzDetectState(f *testing.F) {
 			if c.State == nil {
 				continue
 			}
-			warns, err := unpackWarnings(c.State.Source, c.Detected)
-			if err != nil {
-				continue
-			}
-			c.State.Warnings = warns
 			if c.State.Check() != nil {
 				continue
 			}

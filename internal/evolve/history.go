@@ -43,11 +43,13 @@ type logStream struct {
 	// last is the latest meta time of the log; origin its first unspent meta time (the strata's start);
 	// through the latest meta time of its counted eligible tasks.
 	last, origin, through time.Time
-	// from is where the log's part of the detection starts: its first screen task, flagged task and
-	// warning, and the accumulated counts before it.
+	// warnings are its tasks' warnings (the detection's Warnings when the log ends).
+	warnings TaskWarnings
+	// from is where the log's part of the detection starts: its first screen cell and flagged task, and
+	// the accumulated counts before it.
 	from struct {
-		screen, flagged, warnings int
-		acc                       Accumulated
+		screen, flagged int
+		acc             Accumulated
 	}
 }
 
@@ -92,7 +94,7 @@ func (d *detector) add(t *traceparse.Task) {
 		d.cur = &logStream{source: t.Source, index: d.logs}
 		d.logs++
 		ls := d.cur
-		ls.from.screen, ls.from.flagged, ls.from.warnings, ls.from.acc = len(d.det.screenTasks.cells), len(d.det.Flagged), len(d.det.Warnings), d.det.Accumulated
+		ls.from.screen, ls.from.flagged, ls.from.acc = len(d.det.screenTasks.cells), len(d.det.Flagged), d.det.Accumulated
 		if st := d.in.Resume[t.Source]; st != nil {
 			d.restore(st)
 		}
@@ -102,8 +104,10 @@ func (d *detector) add(t *traceparse.Task) {
 	}
 	ls := d.cur
 	wt, w := resolveTask(t, d.r)
-	wt.warnAt = len(d.det.Warnings)
-	d.det.Warnings = append(d.det.Warnings, w...)
+	wt.warnAt = ls.warnings.Counts
+	for _, x := range w {
+		ls.warnings.add(x)
+	}
 	ls.buf = append(ls.buf, wt)
 	ls.n++
 	if t.MetaTime.After(ls.last) {
@@ -282,6 +286,7 @@ func (d *detector) endLog() {
 	if ls.n > 0 {
 		d.det.states = append(d.det.states, d.state(ls))
 	}
+	d.det.Warnings = append(d.det.Warnings, ls.warnings.list(ls.source)...)
 	for i := ls.done; i < ls.n; i++ {
 		ls.horizonEvidence(i, ls.n-1)
 	}

@@ -36,9 +36,9 @@ type LogState struct {
 	// (StateCell): a year of tasks is a few hundred cells. Sigs are their signal lists.
 	Sigs  [][]weights.Signal `json:"sigs"`
 	Cells []StateCell        `json:"cells"`
-	// Counted are its counted flagged tasks, Warnings the warnings their reading gave.
+	// Counted are its counted flagged tasks, Warnings the task warnings their reading gave.
 	Counted  []StateFlagged `json:"counted"`
-	Warnings []Warning      `json:"warnings"`
+	Warnings TaskWarnings   `json:"warnings"`
 }
 
 // StateFlagged is a counted flagged task as a LogState keeps it: Fired is not in Flagged's JSON, and
@@ -83,7 +83,7 @@ func (d *detector) state(ls *logStream) *LogState {
 		Flagged:         det.Accumulated.Flagged - ls.from.acc.Flagged,
 		Tasks:           det.Accumulated.Tasks - ls.from.acc.Tasks,
 		Cells:           []StateCell{}, Sigs: [][]weights.Signal{}, Counted: []StateFlagged{},
-		Warnings: slices.Clone(det.Warnings[ls.from.warnings:first.warnAt])}
+		Warnings: ls.warnings.upTo(first.warnAt)}
 	index := map[string]int{}
 	for _, c := range det.screenTasks.cells[ls.from.screen:] {
 		i, ok := index[c.sigs]
@@ -126,6 +126,9 @@ func (st *LogState) Check() error {
 	case st.Tasks != tasks || st.Eligible != eligible || st.Flagged != flagged || st.Flagged != len(st.Counted):
 		return fmt.Errorf("state of %s: counts %d/%d/%d do not match its cells' %d/%d/%d and %d flagged tasks", st.Source, st.Tasks, st.Eligible, st.Flagged, tasks, eligible, flagged, len(st.Counted))
 	}
+	if err := st.Warnings.check(st.Source); err != nil {
+		return err
+	}
 	for _, f := range st.Counted {
 		if len(f.EvidenceLoss) != len(f.Evidence) || len(f.EvidenceMedian) != len(f.Evidence) || len(f.Evidence) == 0 {
 			return fmt.Errorf("state of %s: flagged task %s without its evidence", st.Source, f.MetaTimestamp)
@@ -155,7 +158,7 @@ func (d *detector) restore(st *LogState) {
 	if st.Through.After(d.through) {
 		d.through = st.Through
 	}
-	det.Warnings = append(det.Warnings, st.Warnings...)
+	ls.warnings = TaskWarnings{Listed: slices.Clone(st.Warnings.Listed), Counts: st.Warnings.Counts}
 	for _, c := range st.Cells {
 		t, n := c.screenTask(st.Sigs, func(block int) int32 { return d.stratum([2]int{ls.index, block}) })
 		det.screenTasks.add(t, n)
