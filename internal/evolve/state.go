@@ -41,15 +41,40 @@ type LogState struct {
 	Warnings TaskWarnings   `json:"warnings"`
 }
 
-// StateFlagged is a counted flagged task as a LogState keeps it: Fired is not in Flagged's JSON, and
-// its numbers are kept exact (Num's JSON rounds to six decimals).
+// StateFlagged is a counted flagged task as a LogState keeps it: plain values under short names, its
+// numbers exact (Num's JSON rounds to six decimals), and without what every counted flagged task of a
+// state shares (its log, counted, not in the window). A year's state holds about a thousand of them,
+// and decoding them is most of what taking a state up costs.
 type StateFlagged struct {
-	Flagged
-	Fired []weights.Signal `json:"fired"`
-	Loss  float64          `json:"loss_exact"`
-	// EvidenceLoss and EvidenceMedian are each evidence's LossFinal and Median.
-	EvidenceLoss   []*float64 `json:"evidence_loss_exact"`
-	EvidenceMedian []*float64 `json:"evidence_median_exact"`
+	MetaTimestamp string  `json:"ts"`
+	Title         string  `json:"title"`
+	Level         string  `json:"level"`
+	Line          int     `json:"line"`
+	Loss          float64 `json:"loss"`
+	Key           string  `json:"key"`
+	ActiveLevel   string  `json:"active"`
+	SignalsSource string  `json:"src"`
+	// Names and Weights are its signals (weights.SignalWeight; weights in half points), Fired the
+	// known ones.
+	Names    []string         `json:"names"`
+	Weights  []weights.Half   `json:"weights"`
+	Fired    []weights.Signal `json:"fired"`
+	Evidence []StateEvidence  `json:"ev"`
+}
+
+// StateEvidence is an Evidence as a StateFlagged keeps it: Evidence's own JSON is the output's (long
+// names, numbers rounded), so the state has its own form of the same fields.
+type StateEvidence struct {
+	Kind           string   `json:"k"`
+	By             string   `json:"by,omitempty"`
+	ByLine         int      `json:"bl,omitempty"`
+	Basis          string   `json:"basis,omitempty"`
+	Overlap        []string `json:"overlap,omitempty"`
+	LossFinal      *float64 `json:"loss,omitempty"`
+	Median         *float64 `json:"median,omitempty"`
+	Failure        string   `json:"failure,omitempty"`
+	Distance       int      `json:"d,omitempty"`
+	CorroboratedBy string   `json:"co,omitempty"`
 }
 
 func exact(n *Num) *float64 {
@@ -66,6 +91,35 @@ func num(f *float64) *Num {
 	}
 	n := Num(*f)
 	return &n
+}
+
+// stateFlagged is f as a state keeps it.
+func stateFlagged(f *Flagged) StateFlagged {
+	sf := StateFlagged{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level, Line: f.Line, Loss: float64(f.LossFinal),
+		Key: f.Key, ActiveLevel: f.ActiveLevel, SignalsSource: f.SignalsSource, Fired: f.Fired, Evidence: make([]StateEvidence, len(f.Evidence))}
+	for _, x := range f.Signals { // none: nil, as f's (its JSON says null)
+		sf.Names, sf.Weights = append(sf.Names, x.Name), append(sf.Weights, x.Weight)
+	}
+	for i, e := range f.Evidence {
+		sf.Evidence[i] = StateEvidence{Kind: e.Kind, By: e.By, ByLine: e.ByLine, Basis: e.Basis, Overlap: e.Overlap,
+			LossFinal: exact(e.LossFinal), Median: exact(e.Median), Failure: e.Failure, Distance: e.Distance, CorroboratedBy: e.CorroboratedBy}
+	}
+	return sf
+}
+
+// flagged is the counted flagged task sf keeps, of the log source.
+func (sf *StateFlagged) flagged(source string) Flagged {
+	f := Flagged{MetaTimestamp: sf.MetaTimestamp, Title: sf.Title, Level: sf.Level, Source: source, Line: sf.Line, LossFinal: Num(sf.Loss),
+		Key: sf.Key, ActiveLevel: sf.ActiveLevel, SignalsSource: sf.SignalsSource, Fired: sf.Fired, Counted: true,
+		Evidence: make([]Evidence, len(sf.Evidence))}
+	for i, name := range sf.Names {
+		f.Signals = append(f.Signals, weights.SignalWeight{Name: name, Weight: sf.Weights[i]})
+	}
+	for i, e := range sf.Evidence {
+		f.Evidence[i] = Evidence{Kind: e.Kind, By: e.By, ByLine: e.ByLine, Basis: e.Basis, Overlap: e.Overlap,
+			LossFinal: num(e.LossFinal), Median: num(e.Median), Failure: e.Failure, Distance: e.Distance, CorroboratedBy: e.CorroboratedBy}
+	}
+	return f
 }
 
 // States are what the next detection of each log read may start from, in the order the logs were read
@@ -94,12 +148,8 @@ func (d *detector) state(ls *logStream) *LogState {
 		}
 		st.Cells = append(st.Cells, stateCellOf(c, i, d.keys[c.stratum][1]))
 	}
-	for _, f := range det.Flagged[ls.from.flagged:] {
-		sf := StateFlagged{Flagged: f, Fired: f.Fired, Loss: float64(f.LossFinal)}
-		for _, e := range f.Evidence {
-			sf.EvidenceLoss, sf.EvidenceMedian = append(sf.EvidenceLoss, exact(e.LossFinal)), append(sf.EvidenceMedian, exact(e.Median))
-		}
-		st.Counted = append(st.Counted, sf)
+	for i := range det.Flagged[ls.from.flagged:] {
+		st.Counted = append(st.Counted, stateFlagged(&det.Flagged[ls.from.flagged+i]))
 	}
 	return st
 }
@@ -130,8 +180,8 @@ func (st *LogState) Check() error {
 		return err
 	}
 	for _, f := range st.Counted {
-		if len(f.EvidenceLoss) != len(f.Evidence) || len(f.EvidenceMedian) != len(f.Evidence) || len(f.Evidence) == 0 {
-			return fmt.Errorf("state of %s: flagged task %s without its evidence", st.Source, f.MetaTimestamp)
+		if len(f.Evidence) == 0 || len(f.Names) != len(f.Weights) {
+			return fmt.Errorf("state of %s: flagged task %s without its evidence or with %d signal names for %d weights", st.Source, f.MetaTimestamp, len(f.Names), len(f.Weights))
 		}
 	}
 	for _, sigs := range append(slices.Clone(st.Sigs), func() (all []weights.Signal) {
@@ -163,13 +213,8 @@ func (d *detector) restore(st *LogState) {
 		t, n := c.screenTask(st.Sigs, func(block int) int32 { return d.stratum([2]int{ls.index, block}) })
 		det.screenTasks.add(t, n)
 	}
-	for _, f := range st.Counted {
-		f.Flagged.Fired, f.LossFinal = f.Fired, Num(f.Loss)
-		f.Evidence = slices.Clone(f.Evidence)
-		for i := range f.Evidence {
-			f.Evidence[i].LossFinal, f.Evidence[i].Median = num(f.EvidenceLoss[i]), num(f.EvidenceMedian[i])
-		}
-		det.Flagged = append(det.Flagged, f.Flagged)
+	for i := range st.Counted {
+		det.Flagged = append(det.Flagged, st.Counted[i].flagged(st.Source))
 	}
 	acc := &det.Accumulated
 	acc.BeforeWatermark += st.BeforeWatermark
