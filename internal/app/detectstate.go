@@ -25,7 +25,7 @@ import (
 // rotated — just means a full read.
 
 // detectStateFormat changes whenever what a state holds or means changes.
-const detectStateFormat = 2
+const detectStateFormat = 3
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {

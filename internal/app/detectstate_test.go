@@ -225,7 +225,7 @@ func FuzzDetectState(f *testing.F) {
 	}
 	f.Add(valid)
 	f.Add([]byte("{}\n"))
-	f.Add([]byte(`{"format":2,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"cells":[[0,3,0,1]],"sigs":[[1]],"tasks":1,"eligible":1,"flagged":1,` +
+	f.Add([]byte(`{"format":3,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"cells":[[0,3,0,1]],"sigs":[[1]],"tasks":1,"eligible":1,"flagged":1,` +
 		`"warnings":{"listed":[{"source":"trace.log","line":3,"reason":"r","kind":2}],"counts":[0,0,1]}}}]}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := decodeDetectState(data)

@@ -170,20 +170,12 @@ func liftedTable(c Change, parent *weights.Weights, tasks []screenCell) [4]int {
 		if !t.eligible {
 			continue
 		}
-		i := 3
-		switch {
-		case t.fired[c.Signal]:
+		if t.fired[c.Signal] {
 			if !lifts(t.level(parent), t.level(&cand), true) {
 				continue
 			}
-			i = 1
-		case t.flagged:
-			i = 2
 		}
-		if i == 1 && t.flagged {
-			i = 0
-		}
-		n[i] += t.n
+		n[tableCell(t.fired[c.Signal], t.regressedAtAll())] += t.n
 	}
 	return n
 }
@@ -207,16 +199,7 @@ func edgeExcess(tasks []screenCell, parent *weights.Weights, lv weights.Level) f
 		}
 		sum := t.score(parent)
 		on := parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv]
-		switch {
-		case on && t.flagged:
-			n[0] += t.n
-		case on:
-			n[1] += t.n
-		case t.flagged:
-			n[2] += t.n
-		default:
-			n[3] += t.n
-		}
+		n[tableCell(on, t.regressedAtAll())] += t.n
 	}
 	return Excess(n[0], n[1], n[2], n[3])
 }

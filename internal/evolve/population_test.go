@@ -87,8 +87,14 @@ func TestAggregatedScreenIsPerTask(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(3, 3))
 	rng.Shuffle(len(perTask), func(i, j int) { perTask[i], perTask[j] = perTask[j], perTask[i] })
-	if len(perTask) != det.Accumulated.Tasks || len(cells)*4 > len(perTask) || det.Accumulated.Flagged < 20 {
-		t.Fatalf("setup: %d tasks in %d cells, %d counted, %d flagged", len(perTask), len(cells), det.Accumulated.Tasks, det.Accumulated.Flagged)
+	weak := 0
+	for _, c := range cells {
+		if c.weak {
+			weak += c.n
+		}
+	}
+	if len(perTask) != det.Accumulated.Tasks || len(cells)*3 > len(perTask) || det.Accumulated.Flagged < 20 || weak < 20 {
+		t.Fatalf("setup: %d tasks in %d cells, %d counted, %d flagged, %d with a single witness", len(perTask), len(cells), det.Accumulated.Tasks, det.Accumulated.Flagged, weak)
 	}
 	same := func(what string, got, want any) {
 		t.Helper()
@@ -136,12 +142,12 @@ func TestStateCellKeepsEveryField(t *testing.T) {
 		names = append(names, typ.Field(i).Name)
 	}
 	// fired is derived from sigs, stratum kept as its block (and the log).
-	if want := []string{"sigs", "fired", "stratum", "flagged", "eligible"}; !slices.Equal(names, want) {
+	if want := []string{"sigs", "fired", "stratum", "flagged", "weak", "eligible"}; !slices.Equal(names, want) {
 		t.Fatalf("screenTask's fields are %v, the state keeps %v: extend StateCell (stateCellOf, StateCell.screenTask, LogState.Check) and this list", names, want)
 	}
 	d := newDetector(DetectInput{})
 	for _, c := range []screenCell{{newScreenTask([]weights.Signal{weights.Ambiguous, weights.Ambiguous, weights.SingleFile}, 0, true, true), 3},
-		{newScreenTask(nil, 1, false, false), 1}, {newScreenTask([]weights.Signal{weights.CrossLayer}, 2, true, false), 7}} {
+		{newScreenTask(nil, 1, false, false), 1}, {newScreenTask([]weights.Signal{weights.CrossLayer}, 2, true, false), 7}, {weakTask(), 2}} {
 		d.stratum([2]int{0, int(c.stratum) - 1})
 		sigs := [][]weights.Signal{c.signals()}
 		back, n := stateCellOf(c, 0, int(c.stratum)-1).screenTask(sigs, func(block int) int32 { return d.stratum([2]int{0, block}) })
@@ -149,4 +155,10 @@ func TestStateCellKeepsEveryField(t *testing.T) {
 			t.Errorf("%+v ×%d came back as %+v ×%d", c.screenTask, c.n, back, n)
 		}
 	}
+}
+
+func weakTask() screenTask {
+	t := newScreenTask([]weights.Signal{weights.LayerCrossings}, 1, true, false)
+	t.weak = true
+	return t
 }

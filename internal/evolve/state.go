@@ -159,7 +159,9 @@ func (d *detector) state(ls *logStream) *LogState {
 func (st *LogState) Check() error {
 	var tasks, eligible, flagged int
 	for _, c := range st.Cells {
-		if c[0] < 0 || c[0] >= len(st.Sigs) || c[1] < 0 || c[1] > 3 || c[1] == 1 || c[2] < -1 || c[3] <= 0 || c[3] > st.Labelled-tasks {
+		// flags: flagged needs eligible; weak needs eligible and not flagged (detector.count).
+		if c[0] < 0 || c[0] >= len(st.Sigs) || c[1] < 0 || c[1] > 7 || c[1]&3 == 1 || c[1]&4 != 0 && c[1]&3 != 2 ||
+			c[2] < -1 || c[3] <= 0 || c[3] > st.Labelled-tasks {
 			return fmt.Errorf("state of %s: cell %v", st.Source, c)
 		}
 		tasks += c[3]
@@ -223,12 +225,15 @@ func (d *detector) restore(st *LogState) {
 	acc.Tasks += st.Tasks
 }
 
-// StateCell is a screen cell as a LogState keeps it: [index in Sigs, eligible·2 + flagged, 30-day block
-// (-1: no meta time), tasks]. Every field of screenTask must be kept here (TestStateCellKeepsEveryField).
+// StateCell is a screen cell as a LogState keeps it: [index in Sigs, weak·4 + eligible·2 + flagged,
+// 30-day block (-1: no meta time), tasks]. Every field of screenTask must be kept here (TestStateCellKeepsEveryField).
 type StateCell [4]int
 
 func stateCellOf(c screenCell, sigs, block int) StateCell {
 	flags := 0
+	if c.weak {
+		flags += 4
+	}
 	if c.eligible {
 		flags += 2
 	}
@@ -240,5 +245,7 @@ func stateCellOf(c screenCell, sigs, block int) StateCell {
 
 // screenTask is the cell's screen task and count, its stratum numbered by stratum (from its block).
 func (c StateCell) screenTask(sigs [][]weights.Signal, stratum func(block int) int32) (screenTask, int) {
-	return newScreenTask(sigs[c[0]], stratum(c[2]), c[1]&2 != 0, c[1]&1 != 0), c[3]
+	t := newScreenTask(sigs[c[0]], stratum(c[2]), c[1]&2 != 0, c[1]&1 != 0)
+	t.weak = c[1]&4 != 0
+	return t, c[3]
 }
