@@ -274,9 +274,17 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		stateKey = inputs.stateKey(env)
 		read.loadDetectState(env.WeightsDir, stateKey)
 	}
+	st, err := env.OpenStore()
+	if err != nil {
+		return nil, err
+	}
+	refuted, err := refutedRaises(st, &parent)
+	if err != nil {
+		return nil, err
+	}
 	res, err := evolve.Loop(evolve.LoopInput{Stream: read.stream, Resume: read.resumeStates(), Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg,
-		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, Now: env.Now(), EvidenceAfter: dec.EvidenceAfter})
+		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, Now: env.Now(), EvidenceAfter: dec.EvidenceAfter, Refuted: refuted})
 	if err == nil {
 		err = read.err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/store"
@@ -229,7 +230,7 @@ func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.
 	}
 	for i, ch := range changes {
 		e := store.LogEntry{Action: store.ActionAccept, Parent: vw.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(),
-			Change: ch.String(), Decision: weights.DecisionAccept, Evidence: evidence, Reason: "tune watch: " + out.Verdict + ": " + out.Reason}
+			Change: ch.String(), Decision: weights.DecisionAccept, Evidence: evidence, Reason: watchReason(out.Verdict) + out.Reason}
 		if losses != nil {
 			e.SuiteLossBefore, e.SuiteLossAfter = &losses[i][0], &losses[i][1]
 		}
@@ -239,4 +240,41 @@ func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.
 		}
 	}
 	return nil
+}
+
+// watchReason starts the reason of the decisions the watch logs for its rollback proposal: "tune watch:
+// not helping: …". refutedRaises reads it back.
+func watchReason(verdict string) string { return "tune watch: " + verdict + ": " }
+
+// refutedRaises are the signals the active version lowered when it is the watch's rollback of a raise
+// found not helping: the evolve does not raise them again while that rollback is active; the way back
+// up is the rollback's own watch, whose "harmful: regressions" test fires when the lowered tasks regress
+// more than they did when high (docs/decisions.md#a-refuted-raise-waits-for-the-watch).
+func refutedRaises(s *store.Store, active *weights.Weights) ([]evolve.Change, error) {
+	acts, err := s.Activations()
+	if err != nil || len(acts) == 0 {
+		return nil, err
+	}
+	act := acts[len(acts)-1]
+	if act.Version != active.Version || act.Action != store.ActionApply || act.Proposal == "" {
+		return nil, nil
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		return nil, err
+	}
+	var out []evolve.Change
+	for _, e := range entries {
+		if e.Action != store.ActionAccept || e.Proposal != act.Proposal || !strings.HasPrefix(e.Reason, watchReason(watch.NotHelping)) {
+			continue
+		}
+		kind, name, delta, err := weights.ParseChangeLabel(e.Change)
+		if err != nil || kind != weights.ChangeSignal || delta >= 0 {
+			continue
+		}
+		if sig, ok := weights.SignalByName(name); ok {
+			out = append(out, evolve.Change{Kind: weights.ChangeSignal, Signal: sig, Delta: -delta})
+		}
+	}
+	return out, nil
 }

@@ -67,6 +67,9 @@ type LoopInput struct {
 	Parity *Parity
 	Origin *weights.Weights
 	Used   map[string]string
+	// Refuted are changes never to propose on this parent: the raises the watch found not helping and
+	// rolled back, while that rollback is the active version (docs/decisions.md#a-refuted-raise-waits-for-the-watch).
+	Refuted []Change
 	// Now and EvidenceAfter mean what they mean in DetectInput.
 	Now           time.Time
 	EvidenceAfter time.Time
@@ -166,7 +169,7 @@ func loop(in LoopInput) (*LoopResult, error) {
 		return nil, fmt.Errorf("evolve: the fixture suite is empty; a step needs scenarios to measure on")
 	}
 	parent := in.Parent
-	first := Detect(DetectInput{Tasks: in.Tasks, Stream: in.Stream, Resume: in.Resume, Now: in.Now, EvidenceAfter: in.EvidenceAfter, Origin: in.Origin, Parity: in.Parity,
+	first := Detect(DetectInput{Tasks: in.Tasks, Stream: in.Stream, Resume: in.Resume, Now: in.Now, EvidenceAfter: in.EvidenceAfter, Origin: in.Origin, Parity: in.Parity, Exclude: in.Refuted,
 		Resolver: Resolver{Active: &parent, WeightsFor: in.WeightsFor, Detect: in.Detect, Used: in.Used}})
 	res := &LoopResult{Config: cfg, Detection: first, Steps: []LoopStep{}, Accepted: []int{}, Resolved: []string{},
 		Parent: parent, Final: parent}
@@ -193,7 +196,7 @@ func loop(in LoopInput) (*LoopResult, error) {
 			return res, nil
 		}
 		step, err := Step(StepInput{Detected: det, Parent: res.Final, WeightsFor: in.WeightsFor, Detect: in.Detect,
-			Suite: in.Suite, Holdout: in.Holdout, Exclude: exclude, Parity: in.Parity, ParityBudget: cfg.ParityBudget,
+			Suite: in.Suite, Holdout: in.Holdout, Exclude: append(slices.Clone(in.Refuted), exclude...), Parity: in.Parity, ParityBudget: cfg.ParityBudget,
 			Origin: in.Origin, InLoop: true, ParityBase: &res.Parent})
 		if err != nil {
 			return nil, err

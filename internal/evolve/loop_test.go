@@ -366,3 +366,22 @@ func TestWindowCountsALedgeredTaskOnceAsUsed(t *testing.T) {
 			win.Eligible, win.ResolvedByActive, win.Used)
 	}
 }
+
+// TestLoopNeverProposesARefutedRaise: the same evidence that makes the loop raise layer-crossings +2
+// proposes nothing on it while that raise is refuted (the watch rolled it back as not helping).
+func TestLoopNeverProposesARefutedRaise(t *testing.T) {
+	w := refWeights(t)
+	suite, holdout := repoSuite(t)
+	tasks := loopHistory(t, &w, 0, weights.ExplicitBugfix, weights.LayerCrossings)
+	res, err := Loop(LoopInput{Tasks: tasks, Parent: w, Suite: suite, Holdout: holdout,
+		Refuted: []Change{{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Final.Signals[weights.LayerCrossings]; got != w.Signals[weights.LayerCrossings] || res.Decision() == weights.DecisionAccept {
+		t.Fatalf("refuted raise: layer-crossings %s, decision %s (%s)", got, res.Decision(), res.Reason)
+	}
+	if res.Detection.Proposal != nil && res.Detection.Proposal.Signal == weights.LayerCrossings {
+		t.Errorf("the detection still proposes the refuted raise: %v", res.Detection.Proposal)
+	}
+}
