@@ -218,10 +218,17 @@ type r3Apply struct {
 	weak               [2]float64
 }
 
+// r3Est is one night's excess credited to +2 on r3Signal, before any apply: not selected by a decision
+// (candidate says whether the signal's test passed that night).
+type r3Est struct {
+	excess    float64
+	candidate bool
+}
+
 // r3Play plays one sequence as a live project runs the tool: each night the log grows, the evolve loop
 // reads the whole log (clock an hour after the night), and whatever it changes is applied (the active
 // weights move, its supporting tasks are ledgered, the evidence watermark moves).
-func (h *harness) r3Play(w *r3World, seed uint64, nights int) []r3Apply {
+func (h *harness) r3Play(w *r3World, seed uint64, nights int, est *[]r3Est) []r3Apply {
 	r := rand.New(rand.NewPCG(seed, 0x3333))
 	active := h.origin
 	used := map[string]string{}
@@ -235,12 +242,15 @@ func (h *harness) r3Play(w *r3World, seed uint64, nights int) []r3Apply {
 		if err != nil {
 			h.t.Fatal(err)
 		}
+		if up := (Change{Kind: weights.ChangeSignal, Signal: r3Signal, Delta: weights.Whole(2)}); len(out) == 0 && n+1 >= r3EstFrom {
+			*est = append(*est, r3Est{liftedExcess(up, &active, res.Detection.screenTasks), res.Detection.Screen[r3Signal].Verdict == VerdictCandidate})
+		}
 		if !changed(res) {
 			continue
 		}
 		next := res.Final
 		next.Version = active.Version + 1
-		ap := r3Apply{night: n + 1, label: r2Label(&active, &next), truth: w.truth(&active, &next), trueExcess: w.kinds[0].low - w.background}
+		ap := r3Apply{night: n + 1, label: r2Label(&active, &next), truth: w.truth(&active, &next), trueExcess: max(w.kinds[0].low, w.background) - w.background}
 		if sigs, _ := changedKnobs(&active, &next); len(sigs) == 1 {
 			c := Change{Kind: weights.ChangeSignal, Signal: sigs[0], Delta: next.Signals[sigs[0]] - active.Signals[sigs[0]]}
 			ap.excess = liftedExcess(c, &active, res.Detection.screenTasks)
@@ -283,6 +293,9 @@ func TestReview3TruthOfTheWorlds(t *testing.T) {
 	}
 }
 
+// r3EstFrom is the first night whose estimate enters the unselected mean (enough tasks to estimate).
+const r3EstFrom = 10
+
 func r3Size() (seqs, nights int, full bool) {
 	if os.Getenv("TUNE_HARNESS") == "full" {
 		return 40, 30, true
@@ -304,8 +317,9 @@ func TestReview3WeakWitness(t *testing.T) {
 		bad, good := 0, 0
 		var firsts []int
 		var excess, weakC, weakO []float64
+		var est []r3Est
 		for sq := 0; sq < seqs; sq++ {
-			aps := h.r3Play(&w, uint64(100*wi+sq), nights)
+			aps := h.r3Play(&w, uint64(100*wi+sq), nights, &est)
 			anyBad, anyGood := false, false
 			for _, ap := range aps {
 				anyBad = anyBad || !(ap.truth > 0)
@@ -325,6 +339,17 @@ func TestReview3WeakWitness(t *testing.T) {
 		}
 		t.Logf("%s (pays: %v): applied one that does not pay %s; one that pays %s; median first night %d; credited excess median %.3f; weak share (unflagged eligible) carriers %.2f others %.2f",
 			w.name, w.pays, r2Wilson(bad, seqs), r2Wilson(good, seqs), median(firsts), medianF(excess), medianF(weakC), medianF(weakO))
+		var sum, sumCand float64
+		cand := 0
+		for _, e := range est {
+			sum += e.excess
+			if e.candidate {
+				sumCand += e.excess
+				cand++
+			}
+		}
+		t.Logf("%s: excess credited to +2 on nights %d+ before any apply (true %.2f): mean %.3f over %d nights; on the %d nights the test passed %.3f",
+			w.name, r3EstFrom, w.kinds[0].low-w.background, sum/float64(max(len(est), 1)), len(est), cand, sumCand/float64(max(cand, 1)))
 		if noise && bad+good > 0 {
 			t.Errorf("%s: noise applied a change in %s of sequences", w.name, r2Wilson(bad+good, seqs))
 		}
