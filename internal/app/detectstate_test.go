@@ -131,7 +131,7 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			if err != nil || len(st.Logs) == 0 {
 				t.Fatalf("night %d: the state does not decode (%v) or holds no log", night, err)
 			}
-			st.Logs[0].State.Screen[0] = 4 * len(st.Logs[0].State.Sigs)
+			st.Logs[0].State.Screen[0] = 16 * len(st.Logs[0].State.Sigs)
 			if data, err = encodeDetectState(st); err != nil {
 				t.Fatal(err)
 			}

@@ -153,17 +153,17 @@ func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weig
 // avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c lifts none.
 func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
 	n := liftedTable(c, parent, tasks)
-	if n[0]+n[1] == 0 {
+	if n.n[0] == 0 {
 		return 0
 	}
-	return Excess(n[0], n[1], n[2], n[3])
+	return n.excess()
 }
 
-// liftedTable is liftedExcess's 2×2: the eligible carriers c lifts flagged and not, the eligible tasks
-// without the signal flagged and not.
-func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) [4]int {
+// liftedTable is liftedExcess's table: the eligible carriers c lifts against the eligible tasks without
+// the signal.
+func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) excessTable {
 	cand := c.Apply(*parent)
-	var n [4]int
+	var n excessTable
 	for _, t := range tasks {
 		if !t.eligible {
 			continue
@@ -174,7 +174,7 @@ func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) [4]int {
 				continue
 			}
 		}
-		n[tableCell(t.fired[c.Signal], t.regressedAtAll())]++
+		n.add(t.fired[c.Signal], t)
 	}
 	return n
 }
@@ -191,16 +191,15 @@ func changeExcess(c Change, parent *weights.Weights, tasks []screenTask) float64
 // edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the
 // upper edge of lv under parent (the ones moving the edge down lifts), over the other eligible tasks.
 func edgeExcess(tasks []screenTask, parent *weights.Weights, lv weights.Level) float64 {
-	var n [4]int
+	var n excessTable
 	for _, t := range tasks {
 		if !t.eligible {
 			continue
 		}
 		sum := parent.Score(t.sigs)
-		on := parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv]
-		n[tableCell(on, t.regressedAtAll())]++
+		n.add(parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv], t)
 	}
-	return Excess(n[0], n[1], n[2], n[3])
+	return n.excess()
 }
 
 // stepSizes are the deltas the loss rule chooses between for a signal.

@@ -552,7 +552,7 @@ func medianF(xs []float64) float64 {
 // liftedExcessBound is the lifted table's excess at its Wilson bounds (the what-if of the review note:
 // two-sided 95 % and 80 %, i.e. one-sided 97.5 % and 90 %), not a rule.
 func liftedExcessBound(c Change, parent *weights.Weights, tasks []screenTask, conf float64) float64 {
-	n := liftedTable(c, parent, tasks)
+	n := liftedTable(c, parent, tasks).cells()
 	lo, _ := stats.Wilson(n[0], n[0]+n[1], conf)
 	_, hi := stats.Wilson(n[2], n[2]+n[3], conf)
 	return math.Max(0, lo-hi)

@@ -16,10 +16,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -349,9 +351,98 @@ func TestReview3WeakWitness(t *testing.T) {
 			}
 		}
 		t.Logf("%s: excess credited to +2 on nights %d+ before any apply (true %.2f): mean %.3f over %d nights; on the %d nights the test passed %.3f",
-			w.name, r3EstFrom, w.kinds[0].low-w.background, sum/float64(max(len(est), 1)), len(est), cand, sumCand/float64(max(cand, 1)))
+			w.name, r3EstFrom, max(w.kinds[0].low, w.background)-w.background, sum/float64(max(len(est), 1)), len(est), cand, sumCand/float64(max(cand, 1)))
 		if noise && bad+good > 0 {
 			t.Errorf("%s: noise applied a change in %s of sequences", w.name, r2Wilson(bad+good, seqs))
+		}
+	}
+}
+
+// fileTrace is a log of tasks an hour apart, each editing one file and ending with the given terminal.
+type fileTrace struct {
+	b strings.Builder
+	n int
+}
+
+func (lg *fileTrace) task(level, sigs, file, terminal string) {
+	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(lg.n) * time.Hour)
+	fmt.Fprintf(&lg.b, "%s  meta  %s  dispatch=auto  signals=%s  task=\"task %d\"  loops=inner\n", at.Format(time.RFC3339), level, sigs, lg.n)
+	fmt.Fprintf(&lg.b, "%s  inner  k=1  action=\"edit\"  loss=0.1  files=%s\n", at.Add(time.Second).Format(time.RFC3339), file)
+	fmt.Fprintf(&lg.b, "%s  inner  close  terminal=%s  loss_final=0.100\n", at.Add(2*time.Second).Format(time.RFC3339), terminal)
+	lg.n++
+}
+
+// A single same-area witness counts net of the placebo (docs/decisions.md#weak-witness): carriers that
+// work in a module where every task's neighbours fail for reasons of their own (a failing task before
+// each, a failing and a passing one after) have a weak witness each, and a placebo each; the other
+// eligible tasks work alone in quiet files. Counted alone, the weak witnesses credit +2 with an excess of
+// 0.75; net of the placebos with none.
+func TestWeakWitnessNetOfThePlacebo(t *testing.T) {
+	w := refWeights(t)
+	var lg fileTrace
+	for i := 0; i < 6; i++ {
+		busy := fmt.Sprintf("src/core/m%d.go", i)
+		lg.task("L2/deliberate", "greenfield:+3", busy, "failed")
+		lg.task("L1/methodical", "explicit-bugfix:-5,cross-layer:+2", busy, "success")
+		lg.task("L2/deliberate", "greenfield:+3", busy, "failed")
+		lg.task("L2/deliberate", "greenfield:+3", busy, "success")
+		lg.task("L1/methodical", "explicit-bugfix:-5", fmt.Sprintf("src/quiet/q%d.go", i), "success")
+	}
+	det := Detect(DetectInput{Tasks: parseLog(t, "a/trace.log", []byte(lg.b.String())).Tasks, Resolver: Resolver{Active: &w}})
+	if len(det.Flagged) != 0 {
+		t.Fatalf("flagged %d task(s); a single same-area witness must flag none", len(det.Flagged))
+	}
+	weak, placebo := 0, 0
+	for _, st := range det.screenTasks {
+		weak += b2i(st.weak)
+		placebo += b2i(st.placebo)
+	}
+	if weak != 6 || placebo != 6 {
+		t.Fatalf("%d weak witnesses and %d placebos; want the 6 carriers' each", weak, placebo)
+	}
+	up := Change{Kind: weights.ChangeSignal, Signal: weights.CrossLayer, Delta: weights.Whole(2)}
+	for name, got := range map[string]float64{"row": float64(det.Screen[weights.CrossLayer].Excess), "lifted": liftedExcess(up, &w, det.screenTasks)} {
+		if got != 0 {
+			t.Errorf("%s excess %.3f; want 0: the carriers' neighbours fail before them as often as after", name, got)
+		}
+	}
+}
+
+// The placebo looks back at tasks a detection taken up from a state has counted already: the state
+// keeps them held (LogState.Context), and the detection decides as one that reads the whole log.
+func TestPlaceboResumesAsTheWholeLog(t *testing.T) {
+	w := refWeights(t)
+	for _, c := range []struct {
+		seed  uint64
+		files int
+		fail  float64
+	}{{1, 2, 0.5}, {2, 3, 0.3}, {3, 8, 0.2}} {
+		tasks := parseLog(t, "busy.log", []byte(busyLog(c.seed, 300, c.files, c.fail))).Tasks
+		now := tasks[len(tasks)-1].MetaTime.Add(time.Hour)
+		whole := Detect(DetectInput{Tasks: tasks, Now: now, Resolver: Resolver{Active: &w}})
+		placebos := 0
+		for _, st := range whole.screenTasks {
+			placebos += b2i(st.placebo)
+		}
+		if placebos == 0 {
+			t.Fatalf("seed %d: no placebo in the whole log: the log tests nothing", c.seed)
+		}
+		for _, cut := range []int{90, 177, 250} {
+			first := Detect(DetectInput{Tasks: tasks[:cut], Now: now, Resolver: Resolver{Active: &w}})
+			st := first.States()[0]
+			if err := st.Check(); err != nil || st.Context == 0 {
+				t.Fatalf("seed %d cut %d: state %v, context %d: want a valid state holding counted tasks", c.seed, cut, err, st.Context)
+			}
+			var rest []traceparse.Task
+			for _, tk := range tasks {
+				if tk.Offset >= st.Offset {
+					rest = append(rest, tk)
+				}
+			}
+			got := Detect(DetectInput{Tasks: rest, Now: now, Resolver: Resolver{Active: &w}, Resume: map[string]*LogState{st.Source: st}})
+			if !reflect.DeepEqual(got.screenTasks, whole.screenTasks) || screenJSON(t, got.Screen) != screenJSON(t, whole.Screen) {
+				t.Errorf("seed %d cut %d: the detection taken up from the state differs from the whole log's", c.seed, cut)
+			}
 		}
 	}
 }

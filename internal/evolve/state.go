@@ -16,11 +16,17 @@ import (
 // which the caller checks before it passes a state back.
 type LogState struct {
 	Source string `json:"source"`
-	// Offset and Line locate the meta line of the first task not counted for good: a read resumes there.
+	// Offset and Line locate the meta line of the first task held: a read resumes there.
 	Offset int64 `json:"offset"`
 	Line   int   `json:"line"`
-	// Labelled counts the labelled tasks before it.
+	// Labelled counts the labelled tasks before it; Context how many of the held tasks were counted for
+	// good already (at most SameAreaDistance: they are read again only as the placebo's past of the
+	// tasks after them, docs/decisions.md#weak-witness).
 	Labelled int `json:"labelled"`
+	Context  int `json:"context"`
+	// CountedTo is the offset of the first task not counted for good (Offset when Context is 0): the
+	// bytes before it are what the state stands for, and a caller checks them before it passes it back.
+	CountedTo int64 `json:"counted_to"`
 	// Last is the latest meta time read, Origin the log's first unspent meta time (zero: none yet):
 	// reading the held tasks again leaves both as they are. Through is the latest meta time of its
 	// counted eligible tasks.
@@ -32,7 +38,7 @@ type LogState struct {
 	Eligible        int `json:"eligible"`
 	Flagged         int `json:"flagged"`
 	Tasks           int `json:"tasks"`
-	// Screen is the screen tasks in order, each (index in Sigs)·8 + weak·4 + eligible·2 + flagged; Blocks their
+	// Screen is the screen tasks in order, each (index in Sigs)·16 + placebo·8 + weak·4 + eligible·2 + flagged; Blocks their
 	// 30-day blocks as runs [block, tasks] (-1: no meta time).
 	Sigs   [][]weights.Signal `json:"sigs"`
 	Screen []int              `json:"screen"`
@@ -77,7 +83,7 @@ func (d *Detection) States() []*LogState { return d.states }
 func (d *detector) state(ls *logStream) *LogState {
 	first := ls.buf[0]
 	det := d.det
-	st := &LogState{Source: ls.source, Offset: first.t.Offset, Line: first.t.Line, Labelled: ls.base,
+	st := &LogState{Source: ls.source, Offset: first.t.Offset, Line: first.t.Line, Labelled: ls.base, Context: ls.fixed - ls.base, CountedTo: first.t.Offset,
 		Last: ls.last, Origin: ls.origin, Through: ls.through,
 		BeforeWatermark: det.Accumulated.BeforeWatermark - ls.from.acc.BeforeWatermark,
 		Eligible:        det.Accumulated.Eligible - ls.from.acc.Eligible,
@@ -85,6 +91,9 @@ func (d *detector) state(ls *logStream) *LogState {
 		Tasks:           det.Accumulated.Tasks - ls.from.acc.Tasks,
 		Screen:          []int{}, Blocks: [][2]int{}, Sigs: [][]weights.Signal{}, Counted: []StateFlagged{},
 		Warnings: slices.Clone(det.Warnings[ls.from.warnings:first.warnAt])}
+	if ls.fixed < ls.n {
+		st.CountedTo = ls.at(ls.fixed).t.Offset
+	}
 	index := map[sigKey]int{}
 	for _, t := range det.screenTasks[ls.from.screen:] {
 		var k sigKey
@@ -98,7 +107,10 @@ func (d *detector) state(ls *logStream) *LogState {
 			index[k] = i
 			st.Sigs = append(st.Sigs, t.sigs)
 		}
-		v := i * 8
+		v := i * 16
+		if t.placebo {
+			v += 8
+		}
 		if t.weak {
 			v += 4
 		}
@@ -139,6 +151,8 @@ func (st *LogState) Check() error {
 	switch {
 	case st.Offset <= 0 || st.Line <= 1 || st.Labelled <= 0:
 		return fmt.Errorf("state of %s: resumes at offset %d, line %d after %d tasks", st.Source, st.Offset, st.Line, st.Labelled)
+	case st.Context < 0 || st.Context > SameAreaDistance || st.CountedTo < st.Offset || (st.Context == 0) != (st.CountedTo == st.Offset):
+		return fmt.Errorf("state of %s: %d held tasks counted already (at most %d), up to offset %d from %d", st.Source, st.Context, SameAreaDistance, st.CountedTo, st.Offset)
 	case runs != len(st.Screen):
 		return fmt.Errorf("state of %s: %d screen tasks in blocks of %d", st.Source, len(st.Screen), runs)
 	case st.Eligible > len(st.Screen) || st.Tasks != len(st.Screen) || st.Flagged != len(st.Counted) || st.Flagged > st.Eligible:
@@ -150,11 +164,11 @@ func (st *LogState) Check() error {
 		}
 	}
 	for _, v := range st.Screen {
-		if v < 0 || v/8 >= len(st.Sigs) {
+		if v < 0 || v/16 >= len(st.Sigs) {
 			return fmt.Errorf("state of %s: screen task %d names no signal list", st.Source, v)
 		}
-		if v&4 != 0 && v&3 != 2 { // weak: eligible and not flagged (detector.count)
-			return fmt.Errorf("state of %s: screen task %d is a weak witness's but not eligible and unflagged", st.Source, v)
+		if v&12 != 0 && v&3 != 2 { // weak or placebo: eligible and not flagged (detector.count)
+			return fmt.Errorf("state of %s: screen task %d has a weak witness or a placebo but is not eligible and unflagged", st.Source, v)
 		}
 	}
 	for _, sigs := range append(slices.Clone(st.Sigs), func() (all []weights.Signal) {
@@ -176,7 +190,8 @@ func (st *LogState) Check() error {
 // counts enter the detection as if its tasks had just been read.
 func (d *detector) restore(st *LogState) {
 	ls, det := d.cur, d.det
-	ls.n, ls.base, ls.done, ls.fixed = st.Labelled, st.Labelled, st.Labelled, st.Labelled
+	ls.n, ls.base = st.Labelled, st.Labelled
+	ls.done, ls.fixed = st.Labelled+st.Context, st.Labelled+st.Context
 	ls.last, ls.origin, ls.through = st.Last, st.Origin, st.Through
 	if st.Through.After(d.through) {
 		d.through = st.Through
@@ -189,7 +204,7 @@ func (d *detector) restore(st *LogState) {
 			blocks = blocks[1:]
 		}
 		blocks[0][1]--
-		t := screenTask{sigs: d.shared(st.Sigs[v/8]), weak: v&4 != 0, eligible: v&2 != 0, flagged: v&1 != 0,
+		t := screenTask{sigs: d.shared(st.Sigs[v/16]), placebo: v&8 != 0, weak: v&4 != 0, eligible: v&2 != 0, flagged: v&1 != 0,
 			stratum: d.stratum([2]int{ls.index, blocks[0][0]})}
 		for _, s := range t.sigs {
 			t.fired[s] = true
