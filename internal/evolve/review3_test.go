@@ -306,7 +306,9 @@ func r3Size() (seqs, nights int, full bool) {
 }
 
 // The pipeline on the review's worlds: sequences that applied a change that does not pay and one that
-// pays, by the truth. In the suite (small sizes) only what must hold is asserted: noise never applies.
+// pays, by the truth, and the excess credited before any apply against the true one. Asserted only what
+// must hold: noise never applies (the in-suite size plays only the noise worlds), and where +2 pays no
+// other change is applied.
 func TestReview3WeakWitness(t *testing.T) {
 	h := newHarness(t)
 	seqs, nights, full := r3Size()
@@ -354,6 +356,9 @@ func TestReview3WeakWitness(t *testing.T) {
 			w.name, r3EstFrom, max(w.kinds[0].low, w.background)-w.background, sum/float64(max(len(est), 1)), len(est), cand, sumCand/float64(max(cand, 1)))
 		if noise && bad+good > 0 {
 			t.Errorf("%s: noise applied a change in %s of sequences", w.name, r2Wilson(bad+good, seqs))
+		}
+		if w.pays && bad > 0 {
+			t.Errorf("%s: a change that does not pay applied in %s of sequences where +2 pays", w.name, r2Wilson(bad, seqs))
 		}
 	}
 }
