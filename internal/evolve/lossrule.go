@@ -52,14 +52,15 @@ func (g Gain) String() string {
 
 // lossGain weighs change c on the history's tasks (and, reported apart, on the parity prompts when
 // given), crediting every eligible task it lifts out of L0/L1 with excess expected regressions avoided.
-func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenTask, parity *Parity) Gain {
+func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenCell, parity *Parity) Gain {
 	cand := c.Apply(*parent)
 	r := raiseOf(parent, &cand, tasks)
 	avoided, extra := r.avoided(excess), r.extra(excess)
-	g := Gain{Change: c, Excess: Num(excess), Tasks: len(tasks), Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
-	if len(tasks) > 0 {
-		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(len(tasks)))
-		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(len(tasks)))
+	n := tasksIn(tasks)
+	g := Gain{Change: c, Excess: Num(excess), Tasks: n, Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
+	if n > 0 {
+		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(n))
+		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(n))
 	}
 	g.Net = g.History
 	if parity.Len() > 0 {
@@ -89,16 +90,17 @@ func lifts(pl, cl weights.Level, eligible bool) bool {
 // the tasks lifted, their levels raised, and every level raised.
 type raise struct{ lifted, liftedLevels, allLevels float64 }
 
-// add counts one task raised from pl to cl (nothing when it is not raised).
-func (r *raise) add(pl, cl weights.Level, eligible bool) {
+// add counts n tasks raised from pl to cl (nothing when they are not raised). The sums are of whole
+// numbers, exact in a float64, so n tasks at once add what n tasks one by one would.
+func (r *raise) add(pl, cl weights.Level, eligible bool, n int) {
 	if cl <= pl {
 		return
 	}
-	n := float64(cl - pl)
-	r.allLevels += n
+	levels := float64(cl-pl) * float64(n)
+	r.allLevels += levels
 	if lifts(pl, cl, eligible) {
-		r.lifted++
-		r.liftedLevels += n
+		r.lifted += float64(n)
+		r.liftedLevels += levels
 	}
 }
 
@@ -108,16 +110,16 @@ func (r raise) avoided(excess float64) float64 { return r.lifted * excess }
 func (r raise) extra(excess float64) float64   { return r.allLevels - excess*r.liftedLevels }
 
 // raiseOf counts what moving the tasks from parent to cand raises.
-func raiseOf(parent, cand *weights.Weights, tasks []screenTask) raise {
+func raiseOf(parent, cand *weights.Weights, tasks []screenCell) raise {
 	var r raise
 	for _, t := range tasks {
-		r.add(parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs)), t.eligible)
+		r.add(t.level(parent), t.level(cand), t.eligible, t.n)
 	}
 	return r
 }
 
 // breakEven is the excess at which change c starts to pay on tasks (weights.Cost.BreakEven).
-func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
+func breakEven(c Change, parent *weights.Weights, tasks []screenCell) float64 {
 	cand := c.Apply(*parent)
 	r := raiseOf(parent, &cand, tasks)
 	return parent.Cost.BreakEven(r.lifted, r.liftedLevels, r.allLevels)
@@ -126,7 +128,7 @@ func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
 // paysFrom sets each signal row's PaysFrom: the smallest excess at which +1 or +2 on it (within the
 // drift bound from origin, when given) would pay on the accumulated tasks, for the signals whose
 // carriers include a flagged task (docs/decisions.md#loss-rule).
-func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weights) {
+func paysFrom(rows []ScreenRow, tasks []screenCell, parent, origin *weights.Weights) {
 	for s := range rows {
 		if rows[s].A == 0 {
 			continue
@@ -151,17 +153,17 @@ func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weig
 // expected to avoid (docs/decisions.md#loss-rule). Not the signal's whole table: carriers that sit too
 // low for c to lift may carry the whole excess, and crediting it to the ones c lifts made a change that
 // avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c lifts none.
-func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
+func liftedExcess(c Change, parent *weights.Weights, tasks []screenCell) float64 {
 	n := liftedTable(c, parent, tasks)
-	if n.n[0] == 0 {
+	if n[0]+n[1] == 0 {
 		return 0
 	}
-	return n.excess()
+	return Excess(n[0], n[1], n[2], n[3])
 }
 
-// liftedTable is liftedExcess's table: the eligible carriers c lifts against the eligible tasks without
-// the signal.
-func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) excessTable {
+// liftedTable is liftedExcess's 2×2: the eligible carriers c lifts regressed and not, the eligible tasks
+// without the signal regressed and not (excessTable: flagged, or a weak witness net of the placebos).
+func liftedTable(c Change, parent *weights.Weights, tasks []screenCell) [4]int {
 	cand := c.Apply(*parent)
 	var n excessTable
 	for _, t := range tasks {
@@ -169,19 +171,18 @@ func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) excessTa
 			continue
 		}
 		if t.fired[c.Signal] {
-			pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
-			if !lifts(pl, cl, true) {
+			if !lifts(t.level(parent), t.level(&cand), true) {
 				continue
 			}
 		}
 		n.add(t.fired[c.Signal], t)
 	}
-	return n
+	return n.cells()
 }
 
 // changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge
 // tasks' for a bucket edge.
-func changeExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
+func changeExcess(c Change, parent *weights.Weights, tasks []screenCell) float64 {
 	if c.Kind == weights.ChangeBucket {
 		return edgeExcess(tasks, parent, c.Edge)
 	}
@@ -190,13 +191,13 @@ func changeExcess(c Change, parent *weights.Weights, tasks []screenTask) float64
 
 // edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the
 // upper edge of lv under parent (the ones moving the edge down lifts), over the other eligible tasks.
-func edgeExcess(tasks []screenTask, parent *weights.Weights, lv weights.Level) float64 {
+func edgeExcess(tasks []screenCell, parent *weights.Weights, lv weights.Level) float64 {
 	var n excessTable
 	for _, t := range tasks {
 		if !t.eligible {
 			continue
 		}
-		sum := parent.Score(t.sigs)
+		sum := t.score(parent)
 		n.add(parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv], t)
 	}
 	return n.excess()
@@ -208,7 +209,7 @@ var stepSizes = []weights.Half{weights.Whole(1), weights.Whole(2)}
 // rankChanges weighs +1 and +2 on every candidate signal (not excluded, not tied) and returns those with
 // a positive net gain, best first; changes beyond the drift bound from origin (when given) are returned
 // apart. Ties in gain prefer the SKILL's order, then the name, then the smaller step.
-func rankChanges(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weights, parity *Parity, exclude []Change) (ranked, beyond []Gain) {
+func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.Weights, parity *Parity, exclude []Change) (ranked, beyond []Gain) {
 	for s, r := range rows {
 		sig := weights.Signal(s)
 		if r.Verdict != VerdictCandidate || excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}) {

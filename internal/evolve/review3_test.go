@@ -245,7 +245,7 @@ func (h *harness) r3Play(w *r3World, seed uint64, nights int, est *[]r3Est) []r3
 			h.t.Fatal(err)
 		}
 		if up := (Change{Kind: weights.ChangeSignal, Signal: r3Signal, Delta: weights.Whole(2)}); len(out) == 0 && n+1 >= r3EstFrom {
-			*est = append(*est, r3Est{liftedExcess(up, &active, res.Detection.screenTasks), res.Detection.Screen[r3Signal].Verdict == VerdictCandidate})
+			*est = append(*est, r3Est{liftedExcess(up, &active, res.Detection.screenTasks.cells), res.Detection.Screen[r3Signal].Verdict == VerdictCandidate})
 		}
 		if !changed(res) {
 			continue
@@ -255,13 +255,13 @@ func (h *harness) r3Play(w *r3World, seed uint64, nights int, est *[]r3Est) []r3
 		ap := r3Apply{night: n + 1, label: r2Label(&active, &next), truth: w.truth(&active, &next), trueExcess: max(w.kinds[0].low, w.background) - w.background}
 		if sigs, _ := changedKnobs(&active, &next); len(sigs) == 1 {
 			c := Change{Kind: weights.ChangeSignal, Signal: sigs[0], Delta: next.Signals[sigs[0]] - active.Signals[sigs[0]]}
-			ap.excess = liftedExcess(c, &active, res.Detection.screenTasks)
+			ap.excess = liftedExcess(c, &active, res.Detection.screenTasks.cells)
 			var weak, all [2]int
-			for _, st := range res.Detection.screenTasks {
+			for _, st := range res.Detection.screenTasks.cells {
 				if st.eligible && !st.flagged {
 					i := b2i(!st.fired[sigs[0]])
-					all[i]++
-					weak[i] += b2i(st.weak)
+					all[i] += st.n
+					weak[i] += st.n * b2i(st.weak)
 				}
 			}
 			for i := range weak {
@@ -398,15 +398,15 @@ func TestWeakWitnessNetOfThePlacebo(t *testing.T) {
 		t.Fatalf("flagged %d task(s); a single same-area witness must flag none", len(det.Flagged))
 	}
 	weak, placebo := 0, 0
-	for _, st := range det.screenTasks {
-		weak += b2i(st.weak)
-		placebo += b2i(st.placebo)
+	for _, st := range det.screenTasks.cells {
+		weak += st.n * b2i(st.weak)
+		placebo += st.n * b2i(st.placebo)
 	}
 	if weak != 6 || placebo != 6 {
 		t.Fatalf("%d weak witnesses and %d placebos; want the 6 carriers' each", weak, placebo)
 	}
 	up := Change{Kind: weights.ChangeSignal, Signal: weights.CrossLayer, Delta: weights.Whole(2)}
-	for name, got := range map[string]float64{"row": float64(det.Screen[weights.CrossLayer].Excess), "lifted": liftedExcess(up, &w, det.screenTasks)} {
+	for name, got := range map[string]float64{"row": float64(det.Screen[weights.CrossLayer].Excess), "lifted": liftedExcess(up, &w, det.screenTasks.cells)} {
 		if got != 0 {
 			t.Errorf("%s excess %.3f; want 0: the carriers' neighbours fail before them as often as after", name, got)
 		}
@@ -426,8 +426,8 @@ func TestPlaceboResumesAsTheWholeLog(t *testing.T) {
 		now := tasks[len(tasks)-1].MetaTime.Add(time.Hour)
 		whole := Detect(DetectInput{Tasks: tasks, Now: now, Resolver: Resolver{Active: &w}})
 		placebos := 0
-		for _, st := range whole.screenTasks {
-			placebos += b2i(st.placebo)
+		for _, st := range whole.screenTasks.cells {
+			placebos += st.n * b2i(st.placebo)
 		}
 		if placebos == 0 {
 			t.Fatalf("seed %d: no placebo in the whole log: the log tests nothing", c.seed)
