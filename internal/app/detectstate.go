@@ -25,7 +25,7 @@ import (
 // rotated — just means a full read.
 
 // detectStateFormat changes whenever what a state holds or means changes.
-const detectStateFormat = 3
+const detectStateFormat = 4
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {
@@ -140,7 +140,7 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 			c.Tasks < c.State.Labelled || len(c.Warnings) > traceparse.MaxWarnings {
 			continue
 		}
-		if check, err := checkBytes(c.Path, c.State.Offset); err != nil || check != c.Check {
+		if check, err := checkBytes(c.Path, c.State.CountedTo); err != nil || check != c.Check {
 			continue
 		}
 		if l.resume == nil {
@@ -205,7 +205,7 @@ func splitRead(r *logRead, st *evolve.LogState) (cachedLog, bool) {
 		!slices.Equal(tail, r.warnings[len(r.warnings)-len(tail):]) {
 		return cachedLog{}, false
 	}
-	check, err := checkBytes(r.path, st.Offset)
+	check, err := checkBytes(r.path, st.CountedTo)
 	if err != nil {
 		return cachedLog{}, false
 	}

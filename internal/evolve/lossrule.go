@@ -161,11 +161,11 @@ func liftedExcess(c Change, parent *weights.Weights, tasks []screenCell) float64
 	return Excess(n[0], n[1], n[2], n[3])
 }
 
-// liftedTable is liftedExcess's 2×2: the eligible carriers c lifts flagged and not, the eligible tasks
-// without the signal flagged and not.
+// liftedTable is liftedExcess's 2×2: the eligible carriers c lifts regressed and not, the eligible tasks
+// without the signal regressed and not (excessTable: flagged, or a weak witness net of the placebos).
 func liftedTable(c Change, parent *weights.Weights, tasks []screenCell) [4]int {
 	cand := c.Apply(*parent)
-	var n [4]int
+	var n excessTable
 	for _, t := range tasks {
 		if !t.eligible {
 			continue
@@ -175,9 +175,9 @@ func liftedTable(c Change, parent *weights.Weights, tasks []screenCell) [4]int {
 				continue
 			}
 		}
-		n[tableCell(t.fired[c.Signal], t.regressedAtAll())] += t.n
+		n.add(t.fired[c.Signal], t)
 	}
-	return n
+	return n.cells()
 }
 
 // changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge
@@ -192,16 +192,15 @@ func changeExcess(c Change, parent *weights.Weights, tasks []screenCell) float64
 // edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the
 // upper edge of lv under parent (the ones moving the edge down lifts), over the other eligible tasks.
 func edgeExcess(tasks []screenCell, parent *weights.Weights, lv weights.Level) float64 {
-	var n [4]int
+	var n excessTable
 	for _, t := range tasks {
 		if !t.eligible {
 			continue
 		}
 		sum := t.score(parent)
-		on := parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv]
-		n[tableCell(on, t.regressedAtAll())] += t.n
+		n.add(parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv], t)
 	}
-	return Excess(n[0], n[1], n[2], n[3])
+	return n.excess()
 }
 
 // stepSizes are the deltas the loss rule chooses between for a signal.
