@@ -344,7 +344,7 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 		// Settled, after the watermark, not ledgered: eligible tasks enter the tables, the others
 		// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.
 		st := screenTask{flagged: wt.eligible && len(wt.evidence) > 0, eligible: wt.eligible,
-			sigs: d.shared(wt.fired), stratum: d.stratumOf(ls, wt.t.MetaTime)}
+			sigs: d.shared(wt.fired), stratum: d.stratumOf(ls, wt.t.MetaTime), day: dayOf(wt.t.MetaTime)}
 		for _, s := range wt.fired {
 			st.fired[s] = true
 		}
@@ -381,6 +381,17 @@ func (d *detector) stratumOf(ls *logStream, at time.Time) int32 {
 	}
 	k := [2]int{ls.index, block}
 	return d.stratum(k)
+}
+
+// dayOf is t's day since the Unix epoch, UTC (a task without a meta time: the zero time's day, before
+// every other).
+func dayOf(t time.Time) int32 {
+	s := t.Unix()
+	d := s / 86400
+	if s%86400 < 0 {
+		d-- // floor, not towards zero
+	}
+	return int32(d)
 }
 
 // stratum numbers a stratum by its key, in the order the keys first come.

@@ -15,8 +15,11 @@ import (
 type Gain struct {
 	Change Change `json:"change"`
 	// Excess is the estimated excess regression rate of the tasks the change lifts (liftedExcess: the
-	// eligible carriers it lifts over the eligible non-carriers; or of the tasks on the moved edge).
-	Excess Num `json:"excess"`
+	// eligible carriers it lifts over the eligible non-carriers; or of the tasks on the moved edge);
+	// ExcessSince the first day (2006-01-02) of the recent part of the history it was estimated on when
+	// their rate changed there (currentExcess), absent for the whole history.
+	Excess      Num    `json:"excess"`
+	ExcessSince string `json:"excess_since,omitempty"`
 	// Tasks counts the history's tasks weighed (auto, closed, settled, not ledgered, after the watermark,
 	// at any level); Lifted the eligible ones the change lifts out of L0/L1; Avoided the regressions that
 	// is expected to avoid (Lifted × Excess); ExtraLevels the levels raised on tasks that did not need
@@ -44,6 +47,9 @@ type Gain struct {
 func (g Gain) String() string {
 	s := fmt.Sprintf("%s: net gain %.3f per task (lifts %d, avoids %.1f regression(s), %.1f extra level(s))",
 		g.Change, float64(g.Net), g.Lifted, float64(g.Avoided), float64(g.ExtraLevels))
+	if g.ExcessSince != "" {
+		s += fmt.Sprintf(", excess %.2f since %s", float64(g.Excess), g.ExcessSince)
+	}
 	if g.BeyondDrift {
 		s += ", beyond the drift bound"
 	}
@@ -51,12 +57,14 @@ func (g Gain) String() string {
 }
 
 // lossGain weighs change c on the history's tasks (and, reported apart, on the parity prompts when
-// given), crediting every eligible task it lifts out of L0/L1 with excess expected regressions avoided.
-func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenTask, parity *Parity) Gain {
+// given), crediting every eligible task it lifts out of L0/L1 with est's excess expected regressions
+// avoided.
+func lossGain(c Change, est excessEstimate, parent *weights.Weights, tasks []screenTask, parity *Parity) Gain {
 	cand := c.Apply(*parent)
 	r := raiseOf(parent, &cand, tasks)
+	excess := est.excess
 	avoided, extra := r.avoided(excess), r.extra(excess)
-	g := Gain{Change: c, Excess: Num(excess), Tasks: len(tasks), Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
+	g := Gain{Change: c, Excess: Num(excess), ExcessSince: est.sinceDate(), Tasks: len(tasks), Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
 	if len(tasks) > 0 {
 		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(len(tasks)))
 		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(len(tasks)))
@@ -146,78 +154,97 @@ func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weig
 	}
 }
 
-// liftedExcess is the estimated excess regression rate of the eligible tasks signal change c lifts out
-// of L0/L1 under parent, over the eligible tasks that do not carry the signal: what lifting them is
-// expected to avoid (docs/decisions.md#loss-rule). Not the signal's whole table: carriers that sit too
-// low for c to lift may carry the whole excess, and crediting it to the ones c lifts made a change that
-// avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c lifts none.
-func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
-	n := liftedTable(c, parent, tasks)
-	if n[0]+n[1] == 0 {
-		return 0
-	}
-	return Excess(n[0], n[1], n[2], n[3])
+// liftedExcess is the estimated current excess regression rate of the eligible tasks signal change c
+// lifts out of L0/L1 under parent, over the eligible tasks that do not carry the signal: what lifting
+// them is expected to avoid (docs/decisions.md#loss-rule). Not the signal's whole table: carriers that
+// sit too low for c to lift may carry the whole excess, and crediting it to the ones c lifts made a
+// change that avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c
+// lifts none. Current: the excess since the lifted tasks' rate changed, when a change is supported
+// (currentExcess).
+func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) excessEstimate {
+	return currentExcess(tasks, liftedGroup(c, parent))
 }
 
-// liftedTable is liftedExcess's 2×2: the eligible carriers c lifts flagged and not, the eligible tasks
-// without the signal flagged and not.
-func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) [4]int {
-	cand := c.Apply(*parent)
-	var n [4]int
-	for _, t := range tasks {
-		if !t.eligible {
-			continue
+// liftedTable is the whole history's 2×2 of liftedExcess: the eligible carriers c lifts flagged and
+// not, the eligible tasks without the signal flagged and not.
+func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) Table {
+	group := liftedGroup(c, parent)
+	var n Table
+	for i := range tasks {
+		if g := group(&tasks[i]); g == groupLifted || g == groupOther {
+			n[cellOf(g, tasks[i].flagged)]++
 		}
-		i := 3
-		switch {
-		case t.fired[c.Signal]:
-			pl, cl := parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs))
-			if !lifts(pl, cl, true) {
-				continue
-			}
-			i = 1
-		case t.flagged:
-			i = 2
-		}
-		if i == 1 && t.flagged {
-			i = 0
-		}
-		n[i]++
 	}
 	return n
 }
 
-// changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge
-// tasks' for a bucket edge.
-func changeExcess(c Change, parent *weights.Weights, tasks []screenTask) float64 {
-	if c.Kind == weights.ChangeBucket {
-		return edgeExcess(tasks, parent, c.Edge)
+// excessGroup is where a task enters an excess's 2×2: with the tasks a change lifts, with the others it
+// is compared with, or neither.
+type excessGroup int8
+
+const (
+	groupNone excessGroup = iota
+	groupLifted
+	groupOther
+	// groupCarrier: a carrier of the signal the change does not lift, which only the change point of
+	// the carriers' rate counts (currentExcess).
+	groupCarrier
+)
+
+// cellOf is a task's cell of a 2×2 (a, b, c, d), and for a carrier not lifted of dayCounts.
+func cellOf(g excessGroup, flagged bool) int {
+	i := 0
+	switch g {
+	case groupOther:
+		i = 2
+	case groupCarrier:
+		i = 4
 	}
-	return liftedExcess(c, parent, tasks)
+	if !flagged {
+		i++
+	}
+	return i
 }
 
-// edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the
-// upper edge of lv under parent (the ones moving the edge down lifts), over the other eligible tasks.
-func edgeExcess(tasks []screenTask, parent *weights.Weights, lv weights.Level) float64 {
-	var n [4]int
-	for _, t := range tasks {
+// liftedGroup: the eligible carriers c lifts out of L0/L1 against the eligible tasks without the
+// signal; the eligible carriers it does not lift count only for the change point.
+func liftedGroup(c Change, parent *weights.Weights) func(*screenTask) excessGroup {
+	cand := c.Apply(*parent)
+	return func(t *screenTask) excessGroup {
+		switch {
+		case !t.eligible:
+			return groupNone
+		case !t.fired[c.Signal]:
+			return groupOther
+		case lifts(parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs)), true):
+			return groupLifted
+		}
+		return groupCarrier
+	}
+}
+
+// edgeGroup: the eligible tasks that score exactly on the upper edge of lv under parent (the ones
+// moving the edge down lifts) against the other eligible tasks.
+func edgeGroup(parent *weights.Weights, lv weights.Level) func(*screenTask) excessGroup {
+	return func(t *screenTask) excessGroup {
 		if !t.eligible {
-			continue
+			return groupNone
 		}
 		sum := parent.Score(t.sigs)
-		on := parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv]
-		switch {
-		case on && t.flagged:
-			n[0]++
-		case on:
-			n[1]++
-		case t.flagged:
-			n[2]++
-		default:
-			n[3]++
+		if parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv] {
+			return groupLifted
 		}
+		return groupOther
 	}
-	return Excess(n[0], n[1], n[2], n[3])
+}
+
+// changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge
+// tasks' for a bucket edge.
+func changeExcess(c Change, parent *weights.Weights, tasks []screenTask) excessEstimate {
+	if c.Kind == weights.ChangeBucket {
+		return currentExcess(tasks, edgeGroup(parent, c.Edge))
+	}
+	return liftedExcess(c, parent, tasks)
 }
 
 // stepSizes are the deltas the loss rule chooses between for a signal.

@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -33,10 +34,12 @@ type LogState struct {
 	Flagged         int `json:"flagged"`
 	Tasks           int `json:"tasks"`
 	// Screen is the screen tasks in order, each (index in Sigs)·4 + eligible·2 + flagged; Blocks their
-	// 30-day blocks as runs [block, tasks] (-1: no meta time).
+	// 30-day blocks as runs [block, tasks] (-1: no meta time), Days their days (screenTask.day) as runs
+	// [day, tasks].
 	Sigs   [][]weights.Signal `json:"sigs"`
 	Screen []int              `json:"screen"`
 	Blocks [][2]int           `json:"blocks"`
+	Days   [][2]int           `json:"days"`
 	// Counted are its counted flagged tasks, Warnings the warnings their reading gave.
 	Counted  []StateFlagged `json:"counted"`
 	Warnings []Warning      `json:"warnings"`
@@ -83,7 +86,7 @@ func (d *detector) state(ls *logStream) *LogState {
 		Eligible:        det.Accumulated.Eligible - ls.from.acc.Eligible,
 		Flagged:         det.Accumulated.Flagged - ls.from.acc.Flagged,
 		Tasks:           det.Accumulated.Tasks - ls.from.acc.Tasks,
-		Screen:          []int{}, Blocks: [][2]int{}, Sigs: [][]weights.Signal{}, Counted: []StateFlagged{},
+		Screen:          []int{}, Blocks: [][2]int{}, Days: [][2]int{}, Sigs: [][]weights.Signal{}, Counted: []StateFlagged{},
 		Warnings: slices.Clone(det.Warnings[ls.from.warnings:first.warnAt])}
 	index := map[sigKey]int{}
 	for _, t := range det.screenTasks[ls.from.screen:] {
@@ -106,12 +109,8 @@ func (d *detector) state(ls *logStream) *LogState {
 			v++
 		}
 		st.Screen = append(st.Screen, v)
-		block := d.keys[t.stratum][1]
-		if n := len(st.Blocks); n > 0 && st.Blocks[n-1][0] == block {
-			st.Blocks[n-1][1]++
-		} else {
-			st.Blocks = append(st.Blocks, [2]int{block, 1})
-		}
+		st.Blocks = appendRun(st.Blocks, d.keys[t.stratum][1])
+		st.Days = appendRun(st.Days, int(t.day))
 	}
 	for _, f := range det.Flagged[ls.from.flagged:] {
 		sf := StateFlagged{Flagged: f, Fired: f.Fired, Loss: float64(f.LossFinal)}
@@ -123,21 +122,45 @@ func (d *detector) state(ls *logStream) *LogState {
 	return st
 }
 
+// appendRun counts one more task of value v in runs of [value, tasks].
+func appendRun(runs [][2]int, v int) [][2]int {
+	if n := len(runs); n > 0 && runs[n-1][0] == v {
+		runs[n-1][1]++
+		return runs
+	}
+	return append(runs, [2]int{v, 1})
+}
+
+// takeRun is the value of the next task of runs and the runs left after it.
+func takeRun(runs [][2]int) (int, [][2]int) {
+	for runs[0][1] == 0 {
+		runs = runs[1:]
+	}
+	runs[0][1]--
+	return runs[0][0], runs
+}
+
 // Check says whether st is a state a detection could have written: a state is read back from a file
 // (a cache, hostile input like every file), and a malformed one must be refused, never half taken up.
 func (st *LogState) Check() error {
-	runs := 0
+	runs, days := 0, 0
 	for _, b := range st.Blocks {
 		if b[1] <= 0 || b[0] < -1 {
 			return fmt.Errorf("state of %s: a run of %d tasks in block %d", st.Source, b[1], b[0])
 		}
 		runs += b[1]
 	}
+	for _, b := range st.Days {
+		if b[1] <= 0 || b[0] < math.MinInt32 || b[0] > math.MaxInt32 {
+			return fmt.Errorf("state of %s: a run of %d tasks on day %d", st.Source, b[1], b[0])
+		}
+		days += b[1]
+	}
 	switch {
 	case st.Offset <= 0 || st.Line <= 1 || st.Labelled <= 0:
 		return fmt.Errorf("state of %s: resumes at offset %d, line %d after %d tasks", st.Source, st.Offset, st.Line, st.Labelled)
-	case runs != len(st.Screen):
-		return fmt.Errorf("state of %s: %d screen tasks in blocks of %d", st.Source, len(st.Screen), runs)
+	case runs != len(st.Screen) || days != len(st.Screen):
+		return fmt.Errorf("state of %s: %d screen tasks in blocks of %d and days of %d", st.Source, len(st.Screen), runs, days)
 	case st.Eligible > len(st.Screen) || st.Tasks != len(st.Screen) || st.Flagged != len(st.Counted) || st.Flagged > st.Eligible:
 		return fmt.Errorf("state of %s: counts %d/%d/%d do not match %d screen and %d flagged tasks", st.Source, st.Tasks, st.Eligible, st.Flagged, len(st.Screen), len(st.Counted))
 	}
@@ -177,14 +200,13 @@ func (d *detector) restore(st *LogState) {
 	}
 	det.Warnings = append(det.Warnings, st.Warnings...)
 	det.screenTasks = slices.Grow(det.screenTasks, len(st.Screen))
-	blocks := slices.Clone(st.Blocks)
+	blocks, days := slices.Clone(st.Blocks), slices.Clone(st.Days)
 	for _, v := range st.Screen {
-		for blocks[0][1] == 0 {
-			blocks = blocks[1:]
-		}
-		blocks[0][1]--
+		var block, day int
+		block, blocks = takeRun(blocks)
+		day, days = takeRun(days)
 		t := screenTask{sigs: d.shared(st.Sigs[v/4]), eligible: v&2 != 0, flagged: v&1 != 0,
-			stratum: d.stratum([2]int{ls.index, blocks[0][0]})}
+			stratum: d.stratum([2]int{ls.index, block}), day: int32(day)}
 		for _, s := range t.sigs {
 			t.fired[s] = true
 		}

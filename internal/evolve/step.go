@@ -253,7 +253,7 @@ func propose(det *Detection, parent, origin *weights.Weights, parity *Parity, ex
 	}
 	edge, onEdge, ok := pickEdge(det.Flagged, parent, exclude)
 	if ok {
-		g := lossGain(edge, edgeExcess(det.screenTasks, parent, edge.Edge), parent, det.screenTasks, parity)
+		g := lossGain(edge, changeExcess(edge, parent, det.screenTasks), parent, det.screenTasks, parity)
 		if float64(g.Net) > 0 {
 			return &edge, onEdge, fmt.Sprintf("the signal change was reverted, and %d flagged tasks score exactly on the upper edge of %s (%s)", onEdge, edge.Edge, g)
 		}
