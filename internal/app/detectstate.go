@@ -26,8 +26,9 @@ import (
 // wrong with it — missing, unreadable, too large, malformed, another key, a log rewritten, truncated or
 // rotated — just means a full read.
 
-// detectStateFormat changes whenever what a state holds or means changes (2: the screen tasks' days).
-const detectStateFormat = 2
+// detectStateFormat changes whenever what a state holds or means changes (2: the weak witnesses; 3: the
+// screen tasks' days).
+const detectStateFormat = 3
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {

@@ -79,6 +79,10 @@ type liveRecord struct {
 	// loss rule's break-even on the accumulated tasks) below the regime's true excess. 0 = never: by the
 	// stated losses no change of the signal was right on that sequence's tasks.
 	PaysNight int
+	// PaysLast says the same of the last night before the signal was raised (night 30 when it never
+	// was): the stated losses' answer on all the tasks the sequence ran, where PaysNight takes the
+	// first night on which a few early tasks happened to make a step pay.
+	PaysLast bool
 	// Outcomes counts the nightly outcomes (nothing-to-do = never triggered).
 	Outcomes map[string]int
 	Final    weights.Weights
@@ -188,8 +192,11 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyN
 		rec.Looks++
 		rec.Outcomes[out.Outcome]++
 		traceNight(t, seed, night, rec.Signal, out)
-		if rec.PaysNight == 0 && rec.firstRight() == 0 && paysUnderTruth(reg, night, rec.Signal, out) {
-			rec.PaysNight = night
+		if rec.firstRight() == 0 {
+			rec.PaysLast = paysUnderTruth(reg, night, rec.Signal, out)
+			if rec.PaysNight == 0 && rec.PaysLast {
+				rec.PaysNight = night
+			}
 		}
 		if out.Escalated() {
 			rec.Escalations++
@@ -412,11 +419,15 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 		pays := count(func(r *liveRecord) bool { return r.PaysNight > 0 })
 		rightWherePays := count(func(r *liveRecord) bool { return r.PaysNight > 0 && r.firstRight() > 0 })
 		rightElse := count(func(r *liveRecord) bool { return r.PaysNight == 0 && r.firstRight() > 0 })
+		paysLast := count(func(r *liveRecord) bool { return r.PaysLast })
+		rightWherePaysLast := count(func(r *liveRecord) bool { return r.PaysLast && r.firstRight() > 0 })
 		rows = append(rows,
 			liveRow{name, fmt.Sprintf("right signal applied by night %d", nights), target, right, n, strings.Join(per, ", ") + "; " + extra},
 			liveRow{name, "a step on the signal pays under the true rates (oracle), on some night before it was raised", "—", pays, n, ""},
 			liveRow{name, "of those, right signal applied by night 30", target, rightWherePays, pays,
 				fmt.Sprintf("applied where no step paid under the true rates: %d of %d", rightElse, n-pays)},
+			liveRow{name, "a step pays under the true rates on the last night before it was raised (night 30 if never)", "—", paysLast, n, ""},
+			liveRow{name, "of those, right signal applied by night 30", target, rightWherePaysLast, paysLast, ""},
 			liveRow{name, "median night of the first right apply", "≤ 10", 0, 0, medianNote(firsts, n, nights)},
 			liveRow{name, "another weight changed", "≤ 3 %", count((*liveRecord).other), n, ""},
 			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""},

@@ -12,14 +12,15 @@ import (
 // the excess regression rate of the tasks it lifts; over the whole accumulated history that mixes the
 // nights before an effect began with the nights after it (an effect from night 15 of 30: an estimate of
 // 0.26–0.45 against a true 0.70). So the excess is estimated over the recent part of the history when
-// the lifted tasks' regression rate is shown to have changed there, and over the whole history
-// otherwise. Whether a signal has an effect at all stays the accumulated e-value's to decide
+// the carriers' regression rate is shown to have changed there, and over the whole history otherwise.
+// Whether a signal has an effect at all stays the accumulated e-value's to decide
 // (docs/decisions.md#anytime-valid-test): the change point only chooses the part of the history whose
 // excess the loss rule weighs.
 
 // ChangeAlpha bounds, at one look, the chance that the loss rule takes a recent part's excess although
-// the lifted tasks' regression rate never changed: Bonferroni over the candidate splits, each an e-value
-// (LogEValue) of "the lifted tasks after the split regress at another rate than before it".
+// the carriers' regression rate never changed: Bonferroni over the candidate splits and both directions,
+// each a one-sided Fisher exact test of the carriers after the split against the ones before. It holds
+// per look, not over the nightly looks (measured in TestCurrentExcessRarelySplitsAConstantRate).
 const ChangeAlpha = 0.02
 
 // minChangeSpan is the shortest recent part tried, in days.
@@ -41,20 +42,22 @@ func (e excessEstimate) sinceDate() string {
 	return time.Unix(int64(e.since)*86400, 0).UTC().Format(time.DateOnly)
 }
 
-// currentExcess is the excess of the tasks group puts with the lifted ones over the others (Excess),
-// on the recent part of the history after a supported change point of the lifted tasks' regression
-// rate, else on the whole history; 0 when no task is lifted.
+// currentExcess is the excess of the tasks group puts with the lifted ones over the others (Excess,
+// regressed as regressedAtAll), on the recent part of the history after a supported change point of
+// the carriers' regression rate, else on the whole history; 0 when no task is lifted.
 //
-// The candidate splits are the suffixes of the last 2, 4, 8, … days (up to the first day with a task):
-// a geometric grid, so that a year of history costs a few candidates, and a change that began d days
+// The candidate splits are the suffixes of the last 4, 8, 16, … days that leave a day with a task before
+// them: a geometric grid, so that a year of history costs 7 candidates, and a change that began d days
 // ago is matched by a suffix of between d/2 and d days, all of it after the change. For each split and
-// each direction (the rate rose or fell) the e-value compares the lifted tasks after the split with the
-// ones before (LogEValue: a carriers flagged and not after, c and d before); a split is supported when
-// it reaches 2K/ChangeAlpha, K the candidate suffixes. Among the supported splits the one under which the
-// lifted tasks' two rates fit best (the maximum likelihood) is taken, and the excess is estimated on its
-// recent part alone: the lifted tasks there against the other tasks there, so the comparison stays
-// within one period. The whole history is used when no split is supported: the split that only chance
-// favours (the largest of many noisy suffixes, biased upward) is never taken on its point estimate.
+// each direction (the rate rose or fell) a one-sided Fisher test compares the carriers after the split
+// with the ones before — every eligible carrier, lifted or not (groupCarrier): the change point is the
+// signal's effect's, and the carriers a step cannot lift add evidence of when it began. A split is
+// supported when its p is at most ChangeAlpha/2K, K the candidate suffixes. Among the supported splits
+// the one under which the carriers' two rates fit best (the maximum likelihood) is taken, and the excess
+// is estimated on its recent part alone: the lifted tasks there against the other tasks there, so the
+// comparison stays within one period. The whole history is used when no split is supported: the suffix
+// that only chance favours (the largest of many noisy estimates, biased upward) is never taken on its
+// point estimate.
 func currentExcess(tasks []screenTask, group func(*screenTask) excessGroup) excessEstimate {
 	days := map[int32]*dayCounts{}
 	var whole dayCounts
@@ -63,7 +66,7 @@ func currentExcess(tasks []screenTask, group func(*screenTask) excessGroup) exce
 		if g == groupNone {
 			continue
 		}
-		cell := cellOf(g, tasks[i].flagged)
+		cell := cellOf(g, tasks[i].regressedAtAll())
 		whole[cell]++
 		d := days[tasks[i].day]
 		if d == nil {
@@ -112,15 +115,15 @@ func currentExcess(tasks []screenTask, group func(*screenTask) excessGroup) exce
 	return est
 }
 
-// dayCounts are a part of the history's counts by cellOf: the lifted tasks flagged and not, the others
-// flagged and not, the carriers not lifted flagged and not.
+// dayCounts are a part of the history's counts by cellOf: the lifted tasks regressed and not, the
+// others regressed and not, the carriers not lifted regressed and not.
 type dayCounts [6]int
 
 // excess is the lifted tasks' excess over the others (Excess).
 func (c *dayCounts) excess() float64 { return Excess(c[0], c[1], c[2], c[3]) }
 
-// carriers are the carriers flagged and not, lifted or not: the tasks whose rate the change point is of.
-func (c *dayCounts) carriers() (flagged, not int) { return c[0] + c[4], c[1] + c[5] }
+// carriers are the carriers regressed and not, lifted or not: the tasks whose rate the change point is of.
+func (c *dayCounts) carriers() (regressed, not int) { return c[0] + c[4], c[1] + c[5] }
 
 func (c dayCounts) plus(d *dayCounts) dayCounts {
 	for i := range c {

@@ -69,6 +69,18 @@ func LogEValue(a, b, c, d int) float64 { return LogEValueStrata([]Table{{a, b, c
 // Table is one stratum's 2×2 counts a, b, c, d (as LogEValue's arguments).
 type Table [4]int
 
+// tableCell is the cell of a Table a task enters: carriers first, regressed (flagged) first.
+func tableCell(carrier, regressed bool) int {
+	i := 3
+	if carrier {
+		i = 1
+	}
+	if regressed {
+		i--
+	}
+	return i
+}
+
 // LogEValueStrata is the log e-value of a signal whose evidence comes from several strata (the logs
 // read): the numerator is the alternative's marginal likelihood of the pooled table (any predictive
 // distribution is a valid numerator), the denominator the null's likelihood maximised in each stratum

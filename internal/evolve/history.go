@@ -177,17 +177,16 @@ func (ls *logStream) horizonEvidence(i, end int) {
 	// A log taken up from a state always holds the block (the state keeps the last WindowSize tasks
 	// held); max(base) only keeps a state that does not match its log from reaching before the held part.
 	_, median := blockMedian(ls.buf[max(ls.base, end-WindowSize+1)-ls.base : end+1-ls.base])
-	orig.sameArea, orig.witnesses = sameAreaWitnesses(orig, later, median)
+	orig.sameArea, orig.witnesses, orig.weak = sameAreaWitnesses(orig, later, median)
 }
 
 // sameAreaWitnesses is the same-area evidence for orig when its first SameAreaWitnesses later tasks in its
 // code area (each within SameAreaDistance labelled tasks) all failed, with their distances as a bit set
 // (bit d: d tasks later); zero when they did not. Only the first ones may speak for it: with every later
 // task a candidate, shared code areas and ordinary hard tasks flag noise; and one ordinary failure in a
-// busy module is not enough on its own.
-func sameAreaWitnesses(orig *windowTask, later []*windowTask, median *Num) (Evidence, witnessSet) {
-	var ev Evidence
-	var at witnessSet
+// busy module is not enough on its own. weak says the first of them failed: a single witness, which
+// never flags a task but enters the excess a change is credited with (docs/decisions.md#weak-witness).
+func sameAreaWitnesses(orig *windowTask, later []*windowTask, median *Num) (ev Evidence, at witnessSet, weak bool) {
 	seen := 0
 	for j, l := range later {
 		if j+1 > SameAreaDistance {
@@ -199,7 +198,7 @@ func sameAreaWitnesses(orig *windowTask, later []*windowTask, median *Num) (Evid
 		}
 		failure := sameAreaFailure(l, median)
 		if failure == "" {
-			return Evidence{}, 0
+			return Evidence{}, 0, seen > 0
 		}
 		at |= 1 << (j + 1)
 		if seen == 0 {
@@ -213,10 +212,10 @@ func sameAreaWitnesses(orig *windowTask, later []*windowTask, median *Num) (Evid
 			ev.CorroboratedBy = l.t.MetaTimestamp
 		}
 		if seen++; seen == SameAreaWitnesses {
-			return ev, at
+			return ev, at, true
 		}
 	}
-	return Evidence{}, 0
+	return Evidence{}, 0, seen > 0
 }
 
 // witnessSet is a set of later tasks by distance: bit d is the task d labelled tasks later (1 ≤ d ≤
@@ -343,7 +342,8 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 	default:
 		// Settled, after the watermark, not ledgered: eligible tasks enter the tables, the others
 		// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.
-		st := screenTask{flagged: wt.eligible && len(wt.evidence) > 0, eligible: wt.eligible,
+		flagged := wt.eligible && len(wt.evidence) > 0
+		st := screenTask{flagged: flagged, weak: wt.eligible && !flagged && wt.weak, eligible: wt.eligible,
 			sigs: d.shared(wt.fired), stratum: d.stratumOf(ls, wt.t.MetaTime), day: dayOf(wt.t.MetaTime)}
 		for _, s := range wt.fired {
 			st.fired[s] = true

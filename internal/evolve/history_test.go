@@ -77,7 +77,7 @@ func wholeLogEvidence(all []*windowTask) {
 			}
 		}
 		_, median := blockMedian(all[max(0, end-WindowSize+1) : end+1])
-		ev, at := sameAreaWitnesses(orig, later, median)
+		ev, at, _ := sameAreaWitnesses(orig, later, median)
 		free := at != 0
 		for d := 1; d <= SameAreaDistance; d++ {
 			if at&(1<<d) != 0 && witnessed[all[i+d]] {

@@ -165,14 +165,14 @@ func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) excessE
 	return currentExcess(tasks, liftedGroup(c, parent))
 }
 
-// liftedTable is the whole history's 2×2 of liftedExcess: the eligible carriers c lifts flagged and
-// not, the eligible tasks without the signal flagged and not.
+// liftedTable is the whole history's 2×2 of liftedExcess: the eligible carriers c lifts regressed
+// (regressedAtAll) and not, the eligible tasks without the signal regressed and not.
 func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) Table {
 	group := liftedGroup(c, parent)
 	var n Table
 	for i := range tasks {
 		if g := group(&tasks[i]); g == groupLifted || g == groupOther {
-			n[cellOf(g, tasks[i].flagged)]++
+			n[cellOf(g, tasks[i].regressedAtAll())]++
 		}
 	}
 	return n
@@ -191,19 +191,12 @@ const (
 	groupCarrier
 )
 
-// cellOf is a task's cell of a 2×2 (a, b, c, d), and for a carrier not lifted of dayCounts.
-func cellOf(g excessGroup, flagged bool) int {
-	i := 0
-	switch g {
-	case groupOther:
-		i = 2
-	case groupCarrier:
-		i = 4
+// cellOf is a task's cell of a 2×2 (tableCell), and for a carrier not lifted of dayCounts.
+func cellOf(g excessGroup, regressed bool) int {
+	if g == groupCarrier {
+		return 4 + tableCell(true, regressed)
 	}
-	if !flagged {
-		i++
-	}
-	return i
+	return tableCell(g == groupLifted, regressed)
 }
 
 // liftedGroup: the eligible carriers c lifts out of L0/L1 against the eligible tasks without the

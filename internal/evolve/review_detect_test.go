@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,48 @@ func TestSameAreaWitnessSpeaksOnce(t *testing.T) {
 	}
 	if strings.Join(flagged, ",") != "task 0,task 2" {
 		t.Errorf("flagged %q; want task 0 and task 2 (each witness speaking once)", flagged)
+	}
+}
+
+// A single same-area witness never flags a task (the tests do not count it) but enters the excess a
+// change is credited with (docs/decisions.md#weak-witness): here every carrier's regression is recorded
+// only as one failing later task in its file, which the second same-area task then contradicts.
+func TestWeakWitnessEntersOnlyTheExcess(t *testing.T) {
+	w := refWeights(t)
+	start := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	n := 0
+	task := func(level, sigs, file, terminal string) {
+		at := start.Add(time.Duration(n) * time.Hour)
+		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  signals=%s  task=\"task %d\"  loops=inner\n", at.Format(time.RFC3339), level, sigs, n)
+		fmt.Fprintf(&b, "%s  inner  k=1  action=\"edit\"  loss=0.1  files=%s\n", at.Add(time.Second).Format(time.RFC3339), file)
+		fmt.Fprintf(&b, "%s  inner  close  terminal=%s  loss_final=0.100\n", at.Add(2*time.Second).Format(time.RFC3339), terminal)
+		n++
+	}
+	for i := 0; i < 12; i++ {
+		file := fmt.Sprintf("src/m%d.go", i)
+		if i%2 == 0 { // a carrier (−3, L1; cross-layer +2 lifts it), then a failing and a passing follower
+			task("L1/methodical", "explicit-bugfix:-5,cross-layer:+2", file, "success")
+			task("L2/deliberate", "layer-crossings:+2", file, "failed")
+		} else { // a task without the signal, then two passing followers
+			task("L1/methodical", "explicit-bugfix:-5", file, "success")
+			task("L2/deliberate", "layer-crossings:+2", file, "success")
+		}
+		task("L2/deliberate", "layer-crossings:+2", file, "success")
+	}
+	det := Detect(DetectInput{Tasks: parseLog(t, "a/trace.log", []byte(b.String())).Tasks, Resolver: Resolver{Active: &w}})
+	if len(det.Flagged) != 0 {
+		t.Fatalf("flagged %d task(s); a single same-area witness must flag none", len(det.Flagged))
+	}
+	row := det.Screen[weights.CrossLayer]
+	if row.A != 0 || row.B != 6 || row.Verdict == VerdictCandidate {
+		t.Fatalf("cross-layer's table %d/%d/%d/%d (%s); want 0/6/0/6, no candidate", row.A, row.B, row.C, row.D, row.Verdict)
+	}
+	up := Change{Kind: weights.ChangeSignal, Signal: weights.CrossLayer, Delta: weights.Whole(2)}
+	// 6 of 6 lifted carriers with a witness against 0 of 6 others: (6+1)/8 − 1/8 = 0.75.
+	for name, got := range map[string]float64{"row": float64(row.Excess), "lifted": liftedExcess(up, &w, det.screenTasks).excess} {
+		if math.Abs(got-0.75) > 1e-9 {
+			t.Errorf("%s excess %.3f; want 0.75, the carriers' single witnesses counted", name, got)
+		}
 	}
 }

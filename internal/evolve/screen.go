@@ -72,10 +72,19 @@ type screenTask struct {
 	// current excess splits the history by (currentExcess, docs/decisions.md#current-excess-issue-28).
 	day     int32
 	flagged bool
+	// weak marks an eligible task that is not flagged but whose first later same-area task failed: a
+	// single witness, counted only in the excess (regressedAtAll, docs/decisions.md#weak-witness).
+	weak bool
 	// eligible tasks enter the tables; the others (auto, closed, L2+ under the active weights) only
 	// count for the loss rule's extra levels.
 	eligible bool
 }
+
+// regressedAtAll is whether the excess counts the task as regressed: flagged, or with a single same-area
+// witness. The tests never count a single witness (an ordinary failure in a busy module would flag
+// noise), but the excess is a difference between carriers and the other eligible tasks, and ordinary
+// failures fall on both alike (docs/decisions.md#weak-witness).
+func (t screenTask) regressedAtAll() bool { return t.flagged || t.weak }
 
 // Screen builds the per-signal rows in signal table order (docs/decisions.md#accumulated-evidence).
 //
@@ -95,20 +104,13 @@ func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 	}
 	for s := range rows {
 		tables := make([]Table, strata)
+		var excess Table // as the tables, a single same-area witness counted (regressedAtAll)
 		for _, t := range tasks {
 			if !t.eligible {
 				continue
 			}
-			cell := 3
-			switch {
-			case t.fired[s] && t.flagged:
-				cell = 0
-			case t.fired[s]:
-				cell = 1
-			case t.flagged:
-				cell = 2
-			}
-			tables[t.stratum][cell]++
+			excess[tableCell(t.fired[s], t.regressedAtAll())]++
+			tables[t.stratum][tableCell(t.fired[s], t.flagged)]++
 		}
 		var a, b, c, d int
 		for _, x := range tables {
@@ -123,7 +125,7 @@ func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(stats.PrevalenceDiff(a, b, c, d)),
 			Phi: Num(sc.Phi), LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),
 			EValue: Num(math.Exp(LogEValueStrata(tables))), Threshold: Num(Threshold), MoreNeeded: MoreNeededStrata(tables),
-			Excess: Num(Excess(a, b, c, d)), Consistent: consistent(a, nFlagged)}
+			Excess: Num(Excess(excess[0], excess[1], excess[2], excess[3])), Consistent: consistent(a, nFlagged)}
 		ps[s] = sc.P
 		passes[s], underpowered[s] = PassesStrata(tables), !PassesStrata(extreme)
 	}

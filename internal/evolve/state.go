@@ -33,9 +33,9 @@ type LogState struct {
 	Eligible        int `json:"eligible"`
 	Flagged         int `json:"flagged"`
 	Tasks           int `json:"tasks"`
-	// Screen is the screen tasks in order, each (index in Sigs)·4 + eligible·2 + flagged; Blocks their
-	// 30-day blocks as runs [block, tasks] (-1: no meta time), Days their days (screenTask.day) as runs
-	// [day, tasks].
+	// Screen is the screen tasks in order, each (index in Sigs)·8 + weak·4 + eligible·2 + flagged; Blocks
+	// their 30-day blocks as runs [block, tasks] (-1: no meta time), Days their days (screenTask.day) as
+	// runs [day, tasks].
 	Sigs   [][]weights.Signal `json:"sigs"`
 	Screen []int              `json:"screen"`
 	Blocks [][2]int           `json:"blocks"`
@@ -101,7 +101,10 @@ func (d *detector) state(ls *logStream) *LogState {
 			index[k] = i
 			st.Sigs = append(st.Sigs, t.sigs)
 		}
-		v := i * 4
+		v := i * 8
+		if t.weak {
+			v += 4
+		}
 		if t.eligible {
 			v += 2
 		}
@@ -170,8 +173,11 @@ func (st *LogState) Check() error {
 		}
 	}
 	for _, v := range st.Screen {
-		if v < 0 || v/4 >= len(st.Sigs) {
+		if v < 0 || v/8 >= len(st.Sigs) {
 			return fmt.Errorf("state of %s: screen task %d names no signal list", st.Source, v)
+		}
+		if v&4 != 0 && v&3 != 2 { // weak: eligible and not flagged (detector.count)
+			return fmt.Errorf("state of %s: screen task %d is a weak witness's but not eligible and unflagged", st.Source, v)
 		}
 	}
 	for _, sigs := range append(slices.Clone(st.Sigs), func() (all []weights.Signal) {
@@ -205,7 +211,7 @@ func (d *detector) restore(st *LogState) {
 		var block, day int
 		block, blocks = takeRun(blocks)
 		day, days = takeRun(days)
-		t := screenTask{sigs: d.shared(st.Sigs[v/4]), eligible: v&2 != 0, flagged: v&1 != 0,
+		t := screenTask{sigs: d.shared(st.Sigs[v/8]), weak: v&4 != 0, eligible: v&2 != 0, flagged: v&1 != 0,
 			stratum: d.stratum([2]int{ls.index, block}), day: int32(day)}
 		for _, s := range t.sigs {
 			t.fired[s] = true

@@ -152,6 +152,8 @@ type windowTask struct {
 	// (detector.claimsDecided).
 	sameArea  Evidence
 	witnesses witnessSet
+	// weak says the first later task in its code area failed (sameAreaWitnesses).
+	weak bool
 	// warnAt is how many warnings the detection had before this task's (LogState keeps those of the
 	// tasks before the first it holds).
 	warnAt int
