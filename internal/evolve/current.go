@@ -12,14 +12,15 @@ import (
 // the excess regression rate of the tasks it lifts; over the whole accumulated history that mixes the
 // nights before an effect began with the nights after it (an effect from night 15 of 30: an estimate of
 // 0.26–0.45 against a true 0.70). So the excess is estimated over the recent part of the history when
-// the carriers' regression rate is shown to have changed there, and over the whole history otherwise.
+// the lifted tasks' regression rate is shown to have changed there, and over the whole history otherwise.
 // Whether a signal has an effect at all stays the accumulated e-value's to decide
 // (docs/decisions.md#anytime-valid-test): the change point only chooses the part of the history whose
 // excess the loss rule weighs.
 
 // ChangeAlpha bounds, at one look, the chance that the loss rule takes a recent part's excess although
-// the carriers' regression rate never changed: Bonferroni over the candidate splits and both directions,
-// each a one-sided Fisher exact test of the carriers after the split against the ones before. It holds
+// the lifted tasks' regression rate never changed: Bonferroni over the candidate splits and both
+// directions, each a one-sided Fisher exact test of the lifted tasks after the split against the ones
+// before. It holds
 // per look, not over the nightly looks (measured in TestCurrentExcessRarelySplitsAConstantRate).
 const ChangeAlpha = 0.02
 
@@ -44,33 +45,34 @@ func (e excessEstimate) sinceDate() string {
 
 // currentExcess is the excess of the tasks group puts with the lifted ones over the others (Excess,
 // regressed as regressedAtAll), on the recent part of the history after a supported change point of
-// the carriers' regression rate, else on the whole history; 0 when no task is lifted.
+// the lifted tasks' regression rate, else on the whole history; 0 when no task is lifted.
 //
 // The candidate splits are the suffixes of the last 4, 8, 16, … days that leave a day with a task before
 // them: a geometric grid, so that a year of history costs 7 candidates, and a change that began d days
 // ago is matched by a suffix of between d/2 and d days, all of it after the change. For each split and
-// each direction (the rate rose or fell) a one-sided Fisher test compares the carriers after the split
-// with the ones before — every eligible carrier, lifted or not (groupCarrier): the change point is the
-// signal's effect's, and the carriers a step cannot lift add evidence of when it began. A split is
-// supported when its p is at most ChangeAlpha/2K, K the candidate suffixes. Among the supported splits
-// the one under which the carriers' two rates fit best (the maximum likelihood) is taken, and the excess
-// is estimated on its recent part alone: the lifted tasks there against the other tasks there, so the
-// comparison stays within one period. The whole history is used when no split is supported: the suffix
+// each direction (the rate rose or fell) a one-sided Fisher test compares the lifted tasks after the
+// split with the ones before (regressed or not) — the rate whose change matters is the one estimated;
+// all carriers, lifted or not, were measured too and changed no decision on the onset regime, while a
+// pooled rate moves with the mix of lifted and deeper carriers. A split is supported when its p is at
+// most ChangeAlpha/2K, K the candidate suffixes. Among the supported splits the one under which the
+// lifted tasks' two rates fit best (the maximum likelihood) is taken, and the excess is estimated on its
+// recent part alone: the lifted tasks there against the other tasks there, so the comparison stays
+// within one period. The whole history is used when no split is supported: the suffix
 // that only chance favours (the largest of many noisy estimates, biased upward) is never taken on its
 // point estimate.
 func currentExcess(tasks []screenTask, group func(*screenTask) excessGroup) excessEstimate {
-	days := map[int32]*dayCounts{}
-	var whole dayCounts
+	days := map[int32]*Table{}
+	var whole Table
 	for i := range tasks {
 		g := group(&tasks[i])
 		if g == groupNone {
 			continue
 		}
-		cell := cellOf(g, tasks[i].regressedAtAll())
+		cell := tableCell(g == groupLifted, tasks[i].regressedAtAll())
 		whole[cell]++
 		d := days[tasks[i].day]
 		if d == nil {
-			d = &dayCounts{}
+			d = &Table{}
 			days[tasks[i].day] = d
 		}
 		d[cell]++
@@ -78,7 +80,7 @@ func currentExcess(tasks []screenTask, group func(*screenTask) excessGroup) exce
 	if whole[0]+whole[1] == 0 {
 		return excessEstimate{}
 	}
-	est := excessEstimate{excess: whole.excess()}
+	est := excessEstimate{excess: Excess(whole[0], whole[1], whole[2], whole[3])}
 	order := make([]int32, 0, len(days))
 	for d := range days {
 		order = append(order, d)
@@ -92,16 +94,16 @@ func currentExcess(tasks []screenTask, group func(*screenTask) excessGroup) exce
 	bound := ChangeAlpha / float64(2*len(cuts))
 	best := math.Inf(-1)
 	for _, cut := range cuts {
-		var recent dayCounts
+		var recent Table
 		for _, d := range order {
 			if d >= cut {
-				recent = recent.plus(days[d])
+				for i, n := range days[d] {
+					recent[i] += n
+				}
 			}
 		}
-		before := whole.minus(&recent)
-		ra, rb := recent.carriers()
-		ba, bb := before.carriers()
-		if recent[0]+recent[1] == 0 || ba+bb == 0 {
+		ra, rb, ba, bb := recent[0], recent[1], whole[0]-recent[0], whole[1]-recent[1]
+		if ra+rb == 0 || ba+bb == 0 {
 			continue
 		}
 		if stats.FisherGreater(ra, rb, ba, bb) > bound && stats.FisherGreater(ba, bb, ra, rb) > bound {
@@ -109,34 +111,10 @@ func currentExcess(tasks []screenTask, group func(*screenTask) excessGroup) exce
 		}
 		if ll := binomialLogLik(ra, rb) + binomialLogLik(ba, bb); ll > best {
 			best = ll
-			est = excessEstimate{excess: recent.excess(), since: cut, split: true}
+			est = excessEstimate{excess: Excess(ra, rb, recent[2], recent[3]), since: cut, split: true}
 		}
 	}
 	return est
-}
-
-// dayCounts are a part of the history's counts by cellOf: the lifted tasks regressed and not, the
-// others regressed and not, the carriers not lifted regressed and not.
-type dayCounts [6]int
-
-// excess is the lifted tasks' excess over the others (Excess).
-func (c *dayCounts) excess() float64 { return Excess(c[0], c[1], c[2], c[3]) }
-
-// carriers are the carriers regressed and not, lifted or not: the tasks whose rate the change point is of.
-func (c *dayCounts) carriers() (regressed, not int) { return c[0] + c[4], c[1] + c[5] }
-
-func (c dayCounts) plus(d *dayCounts) dayCounts {
-	for i := range c {
-		c[i] += d[i]
-	}
-	return c
-}
-
-func (c dayCounts) minus(d *dayCounts) dayCounts {
-	for i := range c {
-		c[i] -= d[i]
-	}
-	return c
 }
 
 // binomialLogLik is the log likelihood of k successes and f failures at their own rate.

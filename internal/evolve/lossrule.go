@@ -171,8 +171,8 @@ func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) Table {
 	group := liftedGroup(c, parent)
 	var n Table
 	for i := range tasks {
-		if g := group(&tasks[i]); g == groupLifted || g == groupOther {
-			n[cellOf(g, tasks[i].regressedAtAll())]++
+		if g := group(&tasks[i]); g != groupNone {
+			n[tableCell(g == groupLifted, tasks[i].regressedAtAll())]++
 		}
 	}
 	return n
@@ -186,21 +186,10 @@ const (
 	groupNone excessGroup = iota
 	groupLifted
 	groupOther
-	// groupCarrier: a carrier of the signal the change does not lift, which only the change point of
-	// the carriers' rate counts (currentExcess).
-	groupCarrier
 )
 
-// cellOf is a task's cell of a 2×2 (tableCell), and for a carrier not lifted of dayCounts.
-func cellOf(g excessGroup, regressed bool) int {
-	if g == groupCarrier {
-		return 4 + tableCell(true, regressed)
-	}
-	return tableCell(g == groupLifted, regressed)
-}
-
 // liftedGroup: the eligible carriers c lifts out of L0/L1 against the eligible tasks without the
-// signal; the eligible carriers it does not lift count only for the change point.
+// signal; carriers it does not lift are neither.
 func liftedGroup(c Change, parent *weights.Weights) func(*screenTask) excessGroup {
 	cand := c.Apply(*parent)
 	return func(t *screenTask) excessGroup {
@@ -212,7 +201,7 @@ func liftedGroup(c Change, parent *weights.Weights) func(*screenTask) excessGrou
 		case lifts(parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs)), true):
 			return groupLifted
 		}
-		return groupCarrier
+		return groupNone
 	}
 }
 
