@@ -228,7 +228,7 @@ func FuzzDetectState(f *testing.F) {
 	}
 	f.Add(valid)
 	f.Add([]byte("{}\n"))
-	f.Add([]byte(`{"format":1,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"screen":[0],"sigs":[[1]],"blocks":[[0,1]],"tasks":1},"detected_warnings_bytes":7}]}` + "\n3:2:ab1:"))
+	f.Add([]byte(`{"format":1,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"screen":[0],"sigs":[[1]],"blocks":[[0,1]],"days":[[20605,1]],"tasks":1},"detected_warnings_bytes":7}]}` + "\n3:2:ab1:"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := decodeDetectState(data)
 		if err != nil {

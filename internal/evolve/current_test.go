@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/stats"
+	"github.com/ldd-tools/tune/internal/tools/genlive"
+	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -171,5 +173,41 @@ func TestCurrentExcessRarelySplitsAConstantRate(t *testing.T) {
 	}
 	if float64(ever)/histories > 5*ChangeAlpha {
 		t.Errorf("constant rate: the recent part taken in %d of %d histories, more than %.0f %%", ever, histories, 500*ChangeAlpha)
+	}
+}
+
+// A detection taken up from a log's state holds the same screen tasks, days included, as one that reads
+// the whole log: the current excess splits the history by them (docs/decisions.md#nightly-state).
+func TestStateKeepsTheDays(t *testing.T) {
+	w := refWeights(t)
+	seq := genlive.NewSequence(3, genlive.Regime{Base: 0.1, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.75, Start: 4})
+	var log []byte
+	for night := 1; night <= 8; night++ {
+		_, text := seq.Night(night, &w)
+		log = append(log, text[0]...)
+	}
+	tasks := parseLog(t, "trace.log", log).Tasks
+	full := Detect(DetectInput{Tasks: tasks, Resolver: Resolver{Active: &w}})
+	states := full.States()
+	if len(states) != 1 || states[0].Check() != nil || len(states[0].Days) < 2 {
+		t.Fatalf("setup: states %+v: want one log's, with several days", states)
+	}
+	var rest []traceparse.Task
+	for _, task := range tasks {
+		if task.Offset >= states[0].Offset {
+			rest = append(rest, task)
+		}
+	}
+	resumed := Detect(DetectInput{Tasks: rest, Resolver: Resolver{Active: &w}, Resume: map[string]*LogState{"trace.log": states[0]}})
+	if len(resumed.screenTasks) != len(full.screenTasks) || len(rest) == len(tasks) {
+		t.Fatalf("resumed %d screen tasks from %d of %d tasks, full read %d", len(resumed.screenTasks), len(rest), len(tasks), len(full.screenTasks))
+	}
+	for i, st := range full.screenTasks {
+		if got := resumed.screenTasks[i]; got.day != st.day || got.flagged != st.flagged || got.weak != st.weak || got.stratum != st.stratum {
+			t.Fatalf("screen task %d: resumed %+v, full read %+v", i, got, st)
+		}
+	}
+	if first, last := full.screenTasks[0].day, full.screenTasks[len(full.screenTasks)-1].day; last-first < 6 {
+		t.Errorf("8 nights span days %d..%d", first, last)
 	}
 }
