@@ -10,8 +10,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/evolve"
@@ -26,9 +24,8 @@ import (
 // wrong with it — missing, unreadable, too large, malformed, another key, a log rewritten, truncated or
 // rotated — just means a full read.
 
-// detectStateFormat changes whenever what a state holds or means changes (2: the weak witnesses; 3: the
-// screen tasks' days).
-const detectStateFormat = 3
+// detectStateFormat changes whenever what a state holds or means changes (4: a cell's day).
+const detectStateFormat = 4
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {
@@ -49,82 +46,23 @@ type cachedLog struct {
 	// Check is the sha256 of samples of the bytes up to the end of the meta line at the state's offset
 	// (checkBytes).
 	Check string `json:"check"`
-	// Detected is the state's warnings, packed (packWarnings), and DetectedBytes its length: a log of a
-	// year can hold a warning per task, and as JSON they cost a night more to decode than all the rest,
-	// so they follow the JSON line of the file as raw bytes, one log after the other.
-	Detected      string `json:"-"`
-	DetectedBytes int    `json:"detected_warnings_bytes"`
 }
 
-// encodeDetectState is the state file: the state as one JSON line, then each log's packed warnings.
+// encodeDetectState is the state file: the state as one JSON line. Its size does not grow with the
+// tasks (counts per distinct screen task, a few task warnings of each kind, the flagged tasks), so
+// plain JSON is cheap to decode.
 func encodeDetectState(st *detectState) ([]byte, error) {
 	data, err := json.Marshal(st)
-	if err != nil {
-		return nil, err
-	}
-	data = append(data, '\n')
-	for _, c := range st.Logs {
-		data = append(data, c.Detected...)
-	}
-	return data, nil
+	return append(data, '\n'), err
 }
 
 // decodeDetectState reads what encodeDetectState wrote.
 func decodeDetectState(data []byte) (*detectState, error) {
-	head, rest, ok := bytes.Cut(data, []byte("\n"))
-	if !ok {
-		return nil, fmt.Errorf("no line end after the state")
-	}
 	var st detectState
-	if err := json.Unmarshal(head, &st); err != nil {
+	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, err
 	}
-	raw := string(rest)
-	for i := range st.Logs {
-		c := &st.Logs[i]
-		if c.DetectedBytes < 0 || c.DetectedBytes > len(raw) {
-			return nil, fmt.Errorf("packed warnings of %d bytes past the file's end", c.DetectedBytes)
-		}
-		c.Detected, raw = raw[:c.DetectedBytes], raw[c.DetectedBytes:]
-	}
-	if raw != "" {
-		return nil, fmt.Errorf("%d bytes after the packed warnings", len(raw))
-	}
 	return &st, nil
-}
-
-// packWarnings writes the warnings of one log (every one about source) as "line:length:reason" after
-// one another; ok is false when one is about another log.
-func packWarnings(source string, ws []evolve.Warning) (packed string, ok bool) {
-	var b []byte
-	for _, w := range ws {
-		if w.Source != source {
-			return "", false
-		}
-		b = strconv.AppendInt(b, int64(w.Line), 10)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(len(w.Reason)), 10)
-		b = append(b, ':')
-		b = append(b, w.Reason...)
-	}
-	return string(b), true
-}
-
-// unpackWarnings reads what packWarnings wrote.
-func unpackWarnings(source, packed string) ([]evolve.Warning, error) {
-	var out []evolve.Warning
-	for packed != "" {
-		line, rest, ok1 := strings.Cut(packed, ":")
-		size, rest, ok2 := strings.Cut(rest, ":")
-		l, err1 := strconv.Atoi(line)
-		n, err2 := strconv.Atoi(size)
-		if !ok1 || !ok2 || err1 != nil || err2 != nil || n < 0 || n > len(rest) {
-			return nil, fmt.Errorf("packed warnings of %s: malformed at %.20q", source, packed)
-		}
-		out = append(out, evolve.Warning{Source: source, Line: l, Reason: rest[:n]})
-		packed = rest[n:]
-	}
-	return out, nil
 }
 
 // stateKey fingerprints what a detection's counted part depends on besides the log's bytes: the program
@@ -198,11 +136,6 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 		if c.State == nil {
 			continue
 		}
-		warns, err := unpackWarnings(c.State.Source, c.Detected)
-		if err != nil {
-			continue
-		}
-		c.State.Warnings = warns
 		if c.State.Check() != nil || c.Path == "" || paths[c.State.Source] != c.Path ||
 			c.Tasks < c.State.Labelled || len(c.Warnings) > traceparse.MaxWarnings {
 			continue
@@ -238,7 +171,7 @@ func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.Log
 		if r == nil || r.overflow {
 			continue
 		}
-		if c, ok := splitRead(r, st, l.resume[st.Source]); ok {
+		if c, ok := splitRead(r, st); ok {
 			out.Logs = append(out.Logs, c)
 		}
 	}
@@ -249,11 +182,10 @@ func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.Log
 	_ = store.WriteDetectState(weightsDir, data)
 }
 
-// splitRead is r's read split at st's offset: the part before it, as a cachedLog (prev: the state r
-// was taken up from, nil when none). It reads the log again
+// splitRead is r's read split at st's offset: the part before it, as a cachedLog. It reads the log again
 // from the offset up to where r ended, and the split is sound only when that read's warnings are the
 // last of r's and the first task it gives starts at the offset, as in r.
-func splitRead(r *logRead, st *evolve.LogState, prev *cachedLog) (cachedLog, bool) {
+func splitRead(r *logRead, st *evolve.LogState) (cachedLog, bool) {
 	if fi, err := os.Stat(r.path); err != nil || !fi.ModTime().Equal(r.modified) || r.modified.IsZero() {
 		return cachedLog{}, false
 	}
@@ -277,21 +209,7 @@ func splitRead(r *logRead, st *evolve.LogState, prev *cachedLog) (cachedLog, boo
 	if err != nil {
 		return cachedLog{}, false
 	}
-	// A log taken up from prev starts its warnings with prev's (restored first): those are packed already.
-	var packed string
-	done := 0
-	if prev != nil && len(prev.State.Warnings) <= len(st.Warnings) {
-		packed, done = prev.Detected, len(prev.State.Warnings)
-	}
-	more, ok := packWarnings(st.Source, st.Warnings[done:])
-	if !ok {
-		return cachedLog{}, false
-	}
-	packed += more
-	kept := *st
-	kept.Warnings = nil
-	c := cachedLog{Path: r.path, State: &kept, Warnings: r.warnings[:len(r.warnings)-len(tail)], Tasks: r.tasks - tasks, Check: check,
-		Detected: packed, DetectedBytes: len(packed)}
+	c := cachedLog{Path: r.path, State: st, Warnings: r.warnings[:len(r.warnings)-len(tail)], Tasks: r.tasks - tasks, Check: check}
 	c.Lines = r.lines
 	c.Lines.Read -= lines.Read
 	c.Lines.Parsed -= lines.Parsed

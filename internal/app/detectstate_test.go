@@ -122,7 +122,7 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			if err := os.WriteFile(statePath, []byte("{\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		case 12: // a state whose first log's screen names a signal list it does not have
+		case 12: // a state whose first log's first cell names a signal list it does not have
 			data, err := os.ReadFile(statePath)
 			if err != nil {
 				t.Fatal(err)
@@ -131,7 +131,7 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			if err != nil || len(st.Logs) == 0 {
 				t.Fatalf("night %d: the state does not decode (%v) or holds no log", night, err)
 			}
-			st.Logs[0].State.Screen[0] = 4 * len(st.Logs[0].State.Sigs)
+			st.Logs[0].State.Cells[0][0] = len(st.Logs[0].State.Sigs)
 			if data, err = encodeDetectState(st); err != nil {
 				t.Fatal(err)
 			}
@@ -217,10 +217,7 @@ func FuzzDetectState(f *testing.F) {
 	det := evolve.Detect(evolve.DetectInput{Tasks: tasks.Tasks, Resolver: evolve.Resolver{Active: &w}})
 	st := &detectState{Format: detectStateFormat, Key: "k"}
 	for _, s := range det.States() {
-		packed, _ := packWarnings(s.Source, s.Warnings)
-		kept := *s
-		kept.Warnings = nil
-		st.Logs = append(st.Logs, cachedLog{Path: "trace.log", State: &kept, Detected: packed, DetectedBytes: len(packed)})
+		st.Logs = append(st.Logs, cachedLog{Path: "trace.log", State: s})
 	}
 	valid, err := encodeDetectState(st)
 	if err != nil || len(st.Logs) == 0 {
@@ -228,7 +225,8 @@ func FuzzDetectState(f *testing.F) {
 	}
 	f.Add(valid)
 	f.Add([]byte("{}\n"))
-	f.Add([]byte(`{"format":1,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"screen":[0],"sigs":[[1]],"blocks":[[0,1]],"days":[[20605,1]],"tasks":1},"detected_warnings_bytes":7}]}` + "\n3:2:ab1:"))
+	f.Add([]byte(`{"format":3,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"cells":[[0,3,0,1]],"sigs":[[1]],"tasks":1,"eligible":1,"flagged":1,` +
+		`"warnings":{"listed":[{"source":"trace.log","line":3,"reason":"r","kind":2}],"counts":[0,0,1]}}}]}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := decodeDetectState(data)
 		if err != nil {
@@ -238,11 +236,6 @@ func FuzzDetectState(f *testing.F) {
 			if c.State == nil {
 				continue
 			}
-			warns, err := unpackWarnings(c.State.Source, c.Detected)
-			if err != nil {
-				continue
-			}
-			c.State.Warnings = warns
 			if c.State.Check() != nil {
 				continue
 			}

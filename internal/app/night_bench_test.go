@@ -18,6 +18,9 @@ import (
 //   - nightly-from-state: the same night again, starting from the state the previous run left, which
 //     reads only the tasks after what that state counted for good (docs/decisions.md#nightly-state).
 //
+// Besides the wall time, each reports cpu-ns/op: the process's CPU time (user + system, every goroutine)
+// per op, which the shared machine's load moves far less than the wall time.
+//
 // The targets are ratios: nightly-full within 2× accuracy, nightly-from-state a small fraction.
 func BenchmarkNight(b *testing.B) {
 	dir := b.TempDir()
@@ -34,6 +37,7 @@ func BenchmarkNight(b *testing.B) {
 		}
 	}
 	b.Run("accuracy", func(b *testing.B) {
+		defer reportCPU(b, processCPU())
 		for b.Loop() {
 			if _, err := Accuracy(env, []string{log}, 100000); err != nil {
 				b.Fatal(err)
@@ -41,6 +45,7 @@ func BenchmarkNight(b *testing.B) {
 		}
 	})
 	b.Run("nightly-full", func(b *testing.B) {
+		defer reportCPU(b, processCPU())
 		for b.Loop() {
 			b.StopTimer()
 			if err := os.RemoveAll(filepath.Join(env.WeightsDir, store.CacheDir)); err != nil {
@@ -52,8 +57,16 @@ func BenchmarkNight(b *testing.B) {
 	})
 	b.Run("nightly-from-state", func(b *testing.B) {
 		night(b) // leaves the state
+		defer reportCPU(b, processCPU())
 		for b.Loop() {
 			night(b)
 		}
 	})
+}
+
+// reportCPU reports the process's CPU time since start per op (nothing where processCPU is 0).
+func reportCPU(b *testing.B, start time.Duration) {
+	if used := processCPU() - start; used > 0 && b.N > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }

@@ -60,22 +60,23 @@ func (e excessEstimate) sinceDate() string {
 // within one period. The whole history is used when no split is supported: the suffix
 // that only chance favours (the largest of many noisy estimates, biased upward) is never taken on its
 // point estimate.
-func currentExcess(tasks []screenTask, group func(*screenTask) excessGroup) excessEstimate {
+func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) excessEstimate {
 	days := map[int32]*Table{}
 	var whole Table
 	for i := range tasks {
-		g := group(&tasks[i])
+		t := &tasks[i]
+		g := group(&t.screenTask)
 		if g == groupNone {
 			continue
 		}
-		cell := tableCell(g == groupLifted, tasks[i].regressedAtAll())
-		whole[cell]++
-		d := days[tasks[i].day]
+		cell := tableCell(g == groupLifted, t.regressedAtAll())
+		whole[cell] += t.n
+		d := days[t.day]
 		if d == nil {
 			d = &Table{}
-			days[tasks[i].day] = d
+			days[t.day] = d
 		}
-		d[cell]++
+		d[cell] += t.n
 	}
 	if whole[0]+whole[1] == 0 {
 		return excessEstimate{}

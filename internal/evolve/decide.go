@@ -182,7 +182,7 @@ type judge struct {
 	// excess is the change's estimated excess regression rate, credited by the parity price; tasks the
 	// accumulated population the history credit is computed on.
 	excess excessEstimate
-	tasks  []screenTask
+	tasks  []screenCell
 }
 
 // evaluate measures one change against the parent (docs/decisions.md#acceptance). It is kept when the

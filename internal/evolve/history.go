@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // The detection reads the logs as a stream (docs/decisions.md#flat-memory-issue-28): a log of a year is
@@ -28,7 +27,6 @@ type detector struct {
 	through time.Time
 	logs    int
 	cur     *logStream
-	sigs    map[sigKey][]weights.Signal
 }
 
 // logStream is the part of one log a detection still holds.
@@ -45,22 +43,18 @@ type logStream struct {
 	// last is the latest meta time of the log; origin its first unspent meta time (the strata's start);
 	// through the latest meta time of its counted eligible tasks.
 	last, origin, through time.Time
-	// from is where the log's part of the detection starts: its first screen task, flagged task and
-	// warning, and the accumulated counts before it.
+	// warnings are its tasks' warnings (the detection's Warnings when the log ends).
+	warnings TaskWarnings
+	// from is where the log's part of the detection starts: its first screen cell and flagged task, and
+	// the accumulated counts before it.
 	from struct {
-		screen, flagged, warnings int
-		acc                       Accumulated
+		screen, flagged int
+		acc             Accumulated
 	}
 }
 
-// sigKey keys a signal list for sharing one slice between the screen tasks that have it.
-type sigKey struct {
-	n    int
-	sigs [2 * weights.NumSignals]weights.Signal
-}
-
 func newDetector(in DetectInput) *detector {
-	d := &detector{in: in, r: &in.Resolver, strata: map[[2]int]int{}, sigs: map[sigKey][]weights.Signal{}}
+	d := &detector{in: in, r: &in.Resolver, strata: map[[2]int]int{}}
 	d.det = &Detection{Window: Window{Size: WindowSize}, Flagged: []Flagged{}, Used: []UsedTask{}, Population: ScreenPopulation,
 		Correction: ScreenCorrection, Gains: []Gain{},
 		Accumulated: Accumulated{Horizon: Horizon, SettleAfter: SettleAfter.String()}}
@@ -100,7 +94,7 @@ func (d *detector) add(t *traceparse.Task) {
 		d.cur = &logStream{source: t.Source, index: d.logs}
 		d.logs++
 		ls := d.cur
-		ls.from.screen, ls.from.flagged, ls.from.warnings, ls.from.acc = len(d.det.screenTasks), len(d.det.Flagged), len(d.det.Warnings), d.det.Accumulated
+		ls.from.screen, ls.from.flagged, ls.from.acc = len(d.det.screenTasks.cells), len(d.det.Flagged), d.det.Accumulated
 		if st := d.in.Resume[t.Source]; st != nil {
 			d.restore(st)
 		}
@@ -110,8 +104,10 @@ func (d *detector) add(t *traceparse.Task) {
 	}
 	ls := d.cur
 	wt, w := resolveTask(t, d.r)
-	wt.warnAt = len(d.det.Warnings)
-	d.det.Warnings = append(d.det.Warnings, w...)
+	wt.warnAt = ls.warnings.Counts
+	for _, x := range w {
+		ls.warnings.add(x)
+	}
 	ls.buf = append(ls.buf, wt)
 	ls.n++
 	if t.MetaTime.After(ls.last) {
@@ -289,6 +285,7 @@ func (d *detector) endLog() {
 	if ls.n > 0 {
 		d.det.states = append(d.det.states, d.state(ls))
 	}
+	d.det.Warnings = append(d.det.Warnings, ls.warnings.list(ls.source)...)
 	for i := ls.done; i < ls.n; i++ {
 		ls.horizonEvidence(i, ls.n-1)
 	}
@@ -343,12 +340,10 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 		// Settled, after the watermark, not ledgered: eligible tasks enter the tables, the others
 		// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.
 		flagged := wt.eligible && len(wt.evidence) > 0
-		st := screenTask{flagged: flagged, weak: wt.eligible && !flagged && wt.weak, eligible: wt.eligible,
-			sigs: d.shared(wt.fired), stratum: d.stratumOf(ls, wt.t.MetaTime), day: dayOf(wt.t.MetaTime)}
-		for _, s := range wt.fired {
-			st.fired[s] = true
-		}
-		det.screenTasks = append(det.screenTasks, st)
+		st := newScreenTask(wt.fired, d.stratumOf(ls, wt.t.MetaTime), wt.eligible, flagged)
+		st.day = dayOf(wt.t.MetaTime)
+		st.weak = wt.eligible && !flagged && wt.weak
+		det.screenTasks.add(st, 1)
 		det.Accumulated.Tasks++
 		if wt.eligible {
 			det.Accumulated.Eligible++
@@ -405,20 +400,6 @@ func (d *detector) stratum(k [2]int) int32 {
 	return int32(n)
 }
 
-// shared returns one slice per distinct signal list, so that a year of screen tasks holds a few lists.
-func (d *detector) shared(sigs []weights.Signal) []weights.Signal {
-	var k sigKey
-	if len(sigs) > len(k.sigs) {
-		return sigs
-	}
-	k.n = copy(k.sigs[:], sigs)
-	if s, ok := d.sigs[k]; ok {
-		return s
-	}
-	d.sigs[k] = sigs
-	return sigs
-}
-
 // finish ends the last log and derives the screen, the trigger and the proposal.
 func (d *detector) finish() *Detection {
 	d.endLog()
@@ -429,8 +410,8 @@ func (d *detector) finish() *Detection {
 	if !d.through.IsZero() {
 		det.Accumulated.Through = d.through.UTC().Format(time.RFC3339Nano)
 	}
-	det.Screen = Screen(det.screenTasks, countedFlagged(det.Flagged))
-	paysFrom(det.Screen, det.screenTasks, d.r.Active, d.in.Origin)
+	det.Screen = Screen(det.screenTasks.cells, countedFlagged(det.Flagged))
+	paysFrom(det.Screen, det.screenTasks.cells, d.r.Active, d.in.Origin)
 	det.Triggered = triggered(det.Flagged, det.Screen)
 	det.Proposal, det.EdgeTasks, det.Reason = propose(det, d.r.Active, d.in.Origin, d.in.Parity, d.in.Exclude, false)
 	return det

@@ -57,17 +57,17 @@ func (g Gain) String() string {
 }
 
 // lossGain weighs change c on the history's tasks (and, reported apart, on the parity prompts when
-// given), crediting every eligible task it lifts out of L0/L1 with est's excess expected regressions
-// avoided.
-func lossGain(c Change, est excessEstimate, parent *weights.Weights, tasks []screenTask, parity *Parity) Gain {
+// given), crediting every eligible task it lifts out of L0/L1 with excess expected regressions avoided.
+func lossGain(c Change, est excessEstimate, parent *weights.Weights, tasks []screenCell, parity *Parity) Gain {
+	excess := est.excess
 	cand := c.Apply(*parent)
 	r := raiseOf(parent, &cand, tasks)
-	excess := est.excess
 	avoided, extra := r.avoided(excess), r.extra(excess)
-	g := Gain{Change: c, Excess: Num(excess), ExcessSince: est.sinceDate(), Tasks: len(tasks), Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
-	if len(tasks) > 0 {
-		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(len(tasks)))
-		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(len(tasks)))
+	n := tasksIn(tasks)
+	g := Gain{Change: c, Excess: Num(excess), ExcessSince: est.sinceDate(), Tasks: n, Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
+	if n > 0 {
+		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(n))
+		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(n))
 	}
 	g.Net = g.History
 	if parity.Len() > 0 {
@@ -97,16 +97,17 @@ func lifts(pl, cl weights.Level, eligible bool) bool {
 // the tasks lifted, their levels raised, and every level raised.
 type raise struct{ lifted, liftedLevels, allLevels float64 }
 
-// add counts one task raised from pl to cl (nothing when it is not raised).
-func (r *raise) add(pl, cl weights.Level, eligible bool) {
+// add counts n tasks raised from pl to cl (nothing when they are not raised). The sums are of whole
+// numbers, exact in a float64, so n tasks at once add what n tasks one by one would.
+func (r *raise) add(pl, cl weights.Level, eligible bool, n int) {
 	if cl <= pl {
 		return
 	}
-	n := float64(cl - pl)
-	r.allLevels += n
+	levels := float64(cl-pl) * float64(n)
+	r.allLevels += levels
 	if lifts(pl, cl, eligible) {
-		r.lifted++
-		r.liftedLevels += n
+		r.lifted += float64(n)
+		r.liftedLevels += levels
 	}
 }
 
@@ -116,16 +117,16 @@ func (r raise) avoided(excess float64) float64 { return r.lifted * excess }
 func (r raise) extra(excess float64) float64   { return r.allLevels - excess*r.liftedLevels }
 
 // raiseOf counts what moving the tasks from parent to cand raises.
-func raiseOf(parent, cand *weights.Weights, tasks []screenTask) raise {
+func raiseOf(parent, cand *weights.Weights, tasks []screenCell) raise {
 	var r raise
 	for _, t := range tasks {
-		r.add(parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs)), t.eligible)
+		r.add(t.level(parent), t.level(cand), t.eligible, t.n)
 	}
 	return r
 }
 
 // breakEven is the excess at which change c starts to pay on tasks (weights.Cost.BreakEven).
-func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
+func breakEven(c Change, parent *weights.Weights, tasks []screenCell) float64 {
 	cand := c.Apply(*parent)
 	r := raiseOf(parent, &cand, tasks)
 	return parent.Cost.BreakEven(r.lifted, r.liftedLevels, r.allLevels)
@@ -134,7 +135,7 @@ func breakEven(c Change, parent *weights.Weights, tasks []screenTask) float64 {
 // paysFrom sets each signal row's PaysFrom: the smallest excess at which +1 or +2 on it (within the
 // drift bound from origin, when given) would pay on the accumulated tasks, for the signals whose
 // carriers include a flagged task (docs/decisions.md#loss-rule).
-func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weights) {
+func paysFrom(rows []ScreenRow, tasks []screenCell, parent, origin *weights.Weights) {
 	for s := range rows {
 		if rows[s].A == 0 {
 			continue
@@ -161,18 +162,18 @@ func paysFrom(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weig
 // change that avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c
 // lifts none. Current: the excess since the lifted tasks' rate changed, when a change is supported
 // (currentExcess).
-func liftedExcess(c Change, parent *weights.Weights, tasks []screenTask) excessEstimate {
+func liftedExcess(c Change, parent *weights.Weights, tasks []screenCell) excessEstimate {
 	return currentExcess(tasks, liftedGroup(c, parent))
 }
 
 // liftedTable is the whole history's 2×2 of liftedExcess: the eligible carriers c lifts regressed
 // (regressedAtAll) and not, the eligible tasks without the signal regressed and not.
-func liftedTable(c Change, parent *weights.Weights, tasks []screenTask) Table {
+func liftedTable(c Change, parent *weights.Weights, tasks []screenCell) Table {
 	group := liftedGroup(c, parent)
 	var n Table
 	for i := range tasks {
-		if g := group(&tasks[i]); g != groupNone {
-			n[tableCell(g == groupLifted, tasks[i].regressedAtAll())]++
+		if g := group(&tasks[i].screenTask); g != groupNone {
+			n[tableCell(g == groupLifted, tasks[i].regressedAtAll())] += tasks[i].n
 		}
 	}
 	return n
@@ -198,7 +199,7 @@ func liftedGroup(c Change, parent *weights.Weights) func(*screenTask) excessGrou
 			return groupNone
 		case !t.fired[c.Signal]:
 			return groupOther
-		case lifts(parent.Level(parent.Score(t.sigs)), cand.Level(cand.Score(t.sigs)), true):
+		case lifts(t.level(parent), t.level(&cand), true):
 			return groupLifted
 		}
 		return groupNone
@@ -212,7 +213,7 @@ func edgeGroup(parent *weights.Weights, lv weights.Level) func(*screenTask) exce
 		if !t.eligible {
 			return groupNone
 		}
-		sum := parent.Score(t.sigs)
+		sum := t.score(parent)
 		if parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv] {
 			return groupLifted
 		}
@@ -222,7 +223,7 @@ func edgeGroup(parent *weights.Weights, lv weights.Level) func(*screenTask) exce
 
 // changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge
 // tasks' for a bucket edge.
-func changeExcess(c Change, parent *weights.Weights, tasks []screenTask) excessEstimate {
+func changeExcess(c Change, parent *weights.Weights, tasks []screenCell) excessEstimate {
 	if c.Kind == weights.ChangeBucket {
 		return currentExcess(tasks, edgeGroup(parent, c.Edge))
 	}
@@ -235,7 +236,7 @@ var stepSizes = []weights.Half{weights.Whole(1), weights.Whole(2)}
 // rankChanges weighs +1 and +2 on every candidate signal (not excluded, not tied) and returns those with
 // a positive net gain, best first; changes beyond the drift bound from origin (when given) are returned
 // apart. Ties in gain prefer the SKILL's order, then the name, then the smaller step.
-func rankChanges(rows []ScreenRow, tasks []screenTask, parent, origin *weights.Weights, parity *Parity, exclude []Change) (ranked, beyond []Gain) {
+func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.Weights, parity *Parity, exclude []Change) (ranked, beyond []Gain) {
 	for s, r := range rows {
 		sig := weights.Signal(s)
 		if r.Verdict != VerdictCandidate || excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}) {

@@ -6,14 +6,12 @@ import (
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// lossTasks is a population of eligible tasks with the given signals, flagged when asked.
-func lossTasks(n int, flagged bool, eligible bool, sigs ...weights.Signal) []screenTask {
-	out := make([]screenTask, n)
+// lossTasks is a population of n tasks with the given signals, eligible and flagged when asked, one
+// cell a task.
+func lossTasks(n int, flagged bool, eligible bool, sigs ...weights.Signal) []screenCell {
+	out := make([]screenCell, n)
 	for i := range out {
-		out[i] = screenTask{sigs: sigs, flagged: flagged, eligible: eligible}
-		for _, s := range sigs {
-			out[i].fired[s] = true
-		}
+		out[i] = screenCell{newScreenTask(sigs, 0, eligible, flagged), 1}
 	}
 	return out
 }

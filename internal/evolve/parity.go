@@ -158,7 +158,7 @@ func PriceParity(p *Parity, parent, cand *weights.Weights, budget, excess, histo
 			out.Up[before]++
 			out.LevelsUp += int(after - before)
 			// Every prompt lifted out of L0/L1 is credited (the loss rule's account of a task, eligible).
-			r.add(before, after, true)
+			r.add(before, after, true, 1)
 		case after < before:
 			out.Changed++
 			out.Down[before]++

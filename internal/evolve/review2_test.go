@@ -74,14 +74,8 @@ func (p *r2Pop) truth(parent, cand *weights.Weights) float64 {
 // kindOf finds the kind a task's signals belong to (-1: none).
 func (p *r2Pop) kindOf(sigs []weights.Signal) int {
 	for k, kd := range p.kinds {
-		if len(kd.sigs) == len(sigs) {
-			same := true
-			for i := range sigs {
-				same = same && kd.sigs[i] == sigs[i]
-			}
-			if same {
-				return k
-			}
+		if newScreenTask(kd.sigs, 0, false, false).sigs == newScreenTask(sigs, 0, false, false).sigs {
+			return k
 		}
 	}
 	return -1
@@ -193,13 +187,13 @@ func (h *harness) r2Play(p *r2Pop, seed uint64, nights int, looks *[]r2Look) (ou
 		}
 		if s := p.kinds[0].sigs[1]; looks != nil && len(out) == 0 && res.Detection.Screen[s].Verdict == VerdictCandidate {
 			c := Change{Kind: weights.ChangeSignal, Signal: s, Delta: weights.Whole(2)}
-			tasks := res.Detection.screenTasks
+			tasks := res.Detection.screenTasks.cells
 			g := lossGain(c, liftedExcess(c, &active, tasks), &active, tasks, nil)
 			cand := c.Apply(active)
 			lk := r2Look{rule: g.total(&active)}
 			for _, st := range tasks {
-				if k := p.kindOf(st.sigs); k >= 0 {
-					lk.truth += p.truthOne(k, &active, &cand)
+				if k := p.kindOf(st.signals()); k >= 0 {
+					lk.truth += float64(st.n) * p.truthOne(k, &active, &cand)
 				}
 			}
 			*looks = append(*looks, lk)
@@ -219,20 +213,20 @@ func (h *harness) r2Play(p *r2Pop, seed uint64, nights int, looks *[]r2Look) (ou
 			}
 		}
 		if d := res.Detection; d != nil {
-			ap.tasks = len(d.screenTasks)
-			for _, st := range d.screenTasks {
-				if k := p.kindOf(st.sigs); k >= 0 {
-					ap.trueTotal += p.truthOne(k, &active, &next)
+			ap.tasks = tasksIn(d.screenTasks.cells)
+			for _, st := range d.screenTasks.cells {
+				if k := p.kindOf(st.signals()); k >= 0 {
+					ap.trueTotal += float64(st.n) * p.truthOne(k, &active, &next)
 				}
 			}
 			sigs, _ := changedKnobs(&active, &next)
 			if len(sigs) == 1 {
 				ap.excess = float64(d.Screen[sigs[0]].Excess)
 				c := Change{Kind: weights.ChangeSignal, Signal: sigs[0], Delta: next.Signals[sigs[0]] - active.Signals[sigs[0]]}
-				est := liftedExcess(c, &active, d.screenTasks)
-				ap.ruleTotal, ap.since = lossGain(c, est, &active, d.screenTasks, nil).total(&active), est.sinceDate()
+				est := liftedExcess(c, &active, d.screenTasks.cells)
+				ap.ruleTotal, ap.since = lossGain(c, est, &active, d.screenTasks.cells, nil).total(&active), est.sinceDate()
 				for i, conf := range r2Bounds {
-					ap.lbGain[i] = lossGain(c, excessEstimate{excess: liftedExcessBound(c, &active, d.screenTasks, conf)}, &active, d.screenTasks, nil).total(&active)
+					ap.lbGain[i] = lossGain(c, excessEstimate{excess: liftedExcessBound(c, &active, d.screenTasks.cells, conf)}, &active, d.screenTasks.cells, nil).total(&active)
 				}
 			}
 		}
@@ -555,7 +549,7 @@ func medianF(xs []float64) float64 {
 
 // liftedExcessBound is the lifted table's excess at its Wilson bounds (the what-if of the review note:
 // two-sided 95 % and 80 %, i.e. one-sided 97.5 % and 90 %), not a rule.
-func liftedExcessBound(c Change, parent *weights.Weights, tasks []screenTask, conf float64) float64 {
+func liftedExcessBound(c Change, parent *weights.Weights, tasks []screenCell, conf float64) float64 {
 	n := liftedTable(c, parent, tasks)
 	lo, _ := stats.Wilson(n[0], n[0]+n[1], conf)
 	_, hi := stats.Wilson(n[2], n[2]+n[3], conf)

@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -60,10 +61,13 @@ const ScreenPopulation = "accumulated evidence: flagged vs the other settled eli
 const ScreenCorrection = "anytime-valid e-values, Bonferroni over the 9 signals: a candidate needs e ≥ 9/0.02 = 450; every night's look, every log and every signal together keep the chance that noise ever passes at most 2 %"
 
 // screenTask is one task of the accumulated population as the screen and the loss rule see it: all
-// that a counted task leaves behind (a year of tasks is a few MB of them; the signal lists are shared,
-// docs/decisions.md#flat-memory-issue-28).
+// that a counted task leaves behind. It is comparable, so that the population is kept as a count per
+// distinct value (population): every field is part of that key, and what the screen and the loss rule
+// compute of a task depends only on its fields (docs/decisions.md#flat-memory-issue-28).
 type screenTask struct {
-	sigs  []weights.Signal
+	// sigs is the task's signal list, one byte per signal, sorted (a string: comparable; a score is a
+	// sum, so the order does not matter, but a signal listed twice counts twice, as in weights.Score).
+	sigs  string
 	fired [weights.NumSignals]bool
 	// stratum is the index of the task's stratum (its log and 30-day block): the test's null holds in
 	// each apart (LogEValueStrata).
@@ -80,6 +84,78 @@ type screenTask struct {
 	eligible bool
 }
 
+// newScreenTask is the screen task of a task with signals sigs.
+func newScreenTask(sigs []weights.Signal, stratum int32, eligible, flagged bool) screenTask {
+	b := make([]byte, len(sigs))
+	t := screenTask{stratum: stratum, eligible: eligible, flagged: flagged}
+	for i, s := range sigs {
+		b[i] = byte(s)
+		t.fired[s] = true
+	}
+	slices.Sort(b)
+	t.sigs = string(b)
+	return t
+}
+
+// signals is the task's signal list.
+func (t *screenTask) signals() []weights.Signal {
+	out := make([]weights.Signal, len(t.sigs))
+	for i := range len(t.sigs) {
+		out[i] = weights.Signal(t.sigs[i])
+	}
+	return out
+}
+
+// level is the task's level under w (weights.Score of its signals, bucketed).
+func (t *screenTask) level(w *weights.Weights) weights.Level {
+	return w.Level(t.score(w))
+}
+
+func (t *screenTask) score(w *weights.Weights) weights.Half {
+	var sum weights.Half
+	for i := range len(t.sigs) {
+		sum += w.Signals[t.sigs[i]]
+	}
+	return sum
+}
+
+// screenCell is n counted tasks with the same screen task: the screen and the loss rule weigh a cell
+// once, times n (their sums are counts and integer levels, so the order they are added in does not
+// matter).
+type screenCell struct {
+	screenTask
+	n int
+}
+
+// population is the accumulated screen tasks as cells, in the order each distinct value first came
+// (so the strata are numbered as the tasks came).
+type population struct {
+	cells []screenCell
+	index map[screenTask]int
+}
+
+// add counts n more tasks t.
+func (p *population) add(t screenTask, n int) {
+	if i, ok := p.index[t]; ok {
+		p.cells[i].n += n
+		return
+	}
+	if p.index == nil {
+		p.index = map[screenTask]int{}
+	}
+	p.index[t] = len(p.cells)
+	p.cells = append(p.cells, screenCell{t, n})
+}
+
+// tasksIn counts the tasks of cells.
+func tasksIn(cells []screenCell) int {
+	n := 0
+	for _, c := range cells {
+		n += c.n
+	}
+	return n
+}
+
 // regressedAtAll is whether the excess counts the task as regressed: flagged, or with a single same-area
 // witness. The tests never count a single witness (an ordinary failure in a busy module would flag
 // noise), but the excess is a difference between carriers and the other eligible tasks, and ordinary
@@ -94,7 +170,7 @@ func (t screenTask) regressedAtAll() bool { return t.flagged || t.weak }
 // the carriers were flagged more often and the e-value reaches Threshold; "underpowered" when even every
 // carrier flagged and no other task would not reach it; "no-signal" otherwise. Candidates with identical
 // tables are "indistinguishable".
-func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
+func Screen(tasks []screenCell, nFlagged int) []ScreenRow {
 	rows := make([]ScreenRow, weights.NumSignals)
 	ps := make([]float64, weights.NumSignals)
 	passes, underpowered := make([]bool, weights.NumSignals), make([]bool, weights.NumSignals)
@@ -109,8 +185,8 @@ func Screen(tasks []screenTask, nFlagged int) []ScreenRow {
 			if !t.eligible {
 				continue
 			}
-			excess[tableCell(t.fired[s], t.regressedAtAll())]++
-			tables[t.stratum][tableCell(t.fired[s], t.flagged)]++
+			excess[tableCell(t.fired[s], t.regressedAtAll())] += t.n
+			tables[t.stratum][tableCell(t.fired[s], t.flagged)] += t.n
 		}
 		var a, b, c, d int
 		for _, x := range tables {

@@ -33,27 +33,49 @@ type LogState struct {
 	Eligible        int `json:"eligible"`
 	Flagged         int `json:"flagged"`
 	Tasks           int `json:"tasks"`
-	// Screen is the screen tasks in order, each (index in Sigs)·8 + weak·4 + eligible·2 + flagged; Blocks
-	// their 30-day blocks as runs [block, tasks] (-1: no meta time), Days their days (screenTask.day) as
-	// runs [day, tasks].
-	Sigs   [][]weights.Signal `json:"sigs"`
-	Screen []int              `json:"screen"`
-	Blocks [][2]int           `json:"blocks"`
-	Days   [][2]int           `json:"days"`
-	// Counted are its counted flagged tasks, Warnings the warnings their reading gave.
+	// Cells are its counted tasks as counts per distinct screen task, in the order each first came
+	// (StateCell): a year of tasks is a few hundred cells. Sigs are their signal lists.
+	Sigs  [][]weights.Signal `json:"sigs"`
+	Cells []StateCell        `json:"cells"`
+	// Counted are its counted flagged tasks, Warnings the task warnings their reading gave.
 	Counted  []StateFlagged `json:"counted"`
-	Warnings []Warning      `json:"warnings"`
+	Warnings TaskWarnings   `json:"warnings"`
 }
 
-// StateFlagged is a counted flagged task as a LogState keeps it: Fired is not in Flagged's JSON, and
-// its numbers are kept exact (Num's JSON rounds to six decimals).
+// StateFlagged is a counted flagged task as a LogState keeps it: plain values under short names, its
+// numbers exact (Num's JSON rounds to six decimals), and without what every counted flagged task of a
+// state shares (its log, counted, not in the window). A year's state holds about a thousand of them,
+// and decoding them is most of what taking a state up costs.
 type StateFlagged struct {
-	Flagged
-	Fired []weights.Signal `json:"fired"`
-	Loss  float64          `json:"loss_exact"`
-	// EvidenceLoss and EvidenceMedian are each evidence's LossFinal and Median.
-	EvidenceLoss   []*float64 `json:"evidence_loss_exact"`
-	EvidenceMedian []*float64 `json:"evidence_median_exact"`
+	MetaTimestamp string  `json:"ts"`
+	Title         string  `json:"title"`
+	Level         string  `json:"level"`
+	Line          int     `json:"line"`
+	Loss          float64 `json:"loss"`
+	Key           string  `json:"key"`
+	ActiveLevel   string  `json:"active"`
+	SignalsSource string  `json:"src"`
+	// Names and Weights are its signals (weights.SignalWeight; weights in half points), Fired the
+	// known ones.
+	Names    []string         `json:"names"`
+	Weights  []weights.Half   `json:"weights"`
+	Fired    []weights.Signal `json:"fired"`
+	Evidence []StateEvidence  `json:"ev"`
+}
+
+// StateEvidence is an Evidence as a StateFlagged keeps it: Evidence's own JSON is the output's (long
+// names, numbers rounded), so the state has its own form of the same fields.
+type StateEvidence struct {
+	Kind           string   `json:"k"`
+	By             string   `json:"by,omitempty"`
+	ByLine         int      `json:"bl,omitempty"`
+	Basis          string   `json:"basis,omitempty"`
+	Overlap        []string `json:"overlap,omitempty"`
+	LossFinal      *float64 `json:"loss,omitempty"`
+	Median         *float64 `json:"median,omitempty"`
+	Failure        string   `json:"failure,omitempty"`
+	Distance       int      `json:"d,omitempty"`
+	CorroboratedBy string   `json:"co,omitempty"`
 }
 
 func exact(n *Num) *float64 {
@@ -72,6 +94,35 @@ func num(f *float64) *Num {
 	return &n
 }
 
+// stateFlagged is f as a state keeps it.
+func stateFlagged(f *Flagged) StateFlagged {
+	sf := StateFlagged{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level, Line: f.Line, Loss: float64(f.LossFinal),
+		Key: f.Key, ActiveLevel: f.ActiveLevel, SignalsSource: f.SignalsSource, Fired: f.Fired, Evidence: make([]StateEvidence, len(f.Evidence))}
+	for _, x := range f.Signals { // none: nil, as f's (its JSON says null)
+		sf.Names, sf.Weights = append(sf.Names, x.Name), append(sf.Weights, x.Weight)
+	}
+	for i, e := range f.Evidence {
+		sf.Evidence[i] = StateEvidence{Kind: e.Kind, By: e.By, ByLine: e.ByLine, Basis: e.Basis, Overlap: e.Overlap,
+			LossFinal: exact(e.LossFinal), Median: exact(e.Median), Failure: e.Failure, Distance: e.Distance, CorroboratedBy: e.CorroboratedBy}
+	}
+	return sf
+}
+
+// flagged is the counted flagged task sf keeps, of the log source.
+func (sf *StateFlagged) flagged(source string) Flagged {
+	f := Flagged{MetaTimestamp: sf.MetaTimestamp, Title: sf.Title, Level: sf.Level, Source: source, Line: sf.Line, LossFinal: Num(sf.Loss),
+		Key: sf.Key, ActiveLevel: sf.ActiveLevel, SignalsSource: sf.SignalsSource, Fired: sf.Fired, Counted: true,
+		Evidence: make([]Evidence, len(sf.Evidence))}
+	for i, name := range sf.Names {
+		f.Signals = append(f.Signals, weights.SignalWeight{Name: name, Weight: sf.Weights[i]})
+	}
+	for i, e := range sf.Evidence {
+		f.Evidence[i] = Evidence{Kind: e.Kind, By: e.By, ByLine: e.ByLine, Basis: e.Basis, Overlap: e.Overlap,
+			LossFinal: num(e.LossFinal), Median: num(e.Median), Failure: e.Failure, Distance: e.Distance, CorroboratedBy: e.CorroboratedBy}
+	}
+	return f
+}
+
 // States are what the next detection of each log read may start from, in the order the logs were read
 // (a log without a labelled task has none).
 func (d *Detection) States() []*LogState { return d.states }
@@ -86,98 +137,54 @@ func (d *detector) state(ls *logStream) *LogState {
 		Eligible:        det.Accumulated.Eligible - ls.from.acc.Eligible,
 		Flagged:         det.Accumulated.Flagged - ls.from.acc.Flagged,
 		Tasks:           det.Accumulated.Tasks - ls.from.acc.Tasks,
-		Screen:          []int{}, Blocks: [][2]int{}, Days: [][2]int{}, Sigs: [][]weights.Signal{}, Counted: []StateFlagged{},
-		Warnings: slices.Clone(det.Warnings[ls.from.warnings:first.warnAt])}
-	index := map[sigKey]int{}
-	for _, t := range det.screenTasks[ls.from.screen:] {
-		var k sigKey
-		k.n = copy(k.sigs[:], t.sigs)
-		i, ok := index[k]
-		if len(t.sigs) > len(k.sigs) { // not shared either (detector.shared): kept apart
-			ok = false
-		}
+		Cells:           []StateCell{}, Sigs: [][]weights.Signal{}, Counted: []StateFlagged{},
+		Warnings: ls.warnings.upTo(first.warnAt)}
+	index := map[string]int{}
+	for _, c := range det.screenTasks.cells[ls.from.screen:] {
+		i, ok := index[c.sigs]
 		if !ok {
 			i = len(st.Sigs)
-			index[k] = i
-			st.Sigs = append(st.Sigs, t.sigs)
+			index[c.sigs] = i
+			st.Sigs = append(st.Sigs, c.signals())
 		}
-		v := i * 8
-		if t.weak {
-			v += 4
-		}
-		if t.eligible {
-			v += 2
-		}
-		if t.flagged {
-			v++
-		}
-		st.Screen = append(st.Screen, v)
-		st.Blocks = appendRun(st.Blocks, d.keys[t.stratum][1])
-		st.Days = appendRun(st.Days, int(t.day))
+		st.Cells = append(st.Cells, stateCellOf(c, i, d.keys[c.stratum][1]))
 	}
-	for _, f := range det.Flagged[ls.from.flagged:] {
-		sf := StateFlagged{Flagged: f, Fired: f.Fired, Loss: float64(f.LossFinal)}
-		for _, e := range f.Evidence {
-			sf.EvidenceLoss, sf.EvidenceMedian = append(sf.EvidenceLoss, exact(e.LossFinal)), append(sf.EvidenceMedian, exact(e.Median))
-		}
-		st.Counted = append(st.Counted, sf)
+	for i := range det.Flagged[ls.from.flagged:] {
+		st.Counted = append(st.Counted, stateFlagged(&det.Flagged[ls.from.flagged+i]))
 	}
 	return st
-}
-
-// appendRun counts one more task of value v in runs of [value, tasks].
-func appendRun(runs [][2]int, v int) [][2]int {
-	if n := len(runs); n > 0 && runs[n-1][0] == v {
-		runs[n-1][1]++
-		return runs
-	}
-	return append(runs, [2]int{v, 1})
-}
-
-// takeRun is the value of the next task of runs and the runs left after it.
-func takeRun(runs [][2]int) (int, [][2]int) {
-	for runs[0][1] == 0 {
-		runs = runs[1:]
-	}
-	runs[0][1]--
-	return runs[0][0], runs
 }
 
 // Check says whether st is a state a detection could have written: a state is read back from a file
 // (a cache, hostile input like every file), and a malformed one must be refused, never half taken up.
 func (st *LogState) Check() error {
-	runs, days := 0, 0
-	for _, b := range st.Blocks {
-		if b[1] <= 0 || b[0] < -1 {
-			return fmt.Errorf("state of %s: a run of %d tasks in block %d", st.Source, b[1], b[0])
+	var tasks, eligible, flagged int
+	for _, c := range st.Cells {
+		// flags: flagged needs eligible; weak needs eligible and not flagged (detector.count).
+		if c[0] < 0 || c[0] >= len(st.Sigs) || c[1] < 0 || c[1] > 7 || c[1]&3 == 1 || c[1]&4 != 0 && c[1]&3 != 2 ||
+			c[2] < -1 || c[3] <= 0 || c[3] > st.Labelled-tasks || c[4] < math.MinInt32 || c[4] > math.MaxInt32 {
+			return fmt.Errorf("state of %s: cell %v", st.Source, c)
 		}
-		runs += b[1]
-	}
-	for _, b := range st.Days {
-		if b[1] <= 0 || b[0] < math.MinInt32 || b[0] > math.MaxInt32 {
-			return fmt.Errorf("state of %s: a run of %d tasks on day %d", st.Source, b[1], b[0])
+		tasks += c[3]
+		if c[1]&2 != 0 {
+			eligible += c[3]
 		}
-		days += b[1]
+		if c[1]&1 != 0 {
+			flagged += c[3]
+		}
 	}
 	switch {
 	case st.Offset <= 0 || st.Line <= 1 || st.Labelled <= 0:
 		return fmt.Errorf("state of %s: resumes at offset %d, line %d after %d tasks", st.Source, st.Offset, st.Line, st.Labelled)
-	case runs != len(st.Screen) || days != len(st.Screen):
-		return fmt.Errorf("state of %s: %d screen tasks in blocks of %d and days of %d", st.Source, len(st.Screen), runs, days)
-	case st.Eligible > len(st.Screen) || st.Tasks != len(st.Screen) || st.Flagged != len(st.Counted) || st.Flagged > st.Eligible:
-		return fmt.Errorf("state of %s: counts %d/%d/%d do not match %d screen and %d flagged tasks", st.Source, st.Tasks, st.Eligible, st.Flagged, len(st.Screen), len(st.Counted))
+	case st.Tasks != tasks || st.Eligible != eligible || st.Flagged != flagged || st.Flagged != len(st.Counted):
+		return fmt.Errorf("state of %s: counts %d/%d/%d do not match its cells' %d/%d/%d and %d flagged tasks", st.Source, st.Tasks, st.Eligible, st.Flagged, tasks, eligible, flagged, len(st.Counted))
+	}
+	if err := st.Warnings.check(st.Source); err != nil {
+		return err
 	}
 	for _, f := range st.Counted {
-		if len(f.EvidenceLoss) != len(f.Evidence) || len(f.EvidenceMedian) != len(f.Evidence) || len(f.Evidence) == 0 {
-			return fmt.Errorf("state of %s: flagged task %s without its evidence", st.Source, f.MetaTimestamp)
-		}
-	}
-	for _, v := range st.Screen {
-		if v < 0 || v/8 >= len(st.Sigs) {
-			return fmt.Errorf("state of %s: screen task %d names no signal list", st.Source, v)
-		}
-		if v&4 != 0 && v&3 != 2 { // weak: eligible and not flagged (detector.count)
-			return fmt.Errorf("state of %s: screen task %d is a weak witness's but not eligible and unflagged", st.Source, v)
+		if len(f.Evidence) == 0 || len(f.Names) != len(f.Weights) {
+			return fmt.Errorf("state of %s: flagged task %s without its evidence or with %d signal names for %d weights", st.Source, f.MetaTimestamp, len(f.Names), len(f.Weights))
 		}
 	}
 	for _, sigs := range append(slices.Clone(st.Sigs), func() (all []weights.Signal) {
@@ -204,31 +211,42 @@ func (d *detector) restore(st *LogState) {
 	if st.Through.After(d.through) {
 		d.through = st.Through
 	}
-	det.Warnings = append(det.Warnings, st.Warnings...)
-	det.screenTasks = slices.Grow(det.screenTasks, len(st.Screen))
-	blocks, days := slices.Clone(st.Blocks), slices.Clone(st.Days)
-	for _, v := range st.Screen {
-		var block, day int
-		block, blocks = takeRun(blocks)
-		day, days = takeRun(days)
-		t := screenTask{sigs: d.shared(st.Sigs[v/8]), weak: v&4 != 0, eligible: v&2 != 0, flagged: v&1 != 0,
-			stratum: d.stratum([2]int{ls.index, block}), day: int32(day)}
-		for _, s := range t.sigs {
-			t.fired[s] = true
-		}
-		det.screenTasks = append(det.screenTasks, t)
+	ls.warnings = TaskWarnings{Listed: slices.Clone(st.Warnings.Listed), Counts: st.Warnings.Counts}
+	for _, c := range st.Cells {
+		t, n := c.screenTask(st.Sigs, func(block int) int32 { return d.stratum([2]int{ls.index, block}) })
+		det.screenTasks.add(t, n)
 	}
-	for _, f := range st.Counted {
-		f.Flagged.Fired, f.LossFinal = f.Fired, Num(f.Loss)
-		f.Evidence = slices.Clone(f.Evidence)
-		for i := range f.Evidence {
-			f.Evidence[i].LossFinal, f.Evidence[i].Median = num(f.EvidenceLoss[i]), num(f.EvidenceMedian[i])
-		}
-		det.Flagged = append(det.Flagged, f.Flagged)
+	for i := range st.Counted {
+		det.Flagged = append(det.Flagged, st.Counted[i].flagged(st.Source))
 	}
 	acc := &det.Accumulated
 	acc.BeforeWatermark += st.BeforeWatermark
 	acc.Eligible += st.Eligible
 	acc.Flagged += st.Flagged
 	acc.Tasks += st.Tasks
+}
+
+// StateCell is a screen cell as a LogState keeps it: [index in Sigs, weak·4 + eligible·2 + flagged,
+// 30-day block (-1: no meta time), tasks, day (screenTask.day)]. Every field of screenTask must be kept here (TestStateCellKeepsEveryField).
+type StateCell [5]int
+
+func stateCellOf(c screenCell, sigs, block int) StateCell {
+	flags := 0
+	if c.weak {
+		flags += 4
+	}
+	if c.eligible {
+		flags += 2
+	}
+	if c.flagged {
+		flags++
+	}
+	return StateCell{sigs, flags, block, c.n, int(c.day)}
+}
+
+// screenTask is the cell's screen task and count, its stratum numbered by stratum (from its block).
+func (c StateCell) screenTask(sigs [][]weights.Signal, stratum func(block int) int32) (screenTask, int) {
+	t := newScreenTask(sigs[c[0]], stratum(c[2]), c[1]&2 != 0, c[1]&1 != 0)
+	t.weak, t.day = c[1]&4 != 0, int32(c[4])
+	return t, c[3]
 }

@@ -46,7 +46,7 @@ type Detection struct {
 
 	// screenTasks are the accumulated population (eligible or not), kept so that a loop can weigh
 	// changes again once some flagged tasks are resolved.
-	screenTasks []screenTask
+	screenTasks population
 	// states are what the next detection of each log may start from (States).
 	states []*LogState
 }
@@ -227,7 +227,7 @@ func propose(det *Detection, parent, origin *weights.Weights, parity *Parity, ex
 		return nil, 0, fmt.Sprintf("no proposal: indistinguishable %s — their 2×2 tables over the accumulated evidence are identical, so the evidence cannot say which one is the signal",
 			strings.Join(tied, ", "))
 	}
-	ranked, beyond := rankChanges(det.Screen, det.screenTasks, parent, origin, parity, exclude)
+	ranked, beyond := rankChanges(det.Screen, det.screenTasks.cells, parent, origin, parity, exclude)
 	if !signalReverted {
 		det.Gains, det.Beyond = ranked, beyond
 		if ranked == nil {
@@ -253,7 +253,7 @@ func propose(det *Detection, parent, origin *weights.Weights, parity *Parity, ex
 	}
 	edge, onEdge, ok := pickEdge(det.Flagged, parent, exclude)
 	if ok {
-		g := lossGain(edge, changeExcess(edge, parent, det.screenTasks), parent, det.screenTasks, parity)
+		g := lossGain(edge, changeExcess(edge, parent, det.screenTasks.cells), parent, det.screenTasks.cells, parity)
 		if float64(g.Net) > 0 {
 			return &edge, onEdge, fmt.Sprintf("the signal change was reverted, and %d flagged tasks score exactly on the upper edge of %s (%s)", onEdge, edge.Edge, g)
 		}
@@ -459,7 +459,7 @@ func Step(in StepInput) (*StepResult, error) {
 		base = &parent
 	}
 	j := &judge{parent: &parent, parityBase: base, suite: in.Suite, holdout: in.Holdout, parity: in.Parity, budget: budget,
-		before: in.Suite.Losses(&parent), flagged: det.Flagged, requireLift: !in.InLoop, tasks: det.screenTasks}
+		before: in.Suite.Losses(&parent), flagged: det.Flagged, requireLift: !in.InLoop, tasks: det.screenTasks.cells}
 	first := *det.Proposal
 	res.Tried = &first
 	// A change beyond the drift bound is not measured: the step stops and the caller escalates.
@@ -472,9 +472,9 @@ func Step(in StepInput) (*StepResult, error) {
 				cc = c.Halved()
 			}
 			// The excess is the tasks this change (the half included) lifts.
-			j.excess = changeExcess(cc, &parent, det.screenTasks)
+			j.excess = changeExcess(cc, &parent, det.screenTasks.cells)
 			if half {
-				if g := lossGain(cc, j.excess, &parent, det.screenTasks, in.Parity); !(float64(g.Net) > 0) {
+				if g := lossGain(cc, j.excess, &parent, det.screenTasks.cells, in.Parity); !(float64(g.Net) > 0) {
 					return false
 				}
 			}

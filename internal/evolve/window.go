@@ -154,9 +154,9 @@ type windowTask struct {
 	witnesses witnessSet
 	// weak says the first later task in its code area failed (sameAreaWitnesses).
 	weak bool
-	// warnAt is how many warnings the detection had before this task's (LogState keeps those of the
-	// tasks before the first it holds).
-	warnAt int
+	// warnAt is how many task warnings of each kind its log had before this task's (LogState keeps
+	// those of the tasks before the first it holds).
+	warnAt [numWarningKinds]int
 }
 
 // Resolver supplies what the pure stages cannot compute themselves.
@@ -207,15 +207,15 @@ func (r *Resolver) detect(title string) []weights.Signal {
 func isAuto(dispatch string) bool { return dispatch == "auto" || dispatch == "auto-level" }
 
 // resolveTask finds the task's signals (docs/decisions.md#evolution-step, rule 5) and checks its recorded level against them.
-func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
+func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []TaskWarning) {
 	wt := &windowTask{t: t}
-	var warns []Warning
-	warn := func(format string, args ...any) {
-		warns = append(warns, Warning{Source: t.Source, Line: t.Line, Reason: fmt.Sprintf(format, args...)})
+	var warns []TaskWarning
+	warn := func(kind int, format string, args ...any) {
+		warns = append(warns, TaskWarning{Warning{Source: t.Source, Line: t.Line, Reason: fmt.Sprintf(format, args...)}, kind})
 	}
 	dispatchW, dispatchName := r.weightsFor(t.WeightsVersion)
 	if t.WeightsVersion != "" && dispatchName != t.WeightsVersion {
-		warn("task %s: weights=%s is not in the store; using the active %s", t.MetaTimestamp, t.WeightsVersion, dispatchName)
+		warn(warnUnknownVersion, "task %s: weights=%s is not in the store; using the active %s", t.MetaTimestamp, t.WeightsVersion, dispatchName)
 	}
 	if t.HasSignals {
 		wt.source = SignalsRecorded
@@ -258,7 +258,7 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []Warning) {
 // checkRecordedLevel warns when an auto-dispatched task's recorded level is not the bucket of its recorded
 // signal sum (allowing the L4→L3 clamp at standard creativity). The recorded level stays what counts: it
 // is what was dispatched (docs/decisions.md#trace-logs).
-func checkRecordedLevel(t *traceparse.Task, sum weights.Half, w *weights.Weights, name string, warn func(string, ...any)) {
+func checkRecordedLevel(t *traceparse.Task, sum weights.Half, w *weights.Weights, name string, warn func(int, string, ...any)) {
 	if !isAuto(t.Dispatch) {
 		return
 	}
@@ -272,9 +272,9 @@ func checkRecordedLevel(t *traceparse.Task, sum weights.Half, w *weights.Weights
 	case bucket == weights.L4 && recorded == weights.L3 && standard:
 		return // the clamp
 	case bucket == weights.L4 && recorded == weights.L4 && t.Creativity == "standard":
-		warn("task %s: recorded L4 with creativity=standard, which the clamp forbids (signals sum to %s)", t.MetaTimestamp, sum.String())
+		warn(warnClampForbids, "task %s: recorded L4 with creativity=standard, which the clamp forbids (signals sum to %s)", t.MetaTimestamp, sum.String())
 	case bucket != recorded:
-		warn("task %s: recorded %s but its signals sum to %s, which is %s under %s", t.MetaTimestamp, t.Level, sum.String(), bucket, name)
+		warn(warnLevelDisagrees, "task %s: recorded %s but its signals sum to %s, which is %s under %s", t.MetaTimestamp, t.Level, sum.String(), bucket, name)
 	}
 }
 
