@@ -24,8 +24,8 @@ import (
 // wrong with it — missing, unreadable, too large, malformed, another key, a log rewritten, truncated or
 // rotated — just means a full read.
 
-// detectStateFormat changes whenever what a state holds or means changes (4: a cell's day).
-const detectStateFormat = 4
+// detectStateFormat changes whenever what a state holds or means changes (5: a cell's day).
+const detectStateFormat = 5
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {
@@ -140,7 +140,7 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 			c.Tasks < c.State.Labelled || len(c.Warnings) > traceparse.MaxWarnings {
 			continue
 		}
-		if check, err := checkBytes(c.Path, c.State.Offset); err != nil || check != c.Check {
+		if check, err := checkBytes(c.Path, c.State.CountedTo); err != nil || check != c.Check {
 			continue
 		}
 		if l.resume == nil {
@@ -205,7 +205,7 @@ func splitRead(r *logRead, st *evolve.LogState) (cachedLog, bool) {
 		!slices.Equal(tail, r.warnings[len(r.warnings)-len(tail):]) {
 		return cachedLog{}, false
 	}
-	check, err := checkBytes(r.path, st.Offset)
+	check, err := checkBytes(r.path, st.CountedTo)
 	if err != nil {
 		return cachedLog{}, false
 	}

@@ -43,8 +43,8 @@ func (e excessEstimate) sinceDate() string {
 	return time.Unix(int64(e.since)*86400, 0).UTC().Format(time.DateOnly)
 }
 
-// currentExcess is the excess of the tasks group puts with the lifted ones over the others (Excess,
-// regressed as regressedAtAll), on the recent part of the history after a supported change point of
+// currentExcess is the excess of the tasks group puts with the lifted ones over the others
+// (excessTable: flagged, or a weak witness net of the placebos), on the recent part of the history after a supported change point of
 // the lifted tasks' regression rate, else on the whole history; 0 when no task is lifted.
 //
 // The candidate splits are the suffixes of the last 4, 8, 16, … days that leave a day with a task before
@@ -61,27 +61,25 @@ func (e excessEstimate) sinceDate() string {
 // that only chance favours (the largest of many noisy estimates, biased upward) is never taken on its
 // point estimate.
 func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) excessEstimate {
-	days := map[int32]*Table{}
-	var whole Table
-	for i := range tasks {
-		t := &tasks[i]
+	days := map[int32]*excessTable{}
+	var whole excessTable
+	for _, t := range tasks {
 		g := group(&t.screenTask)
 		if g == groupNone {
 			continue
 		}
-		cell := tableCell(g == groupLifted, t.regressedAtAll())
-		whole[cell] += t.n
+		whole.add(g == groupLifted, t)
 		d := days[t.day]
 		if d == nil {
-			d = &Table{}
+			d = &excessTable{}
 			days[t.day] = d
 		}
-		d[cell] += t.n
+		d.add(g == groupLifted, t)
 	}
-	if whole[0]+whole[1] == 0 {
+	if whole.n[0] == 0 {
 		return excessEstimate{}
 	}
-	est := excessEstimate{excess: Excess(whole[0], whole[1], whole[2], whole[3])}
+	est := excessEstimate{excess: whole.excess()}
 	order := make([]int32, 0, len(days))
 	for d := range days {
 		order = append(order, d)
@@ -95,15 +93,16 @@ func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) exce
 	bound := ChangeAlpha / float64(2*len(cuts))
 	best := math.Inf(-1)
 	for _, cut := range cuts {
-		var recent Table
+		var recent, before excessTable
 		for _, d := range order {
 			if d >= cut {
-				for i, n := range days[d] {
-					recent[i] += n
-				}
+				recent.plus(days[d])
+			} else {
+				before.plus(days[d])
 			}
 		}
-		ra, rb, ba, bb := recent[0], recent[1], whole[0]-recent[0], whole[1]-recent[1]
+		r, b := recent.cells(), before.cells()
+		ra, rb, ba, bb := r[0], r[1], b[0], b[1]
 		if ra+rb == 0 || ba+bb == 0 {
 			continue
 		}
@@ -112,10 +111,20 @@ func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) exce
 		}
 		if ll := binomialLogLik(ra, rb) + binomialLogLik(ba, bb); ll > best {
 			best = ll
-			est = excessEstimate{excess: Excess(ra, rb, recent[2], recent[3]), since: cut, split: true}
+			est = excessEstimate{excess: recent.excess(), since: cut, split: true}
 		}
 	}
 	return est
+}
+
+// plus adds o's counts to e.
+func (e *excessTable) plus(o *excessTable) {
+	for g := range 2 {
+		e.n[g] += o.n[g]
+		e.flagged[g] += o.flagged[g]
+		e.weak[g] += o.weak[g]
+		e.placebo[g] += o.placebo[g]
+	}
 }
 
 // binomialLogLik is the log likelihood of k successes and f failures at their own rate.

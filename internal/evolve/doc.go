@@ -12,7 +12,8 @@
 //	Evidence   from the task's horizon (the Horizon labelled tasks after it): regression_followed=true;
 //	           a later task with regression_of=<meta timestamp>; same-area (the weak kind) only when the
 //	           first two later same-area tasks, within SameAreaDistance, both failed; a single failing
-//	           first one (a weak witness) flags nothing but counts in the excess
+//	           first one (a weak witness) flags nothing but counts in the excess, net of the placebos
+//	           (the nearest earlier same-area task failed)
 //	Settled    Horizon later labelled tasks, or the log quiet for SettleAfter: only settled tasks after
 //	           the evidence watermark enter the accumulated tables
 //	Trigger    >= 3 flagged tasks in the windows, or a passing signal with >= 3 counted regressions low

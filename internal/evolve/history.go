@@ -140,7 +140,9 @@ func (d *detector) countFixed() {
 		d.count(ls, ls.fixed, false, true)
 		ls.fixed++
 	}
-	if drop := min(ls.fixed, ls.n-WindowSize) - ls.base; drop > 0 {
+	// The SameAreaDistance tasks before the first uncounted one stay held: they are its placebo's past
+	// (horizonEvidence), and a state keeps them (LogState.Context).
+	if drop := min(ls.fixed-SameAreaDistance, ls.n-WindowSize) - ls.base; drop > 0 {
 		clear(ls.buf[:drop])
 		ls.buf = ls.buf[drop:]
 		ls.base += drop
@@ -174,6 +176,21 @@ func (ls *logStream) horizonEvidence(i, end int) {
 	// held); max(base) only keeps a state that does not match its log from reaching before the held part.
 	_, median := blockMedian(ls.buf[max(ls.base, end-WindowSize+1)-ls.base : end+1-ls.base])
 	orig.sameArea, orig.witnesses, orig.weak = sameAreaWitnesses(orig, later, median)
+	orig.placebo = ls.placebo(i, median)
+}
+
+// placebo says whether the nearest earlier task in orig's code area, within SameAreaDistance labelled
+// tasks, failed (by the median its followers are judged by): a neighbour the task cannot have broken,
+// as exposed to its area's ordinary failures as its first follower (docs/decisions.md#weak-witness).
+// The tasks before it are held (countFixed keeps SameAreaDistance of them).
+func (ls *logStream) placebo(i int, median *Num) bool {
+	orig := ls.at(i)
+	for j := i - 1; j >= max(ls.base, i-SameAreaDistance); j-- {
+		if _, overlap := sameArea(orig.t, ls.at(j).t); len(overlap) > 0 {
+			return sameAreaFailure(ls.at(j), median) != ""
+		}
+	}
+	return false
 }
 
 // sameAreaWitnesses is the same-area evidence for orig when its first SameAreaWitnesses later tasks in its
@@ -291,7 +308,9 @@ func (d *detector) endLog() {
 	}
 	ls.done = ls.n
 	var taken witnessSet
-	claimed := make([]bool, ls.n-ls.fixed)
+	// max: a log that ends inside the tasks its state counted (a state that does not match its log) has
+	// nothing left to count.
+	claimed := make([]bool, max(0, ls.n-ls.fixed))
 	for j := ls.n - 1; j >= ls.fixed; j-- {
 		claimed[j-ls.fixed] = ls.at(j).claims(taken)
 		taken = ls.at(j).next(taken)
@@ -343,6 +362,7 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 		st := newScreenTask(wt.fired, d.stratumOf(ls, wt.t.MetaTime), wt.eligible, flagged)
 		st.day = dayOf(wt.t.MetaTime)
 		st.weak = wt.eligible && !flagged && wt.weak
+		st.placebo = wt.eligible && !flagged && wt.placebo
 		det.screenTasks.add(st, 1)
 		det.Accumulated.Tasks++
 		if wt.eligible {

@@ -182,28 +182,19 @@ func TestSameAreaWitnessSpeaksOnce(t *testing.T) {
 // only as one failing later task in its file, which the second same-area task then contradicts.
 func TestWeakWitnessEntersOnlyTheExcess(t *testing.T) {
 	w := refWeights(t)
-	start := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-	var b strings.Builder
-	n := 0
-	task := func(level, sigs, file, terminal string) {
-		at := start.Add(time.Duration(n) * time.Hour)
-		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  signals=%s  task=\"task %d\"  loops=inner\n", at.Format(time.RFC3339), level, sigs, n)
-		fmt.Fprintf(&b, "%s  inner  k=1  action=\"edit\"  loss=0.1  files=%s\n", at.Add(time.Second).Format(time.RFC3339), file)
-		fmt.Fprintf(&b, "%s  inner  close  terminal=%s  loss_final=0.100\n", at.Add(2*time.Second).Format(time.RFC3339), terminal)
-		n++
-	}
+	var lg fileTrace
 	for i := 0; i < 12; i++ {
 		file := fmt.Sprintf("src/m%d.go", i)
 		if i%2 == 0 { // a carrier (−3, L1; cross-layer +2 lifts it), then a failing and a passing follower
-			task("L1/methodical", "explicit-bugfix:-5,cross-layer:+2", file, "success")
-			task("L2/deliberate", "layer-crossings:+2", file, "failed")
+			lg.task("L1/methodical", "explicit-bugfix:-5,cross-layer:+2", file, "success")
+			lg.task("L2/deliberate", "layer-crossings:+2", file, "failed")
 		} else { // a task without the signal, then two passing followers
-			task("L1/methodical", "explicit-bugfix:-5", file, "success")
-			task("L2/deliberate", "layer-crossings:+2", file, "success")
+			lg.task("L1/methodical", "explicit-bugfix:-5", file, "success")
+			lg.task("L2/deliberate", "layer-crossings:+2", file, "success")
 		}
-		task("L2/deliberate", "layer-crossings:+2", file, "success")
+		lg.task("L2/deliberate", "layer-crossings:+2", file, "success")
 	}
-	det := Detect(DetectInput{Tasks: parseLog(t, "a/trace.log", []byte(b.String())).Tasks, Resolver: Resolver{Active: &w}})
+	det := Detect(DetectInput{Tasks: parseLog(t, "a/trace.log", []byte(lg.b.String())).Tasks, Resolver: Resolver{Active: &w}})
 	if len(det.Flagged) != 0 {
 		t.Fatalf("flagged %d task(s); a single same-area witness must flag none", len(det.Flagged))
 	}

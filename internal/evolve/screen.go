@@ -77,8 +77,9 @@ type screenTask struct {
 	day     int32
 	flagged bool
 	// weak marks an eligible task that is not flagged but whose first later same-area task failed: a
-	// single witness, counted only in the excess (regressedAtAll, docs/decisions.md#weak-witness).
-	weak bool
+	// single witness; placebo one whose nearest earlier same-area task failed. Both count only in the
+	// excess, the one net of the other (excessTable, docs/decisions.md#weak-witness).
+	weak, placebo bool
 	// eligible tasks enter the tables; the others (auto, closed, L2+ under the active weights) only
 	// count for the loss rule's extra levels.
 	eligible bool
@@ -156,11 +157,49 @@ func tasksIn(cells []screenCell) int {
 	return n
 }
 
-// regressedAtAll is whether the excess counts the task as regressed: flagged, or with a single same-area
-// witness. The tests never count a single witness (an ordinary failure in a busy module would flag
-// noise), but the excess is a difference between carriers and the other eligible tasks, and ordinary
-// failures fall on both alike (docs/decisions.md#weak-witness).
-func (t screenTask) regressedAtAll() bool { return t.flagged || t.weak }
+// excessTable is the 2×2 the excess is estimated from (docs/decisions.md#weak-witness): per group
+// (tasks in it, the others) the eligible tasks, and as regressed the flagged ones plus the single
+// same-area witnesses net of the placebos, never below the flagged. The tests never count a single
+// witness (an ordinary failure in a busy module would flag noise). A regression recorded by one failing
+// follower belongs in the excess, but so does every ordinary failure of a task's next neighbour in its
+// files, and those fall alike on the two groups only when the groups work alike: carriers in a busy
+// module, or touching more files, have a failing neighbour more often for reasons of their area. The
+// nearest earlier task in the same files is a neighbour a task cannot have broken, with the same
+// exposure to the area's ordinary failures, so the placebo takes them out group by group.
+type excessTable struct{ n, flagged, weak, placebo [2]int }
+
+// add counts the cell's eligible tasks, in the group when in.
+func (e *excessTable) add(in bool, c screenCell) {
+	g := 1
+	if in {
+		g = 0
+	}
+	e.n[g] += c.n
+	if c.flagged {
+		e.flagged[g] += c.n
+	}
+	if c.weak {
+		e.weak[g] += c.n
+	}
+	if c.placebo {
+		e.placebo[g] += c.n
+	}
+}
+
+// cells is the table as Excess takes it: regressed in the group, not, regressed among the others, not.
+func (e excessTable) cells() [4]int {
+	var n [4]int
+	for g := range 2 {
+		regressed := e.flagged[g] + max(0, e.weak[g]-e.placebo[g])
+		n[2*g], n[2*g+1] = regressed, e.n[g]-regressed
+	}
+	return n
+}
+
+func (e excessTable) excess() float64 {
+	n := e.cells()
+	return Excess(n[0], n[1], n[2], n[3])
+}
 
 // Screen builds the per-signal rows in signal table order (docs/decisions.md#accumulated-evidence).
 //
@@ -180,12 +219,12 @@ func Screen(tasks []screenCell, nFlagged int) []ScreenRow {
 	}
 	for s := range rows {
 		tables := make([]Table, strata)
-		var excess Table // as the tables, a single same-area witness counted (regressedAtAll)
+		var excess excessTable
 		for _, t := range tasks {
 			if !t.eligible {
 				continue
 			}
-			excess[tableCell(t.fired[s], t.regressedAtAll())] += t.n
+			excess.add(t.fired[s], t)
 			tables[t.stratum][tableCell(t.fired[s], t.flagged)] += t.n
 		}
 		var a, b, c, d int
@@ -201,7 +240,7 @@ func Screen(tasks []screenCell, nFlagged int) []ScreenRow {
 			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(stats.PrevalenceDiff(a, b, c, d)),
 			Phi: Num(sc.Phi), LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),
 			EValue: Num(math.Exp(LogEValueStrata(tables))), Threshold: Num(Threshold), MoreNeeded: MoreNeededStrata(tables),
-			Excess: Num(Excess(excess[0], excess[1], excess[2], excess[3])), Consistent: consistent(a, nFlagged)}
+			Excess: Num(excess.excess()), Consistent: consistent(a, nFlagged)}
 		ps[s] = sc.P
 		passes[s], underpowered[s] = PassesStrata(tables), !PassesStrata(extreme)
 	}

@@ -17,11 +17,17 @@ import (
 // which the caller checks before it passes a state back.
 type LogState struct {
 	Source string `json:"source"`
-	// Offset and Line locate the meta line of the first task not counted for good: a read resumes there.
+	// Offset and Line locate the meta line of the first task held: a read resumes there.
 	Offset int64 `json:"offset"`
 	Line   int   `json:"line"`
-	// Labelled counts the labelled tasks before it.
+	// Labelled counts the labelled tasks before it; Context how many of the held tasks were counted for
+	// good already (at most SameAreaDistance: they are read again only as the placebo's past of the
+	// tasks after them, docs/decisions.md#weak-witness).
 	Labelled int `json:"labelled"`
+	Context  int `json:"context"`
+	// CountedTo is the offset of the first task not counted for good (Offset when Context is 0): the
+	// bytes before it are what the state stands for, and a caller checks them before it passes it back.
+	CountedTo int64 `json:"counted_to"`
 	// Last is the latest meta time read, Origin the log's first unspent meta time (zero: none yet):
 	// reading the held tasks again leaves both as they are. Through is the latest meta time of its
 	// counted eligible tasks.
@@ -131,7 +137,7 @@ func (d *Detection) States() []*LogState { return d.states }
 func (d *detector) state(ls *logStream) *LogState {
 	first := ls.buf[0]
 	det := d.det
-	st := &LogState{Source: ls.source, Offset: first.t.Offset, Line: first.t.Line, Labelled: ls.base,
+	st := &LogState{Source: ls.source, Offset: first.t.Offset, Line: first.t.Line, Labelled: ls.base, Context: ls.fixed - ls.base, CountedTo: first.t.Offset,
 		Last: ls.last, Origin: ls.origin, Through: ls.through,
 		BeforeWatermark: det.Accumulated.BeforeWatermark - ls.from.acc.BeforeWatermark,
 		Eligible:        det.Accumulated.Eligible - ls.from.acc.Eligible,
@@ -139,6 +145,9 @@ func (d *detector) state(ls *logStream) *LogState {
 		Tasks:           det.Accumulated.Tasks - ls.from.acc.Tasks,
 		Cells:           []StateCell{}, Sigs: [][]weights.Signal{}, Counted: []StateFlagged{},
 		Warnings: ls.warnings.upTo(first.warnAt)}
+	if ls.fixed < ls.n {
+		st.CountedTo = ls.at(ls.fixed).t.Offset
+	}
 	index := map[string]int{}
 	for _, c := range det.screenTasks.cells[ls.from.screen:] {
 		i, ok := index[c.sigs]
@@ -160,9 +169,9 @@ func (d *detector) state(ls *logStream) *LogState {
 func (st *LogState) Check() error {
 	var tasks, eligible, flagged int
 	for _, c := range st.Cells {
-		// flags: flagged needs eligible; weak needs eligible and not flagged (detector.count).
-		if c[0] < 0 || c[0] >= len(st.Sigs) || c[1] < 0 || c[1] > 7 || c[1]&3 == 1 || c[1]&4 != 0 && c[1]&3 != 2 ||
-			c[2] < -1 || c[3] <= 0 || c[3] > st.Labelled-tasks || c[4] < math.MinInt32 || c[4] > math.MaxInt32 {
+		// flags: flagged needs eligible; weak and placebo need eligible and not flagged (detector.count).
+		if c[0] < 0 || c[0] >= len(st.Sigs) || c[1] < 0 || c[1] > 15 || c[1]&3 == 1 || c[1]&12 != 0 && c[1]&3 != 2 ||
+			c[2] < -1 || c[3] <= 0 || c[3] > st.Labelled+st.Context-tasks || c[4] < math.MinInt32 || c[4] > math.MaxInt32 {
 			return fmt.Errorf("state of %s: cell %v", st.Source, c)
 		}
 		tasks += c[3]
@@ -174,8 +183,12 @@ func (st *LogState) Check() error {
 		}
 	}
 	switch {
-	case st.Offset <= 0 || st.Line <= 1 || st.Labelled <= 0:
-		return fmt.Errorf("state of %s: resumes at offset %d, line %d after %d tasks", st.Source, st.Offset, st.Line, st.Labelled)
+	case st.Offset < 0 || st.Line < 1 || st.Labelled < 0 || st.Labelled+st.Context <= 0 || st.CountedTo <= 0:
+		// Something counted; the held tasks may start with the log's first (Labelled 0) when the
+		// counted ones are within SameAreaDistance of it.
+		return fmt.Errorf("state of %s: resumes at offset %d, line %d after %d tasks (%d counted)", st.Source, st.Offset, st.Line, st.Labelled, st.Labelled+st.Context)
+	case st.Context < 0 || st.Context > SameAreaDistance || st.CountedTo < st.Offset || (st.Context == 0) != (st.CountedTo == st.Offset):
+		return fmt.Errorf("state of %s: %d held tasks counted already (at most %d), up to offset %d from %d", st.Source, st.Context, SameAreaDistance, st.CountedTo, st.Offset)
 	case st.Tasks != tasks || st.Eligible != eligible || st.Flagged != flagged || st.Flagged != len(st.Counted):
 		return fmt.Errorf("state of %s: counts %d/%d/%d do not match its cells' %d/%d/%d and %d flagged tasks", st.Source, st.Tasks, st.Eligible, st.Flagged, tasks, eligible, flagged, len(st.Counted))
 	}
@@ -206,7 +219,8 @@ func (st *LogState) Check() error {
 // counts enter the detection as if its tasks had just been read.
 func (d *detector) restore(st *LogState) {
 	ls, det := d.cur, d.det
-	ls.n, ls.base, ls.done, ls.fixed = st.Labelled, st.Labelled, st.Labelled, st.Labelled
+	ls.n, ls.base = st.Labelled, st.Labelled
+	ls.done, ls.fixed = st.Labelled+st.Context, st.Labelled+st.Context
 	ls.last, ls.origin, ls.through = st.Last, st.Origin, st.Through
 	if st.Through.After(d.through) {
 		d.through = st.Through
@@ -226,12 +240,16 @@ func (d *detector) restore(st *LogState) {
 	acc.Tasks += st.Tasks
 }
 
-// StateCell is a screen cell as a LogState keeps it: [index in Sigs, weak·4 + eligible·2 + flagged,
-// 30-day block (-1: no meta time), tasks, day (screenTask.day)]. Every field of screenTask must be kept here (TestStateCellKeepsEveryField).
+// StateCell is a screen cell as a LogState keeps it: [index in Sigs, placebo·8 + weak·4 + eligible·2 +
+// flagged, 30-day block (-1: no meta time), tasks, day (screenTask.day)]. Every field of screenTask must
+// be kept here (TestStateCellKeepsEveryField).
 type StateCell [5]int
 
 func stateCellOf(c screenCell, sigs, block int) StateCell {
 	flags := 0
+	if c.placebo {
+		flags += 8
+	}
 	if c.weak {
 		flags += 4
 	}
@@ -247,6 +265,6 @@ func stateCellOf(c screenCell, sigs, block int) StateCell {
 // screenTask is the cell's screen task and count, its stratum numbered by stratum (from its block).
 func (c StateCell) screenTask(sigs [][]weights.Signal, stratum func(block int) int32) (screenTask, int) {
 	t := newScreenTask(sigs[c[0]], stratum(c[2]), c[1]&2 != 0, c[1]&1 != 0)
-	t.weak, t.day = c[1]&4 != 0, int32(c[4])
+	t.weak, t.placebo, t.day = c[1]&4 != 0, c[1]&8 != 0, int32(c[4])
 	return t, c[3]
 }

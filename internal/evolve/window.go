@@ -152,8 +152,9 @@ type windowTask struct {
 	// (detector.claimsDecided).
 	sameArea  Evidence
 	witnesses witnessSet
-	// weak says the first later task in its code area failed (sameAreaWitnesses).
-	weak bool
+	// weak says the first later task in its code area failed (sameAreaWitnesses); placebo the nearest
+	// earlier one within SameAreaDistance (docs/decisions.md#weak-witness).
+	weak, placebo bool
 	// warnAt is how many task warnings of each kind its log had before this task's (LogState keeps
 	// those of the tasks before the first it holds).
 	warnAt [numWarningKinds]int
