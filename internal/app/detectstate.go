@@ -24,8 +24,8 @@ import (
 // wrong with it — missing, unreadable, too large, malformed, another key, a log rewritten, truncated or
 // rotated — just means a full read.
 
-// detectStateFormat changes whenever what a state holds or means changes.
-const detectStateFormat = 4
+// detectStateFormat changes whenever what a state holds or means changes (5: a cell's day).
+const detectStateFormat = 5
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {

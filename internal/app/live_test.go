@@ -517,12 +517,15 @@ func traceNight(t *testing.T, seed uint64, night int, sig weights.Signal, out *N
 		if sig >= 0 && int(sig) < len(d.Screen) {
 			r := d.Screen[sig]
 			line += fmt.Sprintf(" table=%d/%d/%d/%d e=%.3g verdict=%s excess=%.2f tasks=%d", r.A, r.B, r.C, r.D, float64(r.EValue), r.Verdict, float64(r.Excess), d.Accumulated.Tasks)
+			if r.PaysFrom != nil {
+				line += fmt.Sprintf(" pays_from=%.2f", float64(*r.PaysFrom))
+			}
 		}
 		for i, g := range d.Gains {
 			if i == 3 {
 				break
 			}
-			line += fmt.Sprintf(" gain[%s hist=%.3f net=%.3f lifted=%d]", g.Change, float64(g.History), float64(g.Net), g.Lifted)
+			line += fmt.Sprintf(" gain[%s hist=%.3f net=%.3f lifted=%d excess=%.2f since=%s]", g.Change, float64(g.History), float64(g.Net), g.Lifted, float64(g.Excess), g.ExcessSince)
 		}
 		for i, g := range d.Beyond {
 			if i == 2 {

@@ -181,7 +181,7 @@ type judge struct {
 	requireLift bool
 	// excess is the change's estimated excess regression rate, credited by the parity price; tasks the
 	// accumulated population the history credit is computed on.
-	excess float64
+	excess excessEstimate
 	tasks  []screenCell
 }
 
@@ -244,7 +244,7 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 		why = append(why, "no flagged task leaves L0/L1")
 	}
 	if j.parity.Len() > 0 {
-		ps := PriceParity(j.parity, j.parityBase, &cand, j.budget, j.excess, float64(hist.Credit))
+		ps := PriceParity(j.parity, j.parityBase, &cand, j.budget, j.excess.excess, float64(hist.Credit))
 		a.Parity = &ps
 		if ps.OverBudget {
 			why = append(why, fmt.Sprintf("parity price: net price %.3f (too-high cost %.3f, credit %.3f) > budget %.3f",

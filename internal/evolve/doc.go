@@ -20,7 +20,8 @@
 //	Screen     per signal the 2x2 table over the accumulated evidence and its e-value (LogEValue);
 //	           a candidate needs e >= Threshold (Bonferroni over the nine signals at EvidenceAlpha)
 //	Loss rule  +1 and +2 on every candidate, weighed by the regressions avoided (the lifted carriers'
-//	           excess x too_low) against the levels raised without need (x too_high) on the history's
+//	           current excess x too_low: since a supported change point of their rate, else over the
+//	           whole history) against the levels raised without need (x too_high) on the history's
 //	           tasks (the parity prompts' side bounded by the parity budget); the best within the drift
 //	           bound is proposed
 //	Replay     every fixture scored under parent and candidate (detected once, re-weighted)

@@ -360,6 +360,7 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 		// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.
 		flagged := wt.eligible && len(wt.evidence) > 0
 		st := newScreenTask(wt.fired, d.stratumOf(ls, wt.t.MetaTime), wt.eligible, flagged)
+		st.day = dayOf(wt.t.MetaTime)
 		st.weak = wt.eligible && !flagged && wt.weak
 		st.placebo = wt.eligible && !flagged && wt.placebo
 		det.screenTasks.add(st, 1)
@@ -395,6 +396,17 @@ func (d *detector) stratumOf(ls *logStream, at time.Time) int32 {
 	}
 	k := [2]int{ls.index, block}
 	return d.stratum(k)
+}
+
+// dayOf is t's day since the Unix epoch, UTC (a task without a meta time: the zero time's day, before
+// every other).
+func dayOf(t time.Time) int32 {
+	s := t.Unix()
+	d := s / 86400
+	if s%86400 < 0 {
+		d-- // floor, not towards zero
+	}
+	return int32(d)
 }
 
 // stratum numbers a stratum by its key, in the order the keys first come.

@@ -15,8 +15,11 @@ import (
 type Gain struct {
 	Change Change `json:"change"`
 	// Excess is the estimated excess regression rate of the tasks the change lifts (liftedExcess: the
-	// eligible carriers it lifts over the eligible non-carriers; or of the tasks on the moved edge).
-	Excess Num `json:"excess"`
+	// eligible carriers it lifts over the eligible non-carriers; or of the tasks on the moved edge);
+	// ExcessSince the first day (2006-01-02) of the recent part of the history it was estimated on when
+	// their rate changed there (currentExcess), absent for the whole history.
+	Excess      Num    `json:"excess"`
+	ExcessSince string `json:"excess_since,omitempty"`
 	// Tasks counts the history's tasks weighed (auto, closed, settled, not ledgered, after the watermark,
 	// at any level); Lifted the eligible ones the change lifts out of L0/L1; Avoided the regressions that
 	// is expected to avoid (Lifted × Excess); ExtraLevels the levels raised on tasks that did not need
@@ -44,6 +47,9 @@ type Gain struct {
 func (g Gain) String() string {
 	s := fmt.Sprintf("%s: net gain %.3f per task (lifts %d, avoids %.1f regression(s), %.1f extra level(s))",
 		g.Change, float64(g.Net), g.Lifted, float64(g.Avoided), float64(g.ExtraLevels))
+	if g.ExcessSince != "" {
+		s += fmt.Sprintf(", excess %.2f since %s", float64(g.Excess), g.ExcessSince)
+	}
 	if g.BeyondDrift {
 		s += ", beyond the drift bound"
 	}
@@ -52,12 +58,13 @@ func (g Gain) String() string {
 
 // lossGain weighs change c on the history's tasks (and, reported apart, on the parity prompts when
 // given), crediting every eligible task it lifts out of L0/L1 with excess expected regressions avoided.
-func lossGain(c Change, excess float64, parent *weights.Weights, tasks []screenCell, parity *Parity) Gain {
+func lossGain(c Change, est excessEstimate, parent *weights.Weights, tasks []screenCell, parity *Parity) Gain {
+	excess := est.excess
 	cand := c.Apply(*parent)
 	r := raiseOf(parent, &cand, tasks)
 	avoided, extra := r.avoided(excess), r.extra(excess)
 	n := tasksIn(tasks)
-	g := Gain{Change: c, Excess: Num(excess), Tasks: n, Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
+	g := Gain{Change: c, Excess: Num(excess), ExcessSince: est.sinceDate(), Tasks: n, Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
 	if n > 0 {
 		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(n))
 		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(n))
@@ -148,59 +155,80 @@ func paysFrom(rows []ScreenRow, tasks []screenCell, parent, origin *weights.Weig
 	}
 }
 
-// liftedExcess is the estimated excess regression rate of the eligible tasks signal change c lifts out
-// of L0/L1 under parent, over the eligible tasks that do not carry the signal: what lifting them is
-// expected to avoid (docs/decisions.md#loss-rule). Not the signal's whole table: carriers that sit too
-// low for c to lift may carry the whole excess, and crediting it to the ones c lifts made a change that
-// avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c lifts none.
-func liftedExcess(c Change, parent *weights.Weights, tasks []screenCell) float64 {
-	n := liftedTable(c, parent, tasks)
-	if n[0]+n[1] == 0 {
-		return 0
-	}
-	return Excess(n[0], n[1], n[2], n[3])
+// liftedExcess is the estimated current excess regression rate of the eligible tasks signal change c
+// lifts out of L0/L1 under parent, over the eligible tasks that do not carry the signal: what lifting
+// them is expected to avoid (docs/decisions.md#loss-rule). Not the signal's whole table: carriers that
+// sit too low for c to lift may carry the whole excess, and crediting it to the ones c lifts made a
+// change that avoids nothing pay (the second i28 review, TestReview2ExcessIsTheLiftedTasks). 0 when c
+// lifts none. Current: the excess since the lifted tasks' rate changed, when a change is supported
+// (currentExcess).
+func liftedExcess(c Change, parent *weights.Weights, tasks []screenCell) excessEstimate {
+	return currentExcess(tasks, liftedGroup(c, parent))
 }
 
-// liftedTable is liftedExcess's 2×2: the eligible carriers c lifts regressed and not, the eligible tasks
-// without the signal regressed and not (excessTable: flagged, or a weak witness net of the placebos).
+// liftedTable is the whole history's 2×2 of liftedExcess: the eligible carriers c lifts regressed and
+// not, the eligible tasks without the signal regressed and not (excessTable: flagged, or a weak witness
+// net of the placebos).
 func liftedTable(c Change, parent *weights.Weights, tasks []screenCell) [4]int {
-	cand := c.Apply(*parent)
+	group := liftedGroup(c, parent)
 	var n excessTable
 	for _, t := range tasks {
-		if !t.eligible {
-			continue
+		if g := group(&t.screenTask); g != groupNone {
+			n.add(g == groupLifted, t)
 		}
-		if t.fired[c.Signal] {
-			if !lifts(t.level(parent), t.level(&cand), true) {
-				continue
-			}
-		}
-		n.add(t.fired[c.Signal], t)
 	}
 	return n.cells()
 }
 
-// changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge
-// tasks' for a bucket edge.
-func changeExcess(c Change, parent *weights.Weights, tasks []screenCell) float64 {
-	if c.Kind == weights.ChangeBucket {
-		return edgeExcess(tasks, parent, c.Edge)
+// excessGroup is where a task enters an excess's 2×2: with the tasks a change lifts, with the others it
+// is compared with, or neither.
+type excessGroup int8
+
+const (
+	groupNone excessGroup = iota
+	groupLifted
+	groupOther
+)
+
+// liftedGroup: the eligible carriers c lifts out of L0/L1 against the eligible tasks without the
+// signal; carriers it does not lift are neither.
+func liftedGroup(c Change, parent *weights.Weights) func(*screenTask) excessGroup {
+	cand := c.Apply(*parent)
+	return func(t *screenTask) excessGroup {
+		switch {
+		case !t.eligible:
+			return groupNone
+		case !t.fired[c.Signal]:
+			return groupOther
+		case lifts(t.level(parent), t.level(&cand), true):
+			return groupLifted
+		}
+		return groupNone
 	}
-	return liftedExcess(c, parent, tasks)
 }
 
-// edgeExcess is the estimated excess regression rate of the eligible tasks that score exactly on the
-// upper edge of lv under parent (the ones moving the edge down lifts), over the other eligible tasks.
-func edgeExcess(tasks []screenCell, parent *weights.Weights, lv weights.Level) float64 {
-	var n excessTable
-	for _, t := range tasks {
+// edgeGroup: the eligible tasks that score exactly on the upper edge of lv under parent (the ones
+// moving the edge down lifts) against the other eligible tasks.
+func edgeGroup(parent *weights.Weights, lv weights.Level) func(*screenTask) excessGroup {
+	return func(t *screenTask) excessGroup {
 		if !t.eligible {
-			continue
+			return groupNone
 		}
 		sum := t.score(parent)
-		n.add(parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv], t)
+		if parent.Level(sum) == lv && sum == parent.Buckets.Edges[lv] {
+			return groupLifted
+		}
+		return groupOther
 	}
-	return n.excess()
+}
+
+// changeExcess is the excess a change is credited with: the lifted tasks' for a signal, the on-edge
+// tasks' for a bucket edge.
+func changeExcess(c Change, parent *weights.Weights, tasks []screenCell) excessEstimate {
+	if c.Kind == weights.ChangeBucket {
+		return currentExcess(tasks, edgeGroup(parent, c.Edge))
+	}
+	return liftedExcess(c, parent, tasks)
 }
 
 // stepSizes are the deltas the loss rule chooses between for a signal.

@@ -52,7 +52,7 @@ func TestLossRuleChargesTasksAlreadyHigh(t *testing.T) {
 	w := refWeights(t)
 	tasks := append(lossTasks(4, true, true, weights.ExplicitBugfix, weights.LayerCrossings, weights.UnknownFileTerritory), lossTasks(30, false, true, weights.ExplicitBugfix)...)
 	tasks = append(tasks, lossTasks(40, false, false, weights.LayerCrossings, weights.UnknownFileTerritory)...) // 3 → 4 under +1: L2 → L3
-	g := lossGain(Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(1)}, 0.8, &w, tasks, nil)
+	g := lossGain(Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(1)}, excessEstimate{excess: 0.8}, &w, tasks, nil)
 	if g.Lifted != 4 || g.Net > 0 {
 		t.Fatalf("gain %+v: 4 lifted (avoiding 3.2 regressions, ×2) against 40 levels raised for nothing must not pay", g)
 	}
@@ -107,10 +107,10 @@ func TestBreakEvenIsWhereTheGainChangesSign(t *testing.T) {
 	if d := be - 11.0/18; d > 1e-12 || d < -1e-12 {
 		t.Fatalf("break-even %v, want 11/18", be)
 	}
-	if g := lossGain(c, be-0.01, &w, tasks, nil); !(g.Net < 0) {
+	if g := lossGain(c, excessEstimate{excess: be - 0.01}, &w, tasks, nil); !(g.Net < 0) {
 		t.Errorf("just below the break-even the gain must be negative: %+v", g)
 	}
-	if g := lossGain(c, be+0.01, &w, tasks, nil); !(g.Net > 0) {
+	if g := lossGain(c, excessEstimate{excess: be + 0.01}, &w, tasks, nil); !(g.Net > 0) {
 		t.Errorf("just above the break-even the gain must be positive: %+v", g)
 	}
 	if be := breakEven(Change{Kind: weights.ChangeSignal, Signal: weights.Greenfield, Delta: weights.Whole(1)}, &w, tasks); be != 1 {

@@ -93,7 +93,9 @@ func TestAggregatedScreenIsPerTask(t *testing.T) {
 			weak += c.n
 		}
 	}
-	if len(perTask) != det.Accumulated.Tasks || len(cells)*3 > len(perTask) || det.Accumulated.Flagged < 20 || weak < 20 {
+	// Cells must merge tasks (at least a tenth of them) for the comparison to weigh counts above 1; the
+	// day joins the key (screenTask.day), so this history of ~40 days keeps most tasks apart.
+	if len(perTask) != det.Accumulated.Tasks || len(cells)*10 > len(perTask)*9 || det.Accumulated.Flagged < 20 || weak < 20 {
 		t.Fatalf("setup: %d tasks in %d cells, %d counted, %d flagged, %d with a single witness", len(perTask), len(cells), det.Accumulated.Tasks, det.Accumulated.Flagged, weak)
 	}
 	same := func(what string, got, want any) {
@@ -121,7 +123,9 @@ func TestAggregatedScreenIsPerTask(t *testing.T) {
 		}
 	}
 	for lv := weights.L0; lv < weights.L4; lv++ {
-		same(fmt.Sprintf("edge %s excess", lv), edgeExcess(cells, &w, lv), edgeExcess(perTask, &w, lv))
+		edge := Change{Kind: weights.ChangeBucket, Edge: lv, Delta: weights.Whole(-1)}
+		got, want := changeExcess(edge, &w, cells), changeExcess(edge, &w, perTask)
+		same(fmt.Sprintf("edge %s excess", lv), []any{got.excess, got.sinceDate()}, []any{want.excess, want.sinceDate()})
 	}
 	ranked, beyond := rankChanges(rows, cells, &w, &w, nil, nil)
 	wantRanked, wantBeyond := rankChanges(want, perTask, &w, &w, nil, nil)
@@ -142,12 +146,13 @@ func TestStateCellKeepsEveryField(t *testing.T) {
 		names = append(names, typ.Field(i).Name)
 	}
 	// fired is derived from sigs, stratum kept as its block (and the log).
-	if want := []string{"sigs", "fired", "stratum", "flagged", "weak", "placebo", "eligible"}; !slices.Equal(names, want) {
+	if want := []string{"sigs", "fired", "stratum", "day", "flagged", "weak", "placebo", "eligible"}; !slices.Equal(names, want) {
 		t.Fatalf("screenTask's fields are %v, the state keeps %v: extend StateCell (stateCellOf, StateCell.screenTask, LogState.Check) and this list", names, want)
 	}
 	d := newDetector(DetectInput{})
 	for _, c := range []screenCell{{newScreenTask([]weights.Signal{weights.Ambiguous, weights.Ambiguous, weights.SingleFile}, 0, true, true), 3},
-		{newScreenTask(nil, 1, false, false), 1}, {newScreenTask([]weights.Signal{weights.CrossLayer}, 2, true, false), 7}, {weakTask(), 2}, {placeboTask(false), 4}, {placeboTask(true), 5}} {
+		{withDay(newScreenTask(nil, 1, false, false), 20605), 1}, {newScreenTask([]weights.Signal{weights.CrossLayer}, 2, true, false), 7},
+		{withDay(weakTask(), dayOf(time.Time{})), 2}, {placeboTask(false), 4}, {placeboTask(true), 5}} {
 		d.stratum([2]int{0, int(c.stratum) - 1})
 		sigs := [][]weights.Signal{c.signals()}
 		back, n := stateCellOf(c, 0, int(c.stratum)-1).screenTask(sigs, func(block int) int32 { return d.stratum([2]int{0, block}) })
@@ -155,6 +160,11 @@ func TestStateCellKeepsEveryField(t *testing.T) {
 			t.Errorf("%+v ×%d came back as %+v ×%d", c.screenTask, c.n, back, n)
 		}
 	}
+}
+
+func withDay(t screenTask, day int32) screenTask {
+	t.day = day
+	return t
 }
 
 // placeboTask is an eligible unflagged task with a placebo, and a weak witness when weak.

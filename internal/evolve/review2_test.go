@@ -141,6 +141,9 @@ type r2Apply struct {
 	addedLoss            int
 	excess               float64
 	tasks                int
+	// since is the first day of the recent part the loss rule's excess came from (currentExcess), "" for
+	// the whole history.
+	since string
 	// lbGain is the what-if of the review note's proposals: the same history gain with the lifted
 	// excess at its Wilson bounds (carriers' lower minus the others' upper), on the apply's night, at
 	// 95 % and 80 % two-sided confidence.
@@ -220,9 +223,10 @@ func (h *harness) r2Play(p *r2Pop, seed uint64, nights int, looks *[]r2Look) (ou
 			if len(sigs) == 1 {
 				ap.excess = float64(d.Screen[sigs[0]].Excess)
 				c := Change{Kind: weights.ChangeSignal, Signal: sigs[0], Delta: next.Signals[sigs[0]] - active.Signals[sigs[0]]}
-				ap.ruleTotal = lossGain(c, liftedExcess(c, &active, d.screenTasks.cells), &active, d.screenTasks.cells, nil).total(&active)
+				est := liftedExcess(c, &active, d.screenTasks.cells)
+				ap.ruleTotal, ap.since = lossGain(c, est, &active, d.screenTasks.cells, nil).total(&active), est.sinceDate()
 				for i, conf := range r2Bounds {
-					ap.lbGain[i] = lossGain(c, liftedExcessBound(c, &active, d.screenTasks.cells, conf), &active, d.screenTasks.cells, nil).total(&active)
+					ap.lbGain[i] = lossGain(c, excessEstimate{excess: liftedExcessBound(c, &active, d.screenTasks.cells, conf)}, &active, d.screenTasks.cells, nil).total(&active)
 				}
 			}
 		}
@@ -385,8 +389,8 @@ func TestReview2LivePipeline(t *testing.T) {
 				if ap.trueTotal != 0 {
 					ratio = append(ratio, ap.ruleTotal/ap.trueTotal)
 				}
-				t.Logf("  %s seq %d night %d: %s truth %+.4f/task; rule history gain %.2f vs true %.2f on %d tasks; excess %.3f; fixture loss paid %d",
-					c.pop.name, sq, ap.night, ap.label, ap.truth, ap.ruleTotal, ap.trueTotal, ap.tasks, ap.excess, ap.addedLoss)
+				t.Logf("  %s seq %d night %d: %s truth %+.4f/task; rule history gain %.2f vs true %.2f on %d tasks; excess %.3f; fixture loss paid %d; current excess since %q",
+					c.pop.name, sq, ap.night, ap.label, ap.truth, ap.ruleTotal, ap.trueTotal, ap.tasks, ap.excess, ap.addedLoss, ap.since)
 			}
 			bad += b2i(anyBad)
 			good += b2i(anyGood)

@@ -245,7 +245,7 @@ func (h *harness) r3Play(w *r3World, seed uint64, nights int, est *[]r3Est) []r3
 			h.t.Fatal(err)
 		}
 		if up := (Change{Kind: weights.ChangeSignal, Signal: r3Signal, Delta: weights.Whole(2)}); len(out) == 0 && n+1 >= r3EstFrom {
-			*est = append(*est, r3Est{liftedExcess(up, &active, res.Detection.screenTasks.cells), res.Detection.Screen[r3Signal].Verdict == VerdictCandidate})
+			*est = append(*est, r3Est{liftedExcess(up, &active, res.Detection.screenTasks.cells).excess, res.Detection.Screen[r3Signal].Verdict == VerdictCandidate})
 		}
 		if !changed(res) {
 			continue
@@ -255,7 +255,7 @@ func (h *harness) r3Play(w *r3World, seed uint64, nights int, est *[]r3Est) []r3
 		ap := r3Apply{night: n + 1, label: r2Label(&active, &next), truth: w.truth(&active, &next), trueExcess: max(w.kinds[0].low, w.background) - w.background}
 		if sigs, _ := changedKnobs(&active, &next); len(sigs) == 1 {
 			c := Change{Kind: weights.ChangeSignal, Signal: sigs[0], Delta: next.Signals[sigs[0]] - active.Signals[sigs[0]]}
-			ap.excess = liftedExcess(c, &active, res.Detection.screenTasks.cells)
+			ap.excess = liftedExcess(c, &active, res.Detection.screenTasks.cells).excess
 			var weak, all [2]int
 			for _, st := range res.Detection.screenTasks.cells {
 				if st.eligible && !st.flagged {
@@ -406,7 +406,7 @@ func TestWeakWitnessNetOfThePlacebo(t *testing.T) {
 		t.Fatalf("%d weak witnesses and %d placebos; want the 6 carriers' each", weak, placebo)
 	}
 	up := Change{Kind: weights.ChangeSignal, Signal: weights.CrossLayer, Delta: weights.Whole(2)}
-	for name, got := range map[string]float64{"row": float64(det.Screen[weights.CrossLayer].Excess), "lifted": liftedExcess(up, &w, det.screenTasks.cells)} {
+	for name, got := range map[string]float64{"row": float64(det.Screen[weights.CrossLayer].Excess), "lifted": liftedExcess(up, &w, det.screenTasks.cells).excess} {
 		if got != 0 {
 			t.Errorf("%s excess %.3f; want 0: the carriers' neighbours fail before them as often as after", name, got)
 		}

@@ -204,7 +204,7 @@ func TestWeakWitnessEntersOnlyTheExcess(t *testing.T) {
 	}
 	up := Change{Kind: weights.ChangeSignal, Signal: weights.CrossLayer, Delta: weights.Whole(2)}
 	// 6 of 6 lifted carriers with a witness against 0 of 6 others: (6+1)/8 − 1/8 = 0.75.
-	for name, got := range map[string]float64{"row": float64(row.Excess), "lifted": liftedExcess(up, &w, det.screenTasks.cells)} {
+	for name, got := range map[string]float64{"row": float64(row.Excess), "lifted": liftedExcess(up, &w, det.screenTasks.cells).excess} {
 		if math.Abs(got-0.75) > 1e-9 {
 			t.Errorf("%s excess %.3f; want 0.75, the carriers' single witnesses counted", name, got)
 		}

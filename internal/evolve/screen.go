@@ -72,6 +72,9 @@ type screenTask struct {
 	// stratum is the index of the task's stratum (its log and 30-day block): the test's null holds in
 	// each apart (LogEValueStrata).
 	stratum int32
+	// day is the task's meta time in days since the Unix epoch, UTC: the time order the loss rule's
+	// current excess splits the history by (currentExcess, docs/decisions.md#current-excess-issue-28).
+	day     int32
 	flagged bool
 	// weak marks an eligible task that is not flagged but whose first later same-area task failed: a
 	// single witness; placebo one whose nearest earlier same-area task failed. Both count only in the

@@ -253,7 +253,7 @@ func propose(det *Detection, parent, origin *weights.Weights, parity *Parity, ex
 	}
 	edge, onEdge, ok := pickEdge(det.Flagged, parent, exclude)
 	if ok {
-		g := lossGain(edge, edgeExcess(det.screenTasks.cells, parent, edge.Edge), parent, det.screenTasks.cells, parity)
+		g := lossGain(edge, changeExcess(edge, parent, det.screenTasks.cells), parent, det.screenTasks.cells, parity)
 		if float64(g.Net) > 0 {
 			return &edge, onEdge, fmt.Sprintf("the signal change was reverted, and %d flagged tasks score exactly on the upper edge of %s (%s)", onEdge, edge.Edge, g)
 		}

@@ -1,0 +1,134 @@
+package evolve
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/stats"
+)
+
+// The current excess (docs/decisions.md#current-excess-issue-28). The loss rule credits a change with
+// the excess regression rate of the tasks it lifts; over the whole accumulated history that mixes the
+// nights before an effect began with the nights after it (an effect from night 15 of 30: an estimate of
+// 0.26–0.45 against a true 0.70). So the excess is estimated over the recent part of the history when
+// the lifted tasks' regression rate is shown to have changed there, and over the whole history otherwise.
+// Whether a signal has an effect at all stays the accumulated e-value's to decide
+// (docs/decisions.md#anytime-valid-test): the change point only chooses the part of the history whose
+// excess the loss rule weighs.
+
+// ChangeAlpha bounds, at one look, the chance that the loss rule takes a recent part's excess although
+// the lifted tasks' regression rate never changed: Bonferroni over the candidate splits and both
+// directions, each a one-sided Fisher exact test of the lifted tasks after the split against the ones
+// before. It holds
+// per look, not over the nightly looks (measured in TestCurrentExcessRarelySplitsAConstantRate).
+const ChangeAlpha = 0.02
+
+// minChangeSpan is the shortest recent part tried, in days.
+const minChangeSpan = 4
+
+// excessEstimate is the excess a change is credited with and, when a change point was supported, the
+// first day (screenTask.day) of the recent part it was estimated on.
+type excessEstimate struct {
+	excess float64
+	since  int32
+	split  bool
+}
+
+// sinceDate is the first day of the recent part as 2006-01-02, "" for the whole history.
+func (e excessEstimate) sinceDate() string {
+	if !e.split {
+		return ""
+	}
+	return time.Unix(int64(e.since)*86400, 0).UTC().Format(time.DateOnly)
+}
+
+// currentExcess is the excess of the tasks group puts with the lifted ones over the others
+// (excessTable: flagged, or a weak witness net of the placebos), on the recent part of the history after a supported change point of
+// the lifted tasks' regression rate, else on the whole history; 0 when no task is lifted.
+//
+// The candidate splits are the suffixes of the last 4, 8, 16, … days that leave a day with a task before
+// them: a geometric grid, so that a year of history costs 7 candidates, and a change that began d days
+// ago is matched by a suffix of between d/2 and d days, all of it after the change. For each split and
+// each direction (the rate rose or fell) a one-sided Fisher test compares the lifted tasks after the
+// split with the ones before (regressed or not) — the rate whose change matters is the one estimated;
+// all carriers, lifted or not, were measured too and changed no decision on the onset regime, while a
+// pooled rate moves with the mix of lifted and deeper carriers. A split is supported when its p is at
+// most ChangeAlpha/2K, K the candidate suffixes. Among the supported splits the one under which the
+// lifted tasks' two rates fit best (the maximum likelihood) is taken, and the excess is estimated on its
+// recent part alone: the lifted tasks there against the other tasks there, so the comparison stays
+// within one period. The whole history is used when no split is supported: the suffix
+// that only chance favours (the largest of many noisy estimates, biased upward) is never taken on its
+// point estimate.
+func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) excessEstimate {
+	days := map[int32]*excessTable{}
+	var whole excessTable
+	for _, t := range tasks {
+		g := group(&t.screenTask)
+		if g == groupNone {
+			continue
+		}
+		whole.add(g == groupLifted, t)
+		d := days[t.day]
+		if d == nil {
+			d = &excessTable{}
+			days[t.day] = d
+		}
+		d.add(g == groupLifted, t)
+	}
+	if whole.n[0] == 0 {
+		return excessEstimate{}
+	}
+	est := excessEstimate{excess: whole.excess()}
+	order := make([]int32, 0, len(days))
+	for d := range days {
+		order = append(order, d)
+	}
+	slices.Sort(order)
+	first, last := order[0], order[len(order)-1]
+	var cuts []int32
+	for span := int64(minChangeSpan); int64(last)-span+1 > int64(first); span *= 2 {
+		cuts = append(cuts, int32(int64(last)-span+1))
+	}
+	bound := ChangeAlpha / float64(2*len(cuts))
+	best := math.Inf(-1)
+	for _, cut := range cuts {
+		var recent, before excessTable
+		for _, d := range order {
+			if d >= cut {
+				recent.plus(days[d])
+			} else {
+				before.plus(days[d])
+			}
+		}
+		r, b := recent.cells(), before.cells()
+		ra, rb, ba, bb := r[0], r[1], b[0], b[1]
+		if ra+rb == 0 || ba+bb == 0 {
+			continue
+		}
+		if stats.FisherGreater(ra, rb, ba, bb) > bound && stats.FisherGreater(ba, bb, ra, rb) > bound {
+			continue
+		}
+		if ll := binomialLogLik(ra, rb) + binomialLogLik(ba, bb); ll > best {
+			best = ll
+			est = excessEstimate{excess: recent.excess(), since: cut, split: true}
+		}
+	}
+	return est
+}
+
+// plus adds o's counts to e.
+func (e *excessTable) plus(o *excessTable) {
+	for g := range 2 {
+		e.n[g] += o.n[g]
+		e.flagged[g] += o.flagged[g]
+		e.weak[g] += o.weak[g]
+		e.placebo[g] += o.placebo[g]
+	}
+}
+
+// binomialLogLik is the log likelihood of k successes and f failures at their own rate.
+func binomialLogLik(k, f int) float64 {
+	n := float64(k + f)
+	return xlogy(float64(k), float64(k)/n) + xlogy(float64(f), float64(f)/n)
+}
