@@ -37,3 +37,17 @@ func parseLog(t testing.TB, name string, data []byte) *traceparse.Result {
 
 // Passes reports whether a table's e-value reaches the threshold.
 func Passes(a, b, c, d int) bool { return PassesStrata([]Table{{a, b, c, d}}) }
+
+// liftedTable is the whole history's 2×2 of liftedExcess: the eligible carriers c lifts regressed and
+// not, the eligible tasks without the signal regressed and not (excessTable: flagged, or a weak witness
+// net of the placebos).
+func liftedTable(c Change, parent *weights.Weights, tasks []screenCell) [4]int {
+	group := liftedGroup(c, parent)
+	var n excessTable
+	for _, t := range tasks {
+		if g := group(&t.screenTask); g != groupNone {
+			n.add(g == groupLifted, t)
+		}
+	}
+	return n.cells()
+}

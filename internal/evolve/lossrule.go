@@ -166,20 +166,6 @@ func liftedExcess(c Change, parent *weights.Weights, tasks []screenCell) excessE
 	return currentExcess(tasks, liftedGroup(c, parent))
 }
 
-// liftedTable is the whole history's 2×2 of liftedExcess: the eligible carriers c lifts regressed and
-// not, the eligible tasks without the signal regressed and not (excessTable: flagged, or a weak witness
-// net of the placebos).
-func liftedTable(c Change, parent *weights.Weights, tasks []screenCell) [4]int {
-	group := liftedGroup(c, parent)
-	var n excessTable
-	for _, t := range tasks {
-		if g := group(&t.screenTask); g != groupNone {
-			n.add(g == groupLifted, t)
-		}
-	}
-	return n.cells()
-}
-
 // excessGroup is where a task enters an excess's 2×2: with the tasks a change lifts, with the others it
 // is compared with, or neither.
 type excessGroup int8
