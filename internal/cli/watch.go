@@ -34,9 +34,11 @@ the evolution log says was active at the meta time) whose level differs between 
 the version, each task's signals scored under both. Only tasks dispatched auto count: an
 override-down, a bump or an explicit level is the user's choice, not the weights'.
 
-A regression is what the trace records: regression_followed=true on the task's close, or a later
+A regression is what the trace records: regression_followed=true on the task's close, a later
 task naming it with regression_of=<its meta timestamp> (tune score --log --regression-of writes
-one). Each test is an e-process: its e-value may be looked at every night, over every log, and
+one), or its first later task in the same files (within 5 tasks of its log) failing — the weak
+kind, read for every rate alike, before and after the version, so that ordinary failures cancel
+in the differences the tests measure. Each test is an e-process: its e-value may be looked at every night, over every log, and
 reaches its threshold with probability at most alpha while the version does what it should.
   not helping  the tasks the change lifted off the low side (L0/L1 under the parent, L2+ under
                the version) still regress at the rate such tasks had while low, against "at
