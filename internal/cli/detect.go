@@ -33,7 +33,10 @@ regressed. The evidence comes from the task's horizon (the 20 labelled tasks aft
   same-area                  the weak kind, needs corroboration: the first two later tasks in the same
                              code (files= overlap, else file paths named in task/action/layer text), each
                              at most 5 tasks later, both failed: terminal failed/aborted,
-                             regression_followed=true, or a final loss at least the median + 0.5
+                             regression_followed=true, or a final loss at least the median + 0.5;
+                             a single failing first one (a weak witness) flags nothing but counts,
+                             net of its placebo (the nearest earlier task in the same files failed),
+                             in the excess below
 Tasks dispatched by a user bump or a user override-down never count. A task is evidence only while
 its signals, re-scored under the active weights, still give L0/L1 ("lifted by the active weights"
 otherwise), and only if it did not support an applied change ("already used": the evidence ledger
@@ -47,9 +50,10 @@ accumulated evidence passes with three regressions still low, are the reason to 
 anytime-valid e-value; a candidate needs e ≥ 450 (9 signals at 2 %, however many nights look), and the
 screen says how many more regressions carrying the signal it needs ("more"). The loss rule weighs +1
 and +2 on every candidate: the regressions the change is expected to avoid (tasks lifted out of L0/L1
-times the carriers' excess regression rate) count twice, the levels it raises on tasks that did not
-need them (L2+ tasks included) once, on the history's tasks and the parity prompts; the proposal is the
-change with the largest expected gain within the drift bound. Candidates with identical tables are
+times the excess regression rate of the carriers it lifts — since the rate's change point when one is
+supported, "excess since") count twice, the levels it raises on tasks that did not need them (L2+
+tasks included) once, on the history's tasks (the parity prompts' side is bounded by the parity
+budget); the proposal is the change with the largest expected gain within the drift bound. Candidates with identical tables are
 "indistinguishable" and nothing is proposed. The rules and their reasons: docs/decisions.md (issues 11
 and 28).
 
