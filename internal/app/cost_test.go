@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/tools/genlive"
 	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
@@ -20,7 +21,8 @@ import (
 // TestNightCost is issue 28's cost measurement (docs/live-harness.md#cost), run only with
 // TUNE_HARNESS=cost: it builds the two binaries, writes a 256 MB log with the project's trace generator
 // (internal/traceparse/tracegen, as `gentrace` does; TUNE_COST_MB changes the size) into a temporary
-// project, plays live nights on it until a change is applied (so the watch has a version to judge), and
+// project, plays live nights on it until a change is applied (so the watch has a version to judge; at most
+// TUNE_COST_NIGHTS nights, default 6; TUNE_COST_APPLY=1 applies layer-crossings +1 by hand when none was), and
 // times whole processes (GNU time for the peak RSS): a whole-log `tune accuracy`, `tune nightly` on the next night, and nightly on
 // the night after that, which starts from the previous night's state. It reports times and peak RSS as ratios; it asserts only
 // that the commands ran, never a time (a shared machine's timings are no test).
@@ -107,9 +109,16 @@ func TestNightCost(t *testing.T) {
 		_, text := seq.Night(night, &active)
 		appendFile(t, log, text[0])
 	}
-	// At most 6 nights: a night that reads the whole log costs seconds here, and the measurement does not
-	// depend on which night applied (without an apply the watch has nothing to judge, and the report says so).
-	for night < 6 && appliedAt == 0 {
+	// At most 6 nights (TUNE_COST_NIGHTS): a night that reads the whole log costs seconds here, and the
+	// measurement does not depend on which night applied (without an apply the watch has nothing to
+	// judge, and the report says so; more set-up nights make an apply, and the watch's cost, likelier).
+	maxNights := 6
+	if v := os.Getenv("TUNE_COST_NIGHTS"); v != "" {
+		if _, err := fmt.Sscan(v, &maxNights); err != nil || maxNights < 1 {
+			t.Fatalf("TUNE_COST_NIGHTS=%q: want a positive number of nights", v)
+		}
+	}
+	for night < maxNights && appliedAt == 0 {
 		appendNight()
 		now = genlive.NightEnd(night)
 		out, err := Nightly(env, EvolveOptions{Logs: []string{log}})
@@ -122,6 +131,12 @@ func TestNightCost(t *testing.T) {
 			}
 			appliedAt = night
 		}
+	}
+	if appliedAt == 0 && os.Getenv("TUNE_COST_APPLY") != "" {
+		// No night applied a change: apply layer-crossings +1 by hand (proposed, logged and applied
+		// through the store as tune apply does), so that the measured nights carry the watch's cost.
+		applyByHand(t, env, now, weights.LayerCrossings)
+		appliedAt = night
 	}
 	// The measured night: one more night of tasks under the applied version.
 	appendNight()
@@ -220,4 +235,32 @@ func writeGeneratedLog(tb testing.TB, proj string, mb int) string {
 		tb.Fatal(err)
 	}
 	return log
+}
+
+// applyByHand proposes sig +1 on the active version and applies it through the store, as tune apply
+// would after an accepted proposal.
+func applyByHand(t *testing.T, env Env, now time.Time, sig weights.Signal) {
+	t.Helper()
+	s, err := env.OpenStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, err := s.Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand := active
+	cand.Signals[sig] += weights.Whole(1)
+	change := sig.String() + " +1"
+	p := &store.Proposal{Created: now, Parent: active.Version, Decision: weights.DecisionAccept, Candidate: cand, Reason: change,
+		Steps: []store.ProposalStep{{Kind: "signal", Signal: sig.String(), Delta: weights.Whole(1), Decision: weights.DecisionAccept}}}
+	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: active.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: change, Decision: weights.DecisionAccept}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(p); err != nil {
+		t.Fatal(err)
+	}
 }
