@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/tools/genlive"
 	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
@@ -235,32 +234,4 @@ func writeGeneratedLog(tb testing.TB, proj string, mb int) string {
 		tb.Fatal(err)
 	}
 	return log
-}
-
-// applyByHand proposes sig +1 on the active version and applies it through the store, as tune apply
-// would after an accepted proposal.
-func applyByHand(t *testing.T, env Env, now time.Time, sig weights.Signal) {
-	t.Helper()
-	s, err := env.OpenStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	active, err := s.Active()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cand := active
-	cand.Signals[sig] += weights.Whole(1)
-	change := sig.String() + " +1"
-	p := &store.Proposal{Created: now, Parent: active.Version, Decision: weights.DecisionAccept, Candidate: cand, Reason: change,
-		Steps: []store.ProposalStep{{Kind: "signal", Signal: sig.String(), Delta: weights.Whole(1), Decision: weights.DecisionAccept}}}
-	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: active.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: change, Decision: weights.DecisionAccept}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Apply(p); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -24,27 +23,7 @@ func TestRefutedRaisesAreTheWatchsNotHelpingRollback(t *testing.T) {
 	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	env := Env{Now: func() time.Time { return now }, WeightsDir: filepath.Join(dir, "weights"),
 		FixturesDir: filepath.Join(dir, "fixtures"), ReportsDir: filepath.Join(dir, "reports")}
-	s, err := env.OpenStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1, err := s.Active()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cand := v1
-	cand.Signals[weights.ContractRuleHit] += weights.Whole(1)
-	p := &store.Proposal{Created: now, Parent: 1, Decision: weights.DecisionAccept, Candidate: cand, Reason: "contract-rule-hit +1",
-		Steps: []store.ProposalStep{{Kind: "signal", Signal: "contract-rule-hit", Delta: weights.Whole(1), Decision: weights.DecisionAccept}}}
-	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: 1, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: "contract-rule-hit +1", Decision: weights.DecisionAccept}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Apply(p); err != nil {
-		t.Fatal(err)
-	}
+	s, cand := applyByHand(t, env, now, weights.ContractRuleHit)
 	if got, err := refutedRaises(s, &cand); err != nil || len(got) != 0 {
 		t.Fatalf("the raise itself active: refuted %v (%v), want none", got, err)
 	}
