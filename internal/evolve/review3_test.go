@@ -64,26 +64,15 @@ func (w *r3World) rate(k int, lv weights.Level) float64 {
 	return w.background
 }
 
-// truth is the expected gain per future task of moving from parent to cand. A task of kind k needs L2
-// with probability need = (low − background)/(1 − background) (it regresses whenever it runs low and
-// needs more; otherwise at the background rate, which no level changes); a raised level is too high
-// unless the task needed it. Lifting a task out of L0/L1 avoids need regressions (too_low each) and
-// costs the levels raised beyond what it needed.
+// truth is the expected gain per future task of moving from parent to cand under the world's true rates
+// and the stated losses: the second review's definition (r2Pop.truth) over the world's kinds — what a
+// kind's area and files do is this generator's own, what a change is worth is not.
 func (w *r3World) truth(parent, cand *weights.Weights) float64 {
-	g := 0.0
-	for k, kd := range w.kinds {
-		pl, cl := parent.Level(parent.Score(kd.sigs)), cand.Level(cand.Score(kd.sigs))
-		if cl <= pl {
-			continue
-		}
-		need := 0.0
-		if pl <= weights.L1 && cl >= weights.L2 {
-			need = (w.rate(k, pl) - w.rate(k, cl)) / (1 - w.background)
-		}
-		tooHigh := need*float64(cl-weights.L2) + (1-need)*float64(cl-pl)
-		g += kd.share * (float64(parent.Cost.TooLow)*need*(1-w.background) - float64(parent.Cost.TooHigh)*tooHigh)
+	p := r2Pop{background: w.background}
+	for _, kd := range w.kinds {
+		p.kinds = append(p.kinds, r2Kind{name: kd.name, sigs: kd.sigs, share: kd.share, low: kd.low})
 	}
-	return g
+	return p.truth(parent, cand)
 }
 
 // r3Kinds is the project's mix of tasks: carriers of r3Signal (liftable, and a few at L2 that +2 raises
