@@ -232,14 +232,7 @@ func TestNightlyRecipesExitCodes(t *testing.T) {
 			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, rc, map[int]string{3: page}[rc]},
 		} {
 			dir := stubDir(t, rc, out)
-			script, err := nightlyRecipe(c.recipe)
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, "recipe.sh")
-			if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			path := writeRecipe(t, dir, c.recipe)
 			run := func(args ...string) int {
 				cmd := exec.Command(args[0], args[1:]...)
 				cmd.Dir = dir
@@ -313,20 +306,13 @@ func TestNightlyRecipesEscalationKeepsItsSteps(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		script, err := nightlyRecipe(c.recipe)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, "recipe.sh")
-		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		path := writeRecipe(t, dir, c.recipe)
 		cmd := exec.Command(c.shell[0], append(c.shell[1:], path)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "GITHUB_OUTPUT="+filepath.Join(dir, "output"))
 		var b bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &b, &b
-		err = cmd.Run()
+		err := cmd.Run()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
@@ -347,4 +333,18 @@ func TestNightlyRecipesEscalationKeepsItsSteps(t *testing.T) {
 			rest = rest[i+len(want):]
 		}
 	}
+}
+
+// writeRecipe writes the docs' recipe into dir as recipe.sh and returns its path.
+func writeRecipe(t *testing.T, dir, recipe string) string {
+	t.Helper()
+	script, err := nightlyRecipe(recipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "recipe.sh")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
