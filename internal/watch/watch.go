@@ -200,8 +200,8 @@ type Before struct {
 	// losses (weights.Cost.BreakEven; 1 when no excess does), the not-helping test's yardstick.
 	RaisedLevels int     `json:"raised_levels"`
 	BreakEven    float64 `json:"break_even_excess"`
-	// Excess: the lifted tasks' regression rate while low less the other low-side tasks' (Laplace
-	// rates, at least 0): the share of the lifted tasks expected to need the raise, what the loss rule
+	// Excess: the lifted tasks' regression rate while low less the other low-side tasks' (evolve.Excess,
+	// the loss rule's estimate: Laplace rates, at least 0): the share of the lifted tasks expected to need the raise, what the loss rule
 	// credits the change with; 1 − Excess of a lifted task's raise is priced as too high.
 	Excess float64 `json:"excess"`
 }
@@ -475,7 +475,7 @@ func (b *Builder) Result() *Result {
 	res.Before = Before{LiftedWhileLow: accuracy.NewRate(bk[0], b.beforeN[0]), OtherLow: accuracy.NewRate(bk[1], b.beforeN[1]),
 		Dropped: accuracy.NewRate(bk[2], b.beforeN[2]), OverkillHigh: accuracy.NewRate(b.overHigh, b.nHigh), RaisedLevels: b.raisedLevels,
 		BreakEven: roundE(b.in.Parent.Weights.Cost.BreakEven(float64(b.beforeN[catLifted]), float64(b.liftedLevels), float64(b.raisedLevels))),
-		Excess:    roundE(max(0, laplace(bk[catLifted], b.beforeN[catLifted])-laplace(bk[catOther], b.beforeN[catOther])))}
+		Excess:    roundE(evolve.Excess(bk[catLifted], b.beforeN[catLifted]-bk[catLifted], bk[catOther], b.beforeN[catOther]-bk[catOther]))}
 	maps.Copy(res.NotCounted, b.notCounted)
 
 	var trials, events [3]int // by test: not helping, overkill, regressions
