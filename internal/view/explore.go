@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/explore/compare"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
@@ -37,11 +38,26 @@ func Explore(w io.Writer, r *app.ExploreResult) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	waiting := 0
+	for _, e := range r.Edges {
+		waiting += e.Control.Recorded - e.Control.Settled + e.Raised.Recorded - e.Raised.Settled
+	}
+	if waiting > 0 {
+		termtable.Fprintf(w, "%s not compared yet: open, without a final loss, or not settled (a task settles %d labelled tasks later, or when its log has been quiet for %s)\n",
+			textfmt.Plural(waiting, "recorded task"), evolve.Horizon, evolve.SettleAfter)
+	}
 	termtable.Fprintf(w, "columns: Control and Raised are the arms' settled tasks of those recorded; Difference is control − raised regression rate (positive: the higher level regresses less)\n")
 	for _, e := range r.Edges {
 		if e.OverkillDifference != nil && e.Control.Settled > 0 && e.Raised.Settled > 0 {
 			termtable.Fprintf(w, "%s overkill: raised − control %s\n", e.Edge, fmtDiff(*e.OverkillDifference, true))
 		}
+	}
+	told := false
+	for _, e := range r.Edges {
+		told = told || e.Verdict != compare.TooFew
+	}
+	if !told {
+		termtable.Fprintf(w, "too few explored tasks to tell at any edge: even if every control task had regressed and no raised one, e would stay below %g\n", r.Threshold)
 	}
 	if r.Inconsistent > 0 {
 		termtable.Fprintf(w, "%s in neither arm: their own line contradicts them\n", textfmt.Plural(r.Inconsistent, "explore= record"))
@@ -63,5 +79,5 @@ func fmtDiff(d compare.Difference, any bool) string {
 	if !any {
 		return "—"
 	}
-	return fmt.Sprintf("%+.0f%% [%+.0f, %+.0f%%]", 100*d.Estimate, 100*d.Lo, 100*d.Hi)
+	return fmt.Sprintf("%+.0f%% [%+.0f%%, %+.0f%%]", 100*d.Estimate, 100*d.Lo, 100*d.Hi)
 }
