@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -47,18 +46,7 @@ func TestExploreJSONFieldsLocked(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
-	keys := func(v any) string {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			t.Fatalf("%v is not an object", v)
-		}
-		var ks []string
-		for k := range obj {
-			ks = append(ks, k)
-		}
-		slices.Sort(ks)
-		return strings.Join(ks, " ")
-	}
+	keys := func(v any) string { return objectKeys(t, v) }
 	edges, _ := m["edges"].([]any)
 	if len(edges) != compare.Edges {
 		t.Fatalf("%d edges, want %d", len(edges), compare.Edges)
