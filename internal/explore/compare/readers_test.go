@@ -50,3 +50,40 @@ func TestRaisedArmIsNotAuto(t *testing.T) {
 		t.Errorf("watch: moved %d, not counted %v, moved tasks %+v; want the control task moved and the raised one not counted", got.Moved, got.NotCounted, got.MovedTasks)
 	}
 }
+
+// TestCompareOverkill: at the L3→L4 edge both arms run at L3/L4, so overkill (accuracy.Classify:
+// complete, k ≤ 1, final loss ≤ 0.01) is compared; below it the column stays empty.
+func TestCompareOverkill(t *testing.T) {
+	var b strings.Builder
+	task := func(h int, raised, overkill bool) {
+		meta := "L3/structural  creativity=inventive  dispatch=auto"
+		arm := "control"
+		if raised {
+			meta, arm = "L4/method  creativity=inventive  dispatch=explore", "raised"
+		}
+		loss := "0.300"
+		if overkill {
+			loss = "0.000"
+		}
+		ts := time.Date(2026, 11, 2, h, 0, 0, 0, time.UTC)
+		b.WriteString(ts.Format("2006-01-02T15:04:05.000000Z") + "  meta  " + meta + "  task=\"t" + ts.Format("15") + "\"  loops=design,inner  explore=" + arm + "  explore_level=L3\n")
+		b.WriteString(ts.Add(time.Minute).Format("2006-01-02T15:04:05.000000Z") + "  inner  k=1  action=work  loss=" + loss + "\n")
+		b.WriteString(ts.Add(2*time.Minute).Format("2006-01-02T15:04:05.000000Z") + "  inner  close  terminal=complete  loss_final=" + loss + "\n")
+	}
+	// Control: 1 overkill of 4; raised: 3 of 4.
+	for h, c := range []struct{ raised, overkill bool }{{false, true}, {false, false}, {false, false}, {false, false}, {true, true}, {true, true}, {true, true}, {true, false}} {
+		task(h, c.raised, c.overkill)
+	}
+	w := testutil.ReferenceWeights()
+	got := compareLog(t, b.String(), &w)
+	e := got.Edges[weights.L3]
+	if e.Control.Overkill == nil || e.Raised.Overkill == nil || e.Control.Overkill.K != 1 || e.Raised.Overkill.K != 3 || e.Control.Settled != 4 || e.Raised.Settled != 4 {
+		t.Fatalf("control %+v raised %+v", e.Control, e.Raised)
+	}
+	if d := e.OverkillDifference; d == nil || d.Estimate != 0.5 || d.Lo >= 0 || d.Hi <= 0.5 {
+		t.Errorf("overkill difference %+v, want +0.5 with an interval around it", d)
+	}
+	if got.Edges[weights.L1].OverkillDifference != nil || got.Edges[weights.L2].Control.Overkill != nil || got.Edges[weights.L2].Raised.Overkill == nil {
+		t.Error("overkill shown for an arm below L3")
+	}
+}
