@@ -38,9 +38,13 @@ func Explore(w io.Writer, r *app.ExploreResult) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	waiting := 0
+	waiting, recorded := 0, 0
 	for _, e := range r.Edges {
 		waiting += e.Control.Recorded - e.Control.Settled + e.Raised.Recorded - e.Raised.Settled
+		recorded += e.Control.Recorded + e.Raised.Recorded
+	}
+	if recorded == 0 {
+		termtable.Fprintf(w, "no task of these logs records an arm (explore= on its meta line): tune score --log draws them once [explore] share is set in tune.toml\n")
 	}
 	if waiting > 0 {
 		termtable.Fprintf(w, "%s not compared yet: open, without a final loss, or not settled (a task settles %d labelled tasks later, or when its log has been quiet for %s)\n",
