@@ -12,6 +12,7 @@ import (
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/explore"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
@@ -165,7 +166,7 @@ func escalation(reason string) error {
 	return &exitcode.EscalationError{Reason: reason + "; see " + EscalationDoc}
 }
 
-// evolveConfig is the optional config file (tune.toml): the [evolve] and [watch] tables.
+// evolveConfig is the optional config file (tune.toml): the [evolve], [watch] and [explore] tables.
 type evolveConfig struct {
 	Evolve struct {
 		MaxSteps   int `toml:"max_steps"`
@@ -175,6 +176,9 @@ type evolveConfig struct {
 		ParityBudget float64 `toml:"parity_budget"`
 	} `toml:"evolve"`
 	Watch watch.Config `toml:"watch"`
+	// Explore is read by tune score and tune explore (explore.ParseConfig checks it); it is here so
+	// that the table is known (docs/decisions.md#explore-a-randomized-share-of-near-edge-tasks).
+	Explore explore.Config `toml:"explore"`
 }
 
 // readConfig reads the config file: configPath, else TUNE_CONFIG, else tune.toml when it exists.
@@ -211,7 +215,7 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound and parity_budget; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha)", path, und[0])
+		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound and parity_budget; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", path, und[0], explore.Keys)
 	}
 	if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
 		return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
@@ -221,6 +225,9 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 	}
 	if err := cfg.Watch.Check(); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	if cfg.Explore, err = explore.ParseConfig(path, data); err != nil {
+		return cfg, err
 	}
 	// A bound of 0 is read as "not set" below (the default in code), so a 0 the user wrote would be
 	// replaced in silence: refuse it instead.

@@ -40,6 +40,12 @@ const ConfigTemplate = `# tune.toml: this directory is a tune project. tune find
 # overkill_bound = 0.1    # margin over the rate before that the harm tests allow the moved tasks
 # min_recurrences = 2     # lifted tasks that must still regress for "not helping"
 # alpha = 0.05            # chance a test ever fires on a version that does what it should
+
+# [explore]
+# Off by default. tune score --log dispatches a recorded share of the tasks near a level's upper edge
+# one level higher, so that tune explore can compare the two arms (a randomized comparison).
+# share = 0      # probability that a near-edge task is raised (at most 0.2); 0 is off
+# margin = 1     # score points below the next level's edge that count as near (a multiple of 0.5)
 `
 
 // GitignoreEntries are the store's lock and marker files, which never belong in version control.

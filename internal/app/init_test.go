@@ -11,6 +11,7 @@ import (
 
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/explore"
 	"github.com/ldd-tools/tune/internal/watch"
 )
 
@@ -46,6 +47,9 @@ func TestConfigTemplateKeys(t *testing.T) {
 	}
 	if cfg.Watch != watch.DefaultConfig {
 		t.Errorf("template [watch] %+v is not watch.DefaultConfig %+v", cfg.Watch, watch.DefaultConfig)
+	}
+	if want := (explore.Config{Margin: explore.DefaultMargin}); cfg.Explore != want || cfg.Explore.On() {
+		t.Errorf("template [explore] %+v is not the default %+v (off)", cfg.Explore, want)
 	}
 	// Every key the config takes is in the template: walk the toml tags of the config struct.
 	for _, k := range tomlKeys(reflect.TypeOf(evolveConfig{}), "") {

@@ -100,6 +100,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		NewCmdHistory,         // weights store
 		NewCmdAccuracy,        // dispatch accuracy (internal/accuracy)
 		NewCmdWatch,           // the watch on applied versions (internal/watch, app.Watch)
+		NewCmdExplore,         // the [explore] arms compared (internal/explore/compare, app.Explore)
 		NewCmdWeights,         // weights store: tune weights show
 		NewCmdDiff,            // weights store
 		NewCmdDetect,          // evolution step (internal/evolve)

@@ -55,6 +55,8 @@ func runFCases() []runFCase {
 			[]string{"Repo:r", "CensusOnly:true", "JSON:true"}},
 		{"effort", []string{"d", "--pricing", "p.json", "--cost-mode", "calculate"}, func(f *Factory, g *any) *cobra.Command { return newCmdEffort(f, hook[effortOptions](g)) },
 			[]string{"Paths:[d]", "Pricing:p.json", "CostMode:calculate"}},
+		{"explore", []string{"a.log", "--json"}, func(f *Factory, g *any) *cobra.Command { return newCmdExplore(f, hook[exploreOptions](g)) },
+			[]string{"Logs:[a.log]", "JSON:true"}},
 		{"evolve", []string{"a.log", "--apply", "--config", "c.toml", "--json", "--max-steps", "4", "--stall-bound", "1"},
 			func(f *Factory, g *any) *cobra.Command { return newCmdEvolve(f, hook[evolveOptions](g)) },
 			[]string{"Logs:[a.log]", "Apply:true", "ConfigPath:c.toml", "JSON:true", "MaxSteps:4", "StallBound:1"}},

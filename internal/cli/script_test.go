@@ -85,6 +85,17 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Fatalf("%s has no file %s", args[0], args[1])
 			},
+			// appendline FILE TEXT appends TEXT and a newline to FILE, as an agent appends its trace lines.
+			"appendline": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: appendline FILE TEXT")
+				}
+				f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_APPEND|os.O_WRONLY, 0)
+				ts.Check(err)
+				_, err = f.WriteString(args[1] + "\n")
+				ts.Check(err)
+				ts.Check(f.Close())
+			},
 			// replace FILE OLD NEW replaces the one occurrence of OLD in FILE (a hand edit).
 			"replace": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 3 {

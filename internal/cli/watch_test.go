@@ -495,18 +495,7 @@ func TestWatchJSONFieldsLocked(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)
 	}
-	keys := func(v any) string {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			t.Fatalf("%v is not an object", v)
-		}
-		var ks []string
-		for k := range obj {
-			ks = append(ks, k)
-		}
-		slices.Sort(ks)
-		return strings.Join(ks, " ")
-	}
+	keys := func(v any) string { return objectKeys(t, v) }
 	first := func(v any) any {
 		a, ok := v.([]any)
 		if !ok || len(a) == 0 {

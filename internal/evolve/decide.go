@@ -28,11 +28,10 @@ type Rescore struct {
 }
 
 func gap(w *weights.Weights, sum weights.Half) (weights.Level, *weights.Half) {
-	lv := w.Level(sum)
-	if lv == weights.L4 {
+	lv, g, ok := w.Buckets.Gap(sum)
+	if !ok {
 		return lv, nil
 	}
-	g := weights.Half(w.Buckets.Edges[lv] - sum)
 	return lv, &g
 }
 

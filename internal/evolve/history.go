@@ -104,6 +104,9 @@ func (d *detector) add(t *traceparse.Task) {
 	}
 	ls := d.cur
 	wt, w := resolveTask(t, d.r)
+	if d.in.Follow != nil {
+		wt.eligible, wt.resolved = wt.closed && d.in.Follow(t), false
+	}
 	wt.warnAt = ls.warnings.Counts
 	for _, x := range w {
 		ls.warnings.add(x)
@@ -368,6 +371,9 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 		if wt.eligible {
 			det.Accumulated.Eligible++
 			counted = true
+			if d.in.Followed != nil {
+				d.in.Followed(wt.t, wt.evidence)
+			}
 			if wt.t.MetaTime.After(d.through) {
 				d.through = wt.t.MetaTime
 			}

@@ -171,6 +171,15 @@ type DetectInput struct {
 	// prompts (Step passes them).
 	Origin *weights.Weights
 	Parity *Parity
+	// Follow, when set, replaces the eligibility rule: the closed tasks with a known final loss it
+	// accepts, at any level, are the ones whose regression evidence is followed, by the detection's
+	// own rules (regression_followed, regression_of within the horizon, corroborated same-area
+	// witnesses that speak for one task). Followed is then called once for each settled one, in log
+	// order, with its evidence (none: it did not regress). tune explore compares its two arms this way
+	// (docs/decisions.md#explore-a-randomized-share-of-near-edge-tasks); the screen and the proposal of
+	// such a detection mean nothing.
+	Follow   func(*traceparse.Task) bool
+	Followed func(t *traceparse.Task, evidence []Evidence)
 }
 
 // StratumSpan is the length of the time blocks within a log in which the accumulated test fits its null

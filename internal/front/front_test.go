@@ -60,10 +60,20 @@ func TestScoreMatchesTheFullTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	parity := filepath.Join(root, "testdata", "ldd", "parity.jsonl")
+	// [explore] tables (docs/decisions.md#explore-a-randomized-share-of-near-edge-tasks): the draw and a
+	// refused value must be the same in both trees.
+	exploreOn, exploreBad := filepath.Join(t.TempDir(), "on.toml"), filepath.Join(t.TempDir(), "bad.toml")
+	for f, doc := range map[string]string{exploreOn: "[explore]\nshare = 0.2\n", exploreBad: "[explore]\nshare = 0.5\n"} {
+		if err := os.WriteFile(f, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nearEdge := "fix the bug in the new greenfield module from scratch" // −2, on the L1 edge
 	cases := []struct {
 		args  []string
 		stdin string
 		env   map[string]string
+		log   string // what the --log line must hold, when set
 	}{
 		{args: []string{"score", "fix the typo in README.md line 12"}},
 		{args: []string{"score", "--json", "design a new service from scratch"}},
@@ -71,6 +81,12 @@ func TestScoreMatchesTheFullTree(t *testing.T) {
 		{args: []string{"score", "--batch", parity}, env: map[string]string{"TUNE_WEIGHTS_DIR": weights}},
 		{args: []string{"score"}, stdin: "refactor the parser and the runtime\n"},
 		{args: []string{"score", "--log", "LOG", "--task", "t", "wire the scorer into the runner"}, env: map[string]string{"TUNE_NOW": "2026-12-01T03:00:00Z"}},
+		// Raised (sha256 under 0.2), then control, then a bad table: nothing written.
+		{args: []string{"score", "--log", "LOG", "--task", "greenfield fix 4", nearEdge}, env: map[string]string{"TUNE_NOW": "2026-11-02T04:00:00Z", "TUNE_CONFIG": exploreOn},
+			log: "  L2/deliberate  dispatch=explore  "},
+		{args: []string{"score", "--log", "LOG", "--task", "greenfield fix 5", nearEdge}, env: map[string]string{"TUNE_NOW": "2026-11-02T05:00:00Z", "TUNE_CONFIG": exploreOn},
+			log: "  explore=control  explore_level=L1\n"},
+		{args: []string{"score", "--log", "LOG", nearEdge}, env: map[string]string{"TUNE_CONFIG": exploreBad}},
 		{args: []string{"score", "--bogus"}},
 		{args: []string{"score", "a", "b"}},
 		{args: []string{"score", "--weights-dir", "MISSING", "x"}},
@@ -107,6 +123,9 @@ func TestScoreMatchesTheFullTree(t *testing.T) {
 		}
 		if lo == "" && le == "" {
 			t.Errorf("%q: no output at all", c.args)
+		}
+		if !strings.Contains(ll, c.log) {
+			t.Errorf("%q: log %q lacks %q", c.args, ll, c.log)
 		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/exitcode"
+	"github.com/ldd-tools/tune/internal/explore"
 	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/scorer"
@@ -122,7 +123,14 @@ gets regression_of=<that task's meta timestamp>, the structured evidence tune de
 and tune watch read. TIMESTAMP is the earlier task's meta timestamp in any RFC 3339 form; it is
 written as the log holds it. --regression-of-last FILE names instead the last task of the log that
 touched FILE (files=, or a path in its title, action= or layer=). Either needs --log; a task the log
-does not hold is an error and nothing is written.`,
+does not hold is an error and nothing is written.
+
+With an [explore] table in the project's tune.toml (share > 0; off by default), --log draws each
+near-edge task (an auto dispatch whose score lies less than explore.margin points below the upper
+edge of its level, below L4) into one of two recorded arms, from the sha256 of its meta timestamp and
+title: with probability share it is dispatched one level higher ("Dispatched: L2/deliberate (explore
+from L1; signals: …)", dispatch=explore), else as scored; both meta lines end with explore=raised or
+explore=control and explore_level=<the scorer's level>. tune explore compares the arms.`,
 		Example: `  tune score "fix the typo in README.md line 12"
   echo "design a new service from scratch" | tune score --json
   tune score --history .ldd/trace.log "refactor src/net/client.py"
@@ -254,7 +262,21 @@ func Run(opts *Options) error {
 			}
 			extra = map[string]string{RegressionKey: of}
 		}
-		if err := tracewrite.Append(opts.Log, tracewrite.FormatMeta(opts.Env.Now(), r, task, loops, extra)); err != nil {
+		now := opts.Env.Now()
+		// The project's [explore] draw: a near-edge task is recorded in the control arm, or dispatched
+		// one level higher in the raised arm (docs/decisions.md#explore-a-randomized-share-of-near-edge-tasks).
+		// Only a logged task is drawn: an exploration nobody records measures nothing.
+		cfg, err := exploreConfig(opts.Env)
+		if err != nil {
+			return err
+		}
+		if arm, ok := cfg.Draw(&r, &w, now.UTC().Format(tracewrite.TimestampLayout), task); ok {
+			r, extra = explore.Apply(r, arm, extra)
+			if !opts.LoopsSet {
+				loops = defaultLoops(r.FinalLevel)
+			}
+		}
+		if err := tracewrite.Append(opts.Log, tracewrite.FormatMeta(now, r, task, loops, extra)); err != nil {
 			return err
 		}
 	}
@@ -263,6 +285,16 @@ func Run(opts *Options) error {
 	}
 	_, err = fmt.Fprintln(opts.Env.Out, r.DispatchHeader)
 	return err
+}
+
+// exploreConfig reads the [explore] table that applies here: TUNE_CONFIG's file, else the tune.toml of
+// the project the working directory lies in.
+func exploreConfig(env *Env) (explore.Config, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return explore.Config{}, err
+	}
+	return explore.ReadConfig(wd, env.Getenv("TUNE_CONFIG"))
 }
 
 // isTerminal reports whether r is a terminal (an interactive stdin).

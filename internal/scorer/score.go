@@ -13,6 +13,10 @@ const (
 	SourceExplicit     = "user-explicit"
 	SourceBump         = "user-bump"
 	SourceOverrideDown = "user-override-down"
+	// SourceExplore is tune's own: an auto task near a bucket edge that the [explore] draw dispatched
+	// one level above the scorer's (docs/decisions.md#explore-a-randomized-share-of-near-edge-tasks). The
+	// reference never writes it; its readers pass an unknown dispatch through.
+	SourceExplore = "explore"
 )
 
 // ClampedFromL4 is the reference clamp reason (v0.11+: the creativity is already in the header).
@@ -82,6 +86,16 @@ func (d Detection) Score(w *weights.Weights) Result {
 		reason := ClampedFromL4
 		r.ClampReason = &reason
 	}
+	r.DispatchHeader = r.header()
+	return r
+}
+
+// Explored is r dispatched one level higher by the explore draw: the final level one above the auto
+// level, the dispatch source SourceExplore, and the header saying so ("Dispatched: L2/deliberate
+// (explore from L1; signals: …)"). r must be an auto dispatch below L4 (explore.Draw checks it).
+func (r Result) Explored() Result {
+	r.FinalLevel = r.AutoLevel + 1
+	r.DispatchSource = SourceExplore
 	r.DispatchHeader = r.header()
 	return r
 }
@@ -194,7 +208,13 @@ func (r *Result) header() string {
 		b.WriteString(r.AutoLevel.String())
 		b.WriteString("). User accepts loss risk.")
 	default:
-		b.WriteString(" (signals: ")
+		b.WriteString(" (")
+		if r.DispatchSource == SourceExplore {
+			b.WriteString("explore from ")
+			b.WriteString(r.AutoLevel.String())
+			b.WriteString("; ")
+		}
+		b.WriteString("signals: ")
 		first, second := r.top2()
 		for i, k := range [2]int{first, second} {
 			if k < 0 {

@@ -181,6 +181,17 @@ func (b Buckets) Level(raw Half) Level {
 	return L4
 }
 
+// Gap buckets a raw score and says how far it lies below the upper edge of its level: 0 on the edge,
+// so a raise of more than the gap lifts it to the next level. ok is false at L4, which has no edge
+// above. One definition for the evolve's rescoring and the explore rule's near-edge tasks.
+func (b Buckets) Gap(raw Half) (lv Level, gap Half, ok bool) {
+	lv = b.Level(raw)
+	if lv == L4 {
+		return lv, 0, false
+	}
+	return lv, b.Edges[lv] - raw, true
+}
+
 // Cost is the replay cost matrix: the price of a level too low and too high, per level missed, and of a
 // correct level whose other checked item (dispatch source, top-2 signals, fragment) is wrong.
 type Cost struct {
