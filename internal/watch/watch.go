@@ -34,7 +34,7 @@
 // time (a streamed read) and keeps only counts, the rows of the moved tasks, and per log the trials
 // whose horizon is still open (at most evolve.Horizon): a task settles once the evolve.Horizon labelled
 // tasks after it are read. A log's part of a Builder can be kept (State) and taken up (Restore), so
-// that a nightly run reads only what was appended.
+// that a nightly run reads only what was appended (docs/decisions.md#watch-state).
 // Writing the rollback proposal is the application layer's job (internal/app).
 package watch
 
