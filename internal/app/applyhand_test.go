@@ -11,13 +11,13 @@ import (
 
 // applyByHand proposes sig +1 on the active version and applies it through the store, as tune apply
 // would after an accepted proposal; it returns the store and the version applied.
-func applyByHand(t *testing.T, env Env, now time.Time, sig weights.Signal) (*store.Store, weights.Weights) {
+func applyByHand(t testing.TB, env Env, now time.Time, sig weights.Signal) (*store.Store, weights.Weights) {
 	t.Helper()
 	return applyStepByHand(t, env, now, sig, 1)
 }
 
 // applyStepByHand is applyByHand with a step of whole points.
-func applyStepByHand(t *testing.T, env Env, now time.Time, sig weights.Signal, whole int) (*store.Store, weights.Weights) {
+func applyStepByHand(t testing.TB, env Env, now time.Time, sig weights.Signal, whole int) (*store.Store, weights.Weights) {
 	t.Helper()
 	s, err := env.OpenStore()
 	if err != nil {
