@@ -75,6 +75,17 @@ func (p *stateProject) written(t *testing.T) map[string]string {
 	return out
 }
 
+// jsonOf is v as JSON, the project's directory replaced by a placeholder: what two projects' runs are
+// compared by.
+func (p *stateProject) jsonOf(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(strings.ReplaceAll(string(data), p.dir, "$DIR"))
+}
+
 // resumes says how many logs the project's next night would take up from its nightly state.
 func (p *stateProject) resumes(t *testing.T) int {
 	t.Helper()
@@ -151,11 +162,7 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			if err != nil {
 				t.Fatalf("night %d: %v", night, err)
 			}
-			data, err := json.Marshal(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs[i] = []byte(strings.ReplaceAll(string(data), p.dir, "$DIR"))
+			outs[i] = p.jsonOf(t, out)
 			if i == 0 {
 				t.Logf("night %d: %d log(s) taken up from the state; %s, %d counted (%d flagged), review %q", night, n, out.Outcome,
 					out.Loop.Detection.Accumulated.Eligible, out.Loop.Detection.Accumulated.Flagged, out.Review)

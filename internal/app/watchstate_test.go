@@ -2,10 +2,8 @@ package app
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -118,11 +116,7 @@ func TestWatchStateJudgesAsAFullRead(t *testing.T) {
 			if err != nil {
 				t.Fatalf("night %d: %v", night, err)
 			}
-			data, err := json.Marshal(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs[i] = []byte(strings.ReplaceAll(string(data), p.dir, "$DIR"))
+			outs[i] = p.jsonOf(t, out)
 			if i == 0 {
 				moved = out.Moved
 				t.Logf("night %d: from the state %t; %s, %d moved, %d before, %d after", night, n, out.Verdict, out.Moved, out.TasksBefore, out.TasksAfter)
