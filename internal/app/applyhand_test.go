@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,7 +11,13 @@ import (
 
 // applyByHand proposes sig +1 on the active version and applies it through the store, as tune apply
 // would after an accepted proposal; it returns the store and the version applied.
-func applyByHand(t *testing.T, env Env, now time.Time, sig weights.Signal) (*store.Store, weights.Weights) {
+func applyByHand(t testing.TB, env Env, now time.Time, sig weights.Signal) (*store.Store, weights.Weights) {
+	t.Helper()
+	return applyStepByHand(t, env, now, sig, 1)
+}
+
+// applyStepByHand is applyByHand with a step of whole points.
+func applyStepByHand(t testing.TB, env Env, now time.Time, sig weights.Signal, whole int) (*store.Store, weights.Weights) {
 	t.Helper()
 	s, err := env.OpenStore()
 	if err != nil {
@@ -21,10 +28,10 @@ func applyByHand(t *testing.T, env Env, now time.Time, sig weights.Signal) (*sto
 		t.Fatal(err)
 	}
 	cand := active
-	cand.Signals[sig] += weights.Whole(1)
-	change := sig.String() + " +1"
+	cand.Signals[sig] += weights.Whole(whole)
+	change := fmt.Sprintf("%s %+d", sig, whole)
 	p := &store.Proposal{Created: now, Parent: active.Version, Decision: weights.DecisionAccept, Candidate: cand, Reason: change,
-		Steps: []store.ProposalStep{{Kind: "signal", Signal: sig.String(), Delta: weights.Whole(1), Decision: weights.DecisionAccept}}}
+		Steps: []store.ProposalStep{{Kind: "signal", Signal: sig.String(), Delta: weights.Whole(whole), Decision: weights.DecisionAccept}}}
 	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
 		t.Fatal(err)
 	}

@@ -71,11 +71,7 @@ func decodeDetectState(data []byte) (*detectState, error) {
 func (in *stepInputs) stateKey(env Env) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "format %d\n", detectStateFormat)
-	if exe, err := os.Executable(); err == nil {
-		if fi, err := os.Stat(exe); err == nil {
-			fmt.Fprintf(h, "exe %s %d %d\n", exe, fi.Size(), fi.ModTime().UnixNano())
-		}
-	}
+	programIdentity(h)
 	active, _ := json.Marshal(in.active)
 	fmt.Fprintf(h, "active %s\n", active)
 	for _, v := range store.VersionNames(env.WeightsDir) {
@@ -96,6 +92,16 @@ func (in *stepInputs) stateKey(env Env) string {
 		fmt.Fprintf(h, "log %q %q\n", in.read.paths[i], in.read.names[i])
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// programIdentity writes the running executable's path, size and modification time into a state's
+// key: another build of tune never takes up a state.
+func programIdentity(h io.Writer) {
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			fmt.Fprintf(h, "exe %s %d %d\n", exe, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
 }
 
 // resumeStates are the detection's states of the logs to take up, by name (nil: none).
@@ -186,12 +192,9 @@ func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.Log
 // from the offset up to where r ended, and the split is sound only when that read's warnings are the
 // last of r's and the first task it gives starts at the offset, as in r.
 func splitRead(r *logRead, st *evolve.LogState) (cachedLog, bool) {
-	if fi, err := os.Stat(r.path); err != nil || !fi.ModTime().Equal(r.modified) || r.modified.IsZero() {
-		return cachedLog{}, false
-	}
 	var tail []traceparse.Warning
 	tasks, first := 0, 0
-	lines, size, err := traceparse.StreamLogFrom(r.path, st.Offset, r.size, st.Line, func(t *traceparse.Task) error {
+	lines, ok := rereadTail(r.path, r.modified, r.size, st.Offset, st.Line, func(t *traceparse.Task) error {
 		if tasks == 0 {
 			first = t.Line
 		}
@@ -200,8 +203,8 @@ func splitRead(r *logRead, st *evolve.LogState) (cachedLog, bool) {
 	}, func(w traceparse.Warning) {
 		w.File = r.name
 		tail = append(tail, w)
-	}, traceparse.Transient())
-	if err != nil || size != r.size || first != st.Line || tasks > r.tasks || len(tail) > len(r.warnings) ||
+	})
+	if !ok || first != st.Line || tasks > r.tasks || len(tail) > len(r.warnings) ||
 		!slices.Equal(tail, r.warnings[len(r.warnings)-len(tail):]) {
 		return cachedLog{}, false
 	}
@@ -220,6 +223,19 @@ func splitRead(r *logRead, st *evolve.LogState) (cachedLog, bool) {
 		c.Warnings = []traceparse.Warning{}
 	}
 	return c, true
+}
+
+// rereadTail reads the log at path again from offset (the meta line of line) up to size, where a read
+// that began when the log's modification time was modified ended, as the next night's read from the
+// state will: a state is split there only when the tail reads as the night's read gave it, which the
+// caller compares. ok is false when the log was modified since (or its time is unknown), or the read
+// fails or ends elsewhere. A Transient read: emit keeps nothing of a task.
+func rereadTail(path string, modified time.Time, size, offset int64, line int, emit func(*traceparse.Task) error, warn func(traceparse.Warning)) (traceparse.LineCounts, bool) {
+	if fi, err := os.Stat(path); err != nil || !fi.ModTime().Equal(modified) || modified.IsZero() {
+		return traceparse.LineCounts{}, false
+	}
+	lines, end, err := traceparse.StreamLogFrom(path, offset, size, line, emit, warn, traceparse.Transient())
+	return lines, err == nil && end == size
 }
 
 // Sampling of checkBytes: the first and last checkEdge bytes and checkSamples blocks of checkBlock

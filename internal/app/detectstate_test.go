@@ -75,6 +75,17 @@ func (p *stateProject) written(t *testing.T) map[string]string {
 	return out
 }
 
+// jsonOf is v as JSON, the project's directory replaced by a placeholder: what two projects' runs are
+// compared by.
+func (p *stateProject) jsonOf(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []byte(strings.ReplaceAll(string(data), p.dir, "$DIR"))
+}
+
 // resumes says how many logs the project's next night would take up from its nightly state.
 func (p *stateProject) resumes(t *testing.T) int {
 	t.Helper()
@@ -95,7 +106,7 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 	cached, full := newStateProject(t, &now, 2), newStateProject(t, &now, 2)
 	seq := genlive.NewSequence(1, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95, Logs: 2})
 	const nights = 14
-	resumed, applied := 0, 0
+	resumed, applied, watched := 0, 0, 0
 	for night := 1; night <= nights; night++ {
 		active, _, err := ActiveWeights(cached.env.WeightsDir)
 		if err != nil {
@@ -141,6 +152,9 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 		}
 		n := cached.resumes(t)
 		resumed += n
+		if cached.resumesWatch(t) {
+			watched++ // the watch taken up from its own state (docs/decisions.md#watch-state)
+		}
 		if (night == 6 || night == 9 || night == 12) && n == 2 || (night == 11 || applied == night-1) && n != 0 {
 			t.Errorf("night %d: %d log(s) taken up from a state that does not hold for them", night, n)
 		}
@@ -151,11 +165,7 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			if err != nil {
 				t.Fatalf("night %d: %v", night, err)
 			}
-			data, err := json.Marshal(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs[i] = []byte(strings.ReplaceAll(string(data), p.dir, "$DIR"))
+			outs[i] = p.jsonOf(t, out)
 			if i == 0 {
 				t.Logf("night %d: %d log(s) taken up from the state; %s, %d counted (%d flagged), review %q", night, n, out.Outcome,
 					out.Loop.Detection.Accumulated.Eligible, out.Loop.Detection.Accumulated.Flagged, out.Review)
@@ -180,6 +190,10 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			t.Errorf("night %d: %d files written from the state, %d by the full read", night, len(a), len(b))
 		}
 	}
+	if watched == 0 {
+		t.Errorf("the nightly watch never took its logs up from its state in %d nights (last apply on night %d)", nights, applied)
+	}
+	t.Logf("the watch taken up from its state on %d nights", watched)
 	if resumed < nights || applied == 0 {
 		t.Errorf("logs taken up from the state %d times in %d nights of 2 logs, last apply on night %d: the test tests too little", resumed, nights, applied)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // BenchmarkNight is issue 28's cost item as a Go benchmark (compare runs with benchstat; TestNightCost
@@ -16,7 +17,9 @@ import (
 //   - accuracy: a whole-log `tune accuracy`, the yardstick;
 //   - nightly-full: a night with no nightly state (it reads and decides from every task of the log);
 //   - nightly-from-state: the same night again, starting from the state the previous run left, which
-//     reads only the tasks after what that state counted for good (docs/decisions.md#nightly-state).
+//     reads only the tasks after what that state counted for good (docs/decisions.md#nightly-state);
+//   - nightly-from-state-applied: the same with a version applied (layer-crossings +1), which the
+//     watch judges from its own state.
 //
 // Besides the wall time, each reports cpu-ns/op: the process's CPU time (user + system, every goroutine)
 // per op, which the shared machine's load moves far less than the wall time.
@@ -57,6 +60,16 @@ func BenchmarkNight(b *testing.B) {
 	})
 	b.Run("nightly-from-state", func(b *testing.B) {
 		night(b) // leaves the state
+		defer reportCPU(b, processCPU())
+		for b.Loop() {
+			night(b)
+		}
+	})
+	// With a version applied the watch judges it too, from its own state (docs/decisions.md#watch-state).
+	applyByHand(b, env, now, weights.LayerCrossings)
+	now = now.Add(time.Hour)
+	b.Run("nightly-from-state-applied", func(b *testing.B) {
+		night(b) // the first night after the apply reads in full and leaves the states
 		defer reportCPU(b, processCPU())
 		for b.Loop() {
 			night(b)

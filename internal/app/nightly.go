@@ -101,7 +101,7 @@ func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 	opts.nightState = true
 	// The watch runs first: a harmful verdict on the applied version stops the night's evolve, whose
 	// evidence the rollback proposal already answers (docs/decisions.md#watch).
-	wr, err := Watch(env, WatchOptions{Logs: opts.Logs, ConfigPath: opts.ConfigPath})
+	wr, err := Watch(env, WatchOptions{Logs: opts.Logs, ConfigPath: opts.ConfigPath, nightState: true})
 	note := ""
 	var nothing *NothingToWatchError
 	switch {

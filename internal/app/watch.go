@@ -20,6 +20,9 @@ type WatchOptions struct {
 	Version string
 	// ConfigPath is the config file with the [watch] bounds ("" = TUNE_CONFIG, else tune.toml).
 	ConfigPath string
+	// nightState: the watch starts from the state the last night left and leaves its own
+	// (docs/decisions.md#watch-state); only tune nightly, which holds the nightly lock, sets it.
+	nightState bool
 }
 
 // WatchResult is what tune watch reports (and its --json shape): the verdict and, for "not helping"
@@ -51,6 +54,58 @@ func (e *NothingToWatchError) Unwrap() error { return store.ErrNothingToDo }
 // proposal to the parent's content through the store's proposal path and logs its decision, so that
 // `tune apply` reviews and applies it like any other; it writes nothing else (docs/decisions.md#watch).
 func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
+	w, err := watchInput(env, opts)
+	if err != nil {
+		return nil, err
+	}
+	in, s, active, target, logs, names := *w.in, w.s, w.active, w.target, w.logs, w.in.Logs
+	// Streamed into the judgement, which keeps counts and only the tasks a verdict can still depend
+	// on (docs/decisions.md#watch-memory); a night takes each log up from the last night's state.
+	b := watch.NewBuilder(in)
+	var key string
+	var resume []watchLogRef
+	if opts.nightState {
+		key = watchStateKey(&in, logs, names)
+		if resume = loadWatchState(env.WeightsDir, key, logs, names); resume != nil {
+			for _, r := range resume {
+				if b.Restore(r.State) != nil {
+					b, resume = watch.NewBuilder(in), nil
+					break
+				}
+			}
+		}
+	}
+	reads, err := streamWatch(b, logs, names, resume)
+	if err != nil {
+		return nil, err
+	}
+	if opts.nightState {
+		saveWatchState(env.WeightsDir, key, reads, names)
+	}
+	out := &WatchResult{Result: b.Result(), Active: target == active, Logs: logs}
+	if !out.Proposes() {
+		return out, nil
+	}
+	if !out.Active {
+		out.ProposalNote = fmt.Sprintf("%s is no longer active (%s is): no rollback proposal; `tune rollback` restores an earlier version", out.Version, weights.VersionName(active))
+		return out, nil
+	}
+	return out, proposeRollback(env, s, out, w.vw, w.pw)
+}
+
+// watchSetup is what the watch judges with: its input (the logs' names in Logs, no task), the store, the
+// active and the watched version's numbers, the watched version's and its parent's weights, and the
+// logs to read.
+type watchSetup struct {
+	in             *watch.Input
+	s              *store.Store
+	active, target int
+	vw, pw         *weights.Weights
+	logs           []string
+}
+
+// watchInput finds the version to watch, its parent and their times in the store.
+func watchInput(env Env, opts WatchOptions) (*watchSetup, error) {
 	cfg, err := readConfig(env, opts.ConfigPath)
 	if err != nil {
 		return nil, err
@@ -122,29 +177,10 @@ func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
 	if len(logs) == 0 {
 		logs = []string{traceparse.DefaultLog}
 	}
-	// Streamed into the judgement, which keeps counts and only the tasks a verdict can still depend
-	// on (docs/decisions.md#watch-memory).
-	b := watch.NewBuilder(in)
 	for _, l := range logs {
-		name := env.LogName(l)
-		_, err := traceparse.StreamLog(l, func(t *traceparse.Task) error {
-			t.Source = name
-			b.Add(t)
-			return nil
-		}, nil)
-		if err != nil {
-			return nil, err
-		}
+		in.Logs = append(in.Logs, env.LogName(l))
 	}
-	out := &WatchResult{Result: b.Result(), Active: target == active, Logs: logs}
-	if !out.Proposes() {
-		return out, nil
-	}
-	if !out.Active {
-		out.ProposalNote = fmt.Sprintf("%s is no longer active (%s is): no rollback proposal; `tune rollback` restores an earlier version", out.Version, weights.VersionName(active))
-		return out, nil
-	}
-	return out, proposeRollback(env, s, out, &vw, &pw)
+	return &watchSetup{in: &in, s: s, active: active, target: target, vw: &vw, pw: &pw, logs: logs}, nil
 }
 
 // proposeRollback writes (once) the proposal that brings the parent's content back as a new version,

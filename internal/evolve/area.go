@@ -1,6 +1,9 @@
 package evolve
 
 import (
+	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -38,4 +41,40 @@ func (a Area) Overlaps(b Area) bool {
 		return len(intersect(a.files, b.files)) > 0
 	}
 	return len(intersect(a.paths, b.paths)) > 0
+}
+
+// areaJSON is an Area as a state keeps it (the watch's, docs/decisions.md#watch-state): files null
+// when the task had no files= set.
+type areaJSON struct {
+	Files []string `json:"files"`
+	Paths []string `json:"paths"`
+}
+
+// MarshalJSON writes the area's files= set (null without one) and paths.
+func (a Area) MarshalJSON() ([]byte, error) {
+	return json.Marshal(areaJSON{Files: a.files, Paths: a.paths})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote; Check says whether it is an area AreaOf can give.
+func (a *Area) UnmarshalJSON(data []byte) error {
+	var v areaJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	a.files, a.paths = v.Files, v.Paths
+	return nil
+}
+
+// Check says whether a is an area AreaOf could have made: a files= set is absent or not empty, and
+// no path is empty.
+func (a Area) Check() error {
+	if a.files != nil && len(a.files) == 0 {
+		return errors.New("code area: an empty files= set")
+	}
+	for _, p := range slices.Concat(a.files, a.paths) {
+		if p == "" {
+			return errors.New("code area: an empty path")
+		}
+	}
+	return nil
 }

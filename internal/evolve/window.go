@@ -334,15 +334,19 @@ func sameAreaFailure(later *windowTask, median *Num) string {
 
 // names reports whether a regression_of= value names task t: the same meta timestamp, or the same instant
 // written with another precision ("…:00Z" for "…:00.000000Z").
-func names(ref string, t *traceparse.Task) bool {
+func names(ref string, t *traceparse.Task) bool { return Names(ref, t.MetaTimestamp, t.MetaTime) }
+
+// Names says whether a regression_of= value ref names the task of that meta timestamp (and meta time):
+// the same text, or the same instant. The detection's rule, which the watch reads alike.
+func Names(ref, metaTimestamp string, metaTime time.Time) bool {
 	if ref == "" {
 		return false
 	}
-	if ref == t.MetaTimestamp {
+	if ref == metaTimestamp {
 		return true
 	}
 	at, err := time.Parse(time.RFC3339Nano, ref)
-	return err == nil && !t.MetaTime.IsZero() && at.Equal(t.MetaTime)
+	return err == nil && !metaTime.IsZero() && at.Equal(metaTime)
 }
 
 // sameArea compares the code areas of two tasks: their files= sets when both have one; otherwise the

@@ -31,9 +31,9 @@ var (
 	StoreLog = Limit{"the evolution log", 64 << 20}
 	// StoreSmall is weights.sum, evolution.head and the crash marker.
 	StoreSmall = Limit{"a store bookkeeping file", 1 << 20}
-	// DetectState is the detection's cache (weights/.cache/detect-state.json): a few bytes per task
-	// counted, ~2 MB for a year of a busy log.
-	DetectState = Limit{"the detection's cached state", 64 << 20}
+	// DetectState bounds the nightly caches (weights/.cache/detect-state.json, watch-state.json): a
+	// few bytes per task counted or moved, ~2 MB for a year of a busy log.
+	DetectState = Limit{"a nightly cached state", 64 << 20}
 	// SmallText is a small file the user hands tune beside its inputs (.gitignore, a price table).
 	SmallText = Limit{"a text file", 64 << 20}
 )

@@ -9,29 +9,43 @@ import (
 	"github.com/ldd-tools/tune/internal/regular"
 )
 
-// The detection's cache of the logs it read (docs/decisions.md#nightly-state) lives in the store
-// directory, under CacheDir: no store reader lists it, and a write killed half-way leaves its temp file
-// there, not among the store's files (which would read as an interrupted store operation).
+// The nightly caches of the logs read — the detection's (docs/decisions.md#nightly-state) and the
+// watch's (docs/decisions.md#watch-state) — live in the store directory, under CacheDir: no store
+// reader lists it, and a write killed half-way leaves its temp file there, not among the store's files
+// (which would read as an interrupted store operation).
 const (
 	CacheDir        = ".cache"
 	DetectStateFile = "detect-state.json"
+	WatchStateFile  = "watch-state.json"
 )
 
-// ReadDetectState returns the cached state of the store at dir, nil when there is none that can be
-// read: missing, not a regular file, a link, or over its size limit. It is a cache, so every failure
+// ReadDetectState returns the detection's cached state of the store at dir (readCache).
+func ReadDetectState(dir string) []byte { return readCache(dir, DetectStateFile) }
+
+// WriteDetectState replaces the detection's cached state of the store at dir (writeCache).
+func WriteDetectState(dir string, data []byte) error { return writeCache(dir, DetectStateFile, data) }
+
+// ReadWatchState returns the watch's cached state of the store at dir (readCache).
+func ReadWatchState(dir string) []byte { return readCache(dir, WatchStateFile) }
+
+// WriteWatchState replaces the watch's cached state of the store at dir (writeCache).
+func WriteWatchState(dir string, data []byte) error { return writeCache(dir, WatchStateFile, data) }
+
+// readCache returns the cache file name of the store at dir, nil when there is none that can be read:
+// missing, not a regular file, a link, or over the caches' size limit. It is a cache, so every failure
 // just means a full read; its content is checked by whoever decodes it.
-func ReadDetectState(dir string) []byte {
-	data, err := regular.ReadLimitedNoFollow(filepath.Join(dir, CacheDir, DetectStateFile), regular.DetectState)
+func readCache(dir, name string) []byte {
+	data, err := regular.ReadLimitedNoFollow(filepath.Join(dir, CacheDir, name), regular.DetectState)
 	if err != nil {
 		return nil
 	}
 	return data
 }
 
-// WriteDetectState replaces the cached state of the store at dir, through the one atomic writer. Its
+// writeCache replaces the cache file name of the store at dir, through the one atomic writer. Its
 // caller holds the nightly lock, so a temp file already in the cache directory is a killed write's: it
 // is removed first (a kill leaves the cache as the night before, plus that temp file).
-func WriteDetectState(dir string, data []byte) error {
+func writeCache(dir, name string, data []byte) error {
 	cache := filepath.Join(dir, CacheDir)
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
@@ -51,5 +65,5 @@ func WriteDetectState(dir string, data []byte) error {
 			return err
 		}
 	}
-	return writeFileAtomic(filepath.Join(cache, DetectStateFile), data)
+	return writeFileAtomic(filepath.Join(cache, name), data)
 }

@@ -6,25 +6,36 @@ import (
 	"testing"
 )
 
-// The detection's cache: written whole, read back, ignored by git, a killed write's temp file cleared by
-// the next write, and nothing read through a link (a cache is hostile input like every file).
+// The nightly caches (the detection's, the watch's): written whole, read back, ignored by git, a killed
+// write's temp file cleared by the next write, and nothing read through a link (a cache is hostile input
+// like every file).
 func TestDetectStateFile(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		read  func(string) []byte
+		write func(string, []byte) error
+	}{{DetectStateFile, ReadDetectState, WriteDetectState}, {WatchStateFile, ReadWatchState, WriteWatchState}} {
+		t.Run(c.file, func(t *testing.T) { testCacheFile(t, c.file, c.read, c.write) })
+	}
+}
+
+func testCacheFile(t *testing.T, file string, read func(string) []byte, write func(string, []byte) error) {
 	dir := t.TempDir()
-	if got := ReadDetectState(dir); got != nil {
+	if got := read(dir); got != nil {
 		t.Fatalf("no state yet, read %q", got)
 	}
 	cache := filepath.Join(dir, CacheDir)
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	stale := filepath.Join(cache, "."+DetectStateFile+".tmp-123")
+	stale := filepath.Join(cache, "."+file+".tmp-123")
 	if err := os.WriteFile(stale, []byte("half"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteDetectState(dir, []byte("state")); err != nil {
+	if err := write(dir, []byte("state")); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(ReadDetectState(dir)); got != "state" {
+	if got := string(read(dir)); got != "state" {
 		t.Errorf("read back %q", got)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
@@ -37,14 +48,14 @@ func TestDetectStateFile(t *testing.T) {
 	if err := os.WriteFile(outside, []byte("not ours"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	state := filepath.Join(cache, DetectStateFile)
+	state := filepath.Join(cache, file)
 	if err := os.Remove(state); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(outside, state); err != nil {
 		t.Fatal(err)
 	}
-	if got := ReadDetectState(dir); got != nil {
+	if got := read(dir); got != nil {
 		t.Errorf("read %q through a link", got)
 	}
 }

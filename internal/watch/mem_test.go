@@ -13,9 +13,9 @@ import (
 
 // BenchmarkBuilderHeap measures what a Builder holds per task of each kind (docs/decisions.md#watch-memory):
 // a kept task (one the change moved, after the version: its row and title), a low-side task before
-// the version (its key, until the end, for a regression_of= that may name it), a task only counted,
-// and a task that names another with regression_of= (the naming). It reports the live heap per task
-// after a GC, not a time:
+// the version (open only for its horizon, then counted: docs/decisions.md#the-watch-settles-a-task-after-the-detections-horizon),
+// a task only counted, and a task that names another with regression_of= (nothing kept). It reports the
+// live heap per task after a GC, not a time:
 //
 //	go test ./internal/watch -run '^$' -bench BuilderHeap -benchtime 1x
 func BenchmarkBuilderHeap(b *testing.B) {

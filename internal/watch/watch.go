@@ -22,15 +22,19 @@
 // change can lift a task from L0/L1 past L2); else too early while fewer than Config.MinTasks tasks
 // moved; else holding.
 //
-// A regression is what the trace records: regression_followed=true on the task's close, a later task
-// of the same log naming it with regression_of=<its meta timestamp>, or — the weak kind, a single
-// witness — the first later task of the same log in its code area (within evolve.SameAreaDistance
-// labelled tasks) failed. Every rate counts the weak kind alike, before the version and after it: an
+// A regression is what the trace records, read as the detection reads it: regression_followed=true on
+// the task's close, a later labelled task of the same log within evolve.Horizon labelled tasks naming it
+// with regression_of=<its meta timestamp> (evolve.Names; a naming before the task or beyond the horizon
+// is none), or — the weak kind, a single witness — the first later task of the same log in its code area
+// (within evolve.SameAreaDistance labelled tasks) failed. Every rate counts the weak kind alike, before the version and after it: an
 // ordinary failure that follows a task falls on the lifted tasks and the low-side tasks before alike,
 // and the tests compare those rates (docs/decisions.md#the-watch-reads-the-single-witness).
 //
 // The package is pure: tasks, weights and times in, a Result out. A Builder takes the tasks one at a
-// time (a streamed read) and keeps only counts and the few tasks a verdict can still depend on.
+// time (a streamed read) and keeps only counts, the rows of the moved tasks, and per log the trials
+// whose horizon is still open (at most evolve.Horizon): a task settles once the evolve.Horizon labelled
+// tasks after it are read. A log's part of a Builder can be kept (State) and taken up (Restore), so
+// that a nightly run reads only what was appended (docs/decisions.md#watch-state).
 // Writing the rollback proposal is the application layer's job (internal/app).
 package watch
 
@@ -125,6 +129,9 @@ type Input struct {
 	// are found by scoring each task under both versions.
 	Changes []string
 	Config  Config
+	// Logs names the logs in the order they are read (optional): the moved tasks are listed log by log
+	// in this order, a log not named after them in the order of its first task.
+	Logs []string
 }
 
 // TaskRef names a task behind a verdict.
@@ -250,7 +257,7 @@ const (
 )
 
 // kept is a moved task under the version: a row of the table, and evidence that a later
-// regression_of= can still change.
+// regression_of= or same-area witness can still change while it is open.
 type kept struct {
 	row      MovedTask
 	test     string
@@ -259,44 +266,95 @@ type kept struct {
 	costTrial bool
 	k         int
 	terminal  string
-	regressed string // "" or how: regression_followed / regression_of by …
+	regressed string // "" or how: regression_followed / regression_of by … / same-area: …
 }
 
 // Builder judges a version on tasks added one at a time, so that a caller streaming the logs holds
 // only counts and the tasks a verdict can still depend on, never the logs' tasks
-// (docs/decisions.md#watch-memory).
+// (docs/decisions.md#watch-memory). A task's evidence comes only from the evolve.Horizon labelled tasks
+// of its log after it, as the detection's does, so a task settles once they are read: its status is
+// folded into the counts (before the version) or its row (after), and it leaves the open tasks
+// (docs/decisions.md#the-watch-settles-a-task-after-the-detections-horizon).
 type Builder struct {
 	in           Input
 	cfg          Config
 	vName, pName string
-	n            [3]int // closed tasks with a level per period
-	// The trials before the version: counts, the regressions already known, and the keys of the
-	// others, which a later regression_of= may still name.
+	// parts are the logs' shares, in the order of in.Logs, then of each other log's first task.
+	parts    []*logPart
+	bySource map[string]*logPart
+	last     *logPart
+	strs     map[string]string // interned levels, dispatches and terminals
+}
+
+// logPart is one log's share of a judgement: its counts, its kept rows, and its open tasks. Only the
+// log's own tasks change it, so a log's part can be kept and taken up apart (State, Restore).
+type logPart struct {
+	source string
+	n      [3]int // closed tasks with a level per period
+	// The trials before the version: counts and the regressions known, settled or open.
 	beforeN, beforeK [3]int // by catLifted, catOther, catDropped
-	beforeOpen       map[string]uint8
 	// Levels the version would raise on the auto tasks before it: all of them, and the lifted ones'.
 	raisedLevels, liftedLevels int
 	overHigh, nHigh            int
 	notCounted                 map[string]int
 	kept                       []kept
-	// regressedBy maps a task's key to the meta timestamp of the first task naming it with
-	// regression_of= (of every task added, in order: a name may come before the task it names).
-	regressedBy map[string]string
-	// witnessedBy maps a task's key to the meta timestamp of its single same-area witness; awaiting
-	// holds, per log, the tasks whose first later same-area task has not come yet.
-	witnessedBy map[string]string
-	awaiting    map[string]*awaitingWitness
-	strs        map[string]string // interned log names and levels
+	// labelled counts the log's labelled tasks; open holds, in order, the trials not known to have
+	// regressed whose horizon is not complete.
+	labelled int
+	open     []openTask
+}
+
+// openTask is a trial (a task a rate before is taken from, or a kept task) not known to have regressed,
+// while the evolve.Horizon labelled tasks after it are not all read.
+type openTask struct {
+	at            int // its labelled-task index in the log
+	metaTimestamp string
+	metaTime      time.Time
+	kept          int   // its index in the part's kept rows; -1 before the version
+	cat           uint8 // before the version: what it is a trial of
+	// awaiting: its first later task in its code area (within evolve.SameAreaDistance) has not come.
+	awaiting bool
+	area     evolve.Area
+	// namedBy is the meta timestamp of the first later task of its horizon naming it with regression_of=,
+	// witness that of its single same-area witness ("" when none).
+	namedBy, witness string
+}
+
+// regressed says how the open task is known to have regressed, "" when it is not (yet).
+func (o *openTask) regressed() string {
+	switch {
+	case o.namedBy != "":
+		return "regression_of by the task of " + o.namedBy
+	case o.witness != "":
+		return "same-area: the task of " + o.witness + " failed (a single witness)"
+	}
+	return ""
 }
 
 // NewBuilder starts a judgement of in.Version against in.Parent; in.Tasks is ignored (Add them).
 func NewBuilder(in Input) *Builder {
 	in.Tasks = nil
-	b := &Builder{in: in, cfg: in.Config.WithDefaults(), regressedBy: map[string]string{}, strs: map[string]string{},
-		witnessedBy: map[string]string{}, awaiting: map[string]*awaitingWitness{},
-		beforeOpen: map[string]uint8{}, notCounted: map[string]int{}}
+	b := &Builder{in: in, cfg: in.Config.WithDefaults(), strs: map[string]string{}, bySource: map[string]*logPart{}}
 	b.vName, b.pName = weights.VersionName(in.Version.Weights.Version), weights.VersionName(in.Parent.Weights.Version)
+	for _, l := range in.Logs {
+		b.part(l)
+	}
 	return b
+}
+
+// part is the share of the log source, made when it is first named.
+func (b *Builder) part(source string) *logPart {
+	if b.last != nil && b.last.source == source {
+		return b.last
+	}
+	p := b.bySource[source]
+	if p == nil {
+		p = &logPart{source: strings.Clone(source), notCounted: map[string]int{}}
+		b.bySource[p.source] = p
+		b.parts = append(b.parts, p)
+	}
+	b.last = p
+	return p
 }
 
 // intern returns s, copied out of the reader's buffers once per distinct value.
@@ -309,37 +367,30 @@ func (b *Builder) intern(s string) string {
 	return v
 }
 
-func key(log, metaTimestamp string) string { return log + "\x00" + metaTimestamp }
-
 func lowSide(level string) bool { return level == "L0" || level == "L1" }
 
-// Add counts one task (any task: open ones and those of other versions only matter through their
-// regression_of=). It keeps no reference to t.
+// Add counts one task (any task: open ones and those of other versions only matter as later tasks of
+// their log). The tasks of a log must come in file order. It keeps no reference to t.
 func (b *Builder) Add(t *traceparse.Task) {
-	if t.RegressionOf != "" {
-		k := key(t.Source, t.RegressionOf)
-		if _, ok := b.regressedBy[k]; !ok {
-			b.regressedBy[k] = strings.Clone(t.MetaTimestamp)
-		}
-	}
+	p := b.part(t.Source)
 	if t.Level != "" {
-		b.witness(t)
+		p.later(t)
 	}
 	if !t.Closed || t.Level == "" {
 		return
 	}
-	p := attribute(t, b.vName, b.pName, b.in)
-	if p == none {
+	per := attribute(t, b.vName, b.pName, b.in)
+	if per == none {
 		return
 	}
-	b.n[p]++
+	p.n[per]++
 	fired := firedSignals(t)
 	from := b.in.Parent.Weights.Level(b.in.Parent.Weights.Score(fired))
 	to := b.in.Version.Weights.Level(b.in.Version.Weights.Score(fired))
 	auto := t.Dispatch == "auto"
-	if p == before {
+	if per == before {
 		if auto {
-			b.addBefore(t, from, to)
+			p.addBefore(t, from, to)
 		}
 		return
 	}
@@ -347,11 +398,11 @@ func (b *Builder) Add(t *traceparse.Task) {
 		return
 	}
 	if !auto {
-		b.notCounted[b.intern(cmp.Or(t.Dispatch, "none"))]++
+		p.notCounted[b.intern(cmp.Or(t.Dispatch, "none"))]++
 		return
 	}
 	o := accuracy.Classify(t)
-	k := kept{row: MovedTask{Log: b.intern(t.Source), Line: t.Line, MetaTimestamp: strings.Clone(t.MetaTimestamp), Task: strings.Clone(t.Title),
+	k := kept{row: MovedTask{Log: p.source, Line: t.Line, MetaTimestamp: strings.Clone(t.MetaTimestamp), Task: strings.Clone(t.Title),
 		From: from.String(), To: to.String(), Level: b.intern(t.Level)}, overkill: o.Overkill, k: o.K, terminal: b.intern(o.Terminal)}
 	switch {
 	case from <= weights.L1 && to >= weights.L2:
@@ -363,79 +414,89 @@ func (b *Builder) Add(t *traceparse.Task) {
 	if t.RegressionFollowed {
 		k.regressed = "regression_followed=true"
 	} else {
-		b.await(t)
+		p.await(t, len(p.kept), 0)
 	}
-	b.kept = append(b.kept, k)
+	p.kept = append(p.kept, k)
 }
 
-// awaitingWitness is one log's labelled-task count and its tasks still waiting for their first later
-// task in the same code area.
-type awaitingWitness struct {
-	n     int
-	tasks []awaited
+// await opens t (a trial not known to have regressed, which later has counted already): kept is its
+// row's index (-1 before the version), cat what it is a trial of before.
+func (p *logPart) await(t *traceparse.Task, kept int, cat uint8) {
+	p.open = append(p.open, openTask{at: p.labelled - 1, metaTimestamp: strings.Clone(t.MetaTimestamp), metaTime: t.MetaTime,
+		kept: kept, cat: cat, awaiting: true, area: evolve.AreaOf(t)})
 }
 
-type awaited struct {
-	at   int // its labelled-task index in the log
-	key  string
-	area evolve.Area
-}
-
-// await makes t (a trial, or a task a rate before is taken from, not known to have regressed) wait
-// for its first later same-area task; witness has already counted it.
-func (b *Builder) await(t *traceparse.Task) {
-	w := b.awaiting[t.Source]
-	w.tasks = append(w.tasks, awaited{at: w.n - 1, key: key(b.intern(t.Source), t.MetaTimestamp), area: evolve.AreaOf(t)})
-}
-
-// witness counts a labelled task of its log and lets it speak for the tasks waiting there: for each
-// whose first later task in its code area it is (within evolve.SameAreaDistance), a failure is that
-// task's single witness and anything else is none; either way it stops waiting.
-func (b *Builder) witness(t *traceparse.Task) {
-	w := b.awaiting[t.Source]
-	if w == nil {
-		w = &awaitingWitness{}
-		b.awaiting[b.intern(t.Source)] = w
-	}
+// later counts a labelled task of the log and lets it speak for the open tasks before it: a
+// regression_of= naming one (evolve.Names, the detection's rule) is its regression; for each whose
+// first later task in its code area it is (within evolve.SameAreaDistance), a failure is that task's
+// single witness and anything else is none. Then the open tasks whose horizon it completes settle.
+func (p *logPart) later(t *traceparse.Task) {
+	j := p.labelled
 	var area *evolve.Area
 	failed := t.Terminal == "failed" || t.Terminal == "aborted" || t.RegressionFollowed
-	kept := w.tasks[:0]
-	for _, a := range w.tasks {
-		if w.n-a.at > evolve.SameAreaDistance {
+	for i := range p.open {
+		o := &p.open[i]
+		if t.RegressionOf != "" && o.namedBy == "" && evolve.Names(t.RegressionOf, o.metaTimestamp, o.metaTime) {
+			o.namedBy = strings.Clone(t.MetaTimestamp)
+		}
+		if !o.awaiting {
+			continue
+		}
+		if j-o.at > evolve.SameAreaDistance {
+			o.awaiting, o.area = false, evolve.Area{}
 			continue
 		}
 		if area == nil {
 			v := evolve.AreaOf(t)
 			area = &v
 		}
-		if !a.area.Overlaps(*area) {
-			kept = append(kept, a)
-			continue
-		}
-		if failed {
-			b.witnessedBy[a.key] = strings.Clone(t.MetaTimestamp)
+		if o.area.Overlaps(*area) {
+			if failed {
+				o.witness = strings.Clone(t.MetaTimestamp)
+			}
+			o.awaiting, o.area = false, evolve.Area{}
 		}
 	}
-	w.tasks = kept
-	w.n++
+	p.labelled++
+	settled := 0
+	for settled < len(p.open) && j-p.open[settled].at >= evolve.Horizon {
+		p.settle(&p.open[settled])
+		settled++
+	}
+	if settled > 0 {
+		n := copy(p.open, p.open[settled:])
+		clear(p.open[n:])
+		p.open = p.open[:n]
+	}
+}
+
+// settle folds an open task whose horizon is complete into the counts or its row.
+func (p *logPart) settle(o *openTask) {
+	how := o.regressed()
+	switch {
+	case o.kept >= 0:
+		p.kept[o.kept].regressed = how
+	case how != "":
+		p.beforeK[o.cat]++
+	}
 }
 
 // addBefore counts an auto task under the parent as a trial of the rates the nulls are fixed from.
-func (b *Builder) addBefore(t *traceparse.Task, from, to weights.Level) {
+func (p *logPart) addBefore(t *traceparse.Task, from, to weights.Level) {
 	if t.Level == "L3" || t.Level == "L4" {
-		b.nHigh++
+		p.nHigh++
 		if accuracy.Classify(t).Overkill {
-			b.overHigh++
+			p.overHigh++
 		}
 	}
 	if to > from {
-		b.raisedLevels += int(to - from)
+		p.raisedLevels += int(to - from)
 	}
 	var cat uint8
 	switch {
 	case lowSide(t.Level) && from <= weights.L1 && to >= weights.L2:
 		cat = catLifted
-		b.liftedLevels += int(to - from)
+		p.liftedLevels += int(to - from)
 	case lowSide(t.Level) && from == to:
 		cat = catOther
 	case to < from && to <= weights.L1:
@@ -443,13 +504,12 @@ func (b *Builder) addBefore(t *traceparse.Task, from, to weights.Level) {
 	default:
 		return
 	}
-	b.beforeN[cat]++
+	p.beforeN[cat]++
 	if t.RegressionFollowed {
-		b.beforeK[cat]++
+		p.beforeK[cat]++
 		return
 	}
-	b.beforeOpen[key(b.intern(t.Source), t.MetaTimestamp)] = cat
-	b.await(t)
+	p.await(t, -1, cat)
 }
 
 // laplace is the rate k/n pulled toward one half by one event and one non-event: with few tasks
@@ -457,38 +517,64 @@ func (b *Builder) addBefore(t *traceparse.Task, from, to weights.Level) {
 // tests ask for more evidence, never less.
 func laplace(k, n int) float64 { return (float64(k) + 1) / (float64(n) + 2) }
 
+// rows are the kept tasks of every log, in order, with what their open evidence says so far (a log
+// that ends gives the tasks of its last horizon the evidence of the tasks after them, as the
+// detection's last horizon does).
+func (b *Builder) rows() []kept {
+	var out []kept
+	for _, p := range b.parts {
+		from := len(out)
+		out = append(out, p.kept...)
+		for i := range p.open {
+			if o := &p.open[i]; o.kept >= 0 {
+				out[from+o.kept].regressed = o.regressed()
+			}
+		}
+	}
+	return out
+}
+
 // Result returns the verdict on the tasks added so far.
 func (b *Builder) Result() *Result {
 	cfg, vName := b.cfg, b.vName
+	var n, bn, bk [3]int
+	var raisedLevels, liftedLevels, overHigh, nHigh int
+	notCounted := map[string]int{}
+	for _, p := range b.parts {
+		for i := range 3 {
+			n[i] += p.n[i]
+			bn[i] += p.beforeN[i]
+			bk[i] += p.beforeK[i]
+		}
+		// The regressions before learnt so far of the tasks still open.
+		for i := range p.open {
+			if o := &p.open[i]; o.kept < 0 && o.regressed() != "" {
+				bk[o.cat]++
+			}
+		}
+		raisedLevels += p.raisedLevels
+		liftedLevels += p.liftedLevels
+		overHigh += p.overHigh
+		nHigh += p.nHigh
+		for k, v := range p.notCounted {
+			notCounted[k] += v
+		}
+	}
 	res := &Result{Version: vName, Parent: b.pName, Changes: slices.Clone(b.in.Changes), Config: cfg, Evidence: []TaskRef{},
-		NotCounted: map[string]int{}, MovedTasks: []MovedTask{}, TasksBefore: b.n[before], TasksAfter: b.n[after]}
+		NotCounted: notCounted, MovedTasks: []MovedTask{}, TasksBefore: n[before], TasksAfter: n[after]}
 	if res.Changes == nil {
 		res.Changes = []string{}
 	}
-	// The regressions before learnt from a regression_of= or a single same-area witness.
-	bk := b.beforeK
-	for k, cat := range b.beforeOpen {
-		if b.regressedBy[k] != "" || b.witnessedBy[k] != "" {
-			bk[cat]++
-		}
-	}
-	res.Before = Before{LiftedWhileLow: accuracy.NewRate(bk[0], b.beforeN[0]), OtherLow: accuracy.NewRate(bk[1], b.beforeN[1]),
-		Dropped: accuracy.NewRate(bk[2], b.beforeN[2]), OverkillHigh: accuracy.NewRate(b.overHigh, b.nHigh), RaisedLevels: b.raisedLevels,
-		BreakEven: roundE(b.in.Parent.Weights.Cost.BreakEven(float64(b.beforeN[catLifted]), float64(b.liftedLevels), float64(b.raisedLevels))),
-		Excess:    roundE(evolve.Excess(bk[catLifted], b.beforeN[catLifted]-bk[catLifted], bk[catOther], b.beforeN[catOther]-bk[catOther]))}
-	maps.Copy(res.NotCounted, b.notCounted)
+	res.Before = Before{LiftedWhileLow: accuracy.NewRate(bk[0], bn[0]), OtherLow: accuracy.NewRate(bk[1], bn[1]),
+		Dropped: accuracy.NewRate(bk[2], bn[2]), OverkillHigh: accuracy.NewRate(overHigh, nHigh), RaisedLevels: raisedLevels,
+		BreakEven: roundE(b.in.Parent.Weights.Cost.BreakEven(float64(bn[catLifted]), float64(liftedLevels), float64(raisedLevels))),
+		Excess:    roundE(evolve.Excess(bk[catLifted], bn[catLifted]-bk[catLifted], bk[catOther], bn[catOther]-bk[catOther]))}
 
+	rows := b.rows()
 	var trials, events [3]int // by test: not helping, overkill, regressions
 	testIndex := map[string]int{NotHelpingTest: 0, OverkillTest: 1, RegressedTest: 2}
-	for i := range b.kept {
-		k := &b.kept[i]
-		kk := key(k.row.Log, k.row.MetaTimestamp)
-		if by := b.regressedBy[kk]; k.regressed == "" && by != "" {
-			k.regressed = "regression_of by the task of " + by
-		}
-		if by := b.witnessedBy[kk]; k.regressed == "" && by != "" {
-			k.regressed = "same-area: the task of " + by + " failed (a single witness)"
-		}
+	for i := range rows {
+		k := &rows[i]
 		row := k.row
 		row.Test, row.Regressed = k.test, k.regressed != ""
 		row.Evidence = k.regressed
@@ -516,7 +602,7 @@ func (b *Builder) Result() *Result {
 		}
 		res.MovedTasks = append(res.MovedTasks, row)
 	}
-	res.Moved = len(b.kept)
+	res.Moved = len(rows)
 
 	up, down := directions(b.in.Parent.Weights, b.in.Version.Weights)
 	pastL2 := up && liftsPastL2(b.in.Parent.Weights, b.in.Version.Weights)
@@ -566,7 +652,7 @@ func (b *Builder) Result() *Result {
 		res.Reason = fmt.Sprintf("no evidence against %s over the %d task(s) it moved: %s", vName, res.Moved, testsLine(res.Tests))
 	}
 	if failed != nil {
-		res.Evidence = b.evidence(failed.Name)
+		res.Evidence = evidence(rows, failed.Name)
 	}
 	return res
 }
@@ -677,10 +763,10 @@ func liftsPastL2(p, v *weights.Weights) bool {
 }
 
 // evidence names the tasks that count against the version in the test that failed.
-func (b *Builder) evidence(test string) []TaskRef {
+func evidence(rows []kept, test string) []TaskRef {
 	out := []TaskRef{}
-	for i := range b.kept {
-		k := &b.kept[i]
+	for i := range rows {
+		k := &rows[i]
 		if test == OverkillTest && !(k.costTrial && k.overkill) || test != OverkillTest && (k.test != test || k.regressed == "") {
 			continue
 		}

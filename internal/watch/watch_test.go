@@ -332,14 +332,16 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-// TestRegressionOf: a later task's regression_of= marks the task it names (in the same log only),
-// before the version (the rates) and after it (the lifted tasks).
+// TestRegressionOf: a later task's regression_of= marks the task it names (in the same log only, within
+// the evolve.Horizon labelled tasks after it, as the detection reads it), before the version (the rates)
+// and after it (the lifted tasks).
 func TestRegressionOf(t *testing.T) {
 	tasks := history(t, slices.Concat(many(20, liftedLow), many(40, otherLow)), many(20, liftedHigh))
-	tasks[65].RegressionOf = tasks[3].MetaTimestamp  // names a before task the version would lift
+	tasks[23].RegressionOf = tasks[3].MetaTimestamp  // names a before task the version would lift, 20 tasks on: the horizon's last
+	tasks[26].RegressionOf = tasks[5].MetaTimestamp  // 21 tasks on: beyond the horizon, no evidence
 	tasks[66].RegressionOf = tasks[61].MetaTimestamp // names a lifted task after
 	other := tasks[67]
-	other.Source, other.RegressionOf = "other.log", tasks[5].MetaTimestamp // another log: no effect
+	other.Source, other.RegressionOf = "other.log", tasks[6].MetaTimestamp // another log: no effect
 	tasks = append(tasks, other)
 	p, v := versions(t)
 	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}})
@@ -368,9 +370,11 @@ func TestBuilderKeepsOnlyWhatAVerdictNeeds(t *testing.T) {
 		b.Add(&task)
 		task.Title, task.MetaTimestamp, task.Source, task.Level = "x", "x", "x", "x"
 	}
-	// The 20 lifted tasks after; before, the 46 low-side tasks not yet known to have regressed.
-	if len(b.kept) != 20 || len(b.beforeOpen) != 46 {
-		t.Errorf("kept %d tasks after and %d before of %d, want 20 and 46", len(b.kept), len(b.beforeOpen), len(tasks))
+	// The 20 lifted tasks after; open, no task: the last 20 labelled tasks (the horizon) are trials of
+	// nothing, and every earlier one has settled (before, the 46 low-side tasks not known to have
+	// regressed were held to the end until a regression_of= counted only within the horizon).
+	if len(b.parts) != 1 || len(b.parts[0].kept) != 20 || len(b.parts[0].open) != 0 {
+		t.Errorf("%d log(s); kept %d tasks after and %d open of %d, want 20 and 0", len(b.parts), len(b.parts[0].kept), len(b.parts[0].open), len(tasks))
 	}
 	got := b.Result()
 	if fmt.Sprint(got) != fmt.Sprint(want) || got.Verdict != NotHelping || got.Evidence[0].Task != "after task 6" {
@@ -379,16 +383,22 @@ func TestBuilderKeepsOnlyWhatAVerdictNeeds(t *testing.T) {
 }
 
 // TestRegressionOfBeforeItsTask: a regression_of= line that comes before the task it names (logs
-// concatenated out of order) still marks it.
+// concatenated out of order) is no evidence, as in the detection: a task's evidence is its horizon, the
+// tasks after it (docs/decisions.md#the-watch-settles-a-task-after-the-detections-horizon; it counted
+// before, which held every naming to the end of the read).
 func TestRegressionOfBeforeItsTask(t *testing.T) {
 	tasks := history(t, slices.Concat(many(20, liftedLow), many(40, otherLow)), many(20, liftedHigh))
-	namer := tasks[65]
-	namer.RegressionOf, namer.Closed = tasks[3].MetaTimestamp, false
+	namer := tasks[4]
+	namer.RegressionOf, namer.Closed, namer.MetaTimestamp = tasks[3].MetaTimestamp, false, "2026-09-30T00:00:00Z"
 	tasks = append([]traceparse.Task{namer}, tasks...)
 	p, v := versions(t)
-	r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}})
-	if r.Before.LiftedWhileLow.K != 1 {
-		t.Errorf("lifted while low %+v, want 1 regressed", r.Before.LiftedWhileLow)
+	if r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}}); r.Before.LiftedWhileLow.K != 0 {
+		t.Errorf("lifted while low %+v, want none regressed", r.Before.LiftedWhileLow)
+	}
+	// The same naming after the task, within its horizon, counts.
+	tasks = append(tasks[1:5], append([]traceparse.Task{namer}, tasks[5:]...)...)
+	if r := Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}}); r.Before.LiftedWhileLow.K != 1 {
+		t.Errorf("named after it: lifted while low %+v, want 1 regressed", r.Before.LiftedWhileLow)
 	}
 }
 

@@ -1,0 +1,207 @@
+package app
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/traceparse"
+	"github.com/ldd-tools/tune/internal/watch"
+)
+
+// The watch's nightly state (docs/decisions.md#watch-state): each log's part of the watch's Builder
+// before the last task read of it, and where that task's meta line is, so that the next night reads
+// each log only from there (the last task may still grow). Like the detection's state it is a cache:
+// used only when made under the same inputs (the key) from the same bytes (each log's check), and
+// anything wrong with it just means a full read of every log.
+
+// watchStateFormat changes whenever what a state holds or means changes.
+const watchStateFormat = 1
+
+// watchState is the cached state of the logs a nightly watch read, in the order read.
+type watchState struct {
+	Format int `json:"format"`
+	// Key fingerprints the inputs the state was made under (watchStateKey).
+	Key  string        `json:"key"`
+	Logs []watchLogRef `json:"logs"`
+}
+
+// watchLogRef is one log's state: its Builder part before the task whose meta line is at Offset (line
+// Line), and the check of the bytes up to the end of that line (checkBytes). Offset 0: the log gave no
+// task after its first one's meta line at its start, and is read from there (State is then empty).
+type watchLogRef struct {
+	Path   string          `json:"path"`
+	Offset int64           `json:"offset"`
+	Line   int             `json:"line"`
+	Check  string          `json:"check,omitempty"`
+	State  *watch.LogState `json:"state"`
+}
+
+func encodeWatchState(st *watchState) ([]byte, error) {
+	data, err := json.Marshal(st)
+	return append(data, '\n'), err
+}
+
+func decodeWatchState(data []byte) (*watchState, error) {
+	var st watchState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// watchStateKey fingerprints what the watch's result depends on besides the logs' bytes: the program,
+// the two versions' weights, when each became active and when the version stopped, the changes, the
+// [watch] bounds, and the logs and their names in order.
+func watchStateKey(in *watch.Input, paths, names []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "watch format %d\n", watchStateFormat)
+	programIdentity(h)
+	for _, v := range []watch.Version{in.Version, in.Parent} {
+		data, _ := json.Marshal(v.Weights)
+		fmt.Fprintf(h, "version %s from %s\n", data, v.From.UTC().Format(time.RFC3339Nano))
+	}
+	fmt.Fprintf(h, "until %s\n", in.Until.UTC().Format(time.RFC3339Nano))
+	changes, _ := json.Marshal(in.Changes)
+	cfg, _ := json.Marshal(in.Config)
+	fmt.Fprintf(h, "changes %s\nconfig %s\n", changes, cfg)
+	for i := range paths {
+		fmt.Fprintf(h, "log %q %q\n", paths[i], names[i])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// watchRead is what one log's read gave the watch: where it ended, the last task read (not yet added
+// to the Builder when the part was taken) and the part.
+type watchRead struct {
+	path     string
+	modified time.Time
+	size     int64
+	last     *traceparse.Task
+	ref      watchLogRef
+}
+
+// loadWatchState returns, in the order of paths, each log's state to take up, when the cached state was
+// made under key and every log's bytes up to its offset pass the check; nil otherwise (all or nothing).
+func loadWatchState(weightsDir, key string, paths, names []string) []watchLogRef {
+	data := store.ReadWatchState(weightsDir)
+	if data == nil || !uniqueNames(names) {
+		return nil
+	}
+	st, err := decodeWatchState(data)
+	if err != nil || st.Format != watchStateFormat || st.Key != key || len(st.Logs) != len(paths) {
+		return nil
+	}
+	for i, l := range st.Logs {
+		if l.State == nil || l.Path != paths[i] || l.State.Source != names[i] || l.State.Check() != nil || l.Line < 1 {
+			return nil
+		}
+		if l.Offset == 0 {
+			if l.Line != 1 || l.State.Labelled != 0 || len(l.State.Kept) != 0 || l.State.Before+l.State.After != 0 || len(l.State.NotCounted) != 0 {
+				return nil
+			}
+			continue
+		}
+		if check, err := checkBytes(l.Path, l.Offset); err != nil || check != l.Check {
+			return nil
+		}
+	}
+	return st.Logs
+}
+
+// saveWatchState writes the state of the logs just read under key. Nothing is written unless every log's
+// split is sound: the log was not modified while read, and a read from the last task's meta line to
+// where the night's read ended gives that one task exactly as the night's read gave it. A failure to
+// write is no error: the state is a cache, and the next night reads in full.
+func saveWatchState(weightsDir, key string, reads []watchRead, names []string) {
+	if !uniqueNames(names) {
+		return
+	}
+	out := watchState{Format: watchStateFormat, Key: key, Logs: make([]watchLogRef, 0, len(reads))}
+	for _, r := range reads {
+		ref := r.ref
+		if ref.State == nil {
+			return
+		}
+		if r.last != nil && ref.Offset > 0 {
+			n, same := 0, false
+			_, ok := rereadTail(r.path, r.modified, r.size, ref.Offset, ref.Line, func(t *traceparse.Task) error {
+				n++
+				t.Source = r.last.Source
+				same = n == 1 && reflect.DeepEqual(t, r.last)
+				return nil
+			}, nil)
+			if !ok || n != 1 || !same {
+				return
+			}
+			check, err := checkBytes(r.path, ref.Offset)
+			if err != nil {
+				return
+			}
+			ref.Check = check
+		}
+		out.Logs = append(out.Logs, ref)
+	}
+	data, err := encodeWatchState(&out)
+	if err != nil {
+		return
+	}
+	_ = store.WriteWatchState(weightsDir, data)
+}
+
+func uniqueNames(names []string) bool {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return false
+		}
+		seen[n] = true
+	}
+	return true
+}
+
+// streamWatch feeds the logs to b, each from its state when resume holds one (b has taken the states
+// up), and returns what each read gave for the next state. A log's last task is added only after its
+// part was taken: a resumed read starts at its meta line, since the task may still grow.
+func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef) ([]watchRead, error) {
+	reads := make([]watchRead, len(paths))
+	for i, path := range paths {
+		r := &reads[i]
+		r.path = path
+		if fi, err := os.Stat(path); err == nil {
+			r.modified = fi.ModTime()
+		}
+		offset, line := int64(0), 1
+		if resume != nil {
+			offset, line = resume[i].Offset, resume[i].Line
+		}
+		var prev *traceparse.Task
+		var err error
+		_, r.size, err = traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
+			t.Source = names[i]
+			if prev != nil {
+				b.Add(prev)
+			}
+			prev = t
+			return nil
+		}, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.ref = watchLogRef{Path: path, Line: 1, State: b.State(names[i])}
+		if prev == nil && offset > 0 {
+			r.ref.State = nil // a resumed read that gave no task: no state to leave
+		}
+		if prev != nil {
+			r.ref.Offset, r.ref.Line = prev.Offset, prev.Line
+			b.Add(prev)
+		}
+		r.last = prev
+	}
+	return reads, nil
+}
