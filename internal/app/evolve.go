@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,10 @@ type EvolveOptions struct {
 	// nightState: the run starts from the nightly state the last night left and leaves its own
 	// (docs/decisions.md#nightly-state); only Nightly sets it.
 	nightState bool
+	// watch is the night's watch, judged before the run decides anything: from the run's own read of
+	// the logs when it can serve (watchRun.tapDetection), else from its own read before the run's; a
+	// harmful verdict stops the run (errStoppedByWatch). Only Nightly sets it.
+	watch *watchRun
 }
 
 // EvolveStep is one loop step as tune evolve and nightly report it: the loop's step, and the change
@@ -289,7 +294,15 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := evolve.Loop(evolve.LoopInput{Stream: read.stream, Resume: read.resumeStates(), Parent: parent, WeightsFor: resolver,
+	stream := read.stream
+	if w := opts.watch; w != nil {
+		if tapped, ok := w.tapDetection(read); ok {
+			stream = tapped
+		} else if err := w.judgeAlone(env); err != nil || w.stops() {
+			return nil, cmp.Or(err, errStoppedByWatch)
+		}
+	}
+	res, err := evolve.Loop(evolve.LoopInput{Stream: stream, Resume: read.resumeStates(), Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), Config: cfg,
 		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, Now: env.Now(), EvidenceAfter: dec.EvidenceAfter, Refuted: refuted})
 	if err == nil {
@@ -297,6 +310,14 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if w := opts.watch; w != nil && w.result == nil {
+		if err := w.endTap(read); err != nil {
+			return nil, err
+		}
+		if err := w.judge(env); err != nil || w.stops() {
+			return nil, cmp.Or(err, errStoppedByWatch)
+		}
 	}
 	if opts.nightState {
 		read.saveDetectState(env.WeightsDir, stateKey, res.Detection.States())

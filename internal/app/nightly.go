@@ -66,8 +66,9 @@ func joinShort(names []string) string {
 	return s
 }
 
-// Nightly is the cron job: under the nightly lock, it first runs the watch on the applied version, then
-// (unless the watch found it harmful) the evolve loop over the logs (never applying: a reviewer does),
+// Nightly is the cron job: under the nightly lock, it first judges the watch on the applied version, then
+// (unless the watch found it harmful) the evolve loop over the logs (never applying: a reviewer does;
+// when one read of the logs serves both, the loop runs on it but writes nothing before the verdict),
 // and writes the proposal's EVAL report with what the watch found. A second run while one holds the
 // lock does nothing and says so.
 func Nightly(env Env, opts EvolveOptions) (*NightlyResult, error) {
@@ -95,13 +96,19 @@ func nightlyLock(env Env) (unlock func(), err error) {
 	return func() { _ = lock.Unlock() }, nil
 }
 
+// errStoppedByWatch is how Evolve stops when the night's watch found the applied version harmful; night
+// then reports the watch's finding instead of an evolve.
+var errStoppedByWatch = errors.New("the watch found the applied version harmful")
+
 // night is one nightly run without the lock: the watch, then the evolve loop, then the review.
 func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 	opts.Apply = false
 	opts.nightState = true
-	// The watch runs first: a harmful verdict on the applied version stops the night's evolve, whose
-	// evidence the rollback proposal already answers (docs/decisions.md#watch).
-	wr, err := Watch(env, WatchOptions{Logs: opts.Logs, ConfigPath: opts.ConfigPath, nightState: true})
+	// The watch is judged before the evolve decides anything: a harmful verdict on the applied version
+	// stops the night's evolve, whose evidence the rollback proposal already answers
+	// (docs/decisions.md#watch). When the evolve's read of the logs can serve the watch too, one read
+	// feeds both (docs/decisions.md#one-read-for-the-watch-and-the-detection).
+	run, err := startWatch(env, WatchOptions{Logs: opts.Logs, ConfigPath: opts.ConfigPath, nightState: true})
 	note := ""
 	var nothing *NothingToWatchError
 	switch {
@@ -109,6 +116,18 @@ func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 		note, err = nothing.Error(), nil
 	case err != nil:
 		return nil, err
+	}
+	opts.watch = run
+	out, err := Evolve(env, opts)
+	var wr *WatchResult
+	if run != nil {
+		if run.result == nil {
+			// The evolve failed before the watch was judged: judged alone, as if it had run first.
+			if werr := run.judgeAlone(env); werr != nil {
+				return nil, werr
+			}
+		}
+		wr = run.result
 	}
 	if wr != nil && wr.Verdict == watch.Harmful {
 		out := &EvolveResult{Outcome: OutcomeWatchHarmful, Steps: []EvolveStep{}, Warnings: []evolve.Warning{},
@@ -134,7 +153,6 @@ func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 		}
 		return reviewOf(out, wr), nil
 	}
-	out, err := Evolve(env, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -54,43 +54,103 @@ func (e *NothingToWatchError) Unwrap() error { return store.ErrNothingToDo }
 // proposal to the parent's content through the store's proposal path and logs its decision, so that
 // `tune apply` reviews and applies it like any other; it writes nothing else (docs/decisions.md#watch).
 func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
+	run, err := startWatch(env, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := run.readAlone(); err != nil {
+		return nil, err
+	}
+	return run.finish(env)
+}
+
+// watchRun is a watch under way: what it judges with, its Builder and, for a night, the key of its
+// state and the states it took up. Its logs are read either alone (readAlone) or, on a night, by the
+// detection's read of the same logs (tapDetection); finish judges.
+type watchRun struct {
+	*watchSetup
+	b          *watch.Builder
+	nightState bool
+	key        string
+	resume     []watchLogRef
+	// reads is what each log's read gave, for the next state.
+	reads []watchRead
+	// tapped: the detection's read feeds the Builder (feed), and tapEnded says it read every log to its end.
+	tapped, tapEnded bool
+	feed             *watchFeed
+	// result is the verdict, once judged.
+	result *WatchResult
+}
+
+// judgeAlone reads the logs for the watch alone and judges.
+func (run *watchRun) judgeAlone(env Env) error {
+	if run.tapped {
+		// A read of the detection's that fed it in part: the watch starts over (a tapped watch took no
+		// state up).
+		run.b, run.tapped = watch.NewBuilder(*run.in), false
+	}
+	if err := run.readAlone(); err != nil {
+		return err
+	}
+	return run.judge(env)
+}
+
+// judge judges the tasks read (finish) and keeps the result.
+func (run *watchRun) judge(env Env) error {
+	out, err := run.finish(env)
+	run.result = out
+	return err
+}
+
+// stops says the verdict stops the night's evolve: harmful (docs/decisions.md#watch).
+func (run *watchRun) stops() bool { return run.result != nil && run.result.Verdict == watch.Harmful }
+
+// startWatch sets a watch up: the versions it judges and, for a night, the states it takes up
+// (docs/decisions.md#watch-state); no log is read yet.
+func startWatch(env Env, opts WatchOptions) (*watchRun, error) {
 	w, err := watchInput(env, opts)
 	if err != nil {
 		return nil, err
 	}
-	in, s, active, target, logs, names := *w.in, w.s, w.active, w.target, w.logs, w.in.Logs
 	// Streamed into the judgement, which keeps counts and only the tasks a verdict can still depend
 	// on (docs/decisions.md#watch-memory); a night takes each log up from the last night's state.
-	b := watch.NewBuilder(in)
-	var key string
-	var resume []watchLogRef
+	run := &watchRun{watchSetup: w, b: watch.NewBuilder(*w.in), nightState: opts.nightState}
 	if opts.nightState {
-		key = watchStateKey(&in, logs, names)
-		if resume = loadWatchState(env.WeightsDir, key, logs, names); resume != nil {
-			for _, r := range resume {
-				if b.Restore(r.State) != nil {
-					b, resume = watch.NewBuilder(in), nil
+		run.key = watchStateKey(w.in, w.logs, w.in.Logs)
+		if run.resume = loadWatchState(env.WeightsDir, run.key, w.logs, w.in.Logs); run.resume != nil {
+			for _, r := range run.resume {
+				if run.b.Restore(r.State) != nil {
+					run.b, run.resume = watch.NewBuilder(*w.in), nil
 					break
 				}
 			}
 		}
 	}
-	reads, err := streamWatch(b, logs, names, resume)
-	if err != nil {
-		return nil, err
+	return run, nil
+}
+
+// readAlone reads the logs for the watch alone, each from its state when one was taken up.
+func (run *watchRun) readAlone() error {
+	reads, err := streamWatch(run.b, run.logs, run.in.Logs, run.resume)
+	run.reads = reads
+	return err
+}
+
+// finish judges the tasks read, leaves the night's state and, for "not helping" or "harmful" on the
+// active version, writes the rollback proposal.
+func (run *watchRun) finish(env Env) (*WatchResult, error) {
+	if run.nightState {
+		saveWatchState(env.WeightsDir, run.key, run.reads, run.in.Logs)
 	}
-	if opts.nightState {
-		saveWatchState(env.WeightsDir, key, reads, names)
-	}
-	out := &WatchResult{Result: b.Result(), Active: target == active, Logs: logs}
+	out := &WatchResult{Result: run.b.Result(), Active: run.target == run.active, Logs: run.logs}
 	if !out.Proposes() {
 		return out, nil
 	}
 	if !out.Active {
-		out.ProposalNote = fmt.Sprintf("%s is no longer active (%s is): no rollback proposal; `tune rollback` restores an earlier version", out.Version, weights.VersionName(active))
+		out.ProposalNote = fmt.Sprintf("%s is no longer active (%s is): no rollback proposal; `tune rollback` restores an earlier version", out.Version, weights.VersionName(run.active))
 		return out, nil
 	}
-	return out, proposeRollback(env, s, out, w.vw, w.pw)
+	return out, proposeRollback(env, run.s, out, run.vw, run.pw)
 }
 
 // watchSetup is what the watch judges with: its input (the logs' names in Logs, no task), the store, the

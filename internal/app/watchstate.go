@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/store"
@@ -165,43 +167,115 @@ func uniqueNames(names []string) bool {
 	return true
 }
 
+// watchFeed adds a night's tasks to the watch's Builder, holding back each log's last task: the log's
+// part for the next state is taken before it, since the task may still grow (a resumed read starts at
+// its meta line). The tasks of a log must come in file order, and each log be ended (end) once read.
+type watchFeed struct {
+	b    *watch.Builder
+	last map[string]*traceparse.Task
+}
+
+func newWatchFeed(b *watch.Builder) *watchFeed {
+	return &watchFeed{b: b, last: map[string]*traceparse.Task{}}
+}
+
+// add takes the next task of its log (t.Source), which nothing changes afterwards.
+func (f *watchFeed) add(t *traceparse.Task) {
+	if prev := f.last[t.Source]; prev != nil {
+		f.b.Add(prev)
+	}
+	f.last[t.Source] = t
+}
+
+// end ends the read of the log at path, named name, that began at offset, was modified last at
+// modified and ended at size: what it gave for the next state, its last task then added.
+func (f *watchFeed) end(path, name string, offset int64, modified time.Time, size int64) watchRead {
+	prev := f.last[name]
+	delete(f.last, name)
+	r := watchRead{path: path, modified: modified, size: size, last: prev,
+		ref: watchLogRef{Path: path, Line: 1, State: f.b.State(name)}}
+	if prev == nil && offset > 0 {
+		r.ref.State = nil // a resumed read that gave no task: no state to leave
+	}
+	if prev != nil {
+		r.ref.Offset, r.ref.Line = prev.Offset, prev.Line
+		f.b.Add(prev)
+	}
+	return r
+}
+
 // streamWatch feeds the logs to b, each from its state when resume holds one (b has taken the states
-// up), and returns what each read gave for the next state. A log's last task is added only after its
-// part was taken: a resumed read starts at its meta line, since the task may still grow.
+// up), and returns what each read gave for the next state.
 func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef) ([]watchRead, error) {
+	f := newWatchFeed(b)
 	reads := make([]watchRead, len(paths))
 	for i, path := range paths {
-		r := &reads[i]
-		r.path = path
+		var modified time.Time
 		if fi, err := os.Stat(path); err == nil {
-			r.modified = fi.ModTime()
+			modified = fi.ModTime()
 		}
 		offset, line := int64(0), 1
 		if resume != nil {
 			offset, line = resume[i].Offset, resume[i].Line
 		}
-		var prev *traceparse.Task
-		var err error
-		_, r.size, err = traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
+		_, size, err := traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
 			t.Source = names[i]
-			if prev != nil {
-				b.Add(prev)
-			}
-			prev = t
+			f.add(t)
 			return nil
 		}, nil)
 		if err != nil {
 			return nil, err
 		}
-		r.ref = watchLogRef{Path: path, Line: 1, State: b.State(names[i])}
-		if prev == nil && offset > 0 {
-			r.ref.State = nil // a resumed read that gave no task: no state to leave
-		}
-		if prev != nil {
-			r.ref.Offset, r.ref.Line = prev.Offset, prev.Line
-			b.Add(prev)
-		}
-		r.last = prev
+		reads[i] = f.end(path, names[i], offset, modified, size)
 	}
 	return reads, nil
 }
+
+// tapDetection returns the detection's read of the logs with every task fed to the watch as well,
+// when that one read gives the watch exactly what its own would: the watch reads every log in full (it
+// took no state up) and so does the detection (it took none up either), over the same paths under the
+// same names, each named once, so that the detection's read yields every task of every log in file
+// order (docs/decisions.md#one-read-for-the-watch-and-the-detection). ok is false when it cannot serve:
+// the watch then reads alone. endTap ends it once the detection is done.
+func (run *watchRun) tapDetection(l *traceLogs) (stream func(yield func(*traceparse.Task) bool), ok bool) {
+	if run.resume != nil || len(l.resume) != 0 || !slices.Equal(l.paths, run.logs) || !slices.Equal(l.names, run.in.Logs) || !uniqueNames(l.names) {
+		return nil, false
+	}
+	run.tapped, run.feed = true, newWatchFeed(run.b)
+	return func(yield func(*traceparse.Task) bool) {
+		for t := range l.stream {
+			run.feed.add(t)
+			if !yield(t) {
+				return
+			}
+		}
+		run.tapEnded = true
+	}, true
+}
+
+// endTap ends the logs the detection read for the watch. A read cut short (an error, or a detection
+// that stopped early) leaves the watch to read alone, from the start.
+func (run *watchRun) endTap(l *traceLogs) error {
+	if !run.tapped {
+		return nil
+	}
+	run.tapped = false
+	sameLogs := len(l.read) == len(run.logs)
+	for i := 0; sameLogs && i < len(l.read); i++ {
+		sameLogs = l.read[i].path == run.logs[i]
+	}
+	if !run.tapEnded || l.err != nil || !sameLogs {
+		run.b = watch.NewBuilder(*run.in)
+		return run.readAlone()
+	}
+	run.reads = make([]watchRead, len(run.logs))
+	for i, r := range l.read {
+		run.reads[i] = run.feed.end(r.path, r.name, 0, r.modified, r.size)
+	}
+	sharedReads.Add(1)
+	return nil
+}
+
+// sharedReads counts the watches the detection's read fed: what the tests check the shared read is
+// taken by.
+var sharedReads atomic.Int64
