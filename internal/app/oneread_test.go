@@ -146,3 +146,46 @@ func (p *stateProject) stored(t *testing.T) map[string]string {
 	}
 	return out
 }
+
+// The watch opens its logs as the detection does: a log named twice (a glob and an explicit path) is
+// read once, not judged twice over.
+func TestWatchReadsALogNamedTwiceOnce(t *testing.T) {
+	var now time.Time
+	p := newStateProject(t, &now, 1)
+	seq := genlive.NewSequence(2, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95, LevelInsensitive: true})
+	var once, twice []byte
+	for night := 1; night <= 16; night++ {
+		active, _, err := ActiveWeights(p.env.WeightsDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, text := seq.Night(night, &active)
+		appendFile(t, p.logs[0], text[0])
+		now = genlive.NightEnd(night)
+		out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Review != "" {
+			if _, err := Apply(p.env, out.ReviewProposal, -1); err != nil && !errors.Is(err, store.ErrNothingToDo) {
+				t.Fatal(err)
+			}
+		}
+		if out.Watch == nil || out.Watch.Moved == 0 {
+			continue
+		}
+		alias := filepath.Join(filepath.Dir(p.logs[0]), ".", filepath.Base(p.logs[0]))
+		a, errA := Watch(p.env, WatchOptions{Logs: p.logs})
+		b, errB := Watch(p.env, WatchOptions{Logs: []string{p.logs[0], alias}})
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		once, twice = p.jsonOf(t, a), p.jsonOf(t, b)
+		if !bytes.Equal(once, twice) {
+			t.Fatalf("night %d: the watch of a log named twice judged\n%s\nand of it named once\n%s", night, twice, once)
+		}
+	}
+	if once == nil {
+		t.Fatal("no night had a version applied that moved a task: the test tests nothing")
+	}
+}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/store"
-	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/watch"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -233,14 +232,14 @@ func watchInput(env Env, opts WatchOptions) (*watchSetup, error) {
 	for _, c := range store.Changes(&pw, &vw) {
 		in.Changes = append(in.Changes, c.String())
 	}
-	logs := opts.Logs
-	if len(logs) == 0 {
-		logs = []string{traceparse.DefaultLog}
+	// The logs as the detection opens them: the default log when none is named, each path once, a FIFO
+	// or device refused before anything is read.
+	tl, err := openTraceLogs(env, opts.Logs)
+	if err != nil {
+		return nil, err
 	}
-	for _, l := range logs {
-		in.Logs = append(in.Logs, env.LogName(l))
-	}
-	return &watchSetup{in: &in, s: s, active: active, target: target, vw: &vw, pw: &pw, logs: logs}, nil
+	in.Logs = tl.names
+	return &watchSetup{in: &in, s: s, active: active, target: target, vw: &vw, pw: &pw, logs: tl.paths}, nil
 }
 
 // proposeRollback writes (once) the proposal that brings the parent's content back as a new version,
