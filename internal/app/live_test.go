@@ -38,6 +38,10 @@ type liveRegime struct {
 	kind string // noise, planted, insensitive
 }
 
+// rollbackWithin is the level-insensitive target's window: the rollback proposed within 10 nights of the
+// apply.
+const rollbackWithin = 10
+
 // liveRegimes are the regimes of the issue, in the table's order.
 func liveRegimes() []liveRegime {
 	return []liveRegime{
@@ -157,7 +161,11 @@ func (r *liveRecord) rollbackOfRight(within int) bool {
 }
 
 // playLive plays one sequence of nights through a fresh copy of the reference store.
-func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyNightly bool) liveRecord {
+//
+// followUp > 0 plays on past nights until followUp nights after the first raise of the planted signal,
+// when it came later than nights−followUp: "rollback within 10 nights of the apply" needs those 10 nights
+// to be played, or a late apply would count as a miss it never had the nights to avoid.
+func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp int, verifyNightly bool) liveRecord {
 	t.Helper()
 	dir := t.TempDir()
 	if err := testutil.CopyReference(dir); err != nil {
@@ -175,7 +183,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights int, verifyN
 		}
 	}
 	rec := liveRecord{Signal: seq.Signal, Outcomes: map[string]int{}}
-	for night := 1; night <= nights; night++ {
+	for night := 1; night <= nights || followUp > 0 && rec.firstRight() > nights-followUp && night <= rec.firstRight()+followUp; night++ {
 		active, _, err := ActiveWeights(env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
@@ -263,7 +271,7 @@ func TestLiveSmoke(t *testing.T) {
 	}
 	noise := genlive.Regime{Name: "noise 10%, 2 logs", Base: 0.10, Logs: 2}
 	for seed := uint64(1); seed <= 2; seed++ {
-		r := playLive(t, seed, noise, 6, true)
+		r := playLive(t, seed, noise, 6, 0, true)
 		if len(r.Applies) > 0 || len(r.ApplyErrors) > 0 {
 			t.Errorf("noise seed %d: %d applied change(s) in 6 nights, apply errors %v", seed, len(r.Applies), r.ApplyErrors)
 		}
@@ -272,8 +280,8 @@ func TestLiveSmoke(t *testing.T) {
 		}
 	}
 	strong := genlive.Regime{Name: "strong", Base: 0.05, Planted: planted, Carrier: 0.95}
-	a := playLive(t, 11, strong, 8, true)
-	b := playLive(t, 11, strong, 8, false)
+	a := playLive(t, 11, strong, 8, 0, true)
+	b := playLive(t, 11, strong, 8, 0, false)
 	if fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Errorf("the same seed played twice differs:\n%v\n%v", a, b)
 	}
@@ -315,7 +323,11 @@ func TestLiveHarness(t *testing.T) {
 			for i := range n {
 				t.Run(fmt.Sprint(i), func(t *testing.T) {
 					t.Parallel()
-					recs[i] = playLive(t, uint64(1000*(ri+1)+i), lr.Regime, nights, false)
+					followUp := 0
+					if lr.kind == "insensitive" {
+						followUp = rollbackWithin
+					}
+					recs[i] = playLive(t, uint64(1000*(ri+1)+i), lr.Regime, nights, followUp, false)
 				})
 			}
 		})
@@ -437,7 +449,9 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 		applied := count(func(r *liveRecord) bool { return r.firstRight() > 0 })
 		rows = append(rows,
 			liveRow{name, "signal raised (the change cannot help)", "—", applied, n, extra + "; the true excess is 0, so by the stated losses no step pays"},
-			liveRow{name, "of those, rollback proposed within 10 nights of the apply", "≥ 70 %", count(func(r *liveRecord) bool { return r.rollbackOfRight(10) }), applied, ""},
+			liveRow{name, "of those, rollback proposed within 10 nights of the apply", "≥ 70 %", count(func(r *liveRecord) bool { return r.rollbackOfRight(rollbackWithin) }), applied,
+				fmt.Sprintf("a raise after night %d is followed for %d more nights (playLive's followUp): %d of them", nights-rollbackWithin, rollbackWithin,
+					count(func(r *liveRecord) bool { return r.firstRight() > nights-rollbackWithin }))},
 			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""})
 	}
 	return rows
