@@ -110,11 +110,14 @@ func TestWatchStateSpoiledBehindItsKey(t *testing.T) {
 	}
 	want := cached.jsonOf(t, full)
 	for name, edit := range map[string]func(st *watchState){
-		"line beyond the offset":     func(st *watchState) { st.Logs[0].Line = int(st.Logs[0].Offset) + 2 },
-		"line at the top":            func(st *watchState) { st.Logs[1].Line = int(^uint(0) >> 1) },
-		"labelled beyond the lines":  func(st *watchState) { st.Logs[0].State.Labelled = st.Logs[0].Line; st.Logs[0].State.Open = nil },
-		"kept row after the offset":  func(st *watchState) { st.Logs[0].State.Kept[0].Line = st.Logs[0].Line + 3 },
-		"kept rows out of order":     func(st *watchState) { k := st.Logs[0].State.Kept; k[0].Line, k[len(k)-1].Line = k[len(k)-1].Line, k[0].Line },
+		"line beyond the offset":    func(st *watchState) { st.Logs[0].Line = int(st.Logs[0].Offset) + 2 },
+		"line at the top":           func(st *watchState) { st.Logs[1].Line = int(^uint(0) >> 1) },
+		"labelled beyond the lines": func(st *watchState) { st.Logs[0].State.Labelled = st.Logs[0].Line; st.Logs[0].State.Open = nil },
+		"kept row after the offset": func(st *watchState) { st.Logs[0].State.Kept[0].Line = st.Logs[0].Line + 3 },
+		"kept rows out of order": func(st *watchState) {
+			k := st.Logs[0].State.Kept
+			k[0].Line, k[len(k)-1].Line = k[len(k)-1].Line, k[0].Line
+		},
 		"offset moved":               func(st *watchState) { st.Logs[0].Offset-- },
 		"negative offset":            func(st *watchState) { st.Logs[0].Offset = -1 },
 		"offset beyond the log":      func(st *watchState) { st.Logs[0].Offset = 1 << 60 },

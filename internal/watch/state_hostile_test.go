@@ -19,9 +19,18 @@ func TestStateCheckRefusesWrappingCounts(t *testing.T) {
 	good := b.State("trace.log")
 	const big = math.MaxInt/2 + 1
 	for name, edit := range map[string]func(st *LogState){
-		"before and after wrap":  func(st *LogState) { st.Before, st.After = big, big },
-		"trials wrap":            func(st *LogState) { st.Before, st.After, st.Labelled = 5, 0, 5; st.BeforeN = [3]int{big, big, 0}; st.BeforeK = [3]int{}; st.Kept, st.Open = nil, nil },
-		"not counted wrap":       func(st *LogState) { st.NotCounted = map[string]int{"bump": big, "pin": big}; st.Kept = nil; st.Open = nil },
+		"before and after wrap": func(st *LogState) { st.Before, st.After = big, big },
+		"trials wrap": func(st *LogState) {
+			st.Before, st.After, st.Labelled = 5, 0, 5
+			st.BeforeN = [3]int{big, big, 0}
+			st.BeforeK = [3]int{}
+			st.Kept, st.Open = nil, nil
+		},
+		"not counted wrap": func(st *LogState) {
+			st.NotCounted = map[string]int{"bump": big, "pin": big}
+			st.Kept = nil
+			st.Open = nil
+		},
 		"raised levels wrap":     func(st *LogState) { st.Before, st.Labelled = math.MaxInt/4+1, math.MaxInt; st.RaisedLevels = 8 },
 		"labelled at the top":    func(st *LogState) { st.Labelled = math.MaxInt; st.Open = nil },
 		"a count beyond the top": func(st *LogState) { st.After, st.Labelled = math.MaxInt, math.MaxInt; st.Open = nil },
