@@ -1,10 +1,12 @@
 package compare
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -68,6 +70,45 @@ func TestCompareLogsWithOtherShares(t *testing.T) {
 		t.Logf("%s: %q in %d/%d runs = %.3f [%.3f, %.3f]", c.name, RaisedRegressesLess, hits, runs, rate, lo, hi)
 		if rate < c.minRate || rate > c.maxRate {
 			t.Errorf("%s: %q in %.3f of runs, want %.2f–%.2f", c.name, RaisedRegressesLess, rate, c.minRate, c.maxRate)
+		}
+	}
+}
+
+// The e-value stays valid when the arms are unbalanced (share 0.05: one raised task for nineteen
+// control ones) and the analysis is looked at again and again: with no level effect, the share of
+// histories that ever reach one edge's threshold at a look every 25 near-edge tasks stays within
+// 1/Threshold (Ville's inequality for an e-process).
+func TestEValueUnbalancedArmsAnytime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	const runs, tasks, every = 2000, 1000, 25
+	for _, c := range []struct{ share, p float64 }{{0.05, 0.25}, {0.05, 0.05}, {0.2, 0.25}, {0.05, 0.6}} {
+		r := rand.New(rand.NewPCG(uint64(c.share*1000), uint64(c.p*1000)))
+		hits := 0
+		for range runs {
+			var tab evolve.Table // control regressed, not, raised regressed, not
+			for i := 1; i <= tasks; i++ {
+				a := 0
+				if r.Float64() < c.share {
+					a = 2
+				}
+				if r.Float64() < c.p {
+					tab[a]++
+				} else {
+					tab[a+1]++
+				}
+				if i%every == 0 && evolve.LogEValueStrata([]evolve.Table{tab}) >= math.Log(Threshold) {
+					hits++
+					break
+				}
+			}
+		}
+		lo, hi := stats.Wilson(hits, runs, 0.95)
+		t.Logf("share %.2f, both arms %.2f: ever ≥ %v in %d/%d histories = %.4f [%.4f, %.4f] (bound %.4f)", c.share, c.p, Threshold, hits, runs,
+			float64(hits)/runs, lo, hi, 1/Threshold)
+		if lo > 1/Threshold {
+			t.Errorf("share %.2f, both arms %.2f: the e-value passed %d/%d times, beyond 1/%v", c.share, c.p, hits, runs, Threshold)
 		}
 	}
 }
