@@ -14,13 +14,15 @@ func TestDrawsOfConsecutiveTasksAreIndependent(t *testing.T) {
 	const n, share = 200_000, 0.2
 	start := time.Date(2026, 12, 3, 22, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
-		name string
-		step time.Duration
+		name  string
+		step  time.Duration
 		title func(i int) string
 	}{
 		{"same title, 1 µs apart", time.Microsecond, func(int) string { return "fix the bug in the parser" }},
 		{"same title, 1 s apart", time.Second, func(int) string { return "fix the bug in the parser" }},
-		{"titles differing in one byte, same instant", 0, func(i int) string { return "fix the bug in the parser " + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676%26)) + string(rune('a'+i/17576%26)) }},
+		{"titles differing in one byte, same instant", 0, func(i int) string {
+			return "fix the bug in the parser " + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676%26)) + string(rune('a'+i/17576%26))
+		}},
 	} {
 		var after [2][2]int // [previous raised][this raised]
 		prev := -1
