@@ -90,7 +90,7 @@ type watchRead struct {
 // made under key and every log's bytes up to its offset pass the check; nil otherwise (all or nothing).
 func loadWatchState(weightsDir, key string, paths, names []string) []watchLogRef {
 	data := store.ReadWatchState(weightsDir)
-	if data == nil || !uniqueNames(names) {
+	if data == nil || !uniqueNames(names) || !stateMadeUnder(data, watchStateFormat, key) {
 		return nil
 	}
 	st, err := decodeWatchState(data)
