@@ -3,7 +3,9 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // weights/.cache is written by a pull request like the rest of weights/: a link there to a directory
@@ -43,5 +45,31 @@ func TestCacheDirLinkIsRefused(t *testing.T) {
 				t.Errorf("a .gitignore was written into the linked directory")
 			}
 		})
+	}
+}
+
+// A FIFO in place of a state file is no state, read without blocking.
+func TestCacheFileFIFOIsNoState(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, CacheDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file string
+		read func(string) []byte
+	}{{DetectStateFile, ReadDetectState}, {WatchStateFile, ReadWatchState}} {
+		if err := syscall.Mkfifo(filepath.Join(dir, CacheDir, c.file), 0o644); err != nil {
+			t.Skip(err)
+		}
+		done := make(chan []byte, 1)
+		go func() { done <- c.read(dir) }()
+		select {
+		case got := <-done:
+			if got != nil {
+				t.Errorf("%s: read %q from a FIFO", c.file, got)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the read of a FIFO blocks", c.file)
+		}
 	}
 }
