@@ -65,14 +65,7 @@ func watchNights(t *testing.T, seed uint64, nights int) (*stateProject, *statePr
 		if cached.resumesWatch(t) {
 			resumed++
 		}
-		var outs [2][]byte
-		for i, p := range []*stateProject{cached, full} {
-			out, err := Watch(p.env, WatchOptions{Logs: p.logs, nightState: p == cached})
-			if err != nil {
-				t.Fatalf("night %d: %v", night, err)
-			}
-			outs[i] = p.jsonOf(t, out)
-		}
+		_, outs := watchBoth(t, night, cached, full)
 		if !bytes.Equal(outs[0], outs[1]) {
 			t.Fatalf("seed %d night %d: the watch from the state judged otherwise than the full read:\n%s\n%s", seed, night, outs[0], outs[1])
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // The fourth review's measure of the horizon the watch now reads regression_of= within
@@ -96,21 +95,6 @@ func horizonLog(t testing.TB, r *rand.Rand, w horizonWorld, parentFrom, applied 
 	return res.Tasks
 }
 
-func horizonVersions(t testing.TB) (*weights.Weights, *weights.Weights) {
-	data, err := os.ReadFile("../../weights/v0001.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := weights.Parse("v0001.toml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := p
-	v.Version, v.Parent = 2, 1
-	v.Signals[weights.ContractRuleHit] += weights.Whole(1)
-	return &p, &v
-}
-
 // wilson95 is Wilson's 95 % interval (written out here, so the measure leans on nothing it measures).
 func wilson95(k, n int) (lo, hi float64) {
 	const z = 1.959963984540054
@@ -133,7 +117,7 @@ func TestHorizonCost(t *testing.T) {
 	if s := os.Getenv("TUNE_REVIEW_RUNS"); s != "" {
 		fmt.Sscan(s, &runs)
 	}
-	p, v := horizonVersions(t)
+	p, v := versions(t) // v0001 and v0002 = contract-rule-hit +1
 	parentFrom := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	applied := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	base := horizonWorld{before: 200, after: 120, liftedShare: 0.3, pLifted: 0.5, pOther: 0.08, immediate: 0}
