@@ -56,6 +56,20 @@ func encodeDetectState(st *detectState) ([]byte, error) {
 	return append(data, '\n'), err
 }
 
+// stateMadeUnder says whether a cached state's bytes hold format and key, reading those two fields
+// only: a state file is written by a pull request as easily as by tune, and tiny JSON values that each
+// decode into a large struct (an empty kept row, an empty warning) would make the 64 MiB a state may
+// hold cost gigabytes to decode; a state of another key costs a look at its key
+// (docs/decisions.md#fourth-review-the-watch-state-and-explore). The key cannot be made without the
+// program's identity and the decision inputs, so a state that passes was written by tune.
+func stateMadeUnder(data []byte, format int, key string) bool {
+	var head struct {
+		Format int    `json:"format"`
+		Key    string `json:"key"`
+	}
+	return json.Unmarshal(data, &head) == nil && head.Format == format && head.Key == key
+}
+
 // decodeDetectState reads what encodeDetectState wrote.
 func decodeDetectState(data []byte) (*detectState, error) {
 	var st detectState
@@ -121,7 +135,7 @@ func (l *traceLogs) resumeStates() map[string]*evolve.LogState {
 // full.
 func (l *traceLogs) loadDetectState(weightsDir, key string) {
 	data := store.ReadDetectState(weightsDir)
-	if data == nil {
+	if data == nil || !stateMadeUnder(data, detectStateFormat, key) {
 		return
 	}
 	st, err := decodeDetectState(data)

@@ -92,7 +92,7 @@ type watchRead struct {
 // made under key and every log's bytes up to its offset pass the check; nil otherwise (all or nothing).
 func loadWatchState(weightsDir, key string, paths, names []string) []watchLogRef {
 	data := store.ReadWatchState(weightsDir)
-	if data == nil || !uniqueNames(names) {
+	if data == nil || !uniqueNames(names) || !stateMadeUnder(data, watchStateFormat, key) {
 		return nil
 	}
 	st, err := decodeWatchState(data)
@@ -108,6 +108,11 @@ func loadWatchState(weightsDir, key string, paths, names []string) []watchLogRef
 				return nil
 			}
 			continue
+		}
+		// Each task before the one at Offset began on a line of its own before Line, and each line holds
+		// at least its newline: a state's counts and rows stay within the bytes it was made from.
+		if int64(l.Line-1) > l.Offset || l.State.Labelled > l.Line-1 || !keptBefore(l.State, l.Line) {
+			return nil
 		}
 		if check, err := checkBytes(l.Path, l.Offset); err != nil || check != l.Check {
 			return nil
@@ -154,6 +159,18 @@ func saveWatchState(weightsDir, key string, reads []watchRead, names []string) {
 		return
 	}
 	_ = store.WriteWatchState(weightsDir, data)
+}
+
+// keptBefore says whether every kept row of st lies before line, in order.
+func keptBefore(st *watch.LogState, line int) bool {
+	prev := 0
+	for _, k := range st.Kept {
+		if k.Line <= prev || k.Line >= line {
+			return false
+		}
+		prev = k.Line
+	}
+	return true
 }
 
 func uniqueNames(names []string) bool {

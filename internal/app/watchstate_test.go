@@ -115,18 +115,9 @@ func TestWatchStateJudgesAsAFullRead(t *testing.T) {
 		if n {
 			resumed++
 		}
-		var outs [2][]byte
-		for i, p := range []*stateProject{cached, full} {
-			out, err := Watch(p.env, WatchOptions{Logs: p.logs, nightState: p == cached})
-			if err != nil {
-				t.Fatalf("night %d: %v", night, err)
-			}
-			outs[i] = p.jsonOf(t, out)
-			if i == 0 {
-				moved = out.Moved
-				t.Logf("night %d: from the state %t; %s, %d moved, %d before, %d after", night, n, out.Verdict, out.Moved, out.TasksBefore, out.TasksAfter)
-			}
-		}
+		out, outs := watchBoth(t, night, cached, full)
+		moved = out.Moved
+		t.Logf("night %d: from the state %t; %s, %d moved, %d before, %d after", night, n, out.Verdict, out.Moved, out.TasksBefore, out.TasksAfter)
 		if !bytes.Equal(outs[0], outs[1]) {
 			t.Fatalf("night %d: the watch from the state judged otherwise than the full read:\n%s\n%s", night, outs[0], outs[1])
 		}
@@ -134,6 +125,25 @@ func TestWatchStateJudgesAsAFullRead(t *testing.T) {
 	if resumed < 10 || moved == 0 {
 		t.Errorf("taken up from the state on %d nights, %d tasks moved at the end: the test tests too little", resumed, moved)
 	}
+}
+
+// watchBoth runs the night's watch of the cached project (from its state) and of the full one, and
+// returns the cached one's result and both as JSON.
+func watchBoth(t *testing.T, night int, cached, full *stateProject) (*WatchResult, [2][]byte) {
+	t.Helper()
+	var first *WatchResult
+	var outs [2][]byte
+	for i, p := range []*stateProject{cached, full} {
+		out, err := Watch(p.env, WatchOptions{Logs: p.logs, nightState: p == cached})
+		if err != nil {
+			t.Fatalf("night %d: %v", night, err)
+		}
+		outs[i] = p.jsonOf(t, out)
+		if i == 0 {
+			first = out
+		}
+	}
+	return first, outs
 }
 
 // The watch state file is hostile input: whatever its bytes, decoding it and taking up the parts that

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 
 	"github.com/ldd-tools/tune/internal/project"
@@ -112,7 +113,9 @@ func ReadConfig(wd, config string) (Config, error) {
 	// reader of it does (docs/decisions.md#hostile-files-issue-25).
 	data, err := regular.ReadLimited(path, regular.ConfigFile)
 	if errors.Is(err, fs.ErrNotExist) && config == "" {
-		return Config{}, nil // removed between the search and the read
+		if _, lerr := os.Lstat(path); errors.Is(lerr, fs.ErrNotExist) {
+			return Config{}, nil // removed between the search and the read
+		}
 	}
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)

@@ -27,13 +27,17 @@ const TraceLog = ".ldd/trace.log"
 var ErrNoTraceLog = errors.New("no trace log")
 
 // FindRoot returns the nearest directory at or above dir that holds ConfigFile, or "" when none does.
+// Any entry of that name but a directory marks the root, a FIFO, a device or a link included: the
+// readers of tune.toml then refuse it with an error naming it, where skipping it would read the
+// directory as no project and take a parent's tune.toml in its place
+// (docs/decisions.md#fourth-review-the-watch-state-and-explore).
 func FindRoot(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
 	for {
-		if isFile(filepath.Join(dir, ConfigFile)) {
+		if fi, err := os.Lstat(filepath.Join(dir, ConfigFile)); err == nil && !fi.IsDir() {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,20 +36,42 @@ func WriteWatchState(dir string, data []byte) error { return writeCache(dir, Wat
 // missing, not a regular file, a link, or over the caches' size limit. It is a cache, so every failure
 // just means a full read; its content is checked by whoever decodes it.
 func readCache(dir, name string) []byte {
-	data, err := regular.ReadLimitedNoFollow(filepath.Join(dir, CacheDir, name), regular.DetectState)
+	cache, err := cacheDir(dir)
+	if err != nil {
+		return nil
+	}
+	data, err := regular.ReadLimitedNoFollow(filepath.Join(cache, name), regular.DetectState)
 	if err != nil {
 		return nil
 	}
 	return data
 }
 
+// cacheDir is the cache directory of the store at dir, refused when it is there but not a directory
+// itself: weights/.cache is written by a pull request like the rest of weights/, and a link there would
+// make a night read a state from, write its caches and a .gitignore into, and remove the dot-temp files
+// of a directory outside the store (docs/decisions.md#fourth-review-the-watch-state-and-explore).
+func cacheDir(dir string) (string, error) {
+	cache := filepath.Join(dir, CacheDir)
+	if fi, err := os.Lstat(cache); err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("%s: not a directory (%s)", cache, fi.Mode().Type())
+	}
+	return cache, nil
+}
+
 // writeCache replaces the cache file name of the store at dir, through the one atomic writer. Its
 // caller holds the nightly lock, so a temp file already in the cache directory is a killed write's: it
 // is removed first (a kill leaves the cache as the night before, plus that temp file).
 func writeCache(dir, name string, data []byte) error {
-	cache := filepath.Join(dir, CacheDir)
+	cache, err := cacheDir(dir)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
+	}
+	if fi, err := os.Lstat(cache); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: not a directory of the store", cache)
 	}
 	if entries, err := os.ReadDir(cache); err == nil {
 		for _, e := range entries {

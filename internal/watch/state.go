@@ -102,6 +102,9 @@ func (b *Builder) State(source string) *LogState {
 
 var levels = []string{"L0", "L1", "L2", "L3", "L4"}
 
+// MaxStateCount bounds every count a LogState holds (docs/decisions.md#fourth-review-the-watch-state-and-explore).
+const MaxStateCount = 1 << 40
+
 // Check says whether st is a part a Builder could have made: the state is read back from a file (a
 // cache, hostile input like every file), and one that fails is refused, never half taken up.
 func (st *LogState) Check() error {
@@ -110,6 +113,18 @@ func (st *LogState) Check() error {
 	}
 	if st.Source == "" {
 		return errors.New("watch state of a log without a name")
+	}
+	// Every count is bounded first, so that the sums below cannot wrap around (a log of 2^40 labelled
+	// tasks is far beyond any file a night reads).
+	counts := []int{st.Before, st.After, st.Labelled, st.RaisedLevels, st.LiftedLevels, st.High, st.HighOverkill}
+	counts = append(append(counts, st.BeforeN[:]...), st.BeforeK[:]...)
+	for _, n := range st.NotCounted {
+		counts = append(counts, n)
+	}
+	for _, n := range counts {
+		if n < 0 || n > MaxStateCount {
+			return bad("a count of %d", n)
+		}
 	}
 	trials, counted := 0, 0
 	for c := range st.BeforeN {

@@ -3,6 +3,7 @@ package watch
 import (
 	"cmp"
 	"encoding/json"
+	"math"
 	"slices"
 	"testing"
 
@@ -95,6 +96,7 @@ func TestStateCheckRefuses(t *testing.T) {
 	if err := good.Check(); err != nil || len(good.Open) == 0 || len(good.Kept) != 3 {
 		t.Fatalf("a Builder's own state: %v (%d open, %d kept)", err, len(good.Open), len(good.Kept))
 	}
+	const big = math.MaxInt/2 + 1
 	for name, edit := range map[string]func(st *LogState){
 		"no name":             func(st *LogState) { st.Source = "" },
 		"more regressed":      func(st *LogState) { st.BeforeK[0] = st.BeforeN[0] + 1 },
@@ -107,6 +109,22 @@ func TestStateCheckRefuses(t *testing.T) {
 		"kept test":           func(st *LogState) { st.Kept[0].Test = "x" },
 		"not counted":         func(st *LogState) { st.NotCounted["bump"] = -1 },
 		"kept beyond after":   func(st *LogState) { st.After = 0 },
+		// Counts so large that the check's sums would wrap around (docs/decisions.md#fourth-review-the-watch-state-and-explore).
+		"before and after wrap": func(st *LogState) { st.Before, st.After = big, big },
+		"trials wrap": func(st *LogState) {
+			st.Before, st.After, st.Labelled = 5, 0, 5
+			st.BeforeN, st.BeforeK, st.Kept, st.Open = [3]int{big, big, 0}, [3]int{}, nil, nil
+		},
+		"not counted wrap": func(st *LogState) {
+			st.NotCounted = map[string]int{"bump": big, "pin": big}
+			st.Kept, st.Open = nil, nil
+		},
+		"raised levels wrap": func(st *LogState) {
+			st.Before, st.Labelled = math.MaxInt/4+1, math.MaxInt
+			st.RaisedLevels = 8
+		},
+		"labelled at the top":    func(st *LogState) { st.Labelled = math.MaxInt; st.Open = nil },
+		"a count beyond the top": func(st *LogState) { st.After, st.Labelled = math.MaxInt, math.MaxInt; st.Open = nil },
 	} {
 		data, _ := json.Marshal(good)
 		var st LogState

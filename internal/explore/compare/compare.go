@@ -7,6 +7,7 @@ package compare
 import (
 	"iter"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
@@ -78,8 +79,8 @@ type Edge struct {
 	Raised  Arm    `json:"raised"`
 	// RegressionDifference is control − raised regression rate: positive when the higher level helps.
 	RegressionDifference Difference `json:"regression_difference"`
-	// EValue tests "the control arm regresses more" (evolve.LogEValue with the control arm as the
-	// carriers): anytime-valid, so the analysis may be run every night.
+	// EValue tests "the control arm regresses more" (evolve.LogEValueStrata, one table per log, with the
+	// control arm as the carriers): anytime-valid, so the analysis may be run every night.
 	EValue  float64 `json:"e_value"`
 	Verdict string  `json:"verdict"`
 	// OverkillDifference is raised − control overkill rate, when both arms run at L3/L4 (L3→L4 only).
@@ -104,6 +105,9 @@ const maxExamples = 5
 
 type counts struct {
 	recorded, settled, regressed, overkill [2]int // by arm: control, raised
+	// strata are the settled tasks' regression tables of each log apart (evolve.Table: control regressed,
+	// not, raised regressed, not), in the order the logs first settle a task at this edge.
+	strata []evolve.Table
 }
 
 func armIndex(a explore.Arm) int {
@@ -116,6 +120,10 @@ func armIndex(a explore.Arm) int {
 // Compare reads the logs once and compares the arms at every edge.
 func Compare(in Input) *Result {
 	var byEdge [Edges]counts
+	// Each log's index among each edge's strata: the arms are compared within a log, since logs differ in
+	// their rates and in their shares (each project has its own [explore]), and a pooled table then shows
+	// a difference no log has (Simpson; docs/decisions.md#fourth-review-the-watch-state-and-explore).
+	var stratum [Edges]map[string]int
 	res := &Result{Alpha: Alpha, Threshold: Threshold, Examples: []evolve.Warning{}}
 	record := func(t *traceparse.Task) (explore.Recorded, bool) {
 		rec, ok, err := explore.RecordOf(t)
@@ -147,8 +155,20 @@ func Compare(in Input) *Result {
 			rec, _ := record(t)
 			c, a := &byEdge[rec.Level], armIndex(rec.Arm)
 			c.settled[a]++
+			if stratum[rec.Level] == nil {
+				stratum[rec.Level] = map[string]int{}
+			}
+			i, ok := stratum[rec.Level][t.Source]
+			if !ok {
+				i = len(c.strata)
+				stratum[rec.Level][strings.Clone(t.Source)] = i
+				c.strata = append(c.strata, evolve.Table{})
+			}
 			if len(evidence) > 0 {
 				c.regressed[a]++
+				c.strata[i][2*a]++
+			} else {
+				c.strata[i][2*a+1]++
 			}
 			if accuracy.Classify(t).Overkill {
 				c.overkill[a]++
@@ -173,9 +193,14 @@ func edge(lv weights.Level, c *counts) Edge {
 	e.Control, e.Raised = arm(0, lv), arm(1, lv+1)
 	nc, kc, nr, kr := c.settled[0], c.regressed[0], c.settled[1], c.regressed[1]
 	e.RegressionDifference = difference(kc, nc, kr, nr)
-	e.EValue = round(math.Exp(min(evolve.LogEValue(kc, nc-kc, kr, nr-kr), maxLogE)))
+	// The most extreme tables the settled tasks allow: every control task regressed, no raised one.
+	extreme := make([]evolve.Table, len(c.strata))
+	for i, t := range c.strata {
+		extreme[i] = evolve.Table{t[0] + t[1], 0, 0, t[2] + t[3]}
+	}
+	e.EValue = round(math.Exp(min(evolve.LogEValueStrata(c.strata), maxLogE)))
 	switch {
-	case evolve.LogEValue(nc, 0, 0, nr) < math.Log(Threshold):
+	case evolve.LogEValueStrata(extreme) < math.Log(Threshold):
 		e.Verdict = TooFew
 	case e.EValue >= Threshold:
 		e.Verdict = RaisedRegressesLess
