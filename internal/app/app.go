@@ -50,8 +50,10 @@ type Env struct {
 }
 
 // LogName is how a trace log read at path is named in what tune writes: relative to the project root
-// (slash-separated) when the log lies inside it, else the path as given. A proposal's id hashes these
-// names, so the same inputs give the same id from the root and from any subdirectory.
+// (slash-separated) when the log lies inside it, else by its absolute path (a relative path as given
+// could name a log inside the root too, from a working directory outside it, and two logs would then
+// be judged as one); outside a project, the path as given. A proposal's id hashes these names, so the
+// same inputs give the same id from the root and from any subdirectory.
 func (e Env) LogName(path string) string {
 	if e.Root == "" {
 		return path
@@ -62,7 +64,7 @@ func (e Env) LogName(path string) string {
 	}
 	rel, err := filepath.Rel(e.Root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return path
+		return abs
 	}
 	return filepath.ToSlash(rel)
 }
