@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/regular"
@@ -134,10 +135,13 @@ const (
 )
 
 // The meta-line fields that record a draw, after loops= among the extras (ldd-reference.md §1.4: the
-// reference's readers ignore them): the arm, and the level the scorer gave.
+// reference's readers ignore them): the arm, the level the scorer gave, and the share the draw was made
+// with (a project that changes its share is then compared within each share, as its rates may drift
+// meanwhile).
 const (
 	FieldArm   = "explore"
 	FieldLevel = "explore_level"
+	FieldShare = "explore_share"
 )
 
 // Near says whether a scorer result is a near-edge task the draw may raise: an auto dispatch (no user
@@ -183,13 +187,14 @@ func (c Config) Draw(r *scorer.Result, w *weights.Weights, stamp, title string) 
 	return Control, true
 }
 
-// Apply records a draw: the result to dispatch (Raised: one level higher, dispatch explore) and the
-// meta-line fields, added to extra (created when nil).
-func Apply(r scorer.Result, arm Arm, extra map[string]string) (scorer.Result, map[string]string) {
+// Apply records a draw made under c: the result to dispatch (Raised: one level higher, dispatch explore)
+// and the meta-line fields, added to extra (created when nil).
+func (c Config) Apply(r scorer.Result, arm Arm, extra map[string]string) (scorer.Result, map[string]string) {
 	if extra == nil {
 		extra = map[string]string{}
 	}
 	extra[FieldArm], extra[FieldLevel] = string(arm), r.AutoLevel.String()
+	extra[FieldShare] = strconv.FormatFloat(c.Share, 'g', -1, 64)
 	if arm == Raised {
 		r = r.Explored()
 	}
@@ -201,6 +206,9 @@ type Recorded struct {
 	Arm Arm
 	// Level is the level the scorer gave (explore_level=); the raised task ran one above it.
 	Level weights.Level
+	// Share is the share the draw was made with (explore_share=), as written; "" when the line does
+	// not say.
+	Share string
 }
 
 // ErrInconsistent marks an explore= record that its own line contradicts.
@@ -238,7 +246,11 @@ func RecordOf(t *traceparse.Task) (rec Recorded, ok bool, err error) {
 	default:
 		return bad("explore=%q is neither %s nor %s", arm, Raised, Control)
 	}
-	return Recorded{Arm: Arm(arm), Level: lv}, true, nil
+	share, hasShare := t.Meta.Fields.Get(FieldShare)
+	if v, err := strconv.ParseFloat(share, 64); hasShare && (err != nil || !(v > 0 && v <= MaxShare)) {
+		return bad("%s=%q is not a share in (0, %v]", FieldShare, share, MaxShare)
+	}
+	return Recorded{Arm: Arm(arm), Level: lv, Share: share}, true, nil
 }
 
 // Edge names the edge between a level and the next ("L1→L2").

@@ -124,17 +124,18 @@ func TestDrawShare(t *testing.T) {
 func TestApply(t *testing.T) {
 	w := testutil.ReferenceWeights()
 	r := scorer.Score("fix the bug in the new greenfield module from scratch", nil, &w)
-	got, extra := Apply(r, Raised, map[string]string{"regression_of": "x"})
+	c := Config{Share: 0.05}
+	got, extra := c.Apply(r, Raised, map[string]string{"regression_of": "x"})
 	if got.FinalLevel != weights.L2 || got.AutoLevel != weights.L1 || got.DispatchSource != scorer.SourceExplore {
 		t.Errorf("raised: %+v", got)
 	}
 	if want := "Dispatched: L2/deliberate (explore from L1; signals: explicit-bugfix=-5, greenfield=+3)"; got.DispatchHeader != want {
 		t.Errorf("header %q, want %q", got.DispatchHeader, want)
 	}
-	if extra[FieldArm] != "raised" || extra[FieldLevel] != "L1" || extra["regression_of"] != "x" {
+	if extra[FieldArm] != "raised" || extra[FieldLevel] != "L1" || extra[FieldShare] != "0.05" || extra["regression_of"] != "x" {
 		t.Errorf("extra %v", extra)
 	}
-	same, extra := Apply(r, Control, nil)
+	same, extra := c.Apply(r, Control, nil)
 	if same.DispatchHeader != r.DispatchHeader || same.FinalLevel != r.FinalLevel || extra[FieldArm] != "control" {
 		t.Errorf("control changed the dispatch: %+v %v", same, extra)
 	}
@@ -208,14 +209,18 @@ func TestRecordOf(t *testing.T) {
 		err  string
 	}{
 		{"L1/diagnostic  dispatch=auto  task=x  loops=inner", Recorded{}, false, ""},
-		{"L1/diagnostic  dispatch=auto  task=x  loops=inner  explore=control  explore_level=L1", Recorded{Control, weights.L1}, true, ""},
-		{"L2/deliberate  dispatch=explore  task=x  loops=inner  explore=raised  explore_level=L1", Recorded{Raised, weights.L1}, true, ""},
+		{"L1/diagnostic  dispatch=auto  task=x  loops=inner  explore=control  explore_level=L1", Recorded{Control, weights.L1, ""}, true, ""},
+		{"L2/deliberate  dispatch=explore  task=x  loops=inner  explore=raised  explore_level=L1", Recorded{Raised, weights.L1, ""}, true, ""},
 		{"L2/deliberate  dispatch=auto  task=x  loops=inner  explore=raised  explore_level=L1", Recorded{}, true, "want dispatch=explore"},
 		{"L3/structural  creativity=standard  dispatch=explore  task=x  loops=inner  explore=raised  explore_level=L1", Recorded{}, true, "one level above"},
 		{"L1/diagnostic  dispatch=bump  task=x  loops=inner  explore=control  explore_level=L1", Recorded{}, true, "want dispatch=auto"},
 		{"L1/diagnostic  dispatch=auto  task=x  loops=inner  explore=both  explore_level=L1", Recorded{}, true, "neither"},
 		{"L4/method  creativity=inventive  dispatch=explore  task=x  loops=inner  explore=raised  explore_level=L4", Recorded{}, true, "not a level L0..L3"},
 		{"L1/diagnostic  dispatch=auto  task=x  loops=inner  explore=control", Recorded{}, true, "not a level"},
+		{"L2/deliberate  dispatch=explore  task=x  loops=inner  explore=raised  explore_level=L1  explore_share=0.05", Recorded{Raised, weights.L1, "0.05"}, true, ""},
+		{"L1/diagnostic  dispatch=auto  task=x  loops=inner  explore=control  explore_level=L1  explore_share=0.5", Recorded{}, true, "not a share"},
+		{"L1/diagnostic  dispatch=auto  task=x  loops=inner  explore=control  explore_level=L1  explore_share=NaN", Recorded{}, true, "not a share"},
+		{"L1/diagnostic  dispatch=auto  task=x  loops=inner  explore=control  explore_level=L1  explore_share=0", Recorded{}, true, "not a share"},
 	} {
 		res, err := traceparse.Parse(strings.NewReader(ts+"  meta  "+c.meta+"\n"), "t.log")
 		if err != nil || len(res.Tasks) != 1 {

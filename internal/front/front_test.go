@@ -85,7 +85,7 @@ func TestScoreMatchesTheFullTree(t *testing.T) {
 		{args: []string{"score", "--log", "LOG", "--task", "greenfield fix 4", nearEdge}, env: map[string]string{"TUNE_NOW": "2026-11-02T04:00:00Z", "TUNE_CONFIG": exploreOn},
 			log: "  L2/deliberate  dispatch=explore  "},
 		{args: []string{"score", "--log", "LOG", "--task", "greenfield fix 5", nearEdge}, env: map[string]string{"TUNE_NOW": "2026-11-02T05:00:00Z", "TUNE_CONFIG": exploreOn},
-			log: "  explore=control  explore_level=L1\n"},
+			log: "  explore=control  explore_level=L1  explore_share=0.2\n"},
 		{args: []string{"score", "--log", "LOG", nearEdge}, env: map[string]string{"TUNE_CONFIG": exploreBad}},
 		{args: []string{"score", "--bogus"}},
 		{args: []string{"score", "a", "b"}},

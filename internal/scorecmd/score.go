@@ -130,7 +130,8 @@ near-edge task (an auto dispatch whose score lies less than explore.margin point
 edge of its level, below L4) into one of two recorded arms, from the sha256 of its meta timestamp and
 title: with probability share it is dispatched one level higher ("Dispatched: L2/deliberate (explore
 from L1; signals: …)", dispatch=explore), else as scored; both meta lines end with explore=raised or
-explore=control and explore_level=<the scorer's level>. tune explore compares the arms.`,
+explore=control, explore_level=<the scorer's level> and explore_share=<the share>. tune explore
+compares the arms, within each log and share.`,
 		Example: `  tune score "fix the typo in README.md line 12"
   echo "design a new service from scratch" | tune score --json
   tune score --history .ldd/trace.log "refactor src/net/client.py"
@@ -271,7 +272,7 @@ func Run(opts *Options) error {
 			return err
 		}
 		if arm, ok := cfg.Draw(&r, &w, now.UTC().Format(tracewrite.TimestampLayout), task); ok {
-			r, extra = explore.Apply(r, arm, extra)
+			r, extra = cfg.Apply(r, arm, extra)
 			if !opts.LoopsSet {
 				loops = defaultLoops(r.FinalLevel)
 			}

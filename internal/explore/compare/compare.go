@@ -120,9 +120,10 @@ func armIndex(a explore.Arm) int {
 // Compare reads the logs once and compares the arms at every edge.
 func Compare(in Input) *Result {
 	var byEdge [Edges]counts
-	// Each log's index among each edge's strata: the arms are compared within a log, since logs differ in
-	// their rates and in their shares (each project has its own [explore]), and a pooled table then shows
-	// a difference no log has (Simpson; docs/decisions.md#fourth-review-the-watch-state-and-explore).
+	// Each log's and share's index among each edge's strata: the arms are compared within a log and a
+	// share (explore_share=), since logs differ in their rates and in their shares (each project has its
+	// own [explore], and may change it while its rates drift), and a pooled table then shows a difference
+	// no stratum has (Simpson; docs/decisions.md#fourth-review-the-watch-state-and-explore).
 	var stratum [Edges]map[string]int
 	res := &Result{Alpha: Alpha, Threshold: Threshold, Examples: []evolve.Warning{}}
 	record := func(t *traceparse.Task) (explore.Recorded, bool) {
@@ -158,10 +159,11 @@ func Compare(in Input) *Result {
 			if stratum[rec.Level] == nil {
 				stratum[rec.Level] = map[string]int{}
 			}
-			i, ok := stratum[rec.Level][t.Source]
+			key := t.Source + "\x00" + rec.Share
+			i, ok := stratum[rec.Level][key]
 			if !ok {
 				i = len(c.strata)
-				stratum[rec.Level][strings.Clone(t.Source)] = i
+				stratum[rec.Level][strings.Clone(key)] = i
 				c.strata = append(c.strata, evolve.Table{})
 			}
 			if len(evidence) > 0 {

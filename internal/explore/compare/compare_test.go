@@ -57,7 +57,7 @@ func (wd world) log(r *rand.Rand, w *weights.Weights) string {
 		}
 		p := 0.05 // routine tasks
 		if arm, ok := cfg.Draw(&res, w, stamp, title); ok {
-			res, extra = explore.Apply(res, arm, extra)
+			res, extra = cfg.Apply(res, arm, extra)
 			p = wd.pControl
 			if arm == explore.Raised {
 				p = wd.pRaised

@@ -112,3 +112,47 @@ func TestEValueUnbalancedArmsAnytime(t *testing.T) {
 		}
 	}
 }
+
+// One project that changes its share while its rates drift, with no level effect: the first half
+// explores a fifth of its near-edge tasks and regresses 5 %, the second a fiftieth and regresses 50 %.
+// Pooled within the log, the control arm (mostly of the second half) regresses far more than the raised
+// arm (mostly of the first) and the higher level seems to help; compared within each recorded share
+// (explore_share=), it does not.
+func TestCompareAShareChangedWithinALog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	w := testutil.ReferenceWeights()
+	const runs = 100
+	first := world{share: 0.2, pControl: 0.05, pRaised: 0.05, near: 600, routine: 100}
+	second := world{share: 0.02, pControl: 0.5, pRaised: 0.5, near: 600, routine: 100}
+	hits := 0
+	for seed := range uint64(runs) {
+		r := rand.New(rand.NewPCG(seed, 31))
+		var all []*traceparse.Task
+		for _, text := range []string{first.log(r, &w), second.log(r, &w)} {
+			res, err := traceparse.Parse(strings.NewReader(text), "a.log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range res.Tasks {
+				all = append(all, &res.Tasks[j])
+			}
+		}
+		got := Compare(Input{Active: &w, Stream: func(yield func(*traceparse.Task) bool) {
+			for _, task := range all {
+				if !yield(task) {
+					return
+				}
+			}
+		}})
+		if got.Edges[weights.L1].Verdict == RaisedRegressesLess {
+			hits++
+		}
+	}
+	lo, hi := stats.Wilson(hits, runs, 0.95)
+	t.Logf("a share changed within a log, no level effect: %q in %d/%d runs [%.3f, %.3f]", RaisedRegressesLess, hits, runs, lo, hi)
+	if hits > 5 {
+		t.Errorf("%q in %d of %d runs with no level effect: the shares of one log are pooled", RaisedRegressesLess, hits, runs)
+	}
+}
