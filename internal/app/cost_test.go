@@ -30,7 +30,14 @@ func TestNightCost(t *testing.T) {
 		t.Skip("TUNE_HARNESS=cost measures the cost of a night on a 256 MB log")
 	}
 	mb := envMB(t, "TUNE_COST_MB", 256)
+	// TUNE_COST_DIR keeps the project and binaries there (a new directory) for a profiler to look at.
 	dir := t.TempDir()
+	if keep := os.Getenv("TUNE_COST_DIR"); keep != "" {
+		if err := os.Mkdir(keep, 0o755); err != nil {
+			t.Fatalf("TUNE_COST_DIR: %v (it must name a new directory)", err)
+		}
+		dir = keep
+	}
 	bin := filepath.Join(dir, "bin")
 	for _, c := range []string{"tune", "tune-full"} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, c), "./cmd/"+c)

@@ -62,12 +62,17 @@ func encodeDetectState(st *detectState) ([]byte, error) {
 // hold cost gigabytes to decode; a state of another key costs a look at its key
 // (docs/decisions.md#fourth-review-the-watch-state-and-explore). The key cannot be made without the
 // program's identity and the decision inputs, so a state that passes was written by tune.
+//
+// Only the state's first tokens are read: tune writes the format and the key first (a state that puts
+// them elsewhere is refused), and a look at a valid state must not scan all of it before its decode does.
 func stateMadeUnder(data []byte, format int, key string) bool {
-	var head struct {
-		Format int    `json:"format"`
-		Key    string `json:"key"`
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for _, want := range []json.Token{json.Delim('{'), "format", float64(format), "key", key} {
+		if tok, err := dec.Token(); err != nil || tok != want {
+			return false
+		}
 	}
-	return json.Unmarshal(data, &head) == nil && head.Format == format && head.Key == key
+	return true
 }
 
 // decodeDetectState reads what encodeDetectState wrote.
