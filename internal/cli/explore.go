@@ -39,8 +39,8 @@ for 24h) of those recorded; regressed, by the detection's own evidence (regressi
 regression_of= from a later task within 20, or two corroborating same-area failures, as tune detect
 --help says); and overkill as tune accuracy defines it (only a task run at L3/L4 can be one). Rates
 come with 95% Wilson intervals, the difference control − raised with Newcombe's interval. The test is
-an anytime-valid e-value that the control arm regresses more (the detection's 2x2 e-value), so it may
-be read every night; over the four edges a difference needs e ≥ 4/0.05 = 80. "too few to tell" means
+an anytime-valid e-value that the control arm regresses more (the detection's 2x2 e-value, the arms
+compared within each log and each recorded share, explore_share=), so it may be read every night; over the four edges a difference needs e ≥ 4/0.05 = 80. "too few to tell" means
 that even if every control task had regressed and no raised one, e could not reach 80.
 
 tune explore informs a human decision (a bucket edge or a signal weight to change by hand, or
