@@ -120,10 +120,14 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		}
 	}
 
+	// The nightly states travel with the night: in from the work tree's store and back, or every --branch
+	// night would read the logs in full (docs/decisions.md#the-nightly-states-travel-with-a-branch-night).
+	carryStates(env.WeightsDir, inner.WeightsDir)
 	res, err := night(inner, opts)
 	if err != nil {
 		return nil, err
 	}
+	carryStates(inner.WeightsDir, env.WeightsDir)
 	// Paths in the result name where the files are once the branch is merged; a state dump (an
 	// escalation leaves no branch) is copied to the work tree's reports, where the page step reads it.
 	outside := func(p string) string {
@@ -220,6 +224,11 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		if err := os.Remove(filepath.Join(inner.WeightsDir, lock)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
+	}
+	// The nightly states went back to the work tree's store (carryStates); a cache is never committed
+	// (the add below forces ignored files in: the store's own ignore rules are not the repository's).
+	if err := os.RemoveAll(filepath.Join(inner.WeightsDir, store.CacheDir)); err != nil {
+		return nil, err
 	}
 	work := index.With("GIT_DIR="+gitDir, "GIT_WORK_TREE="+wt)
 	work.Dir = wt
@@ -322,6 +331,19 @@ func repoPath(top, path string) (string, error) {
 }
 
 func inTree(wt, rel string) string { return filepath.Join(wt, filepath.FromSlash(rel)) }
+
+// carryStates copies the nightly states (the detection's and the watch's) from one weights directory's
+// cache to another's, through the store's bounded readers and its cache writer: a state is a cache, so
+// one that cannot be read or written is left behind, and a hostile one is refused by the night that
+// reads it, as anywhere (its key and byte checks).
+func carryStates(from, to string) {
+	if data := store.ReadDetectState(from); data != nil {
+		_ = store.WriteDetectState(to, data)
+	}
+	if data := store.ReadWatchState(from); data != nil {
+		_ = store.WriteWatchState(to, data)
+	}
+}
 
 func hasVersionFile(files []string) bool {
 	for _, f := range files {
