@@ -52,6 +52,11 @@ func Explore(w io.Writer, r *app.ExploreResult) error {
 	}
 	termtable.Fprintf(w, "columns: Control and Raised are the arms' settled tasks of those recorded; Difference is control − raised regression rate (positive: the higher level regresses less)\n")
 	for _, e := range r.Edges {
+		if e.Attrition != "" {
+			termtable.Fprintf(w, "%s: %s\n", e.Edge, e.Attrition)
+		}
+	}
+	for _, e := range r.Edges {
 		if e.OverkillDifference != nil && e.Control.Settled > 0 && e.Raised.Settled > 0 {
 			termtable.Fprintf(w, "%s overkill: raised − control %s\n", e.Edge, fmtDiff(*e.OverkillDifference, true))
 		}

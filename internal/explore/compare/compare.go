@@ -5,6 +5,7 @@
 package compare
 
 import (
+	"fmt"
 	"iter"
 	"math"
 	"strings"
@@ -85,7 +86,14 @@ type Edge struct {
 	Verdict string  `json:"verdict"`
 	// OverkillDifference is raised − control overkill rate, when both arms run at L3/L4 (L3→L4 only).
 	OverkillDifference *Difference `json:"overkill_difference"`
+	// Attrition, when set, says the arms settle at different rates: the draw made them alike, but the
+	// level may change how often a task closes with a final loss, and then the settled tasks compared are
+	// no longer alike (a two-sided Fisher exact p below AttritionP on settled / not settled per arm).
+	Attrition string `json:"attrition,omitempty"`
 }
+
+// AttritionP is the Fisher p below which the arms' settled shares are reported as different.
+const AttritionP = 0.01
 
 // Result is the analysis.
 type Result struct {
@@ -213,7 +221,23 @@ func edge(lv weights.Level, c *counts) Edge {
 		d := difference(c.overkill[1], nr, c.overkill[0], nc)
 		e.OverkillDifference = &d
 	}
+	e.Attrition = attrition(e.Control, e.Raised)
 	return e
+}
+
+// attrition compares the arms' settled shares of their recorded tasks; "" when they do not differ
+// beyond AttritionP (or an arm records nothing).
+func attrition(control, raised Arm) string {
+	a, b, c, d := control.Settled, control.Recorded-control.Settled, raised.Settled, raised.Recorded-raised.Settled
+	if control.Recorded == 0 || raised.Recorded == 0 {
+		return ""
+	}
+	p := min(1, 2*min(stats.FisherGreater(a, b, c, d), stats.FisherGreater(c, d, a, b)))
+	if p >= AttritionP {
+		return ""
+	}
+	return fmt.Sprintf("the arms settle at different rates (control %d of %d, raised %d of %d; Fisher p %.2g): the level may change how often a task closes with a final loss, so the settled tasks compared may no longer be alike",
+		a, control.Recorded, c, raised.Recorded, p)
 }
 
 // difference is k1/n1 − k2/n2 with Newcombe's interval, rounded as the rates are (0 without tasks).

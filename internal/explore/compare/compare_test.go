@@ -160,3 +160,23 @@ func TestCompareSimulation(t *testing.T) {
 		}
 	}
 }
+
+// The arms settle alike unless the level changes how often a task closes with a final loss: a
+// difference beyond AttritionP is said, an ordinary one is not.
+func TestAttrition(t *testing.T) {
+	for _, c := range []struct {
+		control, raised Arm
+		said            bool
+	}{
+		{Arm{Recorded: 200, Settled: 180}, Arm{Recorded: 50, Settled: 45}, false},
+		{Arm{Recorded: 200, Settled: 180}, Arm{Recorded: 50, Settled: 25}, true},
+		{Arm{Recorded: 200, Settled: 100}, Arm{Recorded: 50, Settled: 49}, true},
+		{Arm{Recorded: 200, Settled: 180}, Arm{}, false},
+		{Arm{Recorded: 3, Settled: 3}, Arm{Recorded: 2, Settled: 0}, false},
+	} {
+		got := attrition(c.control, c.raised)
+		if (got != "") != c.said {
+			t.Errorf("control %d of %d, raised %d of %d: said %q, want said=%v", c.control.Settled, c.control.Recorded, c.raised.Settled, c.raised.Recorded, got, c.said)
+		}
+	}
+}
