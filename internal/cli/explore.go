@@ -50,8 +50,8 @@ level per raised task, counted as extra levels.
 --json prints {"config": {"share", "margin"}, "logs", "alpha", "threshold", "edges": [{"edge",
 "from", "to", "control" and "raised": {"recorded", "settled", "regressed", "overkill"}, with each rate
 {k, n, rate, lo, hi} (overkill null below L3), "regression_difference": {"estimate", "lo", "hi"},
-"e_value", "verdict", "overkill_difference", and "attrition" when the arms settle at different rates}], "extra_levels", "inconsistent",
-"inconsistent_examples", "lines", "warnings"}.`,
+"e_value", "verdict", "overkill_difference", and "attrition" when the arms settle at different
+rates}], "extra_levels", "inconsistent", "inconsistent_examples", "lines", "warnings"}.`,
 		Example: `  tune explore
   tune explore projects/*/.ldd/trace.log --json | jq '.edges[] | {edge, verdict}'`,
 		RunE: logsRunE(f, opts, &opts.Env, &opts.Logs, runF, exploreRun),
