@@ -57,15 +57,13 @@ func Watch(env Env, opts WatchOptions) (*WatchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := run.readAlone(); err != nil {
-		return nil, err
-	}
-	return run.finish(env)
+	err = run.judgeAlone(env)
+	return run.result, err
 }
 
 // watchRun is a watch under way: what it judges with, its Builder and, for a night, the key of its
 // state and the states it took up. Its logs are read either alone (readAlone) or, on a night, by the
-// detection's read of the same logs (tapDetection); finish judges.
+// detection's read of the same logs (tapDetection); judge judges.
 type watchRun struct {
 	*watchSetup
 	b          *watch.Builder
@@ -94,11 +92,22 @@ func (run *watchRun) judgeAlone(env Env) error {
 	return run.judge(env)
 }
 
-// judge judges the tasks read (finish) and keeps the result.
+// judge judges the tasks read, keeps the result, leaves the night's state and, for "not helping" or
+// "harmful" on the active version, writes the rollback proposal.
 func (run *watchRun) judge(env Env) error {
-	out, err := run.finish(env)
+	if run.nightState {
+		saveWatchState(env.WeightsDir, run.key, run.reads, run.in.Logs)
+	}
+	out := &WatchResult{Result: run.b.Result(), Active: run.target == run.active, Logs: run.logs}
 	run.result = out
-	return err
+	if !out.Proposes() {
+		return nil
+	}
+	if !out.Active {
+		out.ProposalNote = fmt.Sprintf("%s is no longer active (%s is): no rollback proposal; `tune rollback` restores an earlier version", out.Version, weights.VersionName(run.active))
+		return nil
+	}
+	return proposeRollback(env, run.s, out, run.vw, run.pw)
 }
 
 // stops says the verdict stops the night's evolve: harmful (docs/decisions.md#watch).
@@ -133,23 +142,6 @@ func (run *watchRun) readAlone() error {
 	reads, err := streamWatch(run.b, run.logs, run.in.Logs, run.resume)
 	run.reads = reads
 	return err
-}
-
-// finish judges the tasks read, leaves the night's state and, for "not helping" or "harmful" on the
-// active version, writes the rollback proposal.
-func (run *watchRun) finish(env Env) (*WatchResult, error) {
-	if run.nightState {
-		saveWatchState(env.WeightsDir, run.key, run.reads, run.in.Logs)
-	}
-	out := &WatchResult{Result: run.b.Result(), Active: run.target == run.active, Logs: run.logs}
-	if !out.Proposes() {
-		return out, nil
-	}
-	if !out.Active {
-		out.ProposalNote = fmt.Sprintf("%s is no longer active (%s is): no rollback proposal; `tune rollback` restores an earlier version", out.Version, weights.VersionName(run.active))
-		return out, nil
-	}
-	return out, proposeRollback(env, run.s, out, run.vw, run.pw)
 }
 
 // watchSetup is what the watch judges with: its input (the logs' names in Logs, no task), the store, the

@@ -1,7 +1,6 @@
 package regular
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -91,13 +90,10 @@ func readAll(f *os.File, path string, lim Limit) ([]byte, error) {
 	if fi.Size() > lim.Bytes {
 		return nil, &TooLargeError{Path: path, Size: fi.Size(), Limit: lim}
 	}
-	// Read into a buffer of the file's size (io.ReadAll would grow one from 512 bytes, copying a large
-	// file's bytes a dozen times); the limit still bounds what a file growing meanwhile can add.
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
-	if _, err := buf.ReadFrom(io.LimitReader(f, lim.Bytes+1)); err != nil {
+	data, err := io.ReadAll(io.LimitReader(f, lim.Bytes+1))
+	if err != nil {
 		return nil, err
 	}
-	data := buf.Bytes()
 	if int64(len(data)) > lim.Bytes {
 		return nil, &TooLargeError{Path: path, Size: lim.Bytes + 1, Limit: lim}
 	}
