@@ -463,6 +463,9 @@ type Explain struct {
 	Signals     []SignalEvidence   `json:"signals"`
 	Gains       []evolve.Gain      `json:"loss_rule"`
 	Beyond      []evolve.Gain      `json:"beyond_drift,omitempty"`
+	// Unpaid: for each signal that passes the test but has no change that pays, its step closest to
+	// paying.
+	Unpaid []evolve.Gain `json:"loss_rule_unpaid,omitempty"`
 }
 
 // SignalEvidence is one signal's accumulated evidence as the explanations show it.
@@ -482,7 +485,7 @@ type SignalEvidence struct {
 func explain(d *evolve.Detection) Explain {
 	e := Explain{Population: d.Population, Correction: d.Correction,
 		Eligible: d.Window.Eligible, ResolvedByActive: d.Window.ResolvedByActive, Used: d.Used,
-		Accumulated: d.Accumulated, Signals: []SignalEvidence{}, Gains: d.Gains, Beyond: d.Beyond}
+		Accumulated: d.Accumulated, Signals: []SignalEvidence{}, Gains: d.Gains, Beyond: d.Beyond, Unpaid: d.Unpaid}
 	for _, r := range d.Screen {
 		e.Signals = append(e.Signals, SignalEvidence{Signal: r.Signal, A: r.A, B: r.B, C: r.C, D: r.D, EValue: r.EValue,
 			Threshold: r.Threshold, MoreNeeded: r.MoreNeeded, Excess: r.Excess, Verdict: r.Verdict})

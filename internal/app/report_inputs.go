@@ -57,6 +57,9 @@ func ProposalReportFromSteps(steps []*evolve.StepResult, parent weights.Weights,
 	for _, g := range append(append([]evolve.Gain(nil), first.Gains...), first.Beyond...) {
 		in.LossRule = append(in.LossRule, g.String())
 	}
+	for _, g := range first.Unpaid {
+		in.LossRuleUnpaid = append(in.LossRuleUnpaid, g.String())
+	}
 	in.Attempts = nil
 	var decisive, firstAttempt *evolve.Attempt
 	if len(first.Attempts) > 0 {

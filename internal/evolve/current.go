@@ -33,6 +33,9 @@ type excessEstimate struct {
 	excess float64
 	since  int32
 	split  bool
+	// cells is the table the excess was estimated from (excessTable.cells): the lifted tasks regressed,
+	// not, the others regressed, not.
+	cells [4]int
 }
 
 // sinceDate is the first day of the recent part as 2006-01-02, "" for the whole history.
@@ -79,7 +82,7 @@ func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) exce
 	if whole.n[0] == 0 {
 		return excessEstimate{}
 	}
-	est := excessEstimate{excess: whole.excess()}
+	est := excessEstimate{excess: whole.excess(), cells: whole.cells()}
 	order := make([]int32, 0, len(days))
 	for d := range days {
 		order = append(order, d)
@@ -111,7 +114,7 @@ func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) exce
 		}
 		if ll := binomialLogLik(ra, rb) + binomialLogLik(ba, bb); ll > best {
 			best = ll
-			est = excessEstimate{excess: recent.excess(), since: cut, split: true}
+			est = excessEstimate{excess: recent.excess(), since: cut, split: true, cells: recent.cells()}
 		}
 	}
 	return est

@@ -88,7 +88,7 @@ func TestCurrentExcessAfterAnOnset(t *testing.T) {
 	if !est.split || est.sinceDate() != "2026-06-15" || !(est.excess > be) {
 		t.Fatalf("current excess %+v (since %s): want the excess since day 14 (2026-06-15), above the break-even %.2f", est, est.sinceDate(), be)
 	}
-	ranked, _ := rankChanges(rows, tasks, &w, &w, nil, nil)
+	ranked, _, _ := rankChanges(rows, tasks, &w, &w, nil, nil)
 	if len(ranked) == 0 || ranked[0].Change != c || ranked[0].ExcessSince != "2026-06-15" || !(ranked[0].Net > 0) {
 		t.Fatalf("ranked %+v: want %s first, paying from the excess since 2026-06-15", ranked, c)
 	}
@@ -122,7 +122,7 @@ func TestCurrentExcessIgnoresALateChanceCluster(t *testing.T) {
 		t.Fatalf("current excess %+v (since %s): a chance late cluster must leave the whole history's %.3f", est, est.sinceDate(), Excess(n[0], n[1], n[2], n[3]))
 	}
 	rows := Screen(tasks, 5+30)
-	if ranked, beyond := rankChanges(rows, tasks, &w, &w, nil, nil); len(ranked)+len(beyond) > 0 {
+	if ranked, beyond, _ := rankChanges(rows, tasks, &w, &w, nil, nil); len(ranked)+len(beyond) > 0 {
 		t.Fatalf("noise: ranked %+v %+v", ranked, beyond)
 	}
 }

@@ -38,17 +38,38 @@ type Gain struct {
 	History Num  `json:"history_gain"`
 	Parity  *Num `json:"parity_gain"`
 	Net     Num  `json:"net_gain"`
+	// PaysFrom is the excess from which the change pays on these tasks (its break-even,
+	// weights.Cost.BreakEven), absent when no excess would; MoreNeeded how many more regressions among
+	// tasks like the ones it lifts would make it pay (moreToPay): 0 when it pays, -1 when more than
+	// MaxMoreNeeded or never. They say why a change the test supports is not made, and how far it is
+	// (docs/decisions.md#explained).
+	PaysFrom   *Num `json:"pays_from_excess,omitempty"`
+	MoreNeeded int  `json:"more_needed"`
 	// BeyondDrift marks a change the drift bound forbids (it is never proposed while one within the
 	// bound has a positive gain).
 	BeyondDrift bool `json:"beyond_drift,omitempty"`
 }
 
-// String is "ambiguous +2: net gain 0.041 per task (lifts 6, avoids 4.2 regressions, 1.8 extra levels)".
+// String is "ambiguous +2: net gain 0.041 per task (lifts 6 at excess 0.70, pays from 0.52; avoids 4.2
+// regression(s), 1.8 extra level(s))"; a change that does not pay says how many more regressions among
+// the tasks it lifts would make it pay.
 func (g Gain) String() string {
-	s := fmt.Sprintf("%s: net gain %.3f per task (lifts %d, avoids %.1f regression(s), %.1f extra level(s))",
-		g.Change, float64(g.Net), g.Lifted, float64(g.Avoided), float64(g.ExtraLevels))
+	excess := fmt.Sprintf("excess %.2f", float64(g.Excess))
 	if g.ExcessSince != "" {
-		s += fmt.Sprintf(", excess %.2f since %s", float64(g.Excess), g.ExcessSince)
+		excess += " since " + g.ExcessSince
+	}
+	pays := "never pays"
+	if g.PaysFrom != nil {
+		pays = fmt.Sprintf("pays from %.2f", float64(*g.PaysFrom))
+	}
+	s := fmt.Sprintf("%s: net gain %.3f per task (lifts %d at %s, %s; avoids %.1f regression(s), %.1f extra level(s))",
+		g.Change, float64(g.Net), g.Lifted, excess, pays, float64(g.Avoided), float64(g.ExtraLevels))
+	switch {
+	case g.Net > 0:
+	case g.MoreNeeded > 0:
+		s += fmt.Sprintf(", pays after %d more regression(s) among the tasks it lifts", g.MoreNeeded)
+	case g.PaysFrom != nil:
+		s += fmt.Sprintf(", more than %d more regressions among the tasks it lifts needed to pay", MaxMoreNeeded)
 	}
 	if g.BeyondDrift {
 		s += ", beyond the drift bound"
@@ -64,7 +85,12 @@ func lossGain(c Change, est excessEstimate, parent *weights.Weights, tasks []scr
 	r := raiseOf(parent, &cand, tasks)
 	avoided, extra := r.avoided(excess), r.extra(excess)
 	n := tasksIn(tasks)
-	g := Gain{Change: c, Excess: Num(excess), ExcessSince: est.sinceDate(), Tasks: n, Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra)}
+	g := Gain{Change: c, Excess: Num(excess), ExcessSince: est.sinceDate(), Tasks: n, Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra),
+		MoreNeeded: moreToPay(est.cells, r, parent.Cost)}
+	if be := parent.Cost.BreakEven(r.lifted, r.liftedLevels, r.allLevels); be < 1 {
+		v := Num(be)
+		g.PaysFrom = &v
+	}
 	if n > 0 {
 		g.Credit = Num(float64(parent.Cost.TooLow) * avoided / float64(n))
 		g.History = Num((float64(parent.Cost.TooLow)*avoided - float64(parent.Cost.TooHigh)*extra) / float64(n))
@@ -115,6 +141,25 @@ func (r *raise) add(pl, cl weights.Level, eligible bool, n int) {
 // raises on tasks that did not need them.
 func (r raise) avoided(excess float64) float64 { return r.lifted * excess }
 func (r raise) extra(excess float64) float64   { return r.allLevels - excess*r.liftedLevels }
+
+// moreToPay is how many more regressions among tasks like the ones a change lifts would make it pay: k
+// new lifted tasks that all regressed, each raised by the lifted tasks' mean levels, everything else
+// held — the loss rule's counterpart of the test's MoreNeeded. cells is the table the excess was
+// estimated from. 0 when the change pays already; -1 when it lifts nothing or needs more than
+// MaxMoreNeeded.
+func moreToPay(cells [4]int, r raise, cost weights.Cost) int {
+	if r.lifted == 0 {
+		return -1
+	}
+	per := r.liftedLevels / r.lifted
+	for k := 0; k <= MaxMoreNeeded; k++ {
+		kf := float64(k)
+		if Excess(cells[0]+k, cells[1], cells[2], cells[3]) > cost.BreakEven(r.lifted+kf, r.liftedLevels+kf*per, r.allLevels+kf*per) {
+			return k
+		}
+	}
+	return -1
+}
 
 // raiseOf counts what moving the tasks from parent to cand raises.
 func raiseOf(parent, cand *weights.Weights, tasks []screenCell) raise {
@@ -222,31 +267,43 @@ var stepSizes = []weights.Half{weights.Whole(1), weights.Whole(2)}
 
 // rankChanges weighs +1 and +2 on every candidate signal (not excluded, not tied) and returns those with
 // a positive net gain, best first; changes beyond the drift bound from origin (when given) are returned
-// apart. Ties in gain prefer the SKILL's order, then the name, then the smaller step.
-func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.Weights, parity *Parity, exclude []Change) (ranked, beyond []Gain) {
+// apart, and so is, for each candidate signal none of whose steps within the bound pays, the step that
+// comes closest (unpaid: what the explanations show for a signal the test supports but the losses do
+// not). Ties in gain prefer the SKILL's order, then the name, then the smaller step.
+func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.Weights, parity *Parity, exclude []Change) (ranked, beyond, unpaid []Gain) {
 	for s, r := range rows {
 		sig := weights.Signal(s)
 		if r.Verdict != VerdictCandidate || excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}) {
 			continue
 		}
+		var closest *Gain
+		pays := false
 		for _, d := range stepSizes {
 			c := Change{Kind: weights.ChangeSignal, Signal: sig, Delta: d}
 			g := lossGain(c, liftedExcess(c, parent, tasks), parent, tasks, parity)
-			if !(float64(g.Net) > 0) {
-				continue
-			}
 			cw := c.Apply(*parent)
-			if driftOf(c, &cw, origin) != nil {
+			within := driftOf(c, &cw, origin) == nil
+			switch {
+			case !(float64(g.Net) > 0):
+				if within && (closest == nil || g.Net > closest.Net) {
+					closest = &g
+				}
+			case within:
+				pays = true
+				ranked = append(ranked, g)
+			default:
 				g.BeyondDrift = true
 				beyond = append(beyond, g)
-				continue
 			}
-			ranked = append(ranked, g)
+		}
+		if !pays && closest != nil {
+			unpaid = append(unpaid, *closest)
 		}
 	}
 	sortGains(ranked)
 	sortGains(beyond)
-	return ranked, beyond
+	sortGains(unpaid)
+	return ranked, beyond, unpaid
 }
 
 func sortGains(gs []Gain) {

@@ -36,7 +36,7 @@ func TestLossRulePicksTheStepThatPays(t *testing.T) {
 		if rows[weights.LayerCrossings].Verdict != VerdictCandidate {
 			t.Fatalf("%s: setup: layer-crossings %+v", c.name, rows[weights.LayerCrossings])
 		}
-		ranked, _ := rankChanges(rows, tasks, &w, &w, nil, nil)
+		ranked, _, _ := rankChanges(rows, tasks, &w, &w, nil, nil)
 		if len(ranked) == 0 || ranked[0].Change.Signal != weights.LayerCrossings || ranked[0].Change.Delta != c.delta {
 			t.Fatalf("%s: ranked %+v, want layer-crossings %s first", c.name, ranked, c.delta)
 		}
@@ -123,5 +123,39 @@ func TestBreakEvenIsWhereTheGainChangesSign(t *testing.T) {
 	}
 	if rows[weights.Greenfield].PaysFrom != nil {
 		t.Errorf("greenfield carries no flagged task: no pays_from_excess, got %v", *rows[weights.Greenfield].PaysFrom)
+	}
+}
+
+// A signal the test supports whose change does not pay is listed with its closest step, and its "more"
+// is what the rule needs: with that many more regressed tasks like the ones it lifts the change pays,
+// with one fewer it still does not (docs/decisions.md#explained).
+func TestUnpaidSaysHowManyMoreRegressionsMakeItPay(t *testing.T) {
+	w := refWeights(t)
+	carrier := []weights.Signal{weights.ExplicitBugfix, weights.LayerCrossings} // -3: +2 lifts it to L2
+	history := func(more int) []screenCell {
+		tasks := append(lossTasks(8+more, true, true, carrier...), lossTasks(4, false, true, carrier...)...)
+		tasks = append(tasks, lossTasks(40, false, true, weights.ExplicitBugfix)...)
+		// L2 tasks carrying the signal: every step raises them a level for nothing.
+		return append(tasks, lossTasks(15, false, false, weights.LayerCrossings, weights.UnknownFileTerritory)...)
+	}
+	tasks := history(0)
+	rows := Screen(tasks, 8)
+	if rows[weights.LayerCrossings].Verdict != VerdictCandidate {
+		t.Fatalf("setup: layer-crossings %+v must pass the test", rows[weights.LayerCrossings])
+	}
+	ranked, _, unpaid := rankChanges(rows, tasks, &w, &w, nil, nil)
+	if len(ranked) != 0 || len(unpaid) != 1 || unpaid[0].Change.Signal != weights.LayerCrossings {
+		t.Fatalf("ranked %v, unpaid %v: want no change that pays and layer-crossings unpaid", ranked, unpaid)
+	}
+	g := unpaid[0]
+	if g.PaysFrom == nil || !(g.Excess < *g.PaysFrom) || g.MoreNeeded < 2 {
+		t.Fatalf("unpaid %+v: want an excess under its break-even and more than one regression needed", g)
+	}
+	for more, pays := range map[int]bool{g.MoreNeeded - 1: false, g.MoreNeeded: true} {
+		tasks := history(more)
+		ranked, _, _ := rankChanges(Screen(tasks, 8+more), tasks, &w, &w, nil, nil)
+		if (len(ranked) > 0) != pays {
+			t.Errorf("with %d more regressed carriers: ranked %v, want paying %v (unpaid said %d more)", more, ranked, pays, g.MoreNeeded)
+		}
 	}
 }

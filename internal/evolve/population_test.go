@@ -127,8 +127,8 @@ func TestAggregatedScreenIsPerTask(t *testing.T) {
 		got, want := changeExcess(edge, &w, cells), changeExcess(edge, &w, perTask)
 		same(fmt.Sprintf("edge %s excess", lv), []any{got.excess, got.sinceDate()}, []any{want.excess, want.sinceDate()})
 	}
-	ranked, beyond := rankChanges(rows, cells, &w, &w, nil, nil)
-	wantRanked, wantBeyond := rankChanges(want, perTask, &w, &w, nil, nil)
+	ranked, beyond, _ := rankChanges(rows, cells, &w, &w, nil, nil)
+	wantRanked, wantBeyond, _ := rankChanges(want, perTask, &w, &w, nil, nil)
 	same("ranked", ranked, wantRanked)
 	same("beyond", beyond, wantBeyond)
 	if candidates == 0 {

@@ -470,7 +470,7 @@ func TestReview2ExcessIsTheLiftedTasks(t *testing.T) {
 	if r := rows[weights.LayerCrossings]; r.Verdict != VerdictCandidate {
 		t.Fatalf("setup: layer-crossings %+v must pass the test", r)
 	}
-	ranked, _ := rankChanges(rows, tasks, &w, &w, nil, nil)
+	ranked, _, _ := rankChanges(rows, tasks, &w, &w, nil, nil)
 	for _, g := range ranked {
 		if g.Change.Signal == weights.LayerCrossings {
 			t.Errorf("%s is proposed with a positive gain, but the tasks it lifts regress 1 in 10 against 2 in 40 (excess credited %.2f)", g, float64(g.Excess))
@@ -480,7 +480,7 @@ func TestReview2ExcessIsTheLiftedTasks(t *testing.T) {
 	same := append(lossTasks(8, true, true, liftable...), lossTasks(2, false, true, liftable...)...)
 	same = append(same, tasks[10:]...)
 	rows = Screen(same, 22)
-	ranked, _ = rankChanges(rows, same, &w, &w, nil, nil)
+	ranked, _, _ = rankChanges(rows, same, &w, &w, nil, nil)
 	if len(ranked) == 0 || ranked[0].Change.Signal != weights.LayerCrossings || ranked[0].Lifted != 10 {
 		t.Fatalf("liftable carriers flagged 8 in 10: ranked %+v, want layer-crossings +2 lifting 10", ranked)
 	}

@@ -30,6 +30,9 @@ type Detection struct {
 	// proposal is the first within the drift bound); Beyond those the drift bound forbids.
 	Gains  []Gain `json:"loss_rule"`
 	Beyond []Gain `json:"beyond_drift,omitempty"`
+	// Unpaid are, for each signal that passes the test but has no change that pays, its step closest to
+	// paying (the excess it was credited with, the break-even, how many more regressions it needs).
+	Unpaid []Gain `json:"loss_rule_unpaid,omitempty"`
 	// Proposal is the first change to try, nil when there is none.
 	Proposal *Change `json:"proposal"`
 	// Reason says why there is no proposal (or names the rule that produced it).
@@ -236,9 +239,9 @@ func propose(det *Detection, parent, origin *weights.Weights, parity *Parity, ex
 		return nil, 0, fmt.Sprintf("no proposal: indistinguishable %s — their 2×2 tables over the accumulated evidence are identical, so the evidence cannot say which one is the signal",
 			strings.Join(tied, ", "))
 	}
-	ranked, beyond := rankChanges(det.Screen, det.screenTasks.cells, parent, origin, parity, exclude)
+	ranked, beyond, unpaid := rankChanges(det.Screen, det.screenTasks.cells, parent, origin, parity, exclude)
 	if !signalReverted {
-		det.Gains, det.Beyond = ranked, beyond
+		det.Gains, det.Beyond, det.Unpaid = ranked, beyond, unpaid
 		if ranked == nil {
 			det.Gains = []Gain{}
 		}
@@ -258,7 +261,7 @@ func propose(det *Detection, parent, origin *weights.Weights, parity *Parity, ex
 		}
 	}
 	if !signalReverted {
-		return nil, 0, noProposalReason(det, exclude)
+		return nil, 0, noProposalReason(det, exclude, unpaid)
 	}
 	edge, onEdge, ok := pickEdge(det.Flagged, parent, exclude)
 	if ok {
@@ -283,33 +286,38 @@ func formatE(e float64) string {
 const maxReasonTitles = 20
 
 // noProposalReason says why the loss rule found no change: which signals pass the accumulated test
-// (and why their changes do not pay, or that they were tried), and for the others how far they are from
-// it; then the flagged tasks counted.
-func noProposalReason(det *Detection, exclude []Change) string {
-	var tried, unpaid, short []string
+// (and why their changes do not pay: unpaid, the step of each that comes closest; or that they were
+// tried), and for the others how far they are from it; then the flagged tasks counted.
+func noProposalReason(det *Detection, exclude []Change, unpaid []Gain) string {
+	var tried, short []string
 	for s, r := range det.Screen {
 		sig := weights.Signal(s)
 		switch {
 		case r.Verdict == VerdictCandidate && excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}):
 			tried = append(tried, r.Signal)
-		case r.Verdict == VerdictCandidate:
-			pays := "no step within the drift bound pays at any excess"
-			if r.PaysFrom != nil {
-				pays = fmt.Sprintf("a step pays from excess %.2f", float64(*r.PaysFrom))
-			}
-			unpaid = append(unpaid, fmt.Sprintf("%s (e %s, excess %.2f; %s)", r.Signal, formatE(float64(r.EValue)), float64(r.Excess), pays))
 		case r.A > 0 && r.Verdict == VerdictUnderpowered:
 			short = append(short, fmt.Sprintf("%s is underpowered (a=%d b=%d c=%d d=%d: even every carrier flagged would not reach %.0f)", r.Signal, r.A, r.B, r.C, r.D, Threshold))
-		case r.A > 0 && r.MoreNeeded > 0:
+		case r.A > 0 && r.Verdict != VerdictCandidate && r.MoreNeeded > 0:
 			short = append(short, fmt.Sprintf("%s e %s < %.0f, %d more regression(s) carrying it needed", r.Signal, formatE(float64(r.EValue)), Threshold, r.MoreNeeded))
+		}
+	}
+	var unpaidWhy []string
+	weighed := map[weights.Signal]bool{}
+	for _, g := range unpaid {
+		weighed[g.Change.Signal] = true
+		unpaidWhy = append(unpaidWhy, fmt.Sprintf("%s (e %s; %s)", g.Change.Signal, formatE(float64(det.Screen[g.Change.Signal].EValue)), g))
+	}
+	for s, r := range det.Screen {
+		if sig := weights.Signal(s); r.Verdict == VerdictCandidate && !weighed[sig] && !excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}) {
+			unpaidWhy = append(unpaidWhy, fmt.Sprintf("%s (e %s; no step within the drift bound)", r.Signal, formatE(float64(r.EValue))))
 		}
 	}
 	var parts []string
 	switch {
 	case len(tried) > 0:
 		parts = append(parts, "every passing signal was tried and reverted ("+strings.Join(tried, ", ")+")")
-	case len(unpaid) > 0:
-		parts = append(parts, "the signals that pass the accumulated test have no change with a positive expected gain under the stated losses: "+strings.Join(unpaid, "; "))
+	case len(unpaidWhy) > 0:
+		parts = append(parts, "the signals that pass the accumulated test have no change with a positive expected gain under the stated losses: "+strings.Join(unpaidWhy, "; "))
 	case len(short) > 0:
 		parts = append(parts, "no signal passes the accumulated test: "+strings.Join(short, "; "))
 	default:

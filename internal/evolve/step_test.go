@@ -402,7 +402,7 @@ func TestNoProposalReasonBoundsTheTitles(t *testing.T) {
 	for i := 0; i < maxReasonTitles+5; i++ {
 		det.Flagged = append(det.Flagged, Flagged{MetaTimestamp: fmt.Sprintf("2026-05-01T00:00:%02dZ", i), Title: fmt.Sprintf("task %d", i)})
 	}
-	r := noProposalReason(det, nil)
+	r := noProposalReason(det, nil, nil)
 	if !strings.Contains(r, fmt.Sprintf("task %d", maxReasonTitles-1)) || strings.Contains(r, fmt.Sprintf("task %d\"", maxReasonTitles)) || !strings.Contains(r, "… 5 more") {
 		t.Errorf("reason %q: want the first %d titles and \"… 5 more\"", r, maxReasonTitles)
 	}

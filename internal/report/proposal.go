@@ -38,8 +38,12 @@ type ProposalReport struct {
 	// saved before).
 	Accumulated string
 	LossRule    []string
-	Attempts    []Attempt
-	Replay      []ScenarioLoss // the parent weights against the final candidate, per scenario
+	// LossRuleUnpaid lists, for each signal the test supports whose changes do not pay, the step closest
+	// to paying with its excess, break-even and the regressions it still needs (empty in inputs saved
+	// before).
+	LossRuleUnpaid []string
+	Attempts       []Attempt
+	Replay         []ScenarioLoss // the parent weights against the final candidate, per scenario
 	// SuiteLossBefore and SuiteLossAfter are the decision's suite losses (mean scenario loss).
 	SuiteLossBefore, SuiteLossAfter float64
 
@@ -226,7 +230,7 @@ func RenderProposal(in ProposalReport) ([]File, error) {
 	if err := proposalFlagged(w, in.Flagged, red); err != nil {
 		return nil, err
 	}
-	if err := proposalScreen(w, in.Screen, in.Accumulated, in.LossRule); err != nil {
+	if err := proposalScreen(w, in.Screen, in.Accumulated, in.LossRule, in.LossRuleUnpaid); err != nil {
 		return nil, err
 	}
 	if err := proposalAttempts(w, in.Attempts, red); err != nil {
@@ -349,7 +353,7 @@ func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
 	return tableBlock(w, []Column{Num("#"), Text("meta time"), Text("task"), Text("level"), Text("evidence"), Text("signals"), Text("source")}, rows)
 }
 
-func proposalScreen(w io.Writer, screen []ScreenRow, accumulated string, lossRule []string) error {
+func proposalScreen(w io.Writer, screen []ScreenRow, accumulated string, lossRule, unpaid []string) error {
 	if !section(w, "Signal screen", len(screen), "Not recorded in the proposal.") {
 		return nil
 	}
@@ -382,6 +386,13 @@ func proposalScreen(w io.Writer, screen []ScreenRow, accumulated string, lossRul
 	if len(lossRule) > 0 {
 		fmt.Fprintf(w, "**Loss rule** — expected gain per task of each change weighed (too_low × regressions avoided − too_high × levels raised without need, on the history's tasks and the parity prompts), the chosen one first:\n\n")
 		for _, l := range lossRule {
+			fmt.Fprintf(w, "- %s\n", Escape(l))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(unpaid) > 0 {
+		fmt.Fprintf(w, "**No change pays** for these signals, though the test supports them — the step of each closest to paying, with the excess it was credited with and its break-even:\n\n")
+		for _, l := range unpaid {
 			fmt.Fprintf(w, "- %s\n", Escape(l))
 		}
 		fmt.Fprintln(w)

@@ -116,6 +116,12 @@ func Evidence(w io.Writer, det *evolve.Detection) error {
 			termtable.Fprintf(w, "%s%s\n", mark, g)
 		}
 	}
+	if len(det.Unpaid) > 0 {
+		termtable.Fprintln(w, "loss rule: no change pays for these signals, though the test supports them (each one's step closest to paying):")
+		for _, g := range det.Unpaid {
+			termtable.Fprintf(w, "  %s\n", g)
+		}
+	}
 	return nil
 }
 
