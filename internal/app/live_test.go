@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/stats"
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/tools/genlive"
@@ -87,6 +88,11 @@ type liveRecord struct {
 	// was): the stated losses' answer on all the tasks the sequence ran, where PaysNight takes the
 	// first night on which a few early tasks happened to make a step pay.
 	PaysLast bool
+	// Passed says the accumulated test passed for the planted signal on some night before it was raised;
+	// Vetoed that issue 11's holdout veto refused a change of the planted signal that every other rule
+	// had accepted. With PaysLast they split the misses into what the rules were built to refuse and
+	// what they missed (summarize's "where it pays and nothing else refuses" row).
+	Passed, Vetoed bool
 	// Outcomes counts the nightly outcomes (nothing-to-do = never triggered).
 	Outcomes map[string]int
 	Final    weights.Weights
@@ -106,6 +112,11 @@ func (r *liveRecord) firstRight() int {
 	}
 	return 0
 }
+
+// open says nothing the rules were built to refuse stood in the way of raising the planted signal: a
+// step on it pays under the true rates on the last night before it was raised, the accumulated test
+// passed for it, and the holdout never vetoed it.
+func (r *liveRecord) open() bool { return r.PaysLast && r.Passed && !r.Vetoed }
 
 // other reports whether an applied (evolve) change touched any weight but the planted signal.
 func (r *liveRecord) other() bool {
@@ -205,6 +216,8 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 			if rec.PaysNight == 0 && rec.PaysLast {
 				rec.PaysNight = night
 			}
+			rec.Passed = rec.Passed || plantedPassed(rec.Signal, out)
+			rec.Vetoed = rec.Vetoed || plantedVetoed(rec.Signal, out)
 		}
 		if out.Escalated() {
 			rec.Escalations++
@@ -440,6 +453,11 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 				fmt.Sprintf("applied where no step paid under the true rates: %d of %d", rightElse, n-pays)},
 			liveRow{name, "a step pays under the true rates on the last night before it was raised (night 30 if never)", "—", paysLast, n, ""},
 			liveRow{name, "of those, right signal applied by night 30", target, rightWherePaysLast, paysLast, ""},
+			liveRow{name, "the accumulated test passed for the planted signal by night 30", "—", count(func(r *liveRecord) bool { return r.Passed }), n, ""},
+			liveRow{name, "issue 11's holdout veto refused a change of the planted signal", "—", count(func(r *liveRecord) bool { return r.Vetoed }), n,
+				fmt.Sprintf("right signal applied in %d of them", count(func(r *liveRecord) bool { return r.Vetoed && r.firstRight() > 0 }))},
+			liveRow{name, "where a step pays on the last night, the test passed and the holdout never vetoed: right signal applied", "—", count(func(r *liveRecord) bool { return r.open() && r.firstRight() > 0 }), count((*liveRecord).open),
+				"what the rules miss that none of them was built to refuse"},
 			liveRow{name, "median night of the first right apply", "≤ 10", 0, 0, medianNote(firsts, n, nights)},
 			liveRow{name, "another weight changed", "≤ 3 %", count((*liveRecord).other), n, ""},
 			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""},
@@ -517,6 +535,32 @@ func paysUnderTruth(reg genlive.Regime, night int, sig weights.Signal, out *Nigh
 	return p != nil && float64(*p) < trueExcess(reg, night)
 }
 
+// plantedPassed says the night's accumulated test passed for signal sig.
+func plantedPassed(sig weights.Signal, out *NightlyResult) bool {
+	if sig < 0 || out.EvolveResult == nil || out.Loop == nil || out.Loop.Detection == nil || int(sig) >= len(out.Loop.Detection.Screen) {
+		return false
+	}
+	return out.Loop.Detection.Screen[sig].Verdict == evolve.VerdictCandidate
+}
+
+// plantedVetoed says the night's holdout veto refused a change of signal sig.
+func plantedVetoed(sig weights.Signal, out *NightlyResult) bool {
+	if sig < 0 || out.EvolveResult == nil || out.Loop == nil {
+		return false
+	}
+	for _, st := range out.Loop.Steps {
+		if st.StepResult == nil {
+			continue
+		}
+		for _, a := range st.Attempts {
+			if a.Change.Kind == weights.ChangeSignal && a.Change.Signal == sig && a.Holdout.Verdict == "worse" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // traceNight appends one line per night to the file TUNE_LIVE_TRACE names (when set): the outcome, the
 // planted signal's accumulated table and e-value, the loss rule's best gains and why the run stopped —
 // the diagnosis of where a planted sequence's power goes (docs/live-harness.md).
@@ -546,6 +590,13 @@ func traceNight(t *testing.T, seed uint64, night int, sig weights.Signal, out *N
 				break
 			}
 			line += fmt.Sprintf(" beyond[%s net=%.3f]", g.Change, float64(g.Net))
+		}
+		for _, g := range d.Unpaid {
+			pays := "never"
+			if g.PaysFrom != nil {
+				pays = fmt.Sprintf("%.2f", float64(*g.PaysFrom))
+			}
+			line += fmt.Sprintf(" unpaid[%s net=%.3f lifted=%d excess=%.2f pays_from=%s more=%d]", g.Change, float64(g.Net), g.Lifted, float64(g.Excess), pays, g.MoreNeeded)
 		}
 		for _, st := range out.Loop.Steps {
 			if st.StepResult != nil && st.Tried != nil {
