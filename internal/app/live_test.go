@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/tools/genlive"
