@@ -243,90 +243,77 @@ func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 	l := &traceLogs{}
 	seen := map[string]bool{}
 	for _, p := range paths {
-		// A log named twice (a shell glob and an explicit path) would double its window.
-		key := filepath.Clean(p)
-		if seen[key] {
+		// A log named twice (a shell glob and an explicit path, or a relative and an absolute path)
+		// would double its window: each file is read once, by its absolute path. The nightly states
+		// are keyed by it, so a night run from another directory, or with the log spelt another way,
+		// takes them up too; and since a log's name is a function of that path, names are unique.
+		read := p
+		if abs, err := filepath.Abs(p); err == nil {
+			read = abs
+		}
+		if seen[read] {
 			continue
 		}
-		seen[key] = true
+		seen[read] = true
 		f, err := regular.Open(p)
 		if err != nil {
 			return nil, err
 		}
 		f.Close()
-		l.paths, l.names = append(l.paths, p), append(l.names, env.LogName(p))
+		l.paths, l.names = append(l.paths, read), append(l.names, env.LogName(p))
 	}
 	return l, nil
 }
 
-// stream yields the tasks of every log, relabelled by name. Logs named alike (a relative and an absolute
-// path of one log) are read one after the other, and a task whose line the name's earlier read already
-// passed is that read's task again: it is counted as read but not yielded (the detection would count it
-// twice, docs/decisions.md#evidence-per-log). A log with a cached state is read from the state's offset,
-// what the read before it gave taken from the state.
+// stream yields the tasks of every log, relabelled by name. Each log is read once: openTraceLogs keeps
+// one path per file, and a name is a function of that path. A log with a cached state is read from the
+// state's offset, what the read before it gave taken from the state.
 func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
-	var order []string
-	byName := map[string][]int{}
-	for i, n := range l.names {
-		if _, ok := byName[n]; !ok {
-			order = append(order, n)
-		}
-		byName[n] = append(byName[n], i)
-	}
 	stop := errors.New("stopped")
-	for _, name := range order {
-		passed := 0
-		for _, i := range byName[name] {
-			r := logRead{path: l.paths[i], name: name}
-			if fi, err := os.Stat(r.path); err == nil {
-				r.modified = fi.ModTime()
-			}
-			offset, line := int64(0), 1
-			if c := l.resume[name]; c != nil {
-				offset, line = c.State.Offset, c.State.Line
-				r.lines, r.warnings, r.tasks = c.Lines, slices.Clone(c.Warnings), c.Tasks
-			}
-			// Kept as a whole-log read keeps them: at most traceparse.MaxWarnings per log, the cached
-			// ones first; r.warnings keeps them all for the next state, unless there are more.
-			var warns traceparse.WarningList
-			for _, w := range r.warnings {
-				warns.Add(w)
-			}
-			read := 0
-			var err error
-			var lines traceparse.LineCounts
-			lines, r.size, err = traceparse.StreamLogFrom(r.path, offset, 0, line, func(t *traceparse.Task) error {
-				r.tasks++
-				read = max(read, t.Line)
-				if t.Line <= passed {
-					return nil
-				}
-				t.Source = name
-				if !yield(t) {
-					return stop
-				}
-				return nil
-			}, func(w traceparse.Warning) {
-				w.File = name
-				warns.Add(w)
-				if r.overflow = r.overflow || len(r.warnings) >= traceparse.MaxWarnings; !r.overflow {
-					r.warnings = append(r.warnings, w)
-				}
-			})
-			r.lines.Add(lines)
-			l.lines.Add(r.lines)
-			l.tasks += r.tasks
-			l.read = append(l.read, r)
-			if errors.Is(err, stop) {
-				return
-			}
-			if err != nil {
-				l.err = err
-				return
-			}
-			l.warnings = append(l.warnings, warns.List()...)
-			passed = max(passed, read)
+	for i, name := range l.names {
+		r := logRead{path: l.paths[i], name: name}
+		if fi, err := os.Stat(r.path); err == nil {
+			r.modified = fi.ModTime()
 		}
+		offset, line := int64(0), 1
+		if c := l.resume[name]; c != nil {
+			offset, line = c.State.Offset, c.State.Line
+			r.lines, r.warnings, r.tasks = c.Lines, slices.Clone(c.Warnings), c.Tasks
+		}
+		// Kept as a whole-log read keeps them: at most traceparse.MaxWarnings per log, the cached
+		// ones first; r.warnings keeps them all for the next state, unless there are more.
+		var warns traceparse.WarningList
+		for _, w := range r.warnings {
+			warns.Add(w)
+		}
+		var err error
+		var lines traceparse.LineCounts
+		lines, r.size, err = traceparse.StreamLogFrom(r.path, offset, 0, line, func(t *traceparse.Task) error {
+			r.tasks++
+			t.Source = name
+			if !yield(t) {
+				return stop
+			}
+			return nil
+		}, func(w traceparse.Warning) {
+			w.File = name
+			warns.Add(w)
+			if r.overflow = r.overflow || len(r.warnings) >= traceparse.MaxWarnings; !r.overflow {
+				r.warnings = append(r.warnings, w)
+			}
+		})
+		r.lines.Add(lines)
+		l.lines.Add(r.lines)
+		l.tasks += r.tasks
+		l.read = append(l.read, r)
+		if errors.Is(err, stop) {
+			return
+		}
+		if err != nil {
+			l.err = err
+			return
+		}
+		l.warnings = append(l.warnings, warns.List()...)
 	}
 }
 

@@ -136,8 +136,7 @@ func (l *traceLogs) resumeStates() map[string]*evolve.LogState {
 }
 
 // loadDetectState sets the logs' resume states from the store's cached state when it was made under
-// key and each log's bytes up to its state pass the check. A log named by two paths is always read in
-// full.
+// key and each log's bytes up to its state pass the check.
 func (l *traceLogs) loadDetectState(weightsDir, key string) {
 	data := store.ReadDetectState(weightsDir)
 	if data == nil || !stateMadeUnder(data, detectStateFormat, key) {
@@ -147,14 +146,9 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 	if err != nil || st.Format != detectStateFormat || st.Key != key {
 		return
 	}
-	// The path each name is read from; "" for a name read from two paths (never cached).
-	paths := map[string]string{}
+	paths := map[string]string{} // the path each name is read from
 	for i, n := range l.names {
-		if _, twice := paths[n]; twice {
-			paths[n] = ""
-		} else {
-			paths[n] = l.paths[i]
-		}
+		paths[n] = l.paths[i]
 	}
 	for i := range st.Logs {
 		c := &st.Logs[i]
@@ -186,10 +180,6 @@ func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.Log
 		var r *logRead
 		for i := range l.read {
 			if l.read[i].name == st.Source {
-				if r != nil {
-					r = nil // named twice: never cached
-					break
-				}
 				r = &l.read[i]
 			}
 		}

@@ -96,7 +96,7 @@ func (run *watchRun) judgeAlone(env Env) error {
 // "harmful" on the active version, writes the rollback proposal.
 func (run *watchRun) judge(env Env) error {
 	if run.nightState {
-		saveWatchState(env.WeightsDir, run.key, run.reads, run.in.Logs)
+		saveWatchState(env.WeightsDir, run.key, run.reads)
 	}
 	out := &WatchResult{Result: run.b.Result(), Active: run.target == run.active, Logs: run.logs}
 	run.result = out

@@ -92,7 +92,7 @@ type watchRead struct {
 // made under key and every log's bytes up to its offset pass the check; nil otherwise (all or nothing).
 func loadWatchState(weightsDir, key string, paths, names []string) []watchLogRef {
 	data := store.ReadWatchState(weightsDir)
-	if data == nil || !uniqueNames(names) || !stateMadeUnder(data, watchStateFormat, key) {
+	if data == nil || !stateMadeUnder(data, watchStateFormat, key) {
 		return nil
 	}
 	st, err := decodeWatchState(data)
@@ -125,10 +125,7 @@ func loadWatchState(weightsDir, key string, paths, names []string) []watchLogRef
 // split is sound: the log was not modified while read, and a read from the last task's meta line to
 // where the night's read ended gives that one task exactly as the night's read gave it. A failure to
 // write is no error: the state is a cache, and the next night reads in full.
-func saveWatchState(weightsDir, key string, reads []watchRead, names []string) {
-	if !uniqueNames(names) {
-		return
-	}
+func saveWatchState(weightsDir, key string, reads []watchRead) {
 	out := watchState{Format: watchStateFormat, Key: key, Logs: make([]watchLogRef, 0, len(reads))}
 	for _, r := range reads {
 		ref := r.ref
@@ -169,17 +166,6 @@ func keptBefore(st *watch.LogState, line int) bool {
 			return false
 		}
 		prev = k.Line
-	}
-	return true
-}
-
-func uniqueNames(names []string) bool {
-	seen := map[string]bool{}
-	for _, n := range names {
-		if seen[n] {
-			return false
-		}
-		seen[n] = true
 	}
 	return true
 }
@@ -255,7 +241,7 @@ func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef) 
 // order (docs/decisions.md#one-read-for-the-watch-and-the-detection). ok is false when it cannot serve:
 // the watch then reads alone. endTap ends it once the detection is done.
 func (run *watchRun) tapDetection(l *traceLogs) (stream func(yield func(*traceparse.Task) bool), ok bool) {
-	if run.resume != nil || len(l.resume) != 0 || !slices.Equal(l.paths, run.logs) || !slices.Equal(l.names, run.in.Logs) || !uniqueNames(l.names) {
+	if run.resume != nil || len(l.resume) != 0 || !slices.Equal(l.paths, run.logs) || !slices.Equal(l.names, run.in.Logs) {
 		return nil, false
 	}
 	run.tapped, run.feed = true, newWatchFeed(run.b)
