@@ -209,8 +209,10 @@ type traceLogs struct {
 	paths, names []string
 	lines        traceparse.LineCounts
 	warnings     []traceparse.Warning
-	tasks        int
-	err          error
+	// tasks counts every task of the logs; takenUp those of them the cached states gave, not read
+	// tonight.
+	tasks, takenUp int
+	err            error
 	// resume, by name, is the cached state a log is taken up from (docs/decisions.md#nightly-state);
 	// read is what each path's read gave, for the next state.
 	resume map[string]*cachedLog
@@ -279,6 +281,7 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 		if c := l.resume[name]; c != nil {
 			offset, line = c.State.Offset, c.State.Line
 			r.lines, r.warnings, r.tasks = c.Lines, slices.Clone(c.Warnings), c.Tasks
+			l.takenUp += c.Tasks
 		}
 		// Kept as a whole-log read keeps them: at most traceparse.MaxWarnings per log, the cached
 		// ones first; r.warnings keeps them all for the next state, unless there are more.

@@ -165,6 +165,12 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			if err != nil {
 				t.Fatalf("night %d: %v", night, err)
 			}
+			// The one field that says where the tasks came from: the cached night's count of the tasks its
+			// state gave, none for the full read; everything else must be the same bytes.
+			if got := out.TasksFromState; (i == 0 && n > 0) != (got > 0) || got > out.Tasks {
+				t.Errorf("night %d: %d of %d task(s) taken up from the state, %d log(s) taken up", night, got, out.Tasks, n*(1-i))
+			}
+			out.TasksFromState = 0
 			outs[i] = p.jsonOf(t, out)
 			if i == 0 {
 				t.Logf("night %d: %d log(s) taken up from the state; %s, %d counted (%d flagged), review %q", night, n, out.Outcome,

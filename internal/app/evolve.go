@@ -151,8 +151,10 @@ type EvolveResult struct {
 	Stored      *store.Proposal        `json:"-"`
 	ReportInput *report.ProposalReport `json:"-"`
 	Tails       []traceparse.Tail      `json:"-"`
-	// Tasks counts the tasks read from the logs (nightly's empty-log alert).
-	Tasks int `json:"-"`
+	// Tasks counts the tasks of the logs (nightly's empty-log alert); TakenUp those of them the nightly
+	// states gave, not read tonight.
+	Tasks   int `json:"-"`
+	TakenUp int `json:"-"`
 }
 
 // Escalated reports whether the run needs a human (exit code 3).
@@ -323,7 +325,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		read.saveDetectState(env.WeightsDir, stateKey, res.Detection.States())
 	}
 	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
-		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tasks: read.tasks,
+		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tasks: read.tasks, TakenUp: read.takenUp,
 		Warnings: evolve.UniqueWarnings(append(parseWarnings(read), res.Detection.Warnings...)),
 		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
 		Partial: res.Partial}

@@ -34,8 +34,10 @@ type NightlyResult struct {
 	// Review is ReviewChange, ReviewRollback or "" (nothing to review); ReviewProposal its proposal id.
 	Review         string `json:"review"`
 	ReviewProposal string `json:"review_proposal,omitempty"`
-	// Tasks counts the tasks read from the logs.
-	Tasks int `json:"tasks"`
+	// Tasks counts the tasks of the logs; TasksFromState those of them the last night's state gave, so
+	// that only the rest were read tonight (docs/decisions.md#nightly-state).
+	Tasks          int `json:"tasks"`
+	TasksFromState int `json:"tasks_from_state"`
 	*BranchResult
 }
 
@@ -176,7 +178,7 @@ func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 
 // reviewOf says what the night leaves for review.
 func reviewOf(out *EvolveResult, wr *WatchResult) *NightlyResult {
-	r := &NightlyResult{EvolveResult: out, Tasks: out.Tasks}
+	r := &NightlyResult{EvolveResult: out, Tasks: out.Tasks, TasksFromState: out.TakenUp}
 	switch {
 	case wr != nil && wr.Proposal != "":
 		r.Review, r.ReviewProposal = ReviewRollback, wr.Proposal

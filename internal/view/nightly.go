@@ -1,6 +1,7 @@
 package view
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -16,7 +17,11 @@ func Nightly(w io.Writer, out *app.NightlyResult) error {
 	}
 	switch out.Review {
 	case "":
-		termtable.Fprintf(w, "review: nothing (%d task(s) read)\n", out.Tasks)
+		read := fmt.Sprintf("%d task(s) read", out.Tasks)
+		if out.TasksFromState > 0 {
+			read = fmt.Sprintf("%d task(s): %d taken up from the last night's state, %d read", out.Tasks, out.TasksFromState, out.Tasks-out.TasksFromState)
+		}
+		termtable.Fprintf(w, "review: nothing (%s)\n", read)
 	default:
 		termtable.Fprintf(w, "review: %s %s\n", out.Review, out.ReviewProposal)
 	}
