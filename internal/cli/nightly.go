@@ -45,6 +45,13 @@ Safe to run twice: the proposal id is derived from its content, so a re-run on t
 finds the same proposal, writes the same report bytes and adds nothing to the evolution log.
 Nothing is applied: a reviewer runs tune apply after reading the report.
 
+A night decides from every task the logs hold, but reads only the new ones: it keeps what it
+counted for good in weights/.cache (git-ignored; --branch nights carry it too) and the next night
+takes that up, whatever the spelling of the log paths. The summary says how much came from there
+("taken up from the last night's state"; --json "tasks_from_state"). The cache is checked against
+the logs' bytes and refused when it does not fit them; deleting it only makes the next night read
+everything again.
+
 --branch runs the night on a temporary copy of the store at HEAD instead, and never touches the
 checked-out work tree: a change to review is applied there as tune apply would, and committed
 (the new version, the evolution log and its ledger, weights.sum, the harvested fixtures, the EVAL
