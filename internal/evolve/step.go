@@ -282,8 +282,11 @@ func formatE(e float64) string {
 	return fmt.Sprintf("%.1f", e)
 }
 
-// maxReasonTitles bounds the flagged tasks a reason names.
-const maxReasonTitles = 20
+// maxReasonTitles bounds the flagged tasks a reason names. The reason is a headline (nightly's
+// outcome line, the proposal's reason): with 20 titles a stalled night's summary opened with ~35
+// terminal lines of them. The whole list is detect's flagged table, --json "flagged" and the EVAL
+// report's flagged section.
+const maxReasonTitles = 3
 
 // noProposalReason says why the loss rule found no change: which signals pass the accumulated test
 // (and why their changes do not pay: unpaid, the step of each that comes closest; or that they were
@@ -327,7 +330,7 @@ func noProposalReason(det *Detection, exclude []Change, unpaid []Gain) string {
 	for i, f := range det.Flagged {
 		if i == maxReasonTitles {
 			// A year of an effect never applied holds thousands (a 610 KB reason line, i28-cost's 64 MB log).
-			titles = append(titles, fmt.Sprintf("… %d more (the flagged list of tune detect --json has them all)", len(det.Flagged)-i))
+			titles = append(titles, fmt.Sprintf("… %d more (tune detect lists them all)", len(det.Flagged)-i))
 			break
 		}
 		titles = append(titles, fmt.Sprintf("%s %q", f.MetaTimestamp, f.Title))
