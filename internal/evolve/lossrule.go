@@ -58,7 +58,7 @@ func (g Gain) String() string {
 	if g.ExcessSince != "" {
 		excess += " since " + g.ExcessSince
 	}
-	pays := "never pays"
+	pays := "no excess makes it pay on these tasks"
 	if g.PaysFrom != nil {
 		pays = fmt.Sprintf("pays from %.2f", float64(*g.PaysFrom))
 	}
@@ -268,8 +268,8 @@ var stepSizes = []weights.Half{weights.Whole(1), weights.Whole(2)}
 // rankChanges weighs +1 and +2 on every candidate signal (not excluded, not tied) and returns those with
 // a positive net gain, best first; changes beyond the drift bound from origin (when given) are returned
 // apart, and so is, for each candidate signal none of whose steps within the bound pays, the step that
-// comes closest (unpaid: what the explanations show for a signal the test supports but the losses do
-// not). Ties in gain prefer the SKILL's order, then the name, then the smaller step.
+// comes closest (unpaid, nearerToPaying: what the explanations show for a signal the test supports but
+// the losses do not). Ties in gain prefer the SKILL's order, then the name, then the smaller step.
 func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.Weights, parity *Parity, exclude []Change) (ranked, beyond, unpaid []Gain) {
 	for s, r := range rows {
 		sig := weights.Signal(s)
@@ -285,7 +285,7 @@ func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.W
 			within := driftOf(c, &cw, origin) == nil
 			switch {
 			case !(float64(g.Net) > 0):
-				if within && (closest == nil || g.Net > closest.Net) {
+				if within && (closest == nil || nearerToPaying(g, *closest)) {
 					closest = &g
 				}
 			case within:
@@ -304,6 +304,26 @@ func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.W
 	sortGains(beyond)
 	sortGains(unpaid)
 	return ranked, beyond, unpaid
+}
+
+// nearerToPaying orders the steps of a signal none of which pays, for the explanations: a step that
+// would pay at some excess before one that never would (a +1 that lifts nothing costs less than the +2
+// that lifts the carriers, but says nothing about when the signal would act), then the fewer more
+// regressions it needs, then the larger net gain.
+func nearerToPaying(a, b Gain) bool {
+	if (a.PaysFrom != nil) != (b.PaysFrom != nil) {
+		return a.PaysFrom != nil
+	}
+	need := func(g Gain) int {
+		if g.MoreNeeded < 0 {
+			return math.MaxInt
+		}
+		return g.MoreNeeded
+	}
+	if need(a) != need(b) {
+		return need(a) < need(b)
+	}
+	return a.Net > b.Net
 }
 
 func sortGains(gs []Gain) {

@@ -159,3 +159,32 @@ func TestUnpaidSaysHowManyMoreRegressionsMakeItPay(t *testing.T) {
 		}
 	}
 }
+
+// The step shown for a signal that does not pay is the one that would pay at some excess: a +1 that lifts
+// none of the carriers (at -3) and raises nothing costs nothing, but "lifts 0, never pays" says nothing
+// about when the signal would act; the +2 that lifts them and says how many more regressions it needs
+// does (seen on the live harness's late-onset regime, where every such signal showed its empty +1).
+func TestUnpaidShowsTheStepThatCouldPay(t *testing.T) {
+	w := refWeights(t)
+	carrier := []weights.Signal{weights.ExplicitBugfix, weights.LayerCrossings} // -3: +1 leaves it at L1's edge
+	tasks := append(lossTasks(8, true, true, carrier...), lossTasks(4, false, true, carrier...)...)
+	tasks = append(tasks, lossTasks(40, false, true, weights.ExplicitBugfix)...)
+	// L2 at 2: +1 keeps them at L2 (3 is L2's edge), +2 raises them to L3 for nothing.
+	tasks = append(tasks, lossTasks(20, false, false, weights.LayerCrossings)...)
+	rows := Screen(tasks, 8)
+	if rows[weights.LayerCrossings].Verdict != VerdictCandidate {
+		t.Fatalf("setup: layer-crossings %+v must pass the test", rows[weights.LayerCrossings])
+	}
+	ranked, _, unpaid := rankChanges(rows, tasks, &w, &w, nil, nil)
+	if len(ranked) != 0 || len(unpaid) != 1 {
+		t.Fatalf("ranked %v, unpaid %v: want nothing that pays and one unpaid signal", ranked, unpaid)
+	}
+	one := lossGain(Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(1)},
+		liftedExcess(Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(1)}, &w, tasks), &w, tasks, nil)
+	if one.Lifted != 0 || !(one.Net > unpaid[0].Net) {
+		t.Fatalf("setup: +1 %+v must lift nothing and cost less than the shown step %+v", one, unpaid[0])
+	}
+	if g := unpaid[0]; g.Change.Delta != weights.Whole(2) || g.PaysFrom == nil || g.Lifted != 12 {
+		t.Errorf("shown %v (lifts %d, pays from %v): want the +2 that lifts the 12 carriers and has a break-even", g, g.Lifted, g.PaysFrom)
+	}
+}
