@@ -465,7 +465,7 @@ type Explain struct {
 	Signals     []SignalEvidence   `json:"signals"`
 	Gains       []evolve.Gain      `json:"loss_rule"`
 	Beyond      []evolve.Gain      `json:"beyond_drift,omitempty"`
-	// Unpaid: for each signal that passes the test but has no change that pays, its step closest to
+	// Unpaid: for each signal that passes the test but has no change that pays, its step nearest to
 	// paying.
 	Unpaid []evolve.Gain `json:"loss_rule_unpaid,omitempty"`
 }

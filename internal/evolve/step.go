@@ -30,7 +30,7 @@ type Detection struct {
 	// proposal is the first within the drift bound); Beyond those the drift bound forbids.
 	Gains  []Gain `json:"loss_rule"`
 	Beyond []Gain `json:"beyond_drift,omitempty"`
-	// Unpaid are, for each signal that passes the test but has no change that pays, its step closest to
+	// Unpaid are, for each signal that passes the test but has no change that pays, its step nearest to
 	// paying (the excess it was credited with, the break-even, how many more regressions it needs).
 	Unpaid []Gain `json:"loss_rule_unpaid,omitempty"`
 	// Proposal is the first change to try, nil when there is none.

@@ -38,7 +38,7 @@ type ProposalReport struct {
 	// saved before).
 	Accumulated string
 	LossRule    []string
-	// LossRuleUnpaid lists, for each signal the test supports whose changes do not pay, the step closest
+	// LossRuleUnpaid lists, for each signal the test supports whose changes do not pay, the step nearest
 	// to paying with its excess, break-even and the regressions it still needs (empty in inputs saved
 	// before).
 	LossRuleUnpaid []string
@@ -391,7 +391,7 @@ func proposalScreen(w io.Writer, screen []ScreenRow, accumulated string, lossRul
 		fmt.Fprintln(w)
 	}
 	if len(unpaid) > 0 {
-		fmt.Fprintf(w, "**No change pays** for these signals, though the test supports them — the step of each closest to paying, with the excess it was credited with and its break-even:\n\n")
+		fmt.Fprintf(w, "**No change pays** for these signals, though the test supports them — the step of each nearest to paying, with the excess it was credited with, its break-even and the regressions it still needs:\n\n")
 		for _, l := range unpaid {
 			fmt.Fprintf(w, "- %s\n", Escape(l))
 		}

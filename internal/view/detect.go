@@ -117,7 +117,7 @@ func Evidence(w io.Writer, det *evolve.Detection) error {
 		}
 	}
 	if len(det.Unpaid) > 0 {
-		termtable.Fprintln(w, "loss rule: no change pays for these signals, though the test supports them (each one's step closest to paying):")
+		termtable.Fprintln(w, "loss rule: no change pays for these signals, though the test supports them (each one's step nearest to paying):")
 		for _, g := range det.Unpaid {
 			termtable.Fprintf(w, "  %s\n", g)
 		}
