@@ -102,7 +102,7 @@ func Evidence(w io.Writer, det *evolve.Detection) error {
 	}
 	termtable.Fprintf(w, "accumulated evidence: %d settled eligible task(s) of the logs read, %d flagged; %d not settled yet (a task settles %d labelled tasks later, or when its log has been quiet for %s)%s\n",
 		acc.Eligible, acc.Flagged, acc.Pending, acc.Horizon, acc.SettleAfter, spent)
-	termtable.Fprintf(w, "test: %s; per signal: a/b carriers flagged/not, c/d the others, e the e-value (of: the threshold), more: the regressions carrying it still needed\n", det.Correction)
+	termtable.Fprintf(w, "test: %s; per signal: a/b carriers flagged/not, c/d the others, e the e-value (of: the threshold), more: the regressions carrying it the test still needs\n", det.Correction)
 	if err := screenTable(w, det.Screen); err != nil {
 		return err
 	}
