@@ -64,30 +64,51 @@ func (e excessEstimate) sinceDate() string {
 // that only chance favours (the largest of many noisy estimates, biased upward) is never taken on its
 // point estimate.
 func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) excessEstimate {
-	days := map[int32]*excessTable{}
-	var whole excessTable
+	return dayTablesOf(tasks, group).estimate()
+}
+
+// dayTables are the excess tables of a grouping of the tasks, by day (screenTask.day), with the days in
+// order: what currentExcess estimates from, built once so that a caller can add tasks to a day and
+// estimate again without grouping every task again (moreToPay).
+type dayTables struct {
+	days  map[int32]*excessTable
+	order []int32
+	whole excessTable
+}
+
+// dayTablesOf groups the tasks as group puts them.
+func dayTablesOf(tasks []screenCell, group func(*screenTask) excessGroup) *dayTables {
+	dt := &dayTables{days: map[int32]*excessTable{}}
 	for _, t := range tasks {
 		g := group(&t.screenTask)
 		if g == groupNone {
 			continue
 		}
-		whole.add(g == groupLifted, t)
-		d := days[t.day]
-		if d == nil {
-			d = &excessTable{}
-			days[t.day] = d
-		}
-		d.add(g == groupLifted, t)
+		dt.add(t.day, g == groupLifted, t)
 	}
+	return dt
+}
+
+// add counts c's tasks on day, with the lifted ones when lifted.
+func (dt *dayTables) add(day int32, lifted bool, c screenCell) {
+	dt.whole.add(lifted, c)
+	d := dt.days[day]
+	if d == nil {
+		d = &excessTable{}
+		dt.days[day] = d
+		i, _ := slices.BinarySearch(dt.order, day)
+		dt.order = slices.Insert(dt.order, i, day)
+	}
+	d.add(lifted, c)
+}
+
+// estimate is currentExcess's estimate from the day tables.
+func (dt *dayTables) estimate() excessEstimate {
+	whole, days, order := dt.whole, dt.days, dt.order
 	if whole.n[0] == 0 {
 		return excessEstimate{}
 	}
 	est := excessEstimate{excess: whole.excess(), cells: whole.cells()}
-	order := make([]int32, 0, len(days))
-	for d := range days {
-		order = append(order, d)
-	}
-	slices.Sort(order)
 	first, last := order[0], order[len(order)-1]
 	var cuts []int32
 	for span := int64(minChangeSpan); int64(last)-span+1 > int64(first); span *= 2 {
