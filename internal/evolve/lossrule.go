@@ -293,8 +293,8 @@ var stepSizes = []weights.Half{weights.Whole(1), weights.Whole(2)}
 
 // rankChanges weighs +1 and +2 on every candidate signal (not excluded, not tied) and returns those with
 // a positive net gain, best first; changes beyond the drift bound from origin (when given) are returned
-// apart, and so is, for each candidate signal none of whose steps within the bound pays, the step that
-// comes closest (unpaid: what the explanations show for a signal the test supports but the losses do
+// apart, and so is, for each candidate signal none of whose steps pays (within the bound or beyond it),
+// the step within the bound that comes closest (unpaid: what the explanations show for a signal the test supports but the losses do
 // not). Ties in gain prefer the SKILL's order, then the name, then the smaller step.
 func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.Weights, parity *Parity, exclude []Change) (ranked, beyond, unpaid []Gain) {
 	for s, r := range rows {
@@ -318,6 +318,9 @@ func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.W
 				pays = true
 				ranked = append(ranked, g)
 			default:
+				// It pays, and the drift bound stops it (the night escalates): not a signal for which
+				// no change pays (the fifth review, TestUnpaidLeavesOutASignalThatPaysBeyondTheDrift).
+				pays = true
 				g.BeyondDrift = true
 				beyond = append(beyond, g)
 			}

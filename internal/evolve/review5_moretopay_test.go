@@ -88,3 +88,26 @@ func TestMoreToPayIsTheRulesOwnAnswer(t *testing.T) {
 	}
 	t.Logf("%d of %d statements wrong", wrong, checked)
 }
+
+// A signal whose step beyond the drift bound pays is not one for which "no change pays": the step that
+// pays is listed beyond the bound (and the night escalates), so listing the signal's step within the
+// bound as unpaid too made the explanation say both "no change pays for these signals" and "+2: net
+// gain 0.1 …, beyond the drift bound" of one signal (the fifth review).
+func TestUnpaidLeavesOutASignalThatPaysBeyondTheDrift(t *testing.T) {
+	origin := refWeights(t)
+	parent := origin
+	parent.Signals[weights.LayerCrossings] += weights.Whole(DriftBound - 1)                                            // +1 within the bound, +2 beyond
+	near := []weights.Signal{weights.ExplicitBugfix, weights.LayerCrossings}                                           // -2: +1 lifts it
+	deeper := []weights.Signal{weights.ExplicitBugfix, weights.SingleFile, weights.LayerCrossings, weights.Components} // -3: only +2
+	tasks := append(lossTasks(20, false, true, near...), lossTasks(20, true, true, deeper...)...)
+	tasks = append(tasks, append(lossTasks(2, true, true, weights.ExplicitBugfix), lossTasks(38, false, true, weights.ExplicitBugfix)...)...)
+	rows := Screen(tasks, 22)
+	rows[weights.LayerCrossings].Verdict = VerdictCandidate
+	ranked, beyond, unpaid := rankChanges(rows, tasks, &parent, &origin, nil, nil)
+	if len(ranked) != 0 || len(beyond) != 1 || beyond[0].Change.Delta != weights.Whole(2) {
+		t.Fatalf("setup: ranked %v, beyond %v: want +2 paying beyond the bound only", ranked, beyond)
+	}
+	if len(unpaid) != 0 {
+		t.Errorf("unpaid %v beside %v paying beyond the drift bound", unpaid, beyond)
+	}
+}
