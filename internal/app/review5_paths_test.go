@@ -108,7 +108,7 @@ func TestReview5StatesAcrossPathsAndCounts(t *testing.T) {
 		return []string{p.log, b}
 	}
 	w := refWeights()
-	taken := 0
+	taken, watched, watchResumed := 0, 0, 0
 	for night := 0; night < 14; night++ {
 		var added int
 		texts := make([][]byte, 2)
@@ -135,6 +135,9 @@ func TestReview5StatesAcrossPathsAndCounts(t *testing.T) {
 		if night == 10 || night == 11 {
 			spoilPaths(t, cached, []string{"/dev/zero", fifo, big, filepath.Join(outside, "nothing")}[night-10:])
 		}
+		if night > 2 && night != 9 && (&stateProject{dir: cached.dir, env: cached.env, logs: logsOf(cached, night)}).resumesWatch(t) {
+			watchResumed++
+		}
 		var outs [2]*NightlyResult
 		var js [2][]byte
 		for i, p := range []*r5Project{cached, full} {
@@ -160,10 +163,11 @@ func TestReview5StatesAcrossPathsAndCounts(t *testing.T) {
 		if read := c.Tasks - c.TasksFromState; read < added || c.TasksFromState < 0 {
 			t.Errorf("night %d: %d of %d task(s) taken up from the state, %d read: the %d new ones were not all read", night, c.TasksFromState, c.Tasks, read, added)
 		}
-		// Not taken up: a log spelt through the link (night 7: another absolute path, so another key) and
+		// Not taken up: the night after the apply (night 3: a new key), a log spelt through the link
+		// (night 7: another absolute path, so another key) and
 		// the night after it (the state is the link's), the spoiled states; the rotated log (night 5) is
 		// read in full, the other taken up.
-		if want := night > 1 && night != 7 && night != 8 && night != 10 && night != 11; want != (c.TasksFromState > 0) {
+		if want := night > 1 && night != 3 && night != 7 && night != 8 && night != 10 && night != 11; want != (c.TasksFromState > 0) {
 			t.Errorf("night %d: %d task(s) taken up from the state, want some: %v", night, c.TasksFromState, want)
 		}
 		if b := r5Tasks(t, logsOf(cached, 0)[1]) - len(bytes.Split(texts[1], []byte("  meta  "))) + 1; night == 5 && c.TasksFromState > b {
@@ -173,6 +177,18 @@ func TestReview5StatesAcrossPathsAndCounts(t *testing.T) {
 		if !bytes.Equal(js[0], js[1]) {
 			t.Fatalf("night %d: the night from the state decided otherwise than the full read:\n%s\n%s", night, js[0], js[1])
 		}
+		if c.Watch != nil {
+			watched++
+		}
+		if night == 2 { // a version to watch from night 3: the watch's state too
+			for _, p := range []*r5Project{cached, full} {
+				applyByHand(t, p.env, p.now, seqs[0].sig)
+			}
+		}
+	}
+	t.Logf("tasks taken up %d; the watch judged %d nights, %d from its state", taken, watched, watchResumed)
+	if watched < 8 || watchResumed < 3 {
+		t.Errorf("the watch judged %d nights, %d of them from its state: the test tests its state little", watched, watchResumed)
 	}
 	if taken == 0 {
 		t.Error("no night took a task up from the state: the test tests nothing")
