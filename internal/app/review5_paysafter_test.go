@@ -325,6 +325,12 @@ func TestReview5PaysAfterNMore(t *testing.T) {
 		t.Fatalf("TUNE_REVIEW5_MODE=%s: want nextday, files or nights", os.Getenv("TUNE_REVIEW5_MODE"))
 	}
 	held := os.Getenv("TUNE_REVIEW5_MODE") == ""
+	// The held test's sequences include 10116 and 10117, whose statements moreToPay's table-only count
+	// (before the fifth review) got wrong on 11 of 17 nights; the measurements start at 0.
+	from := 0
+	if held && os.Getenv("TUNE_REVIEW5_SEQS") == "" {
+		from = 16
+	}
 	regimes := []r5Regime{
 		{name: "near", base: 0.08, lifted: 0.45, deep: 0.6, days: 30},
 		{name: "weak", base: 0.08, lifted: 0.35, deep: 0.8, days: 30},
@@ -343,7 +349,7 @@ func TestReview5PaysAfterNMore(t *testing.T) {
 	for ri, reg := range regimes {
 		var probes []r5Probe
 		for i := range seqs {
-			seed := uint64(9100 + 1000*ri + i)
+			seed := uint64(9100 + 1000*ri + from + i)
 			probes = append(probes, r5Play(t, seed, reg, mode)...)
 		}
 		r5Summary(t, reg.name, probes)
