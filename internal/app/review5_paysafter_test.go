@@ -35,12 +35,12 @@ type r5Regime struct {
 }
 
 type r5Seq struct {
-	rng                          *rand.Rand
-	reg                          r5Regime
-	sig                          weights.Signal
-	shareCarrier, shareHigh      float64
-	shareDeep, shareLift1        float64
-	perDayMin, perDayMax, nTasks int
+	rng                     *rand.Rand
+	reg                     r5Regime
+	sig                     weights.Signal
+	shareCarrier, shareHigh float64
+	shareDeep, shareLift1   float64
+	perDayMin, perDayMax    int
 }
 
 var r5Start = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -398,10 +398,6 @@ func r5Summary(t *testing.T, name string, probes []r5Probe) {
 	causes := map[string]int{}
 	for _, pr := range probes {
 		if pr.cause != "" {
-			c := pr.cause
-			if i := strings.Index(c, "("); i > 0 {
-				c = c[:i]
-			}
 			for _, part := range strings.Split(pr.cause, "+") {
 				if i := strings.Index(part, "("); i > 0 {
 					part = part[:i]
