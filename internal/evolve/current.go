@@ -64,30 +64,61 @@ func (e excessEstimate) sinceDate() string {
 // that only chance favours (the largest of many noisy estimates, biased upward) is never taken on its
 // point estimate.
 func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) excessEstimate {
-	days := map[int32]*excessTable{}
-	var whole excessTable
+	return groupDays(tasks, group).estimate(nil)
+}
+
+// dayTables is the excess tables of a grouping of the tasks, per day (order: the days, sorted) and
+// whole: what currentExcess estimates from, built once when several estimates differ only by tasks
+// added (moreToPay).
+type dayTables struct {
+	days  map[int32]*excessTable
+	order []int32
+	whole excessTable
+}
+
+func groupDays(tasks []screenCell, group func(*screenTask) excessGroup) dayTables {
+	dt := dayTables{days: map[int32]*excessTable{}}
 	for _, t := range tasks {
 		g := group(&t.screenTask)
 		if g == groupNone {
 			continue
 		}
-		whole.add(g == groupLifted, t)
-		d := days[t.day]
+		dt.whole.add(g == groupLifted, t)
+		d := dt.days[t.day]
 		if d == nil {
 			d = &excessTable{}
-			days[t.day] = d
+			dt.days[t.day] = d
 		}
 		d.add(g == groupLifted, t)
+	}
+	dt.order = make([]int32, 0, len(dt.days))
+	for d := range dt.days {
+		dt.order = append(dt.order, d)
+	}
+	slices.Sort(dt.order)
+	return dt
+}
+
+// dayExtra is tasks added on one day, on top of a dayTables.
+type dayExtra struct {
+	day   int32
+	table excessTable
+}
+
+// estimate is currentExcess's estimate from the tables, with extra's tasks added when given.
+func (dt dayTables) estimate(extra *dayExtra) excessEstimate {
+	whole, order := dt.whole, dt.order
+	if extra != nil {
+		whole.plus(&extra.table)
+		if _, ok := dt.days[extra.day]; !ok {
+			order = append(slices.Clone(order), extra.day)
+			slices.Sort(order)
+		}
 	}
 	if whole.n[0] == 0 {
 		return excessEstimate{}
 	}
 	est := excessEstimate{excess: whole.excess(), cells: whole.cells()}
-	order := make([]int32, 0, len(days))
-	for d := range days {
-		order = append(order, d)
-	}
-	slices.Sort(order)
 	first, last := order[0], order[len(order)-1]
 	var cuts []int32
 	for span := int64(minChangeSpan); int64(last)-span+1 > int64(first); span *= 2 {
@@ -98,10 +129,15 @@ func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) exce
 	for _, cut := range cuts {
 		var recent, before excessTable
 		for _, d := range order {
+			part := &before
 			if d >= cut {
-				recent.plus(days[d])
-			} else {
-				before.plus(days[d])
+				part = &recent
+			}
+			if t := dt.days[d]; t != nil {
+				part.plus(t)
+			}
+			if extra != nil && d == extra.day {
+				part.plus(&extra.table)
 			}
 		}
 		r, b := recent.cells(), before.cells()

@@ -165,15 +165,17 @@ func moreToPay(c Change, est excessEstimate, parent *weights.Weights, tasks []sc
 	if like == nil {
 		return -1
 	}
-	more := append(tasks[:len(tasks):len(tasks)], screenCell{})
+	// The tables are built once; each k only adds k regressed lifted tasks on the last day.
+	dt := groupDays(tasks, group)
 	per := r.liftedLevels / r.lifted
 	for k := 0; k <= MaxMoreNeeded; k++ {
 		kf := float64(k)
 		if k > 0 {
 			t := like.screenTask
 			t.day, t.flagged, t.weak, t.placebo = last, true, false, false
-			more[len(more)-1] = screenCell{t, k}
-			est = currentExcess(more, group)
+			extra := dayExtra{day: last}
+			extra.table.add(true, screenCell{t, k})
+			est = dt.estimate(&extra)
 		}
 		if est.excess > parent.Cost.BreakEven(r.lifted+kf, r.liftedLevels+kf*per, r.allLevels+kf*per) {
 			return k
