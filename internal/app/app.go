@@ -244,6 +244,7 @@ func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 	}
 	l := &traceLogs{}
 	seen := map[string]bool{}
+	var files []os.FileInfo
 	for _, p := range paths {
 		// A log named twice (a shell glob and an explicit path, or a relative and an absolute path)
 		// would double its window: each file is read once, by its absolute path. The nightly states
@@ -261,7 +262,18 @@ func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 		if err != nil {
 			return nil, err
 		}
+		fi, err := f.Stat()
 		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		// The same file by another path (a linked directory, a hard link: a glob over project
+		// directories one of which links another) is the same log; read twice, every task would count
+		// twice (the fifth review, TestALogReachedTwiceIsReadOnce). The first path names it.
+		if slices.ContainsFunc(files, func(o os.FileInfo) bool { return os.SameFile(o, fi) }) {
+			continue
+		}
+		files = append(files, fi)
 		l.paths, l.names = append(l.paths, read), append(l.names, env.LogName(p))
 	}
 	return l, nil

@@ -64,47 +64,57 @@ func (e excessEstimate) sinceDate() string {
 // that only chance favours (the largest of many noisy estimates, biased upward) is never taken on its
 // point estimate.
 func currentExcess(tasks []screenCell, group func(*screenTask) excessGroup) excessEstimate {
-	return dayTablesOf(tasks, group).estimate()
+	return groupDays(tasks, group).estimate(nil)
 }
 
-// dayTables are the excess tables of a grouping of the tasks, by day (screenTask.day), with the days in
-// order: what currentExcess estimates from, built once so that a caller can add tasks to a day and
-// estimate again without grouping every task again (moreToPay).
+// dayTables is the excess tables of a grouping of the tasks, per day (order: the days, sorted) and
+// whole: what currentExcess estimates from, built once when several estimates differ only by tasks
+// added (moreToPay).
 type dayTables struct {
 	days  map[int32]*excessTable
 	order []int32
 	whole excessTable
 }
 
-// dayTablesOf groups the tasks as group puts them.
-func dayTablesOf(tasks []screenCell, group func(*screenTask) excessGroup) *dayTables {
-	dt := &dayTables{days: map[int32]*excessTable{}}
+func groupDays(tasks []screenCell, group func(*screenTask) excessGroup) dayTables {
+	dt := dayTables{days: map[int32]*excessTable{}}
 	for _, t := range tasks {
 		g := group(&t.screenTask)
 		if g == groupNone {
 			continue
 		}
-		dt.add(t.day, g == groupLifted, t)
+		dt.whole.add(g == groupLifted, t)
+		d := dt.days[t.day]
+		if d == nil {
+			d = &excessTable{}
+			dt.days[t.day] = d
+		}
+		d.add(g == groupLifted, t)
 	}
+	dt.order = make([]int32, 0, len(dt.days))
+	for d := range dt.days {
+		dt.order = append(dt.order, d)
+	}
+	slices.Sort(dt.order)
 	return dt
 }
 
-// add counts c's tasks on day, with the lifted ones when lifted.
-func (dt *dayTables) add(day int32, lifted bool, c screenCell) {
-	dt.whole.add(lifted, c)
-	d := dt.days[day]
-	if d == nil {
-		d = &excessTable{}
-		dt.days[day] = d
-		i, _ := slices.BinarySearch(dt.order, day)
-		dt.order = slices.Insert(dt.order, i, day)
-	}
-	d.add(lifted, c)
+// dayExtra is tasks added on one day, on top of a dayTables.
+type dayExtra struct {
+	day   int32
+	table excessTable
 }
 
-// estimate is currentExcess's estimate from the day tables.
-func (dt *dayTables) estimate() excessEstimate {
-	whole, days, order := dt.whole, dt.days, dt.order
+// estimate is currentExcess's estimate from the tables, with extra's tasks added when given.
+func (dt dayTables) estimate(extra *dayExtra) excessEstimate {
+	whole, order := dt.whole, dt.order
+	if extra != nil {
+		whole.plus(&extra.table)
+		if _, ok := dt.days[extra.day]; !ok {
+			order = append(slices.Clone(order), extra.day)
+			slices.Sort(order)
+		}
+	}
 	if whole.n[0] == 0 {
 		return excessEstimate{}
 	}
@@ -119,10 +129,15 @@ func (dt *dayTables) estimate() excessEstimate {
 	for _, cut := range cuts {
 		var recent, before excessTable
 		for _, d := range order {
+			part := &before
 			if d >= cut {
-				recent.plus(days[d])
-			} else {
-				before.plus(days[d])
+				part = &recent
+			}
+			if t := dt.days[d]; t != nil {
+				part.plus(t)
+			}
+			if extra != nil && d == extra.day {
+				part.plus(&extra.table)
 			}
 		}
 		r, b := recent.cells(), before.cells()

@@ -1,0 +1,235 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/store"
+)
+
+// A log reached by a second path — a directory symlink or a hard link beside its own path, as a glob
+// over project directories gives when one of them links another — is one file: read twice it counts every
+// task twice (twice the window, twice the accumulated evidence, an e-value of two copies of one table).
+// The night must decide as with the log named once (the fifth review).
+func TestALogReachedTwiceIsReadOnce(t *testing.T) {
+	for _, how := range []string{"symlink", "hardlink"} {
+		t.Run(how, func(t *testing.T) {
+			once, twice := newR5Project(t), newR5Project(t)
+			alias := filepath.Join(twice.dir, "alias", ".ldd", "trace.log")
+			switch how {
+			case "symlink":
+				if err := os.Symlink(filepath.Dir(filepath.Dir(twice.log)), filepath.Join(twice.dir, "alias")); err != nil {
+					t.Fatal(err)
+				}
+			case "hardlink":
+				appendFile(t, twice.log, nil)
+				if err := os.MkdirAll(filepath.Dir(alias), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Link(twice.log, alias); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := newR5Seq(77, r5Regime{base: 0.08, lifted: 0.6, deep: 0.6, days: 6})
+			w := refWeights()
+			for d := 0; d < 6; d++ {
+				text := r5Render(s.day(d), w)
+				appendFile(t, once.log, text)
+				appendFile(t, twice.log, text)
+				once.now = r5Start.Add(time.Duration(d)*24*time.Hour + 20*time.Hour)
+				twice.now = once.now
+				a := once.night(t)
+				out, err := Nightly(twice.env, EvolveOptions{Logs: []string{twice.log, alias}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.Tasks != a.Tasks || out.Explain.Accumulated.Eligible != a.Explain.Accumulated.Eligible ||
+					out.Explain.Signals[s.sig].A != a.Explain.Signals[s.sig].A {
+					t.Fatalf("day %d: the log named twice (%s) gave %d task(s), %d settled eligible, %s a=%d; named once %d, %d, a=%d",
+						d, how, out.Tasks, out.Explain.Accumulated.Eligible, s.sig, out.Explain.Signals[s.sig].A,
+						a.Tasks, a.Explain.Accumulated.Eligible, a.Explain.Signals[s.sig].A)
+				}
+			}
+		})
+	}
+}
+
+// r5Tasks counts the tasks of the logs as the writer wrote them: one meta line a task.
+func r5Tasks(t *testing.T, logs ...string) int {
+	t.Helper()
+	n := 0
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += bytes.Count(data, []byte("  meta  "))
+	}
+	return n
+}
+
+// Nights of two logs through a project that keeps its states and one whose states are deleted every
+// night (the full read): the same result every night, and tasks / tasks_from_state right — every task
+// of the logs counted, the new ones read, the rest taken up — through a rotation (the log renamed away
+// and a new one begun), a night that names a log through a linked directory, a night run from another
+// working directory with relative paths, and states a pull request rewrote to name other absolute paths
+// (/dev/zero, a FIFO, a file outside the project) for the logs the night reads. The fifth review.
+func TestReview5StatesAcrossPathsAndCounts(t *testing.T) {
+	cached, full := newR5Project(t), newR5Project(t)
+	for _, p := range []*r5Project{cached, full} {
+		if err := os.MkdirAll(filepath.Join(p.dir, "pb", ".ldd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(p.dir, "pb"), filepath.Join(p.dir, "linked")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := t.TempDir()
+	fifo := filepath.Join(outside, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(outside, "trace.log")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seqs := []*r5Seq{newR5Seq(11, r5Regime{base: 0.08, lifted: 0.5, deep: 0.6, days: 14}), newR5Seq(12, r5Regime{base: 0.08, lifted: 0.5, deep: 0.6, days: 14})}
+	logsOf := func(p *r5Project, night int) []string {
+		b := filepath.Join(p.dir, "pb", ".ldd", "trace.log")
+		if night == 7 {
+			b = filepath.Join(p.dir, "linked", ".ldd", "trace.log")
+		}
+		return []string{p.log, b}
+	}
+	w := refWeights()
+	taken, watched, watchResumed := 0, 0, 0
+	for night := 0; night < 14; night++ {
+		var added int
+		texts := make([][]byte, 2)
+		for i, s := range seqs {
+			day := s.day(night)
+			added += len(day)
+			texts[i] = r5Render(day, w)
+		}
+		for _, p := range []*r5Project{cached, full} {
+			logs := logsOf(p, 0)
+			if night == 5 { // rotation: the log renamed away, a new one begun
+				if err := os.Rename(logs[0], logs[0]+".1"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range logs {
+				appendFile(t, logs[i], texts[i])
+			}
+			p.now = r5Start.Add(time.Duration(night)*24*time.Hour + 20*time.Hour)
+		}
+		if err := os.RemoveAll(filepath.Join(full.env.WeightsDir, store.CacheDir)); err != nil {
+			t.Fatal(err)
+		}
+		if night == 10 || night == 11 {
+			spoilPaths(t, cached, []string{"/dev/zero", fifo, big, filepath.Join(outside, "nothing")}[night-10:])
+		}
+		if night > 2 && night != 9 && (&stateProject{dir: cached.dir, env: cached.env, logs: logsOf(cached, night)}).resumesWatch(t) {
+			watchResumed++
+		}
+		var outs [2]*NightlyResult
+		var js [2][]byte
+		for i, p := range []*r5Project{cached, full} {
+			logs := logsOf(p, night)
+			if night == 9 { // from another working directory, the logs relative to it
+				t.Chdir(filepath.Join(p.dir, "pb"))
+				logs = []string{filepath.Join("..", "proj", ".ldd", "trace.log"), filepath.Join(".ldd", "trace.log")}
+			}
+			out, err := Nightly(p.env, EvolveOptions{Logs: logs})
+			if err != nil {
+				t.Fatalf("night %d: %v", night, err)
+			}
+			outs[i] = out
+			o := *out
+			o.TasksFromState = 0
+			js[i] = []byte(strings.ReplaceAll(string((&stateProject{dir: p.dir}).jsonOf(t, &o)), "/linked/", "/pb/"))
+		}
+		all := r5Tasks(t, logsOf(cached, 0)...)
+		c := outs[0]
+		if c.Tasks != all || outs[1].Tasks != all || outs[1].TasksFromState != 0 {
+			t.Errorf("night %d: %d task(s) in the logs; the night from the state counted %d, the full read %d (%d from a state)", night, all, c.Tasks, outs[1].Tasks, outs[1].TasksFromState)
+		}
+		if read := c.Tasks - c.TasksFromState; read < added || c.TasksFromState < 0 {
+			t.Errorf("night %d: %d of %d task(s) taken up from the state, %d read: the %d new ones were not all read", night, c.TasksFromState, c.Tasks, read, added)
+		}
+		// Not taken up: the night after the apply (night 3: a new key), a log spelt through the link
+		// (night 7: another absolute path, so another key) and
+		// the night after it (the state is the link's), the spoiled states; the rotated log (night 5) is
+		// read in full, the other taken up.
+		if want := night > 1 && night != 3 && night != 7 && night != 8 && night != 10 && night != 11; want != (c.TasksFromState > 0) {
+			t.Errorf("night %d: %d task(s) taken up from the state, want some: %v", night, c.TasksFromState, want)
+		}
+		if b := r5Tasks(t, logsOf(cached, 0)[1]) - len(bytes.Split(texts[1], []byte("  meta  "))) + 1; night == 5 && c.TasksFromState > b {
+			t.Errorf("night 5: %d task(s) taken up from the state, but only the other log's %d were there last night", c.TasksFromState, b)
+		}
+		taken += c.TasksFromState
+		if !bytes.Equal(js[0], js[1]) {
+			t.Fatalf("night %d: the night from the state decided otherwise than the full read:\n%s\n%s", night, js[0], js[1])
+		}
+		if c.Watch != nil {
+			watched++
+		}
+		if night == 2 { // a version to watch from night 3: the watch's state too
+			for _, p := range []*r5Project{cached, full} {
+				applyByHand(t, p.env, p.now, seqs[0].sig)
+			}
+		}
+	}
+	t.Logf("tasks taken up %d; the watch judged %d nights, %d from its state", taken, watched, watchResumed)
+	if watched < 8 || watchResumed < 3 {
+		t.Errorf("the watch judged %d nights, %d of them from its state: the test tests its state little", watched, watchResumed)
+	}
+	if taken == 0 {
+		t.Error("no night took a task up from the state: the test tests nothing")
+	}
+}
+
+// spoilPaths rewrites the project's states so that each log names another path (in turn from paths)
+// and adds a log entry under the first log's name with that path: what a pull request could commit
+// under weights/.cache. Keys and checks are kept.
+func spoilPaths(t *testing.T, p *r5Project, paths []string) {
+	t.Helper()
+	dir := filepath.Join(p.env.WeightsDir, store.CacheDir)
+	data, err := os.ReadFile(filepath.Join(dir, store.DetectStateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := decodeDetectState(data)
+	if err != nil || len(st.Logs) == 0 {
+		t.Fatalf("the detect state does not decode (%v) or holds no log", err)
+	}
+	extra := st.Logs[0]
+	extra.Path = paths[0]
+	st.Logs = append([]cachedLog{extra}, st.Logs...)
+	for i := 1; i < len(st.Logs); i++ {
+		st.Logs[i].Path = paths[i%len(paths)]
+	}
+	if data, err = encodeDetectState(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, store.DetectStateFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err = os.ReadFile(filepath.Join(dir, store.WatchStateFile)); err == nil {
+		var ws watchState
+		if err := json.Unmarshal(data, &ws); err == nil && len(ws.Logs) > 0 {
+			for i := range ws.Logs {
+				ws.Logs[i].Path = paths[i%len(paths)]
+			}
+			if data, err = encodeWatchState(&ws); err == nil {
+				_ = os.WriteFile(filepath.Join(dir, store.WatchStateFile), data, 0o644)
+			}
+		}
+	}
+}
