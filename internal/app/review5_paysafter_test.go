@@ -231,7 +231,7 @@ func unpaidOf(out *NightlyResult, c evolve.Change) (evolve.Gain, bool) {
 	return evolve.Gain{}, false
 }
 
-// r5Probe is one "pays after N more" statement put to the test.
+// r5Probe is one "would pay with N more" statement put to the test.
 type r5Probe struct {
 	seed         uint64
 	day, n       int
@@ -306,7 +306,7 @@ func (p *r5Project) probe(t *testing.T, mode r5Mode, d, k int, sets [][]weights.
 // moreToPay puts them (else after the night, the next day).
 type r5Mode struct{ quiet, fresh, sameDay bool }
 
-// TestReview5PaysAfterNMore puts every "pays after N more regression(s) among the tasks it lifts" a
+// TestReview5PaysAfterNMore puts every "would pay with N more regression(s) among the tasks it lifts" a
 // night says to the test: N more such tasks (eligible carriers the change lifts, regressed, told by
 // regression_followed) appended, and the night run once they settled must rank the change; N-1 must
 // not. By default every statement is tested as moreToPay makes it (everything else held: quiet, fresh,

@@ -393,7 +393,7 @@ func TestDetectExplainsAChangeThatDoesNotPay(t *testing.T) {
 		t.Fatalf("loss_rule_unpaid %+v: want lifted tasks whose excess is under the break-even and a count of regressions needed", u)
 	}
 	want := fmt.Sprintf("lifts %d at excess %.2f, pays from %.2f;", u.Lifted, u.Excess, *u.PaysFrom)
-	if !strings.Contains(line, want) || !strings.Contains(line, fmt.Sprintf("pays after %d more regression(s)", u.MoreNeeded)) {
+	if !strings.Contains(line, want) || !strings.Contains(line, fmt.Sprintf("would pay with %d more regression(s)", u.MoreNeeded)) {
 		t.Errorf("text %q does not say what --json says (%s, %d more)", line, want, u.MoreNeeded)
 	}
 }

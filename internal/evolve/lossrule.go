@@ -67,7 +67,7 @@ func (g Gain) String() string {
 	switch {
 	case g.Net > 0:
 	case g.MoreNeeded > 0:
-		s += fmt.Sprintf(", pays after %d more regression(s) among the tasks it lifts", g.MoreNeeded)
+		s += fmt.Sprintf(", would pay with %d more regression(s) among the tasks it lifts", g.MoreNeeded)
 	case g.PaysFrom != nil:
 		s += fmt.Sprintf(", more than %d more regressions among the tasks it lifts needed to pay", MaxMoreNeeded)
 	}
