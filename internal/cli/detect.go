@@ -53,7 +53,11 @@ and +2 on every candidate: the regressions the change is expected to avoid (task
 times the excess regression rate of the carriers it lifts — since the rate's change point when one is
 supported, "excess since") count twice, the levels it raises on tasks that did not need them (L2+
 tasks included) once, on the history's tasks (the parity prompts' side is bounded by the parity
-budget); the proposal is the change with the largest expected gain within the drift bound. Candidates with identical tables are
+budget); the proposal is the change with the largest expected gain within the drift bound. Each
+change weighed shows the excess it was credited with and the excess it pays from; a candidate whose
+changes do not pay is listed under "no change pays" with its step nearest to paying and how many more
+regressions among the tasks it lifts would make it pay on tonight's tasks (--json "loss_rule_unpaid",
+"pays_from_excess", "more_needed"). Candidates with identical tables are
 "indistinguishable" and nothing is proposed. The rules and their reasons: docs/decisions.md (issues 11
 and 28).
 
