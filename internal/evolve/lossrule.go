@@ -305,7 +305,7 @@ func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.W
 		if r.Verdict != VerdictCandidate || excluded(exclude, Change{Kind: weights.ChangeSignal, Signal: sig}) {
 			continue
 		}
-		var closest *Gain
+		var nearest *Gain
 		pays := false
 		for _, d := range stepSizes {
 			c := Change{Kind: weights.ChangeSignal, Signal: sig, Delta: d}
@@ -314,8 +314,8 @@ func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.W
 			within := driftOf(c, &cw, origin) == nil
 			switch {
 			case !(float64(g.Net) > 0):
-				if within && (closest == nil || nearerToPaying(g, *closest)) {
-					closest = &g
+				if within && (nearest == nil || nearerToPaying(g, *nearest)) {
+					nearest = &g
 				}
 			case within:
 				pays = true
@@ -328,8 +328,8 @@ func rankChanges(rows []ScreenRow, tasks []screenCell, parent, origin *weights.W
 				beyond = append(beyond, g)
 			}
 		}
-		if !pays && closest != nil {
-			unpaid = append(unpaid, *closest)
+		if !pays && nearest != nil {
+			unpaid = append(unpaid, *nearest)
 		}
 	}
 	sortGains(ranked)

@@ -289,7 +289,7 @@ func formatE(e float64) string {
 const maxReasonTitles = 3
 
 // noProposalReason says why the loss rule found no change: which signals pass the accumulated test
-// (and why their changes do not pay: unpaid, the step of each that comes closest; or that they were
+// (and why their changes do not pay: unpaid, the step of each nearest to paying; or that they were
 // tried), and for the others how far they are from it; then the flagged tasks counted.
 func noProposalReason(det *Detection, exclude []Change, unpaid []Gain) string {
 	var tried, short []string
