@@ -243,21 +243,15 @@ func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 		paths = []string{traceparse.DefaultLog}
 	}
 	l := &traceLogs{}
-	seen := map[string]bool{}
 	var files []os.FileInfo
 	for _, p := range paths {
-		// A log named twice (a shell glob and an explicit path, or a relative and an absolute path)
-		// would double its window: each file is read once, by its absolute path. The nightly states
-		// are keyed by it, so a night run from another directory, or with the log spelt another way,
-		// takes them up too; and since a log's name is a function of that path, names are unique.
+		// Each log is read by its absolute path: the nightly states are keyed by it, so a night run
+		// from another directory, or with the log spelt another way, takes them up too; and since a
+		// log's name is a function of that path, names are unique.
 		read := p
 		if abs, err := filepath.Abs(p); err == nil {
 			read = abs
 		}
-		if seen[read] {
-			continue
-		}
-		seen[read] = true
 		f, err := regular.Open(p)
 		if err != nil {
 			return nil, err
@@ -267,9 +261,10 @@ func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The same file by another path (a linked directory, a hard link: a glob over project
-		// directories one of which links another) is the same log; read twice, every task would count
-		// twice (the fifth review, TestALogReachedTwiceIsReadOnce). The first path names it.
+		// A file named twice — a shell glob and an explicit path, a relative and an absolute path, a
+		// linked directory or a hard link (a glob over project directories one of which links
+		// another) — is one log; read twice, every task would count twice (the fifth review,
+		// TestALogReachedTwiceIsReadOnce). The first path names it.
 		if slices.ContainsFunc(files, func(o os.FileInfo) bool { return os.SameFile(o, fi) }) {
 			continue
 		}

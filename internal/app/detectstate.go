@@ -48,10 +48,10 @@ type cachedLog struct {
 	Check string `json:"check"`
 }
 
-// encodeDetectState is the state file: the state as one JSON line. Its size does not grow with the
-// tasks (counts per distinct screen task, a few task warnings of each kind, the flagged tasks), so
-// plain JSON is cheap to decode.
-func encodeDetectState(st *detectState) ([]byte, error) {
+// encodeState is a nightly state file (the detection's or the watch's): the state as one JSON line. A
+// detection state's size does not grow with the tasks (counts per distinct screen task, a few task
+// warnings of each kind, the flagged tasks), so plain JSON is cheap to decode.
+func encodeState(st any) ([]byte, error) {
 	data, err := json.Marshal(st)
 	return append(data, '\n'), err
 }
@@ -75,9 +75,9 @@ func stateMadeUnder(data []byte, format int, key string) bool {
 	return true
 }
 
-// decodeDetectState reads what encodeDetectState wrote.
-func decodeDetectState(data []byte) (*detectState, error) {
-	var st detectState
+// decodeState reads what encodeState wrote (after stateMadeUnder accepted its format and key).
+func decodeState[T any](data []byte) (*T, error) {
+	var st T
 	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 	if data == nil || !stateMadeUnder(data, detectStateFormat, key) {
 		return
 	}
-	st, err := decodeDetectState(data)
+	st, err := decodeState[detectState](data)
 	if err != nil || st.Format != detectStateFormat || st.Key != key {
 		return
 	}
@@ -190,7 +190,7 @@ func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.Log
 			out.Logs = append(out.Logs, c)
 		}
 	}
-	data, err := encodeDetectState(&out)
+	data, err := encodeState(&out)
 	if err != nil {
 		return
 	}

@@ -138,12 +138,12 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := decodeDetectState(data)
+			st, err := decodeState[detectState](data)
 			if err != nil || len(st.Logs) == 0 {
 				t.Fatalf("night %d: the state does not decode (%v) or holds no log", night, err)
 			}
 			st.Logs[0].State.Cells[0][0] = len(st.Logs[0].State.Sigs)
-			if data, err = encodeDetectState(st); err != nil {
+			if data, err = encodeState(st); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(statePath, data, 0o644); err != nil {
@@ -239,7 +239,7 @@ func FuzzDetectState(f *testing.F) {
 	for _, s := range det.States() {
 		st.Logs = append(st.Logs, cachedLog{Path: "trace.log", State: s})
 	}
-	valid, err := encodeDetectState(st)
+	valid, err := encodeState(st)
 	if err != nil || len(st.Logs) == 0 {
 		f.Fatalf("no state to start from: %v", err)
 	}
@@ -248,7 +248,7 @@ func FuzzDetectState(f *testing.F) {
 	f.Add([]byte(`{"format":3,"logs":[{"state":{"source":"trace.log","offset":10,"line":3,"labelled":1,"cells":[[0,3,0,1]],"sigs":[[1]],"tasks":1,"eligible":1,"flagged":1,` +
 		`"warnings":{"listed":[{"source":"trace.log","line":3,"reason":"r","kind":2}],"counts":[0,0,1]}}}]}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := decodeDetectState(data)
+		st, err := decodeState[detectState](data)
 		if err != nil {
 			return
 		}

@@ -205,7 +205,7 @@ func spoilPaths(t *testing.T, p *r5Project, paths []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := decodeDetectState(data)
+	st, err := decodeState[detectState](data)
 	if err != nil || len(st.Logs) == 0 {
 		t.Fatalf("the detect state does not decode (%v) or holds no log", err)
 	}
@@ -215,7 +215,7 @@ func spoilPaths(t *testing.T, p *r5Project, paths []string) {
 	for i := 1; i < len(st.Logs); i++ {
 		st.Logs[i].Path = paths[i%len(paths)]
 	}
-	if data, err = encodeDetectState(st); err != nil {
+	if data, err = encodeState(st); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, store.DetectStateFile), data, 0o644); err != nil {
@@ -227,7 +227,7 @@ func spoilPaths(t *testing.T, p *r5Project, paths []string) {
 			for i := range ws.Logs {
 				ws.Logs[i].Path = paths[i%len(paths)]
 			}
-			if data, err = encodeWatchState(&ws); err == nil {
+			if data, err = encodeState(&ws); err == nil {
 				_ = os.WriteFile(filepath.Join(dir, store.WatchStateFile), data, 0o644)
 			}
 		}

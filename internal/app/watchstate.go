@@ -44,19 +44,6 @@ type watchLogRef struct {
 	State  *watch.LogState `json:"state"`
 }
 
-func encodeWatchState(st *watchState) ([]byte, error) {
-	data, err := json.Marshal(st)
-	return append(data, '\n'), err
-}
-
-func decodeWatchState(data []byte) (*watchState, error) {
-	var st watchState
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
-}
-
 // watchStateKey fingerprints what the watch's result depends on besides the logs' bytes: the program,
 // the two versions' weights, when each became active and when the version stopped, the changes, the
 // [watch] bounds, and the logs and their names in order.
@@ -95,7 +82,7 @@ func loadWatchState(weightsDir, key string, paths, names []string) []watchLogRef
 	if data == nil || !stateMadeUnder(data, watchStateFormat, key) {
 		return nil
 	}
-	st, err := decodeWatchState(data)
+	st, err := decodeState[watchState](data)
 	if err != nil || st.Format != watchStateFormat || st.Key != key || len(st.Logs) != len(paths) {
 		return nil
 	}
@@ -151,7 +138,7 @@ func saveWatchState(weightsDir, key string, reads []watchRead) {
 		}
 		out.Logs = append(out.Logs, ref)
 	}
-	data, err := encodeWatchState(&out)
+	data, err := encodeState(&out)
 	if err != nil {
 		return
 	}

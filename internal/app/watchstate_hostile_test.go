@@ -118,7 +118,7 @@ func TestWatchStateSpoiledBehindItsKey(t *testing.T) {
 		"logs swapped":               func(st *watchState) { st.Logs[0], st.Logs[1] = st.Logs[1], st.Logs[0] },
 		"a state for the other name": func(st *watchState) { st.Logs[0].State.Source = st.Logs[1].State.Source },
 	} {
-		st, err := decodeWatchState(orig)
+		st, err := decodeState[watchState](orig)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestWatchStateSpoiledBehindItsKey(t *testing.T) {
 			t.Fatalf("the state holds too little to spoil: %s", orig)
 		}
 		edit(st)
-		data, err := encodeWatchState(st)
+		data, err := encodeState(st)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,7 +91,7 @@ func TestWatchStateJudgesAsAFullRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := decodeWatchState(data)
+			st, err := decodeState[watchState](data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestWatchStateJudgesAsAFullRead(t *testing.T) {
 				t.Fatalf("night %d: no open task in the state to spoil", night)
 			}
 			last.Open[0].At = last.Labelled - 30
-			if data, err = encodeWatchState(st); err != nil {
+			if data, err = encodeState(st); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(statePath, data, 0o644); err != nil {
@@ -181,7 +181,7 @@ func FuzzWatchState(f *testing.F) {
 	if len(st.Open) == 0 || len(st.Kept) == 0 {
 		f.Fatalf("the seed state holds %d open and %d kept tasks: too little to fuzz from", len(st.Open), len(st.Kept))
 	}
-	valid, err := encodeWatchState(&watchState{Format: watchStateFormat, Key: "k", Logs: []watchLogRef{{Path: "trace.log", Offset: last.Offset, Line: last.Line, State: st}}})
+	valid, err := encodeState(&watchState{Format: watchStateFormat, Key: "k", Logs: []watchLogRef{{Path: "trace.log", Offset: last.Offset, Line: last.Line, State: st}}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func FuzzWatchState(f *testing.F) {
 		`"labelled":3,"kept":[{"line":3,"ts":"t","from":"L1","to":"L2","level":"L2","test":"not helping","k":1,"terminal":"complete"}],` +
 		`"open":[{"at":1,"ts":"s","time":"2026-01-01T00:00:00Z","kept":-1,"cat":0,"area":{"files":null,"paths":["a.go"]}},{"at":2,"ts":"t","kept":0}]}}]}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := decodeWatchState(data)
+		st, err := decodeState[watchState](data)
 		if err != nil {
 			return
 		}
