@@ -24,8 +24,9 @@ import (
 // wrong with it — missing, unreadable, too large, malformed, another key, a log rewritten, truncated or
 // rotated — just means a full read.
 
-// detectStateFormat changes whenever what a state holds or means changes (5: a cell's day).
-const detectStateFormat = 5
+// detectStateFormat changes whenever what a state holds or means changes (5: a cell's day; 6: a state's
+// Last is the latest meta time before its held tasks, docs/decisions.md#settling).
+const detectStateFormat = 6
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {
@@ -43,9 +44,11 @@ type cachedLog struct {
 	Lines    traceparse.LineCounts `json:"lines"`
 	Warnings []traceparse.Warning  `json:"warnings"`
 	Tasks    int                   `json:"tasks"`
-	// Check is the sha256 of samples of the bytes up to the end of the meta line at the state's offset
-	// (checkBytes).
-	Check string `json:"check"`
+	// Check is the sha256 of samples of the bytes the night read, up to CheckedTo (checkBytes): the
+	// held tasks a read from the state reads again must all still be there, or the window of a log
+	// cut and written on would reach before them (docs/decisions.md#nightly-state).
+	Check     string `json:"check"`
+	CheckedTo int64  `json:"checked_to"`
 }
 
 // encodeState is a nightly state file (the detection's or the watch's): the state as one JSON line. A
@@ -156,10 +159,10 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 			continue
 		}
 		if c.State.Check() != nil || c.Path == "" || paths[c.State.Source] != c.Path ||
-			c.Tasks < c.State.Labelled || len(c.Warnings) > traceparse.MaxWarnings {
+			c.Tasks < c.State.Labelled || len(c.Warnings) > traceparse.MaxWarnings || c.CheckedTo <= c.State.CountedTo {
 			continue
 		}
-		if check, err := checkBytes(c.Path, c.State.CountedTo); err != nil || check != c.Check {
+		if check, err := checkBytes(c.Path, c.State.CountedTo, c.CheckedTo); err != nil || check != c.Check {
 			continue
 		}
 		if l.resume == nil {
@@ -217,11 +220,11 @@ func splitRead(r *logRead, st *evolve.LogState) (cachedLog, bool) {
 		!slices.Equal(tail, r.warnings[len(r.warnings)-len(tail):]) {
 		return cachedLog{}, false
 	}
-	check, err := checkBytes(r.path, st.CountedTo)
+	check, err := checkBytes(r.path, st.CountedTo, r.size)
 	if err != nil {
 		return cachedLog{}, false
 	}
-	c := cachedLog{Path: r.path, State: st, Warnings: r.warnings[:len(r.warnings)-len(tail)], Tasks: r.tasks - tasks, Check: check}
+	c := cachedLog{Path: r.path, State: st, Warnings: r.warnings[:len(r.warnings)-len(tail)], Tasks: r.tasks - tasks, Check: check, CheckedTo: r.size}
 	c.Lines = r.lines
 	c.Lines.Read -= lines.Read
 	c.Lines.Parsed -= lines.Parsed
@@ -257,8 +260,9 @@ const (
 )
 
 // checkBytes is the sha256 of samples of the log's bytes before offset and of the line at offset (the
-// meta line a resumed read starts with, so that it is still the line a whole read starts a task with).
-func checkBytes(path string, offset int64) (string, error) {
+// meta line a resumed read starts with, so that it is still the line a whole read starts a task with),
+// and of those up to to when it is further (0: none; beyond the log's end: an error).
+func checkBytes(path string, offset, to int64) (string, error) {
 	f, err := regular.Open(path)
 	if err != nil {
 		return "", err
@@ -279,6 +283,10 @@ func checkBytes(path string, offset int64) (string, error) {
 	if i := bytes.IndexAny(line, "\r\n"); i >= 0 {
 		end = offset + int64(i) + 1
 	}
+	if to > fi.Size() {
+		return "", fmt.Errorf("%s: %d bytes, %d read before", path, fi.Size(), to)
+	}
+	end = max(end, to)
 	h := sha256.New()
 	fmt.Fprintf(h, "%d\n", end)
 	// One buffer for every block (io.Copy would allocate one per block: ~2 MB a check).

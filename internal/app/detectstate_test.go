@@ -99,8 +99,9 @@ func (p *stateProject) resumes(t *testing.T) int {
 
 // A night that starts from the nightly state decides exactly as a night that reads every log in full:
 // the same result, the same files written, night after night (applies change the key: those nights
-// read in full), when a log is rewritten or truncated behind the state's back, and when the state file
-// is garbage or names what it does not hold.
+// read in full), through a weekend without tasks (docs/decisions.md#settling), when a log is rewritten
+// or truncated behind the state's back, and when the state file is garbage or names what it does not
+// hold.
 func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 	var now time.Time
 	cached, full := newStateProject(t, &now, 2), newStateProject(t, &now, 2)
@@ -112,10 +113,15 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, text := seq.Night(night, &active)
+		var text [][]byte
+		if night != 4 && night != 5 { // a weekend: the nightly finds the logs quiet, Monday's tasks end their horizons
+			_, text = seq.Night(night, &active)
+		}
 		for _, p := range []*stateProject{cached, full} {
 			for i, l := range p.logs {
-				appendFile(t, l, text[i])
+				if text != nil {
+					appendFile(t, l, text[i])
+				}
 			}
 			switch night {
 			case 6: // a task's title edited in place: same size, other bytes

@@ -45,8 +45,8 @@ func ProposalReportFromSteps(steps []*evolve.StepResult, parent weights.Weights,
 	// NoPattern ("no consistent pattern": a detector gap) is not set since issue 28: without a proposal the
 	// evidence may simply not have accumulated yet; the screen's "more" column says how far it is.
 	acc := first.Accumulated
-	in.Accumulated = fmt.Sprintf("Accumulated evidence: %d settled eligible task(s), %d flagged; %d not settled yet (a task settles %d labelled tasks later, or when its log has been quiet for %s)",
-		acc.Eligible, acc.Flagged, acc.Pending, acc.Horizon, acc.SettleAfter)
+	in.Accumulated = fmt.Sprintf("Accumulated evidence: %d settled eligible task(s), %d flagged; %d not settled yet (%s)",
+		acc.Eligible, acc.Flagged, acc.Pending, evolve.SettlingRule())
 	if acc.Watermark != "" {
 		in.Accumulated += fmt.Sprintf("; evidence up to %s was spent by an applied change (%d eligible task(s) left out)", acc.Watermark, acc.BeforeWatermark)
 	}

@@ -275,7 +275,7 @@ func r5Cause(base, out *NightlyResult, g evolve.Gain, k int) string {
 }
 
 // probe appends k lifted, regressed carriers of c from an hour after the night p ran (day d) and runs
-// the night when they have settled (the log quiet for a day).
+// the night when they have settled (the log quiet for a week, evolve.SettleAfter).
 func (p *r5Project) probe(t *testing.T, mode r5Mode, d, k int, sets [][]weights.Signal) *NightlyResult {
 	t.Helper()
 	q := p.fork(t)
@@ -295,12 +295,12 @@ func (p *r5Project) probe(t *testing.T, mode r5Mode, d, k int, sets [][]weights.
 		file = "fresh" + strconv.Itoa(d)
 	}
 	appendFile(t, q.log, r5RenderIn(tasks, &active, file))
-	q.now = p.now.Add(26 * time.Hour) // > 24 h after the last task
+	q.now = p.now.Add(evolve.SettleAfter + 2*time.Hour) // quiet: every task settled
 	return q.night(t)
 }
 
 // r5Mode is how a statement is put to the test. quiet: the statement is made on a night whose log was
-// quiet for a day (every task settled), else on the ordinary night (its last tasks unsettled: they
+// quiet for a week (every task settled), else on the ordinary night (its last tasks unsettled: they
 // settle with the N). fresh: the N tasks touch files no task touched before (else the files the others
 // touch, so that they are same-area failures for them too). sameDay: on the last task's day, as
 // moreToPay puts them (else after the night, the next day).
@@ -456,9 +456,9 @@ func r5Play(t *testing.T, seed uint64, reg r5Regime, mode r5Mode) []r5Probe {
 		}
 		base, at := p, d
 		if mode.quiet {
-			// The same night a day later, nothing new: every task settled.
+			// The same night a quiet week later (evolve.SettleAfter), nothing new: every task settled.
 			base = p.fork(t)
-			base.now = r5Start.Add(time.Duration(d+1)*24*time.Hour + 19*time.Hour)
+			base.now = p.last.Add(evolve.SettleAfter + time.Hour)
 			out = base.night(t)
 			if out.Review == ReviewChange {
 				continue

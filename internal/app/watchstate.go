@@ -22,8 +22,9 @@ import (
 // used only when made under the same inputs (the key) from the same bytes (each log's check), and
 // anything wrong with it just means a full read of every log.
 
-// watchStateFormat changes whenever what a state holds or means changes.
-const watchStateFormat = 1
+// watchStateFormat changes whenever what a state holds or means changes (2: a log's Last, the quiet
+// week that ends the open horizons, docs/decisions.md#settling).
+const watchStateFormat = 2
 
 // watchState is the cached state of the logs a nightly watch read, in the order read.
 type watchState struct {
@@ -101,7 +102,7 @@ func loadWatchState(weightsDir, key string, paths, names []string) []watchLogRef
 		if int64(l.Line-1) > l.Offset || l.State.Labelled > l.Line-1 || !keptBefore(l.State, l.Line) {
 			return nil
 		}
-		if check, err := checkBytes(l.Path, l.Offset); err != nil || check != l.Check {
+		if check, err := checkBytes(l.Path, l.Offset, 0); err != nil || check != l.Check {
 			return nil
 		}
 	}
@@ -130,7 +131,7 @@ func saveWatchState(weightsDir, key string, reads []watchRead) {
 			if !ok || n != 1 || !same {
 				return
 			}
-			check, err := checkBytes(r.path, ref.Offset)
+			check, err := checkBytes(r.path, ref.Offset, 0)
 			if err != nil {
 				return
 			}

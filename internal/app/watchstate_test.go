@@ -48,7 +48,10 @@ func TestWatchStateJudgesAsAFullRead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, text := seq.Night(night, &active)
+		text := make([][]byte, 2)
+		if night != 22 && night != 23 { // a weekend: Monday's tasks end the open horizons (docs/decisions.md#settling)
+			_, text = seq.Night(night, &active)
+		}
 		if night == 10 { // the night ends inside the last task of log 0
 			cut := len(text[0]) - 25
 			text[0], held[0] = text[0][:cut], text[0][cut:]

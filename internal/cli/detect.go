@@ -44,7 +44,8 @@ that tune apply writes into the evolution log; each such task is listed) and com
 watermark of the last apply.
 
 The evidence accumulates: a task counts once it is settled (20 labelled tasks of its log follow it, or
-the log has been quiet for 24h). Three or more flagged tasks in the last 20 of a log, or a signal whose
+the log has been quiet for 7 days; a quiet week before a task also ends the evidence of the tasks
+before it, so what a night counted stays counted). Three or more flagged tasks in the last 20 of a log, or a signal whose
 accumulated evidence passes with three regressions still low, are the reason to look. Per signal the
 2x2 table over the settled eligible tasks of every log (present/absent x flagged/not) gives an
 anytime-valid e-value; a candidate needs e ≥ 450 (9 signals at 2 %, however many nights look), and the

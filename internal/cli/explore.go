@@ -35,7 +35,7 @@ The draw is random (sha256 of the meta timestamp and title against explore.share
 differ only by the level: a difference between them is the level's effect, measured, not inferred.
 
 Per arm: the settled tasks (closed with a known final loss, 20 labelled tasks later or in a log quiet
-for 24h) of those recorded; regressed, by the detection's own evidence (regression_followed=true,
+for 7 days) of those recorded; regressed, by the detection's own evidence (regression_followed=true,
 regression_of= from a later task within 20, or two corroborating same-area failures, as tune detect
 --help says); and overkill as tune accuracy defines it (only a task run at L3/L4 can be one). Rates
 come with 95% Wilson intervals, the difference control − raised with Newcombe's interval. The test is

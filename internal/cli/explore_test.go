@@ -41,7 +41,7 @@ func TestExploreJSONFieldsLocked(t *testing.T) {
 		fmt.Fprintf(f, "2026-11-02T%02d:01:00.000000Z  inner  close  terminal=complete  loss_final=0.050\n", h)
 		f.Close()
 	}
-	out := run("2026-11-04T00:00:00Z", "explore", "--json", log)
+	out := run("2026-11-10T00:00:00Z", "explore", "--json", log) // a quiet week later: every task settled
 	var m map[string]any
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)

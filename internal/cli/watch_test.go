@@ -108,7 +108,8 @@ func watchCLI(t *testing.T, dir string, args ...string) (int, string, string) {
 func watchCLIEnv(t *testing.T, dir string, more map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	env := map[string]string{"TUNE_NOW": "2026-11-20T00:00:00Z"}
+	// A week after the last task of nightlyWatchLog: its logs quiet, every task settled (evolve.SettleAfter).
+	env := map[string]string{"TUNE_NOW": "2026-11-23T00:00:00Z"}
 	maps.Copy(env, more)
 	f := &Factory{IO: &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, Getenv: func(k string) string { return env[k] }}
 	code := Run(f, append([]string{"--weights-dir", dir, "--fixtures-dir", filepath.Join(filepath.Dir(dir), "fixtures")}, args...))

@@ -41,8 +41,9 @@ type logStream struct {
 	// counted (count); fixed ≤ done ≤ n.
 	done, fixed int
 	// last is the latest meta time of the log; origin its first unspent meta time (the strata's start);
-	// through the latest meta time of its counted eligible tasks.
-	last, origin, through time.Time
+	// through the latest meta time of its counted eligible tasks; beforeHeld the latest meta time of the
+	// tasks before buf (a state's Last: the held tasks are read again after it).
+	last, origin, through, beforeHeld time.Time
 	// warnings are its tasks' warnings (the detection's Warnings when the log ends).
 	warnings TaskWarnings
 	// from is where the log's part of the detection starts: its first screen cell and flagged task, and
@@ -111,6 +112,14 @@ func (d *detector) add(t *traceparse.Task) {
 	for _, x := range w {
 		ls.warnings.add(x)
 	}
+	// A quiet week before this task ends the horizon of every task before it
+	// (docs/decisions.md#settling): a night in between saw the log quiet and counted them as they are.
+	if ls.n > ls.done && Quiet(ls.last, t.MetaTime) {
+		for i := ls.done; i < ls.n; i++ {
+			ls.horizonEvidence(i, ls.n-1)
+		}
+		ls.done = ls.n
+	}
 	ls.buf = append(ls.buf, wt)
 	ls.n++
 	if t.MetaTime.After(ls.last) {
@@ -123,15 +132,16 @@ func (d *detector) add(t *traceparse.Task) {
 	if i := ls.n - 1 - Horizon; i >= ls.done {
 		ls.horizonEvidence(i, ls.n-1)
 		ls.done = i + 1
-		d.countFixed()
 	}
+	d.countFixed()
 }
 
-// countFixed counts every task whose evidence no later task can change any more, in order, and lets
-// go of the tasks that are neither open nor in the last WindowSize.
+// countFixed counts every task whose evidence no later task can change any more and that has left the
+// last WindowSize (whose tasks the log's end counts, in the window), in order, and lets go of the tasks
+// that are neither open nor in the last WindowSize.
 func (d *detector) countFixed() {
 	ls := d.cur
-	for ls.fixed < ls.done {
+	for ls.fixed < min(ls.done, ls.n-WindowSize) {
 		claims, ok := ls.claimsDecided(ls.fixed)
 		if !ok {
 			break
@@ -146,6 +156,11 @@ func (d *detector) countFixed() {
 	// The SameAreaDistance tasks before the first uncounted one stay held: they are its placebo's past
 	// (horizonEvidence), and a state keeps them (LogState.Context).
 	if drop := min(ls.fixed-SameAreaDistance, ls.n-WindowSize) - ls.base; drop > 0 {
+		for _, wt := range ls.buf[:drop] {
+			if wt.t.MetaTime.After(ls.beforeHeld) {
+				ls.beforeHeld = wt.t.MetaTime
+			}
+		}
 		clear(ls.buf[:drop])
 		ls.buf = ls.buf[drop:]
 		ls.base += drop
@@ -306,6 +321,8 @@ func (d *detector) endLog() {
 		d.det.states = append(d.det.states, d.state(ls))
 	}
 	d.det.Warnings = append(d.det.Warnings, ls.warnings.list(ls.source)...)
+	// The tasks before fixedHorizon had their whole horizon: Horizon later tasks, or a quiet week after.
+	fixedHorizon := ls.done
 	for i := ls.done; i < ls.n; i++ {
 		ls.horizonEvidence(i, ls.n-1)
 	}
@@ -318,14 +335,14 @@ func (d *detector) endLog() {
 		claimed[j-ls.fixed] = ls.at(j).claims(taken)
 		taken = ls.at(j).next(taken)
 	}
-	ended := d.in.Now.IsZero() || !ls.last.IsZero() && !ls.last.After(d.in.Now.Add(-SettleAfter))
+	ended := d.in.Now.IsZero() || Quiet(ls.last, d.in.Now)
 	windowStart := max(ls.base, ls.n-min(ls.n, WindowSize)) // as the median block above
 	for i := ls.fixed; i < ls.n; i++ {
 		wt := ls.at(i)
 		if claimed[i-ls.fixed] {
 			wt.evidence = append(wt.evidence, wt.sameArea)
 		}
-		d.count(ls, i, i >= windowStart, ended || ls.n-1-i >= Horizon)
+		d.count(ls, i, i >= windowStart, ended || i < fixedHorizon)
 	}
 	ls.fixed = ls.n
 	window := ls.buf[windowStart-ls.base:]

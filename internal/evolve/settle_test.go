@@ -2,10 +2,13 @@ package evolve
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
+	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -47,7 +50,7 @@ func TestSettlingByHorizonAndClock(t *testing.T) {
 			t.Errorf("task 25 is in the window and not settled: %+v", f)
 		}
 	}
-	// A quiet day later, and without a clock: everything is settled.
+	// A quiet week later, and without a clock: everything is settled.
 	for _, now := range []time.Time{last.Add(SettleAfter), {}} {
 		if d := detect(now); d.Accumulated.Flagged != 2 || d.Accumulated.Pending != 0 || d.Accumulated.Eligible != 30 {
 			t.Errorf("now %v: %+v, want all 30 settled and both regressions counted", now, d.Accumulated)
@@ -68,5 +71,48 @@ func TestEvidenceWatermarkLeavesSpentTasksOut(t *testing.T) {
 	}
 	if want := start.Add(29 * time.Hour).Format(time.RFC3339Nano); d.Accumulated.Through != want {
 		t.Errorf("through %q, want the last counted task %q", d.Accumulated.Through, want)
+	}
+}
+
+// What a night counted, the nights after it count the same (docs/decisions.md#settling): a night that
+// finds a log quiet for SettleAfter (a week) settles its tasks, and a quiet week before the next task ends their
+// horizon, so a regression_of= written after it does not flag one of them — the fifth review's case,
+// where the table went 5/0 → 0/0 → 5/1 settled/flagged.
+func TestAQuietDayEndsTheHorizon(t *testing.T) {
+	w := refWeights(t)
+	start := time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)
+	day := &genhistory.History{Weights: &w, Start: start, Step: time.Hour}
+	for i := 0; i < 5; i++ {
+		task := genhistory.NewTask(&w, fmt.Sprintf("routine fix %d", i), 0.05, weights.ExplicitBugfix, weights.Ambiguous)
+		day.Tasks = append(day.Tasks, task)
+	}
+	last := start.Add(4 * time.Hour)
+	for _, gap := range []time.Duration{SettleAfter + 2*time.Hour, SettleAfter, SettleAfter - time.Minute} {
+		next := &genhistory.History{Weights: &w, Start: last.Add(gap), Step: time.Hour,
+			Tasks: []genhistory.Task{genhistory.NewTask(&w, "follow-up fix", 0.05, weights.ExplicitBugfix, weights.Ambiguous)}}
+		// The follow-up names the day's third task as the one it repairs.
+		follow := strings.Replace(string(next.Render()), "  loops=inner", "  loops=inner  regression_of="+day.MetaTimestamp(2), 1)
+		before := parseLog(t, "quiet.log", day.Render()).Tasks
+		after := parseLog(t, "quiet.log", append(day.Render(), follow...)).Tasks
+		detect := func(tasks []traceparse.Task, now time.Time) Accumulated {
+			return Detect(DetectInput{Tasks: tasks, Now: now, Resolver: Resolver{Active: &w}}).Accumulated
+		}
+		first := last.Add(SettleAfter) // the night before the follow-up: a quiet week after the day's last task …
+		if gap < SettleAfter {
+			first = last.Add(gap - time.Minute) // … or, when the follow-up comes within the day, before it
+		}
+		nights := []Accumulated{detect(before, first), detect(after, last.Add(gap+2*time.Hour)), detect(after, last.Add(gap+SettleAfter))}
+		got := make([]string, len(nights))
+		for i, a := range nights {
+			got[i] = fmt.Sprintf("%d/%d", a.Eligible, a.Flagged)
+		}
+		want := []string{"5/0", "5/0", "6/0"} // the follow-up settles a day after it, unflagged
+		if gap < SettleAfter {
+			// Within the day the follow-up is in the third task's horizon: pending, then flagged.
+			want = []string{"0/0", "0/0", "6/1"}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("follow-up %v after the day: nights counted %v eligible/flagged, want %v", gap, got, want)
+		}
 	}
 }

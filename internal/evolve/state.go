@@ -28,9 +28,10 @@ type LogState struct {
 	// CountedTo is the offset of the first task not counted for good (Offset when Context is 0): the
 	// bytes before it are what the state stands for, and a caller checks them before it passes it back.
 	CountedTo int64 `json:"counted_to"`
-	// Last is the latest meta time read, Origin the log's first unspent meta time (zero: none yet):
-	// reading the held tasks again leaves both as they are. Through is the latest meta time of its
-	// counted eligible tasks.
+	// Last is the latest meta time of the tasks before the held ones (reading the held tasks again
+	// finds each one's quiet week before it, docs/decisions.md#settling), Origin the log's first unspent
+	// meta time (zero: none yet; reading the held tasks again leaves it as it is). Through is the latest
+	// meta time of its counted eligible tasks.
 	Last    time.Time `json:"last"`
 	Origin  time.Time `json:"origin"`
 	Through time.Time `json:"through"`
@@ -138,7 +139,7 @@ func (d *detector) state(ls *logStream) *LogState {
 	first := ls.buf[0]
 	det := d.det
 	st := &LogState{Source: ls.source, Offset: first.t.Offset, Line: first.t.Line, Labelled: ls.base, Context: ls.fixed - ls.base, CountedTo: first.t.Offset,
-		Last: ls.last, Origin: ls.origin, Through: ls.through,
+		Last: ls.beforeHeld, Origin: ls.origin, Through: ls.through,
 		BeforeWatermark: det.Accumulated.BeforeWatermark - ls.from.acc.BeforeWatermark,
 		Eligible:        det.Accumulated.Eligible - ls.from.acc.Eligible,
 		Flagged:         det.Accumulated.Flagged - ls.from.acc.Flagged,
@@ -221,7 +222,7 @@ func (d *detector) restore(st *LogState) {
 	ls, det := d.cur, d.det
 	ls.n, ls.base = st.Labelled, st.Labelled
 	ls.done, ls.fixed = st.Labelled+st.Context, st.Labelled+st.Context
-	ls.last, ls.origin, ls.through = st.Last, st.Origin, st.Through
+	ls.last, ls.beforeHeld, ls.origin, ls.through = st.Last, st.Last, st.Origin, st.Through
 	if st.Through.After(d.through) {
 		d.through = st.Through
 	}

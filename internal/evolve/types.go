@@ -41,9 +41,23 @@ const (
 )
 
 // SettleAfter settles every task of a log whose last task is older than this (by the injected clock):
-// a project that has been quiet for a day adds no more evidence to its old tasks
+// a project that has been quiet for a week adds no more evidence to its old tasks
+// (docs/decisions.md#settling). A week, not a day: a team's logs are quiet every weekend, and Monday's
+// fix naming Friday's regression is evidence a day's pause would lose.
+const SettleAfter = 7 * 24 * time.Hour
+
+// SettlingRule says when a task settles, as the outputs put it.
+func SettlingRule() string {
+	return fmt.Sprintf("a task settles %d labelled tasks later, or when its log has been quiet for %d days", Horizon, SettleAfter/(24*time.Hour))
+}
+
+// Quiet says whether at is SettleAfter or more after last, the latest meta time of a log's labelled
+// tasks so far (both known): a night at then counts the log's tasks as settled, and a task at then ends
+// their horizon, so that what a night counted, the nights after it count the same
 // (docs/decisions.md#settling).
-const SettleAfter = 24 * time.Hour
+func Quiet(last, at time.Time) bool {
+	return !last.IsZero() && !at.IsZero() && !at.Before(last.Add(SettleAfter))
+}
 
 // Evidence kinds.
 const (

@@ -100,8 +100,8 @@ func Evidence(w io.Writer, det *evolve.Detection) error {
 	if acc.Watermark != "" {
 		spent = fmt.Sprintf("; %d eligible task(s) at or before the evidence watermark %s were spent by an applied change", acc.BeforeWatermark, acc.Watermark)
 	}
-	termtable.Fprintf(w, "accumulated evidence: %d settled eligible task(s) of the logs read, %d flagged; %d not settled yet (a task settles %d labelled tasks later, or when its log has been quiet for %s)%s\n",
-		acc.Eligible, acc.Flagged, acc.Pending, acc.Horizon, acc.SettleAfter, spent)
+	termtable.Fprintf(w, "accumulated evidence: %d settled eligible task(s) of the logs read, %d flagged; %d not settled yet (%s)%s\n",
+		acc.Eligible, acc.Flagged, acc.Pending, evolve.SettlingRule(), spent)
 	termtable.Fprintf(w, "test: %s; per signal: a/b carriers flagged/not, c/d the others, e the e-value (of: the threshold), more: the regressions carrying it the test still needs\n", det.Correction)
 	if err := screenTable(w, det.Screen); err != nil {
 		return err

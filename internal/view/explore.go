@@ -47,8 +47,8 @@ func Explore(w io.Writer, r *app.ExploreResult) error {
 		termtable.Fprintf(w, "no task of these logs records an arm (explore= on its meta line): tune score --log draws them once [explore] share is set in tune.toml\n")
 	}
 	if waiting > 0 {
-		termtable.Fprintf(w, "%s not compared yet: open, without a final loss, or not settled (a task settles %d labelled tasks later, or when its log has been quiet for %s)\n",
-			textfmt.Plural(waiting, "recorded task"), evolve.Horizon, evolve.SettleAfter)
+		termtable.Fprintf(w, "%s not compared yet: open, without a final loss, or not settled (%s)\n",
+			textfmt.Plural(waiting, "recorded task"), evolve.SettlingRule())
 	}
 	termtable.Fprintf(w, "columns: Control and Raised are the arms' settled tasks of those recorded; Difference is control − raised regression rate (positive: the higher level regresses less)\n")
 	for _, e := range r.Edges {

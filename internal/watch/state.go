@@ -34,9 +34,11 @@ type LogState struct {
 	NotCounted map[string]int `json:"not_counted"`
 	// Labelled counts the log's labelled tasks; Kept are its moved auto tasks, Open its trials whose
 	// horizon is not complete, in order.
-	Labelled int         `json:"labelled"`
-	Kept     []KeptState `json:"kept"`
-	Open     []OpenState `json:"open"`
+	Labelled int `json:"labelled"`
+	// Last is the latest meta time of its labelled tasks (a quiet week after it ends the open horizons).
+	Last time.Time   `json:"last"`
+	Kept []KeptState `json:"kept"`
+	Open []OpenState `json:"open"`
 }
 
 // KeptState is a moved auto task under the version (a row of the table) as a LogState keeps it.
@@ -83,7 +85,7 @@ func (b *Builder) State(source string) *LogState {
 	st.BeforeN, st.BeforeK = p.beforeN, p.beforeK
 	st.RaisedLevels, st.LiftedLevels, st.High, st.HighOverkill = p.raisedLevels, p.liftedLevels, p.nHigh, p.overHigh
 	maps.Copy(st.NotCounted, p.notCounted)
-	st.Labelled = p.labelled
+	st.Labelled, st.Last = p.labelled, p.last
 	for _, k := range p.kept {
 		st.Kept = append(st.Kept, KeptState{Line: k.row.Line, MetaTimestamp: k.row.MetaTimestamp, Task: k.row.Task, From: k.row.From,
 			To: k.row.To, Level: k.row.Level, Test: k.test, Overkill: k.overkill, CostTrial: k.costTrial, K: k.k, Terminal: k.terminal,
@@ -159,7 +161,7 @@ func (st *LogState) Check() error {
 	open := [3]int{}
 	seen := map[int]bool{}
 	for i, o := range st.Open {
-		if o.At < st.Labelled-evolve.Horizon || o.At >= st.Labelled || i > 0 && o.At <= st.Open[i-1].At {
+		if o.At < st.Labelled-evolve.Horizon || o.At >= st.Labelled || i > 0 && o.At <= st.Open[i-1].At || o.MetaTime.After(st.Last) {
 			return bad("open task at %d of %d labelled", o.At, st.Labelled)
 		}
 		switch {
@@ -198,7 +200,7 @@ func (b *Builder) Restore(st *LogState) error {
 	p.beforeN, p.beforeK = st.BeforeN, st.BeforeK
 	p.raisedLevels, p.liftedLevels, p.nHigh, p.overHigh = st.RaisedLevels, st.LiftedLevels, st.High, st.HighOverkill
 	maps.Copy(p.notCounted, st.NotCounted)
-	p.labelled = st.Labelled
+	p.labelled, p.last = st.Labelled, st.Last
 	for _, k := range st.Kept {
 		p.kept = append(p.kept, kept{row: MovedTask{Log: p.source, Line: k.Line, MetaTimestamp: k.MetaTimestamp, Task: k.Task, From: k.From, To: k.To,
 			Level: k.Level}, test: k.Test, overkill: k.Overkill, costTrial: k.CostTrial, k: k.K, terminal: k.Terminal, regressed: k.Regressed})

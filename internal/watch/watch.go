@@ -298,9 +298,10 @@ type logPart struct {
 	overHigh, nHigh            int
 	notCounted                 map[string]int
 	kept                       []kept
-	// labelled counts the log's labelled tasks; open holds, in order, the trials not known to have
-	// regressed whose horizon is not complete.
+	// labelled counts the log's labelled tasks, last is the latest of their meta times; open holds, in
+	// order, the trials not known to have regressed whose horizon is not complete.
 	labelled int
+	last     time.Time
 	open     []openTask
 }
 
@@ -432,6 +433,14 @@ func (p *logPart) await(t *traceparse.Task, kept int, cat uint8) {
 // single witness and anything else is none. Then the open tasks whose horizon it completes settle.
 func (p *logPart) later(t *traceparse.Task) {
 	j := p.labelled
+	if evolve.Quiet(p.last, t.MetaTime) {
+		// A quiet week (evolve.SettleAfter) ends the horizon of every task before it, as in the detection
+		// (docs/decisions.md#settling): a night in between judged them by what it had.
+		p.settleUpTo(len(p.open))
+	}
+	if t.MetaTime.After(p.last) {
+		p.last = t.MetaTime
+	}
 	var area *evolve.Area
 	failed := t.Terminal == "failed" || t.Terminal == "aborted" || t.RegressionFollowed
 	for i := range p.open {
@@ -460,14 +469,22 @@ func (p *logPart) later(t *traceparse.Task) {
 	p.labelled++
 	settled := 0
 	for settled < len(p.open) && j-p.open[settled].at >= evolve.Horizon {
-		p.settle(&p.open[settled])
 		settled++
 	}
-	if settled > 0 {
-		n := copy(p.open, p.open[settled:])
-		clear(p.open[n:])
-		p.open = p.open[:n]
+	p.settleUpTo(settled)
+}
+
+// settleUpTo settles the first n open tasks and lets them go.
+func (p *logPart) settleUpTo(n int) {
+	if n == 0 {
+		return
 	}
+	for i := range p.open[:n] {
+		p.settle(&p.open[i])
+	}
+	left := copy(p.open, p.open[n:])
+	clear(p.open[left:])
+	p.open = p.open[:left]
 }
 
 // settle folds an open task whose horizon is complete into the counts or its row.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -476,5 +477,26 @@ func TestSingleWitness(t *testing.T) {
 	}
 	if r.Before.LiftedWhileLow.K != 1 {
 		t.Errorf("lifted while low %+v, want 1 regressed", r.Before.LiftedWhileLow)
+	}
+}
+
+// TestAQuietDayEndsTheHorizon: a quiet week (evolve.SettleAfter) ends the horizon of the tasks before it, as in the
+// detection (docs/decisions.md#settling): a regression_of= written after it is no evidence, one
+// written within the day is.
+func TestAQuietDayEndsTheHorizon(t *testing.T) {
+	tasks := history(t, slices.Concat(many(20, liftedLow), many(40, otherLow)), many(20, liftedHigh))
+	last := tasks[len(tasks)-1].MetaTime
+	p, v := versions(t)
+	for _, c := range []struct {
+		after     time.Duration
+		regressed bool
+	}{{2 * time.Hour, true}, {evolve.SettleAfter - time.Minute, true}, {evolve.SettleAfter, false}, {3 * evolve.SettleAfter, false}} {
+		namer := tasks[len(tasks)-1]
+		namer.MetaTime = last.Add(c.after)
+		namer.MetaTimestamp, namer.RegressionOf = namer.MetaTime.Format(time.RFC3339), tasks[65].MetaTimestamp
+		r := Judge(Input{Tasks: append(slices.Clone(tasks), namer), Version: Version{v, applied}, Parent: Version{p, parentFrom}})
+		if row := r.MovedTasks[5]; row.Regressed != c.regressed {
+			t.Errorf("regression_of= %v after the last task: the lifted task it names regressed %v, want %v (%+v)", c.after, row.Regressed, c.regressed, row)
+		}
 	}
 }
