@@ -57,8 +57,9 @@ tasks included) once, on the history's tasks (the parity prompts' side is bounde
 budget); the proposal is the change with the largest expected gain within the drift bound. Each
 change weighed shows the excess it was credited with and the excess it pays from; a candidate whose
 changes do not pay is listed under "no change pays" with its step nearest to paying and how many more
-regressions among the tasks it lifts would make it pay on tonight's tasks (--json "loss_rule_unpaid",
-"pays_from_excess", "more_needed"). Candidates with identical tables are
+regressions among the tasks it lifts would make it pay on tonight's tasks, and how many more tasks it
+would lift are not settled yet (--json "loss_rule_unpaid", "pays_from_excess", "more_needed",
+"pending_lifted"). Candidates with identical tables are
 "indistinguishable" and nothing is proposed. The rules and their reasons: docs/decisions.md (issues 11
 and 28).
 

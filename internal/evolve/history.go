@@ -375,6 +375,7 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 		det.Accumulated.BeforeWatermark++
 	case wt.eligible && !settled:
 		det.Accumulated.Pending++
+		det.pending.add(newScreenTask(wt.fired, 0, true, false), 1)
 	default:
 		// Settled, after the watermark, not ledgered: eligible tasks enter the tables, the others
 		// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.

@@ -45,6 +45,10 @@ type Gain struct {
 	// (docs/decisions.md#explained).
 	PaysFrom   *Num `json:"pays_from_excess,omitempty"`
 	MoreNeeded int  `json:"more_needed"`
+	// PendingLifted counts the eligible tasks it would lift whose evidence is not settled yet: they are
+	// not in Lifted, and they settle with whatever follows them — the regressions MoreNeeded asks for
+	// may already be among them, or their settling may move the excess (docs/decisions.md#explained).
+	PendingLifted int `json:"pending_lifted"`
 	// BeyondDrift marks a change the drift bound forbids (it is never proposed while one within the
 	// bound has a positive gain).
 	BeyondDrift bool `json:"beyond_drift,omitempty"`
@@ -68,6 +72,9 @@ func (g Gain) String() string {
 	case g.Net > 0:
 	case g.MoreNeeded > 0:
 		s += fmt.Sprintf(", would pay with %d more regression(s) among the tasks it lifts", g.MoreNeeded)
+		if g.PendingLifted > 0 {
+			s += fmt.Sprintf(" (%d more such task(s) not settled yet)", g.PendingLifted)
+		}
 	case g.PaysFrom != nil:
 		s += fmt.Sprintf(", more than %d more regressions among the tasks it lifts needed to pay", MaxMoreNeeded)
 	}

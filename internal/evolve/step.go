@@ -50,6 +50,9 @@ type Detection struct {
 	// screenTasks are the accumulated population (eligible or not), kept so that a loop can weigh
 	// changes again once some flagged tasks are resolved.
 	screenTasks population
+	// pending are the eligible tasks not settled yet (Accumulated.Pending), as screen tasks: what a
+	// change would lift among them is said beside what it needs (Gain.PendingLifted).
+	pending population
 	// states are what the next detection of each log may start from (States).
 	states []*LogState
 }
@@ -240,6 +243,12 @@ func propose(det *Detection, parent, origin *weights.Weights, parity *Parity, ex
 			strings.Join(tied, ", "))
 	}
 	ranked, beyond, unpaid := rankChanges(det.Screen, det.screenTasks.cells, parent, origin, parity, exclude)
+	for _, gs := range [][]Gain{ranked, beyond, unpaid} {
+		for i := range gs {
+			cand := gs[i].Change.Apply(*parent)
+			gs[i].PendingLifted = int(raiseOf(parent, &cand, det.pending.cells).lifted)
+		}
+	}
 	if !signalReverted {
 		det.Gains, det.Beyond, det.Unpaid = ranked, beyond, unpaid
 		if ranked == nil {
