@@ -3,8 +3,6 @@ package app
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,18 +14,6 @@ import (
 	"github.com/ldd-tools/tune/internal/tools/genquiet"
 	"github.com/ldd-tools/tune/internal/weights"
 )
-
-// wilson6 is the Wilson 95 % interval of k in n, in percent.
-func wilson6(k, n int) string {
-	if n == 0 {
-		return "—"
-	}
-	const z = 1.959964
-	p, nf := float64(k)/float64(n), float64(n)
-	c := (p + z*z/(2*nf)) / (1 + z*z/nf)
-	h := z / (1 + z*z/nf) * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
-	return fmt.Sprintf("%d/%d [%.2f, %.2f] %%", k, n, 100*max(0, c-h), 100*min(1, c+h))
-}
 
 // The sixth review's property (b): a project that keeps its nightly states and one whose states are
 // deleted every night decide the same, night after night, on a team's calendar (genquiet: weekends,
@@ -117,7 +103,7 @@ func TestReview6StateDecidesAsAFullRead(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("watch: nights judged otherwise than a full read %s; taken up from its state %s", wilson6(watchBad, watchNights), wilson6(watchResumed, watchNights))
+	t.Logf("watch: nights judged otherwise than a full read %s; taken up from its state %s", genquiet.Rate(watchBad, watchNights), genquiet.Rate(watchResumed, watchNights))
 	t.Logf("%d histories, %d nights: nights that decided otherwise than a full read %s; log-nights taken up from the state %s; %d applies",
-		n, nights, wilson6(bad, nights), wilson6(resumed, logNights), applies)
+		n, nights, genquiet.Rate(bad, nights), genquiet.Rate(resumed, logNights), applies)
 }

@@ -2,7 +2,6 @@ package evolve
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -14,18 +13,6 @@ import (
 	"github.com/ldd-tools/tune/internal/tools/genquiet"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
-
-// wilson is the Wilson 95 % interval of k in n, in percent.
-func wilson(k, n int) string {
-	if n == 0 {
-		return "—"
-	}
-	const z = 1.959964
-	p, nf := float64(k)/float64(n), float64(n)
-	c := (p + z*z/(2*nf)) / (1 + z*z/nf)
-	h := z / (1 + z*z/nf) * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
-	return fmt.Sprintf("%d/%d [%.2f, %.2f] %%", k, n, 100*max(0, c-h), 100*min(1, c+h))
-}
 
 func review6Histories(t *testing.T, def int) int {
 	if s := os.Getenv("REVIEW6_N"); s != "" {
@@ -127,7 +114,7 @@ func TestReview6CountedStaysCounted(t *testing.T) {
 			}
 		}
 		t.Logf("late appends %.0f%%: %d histories, %d tasks counted; nights where an earlier count changed %s (%d with a task written after the night before, its meta time before it); histories %s; %d quiet weeks in the logs",
-			100*late, n, tasks, wilson(bad, nights), explained, wilson(badHist, n), quiet)
+			100*late, n, tasks, genquiet.Rate(bad, nights), explained, genquiet.Rate(badHist, n), quiet)
 	}
 }
 
@@ -189,6 +176,6 @@ func TestReview6BusyModuleClaims(t *testing.T) {
 				prev = got
 			}
 		}
-		t.Logf("failure rate %.1f: %d busy-module histories, nights where an earlier count changed %s", fail, histories, wilson(bad, nights))
+		t.Logf("failure rate %.1f: %d busy-module histories, nights where an earlier count changed %s", fail, histories, genquiet.Rate(bad, nights))
 	}
 }

@@ -2,7 +2,6 @@ package watch
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -13,17 +12,6 @@ import (
 	"github.com/ldd-tools/tune/internal/tools/genquiet"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
-
-func wilson6(k, n int) string {
-	if n == 0 {
-		return "—"
-	}
-	const z = 1.959964
-	p, nf := float64(k)/float64(n), float64(n)
-	c := (p + z*z/(2*nf)) / (1 + z*z/nf)
-	h := z / (1 + z*z/nf) * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
-	return fmt.Sprintf("%d/%d [%.2f, %.2f] %%", k, n, 100*max(0, c-h), 100*min(1, c+h))
-}
 
 // settledRows are the labelled tasks of a log whose horizon is complete at now, by meta line: Horizon
 // labelled tasks after them, a quiet week before a later task (evolve.Quiet against the latest earlier
@@ -153,5 +141,5 @@ func TestReview6WatchKeepsWhatSettled(t *testing.T) {
 		}
 	}
 	t.Logf("%d histories: settled kept rows whose status changed on a later night %s; detection-counted kept rows whose regression_of= the watch reads alike %s (%d named)",
-		n, wilson6(changed, rowNights), wilson6(agree, compared), named)
+		n, genquiet.Rate(changed, rowNights), genquiet.Rate(agree, compared), named)
 }

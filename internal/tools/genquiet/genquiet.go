@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -236,4 +237,13 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// Rate is k of n with its Wilson 95 % interval in percent, as the review's tables give it.
+func Rate(k, n int) string {
+	if n == 0 {
+		return "—"
+	}
+	lo, hi := stats.Wilson(k, n, 0.95)
+	return fmt.Sprintf("%d/%d [%.2f, %.2f] %%", k, n, 100*lo, 100*hi)
 }
