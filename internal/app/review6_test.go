@@ -20,7 +20,7 @@ import (
 // holidays, bursts, meta times out of order, nights at random clock times, some days none, some two)
 // with a log truncated in the middle of a line and written on, twice.
 func TestReview6StateDecidesAsAFullRead(t *testing.T) {
-	n := 3
+	n := 1 // REVIEW6_N=6 for the review's numbers
 	if s := os.Getenv("REVIEW6_N"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
