@@ -322,7 +322,14 @@ func (d *detector) endLog() {
 	}
 	d.det.Warnings = append(d.det.Warnings, ls.warnings.list(ls.source)...)
 	// The tasks before fixedHorizon had their whole horizon: Horizon later tasks, or a quiet week after.
+	// One of them settles only once its claim on its same-area witnesses is decided too (claimsDecided,
+	// as countFixed counts): in a run of failures in one module the claims alternate from the log's last
+	// task, and the next task read flips them (docs/decisions.md#sixth-review-the-quiet-week).
 	fixedHorizon := ls.done
+	decided := make([]bool, max(0, fixedHorizon-ls.fixed))
+	for i := ls.fixed; i < fixedHorizon; i++ {
+		_, decided[i-ls.fixed] = ls.claimsDecided(i)
+	}
 	for i := ls.done; i < ls.n; i++ {
 		ls.horizonEvidence(i, ls.n-1)
 	}
@@ -342,7 +349,7 @@ func (d *detector) endLog() {
 		if claimed[i-ls.fixed] {
 			wt.evidence = append(wt.evidence, wt.sameArea)
 		}
-		d.count(ls, i, i >= windowStart, ended || i < fixedHorizon)
+		d.count(ls, i, i >= windowStart, ended || i < fixedHorizon && decided[i-ls.fixed])
 	}
 	ls.fixed = ls.n
 	window := ls.buf[windowStart-ls.base:]
