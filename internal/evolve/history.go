@@ -143,8 +143,13 @@ func (d *detector) countFixed() {
 	ls := d.cur
 	for ls.fixed < min(ls.done, ls.n-WindowSize) {
 		claims, ok := ls.claimsDecided(ls.fixed)
-		if !ok {
+		if !ok && ls.done-ls.fixed <= ClaimWait {
 			break
+		}
+		if !ok {
+			// Still open ClaimWait tasks after its horizon: decided as the log read so far decides it
+			// (nothing taken after it), so a run of failures in one busy module cannot hold the log.
+			claims, _ = ls.claimsGiven(ls.fixed, nothingTaken)
 		}
 		wt := ls.at(ls.fixed)
 		if claims {
@@ -274,17 +279,28 @@ func (wt *windowTask) claims(taken witnessSet) bool {
 // task with a fixed horizon. ok is false while the answer still depends on tasks not read (a run of
 // tasks in one busy module that keep claiming each other's witnesses). Visited from the last back, as a
 // pass over the whole log visits them, the nearest earlier task claiming first.
-func (ls *logStream) claimsDecided(i int) (claims, ok bool) {
+func (ls *logStream) claimsDecided(i int) (claims, ok bool) { return ls.claimsGiven(i, anythingTaken) }
+
+// Sets of witness sets (bit w: w can be the set taken beyond the last task with a fixed horizon):
+// anythingTaken while the tasks after it are not read, nothingTaken where the log read so far ends.
+var (
+	anythingTaken = func() (possible uint64) {
+		for w := witnessSet(0); w <= allWitnesses; w++ {
+			if w&^allWitnesses == 0 {
+				possible |= 1 << w
+			}
+		}
+		return possible
+	}()
+	nothingTaken uint64 = 1 << 0
+)
+
+// claimsGiven is claimsDecided with possible the sets that may be taken beyond the last task with a
+// fixed horizon.
+func (ls *logStream) claimsGiven(i int, possible uint64) (claims, ok bool) {
 	wt := ls.at(i)
 	if wt.witnesses == 0 {
 		return false, true
-	}
-	// possible is a set of witness sets: bit w is set when w can be the set taken.
-	var possible uint64
-	for w := witnessSet(0); w <= allWitnesses; w++ {
-		if w&^allWitnesses == 0 {
-			possible |= 1 << w
-		}
 	}
 	for j := ls.done - 1; j > i; j-- {
 		l := ls.at(j)

@@ -116,3 +116,35 @@ func TestAQuietDayEndsTheHorizon(t *testing.T) {
 		}
 	}
 }
+
+// A run of failures in one busy module keeps the same-area claims open: they alternate from the log's
+// last task (a nearer earlier task takes the witnesses first). A claim still open ClaimWait tasks after
+// its horizon is decided by the log read so far, so the detection holds a bounded part of such a run
+// (before, all of it: its memory grew with the run and its time with the run's square — 40,000 such
+// tasks took 54 s, now 2 s), and what it counted stays counted night after night
+// (TestReview6BusyModuleClaims).
+func TestABusyModuleDoesNotHoldTheLog(t *testing.T) {
+	w := refWeights(t)
+	const n = 1000
+	var log strings.Builder
+	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		ts := func(sec int) string {
+			return start.Add(time.Duration(i)*10*time.Minute + time.Duration(sec)*time.Second).Format("2006-01-02T15:04:05.000000Z")
+		}
+		fmt.Fprintf(&log, "%s  meta  L1/diagnostic  dispatch=auto  signals=explicit-bugfix:-5  task=\"fix %d\"  loops=inner\n", ts(0), i)
+		fmt.Fprintf(&log, "%s  inner  k=1  skill=s  action=a  loss=0.500  files=src/a.go\n", ts(1))
+		fmt.Fprintf(&log, "%s  inner  close  terminal=failed  loss_final=0.500\n", ts(2))
+	}
+	res := parseLog(t, "busy.log", []byte(log.String()))
+	det := Detect(DetectInput{Tasks: res.Tasks, Now: res.Tasks[n-1].MetaTime.Add(time.Hour), Resolver: Resolver{Active: &w}})
+	st := det.States()
+	// Held: the last horizon, the claims still open, the placebo's past and the window.
+	// The last horizon, ClaimWait (one horizon) of open claims, the placebo's past: not the run.
+	if held := n - st[0].Labelled; len(st) != 1 || held > 2*Horizon+SameAreaDistance+2 {
+		t.Fatalf("%d of %d tasks held after a run of failures in one module (states %d)", held, n, len(st))
+	}
+	if acc := det.Accumulated; acc.Eligible+acc.Pending != n || acc.Flagged < n-Horizon-ClaimWait-1 {
+		t.Errorf("accumulated %+v: want every task counted or pending, and the failures flagged", acc)
+	}
+}

@@ -32,6 +32,12 @@ const (
 	// evidence to count: one ordinary failure in a busy module is not enough
 	// (docs/decisions.md#same-area-evidence).
 	SameAreaWitnesses = 2
+	// ClaimWait is how many tasks after its horizon a task's claim on its same-area witnesses may stay
+	// open (a nearer earlier task may take them, docs/decisions.md#same-area-evidence); then the log read
+	// so far decides it. In a run of failures in one module the claims alternate from the last task and
+	// never close: without a bound the detection held the whole run, and its time grew with its square
+	// (docs/decisions.md#flat-memory-issue-28).
+	ClaimWait = Horizon
 	// Horizon is how many later labelled tasks of the same log fix a task's evidence: after them it is
 	// settled and enters the accumulated evidence (docs/decisions.md#settling).
 	Horizon = WindowSize
