@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -126,6 +127,37 @@ func TestAQuietDayEndsTheHorizon(t *testing.T) {
 func TestABusyModuleDoesNotHoldTheLog(t *testing.T) {
 	w := refWeights(t)
 	const n = 1000
+	res := parseLog(t, "busy.log", failingRun(n))
+	now := res.Tasks[n-1].MetaTime.Add(time.Hour)
+	det := Detect(DetectInput{Tasks: res.Tasks, Now: now, Resolver: Resolver{Active: &w}})
+	st := det.States()
+	// Held: the last horizon, the claims still open, the placebo's past and the window.
+	// The last horizon, ClaimWait (one horizon) of open claims, the placebo's past: not the run.
+	if held := n - st[0].Labelled; len(st) != 1 || held > 2*Horizon+SameAreaDistance+2 {
+		t.Fatalf("%d of %d tasks held after a run of failures in one module (states %d)", held, n, len(st))
+	}
+	if acc := det.Accumulated; acc.Eligible+acc.Pending != n || acc.Flagged < n-Horizon-ClaimWait-1 {
+		t.Errorf("accumulated %+v: want every task counted or pending, and the failures flagged", acc)
+	}
+	// A night taken up from an earlier night's state decides as the whole log, claims decided by the
+	// bound included.
+	for _, cut := range []int{100, 333, 777} {
+		first := Detect(DetectInput{Tasks: res.Tasks[:cut], Now: now, Resolver: Resolver{Active: &w}}).States()[0]
+		var rest []traceparse.Task
+		for _, tk := range res.Tasks {
+			if tk.Offset >= first.Offset {
+				rest = append(rest, tk)
+			}
+		}
+		got := Detect(DetectInput{Tasks: rest, Now: now, Resolver: Resolver{Active: &w}, Resume: map[string]*LogState{first.Source: first}})
+		if !reflect.DeepEqual(got.screenTasks, det.screenTasks) || got.Accumulated != det.Accumulated || !reflect.DeepEqual(got.Flagged, det.Flagged) {
+			t.Errorf("cut %d: the detection taken up from the state differs from the whole log's: %+v, want %+v", cut, got.Accumulated, det.Accumulated)
+		}
+	}
+}
+
+// failingRun is a log of n eligible fixes ten minutes apart, every one failed in the same file.
+func failingRun(n int) []byte {
 	var log strings.Builder
 	start := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
@@ -136,15 +168,5 @@ func TestABusyModuleDoesNotHoldTheLog(t *testing.T) {
 		fmt.Fprintf(&log, "%s  inner  k=1  skill=s  action=a  loss=0.500  files=src/a.go\n", ts(1))
 		fmt.Fprintf(&log, "%s  inner  close  terminal=failed  loss_final=0.500\n", ts(2))
 	}
-	res := parseLog(t, "busy.log", []byte(log.String()))
-	det := Detect(DetectInput{Tasks: res.Tasks, Now: res.Tasks[n-1].MetaTime.Add(time.Hour), Resolver: Resolver{Active: &w}})
-	st := det.States()
-	// Held: the last horizon, the claims still open, the placebo's past and the window.
-	// The last horizon, ClaimWait (one horizon) of open claims, the placebo's past: not the run.
-	if held := n - st[0].Labelled; len(st) != 1 || held > 2*Horizon+SameAreaDistance+2 {
-		t.Fatalf("%d of %d tasks held after a run of failures in one module (states %d)", held, n, len(st))
-	}
-	if acc := det.Accumulated; acc.Eligible+acc.Pending != n || acc.Flagged < n-Horizon-ClaimWait-1 {
-		t.Errorf("accumulated %+v: want every task counted or pending, and the failures flagged", acc)
-	}
+	return []byte(log.String())
 }
