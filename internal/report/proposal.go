@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -333,12 +334,19 @@ func proposalWindow(w io.Writer, win *Window, red *redactions) error {
 	return tableBlock(w, cols, rows)
 }
 
+// MaxFlaggedListed bounds the flagged tasks an EVAL report lists: the most recent ones, by meta time. A
+// year of evidence holds a thousand or more, and a report must stay readable in a pull request (and
+// small, whatever the logs: 40,000 flagged tasks made a 10 MB report); `tune detect` lists them all.
+const MaxFlaggedListed = 100
+
 func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
 	if !section(w, "Flagged tasks", len(tasks), "None.") {
 		return nil
 	}
-	rows := make([][]string, len(tasks))
-	for i, t := range tasks {
+	listed := mostRecent(tasks, MaxFlaggedListed)
+	rows := make([][]string, len(listed))
+	for i, at := range listed {
+		t := tasks[at]
 		signals := strings.Join(t.Signals, ", ")
 		if t.Redetected {
 			signals += " (re-detected)"
@@ -347,10 +355,32 @@ func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
 		if t.Line > 0 {
 			source += ":" + strconv.Itoa(t.Line)
 		}
-		rows[i] = []string{strconv.Itoa(i + 1), Escape(t.MetaTimestamp), red.safe(t.Title), Escape(t.Level),
+		rows[i] = []string{strconv.Itoa(at + 1), Escape(t.MetaTimestamp), red.safe(t.Title), Escape(t.Level),
 			red.safe(strings.Join(t.Evidence, "; ")), signals, red.code(source)}
 	}
-	return tableBlock(w, []Column{Num("#"), Text("meta time"), Text("task"), Text("level"), Text("evidence"), Text("signals"), Text("source")}, rows)
+	if err := tableBlock(w, []Column{Num("#"), Text("meta time"), Text("task"), Text("level"), Text("evidence"), Text("signals"), Text("source")}, rows); err != nil {
+		return err
+	}
+	if left := len(tasks) - len(listed); left > 0 {
+		fmt.Fprintf(w, "_The %d most recent of %d flagged tasks; `tune detect` lists the %d earlier ones._\n\n", len(listed), len(tasks), left)
+	}
+	return nil
+}
+
+// mostRecent is the indices of the n tasks with the latest meta times (all of them when there are no
+// more), in their order.
+func mostRecent(tasks []FlaggedTask, n int) []int {
+	at := make([]int, len(tasks))
+	for i := range at {
+		at[i] = i
+	}
+	if len(tasks) <= n {
+		return at
+	}
+	slices.SortStableFunc(at, func(a, b int) int { return strings.Compare(tasks[b].MetaTimestamp, tasks[a].MetaTimestamp) })
+	at = at[:n]
+	slices.Sort(at)
+	return at
 }
 
 func proposalScreen(w io.Writer, screen []ScreenRow, accumulated string, lossRule, unpaid []string) error {

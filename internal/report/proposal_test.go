@@ -2,8 +2,10 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/testutil"
 )
@@ -122,5 +124,38 @@ func TestProposalRevertHeadline(t *testing.T) {
 	}
 	if len(files) != 1 {
 		t.Errorf("files %d, want the Markdown alone", len(files))
+	}
+}
+
+// A report lists the most recent MaxFlaggedListed flagged tasks, numbered as in the full list, and says
+// how many earlier ones it leaves to tune detect: a year of evidence holds a thousand or more.
+func TestProposalListsTheMostRecentFlaggedTasks(t *testing.T) {
+	in := ProposalReport{ID: "p-000000000000", Parent: 1, Decision: "none", Before: referenceWeights(), After: referenceWeights()}
+	const n = MaxFlaggedListed + 150
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		// Two logs, each in file order: the second log's tasks are the older ones.
+		at := start.Add(time.Duration((i+n/2)%n) * time.Hour)
+		in.Flagged = append(in.Flagged, FlaggedTask{MetaTimestamp: at.Format(time.RFC3339), Title: fmt.Sprintf("task %d", i), Level: "L1",
+			Source: fmt.Sprintf("log%d", i*2/n), Evidence: []string{"regression_followed"}})
+	}
+	files, err := RenderProposal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(files[0].Data)
+	rows := 0
+	for _, l := range strings.Split(md, "\n") {
+		if strings.Contains(l, "| regression_followed ") {
+			rows++
+		}
+	}
+	newest, oldestListed := fmt.Sprintf("| task %d ", n/2-1), fmt.Sprintf("| task %d ", n/2-MaxFlaggedListed)
+	if rows != MaxFlaggedListed || !strings.Contains(md, newest) || !strings.Contains(md, oldestListed) ||
+		strings.Contains(md, fmt.Sprintf("| task %d ", n/2-MaxFlaggedListed-1)) || strings.Contains(md, "| task 0 ") {
+		t.Errorf("%d rows listed, want the %d most recent (tasks %d…%d and not %d)", rows, MaxFlaggedListed, n/2-MaxFlaggedListed, n/2-1, n/2-MaxFlaggedListed-1)
+	}
+	if want := fmt.Sprintf("_The %d most recent of %d flagged tasks; `tune detect` lists the %d earlier ones._", MaxFlaggedListed, n, n-MaxFlaggedListed); !strings.Contains(md, want) {
+		t.Errorf("report lacks %q", want)
 	}
 }
