@@ -115,10 +115,7 @@ func (d *detector) add(t *traceparse.Task) {
 	// A quiet week before this task ends the horizon of every task before it
 	// (docs/decisions.md#settling): a night in between saw the log quiet and counted them as they are.
 	if ls.n > ls.done && Quiet(ls.last, t.MetaTime) {
-		for i := ls.done; i < ls.n; i++ {
-			ls.horizonEvidence(i, ls.n-1)
-		}
-		ls.done = ls.n
+		ls.endHorizons()
 	}
 	ls.buf = append(ls.buf, wt)
 	ls.n++
@@ -173,6 +170,15 @@ func (d *detector) countFixed() {
 }
 
 func (ls *logStream) at(i int) *windowTask { return ls.buf[i-ls.base] }
+
+// endHorizons ends the horizon of every task whose evidence is still open at the log's last task read
+// (the log ends, or a quiet week follows it): their evidence is what the tasks up to it give.
+func (ls *logStream) endHorizons() {
+	for i := ls.done; i < ls.n; i++ {
+		ls.horizonEvidence(i, ls.n-1)
+	}
+	ls.done = ls.n
+}
 
 // horizonEvidence attaches to the i-th labelled task the evidence of rule 3 (docs/decisions.md#evolution-step)
 // that its horizon gives, the tasks after it up to end (i+Horizon, or the log's last task): regression_followed
@@ -346,10 +352,7 @@ func (d *detector) endLog() {
 	for i := ls.fixed; i < fixedHorizon; i++ {
 		_, decided[i-ls.fixed] = ls.claimsDecided(i)
 	}
-	for i := ls.done; i < ls.n; i++ {
-		ls.horizonEvidence(i, ls.n-1)
-	}
-	ls.done = ls.n
+	ls.endHorizons()
 	var taken witnessSet
 	// max: a log that ends inside the tasks its state counted (a state that does not match its log) has
 	// nothing left to count.

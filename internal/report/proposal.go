@@ -367,8 +367,8 @@ func proposalFlagged(w io.Writer, tasks []FlaggedTask, red *redactions) error {
 	return nil
 }
 
-// mostRecent is the indices of the n tasks with the latest meta times (all of them when there are no
-// more), in their order.
+// mostRecent is the indices of the n tasks with the latest meta timestamps (compared as written: RFC 3339
+// in UTC sorts by time), all of them when there are no more, in their order.
 func mostRecent(tasks []FlaggedTask, n int) []int {
 	at := make([]int, len(tasks))
 	for i := range at {
