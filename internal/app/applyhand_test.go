@@ -19,6 +19,13 @@ func applyByHand(t testing.TB, env Env, now time.Time, sig weights.Signal) (*sto
 // applyStepByHand is applyByHand with a step of whole points.
 func applyStepByHand(t testing.TB, env Env, now time.Time, sig weights.Signal, whole int) (*store.Store, weights.Weights) {
 	t.Helper()
+	return applyCarrying(t, env, now, sig, whole, nil)
+}
+
+// applyCarrying is applyStepByHand with the proposal's evidence (and so the apply's ledger): a night's
+// real proposal carries every counted flagged task, which is what the store reads again each night.
+func applyCarrying(t testing.TB, env Env, now time.Time, sig weights.Signal, whole int, evidence []store.FlaggedTask) (*store.Store, weights.Weights) {
+	t.Helper()
 	s, err := env.OpenStore()
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +37,7 @@ func applyStepByHand(t testing.TB, env Env, now time.Time, sig weights.Signal, w
 	cand := active
 	cand.Signals[sig] += weights.Whole(whole)
 	change := fmt.Sprintf("%s %+d", sig, whole)
-	p := &store.Proposal{Created: now, Parent: active.Version, Decision: weights.DecisionAccept, Candidate: cand, Reason: change,
+	p := &store.Proposal{Created: now, Parent: active.Version, Decision: weights.DecisionAccept, Candidate: cand, Reason: change, Evidence: evidence,
 		Steps: []store.ProposalStep{{Kind: "signal", Signal: sig.String(), Delta: weights.Whole(whole), Decision: weights.DecisionAccept}}}
 	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
 		t.Fatal(err)

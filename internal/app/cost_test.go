@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/tools/genlive"
 	"github.com/ldd-tools/tune/internal/traceparse/tracegen"
@@ -140,8 +141,10 @@ func TestNightCost(t *testing.T) {
 	}
 	if appliedAt == 0 && os.Getenv("TUNE_COST_APPLY") != "" {
 		// No night applied a change: apply layer-crossings +1 by hand (proposed, logged and applied
-		// through the store as tune apply does), so that the measured nights carry the watch's cost.
-		applyByHand(t, env, now, weights.LayerCrossings)
+		// through the store as tune apply does), so that the measured nights carry the watch's cost. It
+		// carries the newest proposal's evidence, as a night's own proposal would: every counted flagged
+		// task, which each later night's store reads meet again (a proposal without it hid that cost).
+		applyCarrying(t, env, now, weights.LayerCrossings, 1, newestEvidence(t, env))
 		appliedAt = night
 	}
 	// The measured night: one more night of tasks under the applied version.
@@ -190,6 +193,23 @@ func TestNightCost(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// newestEvidence is the evidence of the newest proposal in the store (none when there is none).
+func newestEvidence(t *testing.T, env Env) []store.FlaggedTask {
+	t.Helper()
+	s, err := env.OpenStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := s.Proposals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[0].Evidence
 }
 
 type procStats struct {
