@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/weights"
@@ -123,6 +124,25 @@ type logLine struct {
 // chain) and reported as a problem; chain checks happen in Verify. complete is false when the file does not end in a newline
 // (an append that was cut short).
 func parseLog(data []byte) (lines []logLine, bad []Problem, complete bool) {
+	p := logMemo.get(data, func() parsedLog {
+		var p parsedLog
+		p.lines, p.bad, p.complete = decodeLog(data)
+		return p
+	})
+	// Copies of the slices: a writer appends its new lines to its own state's.
+	return slices.Clone(p.lines), slices.Clone(p.bad), p.complete
+}
+
+type parsedLog struct {
+	lines    []logLine
+	bad      []Problem
+	complete bool
+}
+
+var logMemo contentMemo[parsedLog]
+
+// decodeLog is parseLog without the memo.
+func decodeLog(data []byte) (lines []logLine, bad []Problem, complete bool) {
 	complete = len(data) == 0 || data[len(data)-1] == '\n'
 	no := 0
 	for len(data) > 0 {

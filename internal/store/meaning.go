@@ -1,10 +1,15 @@
 package store
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
 
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -21,7 +26,9 @@ const ProblemHistory = "history"
 // edited or unparsable files are left to the other checks.
 //
 // Readers (activeOnly) check only the entry that made the active version: two parsed files (three with
-// the proposal), so `tune score` never scores with forged weights at a cost of well under a millisecond.
+// the proposal), so `tune score` never scores with forged weights. The proposal is the costly one (it
+// carries its evidence); readProposalFacts reads it once per content and, for the store's own file of
+// the decided content, without the full parse (docs/decisions.md#store-reads-by-content).
 func (st *state) verifyMeaning(pl *problemList, activeOnly bool) {
 	resigned := map[string]int{} // file -> the last line of a resign (repair) that signed it
 	for _, l := range st.lines {
@@ -109,23 +116,130 @@ func (st *state) entryMeaning(e LogEntry, load func(int) *weights.Weights) error
 // the one decided (its content hash as logged), its candidate the applied weights, and its evidence the
 // logged ledger keys.
 func (st *state) proposalMeaning(e LogEntry, result *weights.Weights) error {
-	p, err := ReadProposal(filepath.Join(st.dir, ProposalsDir, e.Proposal+".json"))
-	if err != nil {
+	p, ok := readProposalFacts(filepath.Join(st.dir, ProposalsDir, e.Proposal+".json"), decidedSHA(st.loggedDecisions(e.Proposal)))
+	if !ok {
 		// gone, or no longer the proposal that was decided (its id no longer matches its content): there is
 		// nothing to judge by; the candidate was already checked against the logged decisions
 		return nil
 	}
-	if cs := Changes(&p.Candidate, result); len(cs) > 0 {
+	if cs := Changes(&p.candidate, result); len(cs) > 0 {
 		return fmt.Errorf("its weights differ from proposal %s's candidate in %s", e.Proposal, describeChanges(cs))
 	}
-	if keys := ledgerKeys(p); !slices.Equal(keys, e.Ledger) && !(len(keys) == 0 && len(e.Ledger) == 0) {
+	if keys := p.ledger; !slices.Equal(keys, e.Ledger) && !(len(keys) == 0 && len(e.Ledger) == 0) {
 		return fmt.Errorf("its ledger keys %v are not those of proposal %s's evidence %v", e.Ledger, e.Proposal, keys)
 	}
-	sha := p.ContentSHA256()
+	sha := p.contentSHA
 	for _, d := range st.loggedDecisions(e.Proposal) {
 		if d.ProposalSHA256 != "" && d.ProposalSHA256 != sha {
 			return fmt.Errorf("proposal %s was edited after it was decided (content hash %s, logged %s at serial %d)", e.Proposal, short(sha), short(d.ProposalSHA256), d.Serial)
 		}
 	}
 	return nil
+}
+
+// proposalFacts is what proposalMeaning needs of a proposal file that parses: its candidate, its ledger
+// keys and its content hash.
+type proposalFacts struct {
+	candidate  weights.Weights
+	ledger     []string
+	contentSHA string
+}
+
+// readProposalFacts reads the proposal file at path and gives its facts (false when it cannot be read or
+// does not parse), once per content (contentMemo): a proposal carries every flagged task its evidence
+// counted, 460 KB and 50 ms to parse, check and hash for a year of tasks. decided is the content hash the
+// log recorded for it ("" when none or several): a file whose bytes are the canonical form of that very
+// content (canonicalFacts) gives its facts without the full parse.
+func readProposalFacts(path, decided string) (proposalFacts, bool) {
+	data, err := regular.ReadLimitedNoFollow(path, regular.ProposalFile)
+	if err != nil {
+		return proposalFacts{}, false
+	}
+	f := proposalMemo.get(data, func() cachedFacts {
+		if f, ok := canonicalFacts(data, decided); ok {
+			return cachedFacts{facts: f, ok: true}
+		}
+		p, sha, err := parseProposal(path, data)
+		if err != nil {
+			return cachedFacts{}
+		}
+		return cachedFacts{facts: proposalFacts{candidate: p.Candidate, ledger: ledgerKeys(p), contentSHA: sha}, ok: true}
+	}, decided)
+	return f.facts, f.ok
+}
+
+type cachedFacts struct {
+	facts proposalFacts
+	ok    bool
+}
+
+var proposalMemo contentMemo[cachedFacts]
+
+// decidedSHA is the one content hash the decisions logged for a proposal ("" when they log none, or
+// disagree: then only the full parse can say which differs).
+func decidedSHA(decisions []LogEntry) string {
+	sha := ""
+	for _, d := range decisions {
+		switch {
+		case d.ProposalSHA256 == "":
+		case sha == "":
+			sha = d.ProposalSHA256
+		case sha != d.ProposalSHA256:
+			return ""
+		}
+	}
+	return sha
+}
+
+// canonicalFacts gives the facts of a proposal file written by the store (Proposal.MarshalJSON): its
+// content hash is the hash of its bytes without the "id" and "created" lines, because the canonical
+// content is the same encoding without those two fields. When that hash is the one decided, the file
+// holds exactly the content that was decided, so its id, its fields and its hash need no second check;
+// only the candidate and the ledger keys are read. Anything else (hand-edited, reformatted, another
+// content) is false, and the full parse judges it.
+func canonicalFacts(data []byte, decided string) (proposalFacts, bool) {
+	const open = "{\n"
+	if decided == "" || !bytes.HasPrefix(data, []byte(open)) {
+		return proposalFacts{}, false
+	}
+	rest := data[len(open):]
+	id, rest, ok := cutField(rest, "id")
+	if ok && id != "p-"+decided[:min(12, len(decided))] {
+		return proposalFacts{}, false
+	}
+	_, rest, _ = cutField(rest, "created")
+	h := sha256.New()
+	h.Write([]byte(open))
+	h.Write(rest)
+	if hex.EncodeToString(h.Sum(nil)) != decided {
+		return proposalFacts{}, false
+	}
+	var j struct {
+		Candidate candidateJSON `json:"candidate"`
+		Evidence  []struct {
+			Key string `json:"key"`
+		} `json:"evidence"`
+	}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return proposalFacts{}, false
+	}
+	cand, err := candidateToWeights(j.Candidate)
+	if err != nil {
+		return proposalFacts{}, false
+	}
+	p := &Proposal{Candidate: cand}
+	for _, t := range j.Evidence {
+		p.Evidence = append(p.Evidence, FlaggedTask{Key: t.Key})
+	}
+	return proposalFacts{candidate: cand, ledger: ledgerKeys(p), contentSHA: decided}, true
+}
+
+// cutField cuts a leading `  "name": "value",` line of an indented proposal, giving the value.
+func cutField(data []byte, name string) (value string, rest []byte, ok bool) {
+	prefix := `  "` + name + `": "`
+	line, after, found := bytes.Cut(data, []byte("\n"))
+	if !found || !bytes.HasPrefix(line, []byte(prefix)) || !bytes.HasSuffix(line, []byte(`",`)) {
+		return "", data, false
+	}
+	return string(line[len(prefix) : len(line)-2]), after, true
 }

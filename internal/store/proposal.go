@@ -450,6 +450,30 @@ func ReadProposal(path string) (*Proposal, error) {
 
 // ParseProposal is ReadProposal on bytes already read; name prefixes every error.
 func ParseProposal(name string, data []byte) (*Proposal, error) {
+	p, _, err := parseProposal(name, data)
+	return p, err
+}
+
+// parseProposal is ParseProposal that also returns the content hash (ContentSHA256) it computed to check
+// the id: one canonical encoding per read, not one for the id and one more for its caller's hash (each
+// costs as much as the decode on a proposal of a year's evidence).
+func parseProposal(name string, data []byte) (*Proposal, string, error) {
+	p, err := decodeProposal(name, data)
+	if err != nil {
+		return nil, "", err
+	}
+	sha := p.ContentSHA256()
+	id := "p-" + sha[:12]
+	if p.ID != "" && p.ID != id {
+		return nil, "", fmt.Errorf("%s: id %s does not match the content (hash gives %s): the proposal was edited after it was written", name, p.ID, id)
+	}
+	p.ID = id
+	return p, sha, nil
+}
+
+// decodeProposal decodes and checks a proposal file's fields; its ID is the file's own (maybe empty),
+// not yet checked against the content.
+func decodeProposal(name string, data []byte) (*Proposal, error) {
 	var j proposalJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -500,11 +524,7 @@ func ParseProposal(name string, data []byte) (*Proposal, error) {
 	for _, t := range j.Evidence {
 		p.Evidence = append(p.Evidence, FlaggedTask(t))
 	}
-	id := p.ComputeID()
-	if j.ID != "" && j.ID != id {
-		return nil, fmt.Errorf("%s: id %s does not match the content (hash gives %s): the proposal was edited after it was written", name, j.ID, id)
-	}
-	p.ID = id
+	p.ID = j.ID
 	return p, nil
 }
 
@@ -528,7 +548,7 @@ func checkFields(data []byte) error {
 	if err := requireFields(top, "", proposalRequired); err != nil {
 		return err
 	}
-	cand, err := objectFields(top["candidate"], "candidate")
+	cand, err := nestedFields(top["candidate"], "candidate")
 	if err != nil {
 		return err
 	}
@@ -536,7 +556,7 @@ func checkFields(data []byte) error {
 		return err
 	}
 	for _, k := range candidateFields {
-		m, err := objectFields(cand[k], "candidate."+k)
+		m, err := nestedFields(cand[k], "candidate."+k)
 		if err != nil {
 			return err
 		}
@@ -554,7 +574,7 @@ func checkFields(data []byte) error {
 		}
 		for i, raw := range items {
 			path := fmt.Sprintf("%s[%d]", list.key, i)
-			m, err := objectFields(raw, path)
+			m, err := nestedFields(raw, path)
 			if err != nil {
 				return err
 			}
@@ -572,6 +592,12 @@ func objectFields(data json.RawMessage, what string) (map[string]json.RawMessage
 	if !json.Valid(data) {
 		return nil, nil
 	}
+	return nestedFields(data, what)
+}
+
+// nestedFields is objectFields on a value taken from an object objectFields decoded, which is valid JSON
+// already: validating every evidence item again was a third pass over each of them.
+func nestedFields(data json.RawMessage, what string) (map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil || m == nil {
 		return nil, fmt.Errorf("%s: want a JSON object", what)

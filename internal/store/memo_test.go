@@ -1,0 +1,105 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// withEvidence is sampleProposal carrying n flagged tasks, as a night's proposal over a long history does.
+func withEvidence(t *testing.T, n int) *Proposal {
+	p := sampleProposal(t)
+	p.Evidence = nil
+	for i := range n {
+		p.Evidence = append(p.Evidence, FlaggedTask{MetaTimestamp: fmt.Sprintf("2026-03-%02dT10:%02d:00Z", 1+i%28, i%60),
+			Title: fmt.Sprintf("fix \"task\" %d\nin auth.go", i), Level: "L1", Source: ".ldd/trace.log",
+			Evidence: []string{"regression_followed"}, Key: fmt.Sprintf("2026-03-01T10:00:00Z#%012x", i*7919)})
+	}
+	return p
+}
+
+// The fast path reads exactly the facts the full parse gives, and only from a file that holds the decided
+// content in the store's own form: a reformatted file, another content or a wrong id go to the full parse.
+func TestCanonicalFactsAreTheParsesFacts(t *testing.T) {
+	for _, n := range []int{0, 1, 40} {
+		p := withEvidence(t, n)
+		p.ID = p.ComputeID()
+		data, err := encodeIndented(p.toJSON(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, sha, err := parseProposal("p.json", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, ok := canonicalFacts(data, sha)
+		if !ok {
+			t.Fatalf("%d tasks: the store's own file did not take the fast path", n)
+		}
+		if cs := Changes(&fast.candidate, &parsed.Candidate); len(cs) > 0 || !slices.Equal(fast.ledger, ledgerKeys(parsed)) || fast.contentSHA != sha {
+			t.Fatalf("%d tasks: fast %+v, parse %v %v %s", n, fast, parsed.Candidate.Signals, ledgerKeys(parsed), sha)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, data); err != nil {
+			t.Fatal(err)
+		}
+		edited := bytes.Replace(data, []byte(`"reason": "`), []byte(`"reason": "x`), 1)
+		wrongID := bytes.Replace(data, []byte(`"id": "p-`), []byte(`"id": "p-0`), 1)
+		noIdentity := regexpDrop(data, `  "id": `, `  "created": `)
+		for name, c := range map[string]struct {
+			data []byte
+			want bool
+		}{"compact": {compact.Bytes(), false}, "edited": {edited, false}, "wrong id": {wrongID, false}, "no id or created": {noIdentity, true}} {
+			if _, ok := canonicalFacts(c.data, sha); ok != c.want {
+				t.Errorf("%d tasks, %s: fast path %v, want %v", n, name, ok, c.want)
+			}
+		}
+		if _, ok := canonicalFacts(data, ""); ok {
+			t.Errorf("%d tasks: fast path without a decided hash", n)
+		}
+	}
+}
+
+// regexpDrop drops the lines of data that start with one of the prefixes.
+func regexpDrop(data []byte, prefixes ...string) []byte {
+	var out []string
+	for l := range strings.SplitSeq(string(data), "\n") {
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(l, p) }) {
+			out = append(out, l)
+		}
+	}
+	return []byte(strings.Join(out, "\n"))
+}
+
+// The memo is keyed by content, so a file rewritten while a process runs — here a forged proposal put in
+// place of the applied one right after a read — is judged anew by every later read: readers refuse it as
+// before the memo.
+func TestReadsJudgeAFileChangedSinceTheLastRead(t *testing.T) {
+	s, dir := freshStore(t)
+	p := decide(t, s, withEvidence(t, 30))
+	if _, err := s.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Active(); err != nil { // the memo now holds the applied proposal's facts and the log
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ProposalsDir, p.ID+".json")
+	forged := *p
+	forged.Evidence = slices.Clone(p.Evidence)
+	forged.Evidence[3].Title = strings.Replace(forged.Evidence[3].Title, "3", "8", 1) // same length
+	data, err := encodeIndented(forged.toJSON(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the id line computed from the forged content, so that the file parses: only the logged hash differs
+	data = bytes.Replace(data, []byte("{\n"), []byte("{\n  \"id\": \""+forged.ComputeID()+"\",\n"), 1)
+	if err := os.WriteFile(path, data, 0o644); err != nil { // in place, at once: same inode, likely the same mtime
+		t.Fatal(err)
+	}
+	readersRefuse(t, dir, "was edited after it was decided")
+}
