@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // withEvidence is sampleProposal carrying n flagged tasks, as a night's proposal over a long history does.
@@ -102,4 +103,68 @@ func TestReadsJudgeAFileChangedSinceTheLastRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	readersRefuse(t, dir, "was edited after it was decided")
+}
+
+// Listing proposals reads each file's head (id, created, decision) and parses whole only those asked
+// for: the order is the full parse's (created, newest first; ties by id), a refused proposal whose
+// evidence would not parse no longer stands in the way of the pending one, and a file that is not a
+// proposal object at all is still an error naming it.
+func TestProposalListingReadsHeads(t *testing.T) {
+	s, _ := freshStore(t)
+	at := func(day int) *Proposal {
+		p := withEvidence(t, 3)
+		p.Created = p.Created.AddDate(0, 0, day)
+		p.Reason = fmt.Sprintf("day %d", day)
+		return p
+	}
+	refused := at(1)
+	refused.Decision = "none"
+	for _, p := range []*Proposal{at(0), refused, at(2), at(2)} {
+		if _, _, err := WriteProposal(s.ProposalsPath(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tie := at(2)
+	tie.Reason = "day 2, the other"
+	if _, _, err := WriteProposal(s.ProposalsPath(), tie); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Proposals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range all {
+		got = append(got, p.Created.Format(time.DateOnly)+" "+p.ID)
+	}
+	want := slices.Clone(got)
+	slices.SortStableFunc(want, func(a, b string) int { // created descending, then id ascending
+		if c := strings.Compare(b[:10], a[:10]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	if len(got) != 4 || !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	// the refused proposal's evidence broken (a null title): only a whole parse would see it
+	path := filepath.Join(s.ProposalsPath(), refused.ID+".json")
+	data, _ := os.ReadFile(path)
+	broken := bytes.Replace(data, []byte(`"title": "fix`), []byte(`"title": null, "x": "fix`), 1)
+	if err := os.WriteFile(path, broken, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.NewestPendingProposal()
+	if err != nil || p.ID != all[0].ID {
+		t.Fatalf("newest pending %v, %v; want %s", p, err, all[0].ID)
+	}
+	if _, err := s.Proposals(); err == nil || !strings.Contains(err.Error(), refused.ID) {
+		t.Errorf("Proposals reads every file whole: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.ProposalsPath(), "p-notjson.json"), []byte("{\n  \"id\": \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NewestPendingProposal(); err == nil || !strings.Contains(err.Error(), "p-notjson.json") {
+		t.Errorf("a file that is not a proposal object: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // ProposalsPath is the directory of the store's proposals (<dir>/proposals).
@@ -17,48 +22,91 @@ func (s *Store) ProposalsPath() string { return filepath.Join(s.Dir, ProposalsDi
 // smaller id). An unreadable proposal file is an error: silently skipping one could make an older
 // proposal look like the newest.
 func (s *Store) Proposals() ([]*Proposal, error) {
+	heads, err := s.proposalHeads()
+	if err != nil {
+		return nil, err
+	}
+	return readHeads(heads, func(proposalHead) bool { return true })
+}
+
+// proposalHead is what ordering and filtering need of a proposal file: its id, created time and
+// decision. A night's proposal carries every flagged task its evidence counted (460 KB and 50 ms to parse
+// for a year of tasks), and a store keeps every refused night's: listing them by their heads and parsing
+// only the ones asked for keeps `tune apply` and `tune report` from parsing them all
+// (docs/decisions.md#store-reads-by-content).
+type proposalHead struct {
+	path     string
+	ID       string           `json:"id"`
+	Created  time.Time        `json:"created"`
+	Decision weights.Decision `json:"decision"`
+}
+
+// proposalHeads reads the head of every proposal file, newest first. A file that is not a JSON object
+// with these fields (or has no id) is read whole, so that its error is ReadProposal's, naming the line.
+func (s *Store) proposalHeads() ([]proposalHead, error) {
 	paths, err := filepath.Glob(filepath.Join(s.ProposalsPath(), "*.json"))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Proposal, 0, len(paths))
+	heads := make([]proposalHead, 0, len(paths))
 	for _, path := range paths {
-		p, err := ReadProposal(path)
+		data, err := regular.ReadLimitedNoFollow(path, regular.ProposalFile)
+		if err != nil {
+			return nil, err
+		}
+		h := proposalHead{path: path}
+		if json.Unmarshal(data, &h) != nil || h.ID == "" {
+			p, err := ParseProposal(path, data)
+			if err != nil {
+				return nil, err
+			}
+			h.ID, h.Created, h.Decision = p.ID, p.Created, p.Decision
+		}
+		h.Created = h.Created.UTC()
+		heads = append(heads, h)
+	}
+	sort.SliceStable(heads, func(i, j int) bool {
+		if !heads[i].Created.Equal(heads[j].Created) {
+			return heads[i].Created.After(heads[j].Created)
+		}
+		return heads[i].ID < heads[j].ID
+	})
+	return heads, nil
+}
+
+// readHeads reads whole, in order, the proposals whose heads keep says to.
+func readHeads(heads []proposalHead, keep func(proposalHead) bool) ([]*Proposal, error) {
+	var out []*Proposal
+	for _, h := range heads {
+		if !keep(h) {
+			continue
+		}
+		p, err := ReadProposal(h.path)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, p)
 	}
-	sortNewestFirst(out)
 	return out, nil
-}
-
-func sortNewestFirst(ps []*Proposal) {
-	sort.SliceStable(ps, func(i, j int) bool {
-		if !ps[i].Created.Equal(ps[j].Created) {
-			return ps[i].Created.After(ps[j].Created)
-		}
-		return ps[i].ID < ps[j].ID
-	})
 }
 
 // NewestProposal is the newest proposal whatever its decision (a reverted proposal deserves a report
 // too). No proposal at all is an error.
 func (s *Store) NewestProposal() (*Proposal, error) {
-	ps, err := s.Proposals()
+	heads, err := s.proposalHeads()
 	if err != nil {
 		return nil, err
 	}
-	if len(ps) == 0 {
+	if len(heads) == 0 {
 		return nil, fmt.Errorf("no proposal in %s (tune propose writes them; or pass a PROPOSAL file)", s.ProposalsPath())
 	}
-	return ps[0], nil
+	return ReadProposal(heads[0].path)
 }
 
 // PendingProposals are the proposals that `tune apply` may write (accepted or halved) and that the
 // evolution log has not applied yet, newest first.
 func (s *Store) PendingProposals() ([]*Proposal, error) {
-	ps, err := s.Proposals()
+	heads, err := s.proposalHeads()
 	if err != nil {
 		return nil, err
 	}
@@ -72,9 +120,13 @@ func (s *Store) PendingProposals() ([]*Proposal, error) {
 			applied[e.Proposal] = true
 		}
 	}
+	ps, err := readHeads(heads, func(h proposalHead) bool { return h.Decision.Applicable() && !applied[h.ID] })
+	if err != nil {
+		return nil, err
+	}
 	var pending []*Proposal
 	for _, p := range ps {
-		if p.Applicable() && !applied[p.ID] {
+		if p.Applicable() && !applied[p.ID] { // the whole file's word, which its head gave
 			pending = append(pending, p)
 		}
 	}
