@@ -47,6 +47,9 @@ type Env struct {
 	// in proposals, reports and log entries, so that they do not depend on the working directory
 	// (LogName).
 	Root string
+	// reads, when set, is one read of the store shared by the Stores a run opens (a night:
+	// store.SharedReads).
+	reads *store.SharedReads
 }
 
 // LogName is how a trace log read at path is named in what tune writes: relative to the project root
@@ -81,11 +84,11 @@ func (e Env) LoadSuite() (fixtures.Suite, error) {
 	return fixtures.LoadSuite(e.FixturesDir)
 }
 
-// ReadWeights is ActiveWeights for the read-only use cases: without a store and with Builtin, the
+// ReadWeights is activeWeights for the read-only use cases: without a store and with Builtin, the
 // reference weights v0001 and a resolver that knows only them.
 func (e Env) ReadWeights() (weights.Weights, func(string) (*weights.Weights, bool), error) {
 	if !e.Builtin || !missing(e.WeightsDir) {
-		return ActiveWeights(e.WeightsDir)
+		return activeWeights(e.WeightsDir, e.reads)
 	}
 	w, err := weights.Parse(BuiltinLabel+" weights/v0001.toml", tune.ReferenceWeights)
 	if err != nil {
@@ -113,7 +116,7 @@ func (e Env) getenv(key string) string {
 
 // OpenStore opens the weights store with the clock and the fixtures and reports directories.
 func (e Env) OpenStore() (*store.Store, error) {
-	s, err := store.Open(e.WeightsDir, e.Now)
+	s, err := store.OpenSharing(e.WeightsDir, e.Now, e.reads)
 	if err != nil {
 		return nil, err
 	}
@@ -122,10 +125,10 @@ func (e Env) OpenStore() (*store.Store, error) {
 	return s, nil
 }
 
-// ActiveWeights loads the store's active version and a resolver for the versions named by meta
-// weights= fields.
-func ActiveWeights(dir string) (weights.Weights, func(string) (*weights.Weights, bool), error) {
-	s, err := store.Open(dir, nil)
+// activeWeights loads the store's active version and a resolver for the versions named by meta
+// weights= fields, reading through a run's shared reads (nil: fresh).
+func activeWeights(dir string, reads *store.SharedReads) (weights.Weights, func(string) (*weights.Weights, bool), error) {
+	s, err := store.OpenSharing(dir, nil, reads)
 	if err != nil {
 		return weights.Weights{}, nil, err
 	}
@@ -161,14 +164,14 @@ type Decisions struct {
 	EvidenceAfter time.Time
 }
 
-// LoadDecisions reads the ledger from the store's log, the origin version and the built-in parity
-// prompts. Without a store (the built-in weights outside a project) nothing was ever applied: the
-// ledger is empty.
-func LoadDecisions(dir string, resolve func(string) (*weights.Weights, bool)) (Decisions, error) {
+// loadDecisions reads the ledger from the store's log (through a run's shared reads; nil: fresh), the
+// origin version and the built-in parity prompts. Without a store (the built-in weights outside a
+// project) nothing was ever applied: the ledger is empty.
+func loadDecisions(dir string, reads *store.SharedReads, resolve func(string) (*weights.Weights, bool)) (Decisions, error) {
 	d := Decisions{Used: map[string]string{}}
 	var err error
 	if !missing(dir) {
-		s, err := store.Open(dir, nil)
+		s, err := store.OpenSharing(dir, nil, reads)
 		if err != nil {
 			return d, err
 		}

@@ -50,7 +50,7 @@ func TestBranchNightsKeepTheNightlyState(t *testing.T) {
 	const nights = 8
 	resumed := 0
 	for night := 1; night <= nights; night++ {
-		active, _, err := ActiveWeights(p.env.WeightsDir)
+		active, _, err := activeAt(p.env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
 		}

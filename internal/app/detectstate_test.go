@@ -109,7 +109,7 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 	const nights = 14
 	resumed, applied, watched := 0, 0, 0
 	for night := 1; night <= nights; night++ {
-		active, _, err := ActiveWeights(cached.env.WeightsDir)
+		active, _, err := activeAt(cached.env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func rewriteLog(t *testing.T, path string, edit func([]byte) []byte) {
 // The state file is hostile input: whatever its bytes, decoding it and taking up what passes the checks
 // never panics, and a state that passes is taken up into a detection without a panic either.
 func FuzzDetectState(f *testing.F) {
-	w, _, err := ActiveWeights(filepath.Join(testutil.RepoRoot(), "weights"))
+	w, _, err := activeAt(filepath.Join(testutil.RepoRoot(), "weights"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestNightStateSurvivesAnotherSpelling(t *testing.T) {
 	const nights = 8
 	resumed, watched := 0, 0
 	for night := 1; night <= nights; night++ {
-		active, _, err := ActiveWeights(p.env.WeightsDir)
+		active, _, err := activeAt(p.env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
 		}

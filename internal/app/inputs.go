@@ -19,12 +19,12 @@ type stepInputs struct {
 // readStepInputs reads them in that order; the first failure is the error. The one difference is
 // explicit in step: a detection writes nothing, so outside a project it uses the built-in reference
 // weights (Env.ReadWeights) and reads no suite; a step measures a proposal on the fixture suite and
-// writes it against the store, so it needs the store's active version (ActiveWeights).
+// writes it against the store, so it needs the store's active version (activeWeights).
 func readStepInputs(env Env, logs []string, step bool) (*stepInputs, error) {
 	in := &stepInputs{}
 	var err error
 	if step {
-		in.active, in.resolver, err = ActiveWeights(env.WeightsDir)
+		in.active, in.resolver, err = activeWeights(env.WeightsDir, env.reads)
 	} else {
 		in.active, in.resolver, err = env.ReadWeights()
 	}
@@ -39,7 +39,7 @@ func readStepInputs(env Env, logs []string, step bool) (*stepInputs, error) {
 	if in.read, err = openTraceLogs(env, logs); err != nil {
 		return nil, err
 	}
-	if in.dec, err = LoadDecisions(env.WeightsDir, in.resolver); err != nil {
+	if in.dec, err = loadDecisions(env.WeightsDir, env.reads, in.resolver); err != nil {
 		return nil, err
 	}
 	return in, nil

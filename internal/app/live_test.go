@@ -198,7 +198,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 	}
 	rec := liveRecord{Signal: seq.Signal, Outcomes: map[string]int{}}
 	for night := 1; night <= nights || followUp > 0 && rec.firstRight() > nights-followUp && night <= rec.firstRight()+followUp; night++ {
-		active, _, err := ActiveWeights(env.WeightsDir)
+		active, _, err := activeAt(env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +250,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 			rec.RollbackOfUp = append(rec.RollbackOfUp, up)
 		}
 		if out.Review != "" {
-			before, _, err := ActiveWeights(env.WeightsDir)
+			before, _, err := activeAt(env.WeightsDir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +260,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 					rec.ApplyErrors = append(rec.ApplyErrors, fmt.Sprintf("night %d: %v", night, err))
 				}
 			} else {
-				after, _, err := ActiveWeights(env.WeightsDir)
+				after, _, err := activeAt(env.WeightsDir)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -277,7 +277,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 			}
 		}
 	}
-	final, _, err := ActiveWeights(env.WeightsDir)
+	final, _, err := activeAt(env.WeightsDir)
 	if err != nil {
 		t.Fatal(err)
 	}

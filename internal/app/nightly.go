@@ -79,6 +79,9 @@ func Nightly(env Env, opts EvolveOptions) (*NightlyResult, error) {
 		return nil, err
 	}
 	defer unlock()
+	// The night's Stores share one read of the store while nothing in it changes (store.SharedReads):
+	// it opens the store about twenty times.
+	env.reads = &store.SharedReads{}
 	return night(env, opts)
 }
 

@@ -121,7 +121,7 @@ func playNights(t *testing.T, s *genhistory.Stream, nights int) nightsTally {
 	var tally nightsTally
 	written := 0
 	for night := 1; night <= nights; night++ {
-		active, _, err := ActiveWeights(env.WeightsDir)
+		active, _, err := activeAt(env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,7 +33,7 @@ func TestOneReadJudgesAsTwoReads(t *testing.T) {
 		shared, alone := newStateProject(t, &now, rg.Logs), newStateProject(t, &now, rg.Logs)
 		seq := genlive.NewSequence(2, rg)
 		for night := 1; night <= 16; night++ {
-			active, _, err := ActiveWeights(shared.env.WeightsDir)
+			active, _, err := activeAt(shared.env.WeightsDir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestWatchReadsALogNamedTwiceOnce(t *testing.T) {
 	seq := genlive.NewSequence(2, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95, LevelInsensitive: true})
 	var once, twice []byte
 	for night := 1; night <= 16; night++ {
-		active, _, err := ActiveWeights(p.env.WeightsDir)
+		active, _, err := activeAt(p.env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -205,7 +205,7 @@ func (p *r5Project) proposes(t *testing.T, out *NightlyResult, c evolve.Change) 
 	if out.Review != ReviewChange || out.Stored == nil {
 		return false
 	}
-	active, _, err := ActiveWeights(p.env.WeightsDir)
+	active, _, err := activeAt(p.env.WeightsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func r5Cause(base, out *NightlyResult, g evolve.Gain, k int) string {
 func (p *r5Project) probe(t *testing.T, mode r5Mode, d, k int, sets [][]weights.Signal) *NightlyResult {
 	t.Helper()
 	q := p.fork(t)
-	active, _, err := ActiveWeights(q.env.WeightsDir)
+	active, _, err := activeAt(q.env.WeightsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func r5Play(t *testing.T, seed uint64, reg r5Regime, mode r5Mode) []r5Probe {
 	p := newR5Project(t)
 	var probes []r5Probe
 	for d := 0; d < reg.days; d++ {
-		active, _, err := ActiveWeights(p.env.WeightsDir)
+		active, _, err := activeAt(p.env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func watchNights(t *testing.T, seed uint64, nights int) (*stateProject, *statePr
 	var held [2][]byte
 	resumed := 0
 	for night := 1; night <= nights; night++ {
-		active, _, err := ActiveWeights(cached.env.WeightsDir)
+		active, _, err := activeAt(cached.env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,7 @@ func TestWatchStateJudgesAsAFullRead(t *testing.T) {
 	resumed, moved := 0, 0
 	var held [2][]byte // the part of a task a night ended inside, appended the next night
 	for night := 1; night <= nights; night++ {
-		active, _, err := ActiveWeights(cached.env.WeightsDir)
+		active, _, err := activeAt(cached.env.WeightsDir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func watchBoth(t *testing.T, night int, cached, full *stateProject) (*WatchResul
 // The watch state file is hostile input: whatever its bytes, decoding it and taking up the parts that
 // pass the check, then judging on, never panics; a part that fails the check is refused whole.
 func FuzzWatchState(f *testing.F) {
-	p, _, err := ActiveWeights(filepath.Join(testutil.RepoRoot(), "weights"))
+	p, _, err := activeAt(filepath.Join(testutil.RepoRoot(), "weights"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -18,17 +18,6 @@ import (
 // ProposalsPath is the directory of the store's proposals (<dir>/proposals).
 func (s *Store) ProposalsPath() string { return filepath.Join(s.Dir, ProposalsDir) }
 
-// Proposals reads every proposal under <dir>/proposals/, newest first (latest created time; ties: the
-// smaller id). An unreadable proposal file is an error: silently skipping one could make an older
-// proposal look like the newest.
-func (s *Store) Proposals() ([]*Proposal, error) {
-	heads, err := s.proposalHeads()
-	if err != nil {
-		return nil, err
-	}
-	return readHeads(heads, func(proposalHead) bool { return true })
-}
-
 // proposalHead is what ordering and filtering need of a proposal file: its id, created time and
 // decision. A night's proposal carries every flagged task its evidence counted (460 KB and 50 ms to parse
 // for a year of tasks), and a store keeps every refused night's: listing them by their heads and parsing
@@ -74,7 +63,9 @@ func (s *Store) proposalHeads() ([]proposalHead, error) {
 	return heads, nil
 }
 
-// readHeads reads whole, in order, the proposals whose heads keep says to.
+// readHeads reads whole, in order, the proposals whose heads keep says to. A file it reads is checked
+// whole (ReadProposal): an unreadable one is an error, never skipped, so an older proposal cannot stand in
+// for it.
 func readHeads(heads []proposalHead, keep func(proposalHead) bool) ([]*Proposal, error) {
 	var out []*Proposal
 	for _, h := range heads {

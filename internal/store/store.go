@@ -67,15 +67,25 @@ type Store struct {
 	// clears it; a change by another process while this one runs is caught by the lock and serial checks
 	// on write, and by Verify.
 	versions map[int]weights.Weights
+	// reads, when set, is the read the Stores of one run share (OpenSharing).
+	reads *SharedReads
 }
 
 // Open opens the store in dir. dir must hold at least one version file.
 func Open(dir string, now func() time.Time) (*Store, error) {
-	st, err := loadState(dir)
+	return OpenSharing(dir, now, nil)
+}
+
+// OpenSharing is Open for one of the Stores of a run that share reads (nil: Open). Every read of such a
+// Store is the same as a fresh one; see SharedReads.
+func OpenSharing(dir string, now func() time.Time, reads *SharedReads) (*Store, error) {
+	st, err := reads.load(dir, false)
 	if err != nil {
 		return nil, err
 	}
-	return opened(dir, now, st), nil
+	s := opened(dir, now, st)
+	s.reads = reads
+	return s, nil
 }
 
 // OpenActive is Open followed by Active with the store read once, not twice: `tune score` needs the
@@ -445,7 +455,7 @@ func loadReadable(dir string) (st *state, err error) {
 // Active returns the active weights: the result of the last apply or rollback in the log, else the highest
 // version. It refuses a store that does not verify (see readable).
 func (s *Store) Active() (weights.Weights, error) {
-	st, err := loadReadable(s.Dir)
+	st, err := s.reads.load(s.Dir, true)
 	if err != nil {
 		return weights.Weights{}, err
 	}
@@ -457,7 +467,7 @@ func (s *Store) Version(v int) (weights.Weights, error) {
 	if w, ok := s.versions[v]; ok {
 		return w, nil
 	}
-	st, err := loadReadable(s.Dir)
+	st, err := s.reads.load(s.Dir, true)
 	if err != nil {
 		return weights.Weights{}, err
 	}
@@ -474,7 +484,7 @@ func (s *Store) Version(v int) (weights.Weights, error) {
 
 // ActiveVersion returns the number of the active version.
 func (s *Store) ActiveVersion() (int, error) {
-	st, err := loadReadable(s.Dir)
+	st, err := s.reads.load(s.Dir, true)
 	if err != nil {
 		return 0, err
 	}
@@ -484,7 +494,7 @@ func (s *Store) ActiveVersion() (int, error) {
 // LoggedActive is the version the log names active, without checking the store: for `tune verify`, which
 // reports it next to the problems. Everything that uses weights goes through Active or Version.
 func (s *Store) LoggedActive() (int, error) {
-	st, err := loadState(s.Dir)
+	st, err := s.reads.load(s.Dir, false)
 	if err != nil {
 		return 0, err
 	}
@@ -493,7 +503,7 @@ func (s *Store) LoggedActive() (int, error) {
 
 // Entries returns the parsed log entries in order (nil when the store has no log yet).
 func (s *Store) Entries() ([]LogEntry, error) {
-	st, err := loadState(s.Dir)
+	st, err := s.reads.load(s.Dir, false)
 	if err != nil {
 		return nil, err
 	}
@@ -508,7 +518,7 @@ func (s *Store) Entries() ([]LogEntry, error) {
 
 // Versions lists the version numbers on disk in order.
 func (s *Store) Versions() ([]int, error) {
-	st, err := loadState(s.Dir)
+	st, err := s.reads.load(s.Dir, false)
 	if err != nil {
 		return nil, err
 	}
