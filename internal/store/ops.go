@@ -514,8 +514,8 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry, beside func(stored *Pr
 			return nil, "", false, fmt.Errorf("Store.Propose: action %q is not an evolution attempt", a.Action)
 		}
 	}
-	p.ID = p.ComputeID()
-	sha := p.ContentSHA256()
+	sha := p.ContentSHA256() // one encoding for the id and the logged hash: a year's evidence is megabytes
+	p.ID = idOf(sha)
 	err = s.mutate(func(st *state) error {
 		if err := st.requireClean(); err != nil {
 			return err
@@ -545,7 +545,7 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry, beside func(stored *Pr
 			}
 			faultpoint.Reach(faultpoint.Step, "attempts")
 		}
-		path, created, err = WriteProposal(s.ProposalsPath(), p)
+		path, created, err = writeProposal(s.ProposalsPath(), p, sha)
 		if err != nil {
 			return err
 		}

@@ -356,8 +356,11 @@ func encodeIndented(v any) ([]byte, error) {
 // ComputeID returns the proposal's content ID: "p-" + the first 12 hex digits of ContentSHA256, so
 // re-running the same evolution gives the same ID.
 func (p *Proposal) ComputeID() string {
-	return "p-" + p.ContentSHA256()[:12]
+	return idOf(p.ContentSHA256())
 }
+
+// idOf is the proposal id of a content hash.
+func idOf(contentSHA string) string { return "p-" + contentSHA[:12] }
 
 // ContentSHA256 is the sha256 (hex) of the proposal's canonical JSON without the id and created fields.
 // The evolution log records it with every attempt of the proposal, and apply writes only a proposal whose
@@ -408,14 +411,23 @@ func (p *Proposal) Applicable() bool {
 // WriteProposal stores p in dir as <ID>.json (atomically) and sets p.ID. It is idempotent: when a file with
 // the same ID exists, nothing is rewritten and created is false.
 func WriteProposal(dir string, p *Proposal) (path string, created bool, err error) {
+	return writeProposal(dir, p, "")
+}
+
+// writeProposal is WriteProposal with the content hash its caller computed after the redaction ("": to
+// compute).
+func writeProposal(dir string, p *Proposal, sha string) (path string, created bool, err error) {
 	if !validDecision(p.Decision) {
 		return "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
 	}
-	p.redactText()
+	if sha == "" {
+		p.redactText()
+		sha = p.ContentSHA256()
+	}
 	if _, err := candidateToWeights(weightsToCandidate(&p.Candidate)); err != nil {
 		return "", false, fmt.Errorf("proposal: %w", err)
 	}
-	p.ID = p.ComputeID()
+	p.ID = idOf(sha)
 	if p.Created.IsZero() {
 		return "", false, fmt.Errorf("proposal %s: created time is not set", p.ID)
 	}
@@ -463,7 +475,7 @@ func parseProposal(name string, data []byte) (*Proposal, string, error) {
 		return nil, "", err
 	}
 	sha := p.ContentSHA256()
-	id := "p-" + sha[:12]
+	id := idOf(sha)
 	if p.ID != "" && p.ID != id {
 		return nil, "", fmt.Errorf("%s: id %s does not match the content (hash gives %s): the proposal was edited after it was written", name, p.ID, id)
 	}
