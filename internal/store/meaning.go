@@ -238,7 +238,8 @@ func canonicalFacts(data []byte, decided string) (proposalFacts, bool) {
 func cutField(data []byte, name string) (value string, rest []byte, ok bool) {
 	prefix := `  "` + name + `": "`
 	line, after, found := bytes.Cut(data, []byte("\n"))
-	if !found || !bytes.HasPrefix(line, []byte(prefix)) || !bytes.HasSuffix(line, []byte(`",`)) {
+	// the line must hold the prefix and the closing `",` apart: `  "id": ",` has both, overlapping
+	if !found || len(line) < len(prefix)+2 || !bytes.HasPrefix(line, []byte(prefix)) || !bytes.HasSuffix(line, []byte(`",`)) {
 		return "", data, false
 	}
 	return string(line[len(prefix) : len(line)-2]), after, true

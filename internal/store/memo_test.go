@@ -52,10 +52,11 @@ func TestCanonicalFactsAreTheParsesFacts(t *testing.T) {
 		edited := bytes.Replace(data, []byte(`"reason": "`), []byte(`"reason": "x`), 1)
 		wrongID := bytes.Replace(data, []byte(`"id": "p-`), []byte(`"id": "p-0`), 1)
 		noIdentity := regexpDrop(data, `  "id": `, `  "created": `)
+		overlapping := append([]byte("{\n  \"id\": \",\n"), data[2:]...) // once a panic of every reader
 		for name, c := range map[string]struct {
 			data []byte
 			want bool
-		}{"compact": {compact.Bytes(), false}, "edited": {edited, false}, "wrong id": {wrongID, false}, "no id or created": {noIdentity, true}} {
+		}{"overlapping id line": {overlapping, false}, "compact": {compact.Bytes(), false}, "edited": {edited, false}, "wrong id": {wrongID, false}, "no id or created": {noIdentity, true}} {
 			if _, ok := canonicalFacts(c.data, sha); ok != c.want {
 				t.Errorf("%d tasks, %s: fast path %v, want %v", n, name, ok, c.want)
 			}
@@ -170,4 +171,36 @@ func TestProposalListingReadsHeads(t *testing.T) {
 	if _, err := s.NewestPendingProposal(); err == nil || !strings.Contains(err.Error(), "p-notjson.json") {
 		t.Errorf("a file that is not a proposal object: %v", err)
 	}
+}
+
+// FuzzCanonicalFacts: whatever the bytes and the logged hash, the fast path never panics, and when it
+// takes a file the full parse of that file (when it parses) gives the same facts and the same hash.
+func FuzzCanonicalFacts(f *testing.F) {
+	p := sampleProposal(f)
+	p.ID = p.ComputeID()
+	data, err := encodeIndented(p.toJSON(true))
+	if err != nil {
+		f.Fatal(err)
+	}
+	sha := p.ContentSHA256()
+	f.Add(data, sha)
+	f.Add(data, sha[:5])
+	f.Add([]byte("{\n  \"id\": \"p-\",\n}"), "")
+	f.Add([]byte("{\n"), sha)
+	f.Fuzz(func(t *testing.T, data []byte, decided string) {
+		fast, ok := canonicalFacts(data, decided)
+		if !ok {
+			return
+		}
+		if fast.contentSHA != decided {
+			t.Fatalf("fast path hash %s, decided %s", fast.contentSHA, decided)
+		}
+		whole, wholeSHA, err := parseProposal("fuzz.json", data)
+		if err != nil {
+			return // a forged log's canonical-but-invalid file: see docs/decisions.md#store-reads-by-content
+		}
+		if wholeSHA != decided || len(Changes(&whole.Candidate, &fast.candidate)) > 0 || !slices.Equal(ledgerKeys(whole), fast.ledger) {
+			t.Fatalf("fast %+v, whole %s %v %v", fast, wholeSHA, whole.Candidate.Signals, ledgerKeys(whole))
+		}
+	})
 }
