@@ -127,14 +127,30 @@ func parseLog(data []byte) (lines []logLine, bad []Problem, complete bool) {
 	p := logMemo.get(data, func() parsedLog {
 		var p parsedLog
 		p.lines, p.bad, p.complete = decodeLog(data)
+		// the memo keeps no bytes of its first caller's: every caller's lines are cut from its own data
+		p.rawLen = make([]int, len(p.lines))
+		for i := range p.lines {
+			p.rawLen[i], p.lines[i].Raw = len(p.lines[i].Raw), nil
+		}
 		return p
 	})
-	// Copies of the slices: a writer appends its new lines to its own state's.
-	return slices.Clone(p.lines), slices.Clone(p.bad), p.complete
+	// The caller's own copies, deep: a writer appends its new lines to its own state's, and Store.Entries
+	// hands the entries out, whose callers owned them when every read parsed anew; a slice shared with the
+	// memo would let one caller's edit change what every later read of the same bytes says. Eighth review
+	// (docs/decisions.md#eighth-review-store-reads-by-content).
+	lines = make([]logLine, len(p.lines))
+	off := 0
+	for i, l := range p.lines {
+		n := p.rawLen[i]
+		lines[i] = logLine{No: l.No, Raw: data[off : off+n : off+n], Entry: l.Entry.clone(), OK: l.OK}
+		off += n + 1
+	}
+	return lines, slices.Clone(p.bad), p.complete
 }
 
 type parsedLog struct {
 	lines    []logLine
+	rawLen   []int // the length of each line's Raw, which the memo does not keep
 	bad      []Problem
 	complete bool
 }
@@ -167,6 +183,22 @@ func decodeLog(data []byte) (lines []logLine, bad []Problem, complete bool) {
 		lines = append(lines, logLine{No: no, Raw: raw, Entry: e, OK: true})
 	}
 	return lines, bad, complete
+}
+
+// clone is e with its own copies of the slices and pointers it holds.
+func (e LogEntry) clone() LogEntry {
+	e.Evidence = slices.Clone(e.Evidence)
+	e.Ledger = slices.Clone(e.Ledger)
+	e.Harvested = slices.Clone(e.Harvested)
+	e.HarvestedSHA256 = slices.Clone(e.HarvestedSHA256)
+	e.Files = slices.Clone(e.Files)
+	if e.SuiteLossBefore != nil {
+		e.SuiteLossBefore = Loss(*e.SuiteLossBefore)
+	}
+	if e.SuiteLossAfter != nil {
+		e.SuiteLossAfter = Loss(*e.SuiteLossAfter)
+	}
+	return e
 }
 
 func unmarshalEntry(line []byte, e *LogEntry) error { return json.Unmarshal(line, e) }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -207,7 +209,18 @@ func canonicalFacts(data []byte, decided string) (proposalFacts, bool) {
 	if ok && id != "p-"+decided[:min(12, len(decided))] {
 		return proposalFacts{}, false
 	}
-	_, rest, _ = cutField(rest, "created")
+	created, after, ok := cutField(rest, "created")
+	if ok {
+		// The created line is outside the hash, so it must be the one member it looks like, with the value
+		// the full parse accepts: a quote in it could close the string and carry more members (a second
+		// "candidate", whose bucket edges the decoder would keep), which the fast path would read as the
+		// decided content. Eighth review (docs/decisions.md#eighth-review-store-reads-by-content).
+		var t time.Time
+		if strings.ContainsAny(created, `"\`) || t.UnmarshalJSON([]byte(`"`+created+`"`)) != nil {
+			return proposalFacts{}, false
+		}
+		rest = after
+	}
 	h := sha256.New()
 	h.Write([]byte(open))
 	h.Write(rest)
