@@ -180,8 +180,8 @@ func TestReview8MemoKeysAreUnambiguous(t *testing.T) {
 }
 
 // Store.Entries and the state's lines are the caller's own: changing a slice or a pointer of an entry
-// read once changes nothing another read gives (the memo keeps one parse per content, and before it
-// every read parsed anew).
+// read once changes nothing another read gives (the memo keeps one parse per content, a shared read one
+// state for the Stores of a run, and before them every read parsed anew).
 func TestReview8EntriesAreTheCallersOwn(t *testing.T) {
 	s, dir := freshStore(t)
 	p := decide(t, s, withEvidence(t, 4))
@@ -194,18 +194,52 @@ func TestReview8EntriesAreTheCallersOwn(t *testing.T) {
 		SuiteLossBefore: Loss(1), SuiteLossAfter: Loss(0.5)}); err != nil {
 		t.Fatal(err)
 	}
-	first, err := s.Entries()
+	var reads SharedReads // the Stores of a night share one read (OpenSharing)
+	a, err := OpenSharing(dir, clock, &reads)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want [][]byte
-	for _, e := range first {
-		want = append(want, e.marshalLine())
+	b, err := OpenSharing(dir, clock, &reads)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// every slice and pointer field of an entry, by reflection, so that a field added later is covered
+	for name, pair := range map[string][2]*Store{"fresh reads": {s, s}, "a shared read": {a, b}} {
+		first, err := pair[0].Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want [][]byte
+		for _, e := range first {
+			want = append(want, e.marshalLine())
+		}
+		changeEntries(t, first)
+		again, err := pair[1].Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range again {
+			if a, b := again[i].marshalLine(), want[i]; !bytes.Equal(a, b) {
+				t.Fatalf("%s: entry %d changed by another caller's edit:\n%s\nwant\n%s", name, i, a, b)
+			}
+		}
+	}
+	// the raw lines too (the chain hashes them)
+	st1, _ := loadState(dir)
+	st1.lines[0].Raw[0] = 'X'
+	st2, _ := loadState(dir)
+	if st2.lines[0].Raw[0] != '{' {
+		t.Fatalf("a line's raw bytes changed by another state's edit: %q", st2.lines[0].Raw[:10])
+	}
+	mustVerify(t, s)
+}
+
+// changeEntries changes the first element of every slice and the value of every pointer of the entries,
+// by reflection, so that a field added to LogEntry later is covered; it fails when one has none.
+func changeEntries(t *testing.T, es []LogEntry) {
+	t.Helper()
 	touched := map[string]bool{}
-	for i := range first {
-		v := reflect.ValueOf(&first[i]).Elem()
+	for i := range es {
+		v := reflect.ValueOf(&es[i]).Elem()
 		for j := range v.NumField() {
 			f, name := v.Field(j), v.Type().Field(j).Name
 			switch {
@@ -228,23 +262,6 @@ func TestReview8EntriesAreTheCallersOwn(t *testing.T) {
 			t.Errorf("no entry has a %s to change: the test needs one", f.Name)
 		}
 	}
-	again, err := s.Entries()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range again {
-		if a, b := again[i].marshalLine(), want[i]; !bytes.Equal(a, b) {
-			t.Fatalf("entry %d changed by another caller's edit:\n%s\nwant\n%s", i, a, b)
-		}
-	}
-	// the raw lines too (the chain hashes them)
-	st1, _ := loadState(dir)
-	st1.lines[0].Raw[0] = 'X'
-	st2, _ := loadState(dir)
-	if st2.lines[0].Raw[0] != '{' {
-		t.Fatalf("a line's raw bytes changed by another state's edit: %q", st2.lines[0].Raw[:10])
-	}
-	mustVerify(t, s)
 }
 
 // The memo holds a bounded number of bytes whatever the files: many distinct large logs in one process
@@ -285,7 +302,7 @@ func TestReview8MemoRetainsBoundedBytes(t *testing.T) {
 	}
 }
 
-// Readers in goroutines, on one store and on a copy of it (same bytes, so the same memo entries), get
+// Readers in goroutines, on one store (fresh and shared reads) and on a copy of it (same bytes, so the same memo entries), get
 // the same answers, and a tampered copy is refused while the original is not: the memo is per process
 // and keyed by content only, so two stores never see each other's files (run with -race).
 func TestReview8ConcurrentReadersAndTwoStores(t *testing.T) {
@@ -302,6 +319,15 @@ func TestReview8ConcurrentReadersAndTwoStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var reads SharedReads
+	a, err := OpenSharing(dir, clock, &reads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OpenSharing(dir, clock, &reads)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want, err := s.Active()
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +335,7 @@ func TestReview8ConcurrentReadersAndTwoStores(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for i := range 8 {
-		st := []*Store{s, s2}[i%2]
+		st := []*Store{s, s2, a, b}[i%4]
 		wg.Go(func() {
 			for range 3 {
 				w, err := st.Active()

@@ -510,7 +510,9 @@ func (s *Store) Entries() ([]LogEntry, error) {
 	var out []LogEntry
 	for _, l := range st.lines {
 		if l.OK {
-			out = append(out, l.Entry)
+			// the caller's own: a shared read's state is every Store's of the run (eighth review,
+			// docs/decisions.md#eighth-review-store-reads-by-content)
+			out = append(out, l.Entry.clone())
 		}
 	}
 	return out, nil
