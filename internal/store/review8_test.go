@@ -194,15 +194,7 @@ func TestReview8EntriesAreTheCallersOwn(t *testing.T) {
 		SuiteLossBefore: Loss(1), SuiteLossAfter: Loss(0.5)}); err != nil {
 		t.Fatal(err)
 	}
-	var reads SharedReads // the Stores of a night share one read (OpenSharing)
-	a, err := OpenSharing(dir, clock, &reads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := OpenSharing(dir, clock, &reads)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := twoSharing(t, dir)
 	for name, pair := range map[string][2]*Store{"fresh reads": {s, s}, "a shared read": {a, b}} {
 		first, err := pair[0].Entries()
 		if err != nil {
@@ -231,6 +223,21 @@ func TestReview8EntriesAreTheCallersOwn(t *testing.T) {
 		t.Fatalf("a line's raw bytes changed by another state's edit: %q", st2.lines[0].Raw[:10])
 	}
 	mustVerify(t, s)
+}
+
+// twoSharing opens two Stores of dir that share one read, as a night's Stores do (OpenSharing).
+func twoSharing(t *testing.T, dir string) (*Store, *Store) {
+	t.Helper()
+	var reads SharedReads
+	var out [2]*Store
+	for i := range out {
+		s, err := OpenSharing(dir, clock, &reads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = s
+	}
+	return out[0], out[1]
 }
 
 // changeEntries changes the first element of every slice and the value of every pointer of the entries,
@@ -319,15 +326,7 @@ func TestReview8ConcurrentReadersAndTwoStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reads SharedReads
-	a, err := OpenSharing(dir, clock, &reads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := OpenSharing(dir, clock, &reads)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := twoSharing(t, dir)
 	want, err := s.Active()
 	if err != nil {
 		t.Fatal(err)
