@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/store"
@@ -73,8 +72,8 @@ func ResolveWeightsRef(weightsDir, ref string) (*WeightsRef, error) {
 			r.Entry = e
 		}
 	}
-	if r.Entry != nil && r.Entry.Proposal != "" {
-		p, err := store.ReadProposal(filepath.Join(weightsDir, store.ProposalsDir, r.Entry.Proposal+".json"))
+	if path, ok := proposalOf(weightsDir, r.Entry); ok {
+		p, err := store.ReadProposal(path)
 		switch {
 		case err == nil:
 			r.Proposal = p
@@ -163,4 +162,13 @@ func matchingStep(p *store.Proposal, c store.Change) *store.ProposalStep {
 		}
 	}
 	return found
+}
+
+// proposalOf is the file of the proposal entry e names (false: none, or a name that is not a proposal
+// file's, which verify reports).
+func proposalOf(weightsDir string, e *store.LogEntry) (string, bool) {
+	if e == nil || e.Proposal == "" {
+		return "", false
+	}
+	return store.ProposalPath(weightsDir, e.Proposal)
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -118,7 +117,11 @@ func (st *state) entryMeaning(e LogEntry, load func(int) *weights.Weights) error
 // the one decided (its content hash as logged), its candidate the applied weights, and its evidence the
 // logged ledger keys.
 func (st *state) proposalMeaning(e LogEntry, result *weights.Weights) error {
-	p, ok := readProposalFacts(filepath.Join(st.dir, ProposalsDir, e.Proposal+".json"), decidedSHA(st.loggedDecisions(e.Proposal)))
+	path, ok := ProposalPath(st.dir, e.Proposal)
+	if !ok {
+		return fmt.Errorf("it names proposal %q, which is not a proposal file name", e.Proposal)
+	}
+	p, ok := readProposalFacts(path, decidedSHA(st.loggedDecisions(e.Proposal)))
 	if !ok {
 		// gone, or no longer the proposal that was decided (its id no longer matches its content): there is
 		// nothing to judge by; the candidate was already checked against the logged decisions

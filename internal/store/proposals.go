@@ -15,6 +15,16 @@ import (
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
+// ProposalPath is the file of proposal id among the proposals of the store at dir, false when id is not
+// a plain file name: the id comes from the evolution log, which a pull request can write, and
+// "../../x" would read a file outside the store (docs/decisions.md#eighth-review-store-reads-by-content).
+func ProposalPath(dir, id string) (string, bool) {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`+"\x00") {
+		return "", false
+	}
+	return filepath.Join(dir, ProposalsDir, id+".json"), true
+}
+
 // ProposalsPath is the directory of the store's proposals (<dir>/proposals).
 func (s *Store) ProposalsPath() string { return filepath.Join(s.Dir, ProposalsDir) }
 

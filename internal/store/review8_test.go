@@ -381,3 +381,21 @@ func TestReview8ConcurrentReadersAndTwoStores(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A log entry's proposal is a file name under weights/proposals, never a path: a forged "../" one is a
+// history problem, and nothing outside the store is read for it.
+func TestAProposalIDIsNoPath(t *testing.T) {
+	for _, id := range []string{"../../outside", `..\x`, "..", ""} {
+		if _, ok := ProposalPath("/w", id); ok {
+			t.Errorf("%q passed as a proposal file name", id)
+		}
+	}
+	if p, ok := ProposalPath("/w", "p-0123456789ab"); !ok || p != filepath.Join("/w", ProposalsDir, "p-0123456789ab.json") {
+		t.Errorf("a proposal id: %s %v", p, ok)
+	}
+	st := &state{dir: t.TempDir()}
+	err := st.proposalMeaning(LogEntry{Action: ActionApply, Proposal: "../../../etc/passwd"}, &weights.Weights{})
+	if err == nil || !strings.Contains(err.Error(), "not a proposal file name") {
+		t.Errorf("a path as the applied proposal: %v", err)
+	}
+}
