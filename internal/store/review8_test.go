@@ -138,7 +138,6 @@ func TestReview8ForgedCandidateInTheCreatedLineIsRefused(t *testing.T) {
 	w.Version, w.Parent = 2, 1
 	w.Buckets.Edges[0] -= weights.Whole(1)
 	forgedVersion := w.Marshal()
-	st, _ = loadState(dir)
 	apply.ResultSHA256 = fileSHA(forgedVersion)
 	apply.Time = apply.Time.Add(1)
 	forge(t, s, dir, 2, forgedVersion, func(e *LogEntry) { *e = apply })
