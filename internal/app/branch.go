@@ -148,6 +148,11 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		if err := atomicfile.Write(dst, data, atomicfile.Public); err != nil {
 			return nil, err
 		}
+		// Off the branch: the work tree now holds it untracked, and a merged copy would stop the next
+		// checkout of the base ("untracked working tree files would be overwritten").
+		if err := os.Remove(*res.StateDump); err != nil {
+			return nil, err
+		}
 		res.StateDump = &dst
 	}
 	for i := range res.Reports {
