@@ -1,7 +1,7 @@
 #!/bin/sh
 # tune-nightly.sh: the crontab recipe of docs/nightly.md. cron runs it in a clone of the project whose
 # origin is the shared repository; page-oncall and alert-ops stand for your paging and alerting hooks.
-# It never edits the clone's files: tune nightly --branch commits the night's change on tune/<id>, and
+# It never edits the clone's files: tune nightly --branch commits the night's change on its tune/ branch, and
 # this script keeps its own output in the git directory.
 cd "$(dirname "$0")" || exit 1
 keep=$(git rev-parse --absolute-git-dir)/tune-nightly && mkdir -p "$keep" || exit 1

@@ -1,22 +1,29 @@
 package app
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/gitcmd"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
-// BranchPrefix names the branches tune nightly --branch writes: BranchPrefix + the proposal id.
+// BranchPrefix names the branches tune nightly --branch writes: BranchPrefix + the change's name
+// (ChangeBranch).
 const BranchPrefix = "tune/"
 
 // BranchAuthor is the author and committer of every commit nightly --branch writes, dated by its
@@ -26,7 +33,10 @@ var BranchAuthor = struct{ Name, Email string }{"tune nightly", "tune-nightly@us
 // BranchResult is the branch a night's change was written to (nightly --branch; its --json fields).
 type BranchResult struct {
 	Branch string `json:"branch"`
-	Title  string `json:"title"`
+	// BranchProposal is the proposal the branch holds: the night's (review_proposal), or the one that
+	// first made the same change on the same base (the branch stays as it is).
+	BranchProposal string `json:"branch_proposal"`
+	Title          string `json:"title"`
 	// BodyFile is the pull request's body (the Markdown diff), outside the work tree (in the git
 	// directory) so that it never stands in the way of a merge; the branch holds the same bytes at
 	// BodyPath.
@@ -34,11 +44,11 @@ type BranchResult struct {
 	BodyPath string `json:"body_path"`
 	Base     string `json:"base"`
 	Commit   string `json:"commit"`
-	// BranchUpdated is false when the branch already held this proposal on this base: no new commit,
+	// BranchUpdated is false when the branch already held this change on this base: no new commit,
 	// nothing to push.
 	BranchUpdated bool `json:"branch_updated"`
-	// Supersedes lists the other tune/ branches not merged into the base: their proposals were
-	// measured against a state this night replaces (close their pull requests).
+	// Supersedes lists the other tune/ branches not merged into the base: they make another change
+	// (or one on an older base) that this night's replaces (close their pull requests).
 	Supersedes []string `json:"supersedes"`
 }
 
@@ -49,9 +59,9 @@ type BodyFunc func(weightsDir, proposal string) ([]byte, error)
 // NightlyBranch is Nightly in a temporary copy of the store at HEAD: the night's writes go there, never
 // to the checked-out work tree, and when it leaves a change to review (an accepted or halved proposal,
 // or the watch's rollback) that change is applied there as `tune apply` would apply it and committed
-// on the branch tune/<id>, with the EVAL report and the pull request body. Merging the branch makes
-// the change active. The same proposal on the same base leaves the branch as it is; a moved base
-// rebuilds it on the new base (docs/nightly.md, "Pull requests").
+// on the branch ChangeBranch names, with the EVAL report and the pull request body. Merging the branch
+// makes the change active. The same change on the same base leaves the branch as it is, however its
+// evidence grew since; a moved base rebuilds it on the new base (docs/nightly.md, "Pull requests").
 func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, error) {
 	unlock, err := nightlyLock(env)
 	if err != nil {
@@ -172,16 +182,19 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	if err != nil {
 		return nil, err
 	}
-	b := &BranchResult{Branch: BranchPrefix + p.ID, Base: base, Supersedes: []string{}}
+	b := &BranchResult{Branch: ChangeBranch(p, res.Review), BranchProposal: p.ID, Base: base, Supersedes: []string{}}
 	res.BranchResult = b
 	ref := "refs/heads/" + b.Branch
 	gitDir, err := repo.Line("rev-parse", "--absolute-git-dir")
 	if err != nil {
 		return nil, err
 	}
-	b.BodyPath = filepath.ToSlash(filepath.Join(reportsRel, p.ID+".pr.md"))
-	b.BodyFile = filepath.Join(gitDir, "tune", p.ID+".pr.md")
-	if b.Supersedes, err = superseded(repo, base, b.Branch); err != nil {
+	bodyPaths := func(id string) {
+		b.BodyPath = filepath.ToSlash(filepath.Join(reportsRel, id+".pr.md"))
+		b.BodyFile = filepath.Join(gitDir, "tune", id+".pr.md")
+	}
+	bodyPaths(p.ID)
+	if b.Supersedes, err = superseded(repo, base, b.Branch, weightsRel); err != nil {
 		return nil, err
 	}
 	old, err := repo.Ref(ref)
@@ -189,17 +202,13 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		return nil, err
 	}
 	if old != "" {
-		// The same proposal already committed on this base: the branch stays, whatever the night's
-		// clock (a re-created proposal differs only in its created time).
-		if parent, err := repo.Commit(old + "^"); err == nil && parent == base {
-			if _, ok, _ := repo.Show(old, filepath.ToSlash(filepath.Join(weightsRel, store.ProposalsDir, p.ID+".json"))); ok {
-				data, ok, err := repo.Show(old, b.BodyPath)
-				if err != nil || !ok {
-					return nil, fmt.Errorf("branch %s holds no %s: delete the branch and run again", b.Branch, b.BodyPath)
-				}
-				b.Commit, b.Title = old, titleOf(p, res)
-				return res, writeBody(b.BodyFile, data)
-			}
+		// The same change already committed on this base: the branch stays, whatever the night's clock
+		// and however the evidence grew, so that its pull request lives until a reviewer merges it
+		// (docs/decisions.md#a-pull-request-is-the-change-not-the-night).
+		if kept, body, ok := keptChange(repo, old, base, weightsRel, reportsRel, b.Branch, res.Review); ok {
+			bodyPaths(kept.ID)
+			b.BranchProposal, b.Commit, b.Title = kept.ID, old, titleOf(kept, res)
+			return res, writeBody(b.BodyFile, body)
 		}
 	}
 
@@ -262,8 +271,75 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	return res, writeBody(b.BodyFile, bodyData)
 }
 
-// superseded lists the other tune/ branches whose tip is not merged into base.
-func superseded(repo gitcmd.Repo, base, branch string) ([]string, error) {
+// ChangeBranch names the branch of the change proposal p makes: the parent version and a hash of what
+// the review is and the weights it makes active. A night whose evidence grew proposes the same change
+// under a new proposal id, and finds the branch (and its open pull request) it opened before.
+func ChangeBranch(p *store.Proposal, review string) string {
+	sig, bkt, cost := store.WeightsJSON(&p.Candidate)
+	data, err := json.Marshal(struct {
+		Review                 string
+		Parent                 int
+		Signals, Buckets, Cost store.NumberMap
+	}{review, p.Parent, sig, bkt, cost})
+	if err != nil {
+		panic(err) // numbers and strings only
+	}
+	sum := sha256.Sum256(data)
+	return BranchPrefix + weights.VersionName(p.Parent) + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// keptChange is the proposal and pull request body the branch tip old holds when it makes the change
+// named branch on base: its parent is base, its commit names a proposal (the "Proposal:" line
+// commitMessage writes) whose file on the branch matches its id and makes that change, and the body is
+// there. Anything else (a hand-pushed commit, a file over its limit) is rebuilt: the branch is
+// PR-controlled (docs/decisions.md#hostile-files-issue-25).
+func keptChange(repo gitcmd.Repo, old, base, weightsRel, reportsRel, branch, review string) (*store.Proposal, []byte, bool) {
+	if parent, err := repo.Commit(old + "^"); err != nil || parent != base {
+		return nil, nil, false
+	}
+	id, ok := committedProposal(repo, old)
+	if !ok {
+		return nil, nil, false
+	}
+	data, ok, err := repo.Show(old, path.Join(weightsRel, store.ProposalsDir, id+".json"), regular.ProposalFile)
+	if err != nil || !ok {
+		return nil, nil, false
+	}
+	p, err := store.ParseProposal(id+".json", data)
+	if err != nil || p.ID != id || ChangeBranch(p, review) != branch {
+		return nil, nil, false
+	}
+	body, ok, err := repo.Show(old, path.Join(reportsRel, id+".pr.md"), regular.ReportFile)
+	if err != nil || !ok {
+		return nil, nil, false
+	}
+	return p, body, true
+}
+
+// committedProposal is the proposal id the "Proposal:" line of commit's message names (commitMessage
+// writes it), when it has a proposal id's form.
+func committedProposal(repo gitcmd.Repo, commit string) (string, bool) {
+	size, err := repo.Line("cat-file", "-s", commit)
+	if n, perr := strconv.Atoi(size); err != nil || perr != nil || n > 1<<20 {
+		return "", false // a commit object this large was not written by tune
+	}
+	msg, err := repo.Line("show", "-s", "--format=%B", commit)
+	if err != nil {
+		return "", false
+	}
+	id := ""
+	for _, l := range strings.Split(msg, "\n") {
+		if v, ok := strings.CutPrefix(l, "Proposal: "); ok {
+			id = strings.TrimSpace(v)
+		}
+	}
+	return id, store.ValidProposalID(id)
+}
+
+// superseded lists the other tune/ branches not merged into base: neither is their tip an ancestor of
+// base, nor does base hold the proposal their commit applied (a squash or rebase merge copies the
+// commit's files, not the commit).
+func superseded(repo gitcmd.Repo, base, branch, weightsRel string) ([]string, error) {
 	out, err := repo.Line("for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/"+BranchPrefix)
 	if err != nil {
 		return nil, err
@@ -276,6 +352,11 @@ func superseded(repo gitcmd.Repo, base, branch string) ([]string, error) {
 		}
 		if _, err := repo.Run("merge-base", "--is-ancestor", tip, base); err == nil {
 			continue // merged: nothing to close
+		}
+		if id, ok := committedProposal(repo, tip); ok {
+			if _, err := repo.Run("cat-file", "-e", base+":"+path.Join(weightsRel, store.ProposalsDir, id+".json")); err == nil {
+				continue // squashed or rebased in
+			}
 		}
 		list = append(list, name)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/gitcmd"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/store"
 )
 
@@ -52,7 +53,14 @@ func snapshotAt(repo gitcmd.Repo, commit, rel string) (store.Snapshot, error) {
 		if !keep {
 			continue
 		}
-		data, _, err := repo.Show(commit, f)
+		limit := regular.WeightsFile
+		switch {
+		case file == store.LogFile:
+			limit = regular.StoreLog
+		case dir != "":
+			limit = regular.ProposalFile
+		}
+		data, _, err := repo.Show(commit, f, limit)
 		if err != nil {
 			return nil, err
 		}

@@ -13,7 +13,7 @@ import (
 type nightlyOptions struct {
 	evolveOptions
 	Globs []string
-	// Branch writes a change to review as a commit on the branch tune/<id> (app.NightlyBranch).
+	// Branch writes a change to review as a commit on its branch tune/<parent>-<hash> (app.NightlyBranch).
 	Branch bool
 }
 
@@ -55,11 +55,14 @@ everything again.
 --branch runs the night on a temporary copy of the store at HEAD instead, and never touches the
 checked-out work tree: a change to review is applied there as tune apply would, and committed
 (the new version, the evolution log and its ledger, weights.sum, the harvested fixtures, the EVAL
-report and the pull request body) on the branch tune/<proposal id>. Merging that branch makes the
-change active; nothing runs after the merge. The same proposal on the same base leaves the branch
-as it is (--json "branch_updated": false); a moved base rebuilds it. --json adds "branch",
-"title", "body_file" (the pull request body, in the git directory) and "supersedes" (other
-unmerged tune/ branches). See docs/nightly.md for a crontab line, a GitHub Actions workflow and a
+report and the pull request body) on the branch tune/<parent version>-<change hash>, named by the
+change, not the night. Merging that branch makes the change active; nothing runs after the merge.
+A later night that proposes the same change on the same base leaves the branch (and its open pull
+request) as it is, however its evidence grew (--json "branch_updated": false); a moved base
+rebuilds it. --json adds "branch", "branch_proposal" (the proposal the branch holds), "title",
+"body_file" (the pull request body, in the git directory; "body_path" is its copy on the branch),
+"commit" and "base" (the branch's commit and its parent), "branch_updated" and "supersedes" (other
+unmerged tune/ branches, whose pull requests to close). See docs/nightly.md for a crontab line, a GitHub Actions workflow and a
 GitLab CI job.`,
 		Example: `  tune nightly
   tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json
@@ -76,7 +79,7 @@ GitLab CI job.`,
 	}
 	addEvolveFlags(cmd, &opts.evolveOptions)
 	cmd.Flags().StringArrayVar(&opts.Globs, "logs", nil, "trace logs to read, as a shell `glob` (repeatable)")
-	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "commit a change to review on the branch tune/<proposal id>, applied, without touching the work tree")
+	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "commit a change to review on its branch tune/<parent>-<hash>, applied, without touching the work tree")
 	_ = cmd.Flags().MarkHidden("apply") // nightly never applies: a reviewer does; --apply is a usage error
 	return cmd
 }

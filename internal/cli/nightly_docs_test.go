@@ -290,7 +290,7 @@ func TestNightlyRecipesEscalationKeepsItsSteps(t *testing.T) {
 			t.Skipf("%s is not installed (CI runners have it)", tool)
 		}
 	}
-	out := `{"outcome": "escalated", "review": "change", "state_dump": "reports/evolve-state-p-0123.json", "branch": "tune/p-0123", "branch_updated": true, "title": "tune: weights change p-0123", "body_file": "body.md", "supersedes": []}` + "\n"
+	out := `{"outcome": "escalated", "review": "change", "state_dump": "reports/evolve-state-p-0123.json", "branch": "tune/v0001-0123", "branch_updated": true, "title": "tune: weights change p-0123", "body_file": "body.md", "supersedes": []}` + "\n"
 	page := "page-oncall [tune nightly escalated: a human decides (tune help escalation)] [reports/evolve-state-p-0123.json]\n"
 	for _, c := range []struct {
 		recipe string
@@ -298,9 +298,9 @@ func TestNightlyRecipesEscalationKeepsItsSteps(t *testing.T) {
 		exit   int
 		calls  []string // what the calls file must contain, in order
 	}{
-		{"cron", []string{"/bin/sh"}, 3, []string{page, "gh [pr] [list]", "gh [pr] [create] [--head] [tune/p-0123]"}},
-		{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, 3, []string{page, "glab [mr] [view] [tune/p-0123]", "glab [mr] [create] [--source-branch] [tune/p-0123]"}},
-		{"github-pr", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, 0, []string{"gh [pr] [list]", "gh [pr] [create] [--head] [tune/p-0123]"}},
+		{"cron", []string{"/bin/sh"}, 3, []string{page, "gh [pr] [list]", "gh [pr] [create] [--head] [tune/v0001-0123]"}},
+		{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, 3, []string{page, "glab [mr] [view] [tune/v0001-0123]", "glab [mr] [create] [--source-branch] [tune/v0001-0123]"}},
+		{"github-pr", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, 0, []string{"gh [pr] [list]", "gh [pr] [create] [--head] [tune/v0001-0123]"}},
 	} {
 		dir := stubDir(t, 3, out)
 		if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(out), 0o644); err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,6 +212,30 @@ func TestReportProposalAfterNightlyKeepsTheReportByteIdentical(t *testing.T) {
 	for name, data := range nightly {
 		if !bytes.Equal(data, after[name]) {
 			t.Errorf("report %s changed: tune report proposal did not regenerate nightly's bytes", name)
+		}
+	}
+}
+
+// TestNightlyBranchJSONFieldsLocked: the fields --branch adds to tune nightly --json are exactly these,
+// and --help names each (the recipes of docs/nightly.md read them with jq; a new field needs this test
+// and --help updated).
+func TestNightlyBranchJSONFieldsLocked(t *testing.T) {
+	data, err := json.Marshal(app.BranchResult{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	const want = "base body_file body_path branch branch_proposal branch_updated commit supersedes title"
+	if got := objectKeys(t, m); got != want {
+		t.Errorf("fields %q, want %q", got, want)
+	}
+	help := NewCmdNightly(&Factory{IO: &IOStreams{}}).Long
+	for _, k := range strings.Fields(want) {
+		if !strings.Contains(help, `"`+k+`"`) {
+			t.Errorf("--help does not document the --json field %q", k)
 		}
 	}
 }

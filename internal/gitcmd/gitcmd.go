@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // Repo is a git repository seen from Dir (any directory inside its work tree); Env is added to the
@@ -89,13 +92,26 @@ func (r Repo) Ref(ref string) (string, error) {
 	return out, err
 }
 
-// Show returns the bytes of path at rev; ok is false when rev has no such file.
-func (r Repo) Show(rev, path string) (data []byte, ok bool, err error) {
-	if _, err := r.Run("cat-file", "-e", rev+":"+path); err != nil {
+// Show returns the bytes of path at rev; ok is false when rev has no such file. A blob over limit is
+// refused before it is read: a branch anyone can push to may hold anything
+// (docs/decisions.md#hostile-files-issue-25).
+func (r Repo) Show(rev, path string, limit regular.Limit) (data []byte, ok bool, err error) {
+	size, err := r.Line("cat-file", "-s", rev+":"+path)
+	if err != nil {
 		return nil, false, nil
+	}
+	if n, err := strconv.ParseInt(size, 10, 64); err != nil || n > limit.Bytes {
+		return nil, true, fmt.Errorf("%s:%s is %s bytes, over the %d-byte limit for %s", short(rev), path, size, limit.Bytes, limit.Kind)
 	}
 	data, err = r.Run("cat-file", "blob", rev+":"+path)
 	return data, err == nil, err
+}
+
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
 }
 
 // Files lists the files under dir (a path relative to the repository root, slash-separated) at rev,

@@ -4,7 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // TestRefShowAndErrors: a missing ref is "" without an error (nightly --branch then writes it), a
@@ -35,10 +38,15 @@ func TestRefShowAndErrors(t *testing.T) {
 	if got, err := r.Ref("refs/heads/tune/p-000000000000"); got != "" || err != nil {
 		t.Errorf("a missing ref: %q, %v", got, err)
 	}
-	if data, ok, err := r.Show(head, "f.txt"); !ok || err != nil || string(data) != "hello\n" {
+	if data, ok, err := r.Show(head, "f.txt", regular.Limit{Kind: "a text", Bytes: 6}); !ok || err != nil || string(data) != "hello\n" {
 		t.Errorf("show f.txt: %q %v %v", data, ok, err)
 	}
-	if _, ok, _ := r.Show(head, "nope.txt"); ok {
+	// A blob over its limit is refused before it is read (a branch anyone can push to may hold anything).
+	if data, _, err := r.Show(head, "f.txt", regular.Limit{Kind: "a text", Bytes: 5}); err == nil || data != nil ||
+		!strings.Contains(err.Error(), "f.txt is 6 bytes, over the 5-byte limit for a text") {
+		t.Errorf("show f.txt over its limit: %q %v", data, err)
+	}
+	if _, ok, _ := r.Show(head, "nope.txt", regular.Limit{Kind: "a text", Bytes: 5}); ok {
 		t.Error("show of a missing file is ok")
 	}
 	if files, err := r.Files(head, "."); err != nil || len(files) != 1 || files[0] != "f.txt" {

@@ -362,6 +362,20 @@ func (p *Proposal) ComputeID() string {
 // idOf is the proposal id of a content hash.
 func idOf(contentSHA string) string { return "p-" + contentSHA[:12] }
 
+// ValidProposalID reports whether id has the form idOf gives: "p-" and 12 lower-case hex digits.
+func ValidProposalID(id string) bool {
+	hexDigits, ok := strings.CutPrefix(id, "p-")
+	if !ok || len(hexDigits) != 12 {
+		return false
+	}
+	for _, c := range hexDigits {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // ContentSHA256 is the sha256 (hex) of the proposal's canonical JSON without the id and created fields.
 // The evolution log records it with every attempt of the proposal, and apply writes only a proposal whose
 // content still has this hash (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).

@@ -25,19 +25,31 @@ func Nightly(w io.Writer, out *app.NightlyResult) error {
 	default:
 		termtable.Fprintf(w, "review: %s %s\n", out.Review, out.ReviewProposal)
 	}
-	if b := out.BranchResult; b != nil {
-		state := "written"
-		if !b.BranchUpdated {
-			state = "unchanged (it already holds this proposal on this base)"
-		}
-		termtable.Fprintf(w, "branch: %s %s (commit %s on %s)\n", b.Branch, state, shortCommit(b.Commit), shortCommit(b.Base))
-		termtable.Fprintf(w, "title: %s\n", b.Title)
-		termtable.Fprintf(w, "body: %s\n", Path(b.BodyFile))
-		if len(b.Supersedes) > 0 {
-			termtable.Fprintf(w, "supersedes: %s\n", strings.Join(b.Supersedes, " "))
-		}
-	}
+	branchLines(w, out)
 	return nil
+}
+
+// branchLines prints the branch that holds the night's change (--branch), if any.
+func branchLines(w io.Writer, out *app.NightlyResult) {
+	b := out.BranchResult
+	if b == nil {
+		return
+	}
+	state := "written"
+	switch {
+	case b.BranchUpdated:
+	case b.BranchProposal != "" && b.BranchProposal != out.ReviewProposal:
+		// The night's evidence grew; the open pull request keeps the proposal it was opened with.
+		state = fmt.Sprintf("unchanged (it already holds this change on this base, as %s)", b.BranchProposal)
+	default:
+		state = "unchanged (it already holds this proposal on this base)"
+	}
+	termtable.Fprintf(w, "branch: %s %s (commit %s on %s)\n", b.Branch, state, shortCommit(b.Commit), shortCommit(b.Base))
+	termtable.Fprintf(w, "title: %s\n", b.Title)
+	termtable.Fprintf(w, "body: %s\n", Path(b.BodyFile))
+	if len(b.Supersedes) > 0 {
+		termtable.Fprintf(w, "supersedes: %s\n", strings.Join(b.Supersedes, " "))
+	}
 }
 
 // shortCommit is the first 12 hex digits of a commit id.

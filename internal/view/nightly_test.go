@@ -1,0 +1,37 @@
+package view
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ldd-tools/tune/internal/app"
+)
+
+// The branch line says whether the night wrote the branch, found its own proposal there, or found the
+// same change under the proposal the pull request was opened with (the night's evidence grew).
+func TestBranchLines(t *testing.T) {
+	branch := func(updated bool, holds string) *app.NightlyResult {
+		return &app.NightlyResult{Review: app.ReviewChange, ReviewProposal: "p-222222222222", BranchResult: &app.BranchResult{
+			Branch: "tune/v0001-0123456789ab", BranchProposal: holds, Title: "tune: weights change", BodyFile: "/r/.git/tune/b.pr.md",
+			Base: "b0b0b0b0b0b0b0b0", Commit: "c1c1c1c1c1c1c1c1", BranchUpdated: updated, Supersedes: []string{}}}
+	}
+	for _, c := range []struct {
+		out  *app.NightlyResult
+		want string
+	}{
+		{branch(true, "p-222222222222"), "branch: tune/v0001-0123456789ab written (commit c1c1c1c1c1c1 on b0b0b0b0b0b0)\n"},
+		{branch(false, "p-222222222222"), "branch: tune/v0001-0123456789ab unchanged (it already holds this proposal on this base) (commit c1c1c1c1c1c1 on b0b0b0b0b0b0)\n"},
+		{branch(false, "p-111111111111"), "branch: tune/v0001-0123456789ab unchanged (it already holds this change on this base, as p-111111111111) (commit c1c1c1c1c1c1 on b0b0b0b0b0b0)\n"},
+	} {
+		var b bytes.Buffer
+		branchLines(&b, c.out)
+		want := c.want + "title: tune: weights change\nbody: /r/.git/tune/b.pr.md\n"
+		if b.String() != want {
+			t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+		}
+	}
+	var b bytes.Buffer
+	if branchLines(&b, &app.NightlyResult{}); b.Len() != 0 {
+		t.Errorf("no branch printed %q", b.String())
+	}
+}
