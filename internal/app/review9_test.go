@@ -181,8 +181,7 @@ func TestR9ForgedBranchIsRebuilt(t *testing.T) {
 			for _, f := range strings.Split(added, "\n") {
 				if strings.HasSuffix(f, ".toml") && !strings.Contains(f, "/proposals/") {
 					data := p.git("show", b.Branch+":"+f)
-					data = strings.Replace(data, "+4", "+9", 1)
-					data = strings.Replace(data, "+3", "+9", 1)
+					data = strings.Replace(data, "\ngreenfield = 3\n", "\ngreenfield = 9\n", 1)
 					return p.forge(b.Branch, map[string]string{f: data + "\n"}, "")
 				}
 			}
