@@ -205,7 +205,7 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		// The same change already committed on this base: the branch stays, whatever the night's clock
 		// and however the evidence grew, so that its pull request lives until a reviewer merges it
 		// (docs/decisions.md#a-pull-request-is-the-change-not-the-night).
-		if kept, body, ok := keptChange(repo, old, base, weightsRel, reportsRel, b.Branch, res.Review); ok {
+		if kept, body, ok := keptChange(repo, old, base, weightsRel, fixturesRel, reportsRel, b.Branch, res.Review); ok {
 			bodyPaths(kept.ID)
 			b.BranchProposal, b.Commit, b.Title = kept.ID, old, titleOf(kept, res)
 			return res, writeBody(b.BodyFile, body)
@@ -289,13 +289,16 @@ func ChangeBranch(p *store.Proposal, review string) string {
 }
 
 // keptChange is the proposal and pull request body the branch tip old holds when it makes the change
-// named branch on base: its parent is base, its commit names a proposal (the "Proposal:" line
-// commitMessage writes) whose file on the branch matches its id and makes that change, and the body is
-// there. Anything else (a hand-pushed commit, a file over its limit) is rebuilt: the branch is
-// PR-controlled (docs/decisions.md#hostile-files-issue-25).
-func keptChange(repo gitcmd.Repo, old, base, weightsRel, reportsRel, branch, review string) (*store.Proposal, []byte, bool) {
-	if parent, err := repo.Commit(old + "^"); err != nil || parent != base {
-		return nil, nil, false
+// named branch on base: its one parent is base, its commit names a proposal (the "Proposal:" line
+// commitMessage writes) whose file on the branch matches its id and makes that change, the body is
+// there, and the tree is what a night writes on base: it changes regular files under the store, the
+// fixtures and the reports only, its store is an append-only extension of the base's
+// (store.CheckExtension) and the one version it adds is the proposal's candidate. Anything else (a
+// hand-pushed commit, a file over its limit) is rebuilt: the branch is PR-controlled
+// (docs/decisions.md#hostile-files-issue-25).
+func keptChange(repo gitcmd.Repo, old, base, weightsRel, fixturesRel, reportsRel, branch, review string) (*store.Proposal, []byte, bool) {
+	if parents, err := repo.Line("rev-list", "--parents", "-n", "1", old); err != nil || parents != old+" "+base {
+		return nil, nil, false // a merge commit brings another history in with the change
 	}
 	id, ok := committedProposal(repo, old)
 	if !ok {
@@ -313,7 +316,66 @@ func keptChange(repo gitcmd.Repo, old, base, weightsRel, reportsRel, branch, rev
 	if err != nil || !ok {
 		return nil, nil, false
 	}
+	if !nightTree(repo, old, base, []string{weightsRel, fixturesRel, reportsRel}) || !extendsWith(repo, old, base, weightsRel, p) {
+		return nil, nil, false
+	}
 	return p, body, true
+}
+
+// maxTreeDiff bounds the raw diff of a kept branch against its base: a night adds a version, the log, a
+// proposal, its report input, reports and harvested fixtures, far from a megabyte of paths.
+const maxTreeDiff = 1 << 20
+
+// nightTree reports whether every path old changes from base lies under one of dirs and is a regular
+// file (or deleted there): what a night's `add --all` of its three directories can write.
+func nightTree(repo gitcmd.Repo, old, base string, dirs []string) bool {
+	out, err := repo.RunLimit(maxTreeDiff, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", base, old)
+	if err != nil {
+		return false
+	}
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta, name := strings.Fields(strings.TrimPrefix(fields[i], ":")), fields[i+1]
+		if len(meta) < 5 {
+			return false
+		}
+		if mode := meta[1]; mode != "100644" && mode != "100755" && mode != "000000" {
+			return false // a symlink, a submodule or a directory entry is not a night's file
+		}
+		under := false
+		for _, d := range dirs {
+			under = under || d == "." || strings.HasPrefix(name, d+"/")
+		}
+		if !under {
+			return false
+		}
+	}
+	return true
+}
+
+// extendsWith reports whether the store at old is an append-only extension of the store at base that
+// adds one version, p's candidate.
+func extendsWith(repo gitcmd.Repo, old, base, weightsRel string, p *store.Proposal) bool {
+	from, err := snapshotAt(repo, base, weightsRel)
+	if err != nil {
+		return false
+	}
+	to, err := snapshotAt(repo, old, weightsRel)
+	if err != nil || len(store.CheckExtension(from, to)) > 0 {
+		return false
+	}
+	added := 0
+	for name, data := range to {
+		if _, inBase := from[name]; inBase || strings.Contains(name, "/") || !strings.HasSuffix(name, ".toml") {
+			continue
+		}
+		w, err := weights.Parse(name, data)
+		if err != nil || len(store.Changes(&p.Candidate, &w)) > 0 {
+			return false
+		}
+		added++
+	}
+	return added == 1
 }
 
 // committedProposal is the proposal id the "Proposal:" line of commit's message names (commitMessage

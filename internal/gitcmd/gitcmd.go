@@ -61,6 +61,41 @@ func (r Repo) RunInput(stdin []byte, args ...string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// RunLimit is Run whose stdout may not pass limit bytes: git is stopped and an error returned when it
+// would (a command over a tree anyone can push to may print anything).
+func (r Repo) RunLimit(limit int64, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.Dir
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), r.Env...)
+	out := &limitedBuffer{limit: limit}
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &errb
+	err := cmd.Run()
+	if out.over {
+		return nil, &Error{Args: args, Stderr: fmt.Sprintf("output over %d bytes", limit), Err: errOverLimit}
+	}
+	if err != nil {
+		return out.buf.Bytes(), &Error{Args: args, Stderr: errb.String(), Err: err}
+	}
+	return out.buf.Bytes(), nil
+}
+
+var errOverLimit = errors.New("output over its limit")
+
+type limitedBuffer struct {
+	buf   bytes.Buffer
+	limit int64
+	over  bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if int64(b.buf.Len()+len(p)) > b.limit {
+		b.over = true
+		return 0, errOverLimit
+	}
+	return b.buf.Write(p)
+}
+
 // Line runs git and returns its stdout without the trailing newline.
 func (r Repo) Line(args ...string) (string, error) {
 	out, err := r.Run(args...)

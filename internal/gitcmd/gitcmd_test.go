@@ -61,3 +61,17 @@ func TestRefShowAndErrors(t *testing.T) {
 		t.Errorf("toplevel %q, %v; want %q", top, err, real)
 	}
 }
+
+// TestRunLimit: output over the limit is an error, not a buffer that grows with what a tree holds.
+func TestRunLimit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	r := Repo{Dir: t.TempDir()}
+	if out, err := r.RunLimit(1<<10, "version"); err != nil || !strings.HasPrefix(string(out), "git version") {
+		t.Errorf("under the limit: %q %v", out, err)
+	}
+	if out, err := r.RunLimit(4, "version"); err == nil || out != nil || !strings.Contains(err.Error(), "over 4 bytes") {
+		t.Errorf("over the limit: %q %v", out, err)
+	}
+}
