@@ -5,6 +5,13 @@ package app
 // also the cron's, genlive's strong planted regime) and hostile pushes to the branch.
 
 import (
+	"fmt"
+	"github.com/ldd-tools/tune/internal/gitcmd"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/ldd-tools/tune/internal/stats"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,4 +238,237 @@ func TestR9ForgedBranchIsRebuilt(t *testing.T) {
 			t.Errorf("night %d rebuilt the untouched branch %s", p.night, b.Branch)
 		}
 	})
+}
+
+// r9Arm plays one project where the reviewer merges the first pull request after it waited `wait`
+// nights; newest: the branch ref is deleted before every night, so the night rebuilds it from its
+// own (newest) proposal instead of keeping the first; noMeta strips weights= from the log (a hook
+// that does not write it). It returns what happened after the merge.
+type r9Outcome struct {
+	merged        bool
+	mergedAt      int
+	mergedProp    string
+	verifyOK      bool
+	baseOK        bool
+	after         []string // "n<night> <review> <title without id>" for each review after the merge
+	rollback      int      // nights after the merge whose review is a rollback
+	secondChange  int      // nights after the merge that propose another change
+	verdicts      map[string]int
+	keptNights    int
+	firstAfter    string // the first watch after the merge: tasks after / moved
+	changedBranch int // the open branch's change changed (another branch) before the merge
+}
+
+var r9Meta = regexp.MustCompile(`  weights=v[0-9]{4}`)
+
+func r9Arm(t *testing.T, seed uint64, wait, nights int, newest, noMeta bool) r9Outcome {
+	p := newR9Project(t, seed)
+	out := r9Outcome{verdicts: map[string]int{}}
+	open, openedAt := "", 0
+	for night := 1; night <= nights; night++ {
+		// The reviewer's morning.
+		if open != "" && !out.merged && night-1-openedAt >= wait {
+			pre := p.git("rev-parse", "HEAD")
+			if seed%2 == 0 {
+				p.git("merge", "-q", "--no-ff", "--no-edit", open)
+			} else {
+				p.git("merge", "-q", "--squash", open)
+				p.git("commit", "-q", "-m", "squashed "+open)
+			}
+			out.merged, out.mergedAt = true, night
+			out.mergedProp = committedProp(p, open)
+			v, err := Verify(filepath.Join(p.dir, "weights"), filepath.Join(p.dir, "fixtures"), "")
+			out.verifyOK = err == nil && v.Intact
+			_, probs, err := VerifyBase(filepath.Join(p.dir, "weights"), pre)
+			out.baseOK = err == nil && len(probs) == 0
+			if !out.baseOK {
+				t.Logf("seed %d: verify --base after merging %s: %v %v", seed, open, err, probs)
+			}
+		}
+		if newest && open != "" && !out.merged {
+			p.git("update-ref", "-d", "refs/heads/"+open)
+		}
+		p.night = night - 1
+		if noMeta {
+			p.night++
+			active, _, err := activeAt(filepath.Join(p.dir, "weights"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, text := p.seq.Night(p.night, &active)
+			appendFile(t, p.log, r9Meta.ReplaceAll(text[0], nil))
+		} else {
+			p.grow()
+		}
+		res, err := NightlyBranch(p.env(p.dir, night), EvolveOptions{Logs: []string{p.log}}, r9Body)
+		if err != nil {
+			t.Fatalf("seed %d night %d: %v", seed, night, err)
+		}
+		if res.Watch != nil && res.Watch.Result != nil && out.merged {
+			out.verdicts[res.Watch.Verdict]++
+			if out.firstAfter == "" {
+				out.firstAfter = fmt.Sprintf("%s: %d tasks after, %d moved, %s", res.Watch.Version, res.Watch.TasksAfter, res.Watch.Moved, res.Watch.Verdict)
+			}
+		}
+		b := res.BranchResult
+		if b == nil {
+			continue
+		}
+		title := proposalID.ReplaceAllString(b.Title, "p-…")
+		if out.merged {
+			out.after = append(out.after, fmt.Sprintf("n%d %s %s", night, res.Review, title))
+			if res.Review == ReviewRollback {
+				out.rollback++
+			} else {
+				out.secondChange++
+			}
+			continue
+		}
+		switch {
+		case open == "":
+			open, openedAt = b.Branch, night
+		case b.Branch != open:
+			out.changedBranch++
+			open, openedAt = b.Branch, night
+		case !b.BranchUpdated && b.BranchProposal != res.ReviewProposal:
+			out.keptNights++
+		}
+	}
+	return out
+}
+
+func committedProp(p *r9Project, rev string) string {
+	for _, l := range strings.Split(p.git("log", "-1", "--format=%B", rev), "\n") {
+		if v, ok := strings.CutPrefix(l, "Proposal: "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// TestR9KeptVersusNewestMerge: the same project, merged after the pull request waited three nights,
+// with the kept (first) proposal or the night's newest one; the logs are the same until the merge and,
+// with the same weights merged, after it. What differs is the evidence the merge spends and the date
+// of the applied version. Measured, not asserted, unless TUNE_R9_ASSERT is set.
+func TestR9KeptVersusNewestMerge(t *testing.T) {
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	if v := os.Getenv("TUNE_R9_SEEDS"); v != "" {
+		seeds = nil
+		for _, f := range strings.Split(v, ",") {
+			n, _ := strconv.ParseUint(f, 10, 64)
+			seeds = append(seeds, n)
+		}
+	}
+	const wait, nights = 3, 30
+	for _, noMeta := range []bool{false, true} {
+		type tally struct{ n, merged, verify, base, rollback, second, kept int }
+		var arms [2]tally
+		for _, seed := range seeds {
+			for i, newest := range []bool{false, true} {
+				o := r9Arm(t, seed, wait, nights, newest, noMeta)
+				a := &arms[i]
+				a.n++
+				if !o.merged {
+					continue
+				}
+				a.merged++
+				if o.verifyOK {
+					a.verify++
+				}
+				if o.baseOK {
+					a.base++
+				}
+				if o.rollback > 0 {
+					a.rollback++
+				}
+				if o.secondChange > 0 {
+					a.second++
+				}
+				a.kept += o.keptNights
+				t.Logf("noMeta %v seed %d newest %v: merged %s night %d (kept nights %d, changed %d); first watch %s; verdicts %v; after: %v",
+					noMeta, seed, newest, o.mergedProp, o.mergedAt, o.keptNights, o.changedBranch, o.firstAfter, o.verdicts, o.after)
+			}
+		}
+		for i, name := range []string{"kept (first) proposal", "newest proposal"} {
+			a := arms[i]
+			lo, hi := stats.Wilson(a.rollback, a.merged, 0.95)
+			t.Logf("noMeta %v, %s: merged %d/%d; verify %d, verify --base %d; rolled back %d/%d [%.1f, %.1f] %%; another change after %d; kept nights %d",
+				noMeta, name, a.merged, a.n, a.verify, a.base, a.rollback, a.merged, 100*lo, 100*hi, a.second, a.kept)
+		}
+	}
+}
+
+// TestR9FreshCloneEqualsPersistentClone: every night, a fresh clone of the project (the tune/ branches
+// fetched, no nightly state) and the persistent clone (its states carried night to night) give the
+// same review, the same branch, the same commit and the same body bytes.
+func TestR9FreshCloneEqualsPersistentClone(t *testing.T) {
+	nights, same, branches := 0, 0, 0
+	for _, seed := range []uint64{3, 5} {
+		p := newR9Project(t, seed)
+		merged := false
+		for night := 1; night <= 22; night++ {
+			p.grow()
+			fresh := filepath.Join(t.TempDir(), "fresh")
+			p.gitIn(filepath.Dir(fresh), "", "clone", "-q", p.dir, fresh)
+			p.gitIn(fresh, "", "fetch", "-q", "origin", "+refs/heads/tune/*:refs/heads/tune/*")
+			opts := EvolveOptions{Logs: []string{p.log}}
+			rf, err := NightlyBranch(p.env(fresh, night), opts, r9Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rp, err := NightlyBranch(p.env(p.dir, night), opts, r9Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nights++
+			key := func(r *NightlyResult) string {
+				s := r.Review + " " + r.ReviewProposal
+				if b := r.BranchResult; b != nil {
+					body, _ := os.ReadFile(b.BodyFile)
+					s += fmt.Sprintf(" %s %s %s %v %v %x", b.Branch, b.BranchProposal, b.Commit, b.BranchUpdated, b.Supersedes, body)
+				}
+				return s
+			}
+			if kf, kp := key(rf), key(rp); kf != kp {
+				t.Errorf("seed %d night %d: fresh clone %q, persistent %q", seed, night, kf, kp)
+			} else {
+				same++
+			}
+			if rp.BranchResult != nil {
+				branches++
+				if !merged && night >= 15 { // merge once, so that the nights after judge an applied version
+					p.git("merge", "-q", "--no-ff", "--no-edit", rp.Branch)
+					merged = true
+				}
+			}
+		}
+	}
+	lo, hi := stats.Wilson(same, nights, 0.95)
+	t.Logf("fresh = persistent on %d/%d nights [%.1f, %.1f] %% (%d with a branch)", same, nights, 100*lo, 100*hi, branches)
+}
+
+// TestR9SupersededByAForgedProposalLine: a tune/ branch is left out of supersedes when its commit
+// names a proposal whose file the base holds. Anyone who can push to tune/* can name a merged
+// proposal on any commit, and the recipes never close that branch; and a proposal file committed on
+// main by hand (tune nightly run in a developer's work tree, git add -A) makes an open branch look
+// merged.
+func TestR9SupersededByAForgedProposalLine(t *testing.T) {
+	p := newR9Project(t, 3)
+	b := p.untilBranch(30)
+	id := committedProp(p, b.Branch)
+	// Another change is open at the same time; then the first is merged (squash).
+	p.git("merge", "-q", "--squash", b.Branch)
+	p.git("commit", "-q", "-m", "squashed "+b.Branch)
+	head := p.git("rev-parse", "HEAD")
+	blob := p.gitIn(p.dir, "not tune's\n", "hash-object", "-w", "--stdin")
+	tree := p.gitIn(p.dir, "100644 blob "+blob+"\tREADME\n", "mktree")
+	evil := p.gitIn(p.dir, "anything\n\nProposal: "+id+"\n", "commit-tree", tree)
+	p.git("update-ref", "refs/heads/tune/v0001-000000000000", evil)
+	got, err := superseded(gitcmd.Repo{Dir: p.dir}, head, "", "weights")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(got, "tune/v0001-000000000000") {
+		t.Errorf("supersedes %v: the branch whose commit only names a merged proposal is never closed", got)
+	}
 }
