@@ -416,7 +416,12 @@ func superseded(repo gitcmd.Repo, base, branch, weightsRel string) ([]string, er
 			continue // merged: nothing to close
 		}
 		if id, ok := committedProposal(repo, tip); ok {
-			if _, err := repo.Run("cat-file", "-e", base+":"+path.Join(weightsRel, store.ProposalsDir, id+".json")); err == nil {
+			// The same proposal file (the same blob) on the branch and on the base: a commit that only
+			// names a merged proposal is not that proposal's merge (the ninth review).
+			file := path.Join(weightsRel, store.ProposalsDir, id+".json")
+			onBase, err1 := repo.Line("rev-parse", "--verify", "--quiet", base+":"+file)
+			onTip, err2 := repo.Line("rev-parse", "--verify", "--quiet", tip+":"+file)
+			if err1 == nil && err2 == nil && onBase != "" && onBase == onTip {
 				continue // squashed or rebased in
 			}
 		}
