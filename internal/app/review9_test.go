@@ -198,6 +198,9 @@ func TestR9ForgedBranchIsRebuilt(t *testing.T) {
 		{"a symlink body", func(p *r9Project, b *BranchResult) string {
 			return p.forge(b.Branch, map[string]string{b.BodyPath: "/etc/passwd"}, "120000")
 		}},
+		{"a body over its limit", func(p *r9Project, b *BranchResult) string {
+			return p.forge(b.Branch, map[string]string{b.BodyPath: strings.Repeat("x", 17<<20)}, "")
+		}},
 		{"a second parent", func(p *r9Project, b *BranchResult) string {
 			blob := p.gitIn(p.dir, "evil\n", "hash-object", "-w", "--stdin")
 			evilTree := p.gitIn(p.dir, "100644 blob "+blob+"\tbackdoor.txt\n", "mktree")
@@ -256,7 +259,7 @@ type r9Outcome struct {
 	verdicts      map[string]int
 	keptNights    int
 	firstAfter    string // the first watch after the merge: tasks after / moved
-	changedBranch int // the open branch's change changed (another branch) before the merge
+	changedBranch int    // the open branch's change changed (another branch) before the merge
 }
 
 var r9Meta = regexp.MustCompile(`  weights=v[0-9]{4}`)
@@ -471,4 +474,49 @@ func TestR9SupersededByAForgedProposalLine(t *testing.T) {
 	if !slices.Contains(got, "tune/v0001-000000000000") {
 		t.Errorf("supersedes %v: the branch whose commit only names a merged proposal is never closed", got)
 	}
+}
+
+// TestR9MainMovesUnderAnOpenRequest: an unrelated commit on main rebuilds the open branch once, under
+// the same name, the next night keeps the rebuilt one, and the rebuilt branch merges cleanly and
+// verifies (with --base) on main.
+func TestR9MainMovesUnderAnOpenRequest(t *testing.T) {
+	rebuiltOnce, keptAfter, merges := 0, 0, 0
+	seeds := []uint64{3, 4, 6}
+	for _, seed := range seeds {
+		p := newR9Project(t, seed)
+		b := p.untilBranch(30)
+		if err := os.WriteFile(filepath.Join(p.dir, "NOTES.md"), []byte("unrelated\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p.git("add", "NOTES.md")
+		p.git("commit", "-q", "-m", "unrelated")
+		r1 := p.run()
+		if r1.BranchResult == nil || r1.Branch != b.Branch {
+			t.Logf("seed %d night %d: another change (%v)", seed, p.night, r1.BranchResult)
+			continue
+		}
+		if !r1.BranchUpdated || r1.Base != p.git("rev-parse", "HEAD") || r1.BranchProposal != r1.ReviewProposal {
+			t.Errorf("seed %d night %d: main moved, yet the branch was not rebuilt on it: %+v", seed, p.night, r1.BranchResult)
+		} else {
+			rebuiltOnce++
+		}
+		r2 := p.run()
+		if r2.BranchResult != nil && r2.Branch == b.Branch {
+			if r2.BranchUpdated || r2.Commit != r1.Commit {
+				t.Errorf("seed %d night %d: the rebuilt branch was rebuilt again on the same base", seed, p.night)
+			} else {
+				keptAfter++
+			}
+		}
+		pre := p.git("rev-parse", "HEAD")
+		p.git("merge", "-q", "--no-ff", "--no-edit", b.Branch)
+		v, err := Verify(filepath.Join(p.dir, "weights"), filepath.Join(p.dir, "fixtures"), "")
+		_, probs, berr := VerifyBase(filepath.Join(p.dir, "weights"), pre)
+		if err != nil || !v.Intact || berr != nil || len(probs) > 0 {
+			t.Errorf("seed %d: the merged rebuilt branch does not verify: %v %+v %v %v", seed, err, v, berr, probs)
+		} else {
+			merges++
+		}
+	}
+	t.Logf("%d seeds: rebuilt once %d, kept the night after %d, merged and verified %d", len(seeds), rebuiltOnce, keptAfter, merges)
 }
