@@ -520,3 +520,22 @@ func TestR9MainMovesUnderAnOpenRequest(t *testing.T) {
 	}
 	t.Logf("%d seeds: rebuilt once %d, kept the night after %d, merged and verified %d", len(seeds), rebuiltOnce, keptAfter, merges)
 }
+
+// TestR9WatchCountsTheOpenRequestsNightsForTheMergedVersion: the merged version is dated by the kept
+// proposal's created time, the night the pull request was opened, not by the merge. A log without
+// weights= (a hook that does not write it; the watch then attributes by meta time) has every task of
+// the nights the request stayed open, dispatched under the parent, counted as the merged version's.
+// Merging the night's newest proposal instead (the same weights) counts only the tasks after it.
+// Measured (TestR9KeptVersusNewestMerge, 16 seeds, wait 3): 9 of 9 merges, 39–64 tasks after on the
+// first watch against 9–19; with weights= in the log the two agree on 9 of 9.
+func TestR9WatchCountsTheOpenRequestsNightsForTheMergedVersion(t *testing.T) {
+	kept := r9Arm(t, 3, 3, 17, false, true)
+	newest := r9Arm(t, 3, 3, 17, true, true)
+	if !kept.merged || !newest.merged {
+		t.Fatalf("no merge: %+v %+v", kept, newest)
+	}
+	if kept.firstAfter != newest.firstAfter {
+		t.Errorf("the first watch after the merge of the kept proposal: %s; of the newest (same weights, same logs): %s",
+			kept.firstAfter, newest.firstAfter)
+	}
+}
