@@ -7,6 +7,7 @@ package app
 import (
 	"fmt"
 	"github.com/ldd-tools/tune/internal/gitcmd"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -259,6 +260,7 @@ type r9Outcome struct {
 	verdicts      map[string]int
 	keptNights    int
 	firstAfter    string // the first watch after the merge: tasks after / moved
+	firstMoved    string // the same without the tasks after: the moved tasks and the verdict
 	changedBranch int    // the open branch's change changed (another branch) before the merge
 }
 
@@ -311,6 +313,7 @@ func r9Arm(t *testing.T, seed uint64, wait, nights int, newest, noMeta bool) r9O
 			out.verdicts[res.Watch.Verdict]++
 			if out.firstAfter == "" {
 				out.firstAfter = fmt.Sprintf("%s: %d tasks after, %d moved, %s", res.Watch.Version, res.Watch.TasksAfter, res.Watch.Moved, res.Watch.Verdict)
+				out.firstMoved = fmt.Sprintf("%s: %d moved, %s", res.Watch.Version, res.Watch.Moved, res.Watch.Verdict)
 			}
 		}
 		b := res.BranchResult
@@ -352,9 +355,11 @@ func committedProp(p *r9Project, rev string) string {
 // TestR9KeptVersusNewestMerge: the same project, merged after the pull request waited three nights,
 // with the kept (first) proposal or the night's newest one; the logs are the same until the merge and,
 // with the same weights merged, after it. What differs is the evidence the merge spends and the date
-// of the applied version. Measured, not asserted, unless TUNE_R9_ASSERT is set.
+// of the applied version. Asserted: every merge verifies, alone and against the main before it, and
+// the two arms see the same moved tasks and verdicts after the merge, with and without weights= in the
+// log. In the suite 2 seeds (a merge commit and a squash); TUNE_R9_SEEDS=1,…,16 is the measured run.
 func TestR9KeptVersusNewestMerge(t *testing.T) {
-	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+	seeds := []uint64{3, 4}
 	if v := os.Getenv("TUNE_R9_SEEDS"); v != "" {
 		seeds = nil
 		for _, f := range strings.Split(v, ",") {
@@ -367,12 +372,17 @@ func TestR9KeptVersusNewestMerge(t *testing.T) {
 		type tally struct{ n, merged, verify, base, rollback, second, kept int }
 		var arms [2]tally
 		for _, seed := range seeds {
+			var outs [2]r9Outcome
 			for i, newest := range []bool{false, true} {
 				o := r9Arm(t, seed, wait, nights, newest, noMeta)
+				outs[i] = o
 				a := &arms[i]
 				a.n++
 				if !o.merged {
 					continue
+				}
+				if !o.verifyOK || !o.baseOK {
+					t.Errorf("noMeta %v seed %d newest %v: the merged main does not verify (alone %v, against the main before %v)", noMeta, seed, newest, o.verifyOK, o.baseOK)
 				}
 				a.merged++
 				if o.verifyOK {
@@ -390,6 +400,10 @@ func TestR9KeptVersusNewestMerge(t *testing.T) {
 				a.kept += o.keptNights
 				t.Logf("noMeta %v seed %d newest %v: merged %s night %d (kept nights %d, changed %d); first watch %s; verdicts %v; after: %v",
 					noMeta, seed, newest, o.mergedProp, o.mergedAt, o.keptNights, o.changedBranch, o.firstAfter, o.verdicts, o.after)
+			}
+			if outs[0].firstMoved != outs[1].firstMoved || !maps.Equal(outs[0].verdicts, outs[1].verdicts) {
+				t.Errorf("noMeta %v seed %d: after merging the kept proposal the watch saw %q, verdicts %v; after merging the newest %q, %v",
+					noMeta, seed, outs[0].firstMoved, outs[0].verdicts, outs[1].firstMoved, outs[1].verdicts)
 			}
 		}
 		for i, name := range []string{"kept (first) proposal", "newest proposal"} {
@@ -523,19 +537,22 @@ func TestR9MainMovesUnderAnOpenRequest(t *testing.T) {
 
 // TestR9WatchCountsTheOpenRequestsNightsForTheMergedVersion: the merged version is dated by the kept
 // proposal's created time, the night the pull request was opened, not by the merge. A log without
-// weights= (a hook that does not write it; the watch then attributes by meta time) has every task of
-// the nights the request stayed open, dispatched under the parent, counted as the merged version's.
-// Merging the night's newest proposal instead (the same weights) counts only the tasks after it.
-// Measured (TestR9KeptVersusNewestMerge, 16 seeds, wait 3): 9 of 9 merges, 39–64 tasks after on the
-// first watch against 9–19; with weights= in the log the two agree on 9 of 9.
+// weights= (a hook that does not write it; the watch then attributes by meta time) had every task of
+// the nights the request stayed open, dispatched under the parent, counted as the merged version's:
+// the moved ones as trials of the change. Measured (TestR9KeptVersusNewestMerge, 16 seeds, wait 3):
+// 9 of 9 merges, 39–64 tasks after on the first watch against 9–19, 3–7 moved against 0–3.
+// Fixed in the watch: a moved auto task at the parent's level is the parent's
+// (docs/decisions.md#the-watch-dates-a-task-by-its-level-when-the-log-does-not-say). The tasks the
+// change does not move still count as after by their time (they say nothing about the version): the
+// evidence and the verdicts are what must agree with merging the night's newest proposal.
 func TestR9WatchCountsTheOpenRequestsNightsForTheMergedVersion(t *testing.T) {
 	kept := r9Arm(t, 3, 3, 17, false, true)
 	newest := r9Arm(t, 3, 3, 17, true, true)
 	if !kept.merged || !newest.merged {
 		t.Fatalf("no merge: %+v %+v", kept, newest)
 	}
-	if kept.firstAfter != newest.firstAfter {
-		t.Errorf("the first watch after the merge of the kept proposal: %s; of the newest (same weights, same logs): %s",
-			kept.firstAfter, newest.firstAfter)
+	if kept.firstMoved != newest.firstMoved || !maps.Equal(kept.verdicts, newest.verdicts) {
+		t.Errorf("after the merge of the kept proposal: first watch %s, verdicts %v; of the newest (same weights, same logs): %s, %v",
+			kept.firstAfter, kept.verdicts, newest.firstAfter, newest.verdicts)
 	}
 }

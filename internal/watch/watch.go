@@ -384,11 +384,17 @@ func (b *Builder) Add(t *traceparse.Task) {
 	if per == none {
 		return
 	}
-	p.n[per]++
 	fired := firedSignals(t)
 	from := b.in.Parent.Weights.Level(b.in.Parent.Weights.Score(fired))
 	to := b.in.Version.Weights.Level(b.in.Version.Weights.Score(fired))
 	auto := t.Dispatch == "auto"
+	if per == after && t.WeightsVersion == "" && auto && from != to && t.Level == from.String() {
+		// Dated after the version but dispatched at the parent's level, not the version's: the hook still
+		// had the parent (a pull request merged nights after its proposal was dated;
+		// docs/decisions.md#the-watch-dates-a-task-by-its-level-when-the-log-does-not-say).
+		per = before
+	}
+	p.n[per]++
 	if per == before {
 		if auto {
 			p.addBefore(t, from, to)
@@ -820,7 +826,7 @@ func testsLine(tests []Test) string {
 }
 
 // attribute says under which version a task was dispatched: its weights= when it names one of the
-// two, else its meta time.
+// two, else its meta time (Add then corrects a moved auto task dispatched at the parent's level).
 func attribute(t *traceparse.Task, vName, pName string, in Input) period {
 	switch t.WeightsVersion {
 	case vName:

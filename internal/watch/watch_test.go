@@ -322,6 +322,44 @@ func TestAttribution(t *testing.T) {
 	}
 }
 
+// TestALevelSaysWhichWeightsDispatchedIt: a log without weights= is attributed by meta time, and a
+// pull request merged nights after its proposal was dated leaves tasks dated after the version that
+// the hook still dispatched under the parent. A moved auto task at the parent's level is the parent's:
+// before, not a trial of the change; at the version's level it is the version's; an override is left
+// to the time.
+func TestALevelSaysWhichWeightsDispatchedIt(t *testing.T) {
+	p, v := versions(t)
+	judgeAfter := func(after []spec) *Result {
+		return Judge(Input{Tasks: history(t, flaggedBefore(), after), Version: Version{v, applied}, Parent: Version{p, parentFrom}})
+	}
+	// 6 lifted tasks still dispatched at L1 (under v0001) after the version's date, 3 of them
+	// regressed; then 10 at L2, under v0002.
+	r := judgeAfter(slices.Concat(many(3, liftedLow), many(3, regressed(liftedLow)), many(10, liftedHigh)))
+	if r.TasksBefore != 66 || r.TasksAfter != 10 || r.Moved != 10 {
+		t.Errorf("tasks %d → %d, moved %d; want 66 → 10, 10 (the L1 ones are v0001's)", r.TasksBefore, r.TasksAfter, r.Moved)
+	}
+	for _, m := range r.MovedTasks {
+		if m.Level != "L2" {
+			t.Errorf("a task dispatched at the parent's level is a trial of the change: %+v", m)
+		}
+	}
+	// The same tasks as explicit overrides: the user's levels, not the weights'; they stay after.
+	explicit := func(s spec) spec { s.dispatch = "explicit"; return s }
+	r = judgeAfter(slices.Concat(many(6, explicit(liftedLow)), many(10, liftedHigh)))
+	if r.TasksBefore != 60 || r.TasksAfter != 16 || r.Moved != 10 {
+		t.Errorf("overrides: tasks %d → %d, moved %d; want 60 → 16, 10", r.TasksBefore, r.TasksAfter, r.Moved)
+	}
+	// weights= says it: a task that names the version is the version's, whatever its level.
+	tasks := history(t, flaggedBefore(), slices.Concat(many(6, liftedLow), many(10, liftedHigh)))
+	for i := 60; i < 66; i++ {
+		tasks[i].WeightsVersion = "v0002"
+	}
+	r = Judge(Input{Tasks: tasks, Version: Version{v, applied}, Parent: Version{p, parentFrom}})
+	if r.TasksBefore != 60 || r.TasksAfter != 16 || r.Moved != 16 {
+		t.Errorf("weights=v0002: tasks %d → %d, moved %d; want 60 → 16, 16", r.TasksBefore, r.TasksAfter, r.Moved)
+	}
+}
+
 func TestConfig(t *testing.T) {
 	if c := (Config{MinTasks: 5}).WithDefaults(); c.MinTasks != 5 || c.OverkillBound != 0.10 || c.MinRecurrences != 2 || c.Alpha != 0.05 {
 		t.Errorf("WithDefaults: %+v", c)
