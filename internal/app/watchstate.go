@@ -23,8 +23,10 @@ import (
 // anything wrong with it just means a full read of every log.
 
 // watchStateFormat changes whenever what a state holds or means changes (2: a log's Last, the quiet
-// week that ends the open horizons, docs/decisions.md#settling).
-const watchStateFormat = 2
+// week that ends the open horizons, docs/decisions.md#settling; 3: a moved auto task without weights=
+// at the parent's level counts before the version,
+// docs/decisions.md#the-watch-dates-a-task-by-its-level-when-the-log-does-not-say).
+const watchStateFormat = 3
 
 // watchState is the cached state of the logs a nightly watch read, in the order read.
 type watchState struct {
