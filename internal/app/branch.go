@@ -316,53 +316,99 @@ func keptChange(repo gitcmd.Repo, old, base, weightsRel, fixturesRel, reportsRel
 	if err != nil || !ok {
 		return nil, nil, false
 	}
-	if !nightTree(repo, old, base, []string{weightsRel, fixturesRel, reportsRel}) || !extendsWith(repo, old, base, weightsRel, p) {
+	changes, ok := nightTree(repo, old, base, []string{weightsRel, fixturesRel, reportsRel})
+	if !ok {
 		return nil, nil, false
 	}
-	return p, body, true
+	harvested, ok := extendsWith(repo, old, base, weightsRel, p)
+	if !ok || !onlyHarvested(repo, old, fixturesRel, changes, harvested) {
+		return nil, nil, false
+	}
+	// The body goes to a pull request as the night's own would: without escape sequences
+	// (docs/decisions.md#hostile-files-issue-25), whatever was pushed.
+	return p, []byte(textfmt.Markdown(string(body))), true
+}
+
+// treeChange is one path a branch tip changes from its base (git diff-tree --raw).
+type treeChange struct {
+	name    string
+	added   bool // the base has no such path
+	newBlob string
 }
 
 // maxTreeDiff bounds the raw diff of a kept branch against its base: a night adds a version, the log, a
 // proposal, its report input, reports and harvested fixtures, far from a megabyte of paths.
 const maxTreeDiff = 1 << 20
 
-// nightTree reports whether every path old changes from base lies under one of dirs and is a regular
-// file (or deleted there): what a night's `add --all` of its three directories can write.
-func nightTree(repo gitcmd.Repo, old, base string, dirs []string) bool {
+// nightTree lists the paths old changes from base when each lies under one of dirs and is a regular file
+// there: what a night's `add --all` of its three directories can write. A night deletes nothing, so a
+// deleted path (a suite fixture removed, say) is not a night's tree.
+func nightTree(repo gitcmd.Repo, old, base string, dirs []string) ([]treeChange, bool) {
 	out, err := repo.RunLimit(maxTreeDiff, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", base, old)
 	if err != nil {
-		return false
+		return nil, false
 	}
+	var changes []treeChange
 	fields := strings.Split(string(out), "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {
 		meta, name := strings.Fields(strings.TrimPrefix(fields[i], ":")), fields[i+1]
 		if len(meta) < 5 {
-			return false
+			return nil, false
 		}
-		if mode := meta[1]; mode != "100644" && mode != "100755" && mode != "000000" {
-			return false // a symlink, a submodule or a directory entry is not a night's file
+		if mode := meta[1]; mode != "100644" && mode != "100755" {
+			return nil, false // a symlink, a submodule, a directory entry or a deletion is not a night's
 		}
 		under := false
 		for _, d := range dirs {
 			under = under || d == "." || strings.HasPrefix(name, d+"/")
 		}
 		if !under {
+			return nil, false
+		}
+		changes = append(changes, treeChange{name: name, added: meta[0] == "000000", newBlob: meta[3]})
+	}
+	return changes, true
+}
+
+// onlyHarvested reports whether the changes under the fixtures directory are exactly the fixtures the
+// branch's apply harvested, each new and with the content its log entry records: a night never
+// edits a fixture (store.Apply never overwrites one), so anything else under it was pushed.
+func onlyHarvested(repo gitcmd.Repo, old, fixturesRel string, changes []treeChange, harvested map[string]string) bool {
+	seen := 0
+	for _, c := range changes {
+		rel, ok := strings.CutPrefix(c.name, fixturesRel+"/")
+		if fixturesRel == "." {
+			rel, ok = c.name, true
+		}
+		want, harvest := harvested[rel]
+		switch {
+		case !ok:
+			continue
+		case !harvest || !c.added:
 			return false
 		}
+		data, ok, err := repo.Show(old, c.name, regular.FixtureFile)
+		if err != nil || !ok {
+			return false
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != want {
+			return false
+		}
+		seen++
 	}
-	return true
+	return seen == len(harvested)
 }
 
 // extendsWith reports whether the store at old is an append-only extension of the store at base that
-// adds one version, p's candidate.
-func extendsWith(repo gitcmd.Repo, old, base, weightsRel string, p *store.Proposal) bool {
+// adds one version, p's candidate, and gives the fixtures its added entries harvested.
+func extendsWith(repo gitcmd.Repo, old, base, weightsRel string, p *store.Proposal) (map[string]string, bool) {
 	from, err := snapshotAt(repo, base, weightsRel)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	to, err := snapshotAt(repo, old, weightsRel)
 	if err != nil || len(store.CheckExtension(from, to)) > 0 {
-		return false
+		return nil, false
 	}
 	added := 0
 	for name, data := range to {
@@ -371,11 +417,11 @@ func extendsWith(repo gitcmd.Repo, old, base, weightsRel string, p *store.Propos
 		}
 		w, err := weights.Parse(name, data)
 		if err != nil || len(store.Changes(&p.Candidate, &w)) > 0 {
-			return false
+			return nil, false
 		}
 		added++
 	}
-	return added == 1
+	return store.HarvestAdded(from, to), added == 1
 }
 
 // committedProposal is the proposal id the "Proposal:" line of commit's message names (commitMessage

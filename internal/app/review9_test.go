@@ -34,6 +34,8 @@ type r9Project struct {
 	seq  *genlive.Sequence
 	// night is the last night played.
 	night int
+	// strip, when set, is cut from every line the log gains (a hook that writes less).
+	strip *regexp.Regexp
 }
 
 func newR9Project(t *testing.T, seed uint64) *r9Project {
@@ -99,6 +101,9 @@ func (p *r9Project) grow() {
 		p.t.Fatal(err)
 	}
 	_, text := p.seq.Night(p.night, &active)
+	if p.strip != nil {
+		text[0] = p.strip.ReplaceAll(text[0], nil)
+	}
 	appendFile(p.t, p.log, text[0])
 }
 
@@ -202,6 +207,26 @@ func TestR9ForgedBranchIsRebuilt(t *testing.T) {
 		{"a body over its limit", func(p *r9Project, b *BranchResult) string {
 			return p.forge(b.Branch, map[string]string{b.BodyPath: strings.Repeat("x", 17<<20)}, "")
 		}},
+		// Found after the review: a night never deletes, never edits a fixture, and adds exactly the
+		// fixtures its apply harvested with the content its log entry records.
+		{"a suite fixture deleted", func(p *r9Project, b *BranchResult) string {
+			files := strings.Fields(p.git("ls-tree", "-r", "--name-only", b.Base, "--", "fixtures/"))
+			if len(files) == 0 {
+				t.Fatal("the base holds no fixture")
+			}
+			return p.forge(b.Branch, map[string]string{files[0]: ""}, "")
+		}},
+		{"a harvested fixture edited", func(p *r9Project, b *BranchResult) string {
+			added := strings.Fields(p.git("diff-tree", "-r", "--name-only", "--diff-filter=A", b.Base, b.Branch, "--", "fixtures/"))
+			if len(added) == 0 {
+				p.t.Fatal("the change harvested no fixture")
+			}
+			data := p.git("show", b.Branch+":"+added[0])
+			return p.forge(b.Branch, map[string]string{added[0]: data + "\n# and one more line\n"}, "")
+		}},
+		{"a fixture added", func(p *r9Project, b *BranchResult) string {
+			return p.forge(b.Branch, map[string]string{"fixtures/extra.toml": "# not harvested\n"}, "")
+		}},
 		{"a second parent", func(p *r9Project, b *BranchResult) string {
 			blob := p.gitIn(p.dir, "evil\n", "hash-object", "-w", "--stdin")
 			evilTree := p.gitIn(p.dir, "100644 blob "+blob+"\tbackdoor.txt\n", "mktree")
@@ -212,6 +237,10 @@ func TestR9ForgedBranchIsRebuilt(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := newR9Project(t, 3)
+			if strings.Contains(c.name, "harvested") {
+				// Signals re-detected from the title: the flagged tasks' titles are harvested as fixtures.
+				p.strip = regexp.MustCompile(`  signals=[^ \n]*`)
+			}
 			b := p.untilBranch(30)
 			forged := c.forge(p, b)
 			if c.name != "a second parent" && p.git("rev-parse", forged+"^{tree}") == p.git("rev-parse", b.Commit+"^{tree}") {
@@ -230,7 +259,41 @@ func TestR9ForgedBranchIsRebuilt(t *testing.T) {
 			}
 		})
 	}
-	// The control: the untouched branch is kept.
+	// A pushed body is not checked against anything (the branch cannot be re-rendered), but what the
+	// night hands the recipe for the pull request carries no escape sequence.
+	t.Run("a body with an escape sequence", func(t *testing.T) {
+		p := newR9Project(t, 3)
+		b := p.untilBranch(30)
+		body := p.git("show", b.Branch+":"+b.BodyPath)
+		p.forge(b.Branch, map[string]string{b.BodyPath: body + "\n\x1b]8;;https://evil.invalid\x1b\\click\x1b]8;;\x1b\\\n"}, "")
+		res := p.run()
+		if res.BranchResult == nil || res.Branch != b.Branch {
+			t.Skipf("night %d proposes another change", p.night)
+		}
+		data, err := os.ReadFile(res.BodyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsRune(string(data), 0x1b) {
+			t.Errorf("the body file handed to the recipe carries an escape sequence:\n%q", data)
+		}
+	})
+	// The controls: the untouched branch is kept, also when its apply harvested fixtures.
+	t.Run("untouched, with harvested fixtures", func(t *testing.T) {
+		p := newR9Project(t, 3)
+		p.strip = regexp.MustCompile(`  signals=[^ \n]*`)
+		b := p.untilBranch(30)
+		if p.git("diff-tree", "-r", "--name-only", "--diff-filter=A", b.Base, b.Branch, "--", "fixtures/") == "" {
+			t.Fatal("the change harvested no fixture")
+		}
+		res := p.run()
+		if res.BranchResult == nil || res.Branch != b.Branch {
+			t.Skipf("night %d proposes another change", p.night)
+		}
+		if res.BranchUpdated || res.Commit != b.Commit {
+			t.Errorf("night %d rebuilt the untouched branch %s", p.night, b.Branch)
+		}
+	})
 	t.Run("untouched", func(t *testing.T) {
 		p := newR9Project(t, 3)
 		b := p.untilBranch(30)

@@ -131,6 +131,26 @@ func orGone(v string) string {
 	return "credited to " + v
 }
 
+// HarvestAdded maps each fixture the entries head's log adds beyond base's harvested (its path relative to
+// the fixtures directory) to the sha256 the entry records for it: what a branch that only extends the
+// base may add under the fixtures.
+func HarvestAdded(base, head Snapshot) map[string]string {
+	baseLines, _, _ := parseLog(base[LogFile])
+	headLines, _, _ := parseLog(head[LogFile])
+	out := map[string]string{}
+	if len(headLines) < len(baseLines) {
+		return out
+	}
+	for _, e := range entriesOf(headLines[len(baseLines):]) {
+		for i, name := range e.Harvested {
+			if i < len(e.HarvestedSHA256) {
+				out[name] = e.HarvestedSHA256[i]
+			}
+		}
+	}
+	return out
+}
+
 func entriesOf(lines []logLine) []LogEntry {
 	var out []LogEntry
 	for _, l := range lines {
