@@ -82,6 +82,9 @@ func (r Repo) RunLimit(limit int64, args ...string) ([]byte, error) {
 
 var errOverLimit = errors.New("output over its limit")
 
+// maxListing bounds a Files listing.
+const maxListing = 16 << 20
+
 type limitedBuffer struct {
 	buf   bytes.Buffer
 	limit int64
@@ -152,7 +155,9 @@ func short(rev string) string {
 // Files lists the files under dir (a path relative to the repository root, slash-separated) at rev,
 // relative to the repository root.
 func (r Repo) Files(rev, dir string) ([]string, error) {
-	out, err := r.Run("ls-tree", "-r", "-z", "--name-only", "--full-tree", rev, "--", dir)
+	// A store of ten years holds some ten thousand file names (~0.5 MB): a listing past 16 MiB was
+	// pushed, not written.
+	out, err := r.RunLimit(maxListing, "ls-tree", "-r", "-z", "--name-only", "--full-tree", rev, "--", dir)
 	if err != nil {
 		return nil, err
 	}
