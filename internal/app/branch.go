@@ -89,7 +89,7 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	}
 	weightsRel, fixturesRel, reportsRel := rels[0], rels[1], rels[2]
 	if files, err := repo.Files(base, weightsRel); err != nil || !hasVersionFile(files) {
-		return nil, fmt.Errorf("--branch: HEAD (%s) holds no weights store at %s: commit the store first (tune init says what to commit)", short(base), weightsRel)
+		return nil, fmt.Errorf("--branch: HEAD (%s) holds no weights store at %s: commit the store first (tune init says what to commit)", gitcmd.Short(base), weightsRel)
 	}
 
 	tmp, err := os.MkdirTemp("", "tune-branch-")
@@ -331,9 +331,8 @@ func keptChange(repo gitcmd.Repo, old, base, weightsRel, fixturesRel, reportsRel
 
 // treeChange is one path a branch tip changes from its base (git diff-tree --raw).
 type treeChange struct {
-	name    string
-	added   bool // the base has no such path
-	newBlob string
+	name  string
+	added bool // the base has no such path
 }
 
 // maxTreeDiff bounds the raw diff of a kept branch against its base: a night adds a version, the log, a
@@ -365,7 +364,7 @@ func nightTree(repo gitcmd.Repo, old, base string, dirs []string) ([]treeChange,
 		if !under {
 			return nil, false
 		}
-		changes = append(changes, treeChange{name: name, added: meta[0] == "000000", newBlob: meta[3]})
+		changes = append(changes, treeChange{name: name, added: meta[0] == "000000"})
 	}
 	return changes, true
 }
@@ -552,11 +551,4 @@ func hasVersionFile(files []string) bool {
 		}
 	}
 	return false
-}
-
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
-	}
-	return commit
 }

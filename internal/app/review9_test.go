@@ -252,7 +252,7 @@ func TestR9ForgedBranchIsRebuilt(t *testing.T) {
 			}
 			if !res.BranchUpdated || res.Commit == forged {
 				t.Errorf("night %d kept the forged tip %s of %s (branch_updated %v, branch_proposal %s): it should rebuild the branch",
-					p.night, short(forged), b.Branch, res.BranchUpdated, res.BranchProposal)
+					p.night, gitcmd.Short(forged), b.Branch, res.BranchUpdated, res.BranchProposal)
 			}
 			if got := p.git("rev-parse", b.Branch); got == forged {
 				t.Errorf("%s still points at the forged commit", b.Branch)

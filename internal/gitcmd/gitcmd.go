@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -47,37 +48,38 @@ func (r Repo) Run(args ...string) ([]byte, error) {
 
 // RunInput is Run with stdin.
 func (r Repo) RunInput(stdin []byte, args ...string) ([]byte, error) {
+	var out bytes.Buffer
+	var in io.Reader
+	if stdin != nil {
+		in = bytes.NewReader(stdin)
+	}
+	err := r.run(in, &out, args)
+	return out.Bytes(), err
+}
+
+// run runs git with args in r.Dir, stdin from in (nil: none) and stdout to out; a failure is an *Error
+// with git's stderr.
+func (r Repo) run(in io.Reader, out io.Writer, args []string) error {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = r.Dir
 	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), r.Env...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var errb bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, out, &errb
 	if err := cmd.Run(); err != nil {
-		return out.Bytes(), &Error{Args: args, Stderr: errb.String(), Err: err}
+		return &Error{Args: args, Stderr: errb.String(), Err: err}
 	}
-	return out.Bytes(), nil
+	return nil
 }
 
 // RunLimit is Run whose stdout may not pass limit bytes: git is stopped and an error returned when it
 // would (a command over a tree anyone can push to may print anything).
 func (r Repo) RunLimit(limit int64, args ...string) ([]byte, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.Dir
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"), r.Env...)
 	out := &limitedBuffer{limit: limit}
-	var errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = out, &errb
-	err := cmd.Run()
+	err := r.run(nil, out, args)
 	if out.over {
 		return nil, &Error{Args: args, Stderr: fmt.Sprintf("output over %d bytes", limit), Err: errOverLimit}
 	}
-	if err != nil {
-		return out.buf.Bytes(), &Error{Args: args, Stderr: errb.String(), Err: err}
-	}
-	return out.buf.Bytes(), nil
+	return out.buf.Bytes(), err
 }
 
 var errOverLimit = errors.New("output over its limit")
@@ -139,13 +141,14 @@ func (r Repo) Show(rev, path string, limit regular.Limit) (data []byte, ok bool,
 		return nil, false, nil
 	}
 	if n, err := strconv.ParseInt(size, 10, 64); err != nil || n > limit.Bytes {
-		return nil, true, fmt.Errorf("%s:%s is %s bytes, over the %d-byte limit for %s", short(rev), path, size, limit.Bytes, limit.Kind)
+		return nil, true, fmt.Errorf("%s:%s is %s bytes, over the %d-byte limit for %s", Short(rev), path, size, limit.Bytes, limit.Kind)
 	}
 	data, err = r.Run("cat-file", "blob", rev+":"+path)
 	return data, err == nil, err
 }
 
-func short(rev string) string {
+// Short is the first 12 hex digits of a commit id, as messages name it.
+func Short(rev string) string {
 	if len(rev) > 12 {
 		return rev[:12]
 	}
