@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -174,6 +175,12 @@ func (r *liveRecord) rollbackOfRight(within int) bool {
 // liveWeekends: TUNE_LIVE_WEEKENDS leaves days 6 and 7 of every week without tasks (playLive).
 var liveWeekends = os.Getenv("TUNE_LIVE_WEEKENDS") != ""
 
+// liveNoWeights: TUNE_LIVE_NO_WEIGHTS cuts weights= from every meta line, as a hook that does not write
+// it (the watch then attributes a task by its time and, when the change moves it, by its level).
+var liveNoWeights = os.Getenv("TUNE_LIVE_NO_WEIGHTS") != ""
+
+var liveWeightsField = regexp.MustCompile(`  weights=v[0-9]{4}`)
+
 // playLive plays one sequence of nights through a fresh copy of the reference store.
 //
 // followUp > 0 plays on past nights until followUp nights after the first raise of the planted signal,
@@ -209,6 +216,9 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 		if !(liveWeekends && (night-1)%7 >= 5) {
 			_, text := seq.Night(night, &active)
 			for i := range logs {
+				if liveNoWeights {
+					text[i] = liveWeightsField.ReplaceAll(text[i], nil)
+				}
 				appendFile(t, logs[i], text[i])
 			}
 		}
