@@ -20,16 +20,25 @@ fi
 review=$(jq -r .review "$out")
 [ -n "$review" ] || exit "$rc"
 branch=$(jq -r .branch "$out")
-if [ "$(jq -r .branch_updated "$out")" = true ]; then
-  git push --quiet --force origin "$branch" || { alert-ops "tune nightly: git push $branch failed" "$PWD"; exit 1; }
-fi
-if [ "$(gh pr list --head "$branch" --state open --json number --jq length)" = 0 ]; then
-  gh pr create --head "$branch" --title "$(jq -r .title "$out")" --body-file "$(jq -r .body_file "$out")" || exit 1
+# a pull request of this branch closed unmerged, not by this script (its closes say "superseded by"), is a
+# reviewer's no to this change on this version: it is not pushed or opened again; reopen it to ask again
+declined=$(gh pr list --head "$branch" --state all --json state,comments \
+  --jq '[.[] | select(.state == "CLOSED" and all(.comments[]; .body | startswith("superseded by ") | not))] | length') ||
+  { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
+if [ "$declined" != 0 ]; then
+  echo "tune nightly: a reviewer closed the pull request of $branch; not opened again (reopen it to ask again)"
+else
+  if [ "$(jq -r .branch_updated "$out")" = true ]; then
+    git push --quiet --force origin "$branch" || { alert-ops "tune nightly: git push $branch failed" "$PWD"; exit 1; }
+  fi
+  if [ "$(gh pr list --head "$branch" --state open --json number --jq length)" = 0 ]; then
+    gh pr create --head "$branch" --title "$(jq -r .title "$out")" --body-file "$(jq -r .body_file "$out")" || exit 1
+  fi
+  if [ "$review" = rollback ]; then
+    alert-ops "tune: the watch proposes a rollback, review $branch" "$(jq -r .title "$out")"
+  fi
 fi
 for old in $(jq -r '.supersedes[]' "$out"); do
   gh pr close "$old" --delete-branch --comment "superseded by $branch" || true
 done
-if [ "$review" = rollback ]; then
-  alert-ops "tune: the watch proposes a rollback, review $branch" "$(jq -r .title "$out")"
-fi
 exit "$rc"

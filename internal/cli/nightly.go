@@ -63,7 +63,8 @@ rebuilds it. --json adds "branch", "branch_proposal" (the proposal the branch ho
 "body_file" (the pull request body, in the git directory; "body_path" is its copy on the branch),
 "commit" and "base" (the branch's commit and its parent), "branch_updated" and "supersedes" (other
 unmerged tune/ branches, whose pull requests to close). See docs/nightly.md for a crontab line, a GitHub Actions workflow and a
-GitLab CI job.`,
+GitLab CI job; their recipes read a pull request a reviewer closed unmerged as a no to that change
+and do not open it again ("Saying no").`,
 		Example: `  tune nightly
   tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json
   tune nightly --branch --logs 'traces/*/trace.log' --json`,

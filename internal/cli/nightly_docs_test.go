@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itchyny/gojq"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ldd-tools/tune"
@@ -347,4 +349,126 @@ func writeRecipe(t *testing.T, dir, recipe string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestNightlyRecipesDeclinedIsNotOpenedAgain: a pull (merge) request of the night's branch that a reviewer
+// closed unmerged is their no (docs/nightly.md, "Saying no"). Every recipe then neither pushes the branch
+// nor opens a request for it, still closes the requests the night supersedes, and exits as tune did; an
+// undeclined night pushes and opens (the control).
+func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
+	for _, tool := range []string{"bash", "jq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed (CI runners have it)", tool)
+		}
+	}
+	out := `{"outcome": "converged", "review": "change", "state_dump": null, "branch": "tune/v0001-0123", "branch_updated": true, "title": "tune: weights change p-0123", "body_file": "body.md", "supersedes": ["tune/v0001-4567"]}` + "\n"
+	for _, declined := range []bool{true, false} {
+		for _, c := range []struct {
+			recipe string
+			shell  []string
+			create string // the call that opens the request
+			close  string // the call that closes the superseded one
+		}{
+			{"cron", []string{"/bin/sh"}, "gh [pr] [create]", "gh [pr] [close] [tune/v0001-4567]"},
+			{"github-pr", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, "gh [pr] [create]", "gh [pr] [close] [tune/v0001-4567]"},
+			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, "glab [mr] [create]", "glab [mr] [close] [tune/v0001-4567]"},
+		} {
+			dir := stubDir(t, 0, out)
+			if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			calls := filepath.Join(dir, "calls")
+			// gh and glab answer the declined queries (closed, not superseded) and say no request is open;
+			// git records its pushes.
+			closedGH, closedGL := "0", "[]"
+			if declined {
+				closedGH, closedGL = "1", `[{"iid": 7, "state": "closed"}]`
+			}
+			record := fmt.Sprintf("printf '%%s' \"$(basename \"$0\")\" >> %q\nfor a in \"$@\"; do printf ' [%%s]' \"$a\" >> %q; done\necho >> %q\n", calls, calls, calls)
+			stubs := map[string]string{
+				"gh":   record + fmt.Sprintf("case \"$*\" in *'--state all'*) echo %s ;; *'pr list'*) echo 0 ;; esac\n", closedGH),
+				"glab": record + fmt.Sprintf("case \"$*\" in *'mr list'*) echo '%s' ;; *'mr view'*) exit 1 ;; esac\n", closedGL),
+				"git":  fmt.Sprintf("[ \"$1\" = rev-parse ] && echo %q && exit 0\n[ \"$1\" = push ] && { %s }\nexit 0\n", filepath.Join(dir, "gitdir"), record),
+			}
+			for name, body := range stubs {
+				if err := os.WriteFile(filepath.Join(dir, "bin", name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := writeRecipe(t, dir, c.recipe)
+			cmd := exec.Command(c.shell[0], append(c.shell[1:], path)...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "TUNE_PUSH_URL=remote", "CI_DEFAULT_BRANCH=main")
+			var b bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &b, &b
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s (declined %v): %v\n%s", c.recipe, declined, err, b.String())
+			}
+			data, _ := os.ReadFile(calls)
+			got := string(data)
+			pushed, opened := regexp.MustCompile(`(?m)^git \[push\].*\[tune/v0001-0123\]`).MatchString(got), strings.Contains(got, c.create)
+			if pushed == declined || opened == declined {
+				t.Errorf("%s (declined %v): pushed %v, opened %v\ncalls:\n%s", c.recipe, declined, pushed, opened, got)
+			}
+			if !strings.Contains(got, c.close) {
+				t.Errorf("%s (declined %v): the superseded request was not closed\ncalls:\n%s", c.recipe, declined, got)
+			}
+			if said := strings.Contains(b.String(), "not opened again (reopen it to ask again)"); said != declined {
+				t.Errorf("%s (declined %v): output %q", c.recipe, declined, b.String())
+			}
+		}
+	}
+}
+
+// TestNightlyRecipesDeclinedFilter runs the GitHub recipes' filter (the --jq of their declined query) on
+// gh's JSON: only a request closed unmerged counts, and not one the recipe closed itself — the filter's
+// "superseded by " is the comment the same recipe closes with. The GitLab job marks what it closes with
+// the label its query leaves out.
+func TestNightlyRecipesDeclinedFilter(t *testing.T) {
+	for _, recipe := range []string{"cron", "github-pr"} {
+		script, err := nightlyRecipe(recipe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`--state all --json state,comments \\\n\s+--jq '([^']+)'`).FindStringSubmatch(script)
+		if m == nil {
+			t.Fatalf("%s: no declined query", recipe)
+		}
+		if !strings.Contains(m[1], `startswith("superseded by ")`) || !strings.Contains(script, `--comment "superseded by $branch"`) {
+			t.Errorf("%s: the filter does not leave out the recipe's own closes", recipe)
+		}
+		q, err := gojq.Parse(m[1])
+		if err != nil {
+			t.Fatalf("%s: %v", recipe, err)
+		}
+		for _, c := range []struct {
+			json string
+			want int
+		}{
+			{`[]`, 0},
+			{`[{"state": "OPEN", "comments": []}]`, 0},
+			{`[{"state": "MERGED", "comments": []}]`, 0},
+			{`[{"state": "CLOSED", "comments": [{"body": "superseded by tune/v0002-89ab"}]}]`, 0},
+			{`[{"state": "CLOSED", "comments": []}]`, 1},
+			{`[{"state": "CLOSED", "comments": [{"body": "No: the contract scenario matters more. superseded by nothing"}]}]`, 1},
+			{`[{"state": "CLOSED", "comments": [{"body": "superseded by tune/v0001-4567"}]}, {"state": "CLOSED", "comments": [{"body": "not this one"}]}, {"state": "OPEN", "comments": []}]`, 1},
+		} {
+			var in any
+			if err := json.Unmarshal([]byte(c.json), &in); err != nil {
+				t.Fatal(err)
+			}
+			v, ok := q.Run(in).Next()
+			if n, isInt := v.(int); !ok || !isInt || n != c.want {
+				t.Errorf("%s: %s gives %v, want %d", recipe, c.json, v, c.want)
+			}
+		}
+	}
+	script, err := nightlyRecipe("gitlab-nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`--not-label (\S+) `).FindStringSubmatch(script)
+	if m == nil || !strings.Contains(script, `glab mr update "$old" --label `+m[1]+` `) {
+		t.Errorf("the GitLab job does not label what it closes with the label its declined query leaves out")
+	}
 }
