@@ -20,10 +20,11 @@ fi
 review=$(jq -r .review "$out")
 [ -n "$review" ] || exit "$rc"
 branch=$(jq -r .branch "$out")
-# a pull request of this branch closed unmerged, not by this script (its closes say "superseded by"), is a
-# reviewer's no to this change on this version: it is not pushed or opened again; reopen it to ask again
-declined=$(gh pr list --head "$branch" --state all --json state,comments \
-  --jq '[.[] | select(.state == "CLOSED" and all(.comments[]; .body | startswith("superseded by ") | not))] | length') ||
+# a pull request of this branch closed unmerged, not by this script (its closes say "superseded by") and
+# not from a fork, is a reviewer's no to this change on this version: it is not pushed or opened again;
+# reopen it to ask again. A fork's request of the same branch name never counts, open or closed.
+declined=$(gh pr list --head "$branch" --state all --json state,isCrossRepository,comments \
+  --jq '[.[] | select(.state == "CLOSED" and (.isCrossRepository | not) and all(.comments[]; .body | startswith("superseded by ") | not))] | length') ||
   { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
 if [ "$declined" != 0 ]; then
   echo "tune nightly: a reviewer closed the pull request of $branch; not opened again (reopen it to ask again)"
@@ -31,7 +32,7 @@ else
   if [ "$(jq -r .branch_updated "$out")" = true ]; then
     git push --quiet --force origin "$branch" || { alert-ops "tune nightly: git push $branch failed" "$PWD"; exit 1; }
   fi
-  if [ "$(gh pr list --head "$branch" --state open --json number --jq length)" = 0 ]; then
+  if [ "$(gh pr list --head "$branch" --state open --json isCrossRepository --jq '[.[] | select(.isCrossRepository | not)] | length')" = 0 ]; then
     gh pr create --head "$branch" --title "$(jq -r .title "$out")" --body-file "$(jq -r .body_file "$out")" || exit 1
   fi
   if [ "$review" = rollback ]; then

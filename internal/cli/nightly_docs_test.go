@@ -200,8 +200,12 @@ func stubDir(t *testing.T, rc int, output string) string {
 	write("tune", fmt.Sprintf("cat <<'OUT'\n%sOUT\nexit %d\n", output, rc))
 	write("git", fmt.Sprintf("[ \"$1\" = rev-parse ] && echo %q\nexit 0\n", filepath.Join(dir, "gitdir")))
 	for _, h := range []string{"page-oncall", "alert-ops", "gh", "glab"} {
-		write(h, fmt.Sprintf("printf '%%s' %s >> %q\nfor a in \"$@\"; do printf ' [%%s]' \"$a\" >> %q; done\necho >> %q\n[ \"$2\" = list ] && echo 0\n[ \"$2\" = view ] && exit 1\nexit 0\n",
-			h, calls, calls, calls))
+		none := "0" // gh applies the recipe's --jq itself; glab's JSON goes through jq
+		if h == "glab" {
+			none = "'[]'"
+		}
+		write(h, fmt.Sprintf("printf '%%s' %s >> %q\nfor a in \"$@\"; do printf ' [%%s]' \"$a\" >> %q; done\necho >> %q\n[ \"$2\" = list ] && echo %s\nexit 0\n",
+			h, calls, calls, calls, none))
 	}
 	return dir
 }
@@ -301,7 +305,7 @@ func TestNightlyRecipesEscalationKeepsItsSteps(t *testing.T) {
 		calls  []string // what the calls file must contain, in order
 	}{
 		{"cron", []string{"/bin/sh"}, 3, []string{page, "gh [pr] [list]", "gh [pr] [create] [--head] [tune/v0001-0123]"}},
-		{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, 3, []string{page, "glab [mr] [view] [tune/v0001-0123]", "glab [mr] [create] [--source-branch] [tune/v0001-0123]"}},
+		{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, 3, []string{page, "glab [mr] [list] [--source-branch] [tune/v0001-0123]", "glab [mr] [create] [--source-branch] [tune/v0001-0123]"}},
 		{"github-pr", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, 0, []string{"gh [pr] [list]", "gh [pr] [create] [--head] [tune/v0001-0123]"}},
 	} {
 		dir := stubDir(t, 3, out)
@@ -382,12 +386,12 @@ func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
 			// git records its pushes.
 			closedGH, closedGL := "0", "[]"
 			if declined {
-				closedGH, closedGL = "1", `[{"iid": 7, "state": "closed"}]`
+				closedGH, closedGL = "1", `[{"iid": 7, "source_project_id": 3, "target_project_id": 3}]`
 			}
 			record := fmt.Sprintf("printf '%%s' \"$(basename \"$0\")\" >> %q\nfor a in \"$@\"; do printf ' [%%s]' \"$a\" >> %q; done\necho >> %q\n", calls, calls, calls)
 			stubs := map[string]string{
 				"gh":   record + fmt.Sprintf("case \"$*\" in *'--state all'*) echo %s ;; *'pr list'*) echo 0 ;; esac\n", closedGH),
-				"glab": record + fmt.Sprintf("case \"$*\" in *'mr list'*) echo '%s' ;; *'mr view'*) exit 1 ;; esac\n", closedGL),
+				"glab": record + fmt.Sprintf("case \"$*\" in *'mr list --closed'*) echo '%s' ;; *'mr list'*) echo '[]' ;; esac\n", closedGL),
 				"git":  fmt.Sprintf("[ \"$1\" = rev-parse ] && echo %q && exit 0\n[ \"$1\" = push ] && { %s }\nexit 0\n", filepath.Join(dir, "gitdir"), record),
 			}
 			for name, body := range stubs {
@@ -420,46 +424,64 @@ func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
 	}
 }
 
-// TestNightlyRecipesDeclinedFilter runs the GitHub recipes' filter (the --jq of their declined query) on
-// gh's JSON: only a request closed unmerged counts, and not one the recipe closed itself — the filter's
-// "superseded by " is the comment the same recipe closes with. The GitLab job marks what it closes with
-// the label its query leaves out.
+// TestNightlyRecipesDeclinedFilter runs the recipes' filters on the forges' JSON (gh applies the
+// GitHub recipes' --jq; the GitLab job pipes glab's JSON through jq): a request counts as declined only
+// when closed unmerged, not from a fork, and not closed by the recipe itself — the filter's
+// "superseded by " is the comment the same recipe closes with, the GitLab query leaves out the label
+// the job adds before it closes; a fork's open request of the same name does not count as open.
 func TestNightlyRecipesDeclinedFilter(t *testing.T) {
+	run := func(t *testing.T, name, filter, in string) any {
+		t.Helper()
+		q, err := gojq.Parse(filter)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(in), &v); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := q.Run(v).Next()
+		return out
+	}
+	type check struct {
+		json string
+		want int
+	}
 	for _, recipe := range []string{"cron", "github-pr"} {
 		script, err := nightlyRecipe(recipe)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := regexp.MustCompile(`--state all --json state,comments \\\n\s+--jq '([^']+)'`).FindStringSubmatch(script)
-		if m == nil {
-			t.Fatalf("%s: no declined query", recipe)
+		declined := regexp.MustCompile(`--state all --json state,isCrossRepository,comments \\\n\s+--jq '([^']+)'`).FindStringSubmatch(script)
+		open := regexp.MustCompile(`--state open --json isCrossRepository --jq '([^']+)'`).FindStringSubmatch(script)
+		if declined == nil || open == nil {
+			t.Fatalf("%s: no declined or open query", recipe)
 		}
-		if !strings.Contains(m[1], `startswith("superseded by ")`) || !strings.Contains(script, `--comment "superseded by $branch"`) {
+		if !strings.Contains(declined[1], `startswith("superseded by ")`) || !strings.Contains(script, `--comment "superseded by $branch"`) {
 			t.Errorf("%s: the filter does not leave out the recipe's own closes", recipe)
 		}
-		q, err := gojq.Parse(m[1])
-		if err != nil {
-			t.Fatalf("%s: %v", recipe, err)
-		}
-		for _, c := range []struct {
-			json string
-			want int
-		}{
+		for _, c := range []check{
 			{`[]`, 0},
-			{`[{"state": "OPEN", "comments": []}]`, 0},
-			{`[{"state": "MERGED", "comments": []}]`, 0},
-			{`[{"state": "CLOSED", "comments": [{"body": "superseded by tune/v0002-89ab"}]}]`, 0},
-			{`[{"state": "CLOSED", "comments": []}]`, 1},
-			{`[{"state": "CLOSED", "comments": [{"body": "No: the contract scenario matters more. superseded by nothing"}]}]`, 1},
-			{`[{"state": "CLOSED", "comments": [{"body": "superseded by tune/v0001-4567"}]}, {"state": "CLOSED", "comments": [{"body": "not this one"}]}, {"state": "OPEN", "comments": []}]`, 1},
+			{`[{"state": "OPEN", "isCrossRepository": false, "comments": []}]`, 0},
+			{`[{"state": "MERGED", "isCrossRepository": false, "comments": []}]`, 0},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"body": "superseded by tune/v0002-89ab"}]}]`, 0},
+			{`[{"state": "CLOSED", "isCrossRepository": true, "comments": []}]`, 0},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": []}]`, 1},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"body": "No: the contract scenario matters more. superseded by nothing"}]}]`, 1},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"body": "superseded by tune/v0001-4567"}]}, {"state": "CLOSED", "isCrossRepository": false, "comments": [{"body": "not this one"}]}, {"state": "OPEN", "isCrossRepository": false, "comments": []}]`, 1},
 		} {
-			var in any
-			if err := json.Unmarshal([]byte(c.json), &in); err != nil {
-				t.Fatal(err)
+			if got := run(t, recipe, declined[1], c.json); got != c.want {
+				t.Errorf("%s: declined on %s gives %v, want %d", recipe, c.json, got, c.want)
 			}
-			v, ok := q.Run(in).Next()
-			if n, isInt := v.(int); !ok || !isInt || n != c.want {
-				t.Errorf("%s: %s gives %v, want %d", recipe, c.json, v, c.want)
+		}
+		for _, c := range []check{
+			{`[]`, 0},
+			{`[{"isCrossRepository": true}]`, 0},
+			{`[{"isCrossRepository": false}]`, 1},
+			{`[{"isCrossRepository": true}, {"isCrossRepository": false}]`, 1},
+		} {
+			if got := run(t, recipe, open[1], c.json); got != c.want {
+				t.Errorf("%s: open on %s gives %v, want %d", recipe, c.json, got, c.want)
 			}
 		}
 	}
@@ -467,8 +489,22 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`--not-label (\S+) `).FindStringSubmatch(script)
-	if m == nil || !strings.Contains(script, `glab mr update "$old" --label `+m[1]+` `) {
+	label := regexp.MustCompile(`--not-label (\S+) `).FindStringSubmatch(script)
+	if label == nil || !strings.Contains(script, `glab mr update "$old" --label `+label[1]+" ") {
 		t.Errorf("the GitLab job does not label what it closes with the label its declined query leaves out")
+	}
+	ours := regexp.MustCompile(`ours='([^']+)'`).FindStringSubmatch(script)
+	if ours == nil || strings.Count(script, `jq "$ours"`) != 2 {
+		t.Fatalf("the GitLab job does not filter both of its queries with one filter")
+	}
+	for _, c := range []check{
+		{`[]`, 0},
+		{`[{"iid": 4, "source_project_id": 9, "target_project_id": 3}]`, 0},
+		{`[{"iid": 5, "source_project_id": 3, "target_project_id": 3}]`, 1},
+		{`[{"iid": 4, "source_project_id": 9, "target_project_id": 3}, {"iid": 5, "source_project_id": 3, "target_project_id": 3}]`, 1},
+	} {
+		if got := run(t, "gitlab", ours[1], c.json); got != c.want {
+			t.Errorf("gitlab: %s gives %v, want %d", c.json, got, c.want)
+		}
 	}
 }
