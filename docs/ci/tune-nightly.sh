@@ -20,26 +20,28 @@ fi
 review=$(jq -r .review "$out")
 [ -n "$review" ] || exit "$rc"
 branch=$(jq -r .branch "$out")
-# a pull request of this branch closed unmerged, not by this script (its closes say "superseded by") and
-# not from a fork, is a reviewer's no to this change on this version: it is not pushed or opened again;
-# reopen it to ask again. A fork's request of the same branch name never counts, open or closed.
+# a pull request of this branch closed unmerged, not by this script (its closes are its own comments
+# "superseded by …") and not from a fork, is a reviewer's no to this change on this version: the night
+# pushes, opens and closes nothing; reopen it to ask again. A fork's request of the same name never counts.
 declined=$(gh pr list --head "$branch" --state all --json state,isCrossRepository,comments \
-  --jq '[.[] | select(.state == "CLOSED" and (.isCrossRepository | not) and all(.comments[]; .body | startswith("superseded by ") | not))] | length') ||
+  --jq '[.[] | select(.state == "CLOSED" and (.isCrossRepository | not) and all(.comments[]; .viewerDidAuthor and (.body | startswith("superseded by ")) | not))] | length') ||
   { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
 if [ "$declined" != 0 ]; then
   echo "tune nightly: a reviewer closed the pull request of $branch; not opened again (reopen it to ask again)"
-else
-  if [ "$(jq -r .branch_updated "$out")" = true ]; then
-    git push --quiet --force origin "$branch" || { alert-ops "tune nightly: git push $branch failed" "$PWD"; exit 1; }
-  fi
-  if [ "$(gh pr list --head "$branch" --state open --json isCrossRepository --jq '[.[] | select(.isCrossRepository | not)] | length')" = 0 ]; then
-    gh pr create --head "$branch" --title "$(jq -r .title "$out")" --body-file "$(jq -r .body_file "$out")" || exit 1
-  fi
-  if [ "$review" = rollback ]; then
-    alert-ops "tune: the watch proposes a rollback, review $branch" "$(jq -r .title "$out")"
-  fi
+  exit "$rc"
+fi
+if [ "$(jq -r .branch_updated "$out")" = true ]; then
+  git push --quiet --force origin "$branch" || { alert-ops "tune nightly: git push $branch failed" "$PWD"; exit 1; }
+fi
+open=$(gh pr list --head "$branch" --state open --json isCrossRepository --jq '[.[] | select(.isCrossRepository | not)] | length') ||
+  { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
+if [ "$open" = 0 ]; then
+  gh pr create --head "$branch" --title "$(jq -r .title "$out")" --body-file "$(jq -r .body_file "$out")" || exit 1
 fi
 for old in $(jq -r '.supersedes[]' "$out"); do
   gh pr close "$old" --delete-branch --comment "superseded by $branch" || true
 done
+if [ "$review" = rollback ]; then
+  alert-ops "tune: the watch proposes a rollback, review $branch" "$(jq -r .title "$out")"
+fi
 exit "$rc"

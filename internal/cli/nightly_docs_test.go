@@ -357,8 +357,10 @@ func writeRecipe(t *testing.T, dir, recipe string) string {
 
 // TestNightlyRecipesDeclinedIsNotOpenedAgain: a pull (merge) request of the night's branch that a reviewer
 // closed unmerged is their no (docs/nightly.md, "Saying no"). Every recipe then neither pushes the branch
-// nor opens a request for it, still closes the requests the night supersedes, and exits as tune did; an
-// undeclined night pushes and opens (the control).
+// nor opens a request for it, nor closes the requests the night supersedes (they would be left for a
+// change the reviewer refused), and exits as tune did; an undeclined night pushes, opens and closes the
+// superseded request (the control) — on GitLab by its number, never by a branch name, which glab takes
+// as any request of that name, a reviewer's closed one or a fork's too.
 func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
 	for _, tool := range []string{"bash", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -375,7 +377,7 @@ func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
 		}{
 			{"cron", []string{"/bin/sh"}, "gh [pr] [create]", "gh [pr] [close] [tune/v0001-4567]"},
 			{"github-pr", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, "gh [pr] [create]", "gh [pr] [close] [tune/v0001-4567]"},
-			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, "glab [mr] [create]", "glab [mr] [close] [tune/v0001-4567]"},
+			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, "glab [mr] [create]", "glab [mr] [update] [9] [--label] [tune-superseded]\nglab [mr] [close] [9]"},
 		} {
 			dir := stubDir(t, 0, out)
 			if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(out), 0o644); err != nil {
@@ -391,7 +393,7 @@ func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
 			record := fmt.Sprintf("printf '%%s' \"$(basename \"$0\")\" >> %q\nfor a in \"$@\"; do printf ' [%%s]' \"$a\" >> %q; done\necho >> %q\n", calls, calls, calls)
 			stubs := map[string]string{
 				"gh":   record + fmt.Sprintf("case \"$*\" in *'--state all'*) echo %s ;; *'pr list'*) echo 0 ;; esac\n", closedGH),
-				"glab": record + fmt.Sprintf("case \"$*\" in *'mr list --closed'*) echo '%s' ;; *'mr list'*) echo '[]' ;; esac\n", closedGL),
+				"glab": record + fmt.Sprintf("case \"$*\" in *'mr list --closed'*) echo '%s' ;; *'mr list --source-branch tune/v0001-4567'*) echo '[{\"iid\": 8, \"source_project_id\": 5, \"target_project_id\": 3}, {\"iid\": 9, \"source_project_id\": 3, \"target_project_id\": 3}]' ;; *'mr list'*) echo '[]' ;; esac\n", closedGL),
 				"git":  fmt.Sprintf("[ \"$1\" = rev-parse ] && echo %q && exit 0\n[ \"$1\" = push ] && { %s }\nexit 0\n", filepath.Join(dir, "gitdir"), record),
 			}
 			for name, body := range stubs {
@@ -414,8 +416,11 @@ func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
 			if pushed == declined || opened == declined {
 				t.Errorf("%s (declined %v): pushed %v, opened %v\ncalls:\n%s", c.recipe, declined, pushed, opened, got)
 			}
-			if !strings.Contains(got, c.close) {
-				t.Errorf("%s (declined %v): the superseded request was not closed\ncalls:\n%s", c.recipe, declined, got)
+			if closed := strings.Contains(got, c.close); closed == declined {
+				t.Errorf("%s (declined %v): closed the superseded request %v\ncalls:\n%s", c.recipe, declined, closed, got)
+			}
+			if strings.Contains(got, "glab [mr] [update] [tune/") || strings.Contains(got, "glab [mr] [close] [tune/") {
+				t.Errorf("%s (declined %v): glab given a branch name, which matches any request of that name\ncalls:\n%s", c.recipe, declined, got)
 			}
 			if said := strings.Contains(b.String(), "not opened again (reopen it to ask again)"); said != declined {
 				t.Errorf("%s (declined %v): output %q", c.recipe, declined, b.String())
@@ -464,11 +469,13 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 			{`[]`, 0},
 			{`[{"state": "OPEN", "isCrossRepository": false, "comments": []}]`, 0},
 			{`[{"state": "MERGED", "isCrossRepository": false, "comments": []}]`, 0},
-			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"body": "superseded by tune/v0002-89ab"}]}]`, 0},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": true, "body": "superseded by tune/v0002-89ab"}]}]`, 0},
+			// a reviewer's (or anyone's) comment that happens to start like the recipe's does not undo the no
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": false, "body": "superseded by #12, the manual fix"}]}]`, 1},
 			{`[{"state": "CLOSED", "isCrossRepository": true, "comments": []}]`, 0},
 			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": []}]`, 1},
-			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"body": "No: the contract scenario matters more. superseded by nothing"}]}]`, 1},
-			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"body": "superseded by tune/v0001-4567"}]}, {"state": "CLOSED", "isCrossRepository": false, "comments": [{"body": "not this one"}]}, {"state": "OPEN", "isCrossRepository": false, "comments": []}]`, 1},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": true, "body": "No: the contract scenario matters more. superseded by nothing"}]}]`, 1},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": true, "body": "superseded by tune/v0001-4567"}]}, {"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": false, "body": "not this one"}]}, {"state": "OPEN", "isCrossRepository": false, "comments": []}]`, 1},
 		} {
 			if got := run(t, recipe, declined[1], c.json); got != c.want {
 				t.Errorf("%s: declined on %s gives %v, want %d", recipe, c.json, got, c.want)
@@ -490,12 +497,12 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	label := regexp.MustCompile(`--not-label (\S+) `).FindStringSubmatch(script)
-	if label == nil || !strings.Contains(script, `glab mr update "$old" --label `+label[1]+" ") {
+	if label == nil || !strings.Contains(script, `glab mr update "$iid" --label `+label[1]+" ") {
 		t.Errorf("the GitLab job does not label what it closes with the label its declined query leaves out")
 	}
 	ours := regexp.MustCompile(`ours='([^']+)'`).FindStringSubmatch(script)
-	if ours == nil || strings.Count(script, `jq "$ours"`) != 2 {
-		t.Fatalf("the GitLab job does not filter both of its queries with one filter")
+	if ours == nil || strings.Count(script, `jq "$ours | length"`) != 2 || strings.Count(script, `jq -r "$ours | .[0] // empty"`) != 1 {
+		t.Fatalf("the GitLab job does not filter its three queries with one filter")
 	}
 	for _, c := range []check{
 		{`[]`, 0},
@@ -503,7 +510,7 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 		{`[{"iid": 5, "source_project_id": 3, "target_project_id": 3}]`, 1},
 		{`[{"iid": 4, "source_project_id": 9, "target_project_id": 3}, {"iid": 5, "source_project_id": 3, "target_project_id": 3}]`, 1},
 	} {
-		if got := run(t, "gitlab", ours[1], c.json); got != c.want {
+		if got := run(t, "gitlab", ours[1]+" | length", c.json); got != c.want {
 			t.Errorf("gitlab: %s gives %v, want %d", c.json, got, c.want)
 		}
 	}
