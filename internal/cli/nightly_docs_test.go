@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -240,19 +241,8 @@ func TestNightlyRecipesExitCodes(t *testing.T) {
 			dir := stubDir(t, rc, out)
 			path := writeRecipe(t, dir, c.recipe)
 			run := func(args ...string) int {
-				cmd := exec.Command(args[0], args[1:]...)
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "GITHUB_OUTPUT="+filepath.Join(dir, "output"))
-				var b bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &b, &b
-				err := cmd.Run()
-				code := 0
-				if ee, ok := err.(*exec.ExitError); ok {
-					code = ee.ExitCode()
-				} else if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("%s, tune exiting %d: exit %d\n%s", c.recipe, rc, code, b.String())
+				code, output := runInStubDir(t, dir, args...)
+				t.Logf("%s, tune exiting %d: exit %d\n%s", c.recipe, rc, code, output)
 				return code
 			}
 			if got := run(append(c.shell, path)...); got != c.exit {
@@ -313,20 +303,8 @@ func TestNightlyRecipesEscalationKeepsItsSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := writeRecipe(t, dir, c.recipe)
-		cmd := exec.Command(c.shell[0], append(c.shell[1:], path)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "GITHUB_OUTPUT="+filepath.Join(dir, "output"))
-		var b bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &b, &b
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != c.exit {
-			t.Errorf("%s: exit %d, want %d\n%s", c.recipe, code, c.exit, b.String())
+		if code, output := runInStubDir(t, dir, append(c.shell, path)...); code != c.exit {
+			t.Errorf("%s: exit %d, want %d\n%s", c.recipe, code, c.exit, output)
 		}
 		data, _ := os.ReadFile(filepath.Join(dir, "calls"))
 		rest := string(data)
@@ -339,6 +317,26 @@ func TestNightlyRecipesEscalationKeepsItsSteps(t *testing.T) {
 			rest = rest[i+len(want):]
 		}
 	}
+}
+
+// runInStubDir runs args in dir with dir/bin (stubDir's stubs) first on the PATH and the variables the
+// recipes read from their runner; it returns the exit code and the combined output.
+func runInStubDir(t *testing.T, dir string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"),
+		"GITHUB_OUTPUT="+filepath.Join(dir, "output"), "TUNE_PUSH_URL=remote", "CI_DEFAULT_BRANCH=main")
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), b.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, b.String()
 }
 
 // writeRecipe writes the docs' recipe into dir as recipe.sh and returns its path.
@@ -402,13 +400,9 @@ func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
 				}
 			}
 			path := writeRecipe(t, dir, c.recipe)
-			cmd := exec.Command(c.shell[0], append(c.shell[1:], path)...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "PATH="+filepath.Join(dir, "bin")+":"+os.Getenv("PATH"), "TUNE_PUSH_URL=remote", "CI_DEFAULT_BRANCH=main")
-			var b bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &b, &b
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("%s (declined %v): %v\n%s", c.recipe, declined, err, b.String())
+			code, output := runInStubDir(t, dir, append(c.shell, path)...)
+			if code != 0 {
+				t.Fatalf("%s (declined %v): exit %d\n%s", c.recipe, declined, code, output)
 			}
 			data, _ := os.ReadFile(calls)
 			got := string(data)
@@ -422,8 +416,8 @@ func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
 			if strings.Contains(got, "glab [mr] [update] [tune/") || strings.Contains(got, "glab [mr] [close] [tune/") {
 				t.Errorf("%s (declined %v): glab given a branch name, which matches any request of that name\ncalls:\n%s", c.recipe, declined, got)
 			}
-			if said := strings.Contains(b.String(), "not opened again (reopen it to ask again)"); said != declined {
-				t.Errorf("%s (declined %v): output %q", c.recipe, declined, b.String())
+			if said := strings.Contains(output, "not opened again (reopen it to ask again)"); said != declined {
+				t.Errorf("%s (declined %v): output %q", c.recipe, declined, output)
 			}
 		}
 	}

@@ -84,9 +84,6 @@ func (r Repo) RunLimit(limit int64, args ...string) ([]byte, error) {
 
 var errOverLimit = errors.New("output over its limit")
 
-// maxListing bounds a Files listing.
-const maxListing = 16 << 20
-
 type limitedBuffer struct {
 	buf   bytes.Buffer
 	limit int64
@@ -154,6 +151,9 @@ func Short(rev string) string {
 	}
 	return rev
 }
+
+// maxListing bounds a Files listing.
+const maxListing = 16 << 20
 
 // Files lists the files under dir (a path relative to the repository root, slash-separated) at rev,
 // relative to the repository root.
