@@ -10,11 +10,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/gitcmd"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/store"
@@ -92,16 +94,6 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		return nil, fmt.Errorf("--branch: HEAD (%s) holds no weights store at %s: commit the store first (tune init says what to commit)", gitcmd.Short(base), weightsRel)
 	}
 
-	tmp, err := os.MkdirTemp("", "tune-branch-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	wt := filepath.Join(tmp, "tree")
-	index := repo.With("GIT_INDEX_FILE=" + filepath.Join(tmp, "index"))
-	if _, err := index.Run("read-tree", base); err != nil {
-		return nil, err
-	}
 	paths := []string{weightsRel, fixturesRel, reportsRel}
 	configRel := ""
 	if env.Config != "" {
@@ -110,34 +102,66 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 			paths = append(paths, r)
 		}
 	}
-	listed, err := index.Run(append([]string{"ls-files", "-z", "--"}, paths...)...)
-	if err != nil {
-		return nil, err
+	declined := map[string]bool{}
+	for _, d := range opts.Declined {
+		declined[d] = true
 	}
-	if _, err := index.RunInput(listed, "checkout-index", "-z", "--stdin", "--prefix="+wt+string(filepath.Separator)); err != nil {
-		return nil, err
-	}
-	inner := env
-	inner.WeightsDir, inner.FixturesDir, inner.ReportsDir = inTree(wt, weightsRel), inTree(wt, fixturesRel), inTree(wt, reportsRel)
-	if configRel != "" {
-		if _, err := os.Stat(inTree(wt, configRel)); err == nil {
-			inner.Config = inTree(wt, configRel) // the committed config, as the merged main will read it
-		}
-	}
-	for _, d := range []string{inner.FixturesDir, inner.ReportsDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	var (
+		tmp, wt string
+		index   gitcmd.Repo
+		inner   Env
+		res     *NightlyResult
+		skipped []string
+	)
+	defer func() { os.RemoveAll(tmp) }()
+	// A change a reviewer declined (its branch name in opts.Declined) is not left for review again: the
+	// night runs again with the weights it moved refused on this parent, so the next change the evidence
+	// prefers is proposed instead, or nothing (docs/decisions.md#a-declined-change-is-refused-on-its-version).
+	// Each run refuses at least one more signal or edge, so the runs end.
+	for again := true; again; {
+		again = false
+		os.RemoveAll(tmp)
+		if tmp, wt, index, inner, err = branchTree(repo, base, env, paths, rels, configRel); err != nil {
 			return nil, err
 		}
+		// The nightly states travel with the night: in from the work tree's store and back, or every --branch
+		// night would read the logs in full (docs/decisions.md#the-nightly-states-travel-with-a-branch-night).
+		carryStates(env.WeightsDir, inner.WeightsDir)
+		if res, err = night(inner, opts); err != nil {
+			return nil, err
+		}
+		carryStates(inner.WeightsDir, env.WeightsDir)
+		for res.Review != "" {
+			p, err := store.ResolveProposal(inner.WeightsDir, res.ReviewProposal)
+			if err != nil {
+				return nil, err
+			}
+			name := ChangeBranch(p, res.Review)
+			if !declined[name] {
+				break
+			}
+			if !slices.Contains(skipped, name) {
+				skipped = append(skipped, name)
+			}
+			if res.Review == ReviewRollback {
+				// The reviewer keeps the applied version: the night's own change, if it made one, is next.
+				res.Review, res.ReviewProposal = "", ""
+				if res.Stored != nil && res.Stored.Applicable() {
+					res.Review, res.ReviewProposal = ReviewChange, res.Stored.ID
+				}
+				continue
+			}
+			more := movedBy(p, opts.declinedChanges)
+			if len(more) == 0 {
+				res.Review, res.ReviewProposal = "", ""
+				break
+			}
+			opts.declinedChanges = append(opts.declinedChanges, more...)
+			again = true
+			break
+		}
 	}
-
-	// The nightly states travel with the night: in from the work tree's store and back, or every --branch
-	// night would read the logs in full (docs/decisions.md#the-nightly-states-travel-with-a-branch-night).
-	carryStates(env.WeightsDir, inner.WeightsDir)
-	res, err := night(inner, opts)
-	if err != nil {
-		return nil, err
-	}
-	carryStates(inner.WeightsDir, env.WeightsDir)
+	res.Declined = append([]string{}, skipped...)
 	// Paths in the result name where the files are once the branch is merged; a state dump (an
 	// escalation leaves no branch) is copied to the work tree's reports, where the page step reads it.
 	outside := func(p string) string {
@@ -197,6 +221,8 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	if b.Supersedes, err = superseded(repo, base, b.Branch, weightsRel); err != nil {
 		return nil, err
 	}
+	// A declined branch's pull request is closed already: nothing to close, and it stays as the reviewer left it.
+	b.Supersedes = slices.DeleteFunc(b.Supersedes, func(name string) bool { return declined[name] })
 	old, err := repo.Ref(ref)
 	if err != nil {
 		return nil, err
@@ -269,6 +295,74 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		}
 	}
 	return res, writeBody(b.BodyFile, bodyData)
+}
+
+// branchTree checks out paths of base (the store, fixtures, reports and config) into a new temporary
+// directory tmp, with its own index, and returns the Env whose directories are the tree's: a --branch
+// night writes there, never to the work tree. The caller removes tmp.
+func branchTree(repo gitcmd.Repo, base string, env Env, paths []string, rels [3]string, configRel string) (tmp, wt string, index gitcmd.Repo, inner Env, err error) {
+	if tmp, err = os.MkdirTemp("", "tune-branch-"); err != nil {
+		return "", "", index, inner, err
+	}
+	wt = filepath.Join(tmp, "tree")
+	index = repo.With("GIT_INDEX_FILE=" + filepath.Join(tmp, "index"))
+	if _, err := index.Run("read-tree", base); err != nil {
+		return tmp, "", index, inner, err
+	}
+	listed, err := index.Run(append([]string{"ls-files", "-z", "--"}, paths...)...)
+	if err != nil {
+		return tmp, "", index, inner, err
+	}
+	if _, err := index.RunInput(listed, "checkout-index", "-z", "--stdin", "--prefix="+wt+string(filepath.Separator)); err != nil {
+		return tmp, "", index, inner, err
+	}
+	inner = env
+	inner.WeightsDir, inner.FixturesDir, inner.ReportsDir = inTree(wt, rels[0]), inTree(wt, rels[1]), inTree(wt, rels[2])
+	if configRel != "" {
+		if _, err := os.Stat(inTree(wt, configRel)); err == nil {
+			inner.Config = inTree(wt, configRel) // the committed config, as the merged main will read it
+		}
+	}
+	for _, d := range []string{inner.FixturesDir, inner.ReportsDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return tmp, "", index, inner, err
+		}
+	}
+	return tmp, wt, index, inner, nil
+}
+
+// movedBy lists the signals and bucket edges proposal p's applicable steps move that are not in
+// known yet, as changes to refuse (evolve refuses a signal or an edge whatever the step).
+func movedBy(p *store.Proposal, known []evolve.Change) []evolve.Change {
+	var out []evolve.Change
+	for _, st := range p.Steps {
+		if !st.Decision.Applicable() {
+			continue
+		}
+		c := evolve.Change{Kind: st.Kind}
+		switch st.Kind {
+		case weights.ChangeSignal:
+			sig, ok := weights.SignalByName(st.Signal)
+			if !ok {
+				continue
+			}
+			c.Signal = sig
+		case weights.ChangeBucket:
+			lv, err := weights.ParseLevel(st.Edge)
+			if err != nil {
+				continue
+			}
+			c.Edge = lv
+		default:
+			continue
+		}
+		if !slices.ContainsFunc(append(known, out...), func(k evolve.Change) bool {
+			return k.Kind == c.Kind && k.Signal == c.Signal && k.Edge == c.Edge
+		}) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // ChangeBranch names the branch of the change proposal p makes: the parent version and a hash of what

@@ -43,6 +43,11 @@ type EvolveOptions struct {
 	// the logs when it can serve (watchRun.tapDetection), else from its own read before the run's; a
 	// harmful verdict stops the run (errStoppedByWatch). Only Nightly sets it.
 	watch *watchRun
+	// Declined are branch names (tune/<parent>-<hash>) of changes a reviewer declined by closing their
+	// pull request unmerged; only NightlyBranch reads them, and refuses on this parent the signals and
+	// edges such a change moved (declinedChanges) when the night would propose it again.
+	Declined        []string
+	declinedChanges []evolve.Change
 }
 
 // EvolveStep is one loop step as tune evolve and nightly report it: the loop's step, and the change
@@ -296,6 +301,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	refuted = append(refuted, opts.declinedChanges...)
 	stream := read.stream
 	if w := opts.watch; w != nil {
 		if tapped, ok := w.tapDetection(read); ok {

@@ -38,6 +38,9 @@ type NightlyResult struct {
 	// that only the rest were read tonight (docs/decisions.md#nightly-state).
 	Tasks          int `json:"tasks"`
 	TasksFromState int `json:"tasks_from_state"`
+	// Declined are the branches of the changes this night would have left for review that a reviewer
+	// declined (NightlyBranch, EvolveOptions.Declined); not left again, the next change stands instead.
+	Declined []string `json:"declined"`
 	*BranchResult
 }
 
@@ -181,7 +184,7 @@ func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 
 // reviewOf says what the night leaves for review.
 func reviewOf(out *EvolveResult, wr *WatchResult) *NightlyResult {
-	r := &NightlyResult{EvolveResult: out, Tasks: out.Tasks, TasksFromState: out.TakenUp}
+	r := &NightlyResult{EvolveResult: out, Tasks: out.Tasks, TasksFromState: out.TakenUp, Declined: []string{}}
 	switch {
 	case wr != nil && wr.Proposal != "":
 		r.Review, r.ReviewProposal = ReviewRollback, wr.Proposal

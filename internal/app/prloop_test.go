@@ -92,40 +92,7 @@ func (p prTally) String() string {
 // change is read from the title without its proposal id: the parent version and the steps.
 func playPRLoop(t *testing.T, seed uint64, wait, nights int) prTally {
 	t.Helper()
-	root := t.TempDir()
-	home := filepath.Join(root, "home")
-	run := func(dir string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=dev", "GIT_AUTHOR_EMAIL=dev@example.com",
-			"GIT_COMMITTER_NAME=dev", "GIT_COMMITTER_EMAIL=dev@example.com", "GIT_TERMINAL_PROMPT=0")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("seed %d: git %v: %v\n%s", seed, args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	remote := filepath.Join(root, "remote.git")
-	run(root, "init", "-q", "--bare", "-b", "main", remote)
-	start := filepath.Join(root, "start")
-	if err := testutil.CopyReference(start); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(start, ".gitignore"), []byte(strings.Join(GitignoreEntries, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run(start, "init", "-q", "-b", "main")
-	run(start, "add", "-A")
-	run(start, "commit", "-q", "-m", "start tune")
-	run(start, "push", "-q", remote, "main")
-	reviewer := filepath.Join(root, "reviewer")
-	run(root, "clone", "-q", remote, reviewer)
-	logPath := filepath.Join(root, "team", ".ldd", "trace.log")
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	body := func(string, string) ([]byte, error) { return []byte("body\n"), nil }
+	root, remote, reviewer, logPath, run := newLoopRepo(t, seed)
 	seq := genlive.NewSequence(seed, genlive.Regime{Base: 0.05, Planted: planted, Carrier: 0.95})
 
 	style := []string{"merge", "squash", "rebase"}[(int(seed)+wait)%3]
@@ -173,20 +140,8 @@ func playPRLoop(t *testing.T, seed uint64, wait, nights int) prTally {
 		appendFile(t, logPath, text[0])
 
 		// The night: a fresh clone runs the crontab recipe's steps.
-		cron := filepath.Join(root, fmt.Sprintf("cron-%02d", night))
-		run(root, "clone", "-q", remote, cron)
-		run(cron, "fetch", "-q", "--prune", "origin", "+refs/heads/tune/*:refs/heads/tune/*")
-		now := genlive.NightEnd(night).Add(7 * time.Hour)
-		env := Env{Now: func() time.Time { return now }, WeightsDir: filepath.Join(cron, "weights"),
-			FixturesDir: filepath.Join(cron, "fixtures"), ReportsDir: filepath.Join(cron, "reports"), Root: cron}
-		res, err := NightlyBranch(env, EvolveOptions{Logs: []string{logPath}}, body)
-		if err != nil {
-			t.Fatalf("seed %d night %d: %v", seed, night, err)
-		}
+		res, cron := cronNight(t, root, remote, night, run, EvolveOptions{Logs: []string{logPath}})
 		if b := res.BranchResult; b != nil {
-			if b.BranchUpdated {
-				run(cron, "push", "-q", "--force", "origin", b.Branch)
-			}
 			change := proposalID.ReplaceAllString(b.Title, "p-…")
 			if _, ok := open[b.Branch]; ok {
 				if !b.BranchUpdated && b.BranchProposal != res.ReviewProposal {
@@ -240,6 +195,69 @@ func playPRLoop(t *testing.T, seed uint64, wait, nights int) prTally {
 	}
 	t.Logf("seed %d, wait %d, %s merges: %s; main active %s (%s)", seed, wait, style, tally, weights.VersionName(active.Version), changedSignals(t, active))
 	return tally
+}
+
+// newLoopRepo sets up the pull-request loop's repositories in a temp dir root: the shared repository
+// (a bare remote) holding the reference project on main, a reviewer's clone, and the path of the team's
+// trace log outside both; run runs git in a directory and fails the test (naming seed) on an error.
+func newLoopRepo(t *testing.T, seed uint64) (root, remote, reviewer, logPath string, run func(dir string, args ...string) string) {
+	t.Helper()
+	root = t.TempDir()
+	home := filepath.Join(root, "home")
+	run = func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=dev", "GIT_AUTHOR_EMAIL=dev@example.com",
+			"GIT_COMMITTER_NAME=dev", "GIT_COMMITTER_EMAIL=dev@example.com", "GIT_TERMINAL_PROMPT=0")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("seed %d: git %v: %v\n%s", seed, args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	remote = filepath.Join(root, "remote.git")
+	run(root, "init", "-q", "--bare", "-b", "main", remote)
+	start := filepath.Join(root, "start")
+	if err := testutil.CopyReference(start); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(start, ".gitignore"), []byte(strings.Join(GitignoreEntries, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(start, "init", "-q", "-b", "main")
+	run(start, "add", "-A")
+	run(start, "commit", "-q", "-m", "start tune")
+	run(start, "push", "-q", remote, "main")
+	reviewer = filepath.Join(root, "reviewer")
+	run(root, "clone", "-q", remote, reviewer)
+	logPath = filepath.Join(root, "team", ".ldd", "trace.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root, remote, reviewer, logPath, run
+}
+
+// cronNight runs a night's crontab steps in a fresh clone of remote under root (the caller removes it):
+// fetch the tune/ branches, tune nightly --branch seven hours after the night's end, push the branch
+// when the night changed it.
+func cronNight(t *testing.T, root, remote string, night int, run func(string, ...string) string, opts EvolveOptions) (*NightlyResult, string) {
+	t.Helper()
+	cron := filepath.Join(root, fmt.Sprintf("cron-%02d", night))
+	run(root, "clone", "-q", remote, cron)
+	run(cron, "fetch", "-q", "--prune", "origin", "+refs/heads/tune/*:refs/heads/tune/*")
+	now := genlive.NightEnd(night).Add(7 * time.Hour)
+	env := Env{Now: func() time.Time { return now }, WeightsDir: filepath.Join(cron, "weights"),
+		FixturesDir: filepath.Join(cron, "fixtures"), ReportsDir: filepath.Join(cron, "reports"), Root: cron}
+	body := func(string, string) ([]byte, error) { return []byte("body\n"), nil }
+	res, err := NightlyBranch(env, opts, body)
+	if err != nil {
+		t.Fatalf("night %d: %v", night, err)
+	}
+	if b := res.BranchResult; b != nil && b.BranchUpdated {
+		run(cron, "push", "-q", "--force", "origin", b.Branch)
+	}
+	return res, cron
 }
 
 var proposalID = regexp.MustCompile(`p-[0-9a-f]{12}`)

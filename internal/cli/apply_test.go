@@ -211,7 +211,8 @@ func TestStoreCommandFlagErrors(t *testing.T) {
 		{"apply", "--expect-serial", "-5"},
 		{"apply", "--expect-serial", "-1"}, // the internal "not given" value is not a serial either
 		{"rollback", "--expect-serial", "-1"},
-		{"nightly", "--apply"}, // nightly never applies: the hidden shared flag was accepted and ignored
+		{"nightly", "--apply"},                               // nightly never applies: the hidden shared flag was accepted and ignored
+		{"nightly", "--declined", "tune/v0001-0123456789ab"}, // a pull request's no means nothing without --branch
 	} {
 		if code, _, errOut := storeRun(t, wd, fd, nil, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)

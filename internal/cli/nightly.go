@@ -63,11 +63,16 @@ rebuilds it. --json adds "branch", "branch_proposal" (the proposal the branch ho
 "body_file" (the pull request body, in the git directory; "body_path" is its copy on the branch),
 "commit" and "base" (the branch's commit and its parent), "branch_updated" and "supersedes" (other
 unmerged tune/ branches, whose pull requests to close). See docs/nightly.md for a crontab line, a GitHub Actions workflow and a
-GitLab CI job; their recipes read a pull request a reviewer closed unmerged as a no to that change
-and do not open it again ("Saying no").`,
+GitLab CI job.
+
+--declined names branches whose pull requests a reviewer closed unmerged: their no. A night that
+would propose one of those changes again runs again with the weights it moved refused on that
+version, and proposes the next change the evidence prefers, or nothing; --json "declined" lists
+them. The recipes pass every such branch ("Saying no" in docs/nightly.md).`,
 		Example: `  tune nightly
   tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json
-  tune nightly --branch --logs 'traces/*/trace.log' --json`,
+  tune nightly --branch --logs 'traces/*/trace.log' --json
+  tune nightly --branch --declined tune/v0003-5f1c0a9e2b7d --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.bind(f, args); err != nil {
 				return err
@@ -81,6 +86,7 @@ and do not open it again ("Saying no").`,
 	addEvolveFlags(cmd, &opts.evolveOptions)
 	cmd.Flags().StringArrayVar(&opts.Globs, "logs", nil, "trace logs to read, as a shell `glob` (repeatable)")
 	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "commit a change to review on its branch tune/<parent>-<hash>, applied, without touching the work tree")
+	cmd.Flags().StringSliceVar(&opts.Declined, "declined", nil, "with --branch: `branches` whose pull requests a reviewer closed unmerged (comma-separated, repeatable); their changes are not proposed again on their version")
 	_ = cmd.Flags().MarkHidden("apply") // nightly never applies: a reviewer does; --apply is a usage error
 	return cmd
 }
@@ -89,6 +95,9 @@ func nightlyRun(f *Factory, opts *nightlyOptions) error {
 	if opts.Apply {
 		// the shared evolve flag, accepted and then ignored, let a cron line believe it applied
 		return FlagErrorf("--apply: tune nightly never applies; a reviewer runs tune apply ID after reading the report (tune evolve --apply applies at once)")
+	}
+	if len(opts.Declined) > 0 && !opts.Branch {
+		return FlagErrorf("--declined names pull-request branches: it needs --branch")
 	}
 	logs, err := project.ExpandLogs(opts.Logs, opts.Globs)
 	if err != nil {

@@ -327,7 +327,7 @@ func noProposalReason(det *Detection, exclude []Change, unpaid []Gain) string {
 	var parts []string
 	switch {
 	case len(tried) > 0:
-		parts = append(parts, "every passing signal was tried and reverted ("+strings.Join(tried, ", ")+")")
+		parts = append(parts, "every passing signal was tried and reverted, or is refused on this version ("+strings.Join(tried, ", ")+")")
 	case len(unpaidWhy) > 0:
 		parts = append(parts, "the signals that pass the accumulated test have no change with a positive expected gain under the stated losses: "+strings.Join(unpaidWhy, "; "))
 	case len(short) > 0:

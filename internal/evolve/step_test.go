@@ -390,7 +390,7 @@ func TestNoProposalReasonNamesTriedCandidates(t *testing.T) {
 	if det.Proposal != nil {
 		t.Fatalf("proposal %v, want none once ambiguous is excluded", det.Proposal)
 	}
-	if !strings.Contains(det.Reason, "every passing signal was tried and reverted (ambiguous)") {
+	if !strings.Contains(det.Reason, "every passing signal was tried and reverted, or is refused on this version (ambiguous)") {
 		t.Errorf("reason %q", det.Reason)
 	}
 }

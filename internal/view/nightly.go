@@ -15,6 +15,10 @@ func Nightly(w io.Writer, out *app.NightlyResult) error {
 	if err := Evolve(w, out.EvolveResult); err != nil {
 		return err
 	}
+	for _, b := range out.Declined {
+		// What the recipes printed before tune knew: the reviewer's no, and that it holds.
+		termtable.Fprintf(w, "declined: %s (a reviewer closed its pull request unmerged): not proposed again on this version; reopen it to ask again\n", b)
+	}
 	switch out.Review {
 	case "":
 		read := fmt.Sprintf("%d task(s) read", out.Tasks)

@@ -35,3 +35,16 @@ func TestBranchLines(t *testing.T) {
 		t.Errorf("no branch printed %q", b.String())
 	}
 }
+
+// A declined branch is named before the review line, with what it means and how to undo it.
+func TestNightlyNamesTheDeclined(t *testing.T) {
+	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "converged"}, Declined: []string{"tune/v0001-0123456789ab"}, Tasks: 3}
+	var b bytes.Buffer
+	if err := Nightly(&b, out); err != nil {
+		t.Fatal(err)
+	}
+	want := "declined: tune/v0001-0123456789ab (a reviewer closed its pull request unmerged): not proposed again on this version; reopen it to ask again\nreview: nothing (3 task(s) read)\n"
+	if !bytes.HasSuffix(b.Bytes(), []byte(want)) {
+		t.Errorf("got\n%s\nwant it to end with\n%s", b.String(), want)
+	}
+}
