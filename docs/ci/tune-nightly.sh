@@ -8,7 +8,13 @@ keep=$(git rev-parse --absolute-git-dir)/tune-nightly && mkdir -p "$keep" || exi
 out=$keep/out.json err=$keep/err.txt
 git fetch --quiet --prune origin '+refs/heads/main:refs/remotes/origin/main' '+refs/heads/tune/*:refs/heads/tune/*' &&
   git checkout --quiet --detach origin/main || { alert-ops "tune nightly: git fetch failed" "$PWD"; exit 1; }
-tune nightly --branch --json >"$out" 2>"$err"
+# the reviewers' noes: tune/ branches whose pull request was closed unmerged, not by this script (its closes
+# are its own comments "superseded by …") and not from a fork. tune proposes none of them again on its
+# version and names them in "declined"; reopen one to ask again.
+declined=$(gh pr list --state closed --limit 300 --json headRefName,state,isCrossRepository,comments \
+  --jq '[.[] | select(.state == "CLOSED" and (.headRefName | startswith("tune/")) and (.isCrossRepository | not) and all(.comments[]; .viewerDidAuthor and (.body | startswith("superseded by ")) | not)) | .headRefName] | unique | join(",")') ||
+  { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
+tune nightly --branch --declined "$declined" --json >"$out" 2>"$err"
 rc=$?
 if [ "$rc" -eq 3 ]; then
   # an escalation that kept steps still leaves them for review (its branch, below), then exits 3
@@ -17,19 +23,10 @@ elif [ "$rc" -ne 0 ]; then
   alert-ops "tune nightly failed with exit $rc" "$err"
   exit "$rc"
 fi
+jq -r '(.declined // [])[] | "tune nightly: a reviewer closed the pull request of \(.); not proposed again (reopen it to ask again)"' "$out"
 review=$(jq -r .review "$out")
 [ -n "$review" ] || exit "$rc"
 branch=$(jq -r .branch "$out")
-# a pull request of this branch closed unmerged, not by this script (its closes are its own comments
-# "superseded by …") and not from a fork, is a reviewer's no to this change on this version: the night
-# pushes, opens and closes nothing; reopen it to ask again. A fork's request of the same name never counts.
-declined=$(gh pr list --head "$branch" --state all --json state,isCrossRepository,comments \
-  --jq '[.[] | select(.state == "CLOSED" and (.isCrossRepository | not) and all(.comments[]; .viewerDidAuthor and (.body | startswith("superseded by ")) | not))] | length') ||
-  { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
-if [ "$declined" != 0 ]; then
-  echo "tune nightly: a reviewer closed the pull request of $branch; not opened again (reopen it to ask again)"
-  exit "$rc"
-fi
 if [ "$(jq -r .branch_updated "$out")" = true ]; then
   git push --quiet --force origin "$branch" || { alert-ops "tune nightly: git push $branch failed" "$PWD"; exit 1; }
 fi

@@ -269,8 +269,10 @@ func TestNightlyRecipesExitCodes(t *testing.T) {
 				}
 			}
 			data, _ := os.ReadFile(filepath.Join(dir, "calls"))
-			if want := strings.ReplaceAll(c.calls, "GITDIR", filepath.Join(dir, "gitdir")); string(data) != want {
-				t.Errorf("%s, tune exiting %d: called %q, want %q", c.recipe, rc, data, want)
+			// the forge's list of declined branches comes before tune (TestNightlyRecipesPassTheDeclined); every other call is the hooks'
+			got := regexp.MustCompile(`(?m)^(gh|glab) \[(pr|mr)\] \[list\].*\n`).ReplaceAllString(string(data), "")
+			if want := strings.ReplaceAll(c.calls, "GITDIR", filepath.Join(dir, "gitdir")); got != want {
+				t.Errorf("%s, tune exiting %d: called %q, want %q", c.recipe, rc, got, want)
 			}
 		}
 	}
@@ -353,45 +355,44 @@ func writeRecipe(t *testing.T, dir, recipe string) string {
 	return path
 }
 
-// TestNightlyRecipesDeclinedIsNotOpenedAgain: a pull (merge) request of the night's branch that a reviewer
-// closed unmerged is their no (docs/nightly.md, "Saying no"). Every recipe then neither pushes the branch
-// nor opens a request for it, nor closes the requests the night supersedes (they would be left for a
-// change the reviewer refused), and exits as tune did; an undeclined night pushes, opens and closes the
-// superseded request (the control) — on GitLab by its number, never by a branch name, which glab takes
-// as any request of that name, a reviewer's closed one or a fork's too.
-func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
+// TestNightlyRecipesPassTheDeclined: before the night, every recipe lists the tune/ branches whose pull
+// (merge) request a reviewer closed unmerged and passes them to tune nightly --declined
+// (docs/nightly.md, "Saying no"; the filters: TestNightlyRecipesDeclinedFilter); it says which ones the
+// night named, and a night that leaves nothing for review pushes, opens and closes nothing. A forge query
+// that fails stops the recipe before tune runs (the crontab script alerts, the CI jobs fail): a night
+// without the list would propose the declined changes again. On GitLab only the project's own requests
+// count (a fork's closed request of a tune/ name is not a no).
+func TestNightlyRecipesPassTheDeclined(t *testing.T) {
 	for _, tool := range []string{"bash", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed (CI runners have it)", tool)
 		}
 	}
-	out := `{"outcome": "converged", "review": "change", "state_dump": null, "branch": "tune/v0001-0123", "branch_updated": true, "title": "tune: weights change p-0123", "body_file": "body.md", "supersedes": ["tune/v0001-4567"]}` + "\n"
-	for _, declined := range []bool{true, false} {
+	out := `{"outcome": "converged", "review": "", "state_dump": null, "declined": ["tune/v0001-aaaa"]}` + "\n"
+	for _, fail := range []bool{false, true} {
 		for _, c := range []struct {
 			recipe string
 			shell  []string
-			create string // the call that opens the request
-			close  string // the call that closes the superseded one
+			exit   int    // when the forge answers
+			pass   string // the --declined argument
 		}{
-			{"cron", []string{"/bin/sh"}, "gh [pr] [create]", "gh [pr] [close] [tune/v0001-4567]"},
-			{"github-pr", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, "gh [pr] [create]", "gh [pr] [close] [tune/v0001-4567]"},
-			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, "glab [mr] [create]", "glab [mr] [update] [9] [--label] [tune-superseded]\nglab [mr] [close] [9]"},
+			{"cron", []string{"/bin/sh"}, 0, "tune/v0001-aaaa,tune/v0001-bbbb"},
+			{"github-evolve", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, 0, "tune/v0001-aaaa,tune/v0001-bbbb"},
+			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, 0, "tune/v0001-aaaa"},
 		} {
 			dir := stubDir(t, 0, out)
-			if err := os.WriteFile(filepath.Join(dir, "nightly.json"), []byte(out), 0o644); err != nil {
-				t.Fatal(err)
-			}
 			calls := filepath.Join(dir, "calls")
-			// gh and glab answer the declined queries (closed, not superseded) and say no request is open;
-			// git records its pushes.
-			closedGH, closedGL := "0", "[]"
-			if declined {
-				closedGH, closedGL = "1", `[{"iid": 7, "source_project_id": 3, "target_project_id": 3}]`
-			}
 			record := fmt.Sprintf("printf '%%s' \"$(basename \"$0\")\" >> %q\nfor a in \"$@\"; do printf ' [%%s]' \"$a\" >> %q; done\necho >> %q\n", calls, calls, calls)
+			answer := "exit 0"
+			if fail {
+				answer = "echo 'HTTP 502' >&2; exit 1"
+			}
+			// gh applies the recipe's --jq itself: the stub answers with the filtered list; glab's JSON goes
+			// through jq: one request of the project's own, one from a fork.
 			stubs := map[string]string{
-				"gh":   record + fmt.Sprintf("case \"$*\" in *'--state all'*) echo %s ;; *'pr list'*) echo 0 ;; esac\n", closedGH),
-				"glab": record + fmt.Sprintf("case \"$*\" in *'mr list --closed'*) echo '%s' ;; *'mr list --source-branch tune/v0001-4567'*) echo '[{\"iid\": 8, \"source_project_id\": 5, \"target_project_id\": 3}, {\"iid\": 9, \"source_project_id\": 3, \"target_project_id\": 3}]' ;; *'mr list'*) echo '[]' ;; esac\n", closedGL),
+				"gh":   record + fmt.Sprintf("case \"$*\" in *'--state closed'*) echo tune/v0001-aaaa,tune/v0001-bbbb; %s ;; esac\n", answer),
+				"glab": record + fmt.Sprintf("case \"$*\" in *'mr list --closed'*) echo '[{\"iid\": 7, \"source_branch\": \"tune/v0001-aaaa\", \"source_project_id\": 3, \"target_project_id\": 3}, {\"iid\": 8, \"source_branch\": \"tune/v0001-bbbb\", \"source_project_id\": 5, \"target_project_id\": 3}]'; %s ;; esac\n", answer),
+				"tune": record + fmt.Sprintf("cat <<'OUT'\n%sOUT\n", out),
 				"git":  fmt.Sprintf("[ \"$1\" = rev-parse ] && echo %q && exit 0\n[ \"$1\" = push ] && { %s }\nexit 0\n", filepath.Join(dir, "gitdir"), record),
 			}
 			for name, body := range stubs {
@@ -401,23 +402,29 @@ func TestNightlyRecipesDeclinedIsNotOpenedAgain(t *testing.T) {
 			}
 			path := writeRecipe(t, dir, c.recipe)
 			code, output := runInStubDir(t, dir, append(c.shell, path)...)
-			if code != 0 {
-				t.Fatalf("%s (declined %v): exit %d\n%s", c.recipe, declined, code, output)
-			}
 			data, _ := os.ReadFile(calls)
 			got := string(data)
-			pushed, opened := regexp.MustCompile(`(?m)^git \[push\].*\[tune/v0001-0123\]`).MatchString(got), strings.Contains(got, c.create)
-			if pushed == declined || opened == declined {
-				t.Errorf("%s (declined %v): pushed %v, opened %v\ncalls:\n%s", c.recipe, declined, pushed, opened, got)
+			ranTune := strings.Contains(got, "tune [nightly]")
+			if fail {
+				if code == 0 || ranTune {
+					t.Errorf("%s: the forge query failed, yet exit %d, tune ran %v\ncalls:\n%s", c.recipe, code, ranTune, got)
+				}
+				if alerted := strings.Contains(got, "alert-ops"); alerted != (c.recipe == "cron") {
+					t.Errorf("%s: the forge query failed: alerted %v\ncalls:\n%s", c.recipe, alerted, got)
+				}
+				continue
 			}
-			if closed := strings.Contains(got, c.close); closed == declined {
-				t.Errorf("%s (declined %v): closed the superseded request %v\ncalls:\n%s", c.recipe, declined, closed, got)
+			if code != c.exit {
+				t.Fatalf("%s: exit %d\n%s", c.recipe, code, output)
 			}
-			if strings.Contains(got, "glab [mr] [update] [tune/") || strings.Contains(got, "glab [mr] [close] [tune/") {
-				t.Errorf("%s (declined %v): glab given a branch name, which matches any request of that name\ncalls:\n%s", c.recipe, declined, got)
+			if want := "tune [nightly] [--branch] [--declined] [" + c.pass + "] [--json]"; !strings.Contains(got, want) {
+				t.Errorf("%s: tune not called with %q\ncalls:\n%s", c.recipe, want, got)
 			}
-			if said := strings.Contains(output, "not opened again (reopen it to ask again)"); said != declined {
-				t.Errorf("%s (declined %v): output %q", c.recipe, declined, output)
+			if strings.Contains(got, "[push]") || strings.Contains(got, "create]") || strings.Contains(got, "close]") {
+				t.Errorf("%s: a night that leaves nothing pushed, opened or closed\ncalls:\n%s", c.recipe, got)
+			}
+			if !strings.Contains(output, "a reviewer closed the ") || !strings.Contains(output, " of tune/v0001-aaaa; not proposed again (reopen it to ask again)") {
+				t.Errorf("%s: output %q does not name the declined branch", c.recipe, output)
 			}
 		}
 	}
@@ -446,33 +453,43 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 		json string
 		want int
 	}
-	for _, recipe := range []string{"cron", "github-pr"} {
-		script, err := nightlyRecipe(recipe)
+	for _, recipe := range [][2]string{{"cron", "cron"}, {"github-evolve", "github-pr"}} { // the list's step, the open query's
+		script, err := nightlyRecipe(recipe[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		declined := regexp.MustCompile(`--state all --json state,isCrossRepository,comments \\\n\s+--jq '([^']+)'`).FindStringSubmatch(script)
-		open := regexp.MustCompile(`--state open --json isCrossRepository --jq '([^']+)'`).FindStringSubmatch(script)
+		prScript, err := nightlyRecipe(recipe[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		declined := regexp.MustCompile(`--state closed --limit \d+ --json headRefName,state,isCrossRepository,comments \\\n\s+--jq '([^']+)'`).FindStringSubmatch(script)
+		open := regexp.MustCompile(`--state open --json isCrossRepository --jq '([^']+)'`).FindStringSubmatch(prScript)
 		if declined == nil || open == nil {
 			t.Fatalf("%s: no declined or open query", recipe)
 		}
-		if !strings.Contains(declined[1], `startswith("superseded by ")`) || !strings.Contains(script, `--comment "superseded by $branch"`) {
+		if !strings.Contains(declined[1], `startswith("superseded by ")`) || !strings.Contains(prScript, `--comment "superseded by $branch"`) {
 			t.Errorf("%s: the filter does not leave out the recipe's own closes", recipe)
 		}
-		for _, c := range []check{
-			{`[]`, 0},
-			{`[{"state": "OPEN", "isCrossRepository": false, "comments": []}]`, 0},
-			{`[{"state": "MERGED", "isCrossRepository": false, "comments": []}]`, 0},
-			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": true, "body": "superseded by tune/v0002-89ab"}]}]`, 0},
+		pr := func(branch, state string, fork bool, comments string) string {
+			return fmt.Sprintf(`{"headRefName": %q, "state": %q, "isCrossRepository": %v, "comments": [%s]}`, branch, state, fork, comments)
+		}
+		const a, b = "tune/v0001-aaaa", "tune/v0002-bbbb"
+		for _, c := range []struct{ json, want string }{
+			{`[]`, ""},
+			{"[" + pr(a, "OPEN", false, "") + "]", ""},
+			{"[" + pr(a, "MERGED", false, "") + "]", ""},
+			{"[" + pr(a, "CLOSED", false, `{"viewerDidAuthor": true, "body": "superseded by tune/v0002-89ab"}`) + "]", ""},
 			// a reviewer's (or anyone's) comment that happens to start like the recipe's does not undo the no
-			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": false, "body": "superseded by #12, the manual fix"}]}]`, 1},
-			{`[{"state": "CLOSED", "isCrossRepository": true, "comments": []}]`, 0},
-			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": []}]`, 1},
-			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": true, "body": "No: the contract scenario matters more. superseded by nothing"}]}]`, 1},
-			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": true, "body": "superseded by tune/v0001-4567"}]}, {"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": false, "body": "not this one"}]}, {"state": "OPEN", "isCrossRepository": false, "comments": []}]`, 1},
+			{"[" + pr(a, "CLOSED", false, `{"viewerDidAuthor": false, "body": "superseded by #12, the manual fix"}`) + "]", a},
+			{"[" + pr(a, "CLOSED", true, "") + "]", ""},
+			{"[" + pr(a, "CLOSED", false, "") + "]", a},
+			{"[" + pr("fix-typo", "CLOSED", false, "") + "]", ""}, // not tune's
+			{"[" + pr(a, "CLOSED", false, `{"viewerDidAuthor": true, "body": "No: the contract scenario matters more. superseded by nothing"}`) + "]", a},
+			{"[" + pr(b, "CLOSED", false, `{"viewerDidAuthor": true, "body": "superseded by tune/v0001-4567"}`) + ", " + pr(b, "CLOSED", false, `{"viewerDidAuthor": false, "body": "not this one"}`) + ", " +
+				pr(a, "CLOSED", false, "") + ", " + pr(a, "CLOSED", false, "") + ", " + pr("tune/v0003-cccc", "OPEN", false, "") + "]", a + "," + b},
 		} {
-			if got := run(t, recipe, declined[1], c.json); got != c.want {
-				t.Errorf("%s: declined on %s gives %v, want %d", recipe, c.json, got, c.want)
+			if got := run(t, recipe[0], declined[1], c.json); got != c.want {
+				t.Errorf("%s: declined on %s gives %q, want %q", recipe[0], c.json, got, c.want)
 			}
 		}
 		for _, c := range []check{
@@ -481,8 +498,8 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 			{`[{"isCrossRepository": false}]`, 1},
 			{`[{"isCrossRepository": true}, {"isCrossRepository": false}]`, 1},
 		} {
-			if got := run(t, recipe, open[1], c.json); got != c.want {
-				t.Errorf("%s: open on %s gives %v, want %d", recipe, c.json, got, c.want)
+			if got := run(t, recipe[1], open[1], c.json); got != c.want {
+				t.Errorf("%s: open on %s gives %v, want %d", recipe[1], c.json, got, c.want)
 			}
 		}
 	}
@@ -495,7 +512,8 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 		t.Errorf("the GitLab job does not label what it closes with the label its declined query leaves out")
 	}
 	ours := regexp.MustCompile(`ours='([^']+)'`).FindStringSubmatch(script)
-	if ours == nil || strings.Count(script, `jq "$ours | length"`) != 2 || strings.Count(script, `jq -r "$ours | .[0] // empty"`) != 1 {
+	list := regexp.MustCompile(`jq -r "\$ours"'([^']+)'`).FindStringSubmatch(script)
+	if ours == nil || list == nil || strings.Count(script, `jq "$ours | length"`) != 1 || strings.Count(script, `jq -r "$ours | .[0].iid // empty"`) != 1 {
 		t.Fatalf("the GitLab job does not filter its three queries with one filter")
 	}
 	for _, c := range []check{
@@ -506,6 +524,20 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 	} {
 		if got := run(t, "gitlab", ours[1]+" | length", c.json); got != c.want {
 			t.Errorf("gitlab: %s gives %v, want %d", c.json, got, c.want)
+		}
+	}
+	mr := func(branch string, source int) string {
+		return fmt.Sprintf(`{"iid": 4, "source_branch": %q, "source_project_id": %d, "target_project_id": 3}`, branch, source)
+	}
+	for _, c := range []struct{ json, want string }{
+		{`[]`, ""},
+		{"[" + mr("tune/v0001-aaaa", 9) + "]", ""}, // a fork's
+		{"[" + mr("tune/v0001-aaaa", 3) + "]", "tune/v0001-aaaa"},
+		{"[" + mr("fix-typo", 3) + "]", ""},
+		{"[" + mr("tune/v0002-bbbb", 3) + ", " + mr("tune/v0001-aaaa", 3) + ", " + mr("tune/v0001-aaaa", 3) + "]", "tune/v0001-aaaa,tune/v0002-bbbb"},
+	} {
+		if got := run(t, "gitlab", ours[1]+list[1], c.json); got != c.want {
+			t.Errorf("gitlab: declined on %s gives %q, want %q", c.json, got, c.want)
 		}
 	}
 }
