@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,8 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		inner   Env
 		res     *NightlyResult
 		skipped []string
+		// tasks and fromState are the first run's counts (NightlyResult.Tasks, TasksFromState).
+		tasks, fromState int
 	)
 	defer func() { os.RemoveAll(tmp) }()
 	// A change a reviewer declined (its branch name in opts.Declined) is not left for review again: the
@@ -130,6 +133,9 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		if res, err = night(inner, opts); err != nil {
 			return nil, err
 		}
+		if skipped == nil {
+			tasks, fromState = res.Tasks, res.TasksFromState
+		}
 		carryStates(inner.WeightsDir, env.WeightsDir)
 		for res.Review != "" {
 			p, err := store.ResolveProposal(inner.WeightsDir, res.ReviewProposal)
@@ -145,6 +151,11 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 			}
 			if res.Review == ReviewRollback {
 				// The reviewer keeps the applied version: the night's own change, if it made one, is next.
+				if w := res.Watch; w != nil && w.Proposal != "" {
+					res.Reason = strings.Replace(res.Reason, rollbackAwaits(w.Proposal), "", 1)
+					w.Proposal, w.ProposalPath, w.ProposalNew = "", "", false
+					w.ProposalNote = "a reviewer declined its rollback (" + name + "): not proposed again on this version"
+				}
 				res.Review, res.ReviewProposal = "", ""
 				if res.Stored != nil && res.Stored.Applicable() {
 					res.Review, res.ReviewProposal = ReviewChange, res.Stored.ID
@@ -162,6 +173,8 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		}
 	}
 	res.Declined = append([]string{}, skipped...)
+	// The tasks the night read are the first run's: a rerun takes them up from that run's state.
+	res.Tasks, res.TasksFromState = tasks, fromState
 	// Paths in the result name where the files are once the branch is merged; a state dump (an
 	// escalation leaves no branch) is copied to the work tree's reports, where the page step reads it.
 	outside := func(p string) string {
@@ -381,6 +394,13 @@ func ChangeBranch(p *store.Proposal, review string) string {
 	sum := sha256.Sum256(data)
 	return BranchPrefix + weights.VersionName(p.Parent) + "-" + hex.EncodeToString(sum[:])[:12]
 }
+
+// changeBranchName matches the names ChangeBranch gives.
+var changeBranchName = regexp.MustCompile(`^` + regexp.QuoteMeta(BranchPrefix) + `v[0-9]{4,}-[0-9a-f]{12}$`)
+
+// IsChangeBranch says whether name is one ChangeBranch could give (a --declined name that is not can
+// never match a night's change).
+func IsChangeBranch(name string) bool { return changeBranchName.MatchString(name) }
 
 // keptChange is the proposal and pull request body the branch tip old holds when it makes the change
 // named branch on base: its one parent is base, its commit names a proposal (the "Proposal:" line

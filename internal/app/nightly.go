@@ -142,7 +142,7 @@ func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 			Parent: wr.Version, Watch: wr,
 			Reason: fmt.Sprintf("the watch found %s harmful, so this run did not evolve: %s", wr.Version, wr.Reason)}
 		if wr.Proposal != "" {
-			out.Reason += fmt.Sprintf("; rollback proposal %s awaits review (tune apply %s)", wr.Proposal, wr.Proposal)
+			out.Reason += rollbackAwaits(wr.Proposal)
 			in := report.ProposalReport{ID: wr.Proposal, Created: env.Now().UTC(), Parent: versionNumber(wr.Version),
 				Decision: weights.DecisionAccept, Reason: "roll " + wr.Version + " back to the content of " + wr.Parent, Watch: watchFinding(wr)}
 			s, err := env.OpenStore()
@@ -180,6 +180,11 @@ func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 		}
 	}
 	return reviewOf(out, wr), nil
+}
+
+// rollbackAwaits is what a harmful night's reason adds when it leaves the rollback proposal id for review.
+func rollbackAwaits(id string) string {
+	return fmt.Sprintf("; rollback proposal %s awaits review (tune apply %s)", id, id)
 }
 
 // reviewOf says what the night leaves for review.

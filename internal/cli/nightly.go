@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -86,7 +88,7 @@ them. The recipes pass every such branch ("Saying no" in docs/nightly.md).`,
 	addEvolveFlags(cmd, &opts.evolveOptions)
 	cmd.Flags().StringArrayVar(&opts.Globs, "logs", nil, "trace logs to read, as a shell `glob` (repeatable)")
 	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "commit a change to review on its branch tune/<parent>-<hash>, applied, without touching the work tree")
-	cmd.Flags().StringSliceVar(&opts.Declined, "declined", nil, "with --branch: `branches` whose pull requests a reviewer closed unmerged (comma-separated, repeatable); their changes are not proposed again on their version")
+	cmd.Flags().StringArrayVar(&opts.Declined, "declined", nil, "with --branch: `branches` whose pull requests a reviewer closed unmerged (comma-separated, repeatable); their changes are not proposed again on their version")
 	_ = cmd.Flags().MarkHidden("apply") // nightly never applies: a reviewer does; --apply is a usage error
 	return cmd
 }
@@ -96,6 +98,21 @@ func nightlyRun(f *Factory, opts *nightlyOptions) error {
 		// the shared evolve flag, accepted and then ignored, let a cron line believe it applied
 		return FlagErrorf("--apply: tune nightly never applies; a reviewer runs tune apply ID after reading the report (tune evolve --apply applies at once)")
 	}
+	// Split by hand, not as CSV: a quote in a branch name (git allows it) must not make every night a
+	// usage error, and "a, b" means two names.
+	var declined []string
+	for _, arg := range opts.Declined {
+		for _, name := range strings.Split(arg, ",") {
+			switch name = strings.TrimSpace(name); {
+			case name == "":
+			case !app.IsChangeBranch(name):
+				view.Warn(opts.IO.ErrOut, "--declined", fmt.Sprintf("%q is not a branch tune nightly names (%sv0003-<12 hex digits>): ignored", name, app.BranchPrefix))
+			default:
+				declined = append(declined, name)
+			}
+		}
+	}
+	opts.Declined = declined
 	if len(opts.Declined) > 0 && !opts.Branch {
 		return FlagErrorf("--declined names pull-request branches: it needs --branch")
 	}

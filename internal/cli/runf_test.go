@@ -66,7 +66,7 @@ func runFCases() []runFCase {
 			[]string{"Dir:d", "Force:true", "JSON:true", "CI:github"}},
 		{"nightly", []string{"--logs", "*.log", "--logs", "b/*.log", "--config", "c.toml", "--json", "--max-steps", "4", "--stall-bound", "1", "--apply", "--branch", "--declined", "tune/v0001-aa,tune/v0001-bb", "--declined", "tune/v0002-cc"},
 			func(f *Factory, g *any) *cobra.Command { return newCmdNightly(f, hook[nightlyOptions](g)) },
-			[]string{"Globs:[*.log b/*.log]", "ConfigPath:c.toml", "JSON:true", "MaxSteps:4", "StallBound:1", "Apply:true", "Branch:true", "Declined:[tune/v0001-aa tune/v0001-bb tune/v0002-cc]"}},
+			[]string{"Globs:[*.log b/*.log]", "ConfigPath:c.toml", "JSON:true", "MaxSteps:4", "StallBound:1", "Apply:true", "Branch:true", "Declined:[tune/v0001-aa,tune/v0001-bb tune/v0002-cc]"}},
 		{"propose", []string{"a.log", "b.log", "--json"}, func(f *Factory, g *any) *cobra.Command { return newCmdPropose(f, hook[proposeOptions](g)) },
 			[]string{"Logs:[a.log b.log]", "JSON:true"}},
 		{"repair", []string{"--abort", "--json"}, repair, []string{"Abort:true", "Resign:false", "JSON:true"}},
