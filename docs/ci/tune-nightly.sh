@@ -8,12 +8,17 @@ keep=$(git rev-parse --absolute-git-dir)/tune-nightly && mkdir -p "$keep" || exi
 out=$keep/out.json err=$keep/err.txt
 git fetch --quiet --prune origin '+refs/heads/main:refs/remotes/origin/main' '+refs/heads/tune/*:refs/heads/tune/*' &&
   git checkout --quiet --detach origin/main || { alert-ops "tune nightly: git fetch failed" "$PWD"; exit 1; }
-# the reviewers' noes: tune/ branches whose pull request was closed unmerged, not by this script (its closes
-# are its own comments "superseded by …") and not from a fork. tune proposes none of them again on its
-# version and names them in "declined"; reopen one to ask again.
-declined=$(gh pr list --state closed --limit 300 --json headRefName,state,isCrossRepository,comments \
-  --jq '[.[] | select(.state == "CLOSED" and (.headRefName | startswith("tune/")) and (.isCrossRepository | not) and all(.comments[]; .viewerDidAuthor and (.body | startswith("superseded by ")) | not)) | .headRefName] | unique | join(",")') ||
-  { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
+# the reviewers' noes: the active version's tune/ branches whose pull request was closed unmerged, not by
+# this script (its closes are its own comments "superseded by …") and not from a fork. tune proposes none
+# of them again and names them in "declined"; reopen one to ask again.
+version=$(tune weights show --jq .version) || { alert-ops "tune nightly: tune weights show failed" "$PWD"; exit 1; }
+declined=
+for b in $(git for-each-ref --format='%(refname:lstrip=2)' "refs/heads/tune/$version-*"); do
+  n=$(gh pr list --head "$b" --state all --json state,isCrossRepository,comments \
+    --jq '[.[] | select(.state == "CLOSED" and (.isCrossRepository | not) and all(.comments[]; .viewerDidAuthor and (.body | startswith("superseded by ")) | not))] | length') ||
+    { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
+  [ "$n" = 0 ] || declined=${declined:+$declined,}$b
+done
 tune nightly --branch --declined "$declined" --json >"$out" 2>"$err"
 rc=$?
 if [ "$rc" -eq 3 ]; then

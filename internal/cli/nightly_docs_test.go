@@ -198,7 +198,8 @@ func stubDir(t *testing.T, rc int, output string) string {
 		}
 	}
 	calls := filepath.Join(dir, "calls")
-	write("tune", fmt.Sprintf("cat <<'OUT'\n%sOUT\nexit %d\n", output, rc))
+	// tune weights show --jq .version answers the active version (the recipes list its declined branches)
+	write("tune", fmt.Sprintf("[ \"$1\" = weights ] && echo v0001 && exit 0\ncat <<'OUT'\n%sOUT\nexit %d\n", output, rc))
 	write("git", fmt.Sprintf("[ \"$1\" = rev-parse ] && echo %q\nexit 0\n", filepath.Join(dir, "gitdir")))
 	for _, h := range []string{"page-oncall", "alert-ops", "gh", "glab"} {
 		none := "0" // gh applies the recipe's --jq itself; glab's JSON goes through jq
@@ -355,8 +356,9 @@ func writeRecipe(t *testing.T, dir, recipe string) string {
 	return path
 }
 
-// TestNightlyRecipesPassTheDeclined: before the night, every recipe lists the tune/ branches whose pull
-// (merge) request a reviewer closed unmerged and passes them to tune nightly --declined
+// TestNightlyRecipesPassTheDeclined: before the night, every recipe asks the forge, for each tune/ branch
+// of the active version, whether a reviewer closed its pull (merge) request unmerged, and passes those to
+// tune nightly --declined
 // (docs/nightly.md, "Saying no"; the filters: TestNightlyRecipesDeclinedFilter); it says which ones the
 // night named, and a night that leaves nothing for review pushes, opens and closes nothing. A forge query
 // that fails stops the recipe before tune runs (the crontab script alerts, the CI jobs fail): a night
@@ -376,8 +378,8 @@ func TestNightlyRecipesPassTheDeclined(t *testing.T) {
 			exit   int    // when the forge answers
 			pass   string // the --declined argument
 		}{
-			{"cron", []string{"/bin/sh"}, 0, "tune/v0001-aaaa,tune/v0001-bbbb"},
-			{"github-evolve", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, 0, "tune/v0001-aaaa,tune/v0001-bbbb"},
+			{"cron", []string{"/bin/sh"}, 0, "tune/v0001-aaaa"},
+			{"github-evolve", []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, 0, "tune/v0001-aaaa"},
 			{"gitlab-nightly", []string{"bash", "--noprofile", "--norc", "-e"}, 0, "tune/v0001-aaaa"},
 		} {
 			dir := stubDir(t, 0, out)
@@ -387,13 +389,15 @@ func TestNightlyRecipesPassTheDeclined(t *testing.T) {
 			if fail {
 				answer = "echo 'HTTP 502' >&2; exit 1"
 			}
-			// gh applies the recipe's --jq itself: the stub answers with the filtered list; glab's JSON goes
-			// through jq: one request of the project's own, one from a fork.
+			// The active version has two tune/ branches: aaaa's request a reviewer closed, bbbb's closed one is
+			// a fork's. gh applies the recipe's --jq itself (the stub answers with the count); glab's JSON goes
+			// through jq.
 			stubs := map[string]string{
-				"gh":   record + fmt.Sprintf("case \"$*\" in *'--state closed'*) echo tune/v0001-aaaa,tune/v0001-bbbb; %s ;; esac\n", answer),
-				"glab": record + fmt.Sprintf("case \"$*\" in *'mr list --closed'*) echo '[{\"iid\": 7, \"source_branch\": \"tune/v0001-aaaa\", \"source_project_id\": 3, \"target_project_id\": 3}, {\"iid\": 8, \"source_branch\": \"tune/v0001-bbbb\", \"source_project_id\": 5, \"target_project_id\": 3}]'; %s ;; esac\n", answer),
-				"tune": record + fmt.Sprintf("cat <<'OUT'\n%sOUT\n", out),
-				"git":  fmt.Sprintf("[ \"$1\" = rev-parse ] && echo %q && exit 0\n[ \"$1\" = push ] && { %s }\nexit 0\n", filepath.Join(dir, "gitdir"), record),
+				"gh":   record + fmt.Sprintf("case \"$*\" in *'--head tune/v0001-aaaa --state all'*) echo 1; %s ;; *'--state all'*) echo 0; %s ;; esac\n", answer, answer),
+				"glab": record + fmt.Sprintf("case \"$*\" in *'--source-branch tune/v0001-aaaa --not-label'*) echo '[{\"iid\": 7, \"source_project_id\": 3, \"target_project_id\": 3}]'; %s ;; *'--not-label'*) echo '[{\"iid\": 8, \"source_project_id\": 5, \"target_project_id\": 3}]'; %s ;; esac\n", answer, answer),
+				"tune": record + fmt.Sprintf("[ \"$1\" = weights ] && echo v0001 && exit 0\ncat <<'OUT'\n%sOUT\n", out),
+				"git": fmt.Sprintf("[ \"$1\" = rev-parse ] && echo %q && exit 0\n%s[ \"$1\" = for-each-ref ] && printf 'tune/v0001-aaaa\\ntune/v0001-bbbb\\n'\nexit 0\n",
+					filepath.Join(dir, "gitdir"), record),
 			}
 			for name, body := range stubs {
 				if err := os.WriteFile(filepath.Join(dir, "bin", name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
@@ -417,10 +421,13 @@ func TestNightlyRecipesPassTheDeclined(t *testing.T) {
 			if code != c.exit {
 				t.Fatalf("%s: exit %d\n%s", c.recipe, code, output)
 			}
+			if want := "git [for-each-ref] [--format=%(refname:lstrip=2)] [refs/heads/tune/v0001-*]"; !strings.Contains(got, want) {
+				t.Errorf("%s: the active version's branches not listed with %q\ncalls:\n%s", c.recipe, want, got)
+			}
 			if want := "tune [nightly] [--branch] [--declined] [" + c.pass + "] [--json]"; !strings.Contains(got, want) {
 				t.Errorf("%s: tune not called with %q\ncalls:\n%s", c.recipe, want, got)
 			}
-			if strings.Contains(got, "[push]") || strings.Contains(got, "create]") || strings.Contains(got, "close]") {
+			if strings.Contains(got, "git [push]") || strings.Contains(got, "create]") || strings.Contains(got, "close]") {
 				t.Errorf("%s: a night that leaves nothing pushed, opened or closed\ncalls:\n%s", c.recipe, got)
 			}
 			if !strings.Contains(output, "a reviewer closed the ") || !strings.Contains(output, " of tune/v0001-aaaa; not proposed again (reopen it to ask again)") {
@@ -453,16 +460,17 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 		json string
 		want int
 	}
-	for _, recipe := range [][2]string{{"cron", "cron"}, {"github-evolve", "github-pr"}} { // the list's step, the open query's
-		script, err := nightlyRecipe(recipe[0])
+	for _, pair := range [][2]string{{"cron", "cron"}, {"github-evolve", "github-pr"}} { // the declined query's step, the open query's
+		recipe := pair[0]
+		script, err := nightlyRecipe(recipe)
 		if err != nil {
 			t.Fatal(err)
 		}
-		prScript, err := nightlyRecipe(recipe[1])
+		prScript, err := nightlyRecipe(pair[1])
 		if err != nil {
 			t.Fatal(err)
 		}
-		declined := regexp.MustCompile(`--state closed --limit \d+ --json headRefName,state,isCrossRepository,comments \\\n\s+--jq '([^']+)'`).FindStringSubmatch(script)
+		declined := regexp.MustCompile(`--state all --json state,isCrossRepository,comments \\\n\s+--jq '([^']+)'`).FindStringSubmatch(script)
 		open := regexp.MustCompile(`--state open --json isCrossRepository --jq '([^']+)'`).FindStringSubmatch(prScript)
 		if declined == nil || open == nil {
 			t.Fatalf("%s: no declined or open query", recipe)
@@ -470,26 +478,20 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 		if !strings.Contains(declined[1], `startswith("superseded by ")`) || !strings.Contains(prScript, `--comment "superseded by $branch"`) {
 			t.Errorf("%s: the filter does not leave out the recipe's own closes", recipe)
 		}
-		pr := func(branch, state string, fork bool, comments string) string {
-			return fmt.Sprintf(`{"headRefName": %q, "state": %q, "isCrossRepository": %v, "comments": [%s]}`, branch, state, fork, comments)
-		}
-		const a, b = "tune/v0001-aaaa", "tune/v0002-bbbb"
-		for _, c := range []struct{ json, want string }{
-			{`[]`, ""},
-			{"[" + pr(a, "OPEN", false, "") + "]", ""},
-			{"[" + pr(a, "MERGED", false, "") + "]", ""},
-			{"[" + pr(a, "CLOSED", false, `{"viewerDidAuthor": true, "body": "superseded by tune/v0002-89ab"}`) + "]", ""},
+		for _, c := range []check{
+			{`[]`, 0},
+			{`[{"state": "OPEN", "isCrossRepository": false, "comments": []}]`, 0},
+			{`[{"state": "MERGED", "isCrossRepository": false, "comments": []}]`, 0},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": true, "body": "superseded by tune/v0002-89ab"}]}]`, 0},
 			// a reviewer's (or anyone's) comment that happens to start like the recipe's does not undo the no
-			{"[" + pr(a, "CLOSED", false, `{"viewerDidAuthor": false, "body": "superseded by #12, the manual fix"}`) + "]", a},
-			{"[" + pr(a, "CLOSED", true, "") + "]", ""},
-			{"[" + pr(a, "CLOSED", false, "") + "]", a},
-			{"[" + pr("fix-typo", "CLOSED", false, "") + "]", ""}, // not tune's
-			{"[" + pr(a, "CLOSED", false, `{"viewerDidAuthor": true, "body": "No: the contract scenario matters more. superseded by nothing"}`) + "]", a},
-			{"[" + pr(b, "CLOSED", false, `{"viewerDidAuthor": true, "body": "superseded by tune/v0001-4567"}`) + ", " + pr(b, "CLOSED", false, `{"viewerDidAuthor": false, "body": "not this one"}`) + ", " +
-				pr(a, "CLOSED", false, "") + ", " + pr(a, "CLOSED", false, "") + ", " + pr("tune/v0003-cccc", "OPEN", false, "") + "]", a + "," + b},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": false, "body": "superseded by #12, the manual fix"}]}]`, 1},
+			{`[{"state": "CLOSED", "isCrossRepository": true, "comments": []}]`, 0},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": []}]`, 1},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": true, "body": "No: the contract scenario matters more. superseded by nothing"}]}]`, 1},
+			{`[{"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": true, "body": "superseded by tune/v0001-4567"}]}, {"state": "CLOSED", "isCrossRepository": false, "comments": [{"viewerDidAuthor": false, "body": "not this one"}]}, {"state": "OPEN", "isCrossRepository": false, "comments": []}]`, 1},
 		} {
-			if got := run(t, recipe[0], declined[1], c.json); got != c.want {
-				t.Errorf("%s: declined on %s gives %q, want %q", recipe[0], c.json, got, c.want)
+			if got := run(t, recipe, declined[1], c.json); got != c.want {
+				t.Errorf("%s: declined on %s gives %v, want %d", recipe, c.json, got, c.want)
 			}
 		}
 		for _, c := range []check{
@@ -498,8 +500,8 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 			{`[{"isCrossRepository": false}]`, 1},
 			{`[{"isCrossRepository": true}, {"isCrossRepository": false}]`, 1},
 		} {
-			if got := run(t, recipe[1], open[1], c.json); got != c.want {
-				t.Errorf("%s: open on %s gives %v, want %d", recipe[1], c.json, got, c.want)
+			if got := run(t, recipe, open[1], c.json); got != c.want {
+				t.Errorf("%s: open on %s gives %v, want %d", recipe, c.json, got, c.want)
 			}
 		}
 	}
@@ -512,8 +514,7 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 		t.Errorf("the GitLab job does not label what it closes with the label its declined query leaves out")
 	}
 	ours := regexp.MustCompile(`ours='([^']+)'`).FindStringSubmatch(script)
-	list := regexp.MustCompile(`jq -r "\$ours"'([^']+)'`).FindStringSubmatch(script)
-	if ours == nil || list == nil || strings.Count(script, `jq "$ours | length"`) != 1 || strings.Count(script, `jq -r "$ours | .[0].iid // empty"`) != 1 {
+	if ours == nil || strings.Count(script, `jq "$ours | length"`) != 2 || strings.Count(script, `jq -r "$ours | .[0] // empty"`) != 1 {
 		t.Fatalf("the GitLab job does not filter its three queries with one filter")
 	}
 	for _, c := range []check{
@@ -524,20 +525,6 @@ func TestNightlyRecipesDeclinedFilter(t *testing.T) {
 	} {
 		if got := run(t, "gitlab", ours[1]+" | length", c.json); got != c.want {
 			t.Errorf("gitlab: %s gives %v, want %d", c.json, got, c.want)
-		}
-	}
-	mr := func(branch string, source int) string {
-		return fmt.Sprintf(`{"iid": 4, "source_branch": %q, "source_project_id": %d, "target_project_id": 3}`, branch, source)
-	}
-	for _, c := range []struct{ json, want string }{
-		{`[]`, ""},
-		{"[" + mr("tune/v0001-aaaa", 9) + "]", ""}, // a fork's
-		{"[" + mr("tune/v0001-aaaa", 3) + "]", "tune/v0001-aaaa"},
-		{"[" + mr("fix-typo", 3) + "]", ""},
-		{"[" + mr("tune/v0002-bbbb", 3) + ", " + mr("tune/v0001-aaaa", 3) + ", " + mr("tune/v0001-aaaa", 3) + "]", "tune/v0001-aaaa,tune/v0002-bbbb"},
-	} {
-		if got := run(t, "gitlab", ours[1]+list[1], c.json); got != c.want {
-			t.Errorf("gitlab: declined on %s gives %q, want %q", c.json, got, c.want)
 		}
 	}
 }
