@@ -35,6 +35,9 @@ type Regime struct {
 	LowBase float64
 	// Planted names the effect's signal set: each sequence plants one of them (seeded); empty = no effect.
 	Planted []weights.Signal
+	// Effects is how many distinct signals of Planted a sequence plants (0 or 1: one), each with the same
+	// Carrier rate: a project with two real effects at once.
+	Effects int
 	// Carrier is the regression probability of an effect carrier: an eligible-cue task carrying the
 	// planted signal that ran at L0/L1 (or at any level when LevelInsensitive).
 	Carrier float64
@@ -152,8 +155,10 @@ type Sequence struct {
 	regime   Regime
 	rng      *rand.Rand
 	cueShare float64
-	// Signal is the planted signal of this sequence (-1 without an effect).
+	// Signal is the planted signal of this sequence (-1 without an effect); Also the others it plants
+	// (Regime.Effects > 1).
 	Signal weights.Signal
+	Also   []weights.Signal
 	start  time.Time
 	logs   []*logState
 }
@@ -179,12 +184,23 @@ func NewSequence(seed uint64, r Regime) *Sequence {
 	s.cueShare = minCueShare + rng.Float64()*(maxCueShare-minCueShare)
 	if len(r.Planted) > 0 {
 		s.Signal = pick(rng, r.Planted)
+		// Drawn only for more than one effect, so that one-effect sequences keep their random stream.
+		for len(s.Also)+1 < min(r.Effects, len(r.Planted)) {
+			if sig := pick(rng, r.Planted); sig != s.Signal && !slices.Contains(s.Also, sig) {
+				s.Also = append(s.Also, sig)
+			}
+		}
 	}
 	n := max(r.Logs, 1)
 	for range n {
 		s.logs = append(s.logs, &logState{})
 	}
 	return s
+}
+
+// planted says whether sig is one of the sequence's planted signals.
+func (s *Sequence) planted(sig weights.Signal) bool {
+	return s.Signal >= 0 && (sig == s.Signal || slices.Contains(s.Also, sig))
 }
 
 // Logs is the number of logs the sequence writes.
@@ -245,7 +261,7 @@ func (s *Sequence) task(li int, ls *logState, night int, at time.Time, active *w
 	if t.Cue {
 		for _, sig := range positiveSignals {
 			p := cueClause[sig]
-			if sig == s.Signal {
+			if s.planted(sig) {
 				p = plantedClause
 			}
 			if rng.Float64() < p {
@@ -286,7 +302,7 @@ func (s *Sequence) task(li int, ls *logState, night int, at time.Time, active *w
 
 	carries := false
 	for _, sw := range t.Result.Signals {
-		if sw.Name == s.Signal.String() {
+		if sig, ok := weights.SignalByName(sw.Name); ok && s.planted(sig) {
 			carries = true
 		}
 	}
