@@ -115,6 +115,8 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		skipped []string
 		// tasks and fromState are the first run's counts (NightlyResult.Tasks, TasksFromState).
 		tasks, fromState int
+		// refused are the declined branches whose changes were refused before the night (declinedOnBranches).
+		refused []string
 	)
 	defer func() { os.RemoveAll(tmp) }()
 	// A change a reviewer declined (its branch name in opts.Declined) is not left for review again: the
@@ -126,6 +128,11 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		os.RemoveAll(tmp)
 		if tmp, wt, index, inner, err = branchTree(repo, base, env, paths, rels, configRel); err != nil {
 			return nil, err
+		}
+		if skipped == nil {
+			if opts.declinedChanges, refused, err = declinedOnBranches(repo, inner, weightsRel, opts.Declined); err != nil {
+				return nil, err
+			}
 		}
 		// The nightly states travel with the night: in from the work tree's store and back, or every --branch
 		// night would read the logs in full (docs/decisions.md#the-nightly-states-travel-with-a-branch-night).
@@ -172,7 +179,12 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 			break
 		}
 	}
-	res.Declined = append([]string{}, skipped...)
+	res.Declined = append([]string{}, refused...)
+	for _, name := range skipped {
+		if !slices.Contains(res.Declined, name) {
+			res.Declined = append(res.Declined, name)
+		}
+	}
 	// The tasks the night read are the first run's: a rerun takes them up from that run's state.
 	res.Tasks, res.TasksFromState = tasks, fromState
 	// Paths in the result name where the files are once the branch is merged; a state dump (an
@@ -342,6 +354,50 @@ func branchTree(repo gitcmd.Repo, base string, env Env, paths []string, rels [3]
 		}
 	}
 	return tmp, wt, index, inner, nil
+}
+
+// declinedOnBranches refuses, before the night decides, what the declined changes on the active version
+// moved (out; names are those branches), read from their branches (the recipes fetch them): a no to a change covers its signals and edges
+// on that version, whatever step a later night prefers. A branch is PR-controlled, so its proposal counts
+// only when it is the change the name was made from (ChangeBranch of it gives the name back: the name is
+// a hash of the change); a branch that is gone or holds anything else refuses nothing here, and the
+// night's own change on it is still caught by name after the night.
+func declinedOnBranches(repo gitcmd.Repo, inner Env, weightsRel string, declined []string) (out []evolve.Change, names []string, err error) {
+	if len(declined) == 0 {
+		return nil, nil, nil
+	}
+	s, err := inner.OpenStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	active, err := s.ActiveVersion()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range declined {
+		if !strings.HasPrefix(name, BranchPrefix+weights.VersionName(active)+"-") {
+			continue // another version's no
+		}
+		tip, err := repo.Ref("refs/heads/" + name)
+		if err != nil || tip == "" {
+			continue
+		}
+		id, ok := committedProposal(repo, tip)
+		if !ok {
+			continue
+		}
+		data, ok, err := repo.Show(tip, path.Join(weightsRel, store.ProposalsDir, id+".json"), regular.ProposalFile)
+		if err != nil || !ok {
+			continue
+		}
+		p, err := store.ParseProposal(id+".json", data)
+		if err != nil || p.Parent != active || ChangeBranch(p, ReviewChange) != name || slices.Contains(names, name) {
+			continue
+		}
+		out = append(out, movedBy(p, out)...)
+		names = append(names, name)
+	}
+	return out, names, nil
 }
 
 // movedBy lists the signals and bucket edges proposal p's applicable steps move that are not in

@@ -67,10 +67,11 @@ rebuilds it. --json adds "branch", "branch_proposal" (the proposal the branch ho
 unmerged tune/ branches, whose pull requests to close). See docs/nightly.md for a crontab line, a GitHub Actions workflow and a
 GitLab CI job.
 
---declined names branches whose pull requests a reviewer closed unmerged: their no. A night that
-would propose one of those changes again runs again with the weights it moved refused on that
-version, and proposes the next change the evidence prefers, or nothing; --json "declined" lists
-them. The recipes pass every such branch ("Saying no" in docs/nightly.md).`,
+--declined names branches whose pull requests a reviewer closed unmerged: their no. On that
+version the night refuses every weight such a change moved (read from the branch, or from its own
+change when it would propose that one again), and proposes the next change the evidence prefers,
+or nothing; --json "declined" lists them. The recipes pass every such branch ("Saying no" in
+docs/nightly.md).`,
 		Example: `  tune nightly
   tune nightly --logs '/srv/projects/*/.ldd/trace.log' --json
   tune nightly --branch --logs 'traces/*/trace.log' --json
