@@ -119,17 +119,18 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		refused []string
 	)
 	defer func() { os.RemoveAll(tmp) }()
-	// A change a reviewer declined (its branch name in opts.Declined) is not left for review again: the
-	// night runs again with the weights it moved refused on this parent, so the next change the evidence
-	// prefers is proposed instead, or nothing (docs/decisions.md#a-declined-change-is-refused-on-its-version).
-	// Each run refuses at least one more signal or edge, so the runs end.
-	for again := true; again; {
-		again = false
+	// A change a reviewer declined (its branch name in opts.Declined) is not left for review again: what it
+	// moved is refused on this version before the night (declinedOnBranches), and a night whose change is
+	// still on a declined branch runs again with that change's weights refused too (skipDeclined), so the
+	// next change the evidence prefers is proposed instead, or nothing
+	// (docs/decisions.md#a-declined-change-is-refused-on-its-version).
+	first := true
+	for again := true; again; first = false {
 		os.RemoveAll(tmp)
 		if tmp, wt, index, inner, err = branchTree(repo, base, env, paths, rels, configRel); err != nil {
 			return nil, err
 		}
-		if skipped == nil {
+		if first {
 			if opts.declinedChanges, refused, err = declinedOnBranches(repo, inner, weightsRel, opts.Declined); err != nil {
 				return nil, err
 			}
@@ -140,43 +141,12 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		if res, err = night(inner, opts); err != nil {
 			return nil, err
 		}
-		if skipped == nil {
+		if first {
 			tasks, fromState = res.Tasks, res.TasksFromState
 		}
 		carryStates(inner.WeightsDir, env.WeightsDir)
-		for res.Review != "" {
-			p, err := store.ResolveProposal(inner.WeightsDir, res.ReviewProposal)
-			if err != nil {
-				return nil, err
-			}
-			name := ChangeBranch(p, res.Review)
-			if !declined[name] {
-				break
-			}
-			if !slices.Contains(skipped, name) {
-				skipped = append(skipped, name)
-			}
-			if res.Review == ReviewRollback {
-				// The reviewer keeps the applied version: the night's own change, if it made one, is next.
-				if w := res.Watch; w != nil && w.Proposal != "" {
-					res.Reason = strings.Replace(res.Reason, rollbackAwaits(w.Proposal), "", 1)
-					w.Proposal, w.ProposalPath, w.ProposalNew = "", "", false
-					w.ProposalNote = "a reviewer declined its rollback (" + name + "): not proposed again on this version"
-				}
-				res.Review, res.ReviewProposal = "", ""
-				if res.Stored != nil && res.Stored.Applicable() {
-					res.Review, res.ReviewProposal = ReviewChange, res.Stored.ID
-				}
-				continue
-			}
-			more := movedBy(p, opts.declinedChanges)
-			if len(more) == 0 {
-				res.Review, res.ReviewProposal = "", ""
-				break
-			}
-			opts.declinedChanges = append(opts.declinedChanges, more...)
-			again = true
-			break
+		if again, err = skipDeclined(res, inner.WeightsDir, declined, &skipped, &opts.declinedChanges); err != nil {
+			return nil, err
 		}
 	}
 	res.Declined = append([]string{}, refused...)
@@ -354,6 +324,47 @@ func branchTree(repo gitcmd.Repo, base string, env Env, paths []string, rels [3]
 		}
 	}
 	return tmp, wt, index, inner, nil
+}
+
+// skipDeclined takes back the review res leaves when its change is on a declined branch (named in
+// skipped): a declined rollback leaves the night's own change instead, if it made one; a declined change
+// adds the signals and edges it moved to refused and asks for the night again (rerun), or leaves nothing
+// when it moved nothing new. Each rerun refuses at least one more signal or edge, so the reruns end.
+func skipDeclined(res *NightlyResult, weightsDir string, declined map[string]bool, skipped *[]string, refused *[]evolve.Change) (rerun bool, err error) {
+	for res.Review != "" {
+		p, err := store.ResolveProposal(weightsDir, res.ReviewProposal)
+		if err != nil {
+			return false, err
+		}
+		name := ChangeBranch(p, res.Review)
+		if !declined[name] {
+			return false, nil
+		}
+		if !slices.Contains(*skipped, name) {
+			*skipped = append(*skipped, name)
+		}
+		if res.Review == ReviewRollback {
+			// The reviewer keeps the applied version: the night's own change, if it made one, is next.
+			if w := res.Watch; w != nil && w.Proposal != "" {
+				res.Reason = strings.Replace(res.Reason, rollbackAwaits(w.Proposal), "", 1)
+				w.Proposal, w.ProposalPath, w.ProposalNew = "", "", false
+				w.ProposalNote = "a reviewer declined its rollback (" + name + "): not proposed again on this version"
+			}
+			res.Review, res.ReviewProposal = "", ""
+			if res.Stored != nil && res.Stored.Applicable() {
+				res.Review, res.ReviewProposal = ReviewChange, res.Stored.ID
+			}
+			continue
+		}
+		more := movedBy(p, *refused)
+		if len(more) == 0 {
+			res.Review, res.ReviewProposal = "", ""
+			return false, nil
+		}
+		*refused = append(*refused, more...)
+		return true, nil
+	}
+	return false, nil
 }
 
 // declinedOnBranches refuses, before the night decides, what the declined changes on the active version
