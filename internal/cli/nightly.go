@@ -89,7 +89,7 @@ docs/nightly.md).`,
 	addEvolveFlags(cmd, &opts.evolveOptions)
 	cmd.Flags().StringArrayVar(&opts.Globs, "logs", nil, "trace logs to read, as a shell `glob` (repeatable)")
 	cmd.Flags().BoolVar(&opts.Branch, "branch", false, "commit a change to review on its branch tune/<parent>-<hash>, applied, without touching the work tree")
-	cmd.Flags().StringArrayVar(&opts.Declined, "declined", nil, "with --branch: `branches` whose pull requests a reviewer closed unmerged (comma-separated, repeatable); their changes are not proposed again on their version")
+	cmd.Flags().StringArrayVar(&opts.Declined, "declined", nil, "with --branch: `branches` whose pull requests a reviewer closed unmerged (comma-separated, repeatable); the weights their changes moved are not changed again on that version")
 	_ = cmd.Flags().MarkHidden("apply") // nightly never applies: a reviewer does; --apply is a usage error
 	return cmd
 }
