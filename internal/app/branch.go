@@ -402,7 +402,8 @@ func declinedOnBranches(repo gitcmd.Repo, inner Env, weightsRel string, declined
 			continue
 		}
 		p, err := store.ParseProposal(id+".json", data)
-		if err != nil || p.Parent != active || ChangeBranch(p, ReviewChange) != name || slices.Contains(names, name) {
+		// The name's version prefix is the active one, so a proposal that hashes to it is on that parent.
+		if err != nil || ChangeBranch(p, ReviewChange) != name || slices.Contains(names, name) {
 			continue
 		}
 		out = append(out, movedBy(p, out)...)
@@ -436,9 +437,8 @@ func movedBy(p *store.Proposal, known []evolve.Change) []evolve.Change {
 		default:
 			continue
 		}
-		if !slices.ContainsFunc(append(known, out...), func(k evolve.Change) bool {
-			return k.Kind == c.Kind && k.Signal == c.Signal && k.Edge == c.Edge
-		}) {
+		same := func(k evolve.Change) bool { return k.Kind == c.Kind && k.Signal == c.Signal && k.Edge == c.Edge }
+		if !slices.ContainsFunc(known, same) && !slices.ContainsFunc(out, same) {
 			out = append(out, c)
 		}
 	}

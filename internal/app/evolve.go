@@ -45,7 +45,7 @@ type EvolveOptions struct {
 	watch *watchRun
 	// Declined are branch names (tune/<parent>-<hash>) of changes a reviewer declined by closing their
 	// pull request unmerged; only NightlyBranch reads them, and refuses on this parent the signals and
-	// edges such a change moved (declinedChanges) when the night would propose it again.
+	// edges such a change moved (declinedChanges, added to the refuted raises).
 	Declined        []string
 	declinedChanges []evolve.Change
 }

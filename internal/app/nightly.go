@@ -38,8 +38,9 @@ type NightlyResult struct {
 	// that only the rest were read tonight (docs/decisions.md#nightly-state).
 	Tasks          int `json:"tasks"`
 	TasksFromState int `json:"tasks_from_state"`
-	// Declined are the branches of the changes this night would have left for review that a reviewer
-	// declined (NightlyBranch, EvolveOptions.Declined); not left again, the next change stands instead.
+	// Declined are the declined branches (EvolveOptions.Declined) whose changes this night refused on the
+	// active version: read from the branch before the night, or caught by name when the night would have
+	// left one for review (NightlyBranch). The next change the evidence prefers stands instead.
 	Declined []string `json:"declined"`
 	*BranchResult
 }

@@ -68,7 +68,8 @@ type LoopInput struct {
 	Origin *weights.Weights
 	Used   map[string]string
 	// Refuted are changes never to propose on this parent: the raises the watch found not helping and
-	// rolled back, while that rollback is the active version (docs/decisions.md#a-refuted-raise-waits-for-the-watch).
+	// rolled back, while that rollback is the active version (docs/decisions.md#a-refuted-raise-waits-for-the-watch),
+	// and what the changes a reviewer declined moved (docs/decisions.md#a-declined-change-is-refused-on-its-version).
 	Refuted []Change
 	// Now and EvidenceAfter mean what they mean in DetectInput.
 	Now           time.Time
