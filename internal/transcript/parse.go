@@ -479,6 +479,9 @@ func (s *scanner) contentBlock(m *messageFields) {
 	var hasText bool
 	var tool ToolUse    // tool_use fields, read only for ParseRecord
 	var resultID []byte // tool_result's tool_use_id, likewise
+	// command is the text field's slash command, kept until the block's type is known: only a text
+	// block names one (the keys may come in any order; the fuzzer found a block without a type).
+	var command []byte
 	s.object(func(k []byte) {
 		switch string(k) {
 		case "type":
@@ -496,7 +499,7 @@ func (s *scanner) contentBlock(m *messageFields) {
 			s.skip()
 		case "text":
 			if m.rec != nil && s.peek() == '"' {
-				m.rec.command(s.commandText())
+				command = s.commandText()
 				return
 			}
 			s.skip()
@@ -521,5 +524,8 @@ func (s *scanner) contentBlock(m *messageFields) {
 	}
 	if m.rec != nil {
 		m.rec.block(typ, tool, resultID)
+		if string(typ) == "text" {
+			m.rec.command(command)
+		}
 	}
 }
