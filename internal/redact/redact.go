@@ -48,11 +48,13 @@ var secretPatterns = sync.OnceValue(func() []redaction {
 		// can end in the first characters of a key, e.g. "ghp_" and 19 more. The vendor prefixes are
 		// distinctive enough to redact from a few characters on.
 		{"key-fragment", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{4,}|github_pat_[A-Za-z0-9_]{4,}|xox[abposr]-[A-Za-z0-9-]{4,}|sk-(?:ant-|proj-)[A-Za-z0-9_-]{2,}|sk-[A-Za-z0-9_-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{8,}|AIza[0-9A-Za-z_-]{8,}|[rsp]k_(?:live|test)_[0-9A-Za-z]{4,}|npm_[A-Za-z0-9]{10,}|hf_[A-Za-z0-9]{10,}|eyJ[A-Za-z0-9_-]{10,})`), 0},
-		// key=value secrets (DB_PASSWORD=…, ?token=…). The value runs to whitespace or a separator, or is quoted.
-		{"assignment", regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.-]*(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|credentials?|auth)\s*=\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)`), 1},
+		// key=value secrets (DB_PASSWORD=…, ?token=…). The value runs to whitespace or a separator, and may
+		// be quoted in pieces as a shell word is ("00"000 is one value: a quoted piece alone would leave
+		// the rest for a second pass, and Redact would not be idempotent).
+		{"assignment", regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.-]*(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|account[_-]?key|private[_-]?key|credentials?|auth)\s*=\s*)((?:"[^"]*"|'[^']*'|[^\s,;&"']+)+)`), 1},
 		// "password: …" — the colon form only for names that are not also common title prefixes ("auth: fix
 		// login", "token: rename" stay readable).
-		{"assignment", regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|secret|api[_ -]?key|client[_ -]?secret|private[_ -]?key)["']?\s*:\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)`), 1},
+		{"assignment", regexp.MustCompile(`(?i)(\b(?:password|passwd|pwd|secret|api[_ -]?key|client[_ -]?secret|private[_ -]?key)["']?\s*:\s*)((?:"[^"]*"|'[^']*'|[^\s,;&"']+)+)`), 1},
 	}
 })
 

@@ -25,6 +25,9 @@ func TestRedact(t *testing.T) {
 		{"token= in query", "GET /cb?code=1&token=abc123&x=1", "GET /cb?code=1&token=[REDACTED]&x=1", 1},
 		{"api_key quoted", `api_key="my key here" then`, `api_key=[REDACTED] then`, 1},
 		{"password colon", "password: hunter2 leaked", "password: [REDACTED] leaked", 1},
+		// A value quoted in pieces is one value (found by FuzzRedact: the quoted piece alone left the rest
+		// for a second pass).
+		{"value quoted in pieces", `PASSWORD="00"0000 and pwd: 'a'b"c" x`, `PASSWORD=[REDACTED] and pwd: [REDACTED] x`, 2},
 		{"secret=", "client_secret=zzz", "client_secret=[REDACTED]", 1},
 		{"private key", "-----BEGIN RSA PRIVATE KEY----- MIIE -----END RSA PRIVATE KEY----- x", "[REDACTED] x", 1},
 		{"two secrets", "sk-aaaaaaaaaaaaaaaaaaaa and AKIAIOSFODNN7EXAMPLE", "[REDACTED] and [REDACTED]", 2},
