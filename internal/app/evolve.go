@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/evolve"
@@ -148,6 +149,9 @@ type EvolveResult struct {
 	// Partial is set when the outcome is partial: the flagged tasks still low and the refusal that
 	// stopped the run from going further (docs/decisions.md#partial-runs).
 	Partial string `json:"partial,omitempty"`
+	// Held are the changes issue 11's frozen holdout vetoed after every other rule let them through: a
+	// conflict no rule settles, for a human (docs/escalation.md, "A change the holdout holds").
+	Held []evolve.Held `json:"held,omitempty"`
 
 	// Loop is the loop's full result; Stored the proposal written for it (nil when no step ran) and
 	// ReportInput its report's input, saved beside it; Tails the logs whose line numbers count from a
@@ -160,6 +164,21 @@ type EvolveResult struct {
 	// states gave, not read tonight.
 	Tasks   int `json:"-"`
 	TakenUp int `json:"-"`
+}
+
+// HeldLine says which changes the holdout holds and who decides: what follows "held: " in the summary
+// and in the proposal's reason (docs/escalation.md, "A change the holdout holds").
+func HeldLine(held []evolve.Held) string {
+	names := make([]string, len(held))
+	for i, h := range held {
+		names[i] = h.String()
+	}
+	it := "it"
+	if len(held) > 1 {
+		it = "them"
+	}
+	return strings.Join(names, ", ") + " by the frozen holdout: the project's evidence and the stated losses want " + it +
+		", the holdout refuses " + it + " whatever the evidence; a human decides (" + EscalationDoc + `, "A change the holdout holds")`
 }
 
 // Escalated reports whether the run needs a human (exit code 3).
@@ -334,7 +353,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tasks: read.tasks, TakenUp: read.takenUp,
 		Warnings: evolve.UniqueWarnings(append(parseWarnings(read), res.Detection.Warnings...)),
 		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
-		Partial: res.Partial}
+		Partial: res.Partial, Held: res.Held}
 	for _, s := range res.Steps {
 		out.Steps = append(out.Steps, EvolveStep{s})
 	}
@@ -351,6 +370,9 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		}
 		if res.Partial != "" {
 			prop.Reason += "; partial: " + res.Partial
+		}
+		if len(res.Held) > 0 {
+			prop.Reason += "; held: " + HeldLine(res.Held)
 		}
 		var in report.ProposalReport
 		p, path, created, err := recordProposal(env, prop, steps, true, func(p *store.Proposal) (err error) {

@@ -339,6 +339,10 @@ type Holdout struct {
 	LossBefore *Num   `json:"loss_before"`
 	LossAfter  *Num   `json:"loss_after"`
 	Verdict    string `json:"verdict"` // not read | better | no change | worse
+	// Worse names the holdout scenarios the candidate makes worse, with the level each got before and
+	// after ("holdout-L2-ambiguous L2 → L3"): what a human reads when the holdout holds a change
+	// (docs/escalation.md, "A change the holdout holds").
+	Worse []string `json:"worse,omitempty"`
 }
 
 func readHoldout(h *Suite, parent, cand *weights.Weights) Holdout {
@@ -346,7 +350,13 @@ func readHoldout(h *Suite, parent, cand *weights.Weights) Holdout {
 	if h.Len() == 0 {
 		return out
 	}
-	b, a := h.Score(parent).Loss, h.Score(cand).Loss
+	before, after := h.Score(parent), h.Score(cand)
+	b, a := before.Loss, after.Loss
+	for i, r := range after.Rows {
+		if was := before.Rows[i]; r.Loss > was.Loss {
+			out.Worse = append(out.Worse, fmt.Sprintf("%s %s → %s", r.Name, was.Got, r.Got))
+		}
+	}
 	out.Reads = 2
 	out.LossBefore, out.LossAfter = &b, &a
 	switch {

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -111,6 +112,10 @@ type LoopResult struct {
 	// Partial says, for a partial run, how many flagged tasks are still low and the first refusal of
 	// the change that would have gone further (the proposal's reason carries it).
 	Partial string `json:"partial,omitempty"`
+	// Held are the changes issue 11's frozen holdout vetoed and the run did not keep: every other rule
+	// (the test, the loss rule, the suite, the parity price) had let them through
+	// (docs/decisions.md#held-by-the-holdout).
+	Held []Held `json:"held,omitempty"`
 	// Parent is the weights the loop started from; Final is Parent with every kept change.
 	Parent weights.Weights `json:"-"`
 	Final  weights.Weights `json:"-"`
@@ -134,7 +139,72 @@ func Loop(in LoopInput) (*LoopResult, error) {
 		return nil, err
 	}
 	res.judgeRun()
+	res.Held = res.heldByHoldout()
 	return res, nil
+}
+
+// Held is a change the frozen holdout vetoed: the holdout is read only when every other rule passed
+// (docs/decisions.md#acceptance), so the project's accumulated evidence and the stated losses wanted it
+// and only the holdout said no. No rule of tune can settle that conflict; the holdout's scenario or
+// the evidence is wrong for this project, and a human decides which (docs/escalation.md, "A change the
+// holdout holds").
+type Held struct {
+	Change Change `json:"change"`
+	// From and To are the knob's value (the signal's weight, or the edge) before and after the change:
+	// a change is relative to its step's parent, and a loop's steps have different parents.
+	From       weights.Half `json:"from"`
+	To         weights.Half `json:"to"`
+	LossBefore Num          `json:"holdout_loss_before"`
+	LossAfter  Num          `json:"holdout_loss_after"`
+	// Worse are the holdout scenarios it makes worse (Holdout.Worse).
+	Worse []string `json:"worse"`
+}
+
+// String is "ambiguous +2 (+1 → +3; holdout loss 0.000 → 0.250: holdout-L2-ambiguous L2 → L3)".
+func (h Held) String() string {
+	s := fmt.Sprintf("%s (%s → %s; holdout loss %.3f → %.3f", h.Change, h.From, h.To, float64(h.LossBefore), float64(h.LossAfter))
+	if len(h.Worse) > 0 {
+		s += ": " + strings.Join(h.Worse, ", ")
+	}
+	return s + ")"
+}
+
+// knob is the value c moves in w: the signal's weight, or the bucket edge.
+func (c Change) knob(w *weights.Weights) weights.Half {
+	if c.Kind == weights.ChangeSignal {
+		return w.Signals[c.Signal]
+	}
+	return w.Buckets.Edges[c.Edge]
+}
+
+// heldByHoldout lists the changes the holdout vetoed, one per knob (a signal or an edge): the first
+// the run tried, which is the step the loss rule preferred (its halves and the later steps' retries
+// meet the same scenarios), from the parent of the step that tried it.
+func (res *LoopResult) heldByHoldout() []Held {
+	type knobOf struct {
+		kind   weights.ChangeKind
+		signal weights.Signal
+		edge   weights.Level
+	}
+	var held []Held
+	seen := map[knobOf]bool{}
+	parent := res.Parent
+	for _, s := range res.Steps {
+		for _, a := range s.Attempts {
+			h, c := a.Holdout, a.Change
+			k := knobOf{c.Kind, c.Signal, c.Edge}
+			if h.Verdict != "worse" || h.LossBefore == nil || h.LossAfter == nil || seen[k] {
+				continue
+			}
+			seen[k] = true
+			cand := c.Apply(parent)
+			held = append(held, Held{Change: c, From: c.knob(&parent), To: c.knob(&cand), LossBefore: *h.LossBefore, LossAfter: *h.LossAfter, Worse: h.Worse})
+		}
+		if s.Change != nil {
+			parent = s.Change.Apply(parent)
+		}
+	}
+	return held
 }
 
 // judgeRun applies the run rules (docs/decisions.md#acceptance): a run whose kept steps lift no flagged

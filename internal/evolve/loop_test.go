@@ -3,6 +3,7 @@ package evolve
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -283,23 +284,7 @@ func TestWithResolvedKeepsTheRunsFamily(t *testing.T) {
 func TestLoopPartialKeepsTheStepsThatLifted(t *testing.T) {
 	w := refWeights(t)
 	suite, holdout := repoSuite(t)
-	h := &genhistory.History{Weights: &w, Start: time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)}
-	for i := 0; i < 20; i++ {
-		var task genhistory.Task
-		switch {
-		case i < 6 && i%2 == 0:
-			task = genhistory.NewTask(&w, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.Ambiguous, weights.UnknownFileTerritory)
-			task.RegressionFollowed = true
-		case i < 6:
-			task = genhistory.NewTask(&w, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.Ambiguous)
-			task.RegressionFollowed = true
-		case i%2 == 0:
-			task = genhistory.NewTask(&w, fmt.Sprintf("routine bug fix %d", i), 0.05, weights.ExplicitBugfix)
-		default:
-			task = genhistory.NewTask(&w, fmt.Sprintf("feature work %d", i), 0.05, weights.CrossLayer)
-		}
-		h.Tasks = append(h.Tasks, task)
-	}
+	h := genhistory.HoldoutConflict(&w)
 	res, err := Loop(LoopInput{Tasks: parseLog(t, "partial.log", h.Render()).Tasks, Parent: w, Suite: suite, Holdout: holdout,
 		Parity: loadParityT(t), Origin: &w})
 	if err != nil {
@@ -319,6 +304,19 @@ func TestLoopPartialKeepsTheStepsThatLifted(t *testing.T) {
 	// (docs/decisions.md#parity-price); the holdout veto does (its loss rises 0 → 0.25).
 	if want := "3 flagged task(s) still on the low side; going further was refused (ambiguous +1: holdout veto: holdout loss rose 0.000 → 0.250)"; res.Partial != want {
 		t.Fatalf("partial %q, want %q", res.Partial, want)
+	}
+	// The vetoed changes are held, one per knob: the +2 the loss rule preferred (+2 → +4), and the L1
+	// edge the bucket rule tried after it (docs/decisions.md#held-by-the-holdout).
+	var held []string
+	for _, h := range res.Held {
+		held = append(held, h.String())
+	}
+	want := []string{
+		"ambiguous +2 (+2 → +4; holdout loss 0.000 → 0.250: holdout-L1-failing-after-change L1 → L2, holdout-L2-ambiguous L2 → L3)",
+		"bucket L1 edge -1 (-2 → -3; holdout loss 0.000 → 0.125: holdout-L1-failing-after-change L1 → L2)",
+	}
+	if !slices.Equal(held, want) {
+		t.Fatalf("held %q, want %q", held, want)
 	}
 	var parity bool
 	for _, a := range res.Steps[1].Attempts {

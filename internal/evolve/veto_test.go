@@ -34,6 +34,10 @@ func TestHoldoutVetoesAChangeThatPassesEveryOtherRule(t *testing.T) {
 			with.Accepted, with.Decision, with.Holdout.Verdict, with.Reason)
 	}
 	t.Logf("vetoed: %s", with.Reason)
+	// The scenarios it makes worse are named for the human who decides (docs/escalation.md).
+	if got, want := strings.Join(with.Holdout.Worse, "; "), "holdout-L2-ambiguous L2 → L3"; !strings.Contains(got, want) {
+		t.Fatalf("holdout worse %q, want it to name %q", got, want)
+	}
 
 	// Read last: a change another rule refuses never reads the holdout.
 	refused, _ := evaluate(Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: -weights.Whole(1)}, false, j(holdout))

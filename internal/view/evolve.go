@@ -119,6 +119,9 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 		termtable.Fprintf(w, "watch: %s\n", out.WatchNote)
 	}
 	termtable.Fprintf(w, "outcome: %s — %s\n", out.Outcome, out.Reason)
+	if len(out.Held) > 0 {
+		termtable.Fprintf(w, "held: %s\n", app.HeldLine(out.Held))
+	}
 	if out.Loop != nil && out.Loop.Detection != nil {
 		if err := Evidence(w, out.Loop.Detection); err != nil {
 			return err

@@ -2,9 +2,12 @@ package view
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // The branch line says whether the night wrote the branch, found its own proposal there, or found the
@@ -46,5 +49,22 @@ func TestNightlyNamesTheDeclined(t *testing.T) {
 	want := "declined: tune/v0001-0123456789ab (a reviewer closed its pull request unmerged): not proposed again on this version; reopen it to ask again\nreview: nothing (3 task(s) read)\n"
 	if !bytes.HasSuffix(b.Bytes(), []byte(want)) {
 		t.Errorf("got\n%s\nwant it to end with\n%s", b.String(), want)
+	}
+}
+
+// A change only the frozen holdout refused is said under the outcome, with the scenarios it makes
+// worse and who decides (docs/escalation.md, "A change the holdout holds").
+func TestNightlySaysWhatTheHoldoutHolds(t *testing.T) {
+	held := []evolve.Held{{Change: evolve.Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(2)},
+		From: weights.Whole(2), To: weights.Whole(4), LossBefore: 0, LossAfter: 0.25, Worse: []string{"holdout-L2-ambiguous L2 → L3"}}}
+	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "stalled", Reason: "no change left to try", Held: held}, Tasks: 3}
+	var b bytes.Buffer
+	if err := Nightly(&b, out); err != nil {
+		t.Fatal(err)
+	}
+	want := "outcome: stalled — no change left to try\nheld: ambiguous +2 (+2 → +4; holdout loss 0.000 → 0.250: holdout-L2-ambiguous L2 → L3) by the frozen holdout: " +
+		"the project's evidence and the stated losses want it, the holdout refuses it whatever the evidence; a human decides (tune help escalation, \"A change the holdout holds\")\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("got\n%s\nwant it to hold\n%s", b.String(), want)
 	}
 }

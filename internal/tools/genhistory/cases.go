@@ -211,6 +211,32 @@ func DeepStep(seed uint64, w *weights.Weights) *History {
 	return h
 }
 
+// HoldoutConflict is 20 tasks from 1 July 2026 whose evidence wants a change only the frozen holdout
+// refuses: six regressing ambiguous bug fixes, three of them also in unknown files (ambiguous +1 lifts
+// those), the other three needing ambiguous at +4, which makes holdout-L2-ambiguous worse; the rest
+// routine bug fixes and feature work that do not regress (the partial run, and the night that says
+// what the holdout holds).
+func HoldoutConflict(w *weights.Weights) *History {
+	h := &History{Weights: w, Start: time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)}
+	for i := 0; i < 20; i++ {
+		var task Task
+		switch {
+		case i < 6 && i%2 == 0:
+			task = NewTask(w, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.Ambiguous, weights.UnknownFileTerritory)
+			task.RegressionFollowed = true
+		case i < 6:
+			task = NewTask(w, fmt.Sprintf("quick patch %d", i), 0.05, weights.ExplicitBugfix, weights.Ambiguous)
+			task.RegressionFollowed = true
+		case i%2 == 0:
+			task = NewTask(w, fmt.Sprintf("routine bug fix %d", i), 0.05, weights.ExplicitBugfix)
+		default:
+			task = NewTask(w, fmt.Sprintf("feature work %d", i), 0.05, weights.CrossLayer)
+		}
+		h.Tasks = append(h.Tasks, task)
+	}
+	return h
+}
+
 // buildWith builds origs regressions among background tasks; common < 0 draws the shared signal from
 // the knobs (and allows an extra signal on later flagged tasks), else it is fixed and no extra is added.
 func buildWith(seed uint64, w *weights.Weights, n int, origs int, damaged bool, fixed weights.Signal) (*History, Expect) {

@@ -1,0 +1,51 @@
+package app
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ldd-tools/tune/internal/tools/genhistory"
+)
+
+// A night whose evidence wants a change only the frozen holdout refuses says so where a reviewer and a
+// script look: the summary's "held" (--json), and the reason of the proposal it writes, which its EVAL
+// report carries (docs/escalation.md, "A change the holdout holds"). The history is the partial run's
+// (internal/evolve TestLoopPartialKeepsTheStepsThatLifted): six regressing ambiguous bug fixes, three
+// lifted by ambiguous +1, the other three needing ambiguous at +4, which the holdout vetoes.
+func TestANightSaysWhatTheHoldoutHolds(t *testing.T) {
+	now := time.Date(2026, 7, 20, 3, 0, 0, 0, time.UTC)
+	p := newStateProject(t, &now, 1)
+	h := genhistory.HoldoutConflict(refWeights())
+	if err := os.WriteFile(p.logs[0], []byte(h.Render()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Held) == 0 || out.Held[0].Change.String() != "ambiguous +2" {
+		t.Fatalf("outcome %s (%s): held %+v, want ambiguous +2 first", out.Outcome, out.Reason, out.Held)
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Held []struct {
+			Change struct{ Signal string } `json:"change"`
+			From   float64                 `json:"from"`
+			To     float64                 `json:"to"`
+			Worse  []string                `json:"worse"`
+		} `json:"held"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil || len(m.Held) == 0 || m.Held[0].Change.Signal != "ambiguous" || m.Held[0].To != 4 ||
+		!strings.Contains(strings.Join(m.Held[0].Worse, ","), "holdout-L2-ambiguous L2 → L3") {
+		t.Fatalf("--json held %+v (%v): want ambiguous to +4 with the scenario it makes worse", m.Held, err)
+	}
+	if out.Stored == nil || !strings.Contains(out.Stored.Reason, "held: ambiguous +2 (+2 → +4; holdout loss 0.000 → 0.250") {
+		t.Fatalf("the proposal's reason must say what the holdout holds: %+v", out.Stored)
+	}
+}
