@@ -45,6 +45,9 @@ unresolved flagged tasks still lack to leave the low side. The loop stops as
                  a JSON state dump is written next to the reports and the output points to
                  ` + app.EscalationDoc + `
   nothing-to-do  the window never triggered
+A change that passed every rule but the frozen holdout's veto is named on a "held:" line (--json
+"held", with the holdout scenarios it makes worse): no rule settles that, a human does
+(` + app.EscalationDoc + `, "A change the holdout holds").
 
 A run keeps its accepted steps only if they lift at least one flagged task out of L0/L1; otherwise
 it keeps nothing ("refused: …", the proposal is a revert). Tasks that supported an applied change (the evidence ledger in the
