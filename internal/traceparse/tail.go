@@ -38,9 +38,19 @@ func ReadLast(path string, n int, opts ...Option) (*Result, error) {
 		return Parse(io.NewSectionReader(f, 0, size), path, opts...)
 	}
 	p := newParser(path, 0, opts...)
-	start, err := tailStart(f, size, n, p.maxLine)
+	start, first, err := tailStart(f, size, n, p.maxLine)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if first {
+		// The tail would start at the log's first meta line. Skipped lines before it are that task's
+		// departures in a whole read (FuzzParse found a tail read leaving them out), unless they form
+		// legacy tasks of their own; only a whole read tells, and when it holds no other task it is the
+		// answer.
+		res, err := Parse(io.NewSectionReader(f, 0, size), path, opts...)
+		if err != nil || len(res.Tasks) <= n {
+			return res, err
+		}
 	}
 	// The tail is read forwards like any log, in bounded batches when it is large (a legacy log
 	// without meta lines is all tail), so its memory follows the tasks it keeps, not its bytes
@@ -72,17 +82,19 @@ func shrank(err error) error {
 }
 
 // tailStart finds the start of the n-th meta line counted from the end of the first size bytes of r,
-// or 0 when there are fewer. Lines are classified exactly as the forward parser does (a line longer
+// or 0 when there are fewer; first reports that it is the log's first meta line (it looks back for one
+// more to know), when the lines before it must be read too. Lines are classified exactly as the forward parser does (a line longer
 // than maxLine is not read, so it is never a meta line), so the forward parse from the returned offset
 // yields the same tasks as the end of a whole-file parse. It holds the line being examined and one
 // block, never the tail: a line over maxLine is passed over block by block without being held.
-func tailStart(r io.ReaderAt, size int64, n, maxLine int) (int64, error) {
+func tailStart(r io.ReaderAt, size int64, n, maxLine int) (int64, bool, error) {
 	var (
 		data  []byte // bytes [pos, end) of the file: the end of the unexamined part
 		pos   = size
 		end   = size // the unexamined part is [0, end); a line end (or the end of the file) is at end
 		block = int64(firstTailBlock)
 		metas = 0
+		found int64 // where the n-th meta line from the end starts, once seen
 		cls   classifier
 		lc    lineClass
 		e     Entry
@@ -93,10 +105,10 @@ func tailStart(r io.ReaderAt, size int64, n, maxLine int) (int64, error) {
 			if len(data) > maxLine { // too long to be read forwards: find its start, keep nothing
 				j, err := prevLineEnd(r, pos, maxTailBlock)
 				if err != nil || j < 0 {
-					return 0, err
+					return 0, false, err
 				}
 				if end, err = lineEndBefore(r, j); err != nil {
-					return 0, err
+					return 0, false, err
 				}
 				data, pos = nil, end
 				continue
@@ -105,7 +117,7 @@ func tailStart(r io.ReaderAt, size int64, n, maxLine int) (int64, error) {
 			pos -= nb
 			grown := make([]byte, int(nb)+len(data))
 			if m, err := r.ReadAt(grown[:nb], pos); m < int(nb) {
-				return 0, shrank(err)
+				return 0, false, shrank(err)
 			}
 			copy(grown[nb:], data)
 			data = grown
@@ -118,13 +130,16 @@ func tailStart(r io.ReaderAt, size int64, n, maxLine int) (int64, error) {
 		if line := data[start:]; end < size && len(line) <= maxLine && bytes.Contains(line, metaWord) {
 			e = Entry{}
 			if cls.classify(line, &lc, &e); lc.skip == keep && e.Kind == KindMeta {
-				if metas++; metas == n {
-					return pos + int64(start), nil
+				switch metas++; metas {
+				case n:
+					found = pos + int64(start)
+				case n + 1:
+					return found, false, nil
 				}
 			}
 		}
 		if i < 0 {
-			return 0, nil
+			return found, metas == n && found > 0, nil
 		}
 		k := i
 		if data[i] == '\n' && i > 0 && data[i-1] == '\r' {

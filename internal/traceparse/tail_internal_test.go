@@ -28,7 +28,7 @@ func TestTailReadCostDoesNotGrowWithTheFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &countingReaderAt{r: bytes.NewReader(buf.Bytes())}
-		if _, err := tailStart(c, int64(buf.Len()), n, DefaultMaxLineBytes); err != nil {
+		if _, _, err := tailStart(c, int64(buf.Len()), n, DefaultMaxLineBytes); err != nil {
 			t.Fatal(err)
 		}
 		return c.bytes.Load()
