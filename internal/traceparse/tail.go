@@ -43,10 +43,9 @@ func ReadLast(path string, n int, opts ...Option) (*Result, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if first {
-		// The tail would start at the log's first meta line. Skipped lines before it are that task's
-		// departures in a whole read (FuzzParse found a tail read leaving them out), unless they form
-		// legacy tasks of their own; only a whole read tells, and when it holds no other task it is the
-		// answer.
+		// Only skipped lines come before the tail's first meta line: in a whole read they are that task's
+		// departures (FuzzParse found a tail read leaving them out), so the whole log is read; it holds no
+		// other task (the check keeps the tail read when it would).
 		res, err := Parse(io.NewSectionReader(f, 0, size), path, opts...)
 		if err != nil || len(res.Tasks) <= n {
 			return res, err
@@ -82,8 +81,8 @@ func shrank(err error) error {
 }
 
 // tailStart finds the start of the n-th meta line counted from the end of the first size bytes of r,
-// or 0 when there are fewer; first reports that it is the log's first meta line (it looks back for one
-// more to know), when the lines before it must be read too. Lines are classified exactly as the forward parser does (a line longer
+// or 0 when there are fewer; first reports that only skipped lines come before it (it looks back to the
+// first kept line to know), when those lines are its task's and must be read too. Lines are classified exactly as the forward parser does (a line longer
 // than maxLine is not read, so it is never a meta line), so the forward parse from the returned offset
 // yields the same tasks as the end of a whole-file parse. It holds the line being examined and one
 // block, never the tail: a line over maxLine is passed over block by block without being held.
@@ -127,14 +126,19 @@ func tailStart(r io.ReaderAt, size int64, n, maxLine int) (int64, bool, error) {
 		start := i + 1
 		// A line counts only when a line end follows it: the bytes after the last line end are an
 		// incomplete line, never a meta.
-		if line := data[start:]; end < size && len(line) <= maxLine && bytes.Contains(line, metaWord) {
+		// Once the n-th meta line is found, every earlier line is classified until one is kept: another
+		// meta line or a legacy task's entry owns the lines between, and the tail is right. Reaching the
+		// start of the file first means only skipped lines come before it: they are its task's.
+		if line := data[start:]; end < size && len(line) <= maxLine && (metas == n || bytes.Contains(line, metaWord)) {
 			e = Entry{}
-			if cls.classify(line, &lc, &e); lc.skip == keep && e.Kind == KindMeta {
-				switch metas++; metas {
-				case n:
-					found = pos + int64(start)
-				case n + 1:
+			if cls.classify(line, &lc, &e); lc.skip == keep {
+				switch {
+				case metas == n:
 					return found, false, nil
+				case e.Kind == KindMeta:
+					if metas++; metas == n {
+						found = pos + int64(start)
+					}
 				}
 			}
 		}

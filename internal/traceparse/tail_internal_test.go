@@ -41,3 +41,36 @@ func TestTailReadCostDoesNotGrowWithTheFile(t *testing.T) {
 		t.Errorf("last 2000 tasks: %d bytes read; want more than for 20 (%d) and far less than the file", more, big)
 	}
 }
+
+// A tail that reaches a log's first meta line reads the lines before it only when they are all
+// skipped lines (then they are that task's, and the whole log is read): a log whose meta lines follow a
+// long legacy part (entries without meta lines, legacy tasks of their own) keeps the tail read, which
+// stops at the legacy part's last entry.
+func TestATailReachingTheFirstTaskReadsOnlyWhatItNeeds(t *testing.T) {
+	metas := "2026-05-01T00:00:00Z  meta  L1/diagnostic  task=a\n2026-05-01T00:00:01Z  inner  k=1  loss=0.5\n" +
+		"2026-05-02T00:00:00Z  meta  L2/deliberate  task=b\n"
+	var legacy bytes.Buffer
+	for legacy.Len() < 1<<20 {
+		legacy.WriteString("2026-04-20T19:57:58Z  inner  k=1  skill=a  loss=1\n")
+	}
+	for _, c := range []struct {
+		name   string
+		prefix string
+		first  bool
+		most   int64 // bytes read at most
+	}{
+		{"a legacy part", legacy.String(), false, 2 * firstTailBlock},
+		{"skipped lines", "0\nnot a trace line\n\n# a note\n", true, 1 << 10},
+		{"nothing", "", false, 1 << 10},
+	} {
+		data := []byte(c.prefix + metas)
+		r := &countingReaderAt{r: bytes.NewReader(data)}
+		start, first, err := tailStart(r, int64(len(data)), 2, DefaultMaxLineBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(len(c.prefix)); start != want || first != c.first || r.bytes.Load() > c.most {
+			t.Errorf("%s: start %d, first %v, %d bytes read; want %d, %v, at most %d", c.name, start, first, r.bytes.Load(), want, c.first, c.most)
+		}
+	}
+}
