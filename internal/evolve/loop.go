@@ -112,9 +112,9 @@ type LoopResult struct {
 	// Partial says, for a partial run, how many flagged tasks are still low and the first refusal of
 	// the change that would have gone further (the proposal's reason carries it).
 	Partial string `json:"partial,omitempty"`
-	// Held are the changes issue 11's frozen holdout vetoed and the run did not keep: every other rule
-	// (the test, the loss rule, the suite, the parity price) had let them through
-	// (docs/decisions.md#held-by-the-holdout).
+	// Held are the changes issue 11's frozen holdout vetoed after every other rule (the test, the loss
+	// rule, the suite, the parity price) had let them through; a smaller step of the same knob the run
+	// kept leaves the rest of the way held (docs/decisions.md#held-by-the-holdout).
 	Held []Held `json:"held,omitempty"`
 	// Parent is the weights the loop started from; Final is Parent with every kept change.
 	Parent weights.Weights `json:"-"`
