@@ -437,8 +437,7 @@ func movedBy(p *store.Proposal, known []evolve.Change) []evolve.Change {
 		default:
 			continue
 		}
-		same := func(k evolve.Change) bool { return k.Kind == c.Kind && k.Signal == c.Signal && k.Edge == c.Edge }
-		if !slices.ContainsFunc(known, same) && !slices.ContainsFunc(out, same) {
+		if !slices.ContainsFunc(known, c.SameKnob) && !slices.ContainsFunc(out, c.SameKnob) {
 			out = append(out, c)
 		}
 	}

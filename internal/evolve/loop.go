@@ -169,34 +169,19 @@ func (h Held) String() string {
 	return s + ")"
 }
 
-// knob is the value c moves in w: the signal's weight, or the bucket edge.
-func (c Change) knob(w *weights.Weights) weights.Half {
-	if c.Kind == weights.ChangeSignal {
-		return w.Signals[c.Signal]
-	}
-	return w.Buckets.Edges[c.Edge]
-}
-
 // heldByHoldout lists the changes the holdout vetoed, one per knob (a signal or an edge): the first
 // the run tried, which is the step the loss rule preferred (its halves and the later steps' retries
 // meet the same scenarios), from the parent of the step that tried it.
 func (res *LoopResult) heldByHoldout() []Held {
-	type knobOf struct {
-		kind   weights.ChangeKind
-		signal weights.Signal
-		edge   weights.Level
-	}
 	var held []Held
-	seen := map[knobOf]bool{}
 	parent := res.Parent
 	for _, s := range res.Steps {
 		for _, a := range s.Attempts {
 			h, c := a.Holdout, a.Change
-			k := knobOf{c.Kind, c.Signal, c.Edge}
-			if h.Verdict != "worse" || h.LossBefore == nil || h.LossAfter == nil || seen[k] {
+			if h.Verdict != "worse" || h.LossBefore == nil || h.LossAfter == nil ||
+				slices.ContainsFunc(held, func(x Held) bool { return x.Change.SameKnob(c) }) {
 				continue
 			}
-			seen[k] = true
 			cand := c.Apply(parent)
 			held = append(held, Held{Change: c, From: c.knob(&parent), To: c.knob(&cand), LossBefore: *h.LossBefore, LossAfter: *h.LossAfter, Worse: h.Worse})
 		}

@@ -327,12 +327,7 @@ func preference(s weights.Signal) int {
 
 // excluded matches a change by its knob (signal or edge), whatever the delta.
 func excluded(list []Change, c Change) bool {
-	for _, x := range list {
-		if x.Kind == c.Kind && ((c.Kind == weights.ChangeSignal && x.Signal == c.Signal) || (c.Kind == weights.ChangeBucket && x.Edge == c.Edge)) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(list, c.SameKnob)
 }
 
 // pickEdge is the bucket rule (rule 7, docs/decisions.md#evolution-step): the upper edge (of L0..L3) on which the most flagged tasks

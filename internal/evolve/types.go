@@ -190,6 +190,28 @@ func (c Change) Name() string {
 	return c.Signal.String()
 }
 
+// SameKnob reports whether c and x move the same signal, or the same bucket edge, whatever their steps:
+// what a refusal, a no and a held change cover.
+func (c Change) SameKnob(x Change) bool {
+	switch {
+	case c.Kind != x.Kind:
+		return false
+	case c.Kind == weights.ChangeSignal:
+		return c.Signal == x.Signal
+	case c.Kind == weights.ChangeBucket:
+		return c.Edge == x.Edge
+	}
+	return false
+}
+
+// knob is the value c moves in w: the bucket edge, or the signal's weight.
+func (c Change) knob(w *weights.Weights) weights.Half {
+	if c.Kind == weights.ChangeBucket {
+		return w.Buckets.Edges[c.Edge]
+	}
+	return w.Signals[c.Signal]
+}
+
 // Apply returns w with the change made. The result is a candidate: version 0, parent w.Version.
 func (c Change) Apply(w weights.Weights) weights.Weights {
 	out := w
