@@ -25,8 +25,9 @@ import (
 // rotated — just means a full read.
 
 // detectStateFormat changes whenever what a state holds or means changes (5: a cell's day; 6: a state's
-// Last is the latest meta time before its held tasks, docs/decisions.md#settling).
-const detectStateFormat = 6
+// Last is the latest meta time before its held tasks, docs/decisions.md#settling; 7: a cell's unclamped
+// flag, docs/decisions.md#the-clamp-in-the-loss-rule).
+const detectStateFormat = 7
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {

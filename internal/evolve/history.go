@@ -401,7 +401,9 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 		det.Accumulated.BeforeWatermark++
 	case wt.eligible && !settled:
 		det.Accumulated.Pending++
-		det.pending.add(newScreenTask(wt.fired, 0, true, false), 1)
+		pt := newScreenTask(wt.fired, 0, true, false)
+		pt.unclamped = wt.unclamped
+		det.pending.add(pt, 1)
 	default:
 		// Settled, after the watermark, not ledgered: eligible tasks enter the tables, the others
 		// (auto, closed, L2+ under the active weights) only the loss rule's extra levels.
@@ -410,6 +412,7 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 		st.day = dayOf(wt.t.MetaTime)
 		st.weak = wt.eligible && !flagged && wt.weak
 		st.placebo = wt.eligible && !flagged && wt.placebo
+		st.unclamped = wt.unclamped
 		det.screenTasks.add(st, 1)
 		det.Accumulated.Tasks++
 		if wt.eligible {

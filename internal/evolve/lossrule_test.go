@@ -1,6 +1,8 @@
 package evolve
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/weights"
@@ -186,5 +188,42 @@ func TestUnpaidShowsTheStepThatCouldPay(t *testing.T) {
 	}
 	if g := unpaid[0]; g.Change.Delta != weights.Whole(2) || g.PaysFrom == nil || g.Lifted != 12 {
 		t.Errorf("shown %v (lifts %d, pays from %v): want the +2 that lifts the 12 carriers and has a break-even", g, g.Lifted, g.PaysFrom)
+	}
+}
+
+// A task the scorer clamps (the L4 bucket at standard creativity runs at L3, scorer.Clamps) raises
+// nothing when a change moves its signals into the L4 bucket, so the loss rule does not charge it; a task
+// whose recorded creativity is inventive runs at L4 there and is charged. Before, the rule bucketed without
+// the clamp and charged a phantom level on every standard L3 task a +1 or +2 pushed past L3's edge: on
+// the live harness's populations that put the break-even of a +2 0.05–0.2 higher than the scorer's levels
+// do (docs/decisions.md#the-clamp-in-the-loss-rule).
+func TestTheLossRuleDoesNotChargeWhatTheClampKeeps(t *testing.T) {
+	w := refWeights(t)
+	var log strings.Builder
+	task := func(ts int, level, creativity, signals string) {
+		if creativity != "" {
+			creativity = "  creativity=" + creativity
+		}
+		fmt.Fprintf(&log, "2026-05-01T%02d:%02d:00Z  meta  %s%s  dispatch=auto  signals=%s  task=\"task %d\"  loops=inner\n2026-05-01T%02d:%02d:30Z  inner  close  terminal=complete  loss_final=0.100\n",
+			ts/60, ts%60, level, creativity, signals, ts, ts/60, ts%60)
+	}
+	// Two eligible carriers of layer-crossings at -3 (a +2 lifts them), then tasks at 7 (L3) carrying it:
+	// a +2 puts them at 9, the L4 bucket.
+	task(0, "L1/diagnostic", "", "explicit-bugfix:-5,layer-crossings:+2")
+	task(1, "L1/diagnostic", "", "explicit-bugfix:-5,layer-crossings:+2")
+	for i := range 3 {
+		task(2+i, "L3/method", "standard", "greenfield:+3,layer-crossings:+2,cross-layer:+2")
+	}
+	task(5, "L3/method", "inventive", "greenfield:+3,layer-crossings:+2,cross-layer:+2")
+	det := Detect(DetectInput{Tasks: parseLog(t, "c.log", []byte(log.String())).Tasks, Resolver: Resolver{Active: &w}})
+	if det.Accumulated.Tasks != 6 {
+		t.Fatalf("setup: %d tasks counted, want 6", det.Accumulated.Tasks)
+	}
+	c := Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}
+	cand := c.Apply(w)
+	r := raiseOf(&w, &cand, det.screenTasks.cells)
+	// The two carriers L1 → L2 and the inventive task L3 → L4; the three standard ones stay at L3.
+	if r.lifted != 2 || r.liftedLevels != 2 || r.allLevels != 3 {
+		t.Fatalf("raise %+v: want 2 lifted by a level each and 3 levels in all (the clamp keeps the standard L3 tasks at L3)", r)
 	}
 }

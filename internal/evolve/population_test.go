@@ -146,13 +146,13 @@ func TestStateCellKeepsEveryField(t *testing.T) {
 		names = append(names, typ.Field(i).Name)
 	}
 	// fired is derived from sigs, stratum kept as its block (and the log).
-	if want := []string{"sigs", "fired", "stratum", "day", "flagged", "weak", "placebo", "eligible"}; !slices.Equal(names, want) {
+	if want := []string{"sigs", "fired", "stratum", "day", "flagged", "weak", "placebo", "eligible", "unclamped"}; !slices.Equal(names, want) {
 		t.Fatalf("screenTask's fields are %v, the state keeps %v: extend StateCell (stateCellOf, StateCell.screenTask, LogState.Check) and this list", names, want)
 	}
 	d := newDetector(DetectInput{})
 	for _, c := range []screenCell{{newScreenTask([]weights.Signal{weights.Ambiguous, weights.Ambiguous, weights.SingleFile}, 0, true, true), 3},
 		{withDay(newScreenTask(nil, 1, false, false), 20605), 1}, {newScreenTask([]weights.Signal{weights.CrossLayer}, 2, true, false), 7},
-		{withDay(weakTask(), dayOf(time.Time{})), 2}, {placeboTask(false), 4}, {placeboTask(true), 5}} {
+		{withDay(weakTask(), dayOf(time.Time{})), 2}, {placeboTask(false), 4}, {placeboTask(true), 5}, {unclampedTask(), 6}} {
 		d.stratum([2]int{0, int(c.stratum) - 1})
 		sigs := [][]weights.Signal{c.signals()}
 		back, n := stateCellOf(c, 0, int(c.stratum)-1).screenTask(sigs, func(block int) int32 { return d.stratum([2]int{0, block}) })
@@ -177,5 +177,12 @@ func placeboTask(weak bool) screenTask {
 func weakTask() screenTask {
 	t := newScreenTask([]weights.Signal{weights.LayerCrossings}, 1, true, false)
 	t.weak = true
+	return t
+}
+
+// unclampedTask is an L3-at-v0001 task whose recorded creativity lets the L4 bucket run at L4.
+func unclampedTask() screenTask {
+	t := newScreenTask([]weights.Signal{weights.Greenfield, weights.CrossLayer, weights.Ambiguous}, 0, false, false)
+	t.unclamped = true
 	return t
 }

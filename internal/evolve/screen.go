@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -83,6 +84,9 @@ type screenTask struct {
 	// eligible tasks enter the tables; the others (auto, closed, L2+ under the active weights) only
 	// count for the loss rule's extra levels.
 	eligible bool
+	// unclamped says its recorded creativity (inventive or conservative) lets the L4 bucket run at L4;
+	// every other task runs at L3 there (scorer.Clamps), so raising it into that bucket raises nothing.
+	unclamped bool
 }
 
 // newScreenTask is the screen task of a task with signals sigs.
@@ -107,9 +111,14 @@ func (t *screenTask) signals() []weights.Signal {
 	return out
 }
 
-// level is the task's level under w (weights.Score of its signals, bucketed).
+// level is the level the task runs at under w: weights.Score of its signals, bucketed, and clamped as
+// the scorer clamps it (scorer.Clamps; a task that is not unclamped is clamped as a standard one).
 func (t *screenTask) level(w *weights.Weights) weights.Level {
-	return w.Level(t.score(w))
+	lv := w.Level(t.score(w))
+	if !t.unclamped && scorer.Clamps(lv, scorer.Standard) {
+		return weights.L3
+	}
+	return lv
 }
 
 func (t *screenTask) score(w *weights.Weights) weights.Half {

@@ -155,6 +155,9 @@ type windowTask struct {
 	// weak says the first later task in its code area failed (sameAreaWitnesses); placebo the nearest
 	// earlier one within SameAreaDistance (docs/decisions.md#weak-witness).
 	weak, placebo bool
+	// unclamped says its recorded creativity lets the L4 bucket run at L4 (scorer.Clamps): the loss rule
+	// re-scores it under candidate weights as the scorer would run it.
+	unclamped bool
 	// warnAt is how many task warnings of each kind its log had before this task's (LogState keeps
 	// those of the tasks before the first it holds).
 	warnAt [numWarningKinds]int
@@ -241,6 +244,7 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []TaskWarning) {
 		}
 	}
 	wt.closed = t.Closed && t.LossFinal != nil
+	wt.unclamped = !scorer.Clamps(weights.L4, t.Creativity)
 	wt.key = TaskKey(t)
 	wt.usedBy = r.Used[wt.key]
 	// Eligibility under the active weights (docs/decisions.md#eligibility): dispatched auto at L0/L1,
@@ -268,9 +272,8 @@ func checkRecordedLevel(t *traceparse.Task, sum weights.Half, w *weights.Weights
 		return
 	}
 	bucket := w.Level(sum)
-	standard := t.Creativity == "" || t.Creativity == "standard"
 	switch {
-	case bucket == weights.L4 && recorded == weights.L3 && standard:
+	case recorded == weights.L3 && scorer.Clamps(bucket, t.Creativity):
 		return // the clamp
 	case bucket == weights.L4 && recorded == weights.L4 && t.Creativity == "standard":
 		warn(warnClampForbids, "task %s: recorded L4 with creativity=standard, which the clamp forbids (signals sum to %s)", t.MetaTimestamp, sum.String())

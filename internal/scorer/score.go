@@ -47,9 +47,8 @@ func Score(text string, history []string, w *weights.Weights) Result {
 func (d *Detection) Levels(w *weights.Weights) (raw weights.Half, auto, final weights.Level, clamped bool) {
 	raw = w.Score(d.Fired)
 	auto = w.Level(raw)
-	// The clamp (docs/decisions.md#scorer): an L4 bucket without an inventive or conservative cue runs at L3. It happens
-	// before overrides, so a bump starts from L3. The reference clamps only L4+standard.
-	if auto == weights.L4 && d.Creativity == Standard {
+	// The clamp happens before overrides, so a bump starts from L3.
+	if Clamps(auto, d.Creativity) {
 		auto, clamped = weights.L3, true
 	}
 	final = auto
@@ -61,6 +60,15 @@ func (d *Detection) Levels(w *weights.Weights) (raw weights.Half, auto, final we
 		}
 	}
 	return raw, auto, final, clamped
+}
+
+// Clamps says whether a task whose signals fall in bucket runs one level lower (docs/decisions.md#scorer):
+// an L4 bucket without an inventive or conservative cue runs at L3; the reference clamps only
+// L4+standard. creativity "" is a task whose creativity was not recorded (the trace writes it only from
+// L3 on) and counts as standard, the scorer's default: every reader of recorded tasks that re-scores
+// them under other weights asks this, so that a task it moves into the L4 bucket stays where it would run.
+func Clamps(bucket weights.Level, creativity string) bool {
+	return bucket == weights.L4 && (creativity == Standard || creativity == "")
 }
 
 // Score turns the detection into the reference result under w: no text work, only sums and comparisons.

@@ -368,6 +368,17 @@ func (b *Builder) intern(s string) string {
 	return v
 }
 
+// runLevel is the level a task with these signals and its recorded creativity runs at under w: bucketed
+// and clamped as the scorer clamps (scorer.Clamps), so that a task the change moves into the L4 bucket at
+// standard creativity, which still runs at L3, is not counted as moved.
+func runLevel(w *weights.Weights, fired []weights.Signal, creativity string) weights.Level {
+	lv := w.Level(w.Score(fired))
+	if scorer.Clamps(lv, creativity) {
+		return weights.L3
+	}
+	return lv
+}
+
 func lowSide(level string) bool { return level == "L0" || level == "L1" }
 
 // Add counts one task (any task: open ones and those of other versions only matter as later tasks of
@@ -385,8 +396,7 @@ func (b *Builder) Add(t *traceparse.Task) {
 		return
 	}
 	fired := firedSignals(t)
-	from := b.in.Parent.Weights.Level(b.in.Parent.Weights.Score(fired))
-	to := b.in.Version.Weights.Level(b.in.Version.Weights.Score(fired))
+	from, to := runLevel(b.in.Parent.Weights, fired, t.Creativity), runLevel(b.in.Version.Weights, fired, t.Creativity)
 	auto := t.Dispatch == "auto"
 	if per == after && t.WeightsVersion == "" && auto && from != to && t.Level == from.String() {
 		// Dated after the version but dispatched at the parent's level, not the version's: the hook still

@@ -46,6 +46,8 @@ type spec struct {
 	lossFinal string
 	regressed bool
 	dispatch  string // "" = auto
+	// creativity is written as creativity= when set (the trace writes it from L3 on).
+	creativity string
 }
 
 // lifted: contract-rule-hit +2, explicit-bugfix −5, unknown-file-territory +1 sums to −2 (L1) under
@@ -70,7 +72,11 @@ func history(t *testing.T, before, after []spec) []traceparse.Task {
 			at := start.Add(time.Duration(i) * time.Hour)
 			ts := func(sec int) string { return at.Add(time.Duration(sec) * time.Second).Format(time.RFC3339) }
 			names := map[string]string{"L0": "reflex", "L1": "diagnostic", "L2": "deliberate", "L3": "structural", "L4": "method"}
-			fmt.Fprintf(&b, "%s  meta  %s/%s  dispatch=%s  signals=%s  task=\"%s task %d\"  loops=inner\n", ts(0), s.level, names[s.level], cmp.Or(s.dispatch, "auto"), s.signals, tag, i)
+			creativity := ""
+			if s.creativity != "" {
+				creativity = "  creativity=" + s.creativity
+			}
+			fmt.Fprintf(&b, "%s  meta  %s/%s%s  dispatch=%s  signals=%s  task=\"%s task %d\"  loops=inner\n", ts(0), s.level, names[s.level], creativity, cmp.Or(s.dispatch, "auto"), s.signals, tag, i)
 			fmt.Fprintf(&b, "%s  inner  baseline  loss=0.800\n", ts(1))
 			for k := 1; k <= s.k; k++ {
 				fmt.Fprintf(&b, "%s  inner  k=%d  skill=s  action=a  loss=0.%d00\n", ts(1+k), k, 9-k)
@@ -536,5 +542,23 @@ func TestAQuietDayEndsTheHorizon(t *testing.T) {
 		if row := r.MovedTasks[5]; row.Regressed != c.regressed {
 			t.Errorf("regression_of= %v after the last task: the lifted task it names regressed %v, want %v (%+v)", c.after, row.Regressed, c.regressed, row)
 		}
+	}
+}
+
+// TestTheClampKeepsATaskWhereItRuns: v0002's +1 on contract-rule-hit puts a task at 7 (L3) at 8, the L4
+// bucket; at standard creativity the scorer still runs it at L3 (scorer.Clamps), so the change did not
+// move it and the watch does not count it (before, it took the task, dated after the version at the
+// parent's level, for one the hook dispatched under the parent). At inventive creativity it runs at L4:
+// moved.
+func TestTheClampKeepsATaskWhereItRuns(t *testing.T) {
+	high := spec{level: "L3", signals: "greenfield:+3,contract-rule-hit:+2,cross-layer:+2", k: 2, terminal: "complete", lossFinal: "0.050", creativity: "standard"}
+	before := len(flaggedBefore())
+	if r := judge(t, flaggedBefore(), many(6, high)); r.Moved != 0 || r.TasksBefore != before || r.TasksAfter != 6 {
+		t.Errorf("standard L3 tasks the clamp keeps at L3: %d counted as moved, %d/%d tasks before/after, want 0 and %d/6 (%s)",
+			r.Moved, r.TasksBefore, r.TasksAfter, before, r.Reason)
+	}
+	high.creativity, high.level = "inventive", "L4" // dispatched under v0002
+	if r := judge(t, flaggedBefore(), many(6, high)); r.Moved != 6 {
+		t.Errorf("inventive L3 tasks raised to L4: %d counted as moved, want 6 (%s)", r.Moved, r.Reason)
 	}
 }
