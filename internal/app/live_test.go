@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/stats"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
@@ -94,6 +95,9 @@ type liveRecord struct {
 	// had accepted. With PaysLast they split the misses into what the rules were built to refuse and
 	// what they missed (summarize's "where it pays and nothing else refuses" row).
 	Passed, Vetoed bool
+	// Population is the loss rule's answer on the sequence's population rather than its few tasks
+	// (populationOracle): a +1 or +2 on the planted signal pays at the true excess.
+	Population populationOracle
 	// Outcomes counts the nightly outcomes (nothing-to-do = never triggered).
 	Outcomes map[string]int
 	Final    weights.Weights
@@ -203,7 +207,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 			t.Fatal(err)
 		}
 	}
-	rec := liveRecord{Signal: seq.Signal, Outcomes: map[string]int{}}
+	rec := liveRecord{Signal: seq.Signal, Outcomes: map[string]int{}, Population: oracleOf(seq, seed, reg)}
 	for night := 1; night <= nights || followUp > 0 && rec.firstRight() > nights-followUp && night <= rec.firstRight()+followUp; night++ {
 		active, _, err := activeAt(env.WeightsDir)
 		if err != nil {
@@ -229,7 +233,7 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 		}
 		rec.Looks++
 		rec.Outcomes[out.Outcome]++
-		traceNight(t, seed, night, rec.Signal, out)
+		traceNight(t, seed, night, rec.Signal, rec.Population, out)
 		if rec.firstRight() == 0 {
 			rec.PaysLast = paysUnderTruth(reg, night, rec.Signal, out)
 			if rec.PaysNight == 0 && rec.PaysLast {
@@ -463,10 +467,18 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 		pays := count(func(r *liveRecord) bool { return r.PaysNight > 0 })
 		rightWherePays := count(func(r *liveRecord) bool { return r.PaysNight > 0 && r.firstRight() > 0 })
 		rightElse := count(func(r *liveRecord) bool { return r.PaysNight == 0 && r.firstRight() > 0 })
+		paysPop := count(func(r *liveRecord) bool { return r.Population.Pays })
+		rightWherePaysPop := count(func(r *liveRecord) bool { return r.Population.Pays && r.firstRight() > 0 })
+		rightElsePop := count(func(r *liveRecord) bool { return !r.Population.Pays && r.firstRight() > 0 })
+		openPop := func(r *liveRecord) bool { return r.Population.Pays && !r.Vetoed }
 		paysLast := count(func(r *liveRecord) bool { return r.PaysLast })
 		rightWherePaysLast := count(func(r *liveRecord) bool { return r.PaysLast && r.firstRight() > 0 })
 		rows = append(rows,
 			liveRow{name, fmt.Sprintf("right signal applied by night %d", nights), target, right, n, strings.Join(per, ", ") + "; " + extra},
+			liveRow{name, fmt.Sprintf("a step on the signal pays at the true excess on the sequence's population (%d tasks drawn like it)", populationSize), "—", paysPop, n, populationNote(recs)},
+			liveRow{name, "of those, right signal applied by night 30", target, rightWherePaysPop, paysPop,
+				fmt.Sprintf("applied where no step pays on the population: %d of %d", rightElsePop, n-paysPop)},
+			liveRow{name, "of those, the holdout never vetoed: right signal applied by night 30", target, count(func(r *liveRecord) bool { return openPop(r) && r.firstRight() > 0 }), count(openPop), ""},
 			liveRow{name, "a step on the signal pays under the true rates (oracle), on some night before it was raised", "—", pays, n, ""},
 			liveRow{name, "of those, right signal applied by night 30", target, rightWherePays, pays,
 				fmt.Sprintf("applied where no step paid under the true rates: %d of %d", rightElse, n-pays)},
@@ -492,6 +504,40 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""})
 	}
 	return rows
+}
+
+// populationNote says, per planted signal, in how many sequences a step pays on the population and the
+// median break-even of its better step.
+func populationNote(recs []liveRecord) string {
+	type acc struct {
+		pays, n int
+		be      []float64
+	}
+	by := map[string]*acc{}
+	for _, r := range recs {
+		a := by[r.Signal.String()]
+		if a == nil {
+			a = &acc{}
+			by[r.Signal.String()] = a
+		}
+		a.n++
+		if r.Population.Pays {
+			a.pays++
+		}
+		a.be = append(a.be, min(r.Population.BreakEven[0], r.Population.BreakEven[1]))
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		a := by[k]
+		sort.Float64s(a.be)
+		parts = append(parts, fmt.Sprintf("%s %d/%d (break-even median %.2f)", k, a.pays, a.n, a.be[len(a.be)/2]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func medianNote(firsts []int, n, nights int) string {
@@ -554,6 +600,60 @@ func paysUnderTruth(reg genlive.Regime, night int, sig weights.Signal, out *Nigh
 	return p != nil && float64(*p) < trueExcess(reg, night)
 }
 
+// populationOracle is what the stated losses say of raising the planted signal on the sequence's
+// population: the break-even of the +1 and the +2 under the reference weights on populationSize tasks drawn
+// like the sequence's (genlive.Sequence.Sample: its cue share, its planted signal), and whether the
+// better one pays at the regime's true excess. The nightly oracles (PaysNight, PaysLast) read the loss
+// rule's break-even on the tasks one sequence happened to run; a few dozen tasks make that noisy (one
+// sequence's +2 on contract-rule-hit went from paying from 0.56 to paying from 0.94 over nights 13–30).
+type populationOracle struct {
+	BreakEven [2]float64 // +1, +2
+	Pays      bool
+}
+
+// populationSize is the number of tasks the population oracle weighs: a share's 95 % interval within ±1
+// point.
+const populationSize = 20000
+
+// oracleOf weighs the +1 and the +2 on the planted signal on the sequence's population, the way the loss
+// rule weighs them on a history (internal/evolve/lossrule.go: an auto task's levels raised; the eligible
+// ones, auto at L0/L1, lifted to L2 or higher), at the true excess of the effect once it acts.
+func oracleOf(seq *genlive.Sequence, seed uint64, reg genlive.Regime) populationOracle {
+	var o populationOracle
+	if seq.Signal < 0 {
+		return o
+	}
+	ref := refWeights()
+	tasks := seq.Sample(seed^0x9e3779b97f4a7c15, populationSize, ref)
+	excess := 0.0
+	if !reg.LevelInsensitive {
+		excess = reg.Carrier - reg.Base
+	}
+	for i, d := range []int{1, 2} {
+		cand := *ref // Signals is an array: the copy is the candidate's own
+		cand.Signals[seq.Signal] += weights.Whole(d)
+		var lifted, liftedLevels, all float64
+		for _, t := range tasks {
+			if t.Result.DispatchSource != scorer.SourceAuto {
+				continue
+			}
+			_, _, pl, _ := t.Detection.Levels(ref)
+			_, _, cl, _ := t.Detection.Levels(&cand)
+			if cl <= pl {
+				continue
+			}
+			all += float64(cl - pl)
+			if pl <= weights.L1 && cl >= weights.L2 {
+				lifted++
+				liftedLevels += float64(cl - pl)
+			}
+		}
+		o.BreakEven[i] = ref.Cost.BreakEven(lifted, liftedLevels, all)
+		o.Pays = o.Pays || o.BreakEven[i] < excess
+	}
+	return o
+}
+
 // plantedPassed says the night's accumulated test passed for signal sig.
 func plantedPassed(sig weights.Signal, out *NightlyResult) bool {
 	if sig < 0 || out.EvolveResult == nil || out.Loop == nil || out.Loop.Detection == nil || int(sig) >= len(out.Loop.Detection.Screen) {
@@ -583,12 +683,12 @@ func plantedVetoed(sig weights.Signal, out *NightlyResult) bool {
 // traceNight appends one line per night to the file TUNE_LIVE_TRACE names (when set): the outcome, the
 // planted signal's accumulated table and e-value, the loss rule's best gains and why the run stopped —
 // the diagnosis of where a planted sequence's power goes (docs/live-harness.md).
-func traceNight(t *testing.T, seed uint64, night int, sig weights.Signal, out *NightlyResult) {
+func traceNight(t *testing.T, seed uint64, night int, sig weights.Signal, pop populationOracle, out *NightlyResult) {
 	path := os.Getenv("TUNE_LIVE_TRACE")
 	if path == "" {
 		return
 	}
-	line := fmt.Sprintf("seed=%d night=%d planted=%v outcome=%s", seed, night, sig, out.Outcome)
+	line := fmt.Sprintf("seed=%d night=%d planted=%v population_break_even=%.2f/%.2f outcome=%s", seed, night, sig, pop.BreakEven[0], pop.BreakEven[1], out.Outcome)
 	if out.EvolveResult != nil && out.Loop != nil && out.Loop.Detection != nil {
 		d := out.Loop.Detection
 		if sig >= 0 && int(sig) < len(d.Screen) {

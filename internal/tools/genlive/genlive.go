@@ -135,6 +135,8 @@ type Task struct {
 	Prompt string
 	Files  []string
 	Result scorer.Result
+	// Detection is what the scorer detected, so a task can be scored again under other weights.
+	Detection scorer.Detection
 	// Cue: the prompt carries an eligibility cue (bug fix or single file).
 	Cue bool
 	// Carrier: a cue task carrying the planted signal.
@@ -287,7 +289,8 @@ func (s *Sequence) task(li int, ls *logState, night int, at time.Time, active *w
 	for _, h := range ls.history {
 		hist = append(hist, h...)
 	}
-	t.Result = scorer.Detect(prompt, hist).Score(active)
+	t.Detection = scorer.Detect(prompt, hist)
+	t.Result = t.Detection.Score(active)
 
 	// Evidence owed to an earlier task is written on this one.
 	if len(ls.pending) > 0 {
@@ -345,6 +348,23 @@ func (s *Sequence) task(li int, ls *logState, night int, at time.Time, active *w
 		ls.history = ls.history[1:]
 	}
 	return t
+}
+
+// Sample draws n tasks of the sequence's population under the given weights from a random stream of its
+// own (seed), leaving the sequence untouched: the same cue share and planted signals, one log, a night's
+// worth of tasks at a time. It is the population's truth in bulk — what a change of weights would raise
+// on tasks like the project's — for an oracle that does not depend on one sequence's few tasks.
+func (s *Sequence) Sample(seed uint64, n int, active *weights.Weights) []Task {
+	c := &Sequence{regime: s.regime, rng: rand.New(rand.NewPCG(seed, 0x73616d70)), // "samp"
+		cueShare: s.cueShare, Signal: s.Signal, Also: s.Also, start: s.start}
+	ls := &logState{}
+	out := make([]Task, 0, n)
+	for i := range n {
+		night := 1 + i/MaxNight
+		at := c.start.Add(time.Duration(night-1)*24*time.Hour + 8*time.Hour + time.Duration(i%MaxNight)*30*time.Minute)
+		out = append(out, c.task(0, ls, night, at, active))
+	}
+	return out
 }
 
 // render writes a task in the v0.13 writer's format (tracewrite.FormatMeta for the meta line).

@@ -147,3 +147,38 @@ func TestNightsReadBack(t *testing.T) {
 		t.Error("the same seed wrote different logs")
 	}
 }
+
+// Sample draws from the sequence's population without touching the sequence: the nights played after a
+// sample are the nights played without one, and a sample is a function of its seed. Its tasks are the
+// sequence's kind (carriers of its planted signal among them) and carry what they were scored from.
+func TestSampleLeavesTheSequenceAsItIs(t *testing.T) {
+	w := testutil.ReferenceWeights()
+	reg := Regime{Name: "moderate", Base: 0.05, Planted: []weights.Signal{weights.Ambiguous, weights.CrossLayer}, Carrier: 0.75}
+	plain, sampled := NewSequence(5, reg), NewSequence(5, reg)
+	a := sampled.Sample(9, 500, &w)
+	b := sampled.Sample(9, 500, &w)
+	for i := range a {
+		if a[i].Prompt != b[i].Prompt || a[i].Result.FinalLevel != b[i].Result.FinalLevel || a[i].Regressed != b[i].Regressed {
+			t.Fatalf("task %d of two samples from the same seed differs: %q, %q", i, a[i].Prompt, b[i].Prompt)
+		}
+	}
+	for night := 1; night <= 3; night++ {
+		_, x := plain.Night(night, &w)
+		_, y := sampled.Night(night, &w)
+		if !slices.EqualFunc(x, y, bytes.Equal) {
+			t.Fatalf("night %d differs after a sample", night)
+		}
+	}
+	carriers := 0
+	for _, task := range a {
+		if task.Carrier {
+			carriers++
+		}
+		if got := task.Detection.Score(&w); got.FinalLevel != task.Result.FinalLevel {
+			t.Fatalf("%q: its detection scores %s, its result says %s", task.Prompt, got.FinalLevel, task.Result.FinalLevel)
+		}
+	}
+	if carriers == 0 {
+		t.Fatalf("no carrier of %s in 500 sampled tasks", plain.Signal)
+	}
+}
