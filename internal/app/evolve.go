@@ -151,7 +151,11 @@ type EvolveResult struct {
 	Partial string `json:"partial,omitempty"`
 	// Held are the changes issue 11's frozen holdout vetoed after every other rule let them through: a
 	// conflict no rule settles, for a human (docs/escalation.md, "A change the holdout holds").
-	Held []evolve.Held `json:"held,omitempty"`
+	Held []evolve.HoldoutChange `json:"held,omitempty"`
+	// HoldoutPaid are the kept changes whose holdout loss the history's gain paid for, under tune.toml's
+	// [evolve] holdout = "priced": the frozen scenarios the project chose to overrule, said where its
+	// reviewer looks (docs/decisions.md#the-holdout-priced-on-request).
+	HoldoutPaid []evolve.HoldoutChange `json:"holdout_paid,omitempty"`
 
 	// Loop is the loop's full result; Stored the proposal written for it (nil when no step ran) and
 	// ReportInput its report's input, saved beside it; Tails the logs whose line numbers count from a
@@ -168,17 +172,30 @@ type EvolveResult struct {
 
 // HeldLine says which changes the holdout holds and who decides: what follows "held: " in the summary
 // and in the proposal's reason (docs/escalation.md, "A change the holdout holds").
-func HeldLine(held []evolve.Held) string {
-	names := make([]string, len(held))
-	for i, h := range held {
-		names[i] = h.String()
+func HeldLine(held []evolve.HoldoutChange) string {
+	names, it := holdoutNames(held)
+	return names + " by the frozen holdout: the project's evidence and the stated losses want " + it +
+		", the holdout refuses " + it + " whatever the evidence; a human decides (" + EscalationDoc + `, "A change the holdout holds")`
+}
+
+// HoldoutPaidLine says which kept changes overrule the frozen holdout and on what ground: what follows
+// "holdout paid: " in the summary and in the proposal's reason, so the pull request's reviewer sees it.
+func HoldoutPaidLine(paid []evolve.HoldoutChange) string {
+	names, _ := holdoutNames(paid)
+	return names + `: the history's expected gain pays for the loss added on the frozen holdout, as tune.toml's [evolve] holdout = "priced" asks (docs/decisions.md, "The holdout, priced on request")`
+}
+
+// holdoutNames lists the changes and the pronoun that stands for them.
+func holdoutNames(changes []evolve.HoldoutChange) (names, it string) {
+	s := make([]string, len(changes))
+	for i, h := range changes {
+		s[i] = h.String()
 	}
-	it := "it"
-	if len(held) > 1 {
+	it = "it"
+	if len(changes) > 1 {
 		it = "them"
 	}
-	return strings.Join(names, ", ") + " by the frozen holdout: the project's evidence and the stated losses want " + it +
-		", the holdout refuses " + it + " whatever the evidence; a human decides (" + EscalationDoc + `, "A change the holdout holds")`
+	return strings.Join(s, ", "), it
 }
 
 // Escalated reports whether the run needs a human (exit code 3).
@@ -205,6 +222,9 @@ type evolveConfig struct {
 		// ParityBudget is the most too-high cost a run may add on the parity prompts
 		// (docs/decisions.md#parity-price).
 		ParityBudget float64 `toml:"parity_budget"`
+		// Holdout is how a change that raises the frozen holdout's loss is decided: "veto" (the
+		// default) or "priced" (docs/decisions.md#the-holdout-priced-on-request).
+		Holdout evolve.HoldoutRule `toml:"holdout"`
 	} `toml:"evolve"`
 	Watch watch.Config `toml:"watch"`
 	// Explore is read by tune score and tune explore (explore.ParseConfig checks it); it is here so
@@ -246,13 +266,19 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound and parity_budget; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", path, und[0], explore.Keys)
+		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound, parity_budget and holdout; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", path, und[0], explore.Keys)
 	}
 	if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
 		return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
 	}
 	if !(cfg.Evolve.ParityBudget >= 0 && cfg.Evolve.ParityBudget <= 2) { // NaN fails both
 		return cfg, fmt.Errorf("config %s: evolve.parity_budget must lie between 0 and 2 (a too-high cost per prompt)", path)
+	}
+	switch cfg.Evolve.Holdout {
+	case "", evolve.HoldoutVeto, evolve.HoldoutPriced:
+	default:
+		return cfg, fmt.Errorf("config %s: evolve.holdout = %q: want %q (the default: the frozen holdout's loss must not rise) or %q (the loss it adds is paid by the history's expected gain, as the suite's is)",
+			path, cfg.Evolve.Holdout, evolve.HoldoutVeto, evolve.HoldoutPriced)
 	}
 	if err := cfg.Watch.Check(); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
@@ -282,7 +308,7 @@ func LoopConfig(env Env, opts EvolveOptions) (evolve.LoopConfig, error) {
 	if err != nil {
 		return evolve.LoopConfig{}, err
 	}
-	lc := evolve.LoopConfig{MaxSteps: cfg.Evolve.MaxSteps, StallBound: cfg.Evolve.StallBound, ParityBudget: cfg.Evolve.ParityBudget}
+	lc := evolve.LoopConfig{MaxSteps: cfg.Evolve.MaxSteps, StallBound: cfg.Evolve.StallBound, ParityBudget: cfg.Evolve.ParityBudget, HoldoutRule: cfg.Evolve.Holdout}
 	if lc.ParityBudget == 0 {
 		lc.ParityBudget = evolve.DefaultParityBudget
 	}
@@ -353,7 +379,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tasks: read.tasks, TakenUp: read.takenUp,
 		Warnings: evolve.UniqueWarnings(append(parseWarnings(read), res.Detection.Warnings...)),
 		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
-		Partial: res.Partial, Held: res.Held}
+		Partial: res.Partial, Held: res.Held, HoldoutPaid: res.HoldoutPaid}
 	for _, s := range res.Steps {
 		out.Steps = append(out.Steps, EvolveStep{s})
 	}
@@ -373,6 +399,9 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		}
 		if len(res.Held) > 0 {
 			prop.Reason += "; held: " + HeldLine(res.Held)
+		}
+		if len(res.HoldoutPaid) > 0 {
+			prop.Reason += "; holdout paid: " + HoldoutPaidLine(res.HoldoutPaid)
 		}
 		var in report.ProposalReport
 		p, path, created, err := recordProposal(env, prop, steps, true, func(p *store.Proposal) (err error) {

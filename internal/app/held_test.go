@@ -3,11 +3,13 @@ package app
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // A night whose evidence wants a change only the frozen holdout refuses says so where a reviewer and a
@@ -47,5 +49,45 @@ func TestANightSaysWhatTheHoldoutHolds(t *testing.T) {
 	}
 	if out.Stored == nil || !strings.Contains(out.Stored.Reason, "held: ambiguous +2 (+2 → +4; holdout loss 0.000 → 0.250") {
 		t.Fatalf("the proposal's reason must say what the holdout holds: %+v", out.Stored)
+	}
+}
+
+// With [evolve] holdout = "priced" in tune.toml the same night pays the holdout from the history's
+// gain: ambiguous reaches +4 in the proposal, nothing is held, and the proposal's reason says the
+// holdout's added loss was paid. A value other than "veto" or "priced" is an error naming the file and
+// the key.
+func TestAPricedHoldoutLetsTheEvidencePay(t *testing.T) {
+	now := time.Date(2026, 7, 20, 3, 0, 0, 0, time.UTC)
+	p := newStateProject(t, &now, 1)
+	h := genhistory.HoldoutConflict(refWeights())
+	if err := os.WriteFile(p.logs[0], []byte(h.Render()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "tune.toml")
+	env := p.env
+	env.Config = config
+	if err := os.WriteFile(config, []byte("[evolve]\nholdout = \"vetoed\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Nightly(env, EvolveOptions{Logs: p.logs}); err == nil || !strings.Contains(err.Error(), config) ||
+		!strings.Contains(err.Error(), `evolve.holdout = "vetoed"`) {
+		t.Fatalf("a bad holdout rule: %v, want an error naming %s and the key", err, config)
+	}
+	if err := os.WriteFile(config, []byte("[evolve]\nholdout = \"priced\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Nightly(env, EvolveOptions{Logs: p.logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Held) != 0 || out.Stored == nil || out.Stored.Candidate.Signals[weights.Ambiguous] != weights.Whole(4) ||
+		len(out.HoldoutPaid) != 1 || out.HoldoutPaid[0].String() != "ambiguous +2 (+2 → +4; holdout loss 0.000 → 0.250: holdout-L1-failing-after-change L1 → L2, holdout-L2-ambiguous L2 → L3)" ||
+		!strings.Contains(out.Stored.Reason, "; holdout paid: ambiguous +2 (+2 → +4; holdout loss 0.000 → 0.250") {
+		t.Fatalf("outcome %s (%s): held %+v, paid %+v, proposal %+v; want ambiguous at +4 with the holdout paid, said in the reason",
+			out.Outcome, out.Reason, out.Held, out.HoldoutPaid, out.Stored)
+	}
+	// The attempt that was kept says what paid for the holdout.
+	if a := out.Loop.Steps[0].Attempts[0]; !a.Accepted || !a.Holdout.Paid || !strings.Contains(a.Reason, "and on the holdout (2) is paid for by the expected gain") {
+		t.Fatalf("the kept attempt: %+v (%s)", a.Holdout, a.Reason)
 	}
 }

@@ -33,6 +33,8 @@ const ConfigTemplate = `# tune.toml: this directory is a tune project. tune find
 # stall_bound = 2   # consecutive steps without progress before the loop stops as stalled
 # parity_budget = 0.03   # the most too-high cost (levels up × cost.too_high / prompts) a change may add
 #                        # on the 255 parity prompts; a dearer change is reverted
+# holdout = "veto"       # "veto": the frozen holdout's loss must not rise; "priced": the history's
+#                        # expected gain must pay for it, as for the fixture suite
 
 # [watch]
 # The verdicts of tune watch on an applied version (holding, too early, not helping, harmful).

@@ -185,6 +185,10 @@ var liveNoWeights = os.Getenv("TUNE_LIVE_NO_WEIGHTS") != ""
 
 var liveWeightsField = regexp.MustCompile(`  weights=v[0-9]{4}`)
 
+// liveHoldout: TUNE_LIVE_HOLDOUT=priced plays every night with tune.toml's [evolve] holdout = "priced"
+// (docs/decisions.md#the-holdout-priced-on-request); unset, the default veto.
+var liveHoldout = os.Getenv("TUNE_LIVE_HOLDOUT")
+
 // playLive plays one sequence of nights through a fresh copy of the reference store.
 //
 // followUp > 0 plays on past nights until followUp nights after the first raise of the planted signal,
@@ -199,6 +203,12 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 	var now time.Time
 	env := Env{Now: func() time.Time { return now }, WeightsDir: filepath.Join(dir, "weights"),
 		FixturesDir: filepath.Join(dir, "fixtures"), ReportsDir: filepath.Join(dir, "reports")}
+	if liveHoldout != "" {
+		env.Config = filepath.Join(dir, "tune.toml")
+		if err := os.WriteFile(env.Config, fmt.Appendf(nil, "[evolve]\nholdout = %q\n", liveHoldout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	seq := genlive.NewSequence(seed, reg)
 	logs := make([]string, seq.Logs())
 	for i := range logs {

@@ -64,7 +64,7 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 		return nil, err
 	}
 	res, err := evolve.Step(evolve.StepInput{Stream: read.stream, Parent: parent, WeightsFor: resolver,
-		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout),
+		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), HoldoutRule: cfg.HoldoutRule,
 		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, ParityBudget: cfg.ParityBudget,
 		Now: env.Now(), EvidenceAfter: dec.EvidenceAfter})
 	if err == nil {

@@ -47,7 +47,9 @@ unresolved flagged tasks still lack to leave the low side. The loop stops as
   nothing-to-do  the window never triggered
 A change that passed every rule but the frozen holdout's veto is named on a "held:" line (--json
 "held", with the holdout scenarios it makes worse): no rule settles that, a human does
-(` + app.EscalationDoc + `, "A change the holdout holds").
+(` + app.EscalationDoc + `, "A change the holdout holds"). With holdout = "priced" in the config
+the history's expected gain may pay for the holdout's added loss as for the suite's; a change kept
+that way is named on a "holdout paid:" line (--json "holdout_paid").
 
 A run keeps its accepted steps only if they lift at least one flagged task out of L0/L1; otherwise
 it keeps nothing ("refused: …", the proposal is a revert). Tasks that supported an applied change (the evidence ledger in the
@@ -56,12 +58,13 @@ refused above the parity budget (docs/decisions.md, issue 11).
 
 The accepted steps accumulate into one pending proposal under <weights-dir>/proposals/ (the chain
 of steps is in it and in the evolution log). Nothing is applied unless --apply is given.
-Defaults for --max-steps and --stall-bound, and the parity budget, can be set in a config file
-(--config, default tune.toml when it exists):
+Defaults for --max-steps and --stall-bound, the parity budget and the holdout rule can be set in a
+config file (--config, default tune.toml when it exists):
   [evolve]
   max_steps = 8
   stall_bound = 2
   parity_budget = 0.03
+  holdout = "veto"     # or "priced"
 
 --json prints {"outcome", "reason", "steps": [{"n", "decision", "signal" | "edge", "delta",
 "suite_loss_before", "suite_loss_after", "witness_before", "witness_after", "progress", "lifted"}],

@@ -33,7 +33,9 @@ and its EVAL report under --reports-dir, and print a summary a scheduler can act
   exit 0  done (a proposal is pending), nothing to do, or a refused night (the summary says why:
           "refused: …", a parity price or holdout veto in the attempts; the proposal is a revert).
           A "held:" line (--json "held") names a change only the frozen holdout refused: the
-          evidence and the stated losses want it, and a human decides (` + app.EscalationDoc + `)
+          evidence and the stated losses want it, and a human decides (` + app.EscalationDoc + `);
+          with tune.toml [evolve] holdout = "priced", a "holdout paid:" line names a kept change
+          whose holdout loss the history's gain paid for
   exit 1  error, or another tune nightly holds the lock (the second run exits at once)
   exit 2  usage error (a flag or argument is wrong: fix the crontab line or the workflow)
   exit 3  escalation: the loop hit its step cap while progressing, or a change would move a weight

@@ -39,7 +39,9 @@ closer to the next bucket is not enough), the suite loss does not rise, no scena
 flagged task drops a level, the witness (suite loss plus the points the flagged tasks lack to leave
 L1) falls, and its price on the 255 parity prompts the binary carries is within the parity budget
 (tune.toml [evolve] parity_budget, default 0.03). The frozen holdout split is read last, only when
-every other rule passed, as a veto: its loss must not rise (reads are counted). Otherwise the half
+every other rule passed, as a veto: its loss must not rise (reads are counted); with tune.toml
+[evolve] holdout = "priced" the loss it adds must instead be paid by the history's expected gain,
+together with the suite's. Otherwise the half
 step is tried when the loss rule expects it to gain too; otherwise the change is reverted — and when it
 was a signal change, a bucket edge may move by one instead if 3 flagged tasks score exactly on it. The
 parity price credits the regressions the change is expected to avoid on the prompts it lifts out of

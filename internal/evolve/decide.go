@@ -169,15 +169,17 @@ type Attempt struct {
 
 // judge holds what evaluate needs besides the change.
 type judge struct {
-	parent      *weights.Weights
-	suite       *Suite
-	holdout     *Suite
-	parity      *Parity
-	parityBase  *weights.Weights
-	budget      float64
-	before      []int
-	flagged     []Flagged
-	requireLift bool
+	parent  *weights.Weights
+	suite   *Suite
+	holdout *Suite
+	// holdoutPriced: the holdout's added loss is paid like the suite's (HoldoutPriced), not a veto.
+	holdoutPriced bool
+	parity        *Parity
+	parityBase    *weights.Weights
+	budget        float64
+	before        []int
+	flagged       []Flagged
+	requireLift   bool
 	// excess is the change's estimated excess regression rate, credited by the parity price; tasks the
 	// accumulated population the history credit is computed on.
 	excess excessEstimate
@@ -251,15 +253,28 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 		}
 	}
 	if len(why) == 0 && j.holdout.Len() > 0 {
-		// The holdout is read only when every other rule passed, and only as a veto.
+		// The holdout is read only when every other rule passed, and only to refuse: a veto, or under
+		// HoldoutPriced a loss the history's gain must pay together with the suite's.
 		a.Holdout = readHoldout(j.holdout, parent, &cand)
 		if a.Holdout.Verdict == "worse" {
-			why = append(why, fmt.Sprintf("holdout veto: holdout loss rose %.3f → %.3f", float64(*a.Holdout.LossBefore), float64(*a.Holdout.LossAfter)))
+			a.Holdout.Priced = j.holdoutPriced
+			a.Holdout.Paid = j.holdoutPriced && suitePaid(added+a.Holdout.AddedLoss, gain)
+			if !a.Holdout.Paid {
+				veto := fmt.Sprintf("holdout veto: holdout loss rose %.3f → %.3f", float64(*a.Holdout.LossBefore), float64(*a.Holdout.LossAfter))
+				if j.holdoutPriced {
+					veto += unpaid(added+a.Holdout.AddedLoss, gain, hist.Tasks)
+				}
+				why = append(why, veto)
+			}
 		}
 	}
 	a.Accepted = len(why) == 0
 	rules := "suite loss does not rise, no scenario worse, the witness falls"
-	if added > 0 {
+	switch {
+	case a.Holdout.Paid:
+		rules = fmt.Sprintf("the loss added on the fixtures (%d) and on the holdout (%d) is paid for by the expected gain on the history's %d task(s) (%.1f), the witness falls",
+			added, a.Holdout.AddedLoss, hist.Tasks, gain)
+	case added > 0:
 		rules = fmt.Sprintf("the loss added on the fixtures (%d) is paid for by the expected gain on the history's %d task(s) (%.1f), the witness falls", added, hist.Tasks, gain)
 	}
 	lift := ""
@@ -341,9 +356,29 @@ type Holdout struct {
 	Verdict    string `json:"verdict"` // not read | better | no change | worse
 	// Worse names the holdout scenarios the candidate makes worse, with the level each got before and
 	// after ("holdout-L2-ambiguous L2 → L3"): what a human reads when the holdout holds a change
-	// (docs/escalation.md, "A change the holdout holds").
-	Worse []string `json:"worse,omitempty"`
+	// (docs/escalation.md, "A change the holdout holds"); AddedLoss is the loss it adds on them (levels
+	// × cost, summed, as the suite's).
+	Worse     []string `json:"worse,omitempty"`
+	AddedLoss int      `json:"added_loss,omitempty"`
+	// Priced says it was read under HoldoutPriced, and Paid that the history's expected gain paid for its
+	// added loss together with the suite's, so the holdout did not refuse the change. A priced holdout
+	// that refuses is an ordinary refusal, which more evidence can lift; only the veto holds a change
+	// (LoopResult.Held).
+	Priced bool `json:"priced,omitempty"`
+	Paid   bool `json:"paid,omitempty"`
 }
+
+// HoldoutRule is how a change that raises the frozen holdout's loss is decided
+// (docs/decisions.md#the-holdout-priced-on-request).
+type HoldoutRule string
+
+const (
+	// HoldoutVeto: the holdout's loss must not rise, whatever the evidence (issue 11; the default).
+	HoldoutVeto HoldoutRule = "veto"
+	// HoldoutPriced: the loss it adds is paid by the history's expected gain together with the suite's
+	// (the suite's rule, docs/decisions.md#loss-rule), a project's reviewed choice in tune.toml.
+	HoldoutPriced HoldoutRule = "priced"
+)
 
 func readHoldout(h *Suite, parent, cand *weights.Weights) Holdout {
 	out := Holdout{Scenarios: h.Len(), Verdict: "not read"}
@@ -355,6 +390,7 @@ func readHoldout(h *Suite, parent, cand *weights.Weights) Holdout {
 	for i, r := range after.Rows {
 		if was := before.Rows[i]; r.Loss > was.Loss {
 			out.Worse = append(out.Worse, fmt.Sprintf("%s %s → %s", r.Name, was.Got, r.Got))
+			out.AddedLoss += r.Loss - was.Loss
 		}
 	}
 	out.Reads = 2

@@ -38,6 +38,8 @@ type LoopConfig struct {
 	StallBound int `json:"stall_bound"`
 	// ParityBudget is the most too-high cost a run may add on the parity prompts (DefaultParityBudget).
 	ParityBudget float64 `json:"parity_budget"`
+	// HoldoutRule is how a change that raises the frozen holdout's loss is decided ("": HoldoutVeto).
+	HoldoutRule HoldoutRule `json:"holdout,omitempty"`
 }
 
 func (c LoopConfig) withDefaults() LoopConfig {
@@ -115,7 +117,11 @@ type LoopResult struct {
 	// Held are the changes issue 11's frozen holdout vetoed after every other rule (the test, the loss
 	// rule, the suite, the parity price) had let them through; a smaller step of the same knob the run
 	// kept leaves the rest of the way held (docs/decisions.md#held-by-the-holdout).
-	Held []Held `json:"held,omitempty"`
+	Held []HoldoutChange `json:"held,omitempty"`
+	// HoldoutPaid are the kept changes that raised the holdout's loss and were accepted because the
+	// history's expected gain paid for it (tune.toml [evolve] holdout = "priced",
+	// docs/decisions.md#the-holdout-priced-on-request): what the project chose to overrule, for its reviewer.
+	HoldoutPaid []HoldoutChange `json:"holdout_paid,omitempty"`
 	// Parent is the weights the loop started from; Final is Parent with every kept change.
 	Parent weights.Weights `json:"-"`
 	Final  weights.Weights `json:"-"`
@@ -139,16 +145,20 @@ func Loop(in LoopInput) (*LoopResult, error) {
 		return nil, err
 	}
 	res.judgeRun()
-	res.Held = res.heldByHoldout()
+	// Held: vetoed; a priced holdout's refusal is an ordinary one that more evidence can lift.
+	res.Held = res.holdoutChanges(func(a *Attempt) bool { return a.Holdout.Verdict == "worse" && !a.Holdout.Priced })
+	if res.Refused == "" {
+		res.HoldoutPaid = res.holdoutChanges(func(a *Attempt) bool { return a.Accepted && a.Holdout.Paid })
+	}
 	return res, nil
 }
 
-// Held is a change the frozen holdout vetoed: the holdout is read only when every other rule passed
-// (docs/decisions.md#acceptance), so the project's accumulated evidence and the stated losses wanted it
-// and only the holdout said no. No rule of tune can settle that conflict; the holdout's scenario or
-// the evidence is wrong for this project, and a human decides which (docs/escalation.md, "A change the
-// holdout holds").
-type Held struct {
+// HoldoutChange is a change that raised the frozen holdout's loss after every other rule let it through
+// (the holdout is read last, docs/decisions.md#acceptance). Under the veto it is held: the project's
+// accumulated evidence and the stated losses wanted it and only the holdout said no, a conflict no rule
+// of tune settles (docs/escalation.md, "A change the holdout holds"). Under a priced holdout it is one
+// the history's gain paid for.
+type HoldoutChange struct {
 	Change Change `json:"change"`
 	// From and To are the knob's value (the signal's weight, or the edge) before and after the change:
 	// a change is relative to its step's parent, and a loop's steps have different parents.
@@ -161,7 +171,7 @@ type Held struct {
 }
 
 // String is "ambiguous +2 (+1 → +3; holdout loss 0.000 → 0.250: holdout-L2-ambiguous L2 → L3)".
-func (h Held) String() string {
+func (h HoldoutChange) String() string {
 	s := fmt.Sprintf("%s (%s → %s; holdout loss %.3f → %.3f", h.Change, h.From, h.To, float64(h.LossBefore), float64(h.LossAfter))
 	if len(h.Worse) > 0 {
 		s += ": " + strings.Join(h.Worse, ", ")
@@ -169,27 +179,32 @@ func (h Held) String() string {
 	return s + ")"
 }
 
-// heldByHoldout lists the changes the holdout vetoed, one per knob (a signal or an edge): the first
-// the run tried, which is the step the loss rule preferred (its halves and the later steps' retries
-// meet the same scenarios), from the parent of the step that tried it.
-func (res *LoopResult) heldByHoldout() []Held {
-	var held []Held
+// holdoutChanges lists the attempts pick selects among those that read the holdout, one per knob (a
+// signal or an edge): the first the run tried, which for a held change is the step the loss rule
+// preferred (its halves and the later steps' retries meet the same scenarios), from the parent of the
+// step that tried it.
+func (res *LoopResult) holdoutChanges(pick func(*Attempt) bool) []HoldoutChange {
+	var out []HoldoutChange
 	parent := res.Parent
 	for _, s := range res.Steps {
-		for _, a := range s.Attempts {
+		if s.StepResult == nil {
+			continue
+		}
+		for i := range s.Attempts {
+			a := &s.Attempts[i]
 			h, c := a.Holdout, a.Change
-			if h.Verdict != "worse" || h.LossBefore == nil || h.LossAfter == nil ||
-				slices.ContainsFunc(held, func(x Held) bool { return x.Change.SameKnob(c) }) {
+			if !pick(a) || h.LossBefore == nil || h.LossAfter == nil ||
+				slices.ContainsFunc(out, func(x HoldoutChange) bool { return x.Change.SameKnob(c) }) {
 				continue
 			}
 			cand := c.Apply(parent)
-			held = append(held, Held{Change: c, From: c.knob(&parent), To: c.knob(&cand), LossBefore: *h.LossBefore, LossAfter: *h.LossAfter, Worse: h.Worse})
+			out = append(out, HoldoutChange{Change: c, From: c.knob(&parent), To: c.knob(&cand), LossBefore: *h.LossBefore, LossAfter: *h.LossAfter, Worse: h.Worse})
 		}
 		if s.Change != nil {
 			parent = s.Change.Apply(parent)
 		}
 	}
-	return held
+	return out
 }
 
 // judgeRun applies the run rules (docs/decisions.md#acceptance): a run whose kept steps lift no flagged
@@ -252,7 +267,7 @@ func loop(in LoopInput) (*LoopResult, error) {
 			return res, nil
 		}
 		step, err := Step(StepInput{Detected: det, Parent: res.Final, WeightsFor: in.WeightsFor, Detect: in.Detect,
-			Suite: in.Suite, Holdout: in.Holdout, Exclude: append(slices.Clone(in.Refuted), exclude...), Parity: in.Parity, ParityBudget: cfg.ParityBudget,
+			Suite: in.Suite, Holdout: in.Holdout, HoldoutRule: cfg.HoldoutRule, Exclude: append(slices.Clone(in.Refuted), exclude...), Parity: in.Parity, ParityBudget: cfg.ParityBudget,
 			Origin: in.Origin, InLoop: true, ParityBase: &res.Parent})
 		if err != nil {
 			return nil, err

@@ -370,6 +370,8 @@ type StepInput struct {
 	// only after the decision.
 	Suite   *Suite
 	Holdout *Suite
+	// HoldoutRule is how a change that raises the holdout's loss is decided ("": HoldoutVeto).
+	HoldoutRule HoldoutRule
 	// Exclude lists changes not to propose again.
 	Exclude []Change
 	// Parity prices a candidate on real prompts (nil: not priced); ParityBudget is the most too-high cost
@@ -487,7 +489,7 @@ func Step(in StepInput) (*StepResult, error) {
 	if base == nil {
 		base = &parent
 	}
-	j := &judge{parent: &parent, parityBase: base, suite: in.Suite, holdout: in.Holdout, parity: in.Parity, budget: budget,
+	j := &judge{parent: &parent, parityBase: base, suite: in.Suite, holdout: in.Holdout, holdoutPriced: in.HoldoutRule == HoldoutPriced, parity: in.Parity, budget: budget,
 		before: in.Suite.Losses(&parent), flagged: det.Flagged, requireLift: !in.InLoop, tasks: det.screenTasks.cells}
 	first := *det.Proposal
 	res.Tried = &first

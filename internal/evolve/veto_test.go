@@ -1,6 +1,7 @@
 package evolve
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,14 +13,12 @@ import (
 // Ambiguous from +3 to +4 leaves the suite and the flagged task's rules satisfied and raises the
 // holdout's loss.
 func TestHoldoutVetoesAChangeThatPassesEveryOtherRule(t *testing.T) {
-	suite, holdout := repoSuite(t)
-	w := refWeights(t)
-	parent := Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(1)}.Apply(w)
-	change := Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(1)}
-	flagged := []Flagged{{MetaTimestamp: "2026-06-01T09:00:00Z", Title: "maybe tidy the thing", Level: "L1",
-		Fired: []weights.Signal{weights.Ambiguous, weights.ExplicitBugfix}}}
+	change, base := ambiguousIntoTheHoldout(t)
+	holdout := base.holdout
 	j := func(h *Suite) *judge {
-		return &judge{parent: &parent, suite: suite, holdout: h, before: suite.Losses(&parent), flagged: flagged}
+		j := base
+		j.holdout = h
+		return &j
 	}
 
 	without, _ := evaluate(change, false, j(nil))
@@ -44,4 +43,46 @@ func TestHoldoutVetoesAChangeThatPassesEveryOtherRule(t *testing.T) {
 	if refused.Accepted || refused.Holdout.Verdict != "not read" || refused.Holdout.Reads != 0 {
 		t.Fatalf("a refused change read the holdout: %+v (%s)", refused.Holdout, refused.Reason)
 	}
+}
+
+// Under HoldoutPriced (tune.toml [evolve] holdout = "priced") the loss a change adds on the holdout is
+// paid like the suite's: by the history's expected gain, in the same units. A gain too small to pay is
+// refused with what it would have had to pay; a large one is accepted, and the reason and the holdout's
+// verdict say the holdout was paid. The veto (the default) refuses both.
+func TestAPricedHoldoutIsPaidByTheHistory(t *testing.T) {
+	change, base := ambiguousIntoTheHoldout(t)
+	// Eligible ambiguous bug fixes at -2 under the parent, which +1 lifts to L2, at an excess of 0.8:
+	// each is expected to save 2 × 0.8 − 0.2 = 1.4 in the suite's units.
+	judgeWith := func(lifted int, priced bool) *judge {
+		j := base
+		j.holdoutPriced, j.excess, j.tasks = priced, excessEstimate{excess: 0.8}, lossTasks(lifted, true, true, weights.ExplicitBugfix, weights.Ambiguous)
+		return &j
+	}
+	small, _ := evaluate(change, false, judgeWith(1, true))
+	if small.Accepted || !small.Holdout.Priced || small.Holdout.Paid || small.Holdout.AddedLoss == 0 ||
+		!strings.HasPrefix(small.Reason, "holdout veto: holdout loss rose ") || !strings.Contains(small.Reason, "more than the expected gain 1.4") {
+		t.Fatalf("one lifted task: accepted %v, holdout %+v, reason %q; want a refusal saying the gain 1.4 does not pay", small.Accepted, small.Holdout, small.Reason)
+	}
+	large, _ := evaluate(change, false, judgeWith(10, true))
+	if !large.Accepted || !large.Holdout.Paid || large.Holdout.Verdict != "worse" ||
+		!strings.Contains(large.Reason, fmt.Sprintf("on the holdout (%d) is paid for by the expected gain", large.Holdout.AddedLoss)) {
+		t.Fatalf("ten lifted tasks: accepted %v, holdout %+v, reason %q; want the holdout paid", large.Accepted, large.Holdout, large.Reason)
+	}
+	vetoed, _ := evaluate(change, false, judgeWith(10, false))
+	if vetoed.Accepted || vetoed.Holdout.Priced || vetoed.Holdout.Paid || !strings.HasPrefix(vetoed.Reason, "holdout veto: ") || strings.Contains(vetoed.Reason, "expected gain") {
+		t.Fatalf("the veto: accepted %v, holdout %+v, reason %q; want a veto whatever the gain", vetoed.Accepted, vetoed.Holdout, vetoed.Reason)
+	}
+}
+
+// ambiguousIntoTheHoldout is ambiguous +1 from +3 (v0001 with ambiguous +1) and the judge of it against
+// the repository's suite and holdout, with one flagged ambiguous bug fix: it passes every rule but the
+// holdout's, whose loss it raises.
+func ambiguousIntoTheHoldout(t *testing.T) (Change, judge) {
+	suite, holdout := repoSuite(t)
+	w := refWeights(t)
+	change := Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(1)}
+	parent := change.Apply(w)
+	flagged := []Flagged{{MetaTimestamp: "2026-06-01T09:00:00Z", Title: "maybe tidy the thing", Level: "L1",
+		Fired: []weights.Signal{weights.Ambiguous, weights.ExplicitBugfix}}}
+	return change, judge{parent: &parent, suite: suite, holdout: holdout, before: suite.Losses(&parent), flagged: flagged}
 }

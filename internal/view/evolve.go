@@ -122,6 +122,9 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 	if len(out.Held) > 0 {
 		termtable.Fprintf(w, "held: %s\n", app.HeldLine(out.Held))
 	}
+	if len(out.HoldoutPaid) > 0 {
+		termtable.Fprintf(w, "holdout paid: %s\n", app.HoldoutPaidLine(out.HoldoutPaid))
+	}
 	if out.Loop != nil && out.Loop.Detection != nil {
 		if err := Evidence(w, out.Loop.Detection); err != nil {
 			return err

@@ -55,7 +55,7 @@ func TestNightlyNamesTheDeclined(t *testing.T) {
 // A change only the frozen holdout refused is said under the outcome, with the scenarios it makes
 // worse and who decides (docs/escalation.md, "A change the holdout holds").
 func TestNightlySaysWhatTheHoldoutHolds(t *testing.T) {
-	held := []evolve.Held{{Change: evolve.Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(2)},
+	held := []evolve.HoldoutChange{{Change: evolve.Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(2)},
 		From: weights.Whole(2), To: weights.Whole(4), LossBefore: 0, LossAfter: 0.25, Worse: []string{"holdout-L2-ambiguous L2 → L3"}}}
 	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "stalled", Reason: "no change left to try", Held: held}, Tasks: 3}
 	var b bytes.Buffer
@@ -64,6 +64,23 @@ func TestNightlySaysWhatTheHoldoutHolds(t *testing.T) {
 	}
 	want := "outcome: stalled — no change left to try\nheld: ambiguous +2 (+2 → +4; holdout loss 0.000 → 0.250: holdout-L2-ambiguous L2 → L3) by the frozen holdout: " +
 		"the project's evidence and the stated losses want it, the holdout refuses it whatever the evidence; a human decides (tune help escalation, \"A change the holdout holds\")\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("got\n%s\nwant it to hold\n%s", b.String(), want)
+	}
+}
+
+// A kept change whose holdout loss the history paid for (tune.toml [evolve] holdout = "priced") is said
+// under the outcome, with the scenarios it overrules and the setting that allowed it.
+func TestNightlySaysWhatThePricedHoldoutLetThrough(t *testing.T) {
+	paid := []evolve.HoldoutChange{{Change: evolve.Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(2)},
+		From: weights.Whole(2), To: weights.Whole(4), LossBefore: 0, LossAfter: 0.25, Worse: []string{"holdout-L2-ambiguous L2 → L3"}}}
+	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "converged", Reason: "1 accepted step(s)", HoldoutPaid: paid}, Tasks: 3}
+	var b bytes.Buffer
+	if err := Nightly(&b, out); err != nil {
+		t.Fatal(err)
+	}
+	want := "outcome: converged — 1 accepted step(s)\nholdout paid: ambiguous +2 (+2 → +4; holdout loss 0.000 → 0.250: holdout-L2-ambiguous L2 → L3): " +
+		"the history's expected gain pays for the loss added on the frozen holdout, as tune.toml's [evolve] holdout = \"priced\" asks (docs/decisions.md, \"The holdout, priced on request\")\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("got\n%s\nwant it to hold\n%s", b.String(), want)
 	}
