@@ -3,10 +3,13 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ldd-tools/tune/internal/evolve"
 )
 
 // tune.toml is PR-controlled: NaN and ±Inf are refused (NaN passed the old 0..2 check and turned the
@@ -67,6 +70,7 @@ func TestConfigRefusesHostileValuesAndFiles(t *testing.T) {
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("[evolve]\nmax_steps = 3\nparity_budget = 0.03\n[watch]\nalpha = 0.05\n"))
 	f.Add([]byte("[evolve]\nparity_budget = nan\n[watch]\nalpha = -inf\n"))
+	f.Add([]byte("[evolve]\nholdout = \"priced\"\n"))
 	f.Add([]byte("y = " + strings.Repeat("{a=", 500) + "1" + strings.Repeat("}", 500) + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := parseConfig("fuzz.toml", data)
@@ -74,7 +78,8 @@ func FuzzParseConfig(f *testing.F) {
 			return
 		}
 		if !(cfg.Evolve.ParityBudget >= 0 && cfg.Evolve.ParityBudget <= 2) || !(cfg.Watch.Alpha >= 0 && cfg.Watch.Alpha < 1) ||
-			!(cfg.Watch.OverkillBound >= 0 && cfg.Watch.OverkillBound <= 1) || cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
+			!(cfg.Watch.OverkillBound >= 0 && cfg.Watch.OverkillBound <= 1) || cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 ||
+			!slices.Contains([]evolve.HoldoutRule{"", evolve.HoldoutVeto, evolve.HoldoutPriced}, cfg.Evolve.Holdout) {
 			t.Fatalf("accepted out of range: %+v", cfg)
 		}
 	})
