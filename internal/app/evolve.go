@@ -275,7 +275,11 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 		return cfg, fmt.Errorf("config %s: evolve.parity_budget must lie between 0 and 2 (a too-high cost per prompt)", path)
 	}
 	switch cfg.Evolve.Holdout {
-	case "", evolve.HoldoutVeto, evolve.HoldoutPriced:
+	case evolve.HoldoutVeto, evolve.HoldoutPriced:
+	case "":
+		if md.IsDefined("evolve", "holdout") {
+			return cfg, fmt.Errorf("config %s: evolve.holdout = \"\": want %q (the default) or %q; leave the key out for the default", path, evolve.HoldoutVeto, evolve.HoldoutPriced)
+		}
 	default:
 		return cfg, fmt.Errorf("config %s: evolve.holdout = %q: want %q (the default: the frozen holdout's loss must not rise) or %q (the loss it adds is paid by the history's expected gain, as the suite's is)",
 			path, cfg.Evolve.Holdout, evolve.HoldoutVeto, evolve.HoldoutPriced)
@@ -399,9 +403,6 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		}
 		if len(res.Held) > 0 {
 			prop.Reason += "; held: " + HeldLine(res.Held)
-		}
-		if len(res.HoldoutPaid) > 0 {
-			prop.Reason += "; holdout paid: " + HoldoutPaidLine(res.HoldoutPaid)
 		}
 		var in report.ProposalReport
 		p, path, created, err := recordProposal(env, prop, steps, true, func(p *store.Proposal) (err error) {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,12 +67,14 @@ func TestAPricedHoldoutLetsTheEvidencePay(t *testing.T) {
 	config := filepath.Join(t.TempDir(), "tune.toml")
 	env := p.env
 	env.Config = config
-	if err := os.WriteFile(config, []byte("[evolve]\nholdout = \"vetoed\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Nightly(env, EvolveOptions{Logs: p.logs}); err == nil || !strings.Contains(err.Error(), config) ||
-		!strings.Contains(err.Error(), `evolve.holdout = "vetoed"`) {
-		t.Fatalf("a bad holdout rule: %v, want an error naming %s and the key", err, config)
+	for _, bad := range []string{"vetoed", ""} {
+		if err := os.WriteFile(config, fmt.Appendf(nil, "[evolve]\nholdout = %q\n", bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Nightly(env, EvolveOptions{Logs: p.logs}); err == nil || !strings.Contains(err.Error(), config) ||
+			!strings.Contains(err.Error(), fmt.Sprintf("evolve.holdout = %q", bad)) {
+			t.Fatalf("holdout = %q: %v, want an error naming %s and the key", bad, err, config)
+		}
 	}
 	if err := os.WriteFile(config, []byte("[evolve]\nholdout = \"priced\"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -89,5 +92,51 @@ func TestAPricedHoldoutLetsTheEvidencePay(t *testing.T) {
 	// The attempt that was kept says what paid for the holdout.
 	if a := out.Loop.Steps[0].Attempts[0]; !a.Accepted || !a.Holdout.Paid || !strings.Contains(a.Reason, "and on the holdout (2) is paid for by the expected gain") {
 		t.Fatalf("the kept attempt: %+v (%s)", a.Holdout, a.Reason)
+	}
+}
+
+// tune propose honours the priced holdout as the loop does: the kept change is named in --json
+// "holdout_paid" and in the stored proposal's reason, and its EVAL report says the holdout was priced
+// and what it paid for, not "as a veto".
+func TestProposeNamesThePaidHoldout(t *testing.T) {
+	now := time.Date(2026, 7, 20, 3, 0, 0, 0, time.UTC)
+	p := newStateProject(t, &now, 1)
+	h := genhistory.HoldoutConflict(refWeights())
+	if err := os.WriteFile(p.logs[0], []byte(h.Render()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := p.env
+	env.Config = filepath.Join(t.TempDir(), "tune.toml")
+	if err := os.WriteFile(env.Config, []byte("[evolve]\nholdout = \"priced\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Propose(env, p.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "ambiguous +2 (+2 → +4; holdout loss 0.000 → 0.250: holdout-L1-failing-after-change L1 → L2, holdout-L2-ambiguous L2 → L3)"
+	if len(out.HoldoutPaid) != 1 || out.HoldoutPaid[0].String() != want || out.ProposalFile == nil {
+		t.Fatalf("decision %s, holdout paid %v; want %s", out.Decision, out.HoldoutPaid, want)
+	}
+	data, err := os.ReadFile(*out.ProposalFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "holdout paid: "+want) {
+		t.Errorf("the proposal does not name the paid holdout:\n%s", data)
+	}
+	var md string
+	for _, r := range out.Reports {
+		if strings.HasSuffix(r, ".md") {
+			b, err := os.ReadFile(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md = string(b)
+		}
+	}
+	if !strings.Contains(md, "read last, priced: the loss it adds is paid by the history's expected gain, with the suite's): loss 0 → 0.25 — **worse**") ||
+		!strings.Contains(md, "- **Holdout paid:** "+want) || strings.Contains(md, "as a veto") {
+		t.Errorf("the EVAL report's holdout lines:\n%s", md)
 	}
 }

@@ -682,7 +682,9 @@ func plantedVetoed(sig weights.Signal, out *NightlyResult) bool {
 			continue
 		}
 		for _, a := range st.Attempts {
-			if a.Change.Kind == weights.ChangeSignal && a.Change.Signal == sig && a.Holdout.Verdict == "worse" {
+			// The holdout is read only after every other rule let the change through: read and refused
+			// is the veto's refusal, or a priced holdout's loss not paid.
+			if a.Change.Kind == weights.ChangeSignal && a.Change.Signal == sig && !a.Accepted && a.Holdout.Reads > 0 {
 				return true
 			}
 		}

@@ -29,7 +29,9 @@ type ProposeResult struct {
 	Attempts        []evolve.Attempt `json:"attempts"`
 	Lifted          []string         `json:"lifted"`
 	Holdout         evolve.Holdout   `json:"holdout"`
-	Warnings        []evolve.Warning `json:"warnings"`
+	// HoldoutPaid is the kept change when a priced holdout was paid for it (evolve.HoldoutPaidBy).
+	HoldoutPaid []evolve.HoldoutChange `json:"holdout_paid,omitempty"`
+	Warnings    []evolve.Warning       `json:"warnings"`
 	// Drift is set when the change would cross the drift bound: nothing was measured and the command
 	// escalates (exit 3). Explain is the screen's population, correction and ledger exclusions.
 	Drift   *evolve.Drift `json:"drift,omitempty"`
@@ -78,7 +80,8 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	out := &ProposeResult{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
 		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
 		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
-		Detection: res.Detection, Logs: read.names, Drift: res.Drift, Explain: explain(res.Detection)}
+		Detection: res.Detection, Logs: read.names, Drift: res.Drift, Explain: explain(res.Detection),
+		HoldoutPaid: evolve.HoldoutPaidBy(parent, []*evolve.StepResult{res})}
 	switch {
 	case res.Change != nil:
 		out.Proposal = res.Change
@@ -139,7 +142,11 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 		}
 		p.Evidence = append(p.Evidence, ft)
 	}
-	p.Reason = proposalReason(steps, parts, len(store.Changes(parent, &final)) > 0)
+	changes := len(store.Changes(parent, &final)) > 0
+	p.Reason = proposalReason(steps, parts, changes)
+	if paid := evolve.HoldoutPaidBy(*parent, steps); changes && len(paid) > 0 {
+		p.Reason += "; holdout paid: " + HoldoutPaidLine(paid)
+	}
 	return p
 }
 

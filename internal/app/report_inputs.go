@@ -82,9 +82,22 @@ func ProposalReportFromSteps(steps []*evolve.StepResult, parent weights.Weights,
 	}
 	in.Replay = ReplayRows(first.Before, last.After)
 	in.SuiteLossBefore, in.SuiteLossAfter = float64(first.SuiteLossBefore), float64(last.SuiteLossAfter)
+	// The holdout of the last step that kept a change (the run's last read of it for a kept change),
+	// else the last step's.
 	h := last.Holdout
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].Change != nil {
+			h = steps[i].Holdout
+			break
+		}
+	}
 	in.Holdout = &report.Holdout{Scenarios: h.Scenarios, Reads: h.Reads, Verdict: h.Verdict,
-		LossBefore: numPtr(h.LossBefore), LossAfter: numPtr(h.LossAfter)}
+		LossBefore: numPtr(h.LossBefore), LossAfter: numPtr(h.LossAfter), Priced: first.HoldoutRule == evolve.HoldoutPriced}
+	if len(store.Changes(&parent, &p.Candidate)) > 0 { // a refused run keeps nothing and overrules nothing
+		for _, c := range evolve.HoldoutPaidBy(parent, steps) {
+			in.Holdout.Paid = append(in.Holdout.Paid, c.String())
+		}
+	}
 	// The run's warnings, the list the command printed; every step re-detects the same window, so
 	// collecting the steps' warnings listed each one once per step (docs/decisions.md#warnings-once).
 	for _, w := range evolve.UniqueWarnings(warnings) {

@@ -25,8 +25,9 @@ import (
 // watchStateFormat changes whenever what a state holds or means changes (2: a log's Last, the quiet
 // week that ends the open horizons, docs/decisions.md#settling; 3: a moved auto task without weights=
 // at the parent's level counts before the version,
-// docs/decisions.md#the-watch-dates-a-task-by-its-level-when-the-log-does-not-say).
-const watchStateFormat = 3
+// docs/decisions.md#the-watch-dates-a-task-by-its-level-when-the-log-does-not-say; 4: levels clamped as the
+// scorer runs them, docs/decisions.md#the-clamp-in-the-loss-rule).
+const watchStateFormat = 4
 
 // watchState is the cached state of the logs a nightly watch read, in the order read.
 type watchState struct {

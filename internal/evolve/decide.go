@@ -189,7 +189,8 @@ type judge struct {
 // evaluate measures one change against the parent (docs/decisions.md#acceptance). It is kept when the
 // suite loss does not rise, no scenario gets worse, no flagged task drops a level, the witness falls,
 // (for a single step) at least one flagged task leaves L0/L1 by level, the parity price is within
-// budget, and — read last, as a veto — the holdout loss does not rise.
+// budget, and — read last — the holdout loss does not rise (the veto), or under HoldoutPriced the loss
+// it adds is paid for with the suite's.
 func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 	parent, suite, before := j.parent, j.suite, j.before
 	cand := c.Apply(*parent)
@@ -252,20 +253,23 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 				float64(ps.NetPrice), float64(ps.TooHighCost), float64(ps.Credit+ps.HistoryCredit), j.budget))
 		}
 	}
+	othersOK := len(why) == suiteWhy // the rules that do not depend on the fixtures
+	holdoutAdded := 0                // what the leave-one-out folds charge with the suite's added loss
 	if len(why) == 0 && j.holdout.Len() > 0 {
-		// The holdout is read only when every other rule passed, and only to refuse: a veto, or under
-		// HoldoutPriced a loss the history's gain must pay together with the suite's.
+		// The holdout is read only when every other rule passed, and only to refuse.
 		a.Holdout = readHoldout(j.holdout, parent, &cand)
-		if a.Holdout.Verdict == "worse" {
-			a.Holdout.Priced = j.holdoutPriced
-			a.Holdout.Paid = j.holdoutPriced && suitePaid(added+a.Holdout.AddedLoss, gain)
-			if !a.Holdout.Paid {
-				veto := fmt.Sprintf("holdout veto: holdout loss rose %.3f → %.3f", float64(*a.Holdout.LossBefore), float64(*a.Holdout.LossAfter))
-				if j.holdoutPriced {
-					veto += unpaid(added+a.Holdout.AddedLoss, gain, hist.Tasks)
-				}
-				why = append(why, veto)
+		a.Holdout.Priced = j.holdoutPriced
+		switch {
+		case j.holdoutPriced:
+			// Decided as the suite is: every scenario made worse adds its loss, which the history's gain
+			// must pay together with the suite's (docs/decisions.md#the-holdout-priced-on-request).
+			holdoutAdded = a.Holdout.AddedLoss
+			a.Holdout.Paid = holdoutAdded > 0 && suitePaid(added+holdoutAdded, gain)
+			if holdoutAdded > 0 && !a.Holdout.Paid {
+				why = append(why, fmt.Sprintf("holdout loss not paid: %s%s", strings.Join(a.Holdout.Worse, ", "), unpaid(added+holdoutAdded, gain, hist.Tasks)))
 			}
+		case a.Holdout.Verdict == "worse":
+			why = append(why, fmt.Sprintf("holdout veto: holdout loss rose %.3f → %.3f", float64(*a.Holdout.LossBefore), float64(*a.Holdout.LossAfter)))
 		}
 	}
 	a.Accepted = len(why) == 0
@@ -290,8 +294,11 @@ func evaluate(c Change, half bool, j *judge) (Attempt, weights.Weights) {
 		a.Decision, a.Reason = weights.DecisionAccept, rules+lift
 	}
 	a.Discordant = discordant(len(a.Better), len(a.Worse))
-	// The rules that do not depend on the fixtures are a constant for the leave-one-out folds.
-	a.LOO = leaveOneOut(before, after, len(why) == suiteWhy, a.Accepted, suite, gain)
+	// The rules that do not depend on the fixtures are a constant for the leave-one-out folds; a veto
+	// is one of them, a priced holdout's loss is paid with the suite's.
+	vetoed := !j.holdoutPriced && a.Holdout.Verdict == "worse"
+	othersOK = othersOK && !vetoed
+	a.LOO = leaveOneOut(before, after, othersOK, holdoutAdded, a.Accepted, suite, gain)
 	return a, cand
 }
 
@@ -323,8 +330,9 @@ func unpaid(added int, gain float64, tasks int) string {
 }
 
 // leaveOneOut re-takes the suite part of the decision with each scenario left out. The other rules
-// (othersOK) do not depend on the fixtures, so only the suite rules can flip.
-func leaveOneOut(before, after []int, othersOK, accepted bool, suite *Suite, gain float64) LOO {
+// (othersOK) do not depend on the fixtures, so only the suite rules can flip; holdoutAdded is the loss
+// a priced holdout adds, paid together with the suite's (0 under the veto, which is one of the others).
+func leaveOneOut(before, after []int, othersOK bool, holdoutAdded int, accepted bool, suite *Suite, gain float64) LOO {
 	l := LOO{Folds: len(before), Flips: []string{}}
 	added := addedLoss(before, after)
 	for i := range before {
@@ -333,7 +341,7 @@ func leaveOneOut(before, after []int, othersOK, accepted bool, suite *Suite, gai
 			a -= after[i] - before[i]
 		}
 		// With no fixture worse the suite loss cannot rise: the suite part is suitePaid alone.
-		ok := othersOK && suitePaid(a, gain)
+		ok := othersOK && suitePaid(a+holdoutAdded, gain)
 		if ok == accepted {
 			l.Agree++
 		} else {
@@ -360,10 +368,10 @@ type Holdout struct {
 	// × cost, summed, as the suite's).
 	Worse     []string `json:"worse,omitempty"`
 	AddedLoss int      `json:"added_loss,omitempty"`
-	// Priced says it was read under HoldoutPriced, and Paid that the history's expected gain paid for its
-	// added loss together with the suite's, so the holdout did not refuse the change. A priced holdout
-	// that refuses is an ordinary refusal, which more evidence can lift; only the veto holds a change
-	// (LoopResult.Held).
+	// Priced says it was read under HoldoutPriced (every scenario made worse adds its loss, whatever the
+	// total did), and Paid that the history's expected gain paid for that loss together with the suite's,
+	// so the holdout did not refuse the change. A priced holdout that refuses is an ordinary refusal,
+	// which more evidence can lift; only the veto holds a change (HeldBy).
 	Priced bool `json:"priced,omitempty"`
 	Paid   bool `json:"paid,omitempty"`
 }

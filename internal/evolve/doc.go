@@ -27,7 +27,8 @@
 //	Replay     every fixture scored under parent and candidate (detected once, re-weighted)
 //	Decide     accept when the suite loss does not rise and no scenario's loss rises (or the loss a
 //	           change adds on the fixtures is paid for by its expected gain on the history) and the
-//	           motivating tasks move up; the holdout vetoes; else its half when the loss rule expects it
+//	           motivating tasks move up; the holdout vetoes (or, priced, its added loss is paid with the
+//	           suite's); else its half when the loss rule expects it
 //	           to gain; else revert (then a bucket edge, when the rule allows one)
 //
 // Detect runs the stages up to the proposal; Step runs them all.

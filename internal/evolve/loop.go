@@ -145,10 +145,9 @@ func Loop(in LoopInput) (*LoopResult, error) {
 		return nil, err
 	}
 	res.judgeRun()
-	// Held: vetoed; a priced holdout's refusal is an ordinary one that more evidence can lift.
-	res.Held = res.holdoutChanges(func(a *Attempt) bool { return a.Holdout.Verdict == "worse" && !a.Holdout.Priced })
+	res.Held = HeldBy(res.Parent, res.StepResults())
 	if res.Refused == "" {
-		res.HoldoutPaid = res.holdoutChanges(func(a *Attempt) bool { return a.Accepted && a.Holdout.Paid })
+		res.HoldoutPaid = HoldoutPaidBy(res.Parent, res.StepResults())
 	}
 	return res, nil
 }
@@ -179,22 +178,33 @@ func (h HoldoutChange) String() string {
 	return s + ")"
 }
 
-// holdoutChanges lists the attempts pick selects among those that read the holdout, one per knob (a
-// signal or an edge): the first the run tried, which for a held change is the step the loss rule
-// preferred (its halves and the later steps' retries meet the same scenarios), from the parent of the
-// step that tried it.
-func (res *LoopResult) holdoutChanges(pick func(*Attempt) bool) []HoldoutChange {
+// HeldBy lists the changes the holdout vetoed in steps (run from parent), one per knob (a signal or an
+// edge): the first the run tried, which is the step the loss rule preferred (its halves and the later
+// steps' retries meet the same scenarios). A priced holdout's refusal is an ordinary one that more
+// evidence can lift, never held.
+func HeldBy(parent weights.Weights, steps []*StepResult) []HoldoutChange {
+	return holdoutChanges(parent, steps, func(a *Attempt) bool { return a.Holdout.Verdict == "worse" && !a.Holdout.Priced }, true)
+}
+
+// HoldoutPaidBy lists every kept change of steps (run from parent) whose loss on the holdout the
+// history's expected gain paid for (HoldoutPriced): what the project overrules, for its reviewer.
+func HoldoutPaidBy(parent weights.Weights, steps []*StepResult) []HoldoutChange {
+	return holdoutChanges(parent, steps, func(a *Attempt) bool { return a.Accepted && a.Holdout.Paid }, false)
+}
+
+// holdoutChanges lists the attempts pick selects among those that read the holdout, each from the
+// parent of the step that tried it; onePerKnob keeps only the first of each knob.
+func holdoutChanges(parent weights.Weights, steps []*StepResult, pick func(*Attempt) bool, onePerKnob bool) []HoldoutChange {
 	var out []HoldoutChange
-	parent := res.Parent
-	for _, s := range res.Steps {
-		if s.StepResult == nil {
+	for _, s := range steps {
+		if s == nil {
 			continue
 		}
 		for i := range s.Attempts {
 			a := &s.Attempts[i]
 			h, c := a.Holdout, a.Change
 			if !pick(a) || h.LossBefore == nil || h.LossAfter == nil ||
-				slices.ContainsFunc(out, func(x HoldoutChange) bool { return x.Change.SameKnob(c) }) {
+				onePerKnob && slices.ContainsFunc(out, func(x HoldoutChange) bool { return x.Change.SameKnob(c) }) {
 				continue
 			}
 			cand := c.Apply(parent)

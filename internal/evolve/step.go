@@ -417,6 +417,8 @@ type StepResult struct {
 	// parent scores them L0/L1 from their signals, the candidate L2 or higher).
 	Lifted  []string `json:"lifted"`
 	Holdout Holdout  `json:"holdout"`
+	// HoldoutRule is the rule the holdout was decided by (StepInput.HoldoutRule; "" is the veto).
+	HoldoutRule HoldoutRule `json:"holdout_rule,omitempty"`
 	// Drift is set when the change would move a weight more than DriftBound points away from the first
 	// version: the step measured nothing and the caller escalates (exit 3).
 	Drift *Drift `json:"drift"`
@@ -477,7 +479,7 @@ func Step(in StepInput) (*StepResult, error) {
 	res.Before = in.Suite.Score(&parent)
 	res.After = res.Before
 	res.SuiteLossBefore, res.SuiteLossAfter = res.Before.Loss, res.Before.Loss
-	res.Holdout = Holdout{Scenarios: in.Holdout.Len(), Verdict: "not read"}
+	res.Holdout, res.HoldoutRule = Holdout{Scenarios: in.Holdout.Len(), Verdict: "not read"}, in.HoldoutRule
 	if det.Proposal == nil {
 		return res, nil
 	}

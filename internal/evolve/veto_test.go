@@ -2,9 +2,11 @@ package evolve
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -60,7 +62,7 @@ func TestAPricedHoldoutIsPaidByTheHistory(t *testing.T) {
 	}
 	small, _ := evaluate(change, false, judgeWith(1, true))
 	if small.Accepted || !small.Holdout.Priced || small.Holdout.Paid || small.Holdout.AddedLoss == 0 ||
-		!strings.HasPrefix(small.Reason, "holdout veto: holdout loss rose ") || !strings.Contains(small.Reason, "more than the expected gain 1.4") {
+		!strings.HasPrefix(small.Reason, "holdout loss not paid: holdout-") || !strings.Contains(small.Reason, "more than the expected gain 1.4") {
 		t.Fatalf("one lifted task: accepted %v, holdout %+v, reason %q; want a refusal saying the gain 1.4 does not pay", small.Accepted, small.Holdout, small.Reason)
 	}
 	large, _ := evaluate(change, false, judgeWith(10, true))
@@ -85,4 +87,64 @@ func ambiguousIntoTheHoldout(t *testing.T) (Change, judge) {
 	flagged := []Flagged{{MetaTimestamp: "2026-06-01T09:00:00Z", Title: "maybe tidy the thing", Level: "L1",
 		Fired: []weights.Signal{weights.Ambiguous, weights.ExplicitBugfix}}}
 	return change, judge{parent: &parent, suite: suite, holdout: holdout, before: suite.Losses(&parent), flagged: flagged}
+}
+
+// A priced holdout is decided as the suite is: every scenario the change makes worse adds its loss,
+// whatever the total does. Here one prompt is a scenario twice, accepting L2 and accepting L3:
+// ambiguous +1 makes the first worse and the second better, so the holdout's loss does not rise. The
+// veto lets it through; priced, with no history to pay, it is refused. And the leave-one-out folds pay
+// the holdout's loss with the suite's: a suite scenario whose loss tips the payment flips its fold.
+func TestAPricedHoldoutChargesEveryScenarioMadeWorse(t *testing.T) {
+	change, base := ambiguousIntoTheHoldout(t)
+	var l2 fixtures.Scenario
+	for _, sc := range base.holdout.Scenarios {
+		if sc.Name == "holdout-L2-ambiguous" {
+			l2 = sc
+		}
+	}
+	l3 := l2
+	l3.Name, l3.Levels = "the same prompt, accepting L3", []weights.Level{weights.L3}
+	mixed := PrepareSuite([]fixtures.Scenario{l2, l3})
+	j := base
+	j.holdout = mixed
+	vetoed, _ := evaluate(change, false, &j)
+	if !vetoed.Accepted || vetoed.Holdout.Verdict == "worse" {
+		t.Fatalf("the veto: accepted %v, holdout %+v (%s); want accepted, the holdout's loss does not rise", vetoed.Accepted, vetoed.Holdout, vetoed.Reason)
+	}
+	j.holdoutPriced = true
+	priced, _ := evaluate(change, false, &j)
+	if priced.Accepted || priced.Holdout.AddedLoss != 1 || !strings.HasPrefix(priced.Reason, "holdout loss not paid: holdout-L2-ambiguous L2 → L3") {
+		t.Fatalf("priced: accepted %v, holdout %+v (%s); want a refusal for the scenario made worse", priced.Accepted, priced.Holdout, priced.Reason)
+	}
+
+	// Leave-one-out: the same L2 scenario in the suite too adds 1 there; with the holdout's 1, a gain of
+	// 1.4 (one lifted task at excess 0.8) does not pay 2, but pays 1 once the suite's copy is left out.
+	inSuite := l2
+	inSuite.Name = "a suite copy of holdout-L2-ambiguous"
+	suite := PrepareSuite(append(slices.Clone(base.suite.Scenarios), inSuite))
+	j.suite, j.before, j.holdout = suite, suite.Losses(j.parent), PrepareSuite([]fixtures.Scenario{l2})
+	j.excess, j.tasks = excessEstimate{excess: 0.8}, lossTasks(1, true, true, weights.ExplicitBugfix, weights.Ambiguous)
+	a, _ := evaluate(change, false, &j)
+	if a.Accepted || a.AddedLoss != 1 || a.Holdout.AddedLoss != 1 || !slices.Equal(a.LOO.Flips, []string{inSuite.Name}) {
+		t.Fatalf("accepted %v, suite added %d, holdout added %d, LOO flips %v (%s); want a refusal that leaving out %q flips",
+			a.Accepted, a.AddedLoss, a.Holdout.AddedLoss, a.LOO.Flips, a.Reason, inSuite.Name)
+	}
+}
+
+// Every kept change a priced holdout was paid for is named, each from its own step's parent, even two
+// steps on the same knob; a vetoed change is held once per knob.
+func TestHoldoutPaidNamesEveryKeptChange(t *testing.T) {
+	w := refWeights(t)
+	one := Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(1)}
+	before, after := Num(0), Num(0.125)
+	paid := Attempt{Change: one, Accepted: true, Holdout: Holdout{Verdict: "worse", LossBefore: &before, LossAfter: &after, Priced: true, Paid: true}}
+	vetoed := Attempt{Change: one, Holdout: Holdout{Verdict: "worse", LossBefore: &before, LossAfter: &after}}
+	steps := []*StepResult{{Attempts: []Attempt{paid}, Change: &one}, {Attempts: []Attempt{paid}, Change: &one}}
+	got := HoldoutPaidBy(w, steps)
+	if len(got) != 2 || got[0].From != weights.Whole(2) || got[1].From != weights.Whole(3) || got[1].To != weights.Whole(4) {
+		t.Fatalf("holdout paid %v: want both ambiguous +1 steps, +2 → +3 and +3 → +4", got)
+	}
+	if held := HeldBy(w, []*StepResult{{Attempts: []Attempt{vetoed, vetoed}}}); len(held) != 1 {
+		t.Fatalf("held %v: want the vetoed knob once", held)
+	}
 }

@@ -244,7 +244,7 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []TaskWarning) {
 		}
 	}
 	wt.closed = t.Closed && t.LossFinal != nil
-	wt.unclamped = !scorer.Clamps(weights.L4, t.Creativity)
+	wt.unclamped = !scorer.RanClamped(t.Level, t.Creativity)
 	wt.key = TaskKey(t)
 	wt.usedBy = r.Used[wt.key]
 	// Eligibility under the active weights (docs/decisions.md#eligibility): dispatched auto at L0/L1,

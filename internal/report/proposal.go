@@ -191,6 +191,10 @@ type Holdout struct {
 	LossBefore, LossAfter *float64 // nil when not read
 	Verdict               string   // not read | better | no change | worse
 	Reads                 int      // scorings of the split (each read spends some of its worth)
+	// Priced says the run priced the holdout (tune.toml [evolve] holdout = "priced") instead of the
+	// veto; Paid names the kept changes whose holdout loss the history's gain paid for.
+	Priced bool
+	Paid   []string
 }
 
 // ProposalBase is the file stem of a proposal's report: proposal-<id>.
@@ -565,15 +569,23 @@ func proposalGuardrails(w io.Writer, in ProposalReport, red *redactions) {
 	} else {
 		fmt.Fprintln(w, "- **Leave-one-out:** not recorded.")
 	}
+	rule := "as a veto: its loss must not rise"
+	if h := in.Holdout; h != nil && h.Priced {
+		rule = "priced: the loss it adds is paid by the history's expected gain, with the suite's"
+	}
 	switch h := in.Holdout; {
 	case h == nil:
 		fmt.Fprintln(w, "- **Holdout:** not recorded.")
 	case h.LossBefore == nil || h.LossAfter == nil:
-		fmt.Fprintf(w, "- **Holdout** (%d scenarios, read last, as a veto: its loss must not rise): %s. Read %d %s.\n",
-			h.Scenarios, red.safe(orDash(h.Verdict, "not read")), h.Reads, textfmt.Form(h.Reads, "time", "times"))
+		fmt.Fprintf(w, "- **Holdout** (%d scenarios, read last, %s): %s. Read %d %s.\n",
+			h.Scenarios, rule, red.safe(orDash(h.Verdict, "not read")), h.Reads, textfmt.Form(h.Reads, "time", "times"))
 	default:
-		fmt.Fprintf(w, "- **Holdout** (%d scenarios, read last, as a veto: its loss must not rise): loss %s → %s — **%s**. Read %d %s.\n",
-			h.Scenarios, fmtLoss(*h.LossBefore), fmtLoss(*h.LossAfter), red.safe(orDash(h.Verdict, "–")), h.Reads, textfmt.Form(h.Reads, "time", "times"))
+		fmt.Fprintf(w, "- **Holdout** (%d scenarios, read last, %s): loss %s → %s — **%s**. Read %d %s.\n",
+			h.Scenarios, rule, fmtLoss(*h.LossBefore), fmtLoss(*h.LossAfter), red.safe(orDash(h.Verdict, "–")), h.Reads, textfmt.Form(h.Reads, "time", "times"))
+	}
+	if h := in.Holdout; h != nil && len(h.Paid) > 0 {
+		fmt.Fprintf(w, "- **Holdout paid:** %s: the history's expected gain pays for the loss these kept changes add on the frozen holdout.\n",
+			red.safe(strings.Join(h.Paid, "; ")))
 	}
 	fmt.Fprintln(w)
 }

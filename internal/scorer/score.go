@@ -71,6 +71,13 @@ func Clamps(bucket weights.Level, creativity string) bool {
 	return bucket == weights.L4 && (creativity == Standard || creativity == "")
 }
 
+// RanClamped says whether a recorded task, dispatched at level with creativity, is one the clamp holds at
+// L3 in the L4 bucket: its creativity is standard or not recorded (Clamps), and its record does not show
+// it running at L4. Readers that re-score recorded tasks under other weights ask this.
+func RanClamped(level, creativity string) bool {
+	return Clamps(weights.L4, creativity) && level != weights.L4.String()
+}
+
 // Score turns the detection into the reference result under w: no text work, only sums and comparisons.
 func (d Detection) Score(w *weights.Weights) Result {
 	raw, auto, final, clamped := d.Levels(w)

@@ -37,6 +37,9 @@ func Propose(w io.Writer, rep *app.ProposeResult) error {
 			termtable.Fprintf(w, "holdout: not read (nothing accepted; 0 reads)\n")
 		}
 	}
+	if len(rep.HoldoutPaid) > 0 {
+		termtable.Fprintf(w, "holdout paid: %s\n", app.HoldoutPaidLine(rep.HoldoutPaid))
+	}
 	if rep.ProposalFile != nil {
 		state := "written"
 		if !rep.Created {

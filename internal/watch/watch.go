@@ -368,12 +368,12 @@ func (b *Builder) intern(s string) string {
 	return v
 }
 
-// runLevel is the level a task with these signals and its recorded creativity runs at under w: bucketed
-// and clamped as the scorer clamps (scorer.Clamps), so that a task the change moves into the L4 bucket at
-// standard creativity, which still runs at L3, is not counted as moved.
-func runLevel(w *weights.Weights, fired []weights.Signal, creativity string) weights.Level {
+// runLevel is the level a task with these signals runs at under w: bucketed, and held at L3 in the L4
+// bucket when its record says the clamp holds it (scorer.RanClamped), so that a task the change moves
+// into the L4 bucket at standard creativity, which still runs at L3, is not counted as moved.
+func runLevel(w *weights.Weights, fired []weights.Signal, clamped bool) weights.Level {
 	lv := w.Level(w.Score(fired))
-	if scorer.Clamps(lv, creativity) {
+	if clamped && lv == weights.L4 {
 		return weights.L3
 	}
 	return lv
@@ -396,7 +396,8 @@ func (b *Builder) Add(t *traceparse.Task) {
 		return
 	}
 	fired := firedSignals(t)
-	from, to := runLevel(b.in.Parent.Weights, fired, t.Creativity), runLevel(b.in.Version.Weights, fired, t.Creativity)
+	clamped := scorer.RanClamped(t.Level, t.Creativity)
+	from, to := runLevel(b.in.Parent.Weights, fired, clamped), runLevel(b.in.Version.Weights, fired, clamped)
 	auto := t.Dispatch == "auto"
 	if per == after && t.WeightsVersion == "" && auto && from != to && t.Level == from.String() {
 		// Dated after the version but dispatched at the parent's level, not the version's: the hook still
