@@ -19,12 +19,7 @@ import (
 // (internal/evolve TestLoopPartialKeepsTheStepsThatLifted): six regressing ambiguous bug fixes, three
 // lifted by ambiguous +1, the other three needing ambiguous at +4, which the holdout vetoes.
 func TestANightSaysWhatTheHoldoutHolds(t *testing.T) {
-	now := time.Date(2026, 7, 20, 3, 0, 0, 0, time.UTC)
-	p := newStateProject(t, &now, 1)
-	h := genhistory.HoldoutConflict(refWeights())
-	if err := os.WriteFile(p.logs[0], []byte(h.Render()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := holdoutConflictProject(t)
 	out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
 	if err != nil {
 		t.Fatal(err)
@@ -58,27 +53,18 @@ func TestANightSaysWhatTheHoldoutHolds(t *testing.T) {
 // holdout's added loss was paid. A value other than "veto" or "priced" is an error naming the file and
 // the key.
 func TestAPricedHoldoutLetsTheEvidencePay(t *testing.T) {
-	now := time.Date(2026, 7, 20, 3, 0, 0, 0, time.UTC)
-	p := newStateProject(t, &now, 1)
-	h := genhistory.HoldoutConflict(refWeights())
-	if err := os.WriteFile(p.logs[0], []byte(h.Render()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	config := filepath.Join(t.TempDir(), "tune.toml")
+	p := holdoutConflictProject(t)
 	env := p.env
+	config := filepath.Join(t.TempDir(), "tune.toml")
 	env.Config = config
 	for _, bad := range []string{"vetoed", ""} {
-		if err := os.WriteFile(config, fmt.Appendf(nil, "[evolve]\nholdout = %q\n", bad), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeHoldoutRule(t, config, bad)
 		if _, err := Nightly(env, EvolveOptions{Logs: p.logs}); err == nil || !strings.Contains(err.Error(), config) ||
 			!strings.Contains(err.Error(), fmt.Sprintf("evolve.holdout = %q", bad)) {
 			t.Fatalf("holdout = %q: %v, want an error naming %s and the key", bad, err, config)
 		}
 	}
-	if err := os.WriteFile(config, []byte("[evolve]\nholdout = \"priced\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeHoldoutRule(t, config, "priced")
 	out, err := Nightly(env, EvolveOptions{Logs: p.logs})
 	if err != nil {
 		t.Fatal(err)
@@ -99,17 +85,10 @@ func TestAPricedHoldoutLetsTheEvidencePay(t *testing.T) {
 // "holdout_paid" and in the stored proposal's reason, and its EVAL report says the holdout was priced
 // and what it paid for, not "as a veto".
 func TestProposeNamesThePaidHoldout(t *testing.T) {
-	now := time.Date(2026, 7, 20, 3, 0, 0, 0, time.UTC)
-	p := newStateProject(t, &now, 1)
-	h := genhistory.HoldoutConflict(refWeights())
-	if err := os.WriteFile(p.logs[0], []byte(h.Render()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := holdoutConflictProject(t)
 	env := p.env
 	env.Config = filepath.Join(t.TempDir(), "tune.toml")
-	if err := os.WriteFile(env.Config, []byte("[evolve]\nholdout = \"priced\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeHoldoutRule(t, env.Config, "priced")
 	out, err := Propose(env, p.logs)
 	if err != nil {
 		t.Fatal(err)
@@ -138,5 +117,25 @@ func TestProposeNamesThePaidHoldout(t *testing.T) {
 	if !strings.Contains(md, "read last, priced: the loss it adds is paid by the history's expected gain, with the suite's): loss 0 → 0.25 — **worse**") ||
 		!strings.Contains(md, "- **Holdout paid:** "+want) || strings.Contains(md, "as a veto") {
 		t.Errorf("the EVAL report's holdout lines:\n%s", md)
+	}
+}
+
+// holdoutConflictProject is a project whose one log holds genhistory.HoldoutConflict, read on the night
+// of 20 July 2026.
+func holdoutConflictProject(t *testing.T) *stateProject {
+	t.Helper()
+	now := time.Date(2026, 7, 20, 3, 0, 0, 0, time.UTC)
+	p := newStateProject(t, &now, 1)
+	if err := os.WriteFile(p.logs[0], []byte(genhistory.HoldoutConflict(refWeights()).Render()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// writeHoldoutRule writes a tune.toml whose [evolve] holdout is rule.
+func writeHoldoutRule(t *testing.T, path, rule string) {
+	t.Helper()
+	if err := os.WriteFile(path, fmt.Appendf(nil, "[evolve]\nholdout = %q\n", rule), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
