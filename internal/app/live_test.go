@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +41,8 @@ var planted = []weights.Signal{weights.Ambiguous, weights.ContractRuleHit, weigh
 type liveRegime struct {
 	genlive.Regime
 	kind string // noise, planted, insensitive
+	// nights overrides the harness's 30 (0: 30).
+	nights int
 }
 
 // rollbackWithin is the level-insensitive target's window: the rollback proposed within 10 nights of the
@@ -48,19 +52,28 @@ const rollbackWithin = 10
 // liveRegimes are the regimes of the issue, in the table's order.
 func liveRegimes() []liveRegime {
 	return []liveRegime{
-		{genlive.Regime{Name: "noise 5%, 1 log", Base: 0.05}, "noise"},
-		{genlive.Regime{Name: "noise 15%, 1 log", Base: 0.15}, "noise"},
-		{genlive.Regime{Name: "noise level-only (L0/L1 20%, else 5%), 1 log", Base: 0.05, LowBase: 0.20}, "noise"},
-		{genlive.Regime{Name: "noise busy two-module project, 15% failures, 1 log", Busy: true, Failures: 0.15}, "noise"},
-		{genlive.Regime{Name: "noise 10%, 5 pooled logs", Base: 0.10, Logs: 5}, "noise"},
-		{genlive.Regime{Name: "noise level-only, 5 pooled logs", Base: 0.05, LowBase: 0.20, Logs: 5}, "noise"},
-		{genlive.Regime{Name: "moderate planted 75%/5%, 1 log", Base: 0.05, Planted: planted, Carrier: 0.75}, "planted"},
-		{genlive.Regime{Name: "strong planted 95%/5%, 1 log", Base: 0.05, Planted: planted, Carrier: 0.95}, "planted"},
-		{genlive.Regime{Name: "moderate planted, 5 pooled logs", Base: 0.05, Planted: planted, Carrier: 0.75, Logs: 5}, "planted"},
-		{genlive.Regime{Name: "moderate planted from night 15, 1 log", Base: 0.05, Planted: planted, Carrier: 0.75, Start: 15}, "planted"},
-		{genlive.Regime{Name: "level-insensitive 75%/5%, 1 log", Base: 0.05, Planted: planted, Carrier: 0.75, LevelInsensitive: true}, "insensitive"},
+		{genlive.Regime{Name: "noise 5%, 1 log", Base: 0.05}, "noise", 0},
+		{genlive.Regime{Name: "noise 15%, 1 log", Base: 0.15}, "noise", 0},
+		{genlive.Regime{Name: "noise level-only (L0/L1 20%, else 5%), 1 log", Base: 0.05, LowBase: 0.20}, "noise", 0},
+		{genlive.Regime{Name: "noise busy two-module project, 15% failures, 1 log", Busy: true, Failures: 0.15}, "noise", 0},
+		{genlive.Regime{Name: "noise 10%, 5 pooled logs", Base: 0.10, Logs: 5}, "noise", 0},
+		{genlive.Regime{Name: "noise level-only, 5 pooled logs", Base: 0.05, LowBase: 0.20, Logs: 5}, "noise", 0},
+		{genlive.Regime{Name: "moderate planted 75%/5%, 1 log", Base: 0.05, Planted: planted, Carrier: 0.75}, "planted", 0},
+		{genlive.Regime{Name: "strong planted 95%/5%, 1 log", Base: 0.05, Planted: planted, Carrier: 0.95}, "planted", 0},
+		{genlive.Regime{Name: "moderate planted, 5 pooled logs", Base: 0.05, Planted: planted, Carrier: 0.75, Logs: 5}, "planted", 0},
+		{genlive.Regime{Name: "moderate planted from night 15, 1 log", Base: 0.05, Planted: planted, Carrier: 0.75, Start: 15}, "planted", 0},
+		{genlive.Regime{Name: "level-insensitive 75%/5%, 1 log", Base: 0.05, Planted: planted, Carrier: 0.75, LevelInsensitive: true}, "insensitive", 0},
+		// TUNE_LIVE_LATE=N adds an effect that starts on night N of a long history, played for 30 nights
+		// after it: what a project that ran the tuner for months sees when something new starts to regress.
+		{genlive.Regime{Name: fmt.Sprintf("moderate planted from night %d of %d, 1 log", liveLate, liveLate+29), Base: 0.05, Planted: planted, Carrier: 0.75, Start: liveLate}, "planted", liveLate + 29},
 	}
 }
+
+// liveLate: TUNE_LIVE_LATE=N plays the long-history regime (liveRegimes); unset or 0, it is skipped.
+var liveLate = func() int {
+	n, _ := strconv.Atoi(os.Getenv("TUNE_LIVE_LATE"))
+	return max(n, 0)
+}()
 
 // liveApply is one applied change.
 type liveApply struct {
@@ -353,9 +366,10 @@ func TestLiveHarness(t *testing.T) {
 	only := os.Getenv("TUNE_LIVE_ONLY") // a substring of the regime names to play
 	var rows []liveRow
 	for ri, lr := range liveRegimes() {
-		if only != "" && !strings.Contains(lr.Name, only) {
+		if only != "" && !strings.Contains(lr.Name, only) || lr.Start > 0 && lr.nights > 0 && liveLate == 0 {
 			continue
 		}
+		nights := cmp.Or(lr.nights, nights)
 		start := time.Now()
 		n := seqs
 		if lr.Logs > 1 {
@@ -454,6 +468,7 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 			liveRow{name, "single looks (nightly runs) proposing a change", "≤ 1 %", changed, looks, ""},
 			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""})
 	case "planted":
+		by := fmt.Sprintf("by night %d", nights)
 		right := count(func(r *liveRecord) bool { return r.firstRight() > 0 })
 		var firsts []int
 		bySignal := map[string][2]int{}
@@ -486,15 +501,15 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 		rows = append(rows,
 			liveRow{name, fmt.Sprintf("right signal applied by night %d", nights), target, right, n, strings.Join(per, ", ") + "; " + extra},
 			liveRow{name, fmt.Sprintf("a step on the signal pays at the true excess on the sequence's population (%d tasks drawn like it)", populationSize), "—", paysPop, n, populationNote(recs)},
-			liveRow{name, "of those, right signal applied by night 30", target, rightWherePaysPop, paysPop,
+			liveRow{name, "of those, right signal applied "+by, target, rightWherePaysPop, paysPop,
 				fmt.Sprintf("applied where no step pays on the population: %d of %d", rightElsePop, n-paysPop)},
-			liveRow{name, "of those, the holdout never vetoed: right signal applied by night 30", target, count(func(r *liveRecord) bool { return openPop(r) && r.firstRight() > 0 }), count(openPop), ""},
+			liveRow{name, "of those, the holdout never vetoed: right signal applied "+by, target, count(func(r *liveRecord) bool { return openPop(r) && r.firstRight() > 0 }), count(openPop), ""},
 			liveRow{name, "a step on the signal pays under the true rates (oracle), on some night before it was raised", "—", pays, n, ""},
-			liveRow{name, "of those, right signal applied by night 30", target, rightWherePays, pays,
+			liveRow{name, "of those, right signal applied "+by, target, rightWherePays, pays,
 				fmt.Sprintf("applied where no step paid under the true rates: %d of %d", rightElse, n-pays)},
-			liveRow{name, "a step pays under the true rates on the last night before it was raised (night 30 if never)", "—", paysLast, n, ""},
-			liveRow{name, "of those, right signal applied by night 30", target, rightWherePaysLast, paysLast, ""},
-			liveRow{name, "the accumulated test passed for the planted signal by night 30", "—", count(func(r *liveRecord) bool { return r.Passed }), n, ""},
+			liveRow{name, fmt.Sprintf("a step pays under the true rates on the last night before it was raised (night %d if never)", nights), "—", paysLast, n, ""},
+			liveRow{name, "of those, right signal applied "+by, target, rightWherePaysLast, paysLast, ""},
+			liveRow{name, "the accumulated test passed for the planted signal "+by, "—", count(func(r *liveRecord) bool { return r.Passed }), n, ""},
 			liveRow{name, "issue 11's holdout veto refused a change of the planted signal", "—", count(func(r *liveRecord) bool { return r.Vetoed }), n,
 				fmt.Sprintf("right signal applied in %d of them", count(func(r *liveRecord) bool { return r.Vetoed && r.firstRight() > 0 }))},
 			liveRow{name, "where a step pays on the last night, the test passed and the holdout never vetoed: right signal applied", "—", count(func(r *liveRecord) bool { return r.open() && r.firstRight() > 0 }), count((*liveRecord).open),
