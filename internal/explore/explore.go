@@ -156,7 +156,7 @@ func Near(r *scorer.Result, w *weights.Weights, margin float64) bool {
 	if !ok || lv != r.AutoLevel || r.FinalLevel != r.AutoLevel {
 		return false
 	}
-	if lv+1 == weights.L4 && r.Creativity == scorer.Standard {
+	if scorer.Clamps(lv+1, r.Creativity) { // raised into the L4 bucket, it would still run at L3
 		return false
 	}
 	return gap.Float() < margin
