@@ -142,12 +142,20 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 		}
 		p.Evidence = append(p.Evidence, ft)
 	}
-	changes := len(store.Changes(parent, &final)) > 0
-	p.Reason = proposalReason(steps, parts, changes)
-	if paid := evolve.HoldoutPaidBy(*parent, steps); changes && len(paid) > 0 {
+	p.Reason = proposalReason(steps, parts, len(store.Changes(parent, &final)) > 0)
+	if paid := keptHoldoutPaid(steps, parent, &final); len(paid) > 0 {
 		p.Reason += "; holdout paid: " + HoldoutPaidLine(paid)
 	}
 	return p
+}
+
+// keptHoldoutPaid is what the steps' paid holdout changes leave in final: all of them when final keeps a
+// change, none when the run kept nothing (a refused run overrules nothing).
+func keptHoldoutPaid(steps []*evolve.StepResult, parent, final *weights.Weights) []evolve.HoldoutChange {
+	if len(store.Changes(parent, final)) == 0 {
+		return nil
+	}
+	return evolve.HoldoutPaidBy(*parent, steps)
 }
 
 // proposalStepOf is the one mapping of a measured attempt to its persisted form (a step of the

@@ -93,10 +93,8 @@ func ProposalReportFromSteps(steps []*evolve.StepResult, parent weights.Weights,
 	}
 	in.Holdout = &report.Holdout{Scenarios: h.Scenarios, Reads: h.Reads, Verdict: h.Verdict,
 		LossBefore: numPtr(h.LossBefore), LossAfter: numPtr(h.LossAfter), Priced: first.HoldoutRule == evolve.HoldoutPriced}
-	if len(store.Changes(&parent, &p.Candidate)) > 0 { // a refused run keeps nothing and overrules nothing
-		for _, c := range evolve.HoldoutPaidBy(parent, steps) {
-			in.Holdout.Paid = append(in.Holdout.Paid, c.String())
-		}
+	for _, c := range keptHoldoutPaid(steps, &parent, &p.Candidate) {
+		in.Holdout.Paid = append(in.Holdout.Paid, c.String())
 	}
 	// The run's warnings, the list the command printed; every step re-detects the same window, so
 	// collecting the steps' warnings listed each one once per step (docs/decisions.md#warnings-once).

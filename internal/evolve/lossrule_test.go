@@ -195,7 +195,7 @@ func TestUnpaidShowsTheStepThatCouldPay(t *testing.T) {
 // nothing when a change moves its signals into the L4 bucket, so the loss rule does not charge it; a task
 // whose recorded creativity is inventive runs at L4 there and is charged. Before, the rule bucketed without
 // the clamp and charged a phantom level on every standard L3 task a +1 or +2 pushed past L3's edge: on
-// the live harness's populations that put the break-even of a +2 0.05–0.2 higher than the scorer's levels
+// the live harness's populations that put the break-even of a +2 0.05–0.23 higher than the scorer's levels
 // do (docs/decisions.md#the-clamp-in-the-loss-rule).
 func TestTheLossRuleDoesNotChargeWhatTheClampKeeps(t *testing.T) {
 	w := refWeights(t)
