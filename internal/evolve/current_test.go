@@ -80,7 +80,7 @@ func TestCurrentExcessAfterAnOnset(t *testing.T) {
 	if n != (Table{29, 31, 12, 228}) || !(whole < be) {
 		t.Fatalf("setup: lifted table %v, whole-history excess %.2f, break-even %.2f: want the excess under it", n, whole, be)
 	}
-	rows := Screen(tasks, 39)
+	rows := Screen(tasks, 39, Strata{})
 	if rows[weights.LayerCrossings].Verdict != VerdictCandidate {
 		t.Fatalf("setup: layer-crossings %+v must pass the accumulated test", rows[weights.LayerCrossings])
 	}
@@ -121,7 +121,7 @@ func TestCurrentExcessIgnoresALateChanceCluster(t *testing.T) {
 	if est.split || est.excess != Excess(n[0], n[1], n[2], n[3]) {
 		t.Fatalf("current excess %+v (since %s): a chance late cluster must leave the whole history's %.3f", est, est.sinceDate(), Excess(n[0], n[1], n[2], n[3]))
 	}
-	rows := Screen(tasks, 5+30)
+	rows := Screen(tasks, 5+30, Strata{})
 	if ranked, beyond, _ := rankChanges(rows, tasks, &w, &w, nil, nil); len(ranked)+len(beyond) > 0 {
 		t.Fatalf("noise: ranked %+v %+v", ranked, beyond)
 	}

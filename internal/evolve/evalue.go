@@ -131,32 +131,89 @@ func rate0(k, n float64) float64 {
 // EValue is exp(LogEValue).
 func EValue(a, b, c, d int) float64 { return math.Exp(LogEValue(a, b, c, d)) }
 
-// PassesStrata reports whether the strata's e-value reaches the threshold.
-func PassesStrata(tables []Table) bool { return LogEValueStrata(tables) >= math.Log(Threshold) }
+// OnsetWeight is the mixture's weight on the e-value of the whole history; the rest, 1 − OnsetWeight, is
+// spread over the onsets at the start of each later 30-day block, (1 − OnsetWeight)/(k(k+1)) on block k
+// (docs/decisions.md#onsets-at-30-day-blocks): an effect that begins after a long quiet history is
+// judged on the blocks since it began, and one present from the start needs 2 % more evidence.
+const OnsetWeight = 0.98
+
+// LogEValueOnsets is the log e-value of a signal's evidence mixed over where an effect began: blocks[i]
+// is the 30-day block of stratum i within its log (StratumSpan; -1 for tasks without a time, which only
+// the whole history counts; nil: every stratum in block 0). E = w·E(every stratum) + (1 − w)·Σ_{k≥1}
+// E(the strata of block k on)/(k(k+1)), w = OnsetWeight, each E the strata e-value (LogEValueStrata) and
+// 1 for a block not yet reached. Each term is an e-process (a block's strata are fixed before its
+// outcomes are read) and the weights sum to 1, so the mixture is one: Ville's bound holds over every
+// look as before. Without it, quiet months before an effect drive the pooled e-value towards 0 and the
+// effect is not applied within 30 nights of its onset after 60 quiet ones (docs/live-harness.md).
+func LogEValueOnsets(tables []Table, blocks []int) float64 {
+	last := 0
+	for _, b := range blocks {
+		last = max(last, b)
+	}
+	terms := []float64{math.Log(OnsetWeight) + LogEValueStrata(tables)}
+	from := make([]Table, 0, len(tables))
+	for k := 1; k <= last; k++ {
+		from = from[:0]
+		for i, t := range tables {
+			if blocks[i] >= k {
+				from = append(from, t)
+			}
+		}
+		terms = append(terms, math.Log((1-OnsetWeight)/float64(k*(k+1)))+LogEValueStrata(from))
+	}
+	// The onsets after the last block reached: E = 1 each, weights summing to (1 − w)/(last+1).
+	terms = append(terms, math.Log((1-OnsetWeight)/float64(last+1)))
+	return logSumExp(terms)
+}
+
+// logSumExp is log Σ exp(x).
+func logSumExp(xs []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	if math.IsInf(m, 0) {
+		return m
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += math.Exp(x - m)
+	}
+	return m + math.Log(s)
+}
+
+// PassesOnsets reports whether the onset mixture's e-value reaches the threshold.
+func PassesOnsets(tables []Table, blocks []int) bool {
+	return LogEValueOnsets(tables, blocks) >= math.Log(Threshold)
+}
 
 // MaxMoreNeeded bounds the search for how many more flagged carriers a signal needs.
 const MaxMoreNeeded = 50
 
 // MoreNeeded is how many more low-side regressions carrying the signal (each a new flagged carrier,
 // nothing else changing) would make the table pass: 0 when it passes, -1 when more than MaxMoreNeeded.
-func MoreNeeded(a, b, c, d int) int { return MoreNeededStrata([]Table{{a, b, c, d}}) }
+func MoreNeeded(a, b, c, d int) int { return MoreNeededOnsets([]Table{{a, b, c, d}}, nil, nil) }
 
-// MoreNeededStrata is MoreNeeded over strata: the fewest new flagged carriers, all in one log's
-// stratum, that make the strata pass. The e-value rises with each flagged carrier (TestEValueMonotone),
-// so each stratum's count is found by bisection: a table of a year's tasks costs milliseconds per
-// evaluation (probGreater sums over the carriers).
-func MoreNeededStrata(tables []Table) int {
-	if PassesStrata(tables) {
+// MoreNeededOnsets is MoreNeeded over strata: the fewest new flagged carriers, all in one stratum where
+// latest is set (each log's latest block, where the regressions still to come arrive; every stratum when
+// latest is nil), that make the onset mixture pass. The e-value rises with each flagged carrier
+// (TestEValueMonotone), so each stratum's count is found by bisection: a table of a year's tasks costs
+// milliseconds per evaluation (probGreater sums over the carriers).
+func MoreNeededOnsets(tables []Table, blocks []int, latest []bool) int {
+	if PassesOnsets(tables, blocks) {
 		return 0 // one evaluation, not a bisection per stratum (a year of a passing signal: 3 s, i28-cost)
 	}
 	with := append([]Table(nil), tables...)
 	passesWith := func(i, k int) bool {
 		with[i][0] = tables[i][0] + k
 		defer func() { with[i][0] = tables[i][0] }()
-		return PassesStrata(with)
+		return PassesOnsets(with, blocks)
 	}
 	best := -1
 	for i := range with {
+		if latest != nil && !latest[i] {
+			continue
+		}
 		if !passesWith(i, MaxMoreNeeded) {
 			continue
 		}

@@ -53,9 +53,12 @@ type nullResult struct {
 	// per-log stratified null (LogEValueStrata).
 	perSig450, perSig20 [reviewSignals]int
 	family, stratFamily int
-	// blocked*: the null maximised per log and per block of blockNights nights.
+	// blocked*: the null maximised per log and per block of blockNights nights; onset*: the same
+	// strata mixed over onsets at the blocks (LogEValueOnsets, what the screen decides with).
 	blockedFamily   int
 	blockedPerSig20 [reviewSignals]int
+	onsetFamily     int
+	onsetPerSig20   [reviewSignals]int
 	stratPerSig20   [reviewSignals]int
 	maxLogE         float64
 	nonFinite       int
@@ -75,8 +78,8 @@ func playNull(c nullCase, reps, nights int, seed uint64) nullResult {
 	for rep := 0; rep < reps; rep++ {
 		tab := make([][reviewSignals][4]int, c.logs)
 		var blk [][][reviewSignals][4]int // [block][log]
-		var hit450, hit20, shit20, bhit20 [reviewSignals]bool
-		fam, sfam, bfam := false, false, false
+		var hit450, hit20, shit20, bhit20, ohit20 [reviewSignals]bool
+		fam, sfam, bfam, ofam := false, false, false, false
 		for night := 0; night < nights; night++ {
 			if night%blockNights == 0 {
 				blk = append(blk, make([][reviewSignals][4]int, c.logs))
@@ -134,14 +137,18 @@ func playNull(c nullCase, reps, nights int, seed uint64) nullResult {
 					shit20[s] = shit20[s] || se >= math.Log(20)
 					sfam = sfam || se >= logT
 					var bs []Table
-					for _, b := range blk {
+					var blocks []int
+					for k, b := range blk {
 						for lg := range b {
-							bs = append(bs, b[lg][s])
+							bs, blocks = append(bs, b[lg][s]), append(blocks, k)
 						}
 					}
 					be := LogEValueStrata(bs)
 					bhit20[s] = bhit20[s] || be >= math.Log(20)
 					bfam = bfam || be >= logT
+					oe := LogEValueOnsets(bs, blocks)
+					ohit20[s] = ohit20[s] || oe >= math.Log(20)
+					ofam = ofam || oe >= logT
 				}
 			}
 		}
@@ -150,8 +157,10 @@ func playNull(c nullCase, reps, nights int, seed uint64) nullResult {
 			res.perSig20[s] += b2i(hit20[s])
 			res.stratPerSig20[s] += b2i(shit20[s])
 			res.blockedPerSig20[s] += b2i(bhit20[s])
+			res.onsetPerSig20[s] += b2i(ohit20[s])
 		}
 		res.blockedFamily += b2i(bfam)
+		res.onsetFamily += b2i(ofam)
 		res.family += b2i(fam)
 		res.stratFamily += b2i(sfam)
 	}
@@ -280,6 +289,7 @@ func TestReviewEValueNullConfounded(t *testing.T) {
 			reportNull(t, c, res, n, false)
 		default:
 			logNull(t, c, res, n)
+			checkOnsets(t, c, res)
 			worst := 0
 			for _, k := range res.blockedPerSig20 {
 				worst = max(worst, k)
@@ -303,7 +313,31 @@ func blockedSummary(res nullResult) string {
 	for _, k := range res.blockedPerSig20 {
 		w = max(w, k)
 	}
-	return fmt.Sprintf("per log and %d-night block: family %s, worst e≥20 %s", blockNights, wrate(res.blockedFamily, res.reps), wrate(w, res.reps))
+	o := 0
+	for _, k := range res.onsetPerSig20 {
+		o = max(o, k)
+	}
+	return fmt.Sprintf("per log and %d-night block: family %s, worst e≥20 %s; mixed over onsets: family %s, worst e≥20 %s",
+		blockNights, wrate(res.blockedFamily, res.reps), wrate(w, res.reps), wrate(res.onsetFamily, res.reps), wrate(o, res.reps))
+}
+
+// checkOnsets fails when the onset mixture (the screen's e-value) passes noise beyond its bounds: a
+// family-wise rate above α or a signal's rate at e ≥ 20 above 1/20, beyond the interval.
+func checkOnsets(t *testing.T, c nullCase, res nullResult) {
+	t.Helper()
+	worst := 0
+	for _, k := range res.onsetPerSig20 {
+		worst = max(worst, k)
+	}
+	for _, x := range []struct {
+		what  string
+		k     int
+		bound float64
+	}{{"onset mixture family e≥450", res.onsetFamily, EvidenceAlpha}, {"onset mixture worst signal e≥20", worst, 1.0 / 20}} {
+		if lo, _ := stats.Wilson(x.k, res.reps, 0.95); lo > x.bound {
+			t.Errorf("%s: %s %s exceeds %.4f", c.name, x.what, wrate(x.k, res.reps), x.bound)
+		}
+	}
 }
 
 // logNull logs a case without checking it.
@@ -345,6 +379,7 @@ func reportNull(t *testing.T, c nullCase, res nullResult, nights int, enforce bo
 	}
 	check("stratified family e≥450", res.stratFamily, EvidenceAlpha)
 	check("stratified worst signal e≥20", sworst, 1.0/20)
+	checkOnsets(t, c, res)
 	if enforce {
 		check("family e≥450", res.family, EvidenceAlpha)
 		check("worst signal e≥20", worst, 1.0/20)
@@ -448,10 +483,10 @@ func TestReviewEValuePower(t *testing.T) {
 					tasksAt = append(tasksAt, tasks)
 					excessAt = append(excessAt, int(math.Round(1000*Excess(pooled[0], pooled[1], pooled[2], pooled[3]))))
 				}
-				if fs == 0 && pooled[0]*(pooled[2]+pooled[3]) > pooled[2]*(pooled[0]+pooled[1]) && PassesStrata(tab) {
+				if fs == 0 && pooled[0]*(pooled[2]+pooled[3]) > pooled[2]*(pooled[0]+pooled[1]) && passesStrata(tab) {
 					fs = night
 				}
-				if fb == 0 && pooled[0]*(pooled[2]+pooled[3]) > pooled[2]*(pooled[0]+pooled[1]) && PassesStrata(blk) {
+				if fb == 0 && pooled[0]*(pooled[2]+pooled[3]) > pooled[2]*(pooled[0]+pooled[1]) && passesStrata(blk) {
 					fb = night
 				}
 			}
@@ -485,4 +520,78 @@ func median(xs []int) int {
 	s := append([]int(nil), xs...)
 	sort.Ints(s)
 	return s[len(s)/2]
+}
+
+// Long histories (four 30-night blocks and more): the onset mixture, which restarts the e-value at each
+// block, must keep noise from ever passing as the whole history's e-value does, with one log, with five,
+// and with a base rate drifting together with the signals' shares.
+func TestReviewEValueNullLongHistory(t *testing.T) {
+	reps, nights := 40, 120
+	if os.Getenv("TUNE_HARNESS") == "full" {
+		reps, nights = 1000, 150
+	}
+	cases := []nullCase{
+		{name: "one log, base 0.15", logs: 1, base: constBase(0.15), prev: constPrev},
+		{name: "one log, base 0.4", logs: 1, base: constBase(0.4), prev: constPrev},
+		{name: "5 logs, base 0.15", logs: 5, base: constBase(0.15), prev: constPrev},
+		{name: "one log, base 0.05→0.4 and prevalences 5 %→90 % over the nights", logs: 1,
+			base: func(n, N, _ int) float64 { return lerp(0.05, 0.4, n, N) },
+			prev: func(s, n, N, _ int) float64 { return lerp(0.05, 0.9, n, N) * spread[s] / 0.95 }},
+	}
+	for i, c := range cases {
+		res := playNull(c, reps, nights, uint64(500+i))
+		logNull(t, c, res, nights)
+		checkOnsets(t, c, res)
+	}
+}
+
+// An effect after a long quiet history (eligible carriers flagged 75 % against 5 %, from night 61 or 91
+// of one log): the whole history's e-value, sunk by the quiet months, rarely passes within 30 nights of
+// the onset; the mixture restarts at the blocks and must pass far more often.
+func TestOnsetMixtureFindsALateEffect(t *testing.T) {
+	reps := 60
+	if os.Getenv("TUNE_HARNESS") == "full" {
+		reps = 1000
+	}
+	for i, quiet := range []int{60, 90} {
+		r := rand.New(rand.NewPCG(uint64(600+i), 28))
+		blocked, onsets := 0, 0
+		for rep := 0; rep < reps; rep++ {
+			var tables []Table
+			var blocks []int
+			fb, fo := false, false
+			for night := 0; night < quiet+30 && !(fb && fo); night++ {
+				if night%blockNights == 0 {
+					tables, blocks = append(tables, Table{}), append(blocks, night/blockNights)
+				}
+				cur := &tables[len(tables)-1]
+				for k := eligiblePerNight(r); k > 0; k-- {
+					carrier := r.Float64() < 0.3
+					p := 0.05
+					if carrier && night >= quiet {
+						p = 0.75
+					}
+					(*cur)[tableCell(carrier, r.Float64() < p)]++
+				}
+				var pooled Table
+				for _, x := range tables {
+					for j := range pooled {
+						pooled[j] += x[j]
+					}
+				}
+				if pooled[0]*(pooled[2]+pooled[3]) <= pooled[2]*(pooled[0]+pooled[1]) {
+					continue
+				}
+				fb = fb || passesStrata(tables)
+				fo = fo || PassesOnsets(tables, blocks)
+			}
+			blocked += b2i(fb)
+			onsets += b2i(fo)
+		}
+		t.Logf("moderate effect after %d quiet nights, passing within 30 nights of its onset: whole history %s, mixed over onsets %s",
+			quiet, wrate(blocked, reps), wrate(onsets, reps))
+		if _, hi := stats.Wilson(blocked, reps, 0.95); onsets <= blocked || float64(onsets)/float64(reps) < hi {
+			t.Errorf("after %d quiet nights the mixture passes %s, the whole history %s: no better", quiet, wrate(onsets, reps), wrate(blocked, reps))
+		}
+	}
 }

@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/fixtures"
@@ -35,8 +36,12 @@ func parseLog(t testing.TB, name string, data []byte) *traceparse.Result {
 	return res
 }
 
-// Passes reports whether a table's e-value reaches the threshold.
-func Passes(a, b, c, d int) bool { return PassesStrata([]Table{{a, b, c, d}}) }
+// Passes reports whether a table's e-value reaches the threshold, as the screen judges one stratum.
+func Passes(a, b, c, d int) bool { return PassesOnsets([]Table{{a, b, c, d}}, nil) }
+
+// passesStrata is the strata e-value alone (no onset mixture) at the threshold: the variant the reviews
+// measured before the mixture.
+func passesStrata(tables []Table) bool { return LogEValueStrata(tables) >= math.Log(Threshold) }
 
 // liftedTable is the whole history's 2×2 of liftedExcess: the eligible carriers c lifts regressed and
 // not, the eligible tasks without the signal regressed and not (excessTable: flagged, or a weak witness

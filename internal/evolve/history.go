@@ -473,6 +473,22 @@ func (d *detector) stratum(k [2]int) int32 {
 	return int32(n)
 }
 
+// strataInTime is the strata's blocks, each log's latest marked.
+func (d *detector) strataInTime() Strata {
+	st := Strata{Block: make([]int, len(d.keys)), Latest: make([]bool, len(d.keys))}
+	last := map[int]int{}
+	for i, k := range d.keys {
+		st.Block[i] = k[1]
+		if b, ok := last[k[0]]; !ok || k[1] > b {
+			last[k[0]] = k[1]
+		}
+	}
+	for i, k := range d.keys {
+		st.Latest[i] = k[1] == last[k[0]]
+	}
+	return st
+}
+
 // finish ends the last log and derives the screen, the trigger and the proposal.
 func (d *detector) finish() *Detection {
 	d.endLog()
@@ -483,7 +499,7 @@ func (d *detector) finish() *Detection {
 	if !d.through.IsZero() {
 		det.Accumulated.Through = d.through.UTC().Format(time.RFC3339Nano)
 	}
-	det.Screen = Screen(det.screenTasks.cells, countedFlagged(det.Flagged))
+	det.Screen = Screen(det.screenTasks.cells, countedFlagged(det.Flagged), d.strataInTime())
 	paysFrom(det.Screen, det.screenTasks.cells, d.r.Active, d.in.Origin)
 	det.Triggered = triggered(det.Flagged, det.Screen)
 	det.Proposal, det.EdgeTasks, det.Reason = propose(det, d.r.Active, d.in.Origin, d.in.Parity, d.in.Exclude, false)

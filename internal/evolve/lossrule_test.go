@@ -34,7 +34,7 @@ func TestLossRulePicksTheStepThatPays(t *testing.T) {
 		// unknown-file-territory also in benign tasks, so that it does not tie with layer-crossings
 		tasks = append(tasks, lossTasks(10, false, true, weights.ExplicitBugfix, weights.UnknownFileTerritory)...)
 		tasks = append(tasks, lossTasks(10, false, false, weights.CrossLayer)...) // L2, carry no layer-crossings
-		rows := Screen(tasks, 4)
+		rows := Screen(tasks, 4, Strata{})
 		if rows[weights.LayerCrossings].Verdict != VerdictCandidate {
 			t.Fatalf("%s: setup: layer-crossings %+v", c.name, rows[weights.LayerCrossings])
 		}
@@ -82,7 +82,7 @@ func TestParityPriceCreditsRegressionsAvoided(t *testing.T) {
 func TestScreenVerdicts(t *testing.T) {
 	row := func(flagged, benign int) ScreenRow {
 		tasks := append(lossTasks(flagged, true, true, weights.Ambiguous), lossTasks(benign, false, true, weights.ExplicitBugfix)...)
-		return Screen(tasks, flagged)[weights.Ambiguous]
+		return Screen(tasks, flagged, Strata{})[weights.Ambiguous]
 	}
 	if r := row(4, 12); r.Verdict != VerdictCandidate || r.MoreNeeded != 0 {
 		t.Errorf("kept case: %+v", r)
@@ -92,7 +92,7 @@ func TestScreenVerdicts(t *testing.T) {
 	}
 	tasks := append(lossTasks(3, true, true, weights.Ambiguous), lossTasks(40, false, true, weights.ExplicitBugfix)...)
 	tasks = append(tasks, lossTasks(2, false, true, weights.Ambiguous)...)
-	if r := Screen(tasks, 3)[weights.Ambiguous]; r.Verdict != VerdictNoSignal || r.MoreNeeded <= 0 {
+	if r := Screen(tasks, 3, Strata{})[weights.Ambiguous]; r.Verdict != VerdictNoSignal || r.MoreNeeded <= 0 {
 		t.Errorf("3 of 5 carriers beside 40: %+v", r)
 	}
 }
@@ -118,7 +118,7 @@ func TestBreakEvenIsWhereTheGainChangesSign(t *testing.T) {
 	if be := breakEven(Change{Kind: weights.ChangeSignal, Signal: weights.Greenfield, Delta: weights.Whole(1)}, &w, tasks); be != 1 {
 		t.Errorf("a change that lifts nothing breaks even at %v, want 1 (never)", be)
 	}
-	rows := Screen(tasks, 6)
+	rows := Screen(tasks, 6, Strata{})
 	paysFrom(rows, tasks, &w, &w)
 	if p := rows[weights.LayerCrossings].PaysFrom; p == nil || float64(*p) > be+1e-12 {
 		t.Errorf("pays_from_excess %v, want at most the +2's %v", p, be)
@@ -141,7 +141,7 @@ func TestUnpaidSaysHowManyMoreRegressionsMakeItPay(t *testing.T) {
 		return append(tasks, lossTasks(15, false, false, weights.LayerCrossings, weights.UnknownFileTerritory)...)
 	}
 	tasks := history(0)
-	rows := Screen(tasks, 8)
+	rows := Screen(tasks, 8, Strata{})
 	if rows[weights.LayerCrossings].Verdict != VerdictCandidate {
 		t.Fatalf("setup: layer-crossings %+v must pass the test", rows[weights.LayerCrossings])
 	}
@@ -155,7 +155,7 @@ func TestUnpaidSaysHowManyMoreRegressionsMakeItPay(t *testing.T) {
 	}
 	for more, pays := range map[int]bool{g.MoreNeeded - 1: false, g.MoreNeeded: true} {
 		tasks := history(more)
-		ranked, _, _ := rankChanges(Screen(tasks, 8+more), tasks, &w, &w, nil, nil)
+		ranked, _, _ := rankChanges(Screen(tasks, 8+more, Strata{}), tasks, &w, &w, nil, nil)
 		if (len(ranked) > 0) != pays {
 			t.Errorf("with %d more regressed carriers: ranked %v, want paying %v (unpaid said %d more)", more, ranked, pays, g.MoreNeeded)
 		}
@@ -173,7 +173,7 @@ func TestUnpaidShowsTheStepThatCouldPay(t *testing.T) {
 	tasks = append(tasks, lossTasks(40, false, true, weights.ExplicitBugfix)...)
 	// L2 at 2: +1 keeps them at L2 (3 is L2's edge), +2 raises them to L3 for nothing.
 	tasks = append(tasks, lossTasks(20, false, false, weights.LayerCrossings)...)
-	rows := Screen(tasks, 8)
+	rows := Screen(tasks, 8, Strata{})
 	if rows[weights.LayerCrossings].Verdict != VerdictCandidate {
 		t.Fatalf("setup: layer-crossings %+v must pass the test", rows[weights.LayerCrossings])
 	}

@@ -107,7 +107,7 @@ func TestAggregatedScreenIsPerTask(t *testing.T) {
 		}
 	}
 	nFlagged := countedFlagged(det.Flagged)
-	rows, want := Screen(cells, nFlagged), Screen(perTask, nFlagged)
+	rows, want := Screen(cells, nFlagged, Strata{}), Screen(perTask, nFlagged, Strata{})
 	paysFrom(rows, cells, &w, &w)
 	paysFrom(want, perTask, &w, &w)
 	same("screen", rows, want)

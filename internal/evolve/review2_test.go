@@ -466,7 +466,7 @@ func TestReview2ExcessIsTheLiftedTasks(t *testing.T) {
 	tasks = append(tasks, lossTasks(2, false, true, deep...)...)
 	tasks = append(tasks, lossTasks(2, true, true, weights.ExplicitBugfix)...)
 	tasks = append(tasks, lossTasks(38, false, true, weights.ExplicitBugfix)...)
-	rows := Screen(tasks, 15)
+	rows := Screen(tasks, 15, Strata{})
 	if r := rows[weights.LayerCrossings]; r.Verdict != VerdictCandidate {
 		t.Fatalf("setup: layer-crossings %+v must pass the test", r)
 	}
@@ -479,7 +479,7 @@ func TestReview2ExcessIsTheLiftedTasks(t *testing.T) {
 	// The same carriers regressing alike at every depth: +2 pays, credited with the lifted tasks' excess.
 	same := append(lossTasks(8, true, true, liftable...), lossTasks(2, false, true, liftable...)...)
 	same = append(same, tasks[10:]...)
-	rows = Screen(same, 22)
+	rows = Screen(same, 22, Strata{})
 	ranked, _, _ = rankChanges(rows, same, &w, &w, nil, nil)
 	if len(ranked) == 0 || ranked[0].Change.Signal != weights.LayerCrossings || ranked[0].Lifted != 10 {
 		t.Fatalf("liftable carriers flagged 8 in 10: ranked %+v, want layer-crossings +2 lifting 10", ranked)

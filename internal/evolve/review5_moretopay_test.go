@@ -50,7 +50,7 @@ func TestMoreToPayIsTheRulesOwnAnswer(t *testing.T) {
 	for h := range 400 {
 		days, onset := 10+rng.IntN(40), rng.IntN(40)
 		tasks := r5History(rng, days, onset, 0.1+0.2*rng.Float64(), 0.2+0.5*rng.Float64())
-		rows := Screen(tasks, 0)
+		rows := Screen(tasks, 0, Strata{})
 		rows[weights.LayerCrossings].Verdict = VerdictCandidate // the test's verdict is not what is checked here
 		ranked, _, unpaid := rankChanges(rows, tasks, &w, &w, nil, nil)
 		var g *Gain
@@ -71,7 +71,7 @@ func TestMoreToPayIsTheRulesOwnAnswer(t *testing.T) {
 				t.day = last
 				more = append(more, screenCell{t, k})
 			}
-			rows := Screen(more, 0)
+			rows := Screen(more, 0, Strata{})
 			rows[weights.LayerCrossings].Verdict = VerdictCandidate
 			ranked, _, _ := rankChanges(rows, more, &w, &w, nil, nil)
 			return len(ranked) > 0 && ranked[0].Change == change
@@ -101,7 +101,7 @@ func TestUnpaidLeavesOutASignalThatPaysBeyondTheDrift(t *testing.T) {
 	deeper := []weights.Signal{weights.ExplicitBugfix, weights.SingleFile, weights.LayerCrossings, weights.Components} // -3: only +2
 	tasks := append(lossTasks(20, false, true, near...), lossTasks(20, true, true, deeper...)...)
 	tasks = append(tasks, append(lossTasks(2, true, true, weights.ExplicitBugfix), lossTasks(38, false, true, weights.ExplicitBugfix)...)...)
-	rows := Screen(tasks, 22)
+	rows := Screen(tasks, 22, Strata{})
 	rows[weights.LayerCrossings].Verdict = VerdictCandidate
 	ranked, beyond, unpaid := rankChanges(rows, tasks, &parent, &origin, nil, nil)
 	if len(ranked) != 0 || len(beyond) != 1 || beyond[0].Change.Delta != weights.Whole(2) {

@@ -98,14 +98,18 @@ func TestReviewLogReadTwiceCountsOnce(t *testing.T) {
 	}
 }
 
-// MoreNeededStrata bisects; it must give the smallest count a linear search gives, on one log and on two.
+// MoreNeededOnsets bisects; it must give the smallest count a linear search gives, on one log, on two,
+// and on one log's two blocks, where only the latest takes the regressions still to come.
 func TestReviewMoreNeededIsTheSmallest(t *testing.T) {
-	linear := func(tables []Table) int {
+	linear := func(tables []Table, blocks []int, latest []bool) int {
 		for k := 0; k <= MaxMoreNeeded; k++ {
 			for i := range tables {
+				if latest != nil && !latest[i] {
+					continue
+				}
 				with := append([]Table(nil), tables...)
 				with[i][0] += k
-				if PassesStrata(with) {
+				if PassesOnsets(with, blocks) {
 					return k
 				}
 			}
@@ -116,9 +120,17 @@ func TestReviewMoreNeededIsTheSmallest(t *testing.T) {
 		for b := 0; b <= 9; b += 3 {
 			for c := 0; c <= 4; c += 2 {
 				for d := 0; d <= 40; d += 8 {
-					for _, tables := range [][]Table{{{a, b, c, d}}, {{a, b, c, d}, {1, b, c + 1, d / 2}}} {
-						if got, want := MoreNeededStrata(tables), linear(tables); got != want {
-							t.Errorf("%v: MoreNeededStrata %d, linear search %d", tables, got, want)
+					for _, x := range []struct {
+						tables []Table
+						blocks []int
+						latest []bool
+					}{
+						{[]Table{{a, b, c, d}}, nil, nil},
+						{[]Table{{a, b, c, d}, {1, b, c + 1, d / 2}}, nil, nil},
+						{[]Table{{a, b, c, d}, {1, b, c + 1, d / 2}}, []int{0, 1}, []bool{false, true}},
+					} {
+						if got, want := MoreNeededOnsets(x.tables, x.blocks, x.latest), linear(x.tables, x.blocks, x.latest); got != want {
+							t.Errorf("%v blocks %v: MoreNeededOnsets %d, linear search %d", x.tables, x.blocks, got, want)
 						}
 					}
 				}

@@ -59,7 +59,15 @@ type ScreenRow struct {
 const ScreenPopulation = "accumulated evidence: flagged vs the other settled eligible tasks of every log read (auto, L0/L1 under the active weights, closed, not in the evidence ledger, after the evidence watermark)"
 
 // ScreenCorrection names the family-wise control, for the explanations.
-const ScreenCorrection = "anytime-valid e-values, Bonferroni over the 9 signals: a candidate needs e ≥ 9/0.02 = 450; every night's look, every log and every signal together keep the chance that noise ever passes at most 2 %"
+const ScreenCorrection = "anytime-valid e-values (mixed over an onset at any 30-day block), Bonferroni over the 9 signals: a candidate needs e ≥ 9/0.02 = 450; every night's look, every log and every signal together keep the chance that noise ever passes at most 2 %"
+
+// Strata says where the population's strata lie in time: Block[i] is stratum i's 30-day block within its
+// log (-1: tasks without a time), Latest[i] whether it is its log's latest block, where the regressions
+// still to come arrive (MoreNeededOnsets). The zero value: one block, every stratum latest.
+type Strata struct {
+	Block  []int
+	Latest []bool
+}
 
 // screenTask is one task of the accumulated population as the screen and the loss rule see it: all
 // that a counted task leaves behind. It is comparable, so that the population is kept as a count per
@@ -218,13 +226,16 @@ func (e excessTable) excess() float64 {
 // the carriers were flagged more often and the e-value reaches Threshold; "underpowered" when even every
 // carrier flagged and no other task would not reach it; "no-signal" otherwise. Candidates with identical
 // tables are "indistinguishable".
-func Screen(tasks []screenCell, nFlagged int) []ScreenRow {
+func Screen(tasks []screenCell, nFlagged int, st Strata) []ScreenRow {
 	rows := make([]ScreenRow, weights.NumSignals)
 	ps := make([]float64, weights.NumSignals)
 	passes, underpowered := make([]bool, weights.NumSignals), make([]bool, weights.NumSignals)
-	strata := 0
+	strata := len(st.Block)
 	for _, t := range tasks {
 		strata = max(strata, int(t.stratum)+1)
+	}
+	if st.Block != nil && len(st.Block) < strata {
+		panic("evolve.Screen: a task's stratum has no block") // the detector numbers both (stratumOf)
 	}
 	for s := range rows {
 		tables := make([]Table, strata)
@@ -245,13 +256,14 @@ func Screen(tasks []screenCell, nFlagged int) []ScreenRow {
 			extreme[i] = Table{x[0] + x[1], 0, 0, x[2] + x[3]}
 		}
 		sc := stats.Screen(a, b, c, d, Alpha, Confidence)
+		logE := LogEValueOnsets(tables, st.Block)
 		rows[s] = ScreenRow{Signal: weights.Signal(s).String(), A: a, B: b, C: c, D: d,
 			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(stats.PrevalenceDiff(a, b, c, d)),
 			Phi: Num(sc.Phi), LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),
-			EValue: Num(math.Exp(LogEValueStrata(tables))), Threshold: Num(Threshold), MoreNeeded: MoreNeededStrata(tables),
+			EValue: Num(math.Exp(logE)), Threshold: Num(Threshold), MoreNeeded: MoreNeededOnsets(tables, st.Block, st.Latest),
 			Excess: Num(excess.excess()), Consistent: consistent(a, nFlagged)}
 		ps[s] = sc.P
-		passes[s], underpowered[s] = PassesStrata(tables), !PassesStrata(extreme)
+		passes[s], underpowered[s] = logE >= math.Log(Threshold), !PassesOnsets(extreme, st.Block)
 	}
 	holm := stats.Holm(ps)
 	for s := range rows {
