@@ -326,3 +326,51 @@ func TestNightStateSurvivesAnotherSpelling(t *testing.T) {
 		t.Errorf("the states were taken up after %d (detection) and %d (watch) of %d nights: the test tests little", resumed, watched, nights)
 	}
 }
+
+// Over months the screen mixes its e-value over an onset at each 30-day block of a log
+// (docs/decisions.md#onsets-at-30-day-blocks): the blocks a night taken up from the state knows must be
+// the full read's, so 75 nights with an effect from night 40 decide alike night after night.
+func TestNightlyStateDecidesAsAFullReadOverMonths(t *testing.T) {
+	var now time.Time
+	cached, full := newStateProject(t, &now, 1), newStateProject(t, &now, 1)
+	seq := genlive.NewSequence(3, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95, Start: 40})
+	resumed := 0
+	for night := 1; night <= 75; night++ {
+		active, _, err := activeAt(cached.env.WeightsDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, text := seq.Night(night, &active)
+		for _, p := range []*stateProject{cached, full} {
+			appendFile(t, p.logs[0], text[0])
+		}
+		if err := os.RemoveAll(filepath.Join(full.env.WeightsDir, store.CacheDir)); err != nil {
+			t.Fatal(err)
+		}
+		resumed += cached.resumes(t)
+		now = genlive.NightEnd(night)
+		var outs [2][]byte
+		for i, p := range []*stateProject{cached, full} {
+			out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
+			if err != nil {
+				t.Fatalf("night %d: %v", night, err)
+			}
+			out.TasksFromState = 0
+			outs[i] = p.jsonOf(t, out)
+			if out.Review != "" {
+				if _, err := Apply(p.env, out.ReviewProposal, -1); err != nil && !errors.Is(err, store.ErrNothingToDo) {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					t.Logf("night %d: applied %s", night, out.Review)
+				}
+			}
+		}
+		if !bytes.Equal(outs[0], outs[1]) {
+			t.Fatalf("night %d: the night from the state decided otherwise than the full read:\n%s\n%s", night, outs[0], outs[1])
+		}
+	}
+	if resumed < 30 {
+		t.Errorf("only %d of 75 nights taken up from the state", resumed)
+	}
+}

@@ -66,6 +66,10 @@ func liveRegimes() []liveRegime {
 		// TUNE_LIVE_LATE=N adds an effect that starts on night N of a long history, played for 30 nights
 		// after it: what a project that ran the tuner for months sees when something new starts to regress.
 		{genlive.Regime{Name: fmt.Sprintf("moderate planted from night %d of %d, 1 log", liveLate, liveLate+29), Base: 0.05, Planted: planted, Carrier: 0.75, Start: liveLate}, "planted", liveLate + 29},
+		// And the same length of noise: the onset mixture restarts the evidence at every 30-day block, and
+		// must not pass noise more often over months than over a month.
+		{genlive.Regime{Name: fmt.Sprintf("noise 15%%, 1 log, %d nights", liveLate+29), Base: 0.15}, "noise", liveLate + 29},
+		{genlive.Regime{Name: fmt.Sprintf("noise level-only, 5 pooled logs, %d nights", liveLate+29), Base: 0.05, LowBase: 0.20, Logs: 5}, "noise", liveLate + 29},
 	}
 }
 
@@ -351,8 +355,9 @@ func TestLiveSmoke(t *testing.T) {
 
 // TestLiveHarness plays every regime at the full sizes (TUNE_HARNESS=full) and prints the issue's
 // target table; TUNE_LIVE_SEQS overrides the number of sequences per single-log regime (60; a third of
-// it for 5 pooled logs), TUNE_LIVE_ONLY plays only
-// the regimes whose name contains it, TUNE_LIVE_OUT writes the table to a file.
+// it for 5 pooled logs), TUNE_LIVE_ONLY plays only the regimes whose name contains it, TUNE_LIVE_OUT
+// writes the table to a file, TUNE_LIVE_LATE=N adds the long histories (an effect from night N, and
+// noise for as long).
 func TestLiveHarness(t *testing.T) {
 	if os.Getenv("TUNE_HARNESS") != "full" {
 		t.Skip("TUNE_HARNESS=full plays the live harness")

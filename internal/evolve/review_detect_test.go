@@ -222,3 +222,50 @@ func TestWeakWitnessEntersOnlyTheExcess(t *testing.T) {
 		}
 	}
 }
+
+// An effect after quiet months, read from a log as the nightly reads it: three months in which the
+// carriers of ambiguous regress as often as the other eligible tasks, then a month in which most of them
+// regress. The whole history's e-value, sunk by the quiet months, stays far below the threshold; the
+// screen's, mixed over an onset at each 30-day block (docs/decisions.md#onsets-at-30-day-blocks), passes
+// on the month since the onset, and more_needed counts in that latest block.
+func TestDetectFindsAnEffectAfterQuietMonths(t *testing.T) {
+	w := refWeights(t)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var log strings.Builder
+	at := start
+	add := func(n, carriers, carriersFlagged, othersFlagged int, every time.Duration) {
+		c, f := kinds(n, carriers, carriersFlagged, othersFlagged)
+		for i := range c {
+			log.WriteString(reviewTasks(at, c[i:i+1], f[i:i+1]))
+			at = at.Add(every)
+		}
+	}
+	add(180, 54, 2, 7, 12*time.Hour) // 90 quiet days: carriers 2/54, others 7/126
+	add(60, 20, 16, 2, 12*time.Hour) // 30 days of an effect: carriers 16/20, others 2/40
+	tasks := parseLog(t, "a/trace.log", []byte(log.String())).Tasks
+	det := Detect(DetectInput{Tasks: tasks, Resolver: Resolver{Active: &w}})
+	r := det.Screen[weights.Ambiguous]
+	whole := LogEValueStrata([]Table{{r.A, r.B, r.C, r.D}})
+	t.Logf("ambiguous %d/%d/%d/%d: whole history e %.3g, screen (mixed over onsets) e %.3g, %s, %d more",
+		r.A, r.B, r.C, r.D, math.Exp(whole), float64(r.EValue), r.Verdict, r.MoreNeeded)
+	if math.Exp(whole) >= Threshold/10 {
+		t.Fatalf("the reproduction no longer buries the effect in the whole history: e %.3g", math.Exp(whole))
+	}
+	if r.Verdict != VerdictCandidate {
+		t.Errorf("ambiguous after quiet months: %s (e %.3g); want a candidate", r.Verdict, float64(r.EValue))
+	}
+	// Two of the effect's regressions fewer and the month alone no longer passes: more_needed says so
+	// counting in the latest block, where they would arrive.
+	var fewer strings.Builder
+	at = start
+	log.Reset()
+	add(180, 54, 2, 7, 12*time.Hour)
+	add(60, 20, 12, 2, 12*time.Hour)
+	fewer.WriteString(log.String())
+	det = Detect(DetectInput{Tasks: parseLog(t, "a/trace.log", []byte(fewer.String())).Tasks, Resolver: Resolver{Active: &w}})
+	r = det.Screen[weights.Ambiguous]
+	t.Logf("with 12 of 20: e %.3g, %s, %d more", float64(r.EValue), r.Verdict, r.MoreNeeded)
+	if r.Verdict == VerdictCandidate || r.MoreNeeded < 1 || r.MoreNeeded > 8 {
+		t.Errorf("with 12 of 20 carriers regressed: %s, %d more needed; want not yet, a handful more", r.Verdict, r.MoreNeeded)
+	}
+}

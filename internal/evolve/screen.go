@@ -235,7 +235,12 @@ func Screen(tasks []screenCell, nFlagged int, st Strata) []ScreenRow {
 		strata = max(strata, int(t.stratum)+1)
 	}
 	if st.Block != nil && len(st.Block) < strata {
-		panic("evolve.Screen: a task's stratum has no block") // the detector numbers both (stratumOf)
+		// The detector numbers every stratum it gives a task (strataInTime); any other caller's strata
+		// without a block count in the first one, never as where new regressions arrive.
+		st.Block = append(slices.Clone(st.Block), make([]int, strata-len(st.Block))...)
+		if st.Latest != nil {
+			st.Latest = append(slices.Clone(st.Latest), make([]bool, strata-len(st.Latest))...)
+		}
 	}
 	for s := range rows {
 		tables := make([]Table, strata)
