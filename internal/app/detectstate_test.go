@@ -87,6 +87,27 @@ func (p *stateProject) jsonOf(t *testing.T, v any) []byte {
 }
 
 // resumes says how many logs the project's next night would take up from its nightly state.
+// night runs the nightly on p and applies what it sends to review, as a project's nightly job and its
+// reviewer would: the result as run, and its JSON without TasksFromState (the one field that says where
+// the tasks came from; everything else of a night from the state must be the full read's bytes).
+func (p *stateProject) night(t *testing.T) (*NightlyResult, []byte) {
+	t.Helper()
+	out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromState := out.TasksFromState
+	out.TasksFromState = 0
+	js := p.jsonOf(t, out)
+	out.TasksFromState = fromState
+	if out.Review != "" {
+		if _, err := Apply(p.env, out.ReviewProposal, -1); err != nil && !errors.Is(err, store.ErrNothingToDo) {
+			t.Fatal(err)
+		}
+	}
+	return out, js
+}
+
 func (p *stateProject) resumes(t *testing.T) int {
 	t.Helper()
 	in, err := readStepInputs(p.env, p.logs, true)
@@ -167,25 +188,17 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 		now = genlive.NightEnd(night)
 		var outs [2][]byte
 		for i, p := range []*stateProject{cached, full} {
-			out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
-			if err != nil {
-				t.Fatalf("night %d: %v", night, err)
-			}
-			// The one field that says where the tasks came from: the cached night's count of the tasks its
-			// state gave, none for the full read; everything else must be the same bytes.
+			var out *NightlyResult
+			out, outs[i] = p.night(t)
+			// The cached night's count of the tasks its state gave, none for the full read.
 			if got := out.TasksFromState; (i == 0 && n > 0) != (got > 0) || got > out.Tasks {
 				t.Errorf("night %d: %d of %d task(s) taken up from the state, %d log(s) taken up", night, got, out.Tasks, n*(1-i))
 			}
-			out.TasksFromState = 0
-			outs[i] = p.jsonOf(t, out)
 			if i == 0 {
 				t.Logf("night %d: %d log(s) taken up from the state; %s, %d counted (%d flagged), review %q", night, n, out.Outcome,
 					out.Loop.Detection.Accumulated.Eligible, out.Loop.Detection.Accumulated.Flagged, out.Review)
 			}
 			if out.Review != "" {
-				if _, err := Apply(p.env, out.ReviewProposal, -1); err != nil && !errors.Is(err, store.ErrNothingToDo) {
-					t.Fatal(err)
-				}
 				applied = night // an apply changes the active weights, the ledger and the watermark: the key
 			}
 		}
@@ -351,19 +364,9 @@ func TestNightlyStateDecidesAsAFullReadOverMonths(t *testing.T) {
 		now = genlive.NightEnd(night)
 		var outs [2][]byte
 		for i, p := range []*stateProject{cached, full} {
-			out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
-			if err != nil {
-				t.Fatalf("night %d: %v", night, err)
-			}
-			out.TasksFromState = 0
-			outs[i] = p.jsonOf(t, out)
-			if out.Review != "" {
-				if _, err := Apply(p.env, out.ReviewProposal, -1); err != nil && !errors.Is(err, store.ErrNothingToDo) {
-					t.Fatal(err)
-				}
-				if i == 0 {
-					t.Logf("night %d: applied %s", night, out.Review)
-				}
+			var out *NightlyResult
+			if out, outs[i] = p.night(t); out.Review != "" && i == 0 {
+				t.Logf("night %d: applied %s", night, out.Review)
 			}
 		}
 		if !bytes.Equal(outs[0], outs[1]) {

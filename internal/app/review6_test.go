@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,19 +77,9 @@ func TestReview6StateDecidesAsAFullRead(t *testing.T) {
 			now = night
 			var outs [2][]byte
 			for i, p := range []*stateProject{cached, full} {
-				out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
-				if err != nil {
-					t.Fatalf("seed %d night %d: %v", seed, k, err)
-				}
-				out.TasksFromState = 0
-				outs[i] = p.jsonOf(t, out)
-				if out.Review != "" {
-					if _, err := Apply(p.env, out.ReviewProposal, -1); err != nil && !errors.Is(err, store.ErrNothingToDo) {
-						t.Fatal(err)
-					}
-					if i == 0 {
-						applies++
-					}
+				var out *NightlyResult
+				if out, outs[i] = p.night(t); out.Review != "" && i == 0 {
+					applies++
 				}
 			}
 			nights++

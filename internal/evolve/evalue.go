@@ -146,6 +146,28 @@ const OnsetWeight = 0.98
 // look as before. Without it, quiet months before an effect drive the pooled e-value towards 0 and the
 // effect is not applied within 30 nights of its onset after 60 quiet ones (docs/live-harness.md).
 func LogEValueOnsets(tables []Table, blocks []int) float64 {
+	terms := onsetTerms(tables, blocks)
+	// The onsets after the last block reached: E = 1 each, weights summing to (1 − w)/(last+1).
+	terms = append(terms, math.Log((1-OnsetWeight)/float64(len(terms))))
+	return logSumExp(terms)
+}
+
+// OnsetOf is the block whose term carries the most of LogEValueOnsets: 0 when the whole history's
+// does, k when the tasks from block k on do (what the explanations name as the evidence's start).
+func OnsetOf(tables []Table, blocks []int) int {
+	terms := onsetTerms(tables, blocks)
+	best := 0
+	for k, x := range terms {
+		if x > terms[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+// onsetTerms is the log of each weighted term of the mixture for the blocks reached, the whole
+// history's first.
+func onsetTerms(tables []Table, blocks []int) []float64 {
 	last := 0
 	for _, b := range blocks {
 		last = max(last, b)
@@ -161,9 +183,7 @@ func LogEValueOnsets(tables []Table, blocks []int) float64 {
 		}
 		terms = append(terms, math.Log((1-OnsetWeight)/float64(k*(k+1)))+LogEValueStrata(from))
 	}
-	// The onsets after the last block reached: E = 1 each, weights summing to (1 − w)/(last+1).
-	terms = append(terms, math.Log((1-OnsetWeight)/float64(last+1)))
-	return logSumExp(terms)
+	return terms
 }
 
 // logSumExp is log Σ exp(x).

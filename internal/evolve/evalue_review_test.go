@@ -290,19 +290,7 @@ func TestReviewEValueNullConfounded(t *testing.T) {
 		default:
 			logNull(t, c, res, n)
 			checkOnsets(t, c, res)
-			worst := 0
-			for _, k := range res.blockedPerSig20 {
-				worst = max(worst, k)
-			}
-			for _, x := range []struct {
-				what  string
-				k     int
-				bound float64
-			}{{"per-block family e≥450", res.blockedFamily, EvidenceAlpha}, {"per-block worst signal e≥20", worst, 1.0 / 20}} {
-				if lo, _ := stats.Wilson(x.k, res.reps, 0.95); lo > x.bound {
-					t.Errorf("%s: %s %s exceeds %.4f", c.name, x.what, wrate(x.k, res.reps), x.bound)
-				}
-			}
+			checkBounds(t, c, res, "per-block", res.blockedFamily, res.blockedPerSig20)
 		}
 	}
 }
@@ -325,15 +313,22 @@ func blockedSummary(res nullResult) string {
 // family-wise rate above α or a signal's rate at e ≥ 20 above 1/20, beyond the interval.
 func checkOnsets(t *testing.T, c nullCase, res nullResult) {
 	t.Helper()
+	checkBounds(t, c, res, "onset mixture", res.onsetFamily, res.onsetPerSig20)
+}
+
+// checkBounds fails when a variant's family-wise rate (sequences in which any signal ever reached 450)
+// is above α, or its worst signal's rate at e ≥ 20 above 1/20, beyond the interval.
+func checkBounds(t *testing.T, c nullCase, res nullResult, variant string, family int, perSig20 [reviewSignals]int) {
+	t.Helper()
 	worst := 0
-	for _, k := range res.onsetPerSig20 {
+	for _, k := range perSig20 {
 		worst = max(worst, k)
 	}
 	for _, x := range []struct {
 		what  string
 		k     int
 		bound float64
-	}{{"onset mixture family e≥450", res.onsetFamily, EvidenceAlpha}, {"onset mixture worst signal e≥20", worst, 1.0 / 20}} {
+	}{{variant + " family e≥450", family, EvidenceAlpha}, {variant + " worst signal e≥20", worst, 1.0 / 20}} {
 		if lo, _ := stats.Wilson(x.k, res.reps, 0.95); lo > x.bound {
 			t.Errorf("%s: %s %s exceeds %.4f", c.name, x.what, wrate(x.k, res.reps), x.bound)
 		}

@@ -23,7 +23,8 @@ type detector struct {
 	det *Detection
 	// strata numbers the (log, 30-day block) strata in the order their first counted task comes.
 	strata  map[[2]int]int
-	keys    [][2]int // the strata's keys by number
+	keys    [][2]int          // the strata's keys by number
+	origins map[int]time.Time // each log's origin (logStream.origin) by its index, for Strata.Start
 	through time.Time
 	logs    int
 	cur     *logStream
@@ -447,8 +448,18 @@ func (d *detector) stratumOf(ls *logStream, at time.Time) int32 {
 	if !ls.origin.IsZero() && !at.IsZero() {
 		block = int(at.Sub(ls.origin) / StratumSpan)
 	}
-	k := [2]int{ls.index, block}
-	return d.stratum(k)
+	return d.stratumOfLog(ls, block)
+}
+
+// stratumOfLog numbers the log's stratum of block, noting the log's origin the block counts from.
+func (d *detector) stratumOfLog(ls *logStream, block int) int32 {
+	if !ls.origin.IsZero() {
+		if d.origins == nil {
+			d.origins = map[int]time.Time{}
+		}
+		d.origins[ls.index] = ls.origin
+	}
+	return d.stratum([2]int{ls.index, block})
 }
 
 // dayOf is t's day since the Unix epoch, UTC (a task without a meta time: the zero time's day, before
@@ -475,10 +486,13 @@ func (d *detector) stratum(k [2]int) int32 {
 
 // strataInTime is the strata's blocks, each log's latest marked.
 func (d *detector) strataInTime() Strata {
-	st := Strata{Block: make([]int, len(d.keys)), Latest: make([]bool, len(d.keys))}
+	st := Strata{Block: make([]int, len(d.keys)), Latest: make([]bool, len(d.keys)), Start: make([]time.Time, len(d.keys))}
 	last := map[int]int{}
 	for i, k := range d.keys {
 		st.Block[i] = k[1]
+		if o := d.origins[k[0]]; k[1] >= 0 && !o.IsZero() {
+			st.Start[i] = o.Add(time.Duration(k[1]) * StratumSpan)
+		}
 		if b, ok := last[k[0]]; !ok || k[1] > b {
 			last[k[0]] = k[1]
 		}

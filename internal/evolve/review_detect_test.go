@@ -254,6 +254,10 @@ func TestDetectFindsAnEffectAfterQuietMonths(t *testing.T) {
 	if r.Verdict != VerdictCandidate {
 		t.Errorf("ambiguous after quiet months: %s (e %.3g); want a candidate", r.Verdict, float64(r.EValue))
 	}
+	// The explanation names where the evidence comes from: the block the effect began in, 90 days on.
+	if r.EvidenceSince != "2026-04-01" || !strings.Contains(det.Reason, "mostly on the tasks since 2026-04-01") {
+		t.Errorf("evidence since %q, reason %q; want the block of 2026-04-01 named", r.EvidenceSince, det.Reason)
+	}
 	// Two of the effect's regressions fewer and the month alone no longer passes: more_needed says so
 	// counting in the latest block, where they would arrive.
 	var fewer strings.Builder

@@ -3,6 +3,7 @@ package evolve
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/stats"
@@ -44,6 +45,10 @@ type ScreenRow struct {
 	// the accumulated tasks (absent when none would, even at 1, or no flagged task carries it).
 	Excess   Num  `json:"excess"`
 	PaysFrom *Num `json:"pays_from_excess,omitempty"`
+	// EvidenceSince is, for a candidate whose e-value comes mostly from the tasks of a later 30-day block
+	// on (an effect that began after the watermark: OnsetOf), the day that block began, in the earliest
+	// log that reached it; absent when the whole history carries it.
+	EvidenceSince string `json:"evidence_since,omitempty"`
 	// Consistent: fired in every flagged task counted (with more than three: in at least three and in at
 	// least two thirds of them). Descriptive since issue 28.
 	Consistent bool   `json:"consistent"`
@@ -67,6 +72,22 @@ const ScreenCorrection = "anytime-valid e-values (mixed over an onset at any 30-
 type Strata struct {
 	Block  []int
 	Latest []bool
+	// Start is the day each stratum's block began (zero for tasks without a time), for EvidenceSince.
+	Start []time.Time
+}
+
+// since is the day block k began in the earliest log that reached it ("" when none is known).
+func (st Strata) since(k int) string {
+	var first time.Time
+	for i, b := range st.Block {
+		if b == k && i < len(st.Start) && !st.Start[i].IsZero() && (first.IsZero() || st.Start[i].Before(first)) {
+			first = st.Start[i]
+		}
+	}
+	if first.IsZero() {
+		return ""
+	}
+	return first.UTC().Format(time.DateOnly)
 }
 
 // screenTask is one task of the accumulated population as the screen and the loss rule see it: all
@@ -269,6 +290,11 @@ func Screen(tasks []screenCell, nFlagged int, st Strata) []ScreenRow {
 			Excess: Num(excess.excess()), Consistent: consistent(a, nFlagged)}
 		ps[s] = sc.P
 		passes[s], underpowered[s] = logE >= math.Log(Threshold), !PassesOnsets(extreme, st.Block)
+		if passes[s] {
+			if k := OnsetOf(tables, st.Block); k > 0 {
+				rows[s].EvidenceSince = st.since(k)
+			}
+		}
 	}
 	holm := stats.Holm(ps)
 	for s := range rows {

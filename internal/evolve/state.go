@@ -228,7 +228,7 @@ func (d *detector) restore(st *LogState) {
 	}
 	ls.warnings = TaskWarnings{Listed: slices.Clone(st.Warnings.Listed), Counts: st.Warnings.Counts}
 	for _, c := range st.Cells {
-		t, n := c.screenTask(st.Sigs, func(block int) int32 { return d.stratum([2]int{ls.index, block}) })
+		t, n := c.screenTask(st.Sigs, func(block int) int32 { return d.stratumOfLog(ls, block) })
 		det.screenTasks.add(t, n)
 	}
 	for i := range st.Counted {

@@ -256,8 +256,12 @@ func propose(det *Detection, parent, origin *weights.Weights, parity *Parity, ex
 		}
 		if len(ranked) > 0 {
 			c := ranked[0].Change
-			why := fmt.Sprintf("%s passes the accumulated test (e %s ≥ %.0f) and the loss rule prefers %s", c.Signal,
-				formatE(float64(det.Screen[c.Signal].EValue)), Threshold, ranked[0])
+			since := ""
+			if day := det.Screen[c.Signal].EvidenceSince; day != "" {
+				since = ", mostly on the tasks since " + day
+			}
+			why := fmt.Sprintf("%s passes the accumulated test (e %s ≥ %.0f%s) and the loss rule prefers %s", c.Signal,
+				formatE(float64(det.Screen[c.Signal].EValue)), Threshold, since, ranked[0])
 			if len(ranked) > 1 {
 				why += "; alternatives: " + gainsSummary(ranked[1:])
 			}
