@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -146,44 +147,77 @@ const OnsetWeight = 0.98
 // look as before. Without it, quiet months before an effect drive the pooled e-value towards 0 and the
 // effect is not applied within 30 nights of its onset after 60 quiet ones (docs/live-harness.md).
 func LogEValueOnsets(tables []Table, blocks []int) float64 {
-	terms := onsetTerms(tables, blocks)
+	terms, last := onsetTerms(tables, blocks)
+	logs := make([]float64, 0, len(terms)+1)
+	for _, t := range terms {
+		logs = append(logs, t.logE)
+	}
 	// The onsets after the last block reached: E = 1 each, weights summing to (1 − w)/(last+1).
-	terms = append(terms, math.Log((1-OnsetWeight)/float64(len(terms))))
-	return logSumExp(terms)
+	logs = append(logs, math.Log((1-OnsetWeight)/float64(last+1)))
+	return logSumExp(logs)
 }
+
+// OnsetWindow is how many of the latest blocks reached the mixture weighs as onsets (a year of 30-day
+// blocks). An onset further back keeps its weight unspent: dropping a term of a mixture of e-processes
+// only lowers it, so the bound holds, and a history of years costs 13 terms, not one per month (an
+// effect that began earlier is still in the later blocks' terms while it lasts).
+const OnsetWindow = 12
 
 // OnsetOf is the block whose term carries the most of LogEValueOnsets: 0 when the whole history's
 // does, k when the tasks from block k on do (what the explanations name as the evidence's start).
 func OnsetOf(tables []Table, blocks []int) int {
-	terms := onsetTerms(tables, blocks)
-	best := 0
-	for k, x := range terms {
-		if x > terms[best] {
-			best = k
+	terms, _ := onsetTerms(tables, blocks)
+	best := terms[0]
+	for _, t := range terms {
+		if t.logE > best.logE {
+			best = t
 		}
 	}
-	return best
+	return best.block
 }
 
-// onsetTerms is the log of each weighted term of the mixture for the blocks reached, the whole
-// history's first.
-func onsetTerms(tables []Table, blocks []int) []float64 {
+// onsetTerm is one weighted term of the mixture: the onset's block (0: the whole history) and the log
+// of its weight times its e-value.
+type onsetTerm struct {
+	block int
+	logE  float64
+}
+
+// onsetTerms is the mixture's terms for the whole history and for the onsets at the last OnsetWindow
+// blocks reached, and the last block. Each onset's e-value is LogEValueStrata of the strata from its
+// block on, summed from the last block back (the pooled table and the per-stratum null both add up).
+func onsetTerms(tables []Table, blocks []int) ([]onsetTerm, int) {
 	last := 0
 	for _, b := range blocks {
 		last = max(last, b)
 	}
-	terms := []float64{math.Log(OnsetWeight) + LogEValueStrata(tables)}
-	from := make([]Table, 0, len(tables))
-	for k := 1; k <= last; k++ {
-		from = from[:0]
-		for i, t := range tables {
-			if blocks[i] >= k {
-				from = append(from, t)
-			}
-		}
-		terms = append(terms, math.Log((1-OnsetWeight)/float64(k*(k+1)))+LogEValueStrata(from))
+	terms := []onsetTerm{{0, math.Log(OnsetWeight) + LogEValueStrata(tables)}}
+	first := max(1, last-OnsetWindow+1)
+	if last < first {
+		return terms, last
 	}
-	return terms
+	pooled := make([]Table, last-first+1)
+	null := make([]float64, last-first+1)
+	for i, t := range tables {
+		if b := blocks[i]; b >= first {
+			for j := range t {
+				pooled[b-first][j] += t[j]
+			}
+			null[b-first] += nullLogLik(t)
+		}
+	}
+	var from Table
+	fromNull := 0.0
+	onsets := make([]onsetTerm, 0, last-first+1)
+	for k := last; k >= first; k-- {
+		for j := range from {
+			from[j] += pooled[k-first][j]
+		}
+		fromNull += null[k-first]
+		onsets = append(onsets, onsetTerm{k, math.Log((1-OnsetWeight)/float64(k*(k+1))) + logAlternative(from) - fromNull})
+	}
+	slices.Reverse(onsets)
+	return append(terms, onsets...), last
 }
 
 // logSumExp is log Σ exp(x).
@@ -216,40 +250,29 @@ func MoreNeeded(a, b, c, d int) int { return MoreNeededOnsets([]Table{{a, b, c, 
 
 // MoreNeededOnsets is MoreNeeded over strata: the fewest new flagged carriers, all in one stratum where
 // latest is set (each log's latest block, where the regressions still to come arrive; every stratum when
-// latest is nil), that make the onset mixture pass. The e-value rises with each flagged carrier
-// (TestEValueMonotone), so each stratum's count is found by bisection: a table of a year's tasks costs
-// milliseconds per evaluation (probGreater sums over the carriers).
+// latest is nil), that make the onset mixture pass. The counts are tried in order, not bisected: a
+// flagged carrier added to a stratum with few other tasks can lower the e-value (the stratum's null then
+// explains it with a rate near 1), so the counts that pass need not be every count from some k on (the
+// independent review of the mixture, TestMoreNeededIsNotBisected).
 func MoreNeededOnsets(tables []Table, blocks []int, latest []bool) int {
 	if PassesOnsets(tables, blocks) {
-		return 0 // one evaluation, not a bisection per stratum (a year of a passing signal: 3 s, i28-cost)
+		return 0 // one evaluation (a year of a passing signal: 3 s per search, i28-cost)
 	}
 	with := append([]Table(nil), tables...)
-	passesWith := func(i, k int) bool {
-		with[i][0] = tables[i][0] + k
-		defer func() { with[i][0] = tables[i][0] }()
-		return PassesOnsets(with, blocks)
-	}
-	best := -1
-	for i := range with {
-		if latest != nil && !latest[i] {
-			continue
-		}
-		if !passesWith(i, MaxMoreNeeded) {
-			continue
-		}
-		lo, hi := 0, MaxMoreNeeded // passesWith(i, hi) holds
-		for lo < hi {
-			if mid := (lo + hi) / 2; passesWith(i, mid) {
-				hi = mid
-			} else {
-				lo = mid + 1
+	for k := 1; k <= MaxMoreNeeded; k++ {
+		for i := range with {
+			if latest != nil && !latest[i] {
+				continue
+			}
+			with[i][0] = tables[i][0] + k
+			passes := PassesOnsets(with, blocks)
+			with[i][0] = tables[i][0]
+			if passes {
+				return k
 			}
 		}
-		if best < 0 || lo < best {
-			best = lo
-		}
 	}
-	return best
+	return -1
 }
 
 // Excess is the estimated excess regression rate of carriers over the other eligible tasks: the

@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"iter"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -444,12 +445,22 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 // first unspent task (docs/decisions.md#evidence-per-log): regression rates may differ between logs and
 // drift within one over months, together with a signal's share, which a pooled null mistakes for the signal.
 func (d *detector) stratumOf(ls *logStream, at time.Time) int32 {
-	block := -1
+	block := NoBlock
 	if !ls.origin.IsZero() && !at.IsZero() {
-		block = int(at.Sub(ls.origin) / StratumSpan)
+		// Floored: a task whose line comes after the origin but whose time is before it (a log out of
+		// time order) gets a block of its own before the first, never one after it nor NoBlock.
+		since := at.Sub(ls.origin)
+		block = int(since / StratumSpan)
+		if since < 0 && since%StratumSpan != 0 {
+			block--
+		}
 	}
 	return d.stratumOfLog(ls, block)
 }
+
+// NoBlock is the block of a task without a meta time, or of a log with none to count from: a key no
+// time gives, so such tasks share no stratum with timed ones; only the whole history's term counts them.
+const NoBlock = math.MinInt32
 
 // stratumOfLog numbers the log's stratum of block, noting the log's origin the block counts from.
 func (d *detector) stratumOfLog(ls *logStream, block int) int32 {
@@ -490,8 +501,8 @@ func (d *detector) strataInTime() Strata {
 	last := map[int]int{}
 	for i, k := range d.keys {
 		st.Block[i] = k[1]
-		if o := d.origins[k[0]]; k[1] >= 0 && !o.IsZero() {
-			st.Start[i] = o.Add(time.Duration(k[1]) * StratumSpan)
+		if o := d.origins[k[0]]; k[1] != NoBlock && !o.IsZero() {
+			st.Start[i] = time.Unix(o.Unix()+int64(k[1])*int64(StratumSpan/time.Second), 0).UTC() // no Duration overflow
 		}
 		if b, ok := last[k[0]]; !ok || k[1] > b {
 			last[k[0]] = k[1]

@@ -3,6 +3,8 @@ package evolve
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +100,7 @@ func TestReviewLogReadTwiceCountsOnce(t *testing.T) {
 	}
 }
 
-// MoreNeededOnsets bisects; it must give the smallest count a linear search gives, on one log, on two,
+// MoreNeededOnsets must give the smallest count a linear search written apart gives, on one log, on two,
 // and on one log's two blocks, where only the latest takes the regressions still to come.
 func TestReviewMoreNeededIsTheSmallest(t *testing.T) {
 	linear := func(tables []Table, blocks []int, latest []bool) int {
@@ -271,5 +273,90 @@ func TestDetectFindsAnEffectAfterQuietMonths(t *testing.T) {
 	t.Logf("with 12 of 20: e %.3g, %s, %d more", float64(r.EValue), r.Verdict, r.MoreNeeded)
 	if r.Verdict == VerdictCandidate || r.MoreNeeded < 1 || r.MoreNeeded > 8 {
 		t.Errorf("with 12 of 20 carriers regressed: %s, %d more needed; want not yet, a handful more", r.Verdict, r.MoreNeeded)
+	}
+}
+
+// The counts of new flagged carriers that make a signal pass need not be every count from some k on:
+// in a stratum with few other tasks each one also raises the null's fitted rate there. The independent
+// review of the onset mixture found this table, where one more regression in the latest block passes
+// (e 564), ten peak near 1058 and fifty fall back to 296: a bisection that first asks whether 50
+// pass answered "more than 50".
+func TestMoreNeededIsNotBisected(t *testing.T) {
+	tables, blocks, latest := []Table{{7, 1, 0, 12}, {1, 2, 0, 0}}, []int{0, 1}, []bool{false, true}
+	at := func(k int) float64 {
+		with := slices.Clone(tables)
+		with[1][0] += k
+		return math.Exp(LogEValueOnsets(with, blocks))
+	}
+	if at(0) >= Threshold || at(1) < Threshold || at(MaxMoreNeeded) >= Threshold {
+		t.Fatalf("the reproduction changed: e %.0f, %.0f with one more, %.0f with %d more", at(0), at(1), at(MaxMoreNeeded), MaxMoreNeeded)
+	}
+	if got := MoreNeededOnsets(tables, blocks, latest); got != 1 {
+		t.Errorf("more needed %d; want 1", got)
+	}
+}
+
+// LogEValueOnsets sums the onsets' tables from the last block back; it must equal the mixture written
+// out (each onset's LogEValueStrata over its strata), over the whole history and the last OnsetWindow
+// blocks, for histories shorter and longer than the window, several logs, and tasks without a time.
+func TestOnsetMixtureAsWrittenOut(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 13))
+	for rep := 0; rep < 200; rep++ {
+		logs, last := 1+r.IntN(3), r.IntN(20)
+		var tables []Table
+		var blocks []int
+		for lg := 0; lg < logs; lg++ {
+			for b := -1; b <= last; b++ {
+				if r.IntN(4) == 0 {
+					continue
+				}
+				tables = append(tables, Table{r.IntN(6), r.IntN(15), r.IntN(6), r.IntN(40)})
+				blocks = append(blocks, b)
+			}
+		}
+		top := 0
+		for _, b := range blocks {
+			top = max(top, b)
+		}
+		e := OnsetWeight * math.Exp(LogEValueStrata(tables))
+		for k := max(1, top-OnsetWindow+1); k <= top; k++ {
+			var from []Table
+			for i, tb := range tables {
+				if blocks[i] >= k {
+					from = append(from, tb)
+				}
+			}
+			e += (1 - OnsetWeight) / float64(k*(k+1)) * math.Exp(LogEValueStrata(from))
+		}
+		e += (1 - OnsetWeight) / float64(top+1)
+		if got := math.Exp(LogEValueOnsets(tables, blocks)); math.Abs(got-e) > 1e-9*math.Max(1, e) {
+			t.Fatalf("%v blocks %v: e %.12g, written out %.12g", tables, blocks, got, e)
+		}
+	}
+}
+
+// A task's block is floored from its log's origin: a line whose time is before the origin (a log out of
+// time order) gets a block before the first, and a task without a time NoBlock, a stratum of its own
+// (the review of the onset mixture: truncated towards zero, 30–60 days before the origin was block -1,
+// the untimed tasks' stratum).
+func TestBlocksAreFlooredAndUntimedApart(t *testing.T) {
+	origin := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	d := &detector{strata: map[[2]int]int{}}
+	ls := &logStream{origin: origin}
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		at    time.Time
+		block int
+	}{
+		{origin, 0}, {origin.Add(30*day - time.Nanosecond), 0}, {origin.Add(30 * day), 1},
+		{origin.Add(-time.Nanosecond), -1}, {origin.Add(-30 * day), -1}, {origin.Add(-40 * day), -2},
+		{time.Time{}, NoBlock},
+	} {
+		if got := d.keys[d.stratumOf(ls, c.at)][1]; got != c.block {
+			t.Errorf("%v: block %d, want %d", c.at, got, c.block)
+		}
+	}
+	if st := d.strataInTime(); st.since(1) != "2026-03-31" {
+		t.Errorf("block 1 began %q; want 2026-03-31", st.since(1))
 	}
 }

@@ -165,6 +165,10 @@ func (d *detector) state(ls *logStream) *LogState {
 	return st
 }
 
+// maxBlock bounds a cell's block either side of its log's origin: time.Time.Sub saturates at about 292
+// years, 3,558 blocks of 30 days.
+const maxBlock = 3600
+
 // Check says whether st is a state a detection could have written: a state is read back from a file
 // (a cache, hostile input like every file), and a malformed one must be refused, never half taken up.
 func (st *LogState) Check() error {
@@ -172,7 +176,7 @@ func (st *LogState) Check() error {
 	for _, c := range st.Cells {
 		// flags: flagged needs eligible; weak and placebo need eligible and not flagged (detector.count).
 		if c[0] < 0 || c[0] >= len(st.Sigs) || c[1] < 0 || c[1] > 31 || c[1]&3 == 1 || c[1]&12 != 0 && c[1]&3 != 2 ||
-			c[2] < -1 || c[3] <= 0 || c[3] > st.Labelled+st.Context-tasks || c[4] < math.MinInt32 || c[4] > math.MaxInt32 {
+			c[2] != NoBlock && (c[2] < -maxBlock || c[2] > maxBlock) || c[3] <= 0 || c[3] > st.Labelled+st.Context-tasks || c[4] < math.MinInt32 || c[4] > math.MaxInt32 {
 			return fmt.Errorf("state of %s: cell %v", st.Source, c)
 		}
 		tasks += c[3]
