@@ -170,9 +170,9 @@ func proposalStepOf(a *evolve.Attempt, screen []evolve.ScreenRow) store.Proposal
 	st.Signal = a.Change.Signal.String()
 	if int(a.Change.Signal) < len(screen) {
 		row := screen[a.Change.Signal]
-		fisher, holm := float64(row.P), float64(row.HolmP)
+		fisher, holm, e := float64(row.P), float64(row.HolmP), float64(row.EValue)
 		st.Counts = &store.TwoByTwo{A: row.A, B: row.B, C: row.C, D: row.D}
-		st.FisherP, st.HolmP, st.Confidence = &fisher, &holm, row.Confidence
+		st.FisherP, st.HolmP, st.Confidence, st.EValue = &fisher, &holm, row.Confidence, &e
 	}
 	return st
 }

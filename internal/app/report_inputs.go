@@ -40,7 +40,7 @@ func ProposalReportFromSteps(steps []*evolve.StepResult, parent weights.Weights,
 		}
 		in.Screen[i] = report.ScreenRow{Signal: r.Signal, A: r.A, B: r.B, C: r.C, D: r.D, Phi: float64(r.Phi),
 			LogOdds: float64(r.LogOR), Z: float64(r.Z), FisherP: float64(r.P), HolmP: float64(r.HolmP), MinP: float64(r.MinP),
-			Consistent: r.Consistent, Verdict: verdict, Chosen: r.Signal == chosen}
+			Consistent: r.Consistent, Verdict: verdict, Chosen: r.Signal == chosen, EValue: numPtr(&r.EValue), MoreNeeded: &r.MoreNeeded}
 	}
 	// NoPattern ("no consistent pattern": a detector gap) is not set since issue 28: without a proposal the
 	// evidence may simply not have accumulated yet; the screen's "more" column says how far it is.
@@ -127,7 +127,7 @@ func ProposalReportOf(p *store.Proposal, parent weights.Weights) report.Proposal
 		logOR, _, z := stats.LogOddsZ(c.A, c.B, c.C, c.D)
 		row := report.ScreenRow{Signal: st.Signal, A: c.A, B: c.B, C: c.C, D: c.D, Phi: stats.Phi(c.A, c.B, c.C, c.D),
 			LogOdds: logOR, Z: z, FisherP: deref(st.FisherP), HolmP: deref(st.HolmP), MinP: stats.FisherMinP(c.A, c.B, c.C, c.D),
-			Verdict: strings.TrimSpace("candidate " + parenthesised(st.Confidence)), Chosen: i == 0}
+			Verdict: strings.TrimSpace("candidate " + parenthesised(st.Confidence)), Chosen: i == 0, EValue: st.EValue}
 		in.Screen = append(in.Screen, row)
 	}
 	return in

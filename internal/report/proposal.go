@@ -147,6 +147,10 @@ type ScreenRow struct {
 	Consistent      bool    // fired in (nearly) every flagged task
 	Verdict         string  // candidate | underpowered | no signal
 	Chosen          bool    // the signal the proposal changes
+	// EValue and MoreNeeded are the screen's (per log and block, mixed over onsets); nil when the input
+	// did not record them (a proposal written before), and then computed from the counts as one table.
+	EValue     *float64
+	MoreNeeded *int
 }
 
 // Attempt is one tried change and its replay.
@@ -387,6 +391,23 @@ func mostRecent(tasks []FlaggedTask, n int) []int {
 	return at
 }
 
+// screenEvidence is the row's e-value and the regressions it still needs: as the screen recorded them,
+// or, where the input did not (a proposal written before they were kept), from the counts as one table.
+// A recorded e-value that passes needs none more.
+func (s ScreenRow) screenEvidence() (float64, int) {
+	e := evolve.EValue(s.A, s.B, s.C, s.D)
+	if s.EValue != nil {
+		e = *s.EValue
+	}
+	switch {
+	case s.MoreNeeded != nil:
+		return e, *s.MoreNeeded
+	case s.EValue != nil && e >= evolve.Threshold:
+		return e, 0
+	}
+	return e, evolve.MoreNeeded(s.A, s.B, s.C, s.D)
+}
+
 func proposalScreen(w io.Writer, screen []ScreenRow, accumulated string, lossRule, unpaid []string) error {
 	if !section(w, "Signal screen", len(screen), "Not recorded in the proposal.") {
 		return nil
@@ -403,13 +424,13 @@ func proposalScreen(w io.Writer, screen []ScreenRow, accumulated string, lossRul
 		}
 		// The effect is a function of the counts, so inputs saved before the column existed show it too.
 		effect := fmtFloat(stats.PrevalenceDiff(s.A, s.B, s.C, s.D))
-		// The e-value and the regressions still needed are functions of the counts too.
-		more := strconv.Itoa(evolve.MoreNeeded(s.A, s.B, s.C, s.D))
-		if more == "-1" {
+		e, n := s.screenEvidence()
+		more := strconv.Itoa(n)
+		if n < 0 {
 			more = fmt.Sprintf("> %d", evolve.MaxMoreNeeded)
 		}
 		rows[i] = []string{name, strconv.Itoa(s.A), strconv.Itoa(s.B), strconv.Itoa(s.C), strconv.Itoa(s.D),
-			strconv.FormatFloat(evolve.EValue(s.A, s.B, s.C, s.D), 'g', 3, 64), more, effect,
+			strconv.FormatFloat(e, 'g', 3, 64), more, effect,
 			fmtP(s.FisherP), fmtP(s.HolmP), fmtP(s.MinP), yesNo(s.Consistent), Escape(s.Verdict)}
 	}
 	cols := []Column{Text("signal"), Num("a"), Num("b"), Num("c"), Num("d"), Num("e-value"), Num("more"), Num("effect"),

@@ -73,6 +73,9 @@ type ProposalStep struct {
 	FisherP    *float64  `json:"fisher_p,omitempty"`   // one-sided Fisher p, raw
 	HolmP      *float64  `json:"holm_p,omitempty"`     // Holm-adjusted across signals
 	Confidence string    `json:"confidence,omitempty"` // strong | provisional | underpowered
+	// EValue is the accumulated test's e-value that let the signal through (the screen's, per log and
+	// block and mixed over onsets: not a function of Counts); nil in proposals written before it was kept.
+	EValue *float64 `json:"e_value,omitempty"`
 }
 
 // Label names the change as evolve.Change.String does (weights.ChangeLabel): "ambiguous +1",
