@@ -139,8 +139,8 @@ func EValue(a, b, c, d int) float64 { return math.Exp(LogEValue(a, b, c, d)) }
 const OnsetWeight = 0.98
 
 // LogEValueOnsets is the log e-value of a signal's evidence mixed over where an effect began: blocks[i]
-// is the 30-day block of stratum i within its log (StratumSpan; -1 for tasks without a time, which only
-// the whole history counts; nil: every stratum in block 0). E = w·E(every stratum) + (1 − w)·Σ_{k≥1}
+// is the 30-day block of stratum i within its log (StratumSpan; NoBlock for tasks without a time, which
+// only the whole history counts; nil: every stratum in block 0). E = w·E(every stratum) + (1 − w)·Σ_{k≥1}
 // E(the strata of block k on)/(k(k+1)), w = OnsetWeight, each E the strata e-value (LogEValueStrata) and
 // 1 for a block not yet reached. Each term is an e-process (a block's strata are fixed before its
 // outcomes are read) and the weights sum to 1, so the mixture is one: Ville's bound holds over every
@@ -256,7 +256,7 @@ func MoreNeeded(a, b, c, d int) int { return MoreNeededOnsets([]Table{{a, b, c, 
 // independent review of the mixture, TestMoreNeededIsNotBisected).
 func MoreNeededOnsets(tables []Table, blocks []int, latest []bool) int {
 	if PassesOnsets(tables, blocks) {
-		return 0 // one evaluation (a year of a passing signal: 3 s per search, i28-cost)
+		return 0 // one evaluation, the common case of a candidate
 	}
 	with := append([]Table(nil), tables...)
 	for k := 1; k <= MaxMoreNeeded; k++ {

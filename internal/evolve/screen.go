@@ -67,7 +67,7 @@ const ScreenPopulation = "accumulated evidence: flagged vs the other settled eli
 const ScreenCorrection = "anytime-valid e-values (mixed over an onset at any 30-day block), Bonferroni over the 9 signals: a candidate needs e ≥ 9/0.02 = 450; every night's look, every log and every signal together keep the chance that noise ever passes at most 2 %"
 
 // Strata says where the population's strata lie in time: Block[i] is stratum i's 30-day block within its
-// log (-1: tasks without a time), Latest[i] whether it is its log's latest block, where the regressions
+// log (NoBlock: tasks without a time), Latest[i] whether it is its log's latest block, where the regressions
 // still to come arrive (MoreNeededOnsets). The zero value: one block, every stratum latest.
 type Strata struct {
 	Block  []int
