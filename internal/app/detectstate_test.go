@@ -86,7 +86,6 @@ func (p *stateProject) jsonOf(t *testing.T, v any) []byte {
 	return []byte(strings.ReplaceAll(string(data), p.dir, "$DIR"))
 }
 
-// resumes says how many logs the project's next night would take up from its nightly state.
 // night runs the nightly on p and applies what it sends to review, as a project's nightly job and its
 // reviewer would: the result as run, and its JSON without TasksFromState (the one field that says where
 // the tasks came from; everything else of a night from the state must be the full read's bytes).
@@ -108,6 +107,7 @@ func (p *stateProject) night(t *testing.T) (*NightlyResult, []byte) {
 	return out, js
 }
 
+// resumes says how many logs the project's next night would take up from its nightly state.
 func (p *stateProject) resumes(t *testing.T) int {
 	t.Helper()
 	in, err := readStepInputs(p.env, p.logs, true)

@@ -77,7 +77,8 @@ tasks and closed tasks are pooled for the trigger and the screen.
 null | {"kind", "signal" | "edge", "delta"}, "reason", "edge_tasks", "warnings", "population",
 "correction", "accumulated", "loss_rule", "ledger_used", "logs", "lines"}; window carries
 "eligible", "resolved_by_active" and "ledger_used"; each flagged task "in_window" and "counted"; each
-screen row its "e_value", "threshold", "more_needed", "excess", "effect" and "tied_with".
+screen row its "e_value", "threshold", "more_needed", "excess", "effect", "tied_with" and, for a
+candidate whose evidence is mostly from a later month, "evidence_since".
 "median_loss_final" is the window median when one log is read (null with several: see
 window.logs[].median_loss_final); "source" and "line" locate the task's meta line.`,
 		Example: `  tune detect

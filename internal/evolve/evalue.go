@@ -132,6 +132,14 @@ func rate0(k, n float64) float64 {
 // EValue is exp(LogEValue).
 func EValue(a, b, c, d int) float64 { return math.Exp(LogEValue(a, b, c, d)) }
 
+// MaxLogE caps an e-value as shown and stored at 1e300, far past any threshold: a strong effect over
+// months takes the log e-value past 709, where exp overflows to +Inf, which JSON cannot carry (a
+// proposal's id is the hash of its JSON) and a reader could not use.
+var MaxLogE = 300 * math.Ln10
+
+// ShownEValue is the e-value of a log e-value as shown and stored: exp, capped at exp(MaxLogE).
+func ShownEValue(logE float64) float64 { return math.Exp(min(logE, MaxLogE)) }
+
 // OnsetWeight is the mixture's weight on the e-value of the whole history; the rest, 1 − OnsetWeight, is
 // spread over the onsets at the start of each later 30-day block, (1 − OnsetWeight)/(k(k+1)) on block k
 // (docs/decisions.md#onsets-at-30-day-blocks): an effect that begins after a long quiet history is

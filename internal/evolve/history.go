@@ -495,14 +495,30 @@ func (d *detector) stratum(k [2]int) int32 {
 	return int32(n)
 }
 
-// strataInTime is the strata's blocks, each log's latest marked.
+// strataInTime places the strata in time for the onset mixture: each one's block start, its block on one
+// calendar for every log (30-day periods from the earliest log's origin: an onset is a time, and each
+// log counts its own blocks from its own origin), and each log's latest block marked.
 func (d *detector) strataInTime() Strata {
 	st := Strata{Block: make([]int, len(d.keys)), Latest: make([]bool, len(d.keys)), Start: make([]time.Time, len(d.keys))}
+	var first time.Time
+	for _, o := range d.origins {
+		if first.IsZero() || o.Before(first) {
+			first = o
+		}
+	}
+	span := int64(StratumSpan / time.Second)
 	last := map[int]int{}
 	for i, k := range d.keys {
-		st.Block[i] = k[1]
+		st.Block[i] = NoBlock
 		if o := d.origins[k[0]]; k[1] != NoBlock && !o.IsZero() {
-			st.Start[i] = time.Unix(o.Unix()+int64(k[1])*int64(StratumSpan/time.Second), 0).UTC() // no Duration overflow
+			start := o.Unix() + int64(k[1])*span // in seconds: no Duration overflow
+			st.Start[i] = time.Unix(start, 0).UTC()
+			since := start - first.Unix()
+			b := since / span
+			if since < 0 && since%span != 0 {
+				b-- // floored, as stratumOf
+			}
+			st.Block[i] = int(b)
 		}
 		if b, ok := last[k[0]]; !ok || k[1] > b {
 			last[k[0]] = k[1]

@@ -1,6 +1,7 @@
 package evolve
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -311,7 +312,11 @@ func TestOnsetMixtureAsWrittenOut(t *testing.T) {
 					continue
 				}
 				tables = append(tables, Table{r.IntN(6), r.IntN(15), r.IntN(6), r.IntN(40)})
-				blocks = append(blocks, b)
+				block := b
+				if b == -1 && r.IntN(2) == 0 {
+					block = NoBlock // tasks without a time; -1 otherwise: the block before the origin
+				}
+				blocks = append(blocks, block)
 			}
 		}
 		top := 0
@@ -358,5 +363,65 @@ func TestBlocksAreFlooredAndUntimedApart(t *testing.T) {
 	}
 	if st := d.strataInTime(); st.since(1) != "2026-03-31" {
 		t.Errorf("block 1 began %q; want 2026-03-31", st.since(1))
+	}
+}
+
+// A strong effect over months takes the log e-value past 709, where exp overflows: the screen shows and
+// a proposal stores it capped at 1e300 (MaxLogE), a number JSON carries, never +Inf (a proposal's id is
+// the hash of its JSON, and hashing +Inf panicked: the review of this session).
+func TestAHugeEValueIsCappedNotInfinite(t *testing.T) {
+	carrier, other := []weights.Signal{weights.Ambiguous, weights.ExplicitBugfix}, []weights.Signal{weights.ExplicitBugfix}
+	cells := []screenCell{
+		{newScreenTask(carrier, 0, true, true), 300}, {newScreenTask(carrier, 0, true, false), 30},
+		{newScreenTask(other, 0, true, true), 50}, {newScreenTask(other, 0, true, false), 3000},
+	}
+	if logE := LogEValueOnsets([]Table{{300, 30, 50, 3000}}, nil); logE < 710 {
+		t.Fatalf("the reproduction no longer overflows: log e %.0f", logE)
+	}
+	r := Screen(cells, 350, Strata{})[weights.Ambiguous]
+	if e := float64(r.EValue); math.IsInf(e, 0) || e != math.Exp(MaxLogE) || r.Verdict != VerdictCandidate {
+		t.Errorf("e %v (%s); want the cap 1e300 and a candidate", e, r.Verdict)
+	}
+	js, err := json.Marshal(r)
+	var back struct {
+		E *float64 `json:"e_value"`
+	}
+	if err == nil {
+		err = json.Unmarshal(js, &back)
+	}
+	if err != nil || back.E == nil || *back.E != math.Exp(MaxLogE) {
+		t.Errorf("the row's JSON carries e_value %v (%v); want 1e300", back.E, err)
+	}
+}
+
+// Onsets are times, and every log counts its blocks from its own origin: the mixture places them on
+// one calendar. A second log that began two years after the first, quiet for a month and then with an
+// effect for two, is judged on those months. Numbered by its own blocks (0–2) beside the first log's
+// 25, its onset fell outside every term of the last twelve blocks (the review of this session: e 0.0008).
+func TestOnsetsAreOnOneCalendarForEveryLog(t *testing.T) {
+	a := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := a.Add(22 * StratumSpan)
+	d := &detector{strata: map[[2]int]int{}}
+	var tables []Table
+	for k := range 25 {
+		d.stratumOfLog(&logStream{index: 0, origin: a}, k)
+		tables = append(tables, Table{1, 10, 10, 100})
+	}
+	for k, tb := range []Table{{2, 30, 20, 200}, {12, 3, 6, 60}, {12, 3, 6, 60}} {
+		d.stratumOfLog(&logStream{index: 1, origin: b}, k)
+		tables = append(tables, tb)
+	}
+	st := d.strataInTime()
+	if got := st.Block[25:]; !slices.Equal(got, []int{22, 23, 24}) {
+		t.Fatalf("the second log's blocks on the first's calendar: %v, want 22–24", got)
+	}
+	own := append(slices.Clone(st.Block[:25]), 0, 1, 2)
+	calendar, numbered := math.Exp(LogEValueOnsets(tables, st.Block)), math.Exp(LogEValueOnsets(tables, own))
+	t.Logf("e on one calendar %.3g, with each log's own block numbers %.3g", calendar, numbered)
+	if calendar < 1 || numbered > 0.01 {
+		t.Errorf("e on one calendar %.3g, numbered by each log's blocks %.3g: want the onset counted on one calendar", calendar, numbered)
+	}
+	if k := OnsetOf(tables, st.Block); k != 23 || st.since(k) != b.Add(StratumSpan).Format(time.DateOnly) {
+		t.Errorf("evidence mostly from block %d since %q; want block 23, the second log's second month", k, st.since(k))
 	}
 }

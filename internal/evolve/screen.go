@@ -66,9 +66,10 @@ const ScreenPopulation = "accumulated evidence: flagged vs the other settled eli
 // ScreenCorrection names the family-wise control, for the explanations.
 const ScreenCorrection = "anytime-valid e-values (mixed over an onset at any 30-day block), Bonferroni over the 9 signals: a candidate needs e ≥ 9/0.02 = 450; every night's look, every log and every signal together keep the chance that noise ever passes at most 2 %"
 
-// Strata says where the population's strata lie in time: Block[i] is stratum i's 30-day block within its
-// log (NoBlock: tasks without a time), Latest[i] whether it is its log's latest block, where the regressions
-// still to come arrive (MoreNeededOnsets). The zero value: one block, every stratum latest.
+// Strata says where the population's strata lie in time: Block[i] is stratum i's 30-day block on one
+// calendar for every log (from the earliest log's origin; NoBlock: tasks without a time), what the onset
+// mixture counts onsets by; Latest[i] whether it is its log's latest block, where the regressions still
+// to come arrive (MoreNeededOnsets). The zero value: one block, every stratum latest.
 type Strata struct {
 	Block  []int
 	Latest []bool
@@ -286,7 +287,7 @@ func Screen(tasks []screenCell, nFlagged int, st Strata) []ScreenRow {
 		rows[s] = ScreenRow{Signal: weights.Signal(s).String(), A: a, B: b, C: c, D: d,
 			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(stats.PrevalenceDiff(a, b, c, d)),
 			Phi: Num(sc.Phi), LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),
-			EValue: Num(math.Exp(logE)), Threshold: Num(Threshold), MoreNeeded: MoreNeededOnsets(tables, st.Block, st.Latest),
+			EValue: Num(ShownEValue(logE)), Threshold: Num(Threshold), MoreNeeded: MoreNeededOnsets(tables, st.Block, st.Latest),
 			Excess: Num(excess.excess()), Consistent: consistent(a, nFlagged)}
 		ps[s] = sc.P
 		passes[s], underpowered[s] = logE >= math.Log(Threshold), !PassesOnsets(extreme, st.Block)

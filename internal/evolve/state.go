@@ -246,7 +246,7 @@ func (d *detector) restore(st *LogState) {
 }
 
 // StateCell is a screen cell as a LogState keeps it: [index in Sigs, unclamped·16 + placebo·8 + weak·4 +
-// eligible·2 + flagged, 30-day block (-1: no meta time), tasks, day (screenTask.day)]. Every field of screenTask must
+// eligible·2 + flagged, 30-day block (NoBlock: no meta time), tasks, day (screenTask.day)]. Every field of screenTask must
 // be kept here (TestStateCellKeepsEveryField).
 type StateCell [5]int
 

@@ -395,7 +395,7 @@ func mostRecent(tasks []FlaggedTask, n int) []int {
 // or, where the input did not (a proposal written before they were kept), from the counts as one table.
 // A recorded e-value that passes needs none more.
 func (s ScreenRow) screenEvidence() (float64, int) {
-	e := evolve.EValue(s.A, s.B, s.C, s.D)
+	e := evolve.ShownEValue(evolve.LogEValueOnsets([]evolve.Table{{s.A, s.B, s.C, s.D}}, nil)) // as MoreNeeded weighs it
 	if s.EValue != nil {
 		e = *s.EValue
 	}

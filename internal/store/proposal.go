@@ -548,6 +548,10 @@ func decodeProposal(name string, data []byte) (*Proposal, error) {
 		default:
 			return nil, fmt.Errorf("%s: steps[%d].kind %q: want signal or bucket", name, i, s.Kind)
 		}
+		if s.EValue != nil && !(*s.EValue >= 0) {
+			// What a report shows as the test's evidence: an e-value is never negative (JSON has no NaN).
+			return nil, fmt.Errorf("%s: steps[%d].e_value %v: want a number ≥ 0", name, i, *s.EValue)
+		}
 		p.Steps = append(p.Steps, s)
 	}
 	for _, t := range j.Evidence {

@@ -120,6 +120,7 @@ func TestReadProposalErrors(t *testing.T) {
 		"string step delta":  {strings.Replace(string(good), `"delta": 1`, `"delta": "1"`, 1), `steps.delta: want a number of points (a multiple of 0.5), got "1"`},
 		"no evidence title":  {strings.Replace(string(good), `"title": "tweak thing",`, ``, 1), `evidence[1].title: missing`},
 		"no candidate cost":  {strings.Replace(string(good), `"cost":`, `"costs":`, 1), `unknown field "costs"`},
+		"negative e-value":   {strings.Replace(string(good), `"delta": 1`, `"delta": 1, "e_value": -3`, 1), `steps[0].e_value -3: want a number ≥ 0`},
 	}
 	for name, c := range cases {
 		_, err := ParseProposal("x.json", []byte(c.data))

@@ -757,7 +757,7 @@ func (b *Builder) exceeds(t Test, allowed float64) Test {
 
 func (b *Builder) finish(t *Test, logE float64, next func(int) float64) {
 	th := math.Log(t.Threshold)
-	t.E = roundE(math.Exp(logE))
+	t.E = roundE(evolve.ShownEValue(logE)) // capped: a long run of evidence overflows exp, which JSON cannot carry
 	t.Rejected = logE >= th
 	t.NeedMore = moreEvents(logE, th, next)
 }

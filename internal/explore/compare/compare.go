@@ -208,7 +208,7 @@ func edge(lv weights.Level, c *counts) Edge {
 	for i, t := range c.strata {
 		extreme[i] = evolve.Table{t[0] + t[1], 0, 0, t[2] + t[3]}
 	}
-	e.EValue = round(math.Exp(min(evolve.LogEValueStrata(c.strata), maxLogE)))
+	e.EValue = round(evolve.ShownEValue(evolve.LogEValueStrata(c.strata)))
 	switch {
 	case evolve.LogEValueStrata(extreme) < math.Log(Threshold):
 		e.Verdict = TooFew
@@ -250,9 +250,6 @@ func difference(k1, n1, k2, n2 int) Difference {
 	d.Estimate, d.Lo, d.Hi = accuracy.PyRound(d.Estimate, 4), accuracy.PyRound(d.Lo, 4), accuracy.PyRound(d.Hi, 4)
 	return d
 }
-
-// maxLogE caps an e-value at 1e300, far past any threshold, so that JSON can carry it.
-var maxLogE = 300 * math.Ln10
 
 // round keeps 4 significant digits of an e-value, so the JSON does not carry float noise.
 func round(e float64) float64 {
