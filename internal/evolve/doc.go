@@ -17,7 +17,7 @@
 //	Settled    Horizon later labelled tasks, or the log quiet for SettleAfter: only settled tasks after
 //	           the evidence watermark enter the accumulated tables
 //	Trigger    >= 3 flagged tasks in the windows, or a passing signal with >= 3 counted regressions low
-//	Screen     per signal the 2x2 table over the accumulated evidence and its e-value (LogEValue);
+//	Screen     per signal the 2x2 table over the accumulated evidence and its e-value (LogEValueStrata, mixed over onsets: LogEValueOnsets);
 //	           a candidate needs e >= Threshold (Bonferroni over the nine signals at EvidenceAlpha)
 //	Loss rule  +1 and +2 on every candidate, weighed by the regressions avoided (the lifted carriers'
 //	           current excess x too_low: since a supported change point of their rate, else over the

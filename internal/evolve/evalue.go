@@ -59,15 +59,8 @@ func xlogy(x, y float64) float64 {
 	return x * math.Log(y)
 }
 
-// LogEValue is the log e-value of one signal's table: a carriers flagged, b carriers not flagged, c other
-// eligible tasks flagged, d not. Numerator: the marginal likelihood of the two-Bernoulli alternative
-// pa > pb under the prior above; denominator: the likelihood maximised over the null pa ≤ pb. For each
-// null parameter the numerator over that parameter's likelihood is a test martingale in task order;
-// dividing by the null's maximum bounds the ratio by every one of them (universal inference), so the
-// result is an e-process for the whole composite null. It depends only on the counts.
-func LogEValue(a, b, c, d int) float64 { return LogEValueStrata([]Table{{a, b, c, d}}) }
-
-// Table is one stratum's 2×2 counts a, b, c, d (as LogEValue's arguments).
+// Table is one stratum's 2×2 counts of a signal: a carriers flagged, b carriers not flagged, c other
+// eligible tasks flagged, d not.
 type Table [4]int
 
 // tableCell is the cell of a Table a task enters: carriers first, regressed (flagged) first.
@@ -83,13 +76,18 @@ func tableCell(carrier, regressed bool) int {
 }
 
 // LogEValueStrata is the log e-value of a signal whose evidence comes from several strata (the logs
-// read): the numerator is the alternative's marginal likelihood of the pooled table (any predictive
-// distribution is a valid numerator), the denominator the null's likelihood maximised in each stratum
-// apart (each log its own rates, pa_k ≤ pb_k). The null maximised over the pooled table instead is not
-// an e-process when logs differ: a project that regresses more and carries a signal more often makes
-// the pooled carriers regress more though no log's do (Simpson), and the pooled e-value then grows
-// without bound on noise (docs/decisions.md#evidence-per-log; the i28 review measured 99.9 % of
-// 45-night sequences passing with five such logs). One stratum is LogEValue.
+// read, and their 30-day blocks). Of one table: numerator the marginal likelihood of the two-Bernoulli
+// alternative pa > pb under the prior above, denominator the likelihood maximised over the null pa ≤ pb.
+// For each null parameter the numerator over that parameter's likelihood is a test martingale in task
+// order; dividing by the null's maximum bounds the ratio by every one of them (universal inference), so
+// the result is an e-process for the whole composite null, a function of the counts. Over strata the
+// numerator is the alternative's marginal likelihood of the pooled table (any predictive distribution is
+// a valid numerator), the denominator the null's likelihood maximised in each stratum apart (each its
+// own rates, pa_k ≤ pb_k). The null maximised over the pooled table instead is not an e-process when
+// logs differ: a project that regresses more and carries a signal more often makes the pooled carriers
+// regress more though no log's do (Simpson), and the pooled e-value then grows without bound on noise
+// (docs/decisions.md#evidence-per-log; the i28 review measured 99.9 % of 45-night sequences passing with
+// five such logs). The screen mixes it over onsets (LogEValueOnsets).
 func LogEValueStrata(tables []Table) float64 {
 	var pooled Table
 	den := 0.0
@@ -128,9 +126,6 @@ func rate0(k, n float64) float64 {
 	}
 	return k / n
 }
-
-// EValue is exp(LogEValue).
-func EValue(a, b, c, d int) float64 { return math.Exp(LogEValue(a, b, c, d)) }
 
 // MaxLogE caps an e-value as shown and stored at 1e300, far past any threshold: a strong effect over
 // months takes the log e-value past 709, where exp overflows to +Inf, which JSON cannot carry (a

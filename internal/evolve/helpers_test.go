@@ -36,6 +36,12 @@ func parseLog(t testing.TB, name string, data []byte) *traceparse.Result {
 	return res
 }
 
+// LogEValue is the log e-value of one table alone (one stratum, no onset mixture).
+func LogEValue(a, b, c, d int) float64 { return LogEValueStrata([]Table{{a, b, c, d}}) }
+
+// EValue is exp(LogEValue).
+func EValue(a, b, c, d int) float64 { return math.Exp(LogEValue(a, b, c, d)) }
+
 // Passes reports whether a table's e-value reaches the threshold, as the screen judges one stratum.
 func Passes(a, b, c, d int) bool { return PassesOnsets([]Table{{a, b, c, d}}, nil) }
 
