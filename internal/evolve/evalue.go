@@ -150,14 +150,8 @@ const OnsetWeight = 0.98
 // look as before. Without it, quiet months before an effect drive the pooled e-value towards 0 and the
 // effect is not applied within 30 nights of its onset after 60 quiet ones (docs/live-harness.md).
 func LogEValueOnsets(tables []Table, blocks []int) float64 {
-	terms, last := onsetTerms(tables, blocks)
-	logs := make([]float64, 0, len(terms)+1)
-	for _, t := range terms {
-		logs = append(logs, t.logE)
-	}
-	// The onsets after the last block reached: E = 1 each, weights summing to (1 − w)/(last+1).
-	logs = append(logs, math.Log((1-OnsetWeight)/float64(last+1)))
-	return logSumExp(logs)
+	logE, _ := onsetMixture(tables, blocks)
+	return logE
 }
 
 // OnsetWindow is how many of the latest blocks reached the mixture weighs as onsets (a year of 30-day
@@ -166,17 +160,22 @@ func LogEValueOnsets(tables []Table, blocks []int) float64 {
 // effect that began earlier is still in the later blocks' terms while it lasts).
 const OnsetWindow = 12
 
-// OnsetOf is the block whose term carries the most of LogEValueOnsets: 0 when the whole history's
-// does, k when the tasks from block k on do (what the explanations name as the evidence's start).
-func OnsetOf(tables []Table, blocks []int) int {
-	terms, _ := onsetTerms(tables, blocks)
+// onsetMixture is LogEValueOnsets and the block whose term carries the most of it: 0 when the whole
+// history's does, k when the tasks from block k on do (what the explanations name as the evidence's
+// start).
+func onsetMixture(tables []Table, blocks []int) (logE float64, onset int) {
+	terms, last := onsetTerms(tables, blocks)
+	logs := make([]float64, 0, len(terms)+1)
 	best := terms[0]
 	for _, t := range terms {
+		logs = append(logs, t.logE)
 		if t.logE > best.logE {
 			best = t
 		}
 	}
-	return best.block
+	// The onsets after the last block reached: E = 1 each, weights summing to (1 − w)/(last+1).
+	logs = append(logs, math.Log((1-OnsetWeight)/float64(last+1)))
+	return logSumExp(logs), best.block
 }
 
 // onsetTerm is one weighted term of the mixture: the onset's block (0: the whole history) and the log

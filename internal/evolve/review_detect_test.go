@@ -421,7 +421,7 @@ func TestOnsetsAreOnOneCalendarForEveryLog(t *testing.T) {
 	if calendar < 1 || numbered > 0.01 {
 		t.Errorf("e on one calendar %.3g, numbered by each log's blocks %.3g: want the onset counted on one calendar", calendar, numbered)
 	}
-	if k := OnsetOf(tables, st.Block); k != 23 || st.since(k) != b.Add(StratumSpan).Format(time.DateOnly) {
+	if _, k := onsetMixture(tables, st.Block); k != 23 || st.since(k) != b.Add(StratumSpan).Format(time.DateOnly) {
 		t.Errorf("evidence mostly from block %d since %q; want block 23, the second log's second month", k, st.since(k))
 	}
 }

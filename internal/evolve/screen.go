@@ -46,7 +46,7 @@ type ScreenRow struct {
 	Excess   Num  `json:"excess"`
 	PaysFrom *Num `json:"pays_from_excess,omitempty"`
 	// EvidenceSince is, for a candidate whose e-value comes mostly from the tasks of a later 30-day block
-	// on (an effect that began after the watermark: OnsetOf), the day that block began, in the earliest
+	// on (an effect that began after the watermark: the largest term of LogEValueOnsets), the day that block began, in the earliest
 	// log that reached it; absent when the whole history carries it.
 	EvidenceSince string `json:"evidence_since,omitempty"`
 	// Consistent: fired in every flagged task counted (with more than three: in at least three and in at
@@ -142,13 +142,9 @@ func (t *screenTask) signals() []weights.Signal {
 }
 
 // level is the level the task runs at under w: weights.Score of its signals, bucketed, and clamped as
-// the scorer clamps it (scorer.Clamps; a task that is not unclamped is clamped as a standard one).
+// the scorer clamps it (scorer.RunsAt; a task that is not unclamped is clamped as a standard one).
 func (t *screenTask) level(w *weights.Weights) weights.Level {
-	lv := w.Level(t.score(w))
-	if !t.unclamped && scorer.Clamps(lv, scorer.Standard) {
-		return weights.L3
-	}
-	return lv
+	return scorer.RunsAt(w.Level(t.score(w)), !t.unclamped)
 }
 
 func (t *screenTask) score(w *weights.Weights) weights.Half {
@@ -283,7 +279,7 @@ func Screen(tasks []screenCell, nFlagged int, st Strata) []ScreenRow {
 			extreme[i] = Table{x[0] + x[1], 0, 0, x[2] + x[3]}
 		}
 		sc := stats.Screen(a, b, c, d, Alpha, Confidence)
-		logE := LogEValueOnsets(tables, st.Block)
+		logE, onset := onsetMixture(tables, st.Block)
 		rows[s] = ScreenRow{Signal: weights.Signal(s).String(), A: a, B: b, C: c, D: d,
 			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(stats.PrevalenceDiff(a, b, c, d)),
 			Phi: Num(sc.Phi), LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),
@@ -291,10 +287,8 @@ func Screen(tasks []screenCell, nFlagged int, st Strata) []ScreenRow {
 			Excess: Num(excess.excess()), Consistent: consistent(a, nFlagged)}
 		ps[s] = sc.P
 		passes[s], underpowered[s] = logE >= math.Log(Threshold), !PassesOnsets(extreme, st.Block)
-		if passes[s] {
-			if k := OnsetOf(tables, st.Block); k > 0 {
-				rows[s].EvidenceSince = st.since(k)
-			}
+		if passes[s] && onset > 0 {
+			rows[s].EvidenceSince = st.since(onset)
 		}
 	}
 	holm := stats.Holm(ps)

@@ -71,6 +71,16 @@ func Clamps(bucket weights.Level, creativity string) bool {
 	return bucket == weights.L4 && (creativity == Standard || creativity == "")
 }
 
+// RunsAt is the level a recorded task whose signals fall in bucket runs at: L3 in the L4 bucket when the
+// clamp holds it (clamped: RanClamped of its record), the bucket otherwise. Readers that re-score
+// recorded tasks under other weights (the loss rule, the watch) ask this.
+func RunsAt(bucket weights.Level, clamped bool) weights.Level {
+	if clamped && Clamps(bucket, Standard) {
+		return weights.L3
+	}
+	return bucket
+}
+
 // RanClamped says whether a recorded task, dispatched at level with creativity, is one the clamp holds at
 // L3 in the L4 bucket: its creativity is standard or not recorded (Clamps), and its record does not show
 // it running at L4. Readers that re-score recorded tasks under other weights ask this.

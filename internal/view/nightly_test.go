@@ -52,12 +52,16 @@ func TestNightlyNamesTheDeclined(t *testing.T) {
 	}
 }
 
+// ambiguousOnTheHoldout is ambiguous +2 making the frozen holdout's L2 ambiguous scenario worse.
+func ambiguousOnTheHoldout() []evolve.HoldoutChange {
+	return []evolve.HoldoutChange{{Change: evolve.Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(2)},
+		From: weights.Whole(2), To: weights.Whole(4), LossBefore: 0, LossAfter: 0.25, Worse: []string{"holdout-L2-ambiguous L2 → L3"}}}
+}
+
 // A change only the frozen holdout refused is said under the outcome, with the scenarios it makes
 // worse and who decides (docs/escalation.md, "A change the holdout holds").
 func TestNightlySaysWhatTheHoldoutHolds(t *testing.T) {
-	held := []evolve.HoldoutChange{{Change: evolve.Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(2)},
-		From: weights.Whole(2), To: weights.Whole(4), LossBefore: 0, LossAfter: 0.25, Worse: []string{"holdout-L2-ambiguous L2 → L3"}}}
-	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "stalled", Reason: "no change left to try", Held: held}, Tasks: 3}
+	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "stalled", Reason: "no change left to try", Held: ambiguousOnTheHoldout()}, Tasks: 3}
 	var b bytes.Buffer
 	if err := Nightly(&b, out); err != nil {
 		t.Fatal(err)
@@ -72,9 +76,7 @@ func TestNightlySaysWhatTheHoldoutHolds(t *testing.T) {
 // A kept change whose holdout loss the history paid for (tune.toml [evolve] holdout = "priced") is said
 // under the outcome, with the scenarios it overrules and the setting that allowed it.
 func TestNightlySaysWhatThePricedHoldoutLetThrough(t *testing.T) {
-	paid := []evolve.HoldoutChange{{Change: evolve.Change{Kind: weights.ChangeSignal, Signal: weights.Ambiguous, Delta: weights.Whole(2)},
-		From: weights.Whole(2), To: weights.Whole(4), LossBefore: 0, LossAfter: 0.25, Worse: []string{"holdout-L2-ambiguous L2 → L3"}}}
-	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "converged", Reason: "1 accepted step(s)", HoldoutPaid: paid}, Tasks: 3}
+	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "converged", Reason: "1 accepted step(s)", HoldoutPaid: ambiguousOnTheHoldout()}, Tasks: 3}
 	var b bytes.Buffer
 	if err := Nightly(&b, out); err != nil {
 		t.Fatal(err)

@@ -368,17 +368,6 @@ func (b *Builder) intern(s string) string {
 	return v
 }
 
-// runLevel is the level a task with these signals runs at under w: bucketed, and held at L3 in the L4
-// bucket when its record says the clamp holds it (scorer.RanClamped), so that a task the change moves
-// into the L4 bucket at standard creativity, which still runs at L3, is not counted as moved.
-func runLevel(w *weights.Weights, fired []weights.Signal, clamped bool) weights.Level {
-	lv := w.Level(w.Score(fired))
-	if clamped && lv == weights.L4 {
-		return weights.L3
-	}
-	return lv
-}
-
 func lowSide(level string) bool { return level == "L0" || level == "L1" }
 
 // Add counts one task (any task: open ones and those of other versions only matter as later tasks of
@@ -397,7 +386,10 @@ func (b *Builder) Add(t *traceparse.Task) {
 	}
 	fired := firedSignals(t)
 	clamped := scorer.RanClamped(t.Level, t.Creativity)
-	from, to := runLevel(b.in.Parent.Weights, fired, clamped), runLevel(b.in.Version.Weights, fired, clamped)
+	// The level each runs it at: a task moved into the L4 bucket at standard creativity still runs at
+	// L3 and is not counted as moved (scorer.RunsAt).
+	from := scorer.RunsAt(b.in.Parent.Weights.Level(b.in.Parent.Weights.Score(fired)), clamped)
+	to := scorer.RunsAt(b.in.Version.Weights.Level(b.in.Version.Weights.Score(fired)), clamped)
 	auto := t.Dispatch == "auto"
 	if per == after && t.WeightsVersion == "" && auto && from != to && t.Level == from.String() {
 		// Dated after the version but dispatched at the parent's level, not the version's: the hook still
