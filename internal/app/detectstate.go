@@ -27,8 +27,9 @@ import (
 // detectStateFormat changes whenever what a state holds or means changes (5: a cell's day; 6: a state's
 // Last is the latest meta time before its held tasks, docs/decisions.md#settling; 7: a cell's unclamped
 // flag, docs/decisions.md#the-clamp-in-the-loss-rule; 8: a cell's block is floored before the origin
-// and evolve.NoBlock without a time, docs/decisions.md#onsets-at-30-day-blocks).
-const detectStateFormat = 8
+// and evolve.NoBlock without a time, docs/decisions.md#onsets-at-30-day-blocks; 9: a cell's ran-high and
+// regressed-high flags, docs/decisions.md#the-carriers-at-l2).
+const detectStateFormat = 9
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {

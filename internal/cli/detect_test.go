@@ -341,24 +341,9 @@ func TestDetectNamesALogWithoutWindow(t *testing.T) {
 // says so beside the regressions it needs ("pending_lifted"). (27 nights until the loss rule re-scored
 // with the scorer's clamp, docs/decisions.md#the-clamp-in-the-loss-rule: on night 27 the +2 now pays.)
 func TestDetectExplainsAChangeThatDoesNotPay(t *testing.T) {
-	e := newEvolveEnv(t)
-	w, err := weights.Load(testutil.ReferenceWeightsPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	planted := []weights.Signal{weights.Ambiguous, weights.ContractRuleHit, weights.LayerCrossings, weights.CrossLayer}
-	seq := genlive.NewSequence(7011, genlive.Regime{Base: 0.05, Planted: planted, Carrier: 0.75})
-	var log []byte
-	const nights = 16 // a night whose unsettled tasks include one the change would lift
-	for night := 1; night <= nights; night++ {
-		_, text := seq.Night(night, &w)
-		log = append(log, text[0]...)
-	}
-	if err := os.WriteFile(filepath.Join(e.root, "live.log"), log, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// At the night's end, as the nightly runs it: the last tasks are not settled yet.
-	e.env = map[string]string{"TUNE_NOW": genlive.NightEnd(nights).Format(time.RFC3339)}
+	// At the end of night 16, as the nightly runs it: the last tasks are not settled yet, and one of them
+	// is a task the change would lift.
+	e := liveLogEnv(t, 7011, genlive.Regime{Base: 0.05, Planted: livePlanted, Carrier: 0.75}, 16)
 	code, out, errOut := e.runInRoot("detect", "live.log")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -372,26 +357,7 @@ func TestDetectExplainsAChangeThatDoesNotPay(t *testing.T) {
 	if !strings.Contains(out, "loss rule: no change pays for these signals, though the test supports them") || line == "" {
 		t.Fatalf("detect does not list cross-layer's closest step:\n%s", out)
 	}
-	code, js, _ := e.runInRoot("detect", "live.log", "--json")
-	if code != 0 {
-		t.Fatalf("--json exit %d", code)
-	}
-	var det struct {
-		Unpaid []struct {
-			Change struct {
-				Signal string `json:"signal"`
-			} `json:"change"`
-			Excess     float64  `json:"excess"`
-			PaysFrom   *float64 `json:"pays_from_excess"`
-			MoreNeeded int      `json:"more_needed"`
-			Lifted     int      `json:"lifted"`
-			Pending    int      `json:"pending_lifted"`
-		} `json:"loss_rule_unpaid"`
-		Proposal any `json:"proposal"`
-	}
-	if err := json.Unmarshal([]byte(js), &det); err != nil {
-		t.Fatal(err)
-	}
+	det := e.detectJSON(t)
 	if det.Proposal != nil || len(det.Unpaid) != 1 || det.Unpaid[0].Change.Signal != "cross-layer" {
 		t.Fatalf("--json: proposal %v, loss_rule_unpaid %+v: want none and cross-layer", det.Proposal, det.Unpaid)
 	}
@@ -407,4 +373,72 @@ func TestDetectExplainsAChangeThatDoesNotPay(t *testing.T) {
 	if pending := fmt.Sprintf("(%d more such task(s) not settled yet)", u.Pending); u.Pending == 0 || !strings.Contains(line, pending) {
 		t.Errorf("text %q, pending_lifted %d: want the unsettled tasks it would lift said as %q", line, u.Pending, pending)
 	}
+}
+
+// Where the carriers regress whatever level they run at (the live harness's level-insensitive regime),
+// the carriers that ran at L2+ say so before any change: detect credits the lifted carriers only with
+// what they exceed those by, proposes nothing, and says what the excess is net of, in text and --json
+// (docs/decisions.md#the-carriers-at-l2). Without that rule the same log proposed contract-rule-hit +2.
+func TestDetectNetsTheExcessALevelDoesNotCure(t *testing.T) {
+	e := liveLogEnv(t, 11000, genlive.Regime{Base: 0.05, Planted: livePlanted, Carrier: 0.75, LevelInsensitive: true}, 13)
+	det := e.detectJSON(t)
+	if det.Proposal != nil || len(det.Unpaid) != 1 || det.Unpaid[0].Change.Signal != "contract-rule-hit" || det.Unpaid[0].ExcessAtL2 == nil {
+		t.Fatalf("--json: proposal %v, loss_rule_unpaid %+v: want none, and contract-rule-hit net of its excess at L2+", det.Proposal, det.Unpaid)
+	}
+	code, out, _ := e.runInRoot("detect", "live.log")
+	want := fmt.Sprintf("excess %.2f (net of %.2f among the carriers that ran at L2+)", det.Unpaid[0].Excess, *det.Unpaid[0].ExcessAtL2)
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d; the text does not say %q:\n%s", code, want, out)
+	}
+}
+
+// livePlanted are the live harness's planted signals (internal/app/live_test.go).
+var livePlanted = []weights.Signal{weights.Ambiguous, weights.ContractRuleHit, weights.LayerCrossings, weights.CrossLayer}
+
+// liveLogEnv is a project whose live.log holds the first nights of a genlive sequence dispatched under
+// v0001, its clock at the end of the last night (TUNE_NOW), as the nightly runs.
+func liveLogEnv(t *testing.T, seed uint64, r genlive.Regime, nights int) *evolveEnv {
+	t.Helper()
+	e := newEvolveEnv(t)
+	w, err := weights.Load(testutil.ReferenceWeightsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := genlive.NewSequence(seed, r)
+	var log []byte
+	for night := 1; night <= nights; night++ {
+		_, text := seq.Night(night, &w)
+		log = append(log, text[0]...)
+	}
+	if err := os.WriteFile(filepath.Join(e.root, "live.log"), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.env = map[string]string{"TUNE_NOW": genlive.NightEnd(nights).Format(time.RFC3339)}
+	return e
+}
+
+// detectJSON is `tune detect live.log --json`'s proposal and loss_rule_unpaid.
+func (e *evolveEnv) detectJSON(t *testing.T) (det struct {
+	Unpaid []struct {
+		Change struct {
+			Signal string `json:"signal"`
+		} `json:"change"`
+		Excess     float64  `json:"excess"`
+		ExcessAtL2 *float64 `json:"excess_at_l2"`
+		PaysFrom   *float64 `json:"pays_from_excess"`
+		MoreNeeded int      `json:"more_needed"`
+		Lifted     int      `json:"lifted"`
+		Pending    int      `json:"pending_lifted"`
+	} `json:"loss_rule_unpaid"`
+	Proposal any `json:"proposal"`
+}) {
+	t.Helper()
+	code, js, errOut := e.runInRoot("detect", "live.log", "--json")
+	if code != 0 {
+		t.Fatalf("--json exit %d: %s", code, errOut)
+	}
+	if err := json.Unmarshal([]byte(js), &det); err != nil {
+		t.Fatal(err)
+	}
+	return det
 }

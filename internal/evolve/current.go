@@ -36,6 +36,11 @@ type excessEstimate struct {
 	// cells is the table the excess was estimated from (excessTable.cells): the lifted tasks regressed,
 	// not, the others regressed, not.
 	cells [4]int
+	// high is the carriers' excess among the tasks that ran at L2+, subtracted from excess, when
+	// highSupported (excessTable.estimate); highCells its table.
+	high          float64
+	highSupported bool
+	highCells     [4]int
 }
 
 // sinceDate is the first day of the recent part as 2006-01-02, "" for the whole history.
@@ -83,13 +88,19 @@ func groupDays(tasks []screenCell, group func(*screenTask) excessGroup) dayTable
 		if g == groupNone {
 			continue
 		}
-		dt.whole.add(g == groupLifted, t)
 		d := dt.days[t.day]
 		if d == nil {
 			d = &excessTable{}
 			dt.days[t.day] = d
 		}
-		d.add(g == groupLifted, t)
+		for _, e := range []*excessTable{&dt.whole, d} {
+			switch g {
+			case groupLifted, groupOther:
+				e.add(g == groupLifted, t)
+			default:
+				e.addHigh(t)
+			}
+		}
 	}
 	dt.order = make([]int32, 0, len(dt.days))
 	for d := range dt.days {
@@ -118,7 +129,7 @@ func (dt dayTables) estimate(extra *dayExtra) excessEstimate {
 	if whole.n[0] == 0 {
 		return excessEstimate{}
 	}
-	est := excessEstimate{excess: whole.excess(), cells: whole.cells()}
+	est := whole.estimate()
 	first, last := order[0], order[len(order)-1]
 	var cuts []int32
 	for span := int64(minChangeSpan); int64(last)-span+1 > int64(first); span *= 2 {
@@ -150,7 +161,8 @@ func (dt dayTables) estimate(extra *dayExtra) excessEstimate {
 		}
 		if ll := binomialLogLik(ra, rb) + binomialLogLik(ba, bb); ll > best {
 			best = ll
-			est = excessEstimate{excess: recent.excess(), since: cut, split: true, cells: recent.cells()}
+			est = recent.estimate()
+			est.since, est.split = cut, true
 		}
 	}
 	return est
@@ -163,7 +175,29 @@ func (e *excessTable) plus(o *excessTable) {
 		e.flagged[g] += o.flagged[g]
 		e.weak[g] += o.weak[g]
 		e.placebo[g] += o.placebo[g]
+		e.high[g] += o.high[g]
 	}
+}
+
+// HighAlpha is the one-sided level at which the carriers that ran at L2+ are taken to regress more than
+// the other eligible tasks (docs/decisions.md#the-carriers-at-l2). It can only lower a change's credited
+// excess, so it bounds a loss of power, not the error control, which stays the test's.
+const HighAlpha = 0.05
+
+// estimate is the excess of the table's lifted tasks over its other eligible tasks. When the carriers
+// that ran at L2+ regressed more than those other tasks (a one-sided Fisher test at HighAlpha), their
+// own excess is what a level does not cure, and lifting cannot avoid it: the lifted tasks are credited
+// only with what they exceed it by.
+func (e excessTable) estimate() excessEstimate {
+	est := excessEstimate{excess: e.excess(), cells: e.cells()}
+	h, o := e.high, est.cells
+	if h[0]+h[1] > 0 && o[2]+o[3] > 0 && stats.FisherGreater(h[0], h[1], o[2], o[3]) <= HighAlpha {
+		est.high = Excess(h[0], h[1], o[2], o[3])
+		est.highCells = [4]int{h[0], h[1], o[2], o[3]}
+		est.highSupported = true
+		est.excess = math.Max(0, est.excess-est.high)
+	}
+	return est
 }
 
 // binomialLogLik is the log likelihood of k successes and f failures at their own rate.

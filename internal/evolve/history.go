@@ -191,13 +191,18 @@ func (ls *logStream) endHorizons() {
 // window median).
 func (ls *logStream) horizonEvidence(i, end int) {
 	orig := ls.at(i)
+	later := ls.buf[i+1-ls.base : end+1-ls.base]
+	if orig.ranHigh {
+		// Only the exact kinds: a same-area witness speaks for one earlier task, and letting tasks at L2+
+		// claim witnesses would change what the eligible tasks' evidence is.
+		orig.regressedHigh = orig.t.RegressionFollowed || slices.ContainsFunc(later, func(l *windowTask) bool { return names(l.t.RegressionOf, orig.t) })
+	}
 	if !orig.eligible {
 		return
 	}
 	if orig.t.RegressionFollowed {
 		orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionFollowed})
 	}
-	later := ls.buf[i+1-ls.base : end+1-ls.base]
 	for _, l := range later {
 		if names(l.t.RegressionOf, orig.t) {
 			orig.evidence = append(orig.evidence, Evidence{Kind: KindRegressionOf, By: l.t.MetaTimestamp, ByLine: l.t.Line})
@@ -415,6 +420,8 @@ func (d *detector) count(ls *logStream, i int, inWindow, settled bool) {
 		st.weak = wt.eligible && !flagged && wt.weak
 		st.placebo = wt.eligible && !flagged && wt.placebo
 		st.unclamped = wt.unclamped
+		st.ranHigh = wt.ranHigh
+		st.regressedHigh = wt.ranHigh && wt.regressedHigh
 		det.screenTasks.add(st, 1)
 		det.Accumulated.Tasks++
 		if wt.eligible {

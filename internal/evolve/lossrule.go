@@ -20,6 +20,10 @@ type Gain struct {
 	// their rate changed there (currentExcess), absent for the whole history.
 	Excess      Num    `json:"excess"`
 	ExcessSince string `json:"excess_since,omitempty"`
+	// ExcessAtL2 is the carriers' own excess among the tasks that ran at L2+, when they regressed more
+	// than the other tasks there: Excess is net of it, since raising a level cannot avoid what happens at
+	// any level (docs/decisions.md#the-carriers-at-l2). Absent otherwise.
+	ExcessAtL2 *Num `json:"excess_at_l2,omitempty"`
 	// Tasks counts the history's tasks weighed (auto, closed, settled, not ledgered, after the watermark,
 	// at any level); Lifted the eligible ones the change lifts out of L0/L1; Avoided the regressions that
 	// is expected to avoid (Lifted × Excess); ExtraLevels the levels raised on tasks that did not need
@@ -59,6 +63,9 @@ type Gain struct {
 // the tasks it lifts would make it pay.
 func (g Gain) String() string {
 	excess := fmt.Sprintf("excess %.2f", float64(g.Excess))
+	if g.ExcessAtL2 != nil {
+		excess += fmt.Sprintf(" (net of %.2f among the carriers that ran at L2+)", float64(*g.ExcessAtL2))
+	}
 	if g.ExcessSince != "" {
 		excess += " since " + g.ExcessSince
 	}
@@ -94,6 +101,10 @@ func lossGain(c Change, est excessEstimate, parent *weights.Weights, tasks []scr
 	n := tasksIn(tasks)
 	g := Gain{Change: c, Excess: Num(excess), ExcessSince: est.sinceDate(), Tasks: n, Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra),
 		MoreNeeded: moreToPay(c, est, parent, tasks, r)}
+	if est.highSupported {
+		v := Num(est.high)
+		g.ExcessAtL2 = &v
+	}
 	if be := parent.Cost.BreakEven(r.lifted, r.liftedLevels, r.allLevels); be < 1 {
 		v := Num(be)
 		g.PaysFrom = &v
@@ -249,7 +260,22 @@ const (
 	groupNone excessGroup = iota
 	groupLifted
 	groupOther
+	// groupHighCarrier is the carriers that ran at L2+ and carry a signal that can put a task low (a
+	// negative weight under the parent): what a carrier's rate is once a level is raised
+	// (docs/decisions.md#the-carriers-at-l2).
+	groupHighCarrier
 )
+
+// canRunLow says whether the task carries a signal whose weight under w is negative: without one, no
+// weights put it at L0/L1 (its score is at least 0), so it is not of the kind a change lifts.
+func (t *screenTask) canRunLow(w *weights.Weights) bool {
+	for i := range len(t.sigs) {
+		if w.Signals[t.sigs[i]] < 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // liftedGroup: the eligible carriers c lifts out of L0/L1 against the eligible tasks without the
 // signal; carriers it does not lift are neither.
@@ -257,6 +283,8 @@ func liftedGroup(c Change, parent *weights.Weights) func(*screenTask) excessGrou
 	cand := c.Apply(*parent)
 	return func(t *screenTask) excessGroup {
 		switch {
+		case t.ranHigh && t.fired[c.Signal] && t.canRunLow(parent):
+			return groupHighCarrier
 		case !t.eligible:
 			return groupNone
 		case !t.fired[c.Signal]:

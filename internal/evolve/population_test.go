@@ -146,13 +146,14 @@ func TestStateCellKeepsEveryField(t *testing.T) {
 		names = append(names, typ.Field(i).Name)
 	}
 	// fired is derived from sigs, stratum kept as its block (and the log).
-	if want := []string{"sigs", "fired", "stratum", "day", "flagged", "weak", "placebo", "eligible", "unclamped"}; !slices.Equal(names, want) {
+	if want := []string{"sigs", "fired", "stratum", "day", "flagged", "weak", "placebo", "eligible", "unclamped", "ranHigh", "regressedHigh"}; !slices.Equal(names, want) {
 		t.Fatalf("screenTask's fields are %v, the state keeps %v: extend StateCell (stateCellOf, StateCell.screenTask, LogState.Check) and this list", names, want)
 	}
 	d := newDetector(DetectInput{})
 	for _, c := range []screenCell{{newScreenTask([]weights.Signal{weights.Ambiguous, weights.Ambiguous, weights.SingleFile}, 0, true, true), 3},
 		{withDay(newScreenTask(nil, 1, false, false), 20605), 1}, {newScreenTask([]weights.Signal{weights.CrossLayer}, 2, true, false), 7},
-		{withDay(weakTask(), dayOf(time.Time{})), 2}, {placeboTask(false), 4}, {placeboTask(true), 5}, {unclampedTask(), 6}} {
+		{withDay(weakTask(), dayOf(time.Time{})), 2}, {placeboTask(false), 4}, {placeboTask(true), 5}, {unclampedTask(), 6},
+		{highTask(false), 8}, {highTask(true), 9}} {
 		d.stratum([2]int{0, int(c.stratum) - 1})
 		sigs := [][]weights.Signal{c.signals()}
 		back, n := stateCellOf(c, 0, int(c.stratum)-1).screenTask(sigs, func(block int) int32 { return d.stratum([2]int{0, block}) })
@@ -184,5 +185,12 @@ func weakTask() screenTask {
 func unclampedTask() screenTask {
 	t := newScreenTask([]weights.Signal{weights.Greenfield, weights.CrossLayer, weights.Ambiguous}, 0, false, false)
 	t.unclamped = true
+	return t
+}
+
+// highTask is a task that ran at L2+ with a cue beside a positive signal, regressed or not.
+func highTask(regressed bool) screenTask {
+	t := newScreenTask([]weights.Signal{weights.SingleFile, weights.CrossLayer, weights.Ambiguous}, 0, false, false)
+	t.ranHigh, t.regressedHigh = true, regressed
 	return t
 }

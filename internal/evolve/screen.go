@@ -117,6 +117,10 @@ type screenTask struct {
 	// unclamped says its recorded creativity (inventive or conservative) lets the L4 bucket run at L4;
 	// every other task runs at L3 there (scorer.Clamps), so raising it into that bucket raises nothing.
 	unclamped bool
+	// ranHigh marks a task that was dispatched auto at L2+ (never eligible), regressedHigh one of them
+	// with exact regression evidence: the loss rule compares the carriers among them with the others
+	// (docs/decisions.md#the-carriers-at-l2).
+	ranHigh, regressedHigh bool
 }
 
 // newScreenTask is the screen task of a task with signals sigs.
@@ -201,7 +205,22 @@ func tasksIn(cells []screenCell) int {
 // module, or touching more files, have a failing neighbour more often for reasons of their area. The
 // nearest earlier task in the same files is a neighbour a task cannot have broken, with the same
 // exposure to the area's ordinary failures, so the placebo takes them out group by group.
-type excessTable struct{ n, flagged, weak, placebo [2]int }
+//
+// high counts the carriers that ran at L2+ (regressed, not): tasks of the kind the scorer can put low
+// that ran at L2 or higher (docs/decisions.md#the-carriers-at-l2).
+type excessTable struct {
+	n, flagged, weak, placebo [2]int
+	high                      [2]int
+}
+
+// addHigh counts the cell's tasks as carriers that ran at L2+.
+func (e *excessTable) addHigh(c screenCell) {
+	if c.regressedHigh {
+		e.high[0] += c.n
+	} else {
+		e.high[1] += c.n
+	}
+}
 
 // add counts the cell's eligible tasks, in the group when in.
 func (e *excessTable) add(in bool, c screenCell) {

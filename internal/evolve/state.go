@@ -174,8 +174,10 @@ const maxBlock = 3600
 func (st *LogState) Check() error {
 	var tasks, eligible, flagged int
 	for _, c := range st.Cells {
-		// flags: flagged needs eligible; weak and placebo need eligible and not flagged (detector.count).
-		if c[0] < 0 || c[0] >= len(st.Sigs) || c[1] < 0 || c[1] > 31 || c[1]&3 == 1 || c[1]&12 != 0 && c[1]&3 != 2 ||
+		// flags: flagged needs eligible; weak and placebo need eligible and not flagged; ran high excludes
+		// eligible, and regressed high needs ran high (detector.count).
+		if c[0] < 0 || c[0] >= len(st.Sigs) || c[1] < 0 || c[1] > 127 || c[1]&3 == 1 || c[1]&12 != 0 && c[1]&3 != 2 ||
+			c[1]&32 != 0 && c[1]&2 != 0 || c[1]&64 != 0 && c[1]&32 == 0 ||
 			c[2] != NoBlock && (c[2] < -maxBlock || c[2] > maxBlock) || c[3] <= 0 || c[3] > st.Labelled+st.Context-tasks || c[4] < math.MinInt32 || c[4] > math.MaxInt32 {
 			return fmt.Errorf("state of %s: cell %v", st.Source, c)
 		}
@@ -245,13 +247,19 @@ func (d *detector) restore(st *LogState) {
 	acc.Tasks += st.Tasks
 }
 
-// StateCell is a screen cell as a LogState keeps it: [index in Sigs, unclamped·16 + placebo·8 + weak·4 +
-// eligible·2 + flagged, 30-day block (NoBlock: no meta time), tasks, day (screenTask.day)]. Every field of screenTask must
+// StateCell is a screen cell as a LogState keeps it: [index in Sigs, regressedHigh·64 + ranHigh·32 +
+// unclamped·16 + placebo·8 + weak·4 + eligible·2 + flagged, 30-day block (NoBlock: no meta time), tasks, day (screenTask.day)]. Every field of screenTask must
 // be kept here (TestStateCellKeepsEveryField).
 type StateCell [5]int
 
 func stateCellOf(c screenCell, sigs, block int) StateCell {
 	flags := 0
+	if c.regressedHigh {
+		flags += 64
+	}
+	if c.ranHigh {
+		flags += 32
+	}
 	if c.unclamped {
 		flags += 16
 	}
@@ -274,5 +282,6 @@ func stateCellOf(c screenCell, sigs, block int) StateCell {
 func (c StateCell) screenTask(sigs [][]weights.Signal, stratum func(block int) int32) (screenTask, int) {
 	t := newScreenTask(sigs[c[0]], stratum(c[2]), c[1]&2 != 0, c[1]&1 != 0)
 	t.weak, t.placebo, t.unclamped, t.day = c[1]&4 != 0, c[1]&8 != 0, c[1]&16 != 0, int32(c[4])
+	t.ranHigh, t.regressedHigh = c[1]&32 != 0, c[1]&64 != 0
 	return t, c[3]
 }

@@ -158,6 +158,11 @@ type windowTask struct {
 	// unclamped says its recorded creativity lets the L4 bucket run at L4 (scorer.Clamps): the loss rule
 	// re-scores it under candidate weights as the scorer would run it.
 	unclamped bool
+	// ranHigh says it was dispatched auto at L2 or higher and closed with a known loss; regressedHigh
+	// that such a task has exact regression evidence (regression_followed, or a later task's
+	// regression_of within its horizon): the loss rule's comparison at L2+
+	// (docs/decisions.md#the-carriers-at-l2).
+	ranHigh, regressedHigh bool
 	// warnAt is how many task warnings of each kind its log had before this task's (LogState keeps
 	// those of the tasks before the first it holds).
 	warnAt [numWarningKinds]int
@@ -257,6 +262,8 @@ func resolveTask(t *traceparse.Task, r *Resolver) (*windowTask, []TaskWarning) {
 	// usually lifted it): each left-out task is counted under one reason.
 	wt.resolved = dispatchedLow && wt.active > weights.L1 && wt.usedBy == ""
 	wt.eligible = dispatchedLow && !wt.resolved && wt.usedBy == ""
+	ran, err := weights.ParseLevel(t.Level)
+	wt.ranHigh = isAuto(t.Dispatch) && wt.closed && err == nil && ran >= weights.L2
 	return wt, warns
 }
 
