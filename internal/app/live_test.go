@@ -531,6 +531,9 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 			liveRow{name, "of those, rollback proposed within 10 nights of the apply", "≥ 70 %", count(func(r *liveRecord) bool { return r.rollbackOfRight(rollbackWithin) }), applied,
 				fmt.Sprintf("a raise after night %d is followed for %d more nights (playLive's followUp): %d of them", nights-rollbackWithin, rollbackWithin,
 					count(func(r *liveRecord) bool { return r.firstRight() > nights-rollbackWithin }))},
+			liveRow{name, "raised, and no rollback proposed within 10 nights (of every sequence)", "—",
+				applied - count(func(r *liveRecord) bool { return r.rollbackOfRight(rollbackWithin) }), n,
+				"what a team that merges everything keeps of a change that cannot help"},
 			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""})
 	}
 	return rows
@@ -734,7 +737,11 @@ func traceNight(t *testing.T, seed uint64, night int, sig weights.Signal, pop po
 			if i == 3 {
 				break
 			}
-			line += fmt.Sprintf(" gain[%s hist=%.3f net=%.3f lifted=%d excess=%.2f since=%s]", g.Change, float64(g.History), float64(g.Net), g.Lifted, float64(g.Excess), g.ExcessSince)
+			line += fmt.Sprintf(" gain[%s hist=%.3f net=%.3f lifted=%d excess=%.2f since=%s", g.Change, float64(g.History), float64(g.Net), g.Lifted, float64(g.Excess), g.ExcessSince)
+			if g.ExcessAtL2 != nil {
+				line += fmt.Sprintf(" at_l2=%.2f", float64(*g.ExcessAtL2))
+			}
+			line += "]"
 		}
 		for i, g := range d.Beyond {
 			if i == 2 {
