@@ -31,7 +31,7 @@ func TestOneReadJudgesAsTwoReads(t *testing.T) {
 	for _, rg := range regimes {
 		var now time.Time
 		shared, alone := newStateProject(t, &now, rg.Logs), newStateProject(t, &now, rg.Logs)
-		seq := genlive.NewSequence(2, rg)
+		seq := genlive.NewSequence(1, rg)
 		for night := 1; night <= 16; night++ {
 			active, _, err := activeAt(shared.env.WeightsDir)
 			if err != nil {
@@ -152,7 +152,7 @@ func (p *stateProject) stored(t *testing.T) map[string]string {
 func TestWatchReadsALogNamedTwiceOnce(t *testing.T) {
 	var now time.Time
 	p := newStateProject(t, &now, 1)
-	seq := genlive.NewSequence(2, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95, LevelInsensitive: true})
+	seq := genlive.NewSequence(1, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95, LevelInsensitive: true})
 	var once, twice []byte
 	for night := 1; night <= 16; night++ {
 		active, _, err := activeAt(p.env.WeightsDir)
