@@ -48,9 +48,9 @@ the log has been quiet for 7 days; a quiet week before a task also ends the evid
 before it, so what a night counted stays counted). Three or more flagged tasks in the last 20 of a log, or a signal whose
 accumulated evidence passes with three regressions still low, are the reason to look. Per signal the
 2x2 table over the settled eligible tasks of every log (present/absent x flagged/not) gives an
-anytime-valid e-value, mixed over an onset at any of the last twelve 30-day blocks (an effect that
-starts after quiet months is judged on the months since; the reason then says "mostly on the tasks
-since" that day); a candidate needs e ≥ 450 (9 signals at 2 %, however many nights look), and the
+anytime-valid e-value, mixed over an onset at any of the last twelve 30-day blocks that hold tasks
+(an effect that starts after quiet months is judged on the months since; the reason then says "mostly
+on the tasks since" that day); a candidate needs e ≥ 450 (9 signals at 2 %, however many nights look), and the
 screen says how many more regressions carrying the signal it needs ("more"). The loss rule weighs +1
 and +2 on every candidate: the regressions the change is expected to avoid (tasks lifted out of L0/L1
 times the excess regression rate of the carriers it lifts — since the rate's change point when one is

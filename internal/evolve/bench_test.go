@@ -85,3 +85,21 @@ func BenchmarkReplayRedetect(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMoreNeededOnsets is the onset mixture's most repeated use: a night's more_needed, which
+// weighs the mixture once per count tried, on two years of five logs (120 strata, 24 blocks).
+func BenchmarkMoreNeededOnsets(b *testing.B) {
+	var tables []Table
+	var blocks []int
+	var latest []bool
+	for lg := range 5 {
+		for blk := range 24 {
+			tables = append(tables, Table{1 + lg%2, 20 + blk%3, 3, 80})
+			blocks = append(blocks, blk)
+			latest = append(latest, blk == 23)
+		}
+	}
+	for b.Loop() {
+		MoreNeededOnsets(tables, blocks, latest)
+	}
+}

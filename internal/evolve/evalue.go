@@ -185,40 +185,61 @@ type onsetTerm struct {
 	logE  float64
 }
 
-// onsetTerms is the mixture's terms for the whole history and for the onsets at the last OnsetWindow
-// blocks reached, and the last block. Each onset's e-value is LogEValueStrata of the strata from its
-// block on, summed from the last block back (the pooled table and the per-stratum null both add up).
+// onsetTerms is the mixture's terms for the whole history and for the onsets whose data begin in one of
+// the last OnsetWindow blocks that hold a stratum, and the last block. Each onset's e-value is
+// LogEValueStrata of the strata from its block on, summed from the last block back (the pooled table
+// and the per-stratum null both add up). An onset at a block no stratum holds has, at every time, the
+// same e-value as the onset at the next block that holds one, so the two are one term whose weight is
+// their weights' sum: Σ_{k=a+1..b} 1/(k(k+1)) = 1/(a+1) − 1/(b+1), a the block held before b (0 for
+// the first). So a month without tasks — a project paused, or one task misdated years ahead — neither
+// spends the window nor loses the weight of the onsets it skips.
 func onsetTerms(tables []Table, blocks []int) ([]onsetTerm, int) {
-	last := 0
-	for _, b := range blocks {
-		last = max(last, b)
-	}
 	terms := []onsetTerm{{0, math.Log(OnsetWeight) + LogEValueStrata(tables)}}
-	first := max(1, last-OnsetWindow+1)
-	if last < first {
-		return terms, last
+	var held []int
+	for _, b := range blocks {
+		if b >= 1 {
+			held = append(held, b)
+		}
 	}
-	pooled := make([]Table, last-first+1)
-	null := make([]float64, last-first+1)
+	slices.Sort(held)
+	held = slices.Compact(held)
+	if len(held) == 0 {
+		return terms, 0
+	}
+	last := held[len(held)-1]
+	// prev[i] is the block held before held[i] (0 for the first): the onsets in (prev, held[i]] share
+	// its term. Only the last OnsetWindow are weighed; dropping the others only lowers the mixture.
+	prev := make([]int, len(held))
+	for i := 1; i < len(held); i++ {
+		prev[i] = held[i-1]
+	}
+	from := max(0, len(held)-OnsetWindow)
+	held, prev = held[from:], prev[from:]
+	index := make(map[int]int, len(held))
+	for i, b := range held {
+		index[b] = i
+	}
+	pooled := make([]Table, len(held))
+	null := make([]float64, len(held))
 	for i, t := range tables {
-		if b := blocks[i]; b >= first {
+		if k, ok := index[blocks[i]]; ok {
 			for j := range t {
-				pooled[b-first][j] += t[j]
+				pooled[k][j] += t[j]
 			}
-			null[b-first] += nullLogLik(t)
+			null[k] += nullLogLik(t)
 		}
 	}
-	var from Table
-	fromNull := 0.0
-	onsets := make([]onsetTerm, 0, last-first+1)
-	for k := last; k >= first; k-- {
-		for j := range from {
-			from[j] += pooled[k-first][j]
+	var suffix Table
+	suffixNull := 0.0
+	onsets := make([]onsetTerm, len(held))
+	for k := len(held) - 1; k >= 0; k-- {
+		for j := range suffix {
+			suffix[j] += pooled[k][j]
 		}
-		fromNull += null[k-first]
-		onsets = append(onsets, onsetTerm{k, math.Log((1-OnsetWeight)/float64(k*(k+1))) + logAlternative(from) - fromNull})
+		suffixNull += null[k]
+		weight := 1/float64(prev[k]+1) - 1/float64(held[k]+1)
+		onsets[k] = onsetTerm{held[k], math.Log((1-OnsetWeight)*weight) + logAlternative(suffix) - suffixNull}
 	}
-	slices.Reverse(onsets)
 	return append(terms, onsets...), last
 }
 

@@ -275,6 +275,21 @@ func TestDetectFindsAnEffectAfterQuietMonths(t *testing.T) {
 	if r.Verdict == VerdictCandidate || r.MoreNeeded < 1 || r.MoreNeeded > 8 {
 		t.Errorf("with 12 of 20 carriers regressed: %s, %d more needed; want not yet, a handful more", r.Verdict, r.MoreNeeded)
 	}
+	// One task misdated two centuries ahead (a clock gone wrong) is a block of its own, far past the
+	// others: it is one onset, not a window of twelve empty blocks ahead of the months that hold the
+	// effect. Before, the onsets were the last twelve calendar blocks, here all of them past 2225: only
+	// the whole history's term was left, e 8·10⁻⁶, and the effect was not found.
+	log.Reset()
+	at = start
+	add(180, 54, 2, 7, 12*time.Hour)
+	add(60, 20, 16, 2, 12*time.Hour)
+	at = time.Date(2226, 1, 1, 0, 0, 0, 0, time.UTC)
+	add(1, 0, 0, 0, time.Hour)
+	det = Detect(DetectInput{Tasks: parseLog(t, "a/trace.log", []byte(log.String())).Tasks, Resolver: Resolver{Active: &w}})
+	r = det.Screen[weights.Ambiguous]
+	if r.Verdict != VerdictCandidate || r.EvidenceSince != "2026-04-01" {
+		t.Errorf("beside a misdated task: %s (e %.3g), evidence since %q; want a candidate on the month of the effect", r.Verdict, float64(r.EValue), r.EvidenceSince)
+	}
 }
 
 // The counts of new flagged carriers that make a signal pass need not be every count from some k on:
@@ -319,12 +334,36 @@ func TestOnsetMixtureAsWrittenOut(t *testing.T) {
 				blocks = append(blocks, block)
 			}
 		}
+		if r.IntN(3) == 0 {
+			// A block far ahead of the others: one task misdated years on.
+			tables = append(tables, Table{0, 0, 0, 1})
+			blocks = append(blocks, last+50+r.IntN(3000))
+		}
 		top := 0
+		held := map[int]bool{}
 		for _, b := range blocks {
 			top = max(top, b)
+			held[b] = true
 		}
+		// The onsets weighed: every k ≥ 1 whose first block held (the first block ≥ k with a stratum)
+		// is one of the last OnsetWindow blocks held from 1 on.
+		var heldBlocks []int
+		for b := range held {
+			if b >= 1 {
+				heldBlocks = append(heldBlocks, b)
+			}
+		}
+		slices.Sort(heldBlocks)
+		window := heldBlocks[max(0, len(heldBlocks)-OnsetWindow):]
 		e := OnsetWeight * math.Exp(LogEValueStrata(tables))
-		for k := max(1, top-OnsetWindow+1); k <= top; k++ {
+		for k := 1; k <= top; k++ {
+			firstHeld := k
+			for !held[firstHeld] {
+				firstHeld++
+			}
+			if !slices.Contains(window, firstHeld) {
+				continue
+			}
 			var from []Table
 			for i, tb := range tables {
 				if blocks[i] >= k {
