@@ -98,7 +98,7 @@ func groupDays(tasks []screenCell, group func(*screenTask) excessGroup) dayTable
 			case groupLifted, groupOther:
 				e.add(g == groupLifted, t)
 			default:
-				e.addHigh(t)
+				e.addHigh(g == groupHighCarrier, t)
 			}
 		}
 	}
@@ -175,25 +175,29 @@ func (e *excessTable) plus(o *excessTable) {
 		e.flagged[g] += o.flagged[g]
 		e.weak[g] += o.weak[g]
 		e.placebo[g] += o.placebo[g]
-		e.high[g] += o.high[g]
+		for r := range 2 {
+			e.high[g][r] += o.high[g][r]
+		}
 	}
 }
 
 // HighAlpha is the one-sided level at which the carriers that ran at L2+ are taken to regress more than
-// the other eligible tasks (docs/decisions.md#the-carriers-at-l2). It can only lower a change's credited
-// excess, so it bounds a loss of power, not the error control, which stays the test's.
+// the other tasks that ran at L2+ (docs/decisions.md#the-carriers-at-l2). It can only lower a change's
+// credited excess, so it bounds a loss of power, not the error control, which stays the test's.
 const HighAlpha = 0.05
 
 // estimate is the excess of the table's lifted tasks over its other eligible tasks. When the carriers
-// that ran at L2+ regressed more than those other tasks (a one-sided Fisher test at HighAlpha), their
-// own excess is what a level does not cure, and lifting cannot avoid it: the lifted tasks are credited
-// only with what they exceed it by.
+// that ran at L2+ also regressed more than the other tasks that ran at L2+ (a one-sided Fisher test at
+// HighAlpha), their excess there is what a level does not cure, and lifting cannot avoid it: the lifted
+// tasks are credited only with the difference of the two excesses — how much of the carriers' excess
+// the level removes. Each excess compares tasks at one level, so a base rate that differs between the
+// levels (harder tasks run higher) is no part of it.
 func (e excessTable) estimate() excessEstimate {
 	est := excessEstimate{excess: e.excess(), cells: e.cells()}
-	h, o := e.high, est.cells
-	if h[0]+h[1] > 0 && o[2]+o[3] > 0 && stats.FisherGreater(h[0], h[1], o[2], o[3]) <= HighAlpha {
-		est.high = Excess(h[0], h[1], o[2], o[3])
-		est.highCells = [4]int{h[0], h[1], o[2], o[3]}
+	c, o := e.high[0], e.high[1]
+	if c[0]+c[1] > 0 && o[0]+o[1] > 0 && stats.FisherGreater(c[0], c[1], o[0], o[1]) <= HighAlpha {
+		est.high = Excess(c[0], c[1], o[0], o[1])
+		est.highCells = [4]int{c[0], c[1], o[0], o[1]}
 		est.highSupported = true
 		est.excess = math.Max(0, est.excess-est.high)
 	}

@@ -24,10 +24,22 @@ func highCarriers(n int, regressed, cue bool) []screenCell {
 	return out
 }
 
+// highOthers is n tasks that ran at L3 without layer-crossings (greenfield 3, cross-layer 2), regressed
+// or not.
+func highOthers(n int, regressed bool) []screenCell {
+	out := lossTasks(n, false, false, weights.Greenfield, weights.CrossLayer)
+	for i := range out {
+		out[i].ranHigh, out[i].regressedHigh = true, regressed
+	}
+	return out
+}
+
 // The carriers at L2+ (docs/decisions.md#the-carriers-at-l2): when the carriers that already ran at L2+
-// regress as often as the low ones, a level does not cure what they carry and lifting the low ones
-// avoids nothing — the change that paid on the low carriers alone is not proposed. When they regress
-// like everyone else, or carry no cue that can put a task low, the gain is the one without them.
+// regress as often as the low ones, and more than the other tasks at L2+, a level does not cure what they
+// carry and lifting the low ones avoids nothing — the change that paid on the low carriers alone is not
+// proposed. When they regress like the other tasks at L2+ (whether those regress little, or as much
+// because the tasks that run high are harder ones), or carry no cue that can put a task low, the gain
+// is the one without them.
 func TestTheCarriersAtL2AreWhatALevelDoesNotCure(t *testing.T) {
 	w := refWeights(t)
 	plus2 := Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}
@@ -43,9 +55,10 @@ func TestTheCarriersAtL2AreWhatALevelDoesNotCure(t *testing.T) {
 		high   []screenCell
 		adjust bool
 	}{
-		{"regress at any level", append(highCarriers(6, true, true), highCarriers(2, false, true)...), true},
-		{"regress like the others", highCarriers(8, false, true), false},
-		{"regress, but carry no cue", highCarriers(8, true, false), false},
+		{"regress at any level", slices.Concat(highCarriers(6, true, true), highCarriers(2, false, true), highOthers(1, true), highOthers(19, false)), true},
+		{"regress like the others", slices.Concat(highCarriers(8, false, true), highOthers(1, true), highOthers(19, false)), false},
+		{"regress, but carry no cue", slices.Concat(highCarriers(8, true, false), highOthers(1, true), highOthers(19, false)), false},
+		{"every task at L2+ regresses alike", slices.Concat(highCarriers(3, true, true), highCarriers(5, false, true), highOthers(8, true), highOthers(12, false)), false},
 	} {
 		tasks := append(append([]screenCell{}, low...), c.high...)
 		rows := Screen(tasks, 7, Strata{})

@@ -20,9 +20,9 @@ type Gain struct {
 	// their rate changed there (currentExcess), absent for the whole history.
 	Excess      Num    `json:"excess"`
 	ExcessSince string `json:"excess_since,omitempty"`
-	// ExcessAtL2 is the carriers' own excess among the tasks that ran at L2+, when they regressed more
-	// than the other tasks there: Excess is net of it, since raising a level cannot avoid what happens at
-	// any level (docs/decisions.md#the-carriers-at-l2). Absent otherwise.
+	// ExcessAtL2 is the carriers' own excess among the tasks that ran at L2+ (over the tasks there without
+	// the signal), when they regressed more than those: Excess is net of it, since raising a level cannot
+	// avoid what happens at any level (docs/decisions.md#the-carriers-at-l2). Absent otherwise.
 	ExcessAtL2 *Num `json:"excess_at_l2,omitempty"`
 	// Tasks counts the history's tasks weighed (auto, closed, settled, not ledgered, after the watermark,
 	// at any level); Lifted the eligible ones the change lifts out of L0/L1; Avoided the regressions that
@@ -261,9 +261,10 @@ const (
 	groupLifted
 	groupOther
 	// groupHighCarrier is the carriers that ran at L2+ and carry a signal that can put a task low (a
-	// negative weight under the parent): what a carrier's rate is once a level is raised
-	// (docs/decisions.md#the-carriers-at-l2).
+	// negative weight under the parent), groupHighOther the tasks that ran at L2+ without the signal:
+	// whether the carriers' excess persists once a level is raised (docs/decisions.md#the-carriers-at-l2).
 	groupHighCarrier
+	groupHighOther
 )
 
 // canRunLow says whether the task carries a signal whose weight under w is negative: without one, no
@@ -285,6 +286,8 @@ func liftedGroup(c Change, parent *weights.Weights) func(*screenTask) excessGrou
 		switch {
 		case t.ranHigh && t.fired[c.Signal] && t.canRunLow(parent):
 			return groupHighCarrier
+		case t.ranHigh && !t.fired[c.Signal]:
+			return groupHighOther
 		case !t.eligible:
 			return groupNone
 		case !t.fired[c.Signal]:

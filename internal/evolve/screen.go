@@ -206,20 +206,24 @@ func tasksIn(cells []screenCell) int {
 // nearest earlier task in the same files is a neighbour a task cannot have broken, with the same
 // exposure to the area's ordinary failures, so the placebo takes them out group by group.
 //
-// high counts the carriers that ran at L2+ (regressed, not): tasks of the kind the scorer can put low
-// that ran at L2 or higher (docs/decisions.md#the-carriers-at-l2).
+// high is the same comparison among the tasks that ran at L2 or higher (docs/decisions.md#the-carriers-at-l2),
+// regressed or not: [0] the carriers of the kind the scorer can put low, [1] the tasks without the
+// signal.
 type excessTable struct {
 	n, flagged, weak, placebo [2]int
-	high                      [2]int
+	high                      [2][2]int
 }
 
-// addHigh counts the cell's tasks as carriers that ran at L2+.
-func (e *excessTable) addHigh(c screenCell) {
-	if c.regressedHigh {
-		e.high[0] += c.n
-	} else {
-		e.high[1] += c.n
+// addHigh counts the cell's tasks that ran at L2+, with the carriers when carrier.
+func (e *excessTable) addHigh(carrier bool, c screenCell) {
+	g, r := 1, 1
+	if carrier {
+		g = 0
 	}
+	if c.regressedHigh {
+		r = 0
+	}
+	e.high[g][r] += c.n
 }
 
 // add counts the cell's eligible tasks, in the group when in.
