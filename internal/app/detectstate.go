@@ -28,8 +28,9 @@ import (
 // Last is the latest meta time before its held tasks, docs/decisions.md#settling; 7: a cell's unclamped
 // flag, docs/decisions.md#the-clamp-in-the-loss-rule; 8: a cell's block is floored before the origin
 // and evolve.NoBlock without a time, docs/decisions.md#onsets-at-30-day-blocks; 9: a cell's ran-high and
-// regressed-high flags, docs/decisions.md#the-carriers-at-l2).
-const detectStateFormat = 9
+// regressed-high flags, docs/decisions.md#the-carriers-at-l2; 10: a state holds WindowSize − 1 counted
+// tasks before its first uncounted one, docs/decisions.md#nightly-state).
+const detectStateFormat = 10
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {

@@ -157,9 +157,10 @@ func (d *detector) countFixed() {
 		d.count(ls, ls.fixed, false, true)
 		ls.fixed++
 	}
-	// The SameAreaDistance tasks before the first uncounted one stay held: they are its placebo's past
-	// (horizonEvidence), and a state keeps them (LogState.Context).
-	if drop := min(ls.fixed-SameAreaDistance, ls.n-WindowSize) - ls.base; drop > 0 {
+	// The heldContext tasks before the first uncounted one stay held (a state keeps them,
+	// LogState.Context): its placebo's past, and the block its horizon's median is taken over when the
+	// horizon ends at a quiet week (horizonEvidence).
+	if drop := min(ls.fixed-heldContext, ls.n-WindowSize) - ls.base; drop > 0 {
 		for _, wt := range ls.buf[:drop] {
 			if wt.t.MetaTime.After(ls.beforeHeld) {
 				ls.beforeHeld = wt.t.MetaTime
@@ -218,7 +219,7 @@ func (ls *logStream) horizonEvidence(i, end int) {
 // placebo says whether the nearest earlier task in orig's code area, within SameAreaDistance labelled
 // tasks, failed (by the median its followers are judged by): a neighbour the task cannot have broken,
 // as exposed to its area's ordinary failures as its first follower (docs/decisions.md#weak-witness).
-// The tasks before it are held (countFixed keeps SameAreaDistance of them).
+// The tasks before it are held (countFixed keeps heldContext ≥ SameAreaDistance of them).
 func (ls *logStream) placebo(i int, median *Num) bool {
 	orig := ls.at(i)
 	for j := i - 1; j >= max(ls.base, i-SameAreaDistance); j-- {

@@ -21,8 +21,8 @@ type LogState struct {
 	Offset int64 `json:"offset"`
 	Line   int   `json:"line"`
 	// Labelled counts the labelled tasks before it; Context how many of the held tasks were counted for
-	// good already (at most SameAreaDistance: they are read again only as the placebo's past of the
-	// tasks after them, docs/decisions.md#weak-witness).
+	// good already (at most heldContext: they are read again only as the past of the tasks after them,
+	// their placebo's and their horizon median's, docs/decisions.md#weak-witness).
 	Labelled int `json:"labelled"`
 	Context  int `json:"context"`
 	// CountedTo is the offset of the first task not counted for good (Offset when Context is 0): the
@@ -192,10 +192,10 @@ func (st *LogState) Check() error {
 	switch {
 	case st.Offset < 0 || st.Line < 1 || st.Labelled < 0 || st.Labelled+st.Context <= 0 || st.CountedTo <= 0:
 		// Something counted; the held tasks may start with the log's first (Labelled 0) when the
-		// counted ones are within SameAreaDistance of it.
+		// counted ones are within heldContext of it.
 		return fmt.Errorf("state of %s: resumes at offset %d, line %d after %d tasks (%d counted)", st.Source, st.Offset, st.Line, st.Labelled, st.Labelled+st.Context)
-	case st.Context < 0 || st.Context > SameAreaDistance || st.CountedTo < st.Offset || (st.Context == 0) != (st.CountedTo == st.Offset):
-		return fmt.Errorf("state of %s: %d held tasks counted already (at most %d), up to offset %d from %d", st.Source, st.Context, SameAreaDistance, st.CountedTo, st.Offset)
+	case st.Context < 0 || st.Context > heldContext || st.CountedTo < st.Offset || (st.Context == 0) != (st.CountedTo == st.Offset):
+		return fmt.Errorf("state of %s: %d held tasks counted already (at most %d), up to offset %d from %d", st.Source, st.Context, heldContext, st.CountedTo, st.Offset)
 	case st.Tasks != tasks || st.Eligible != eligible || st.Flagged != flagged || st.Flagged != len(st.Counted):
 		return fmt.Errorf("state of %s: counts %d/%d/%d do not match its cells' %d/%d/%d and %d flagged tasks", st.Source, st.Tasks, st.Eligible, st.Flagged, tasks, eligible, flagged, len(st.Counted))
 	}

@@ -25,6 +25,12 @@ const (
 	// SameAreaDistance bounds same-area evidence: the later task must come at most this many labelled
 	// tasks after the original.
 	SameAreaDistance = 5
+	// heldContext is how many counted tasks stay held before the first uncounted one: a held task's
+	// placebo looks SameAreaDistance back, and the median its same-area followers are judged by is the
+	// one of the WindowSize tasks that end its horizon — which, when a quiet week ends the horizon, reach
+	// up to WindowSize − 1 tasks before it (docs/decisions.md#nightly-state). With SameAreaDistance
+	// alone a night taken up from a state judged such tasks against a shorter block than a full read.
+	heldContext = max(SameAreaDistance, WindowSize-1)
 	// SameAreaMargin is how far above the window median a later task's final loss must lie to count as
 	// a failure when it neither ended failed/aborted nor carries regression_followed=true.
 	SameAreaMargin = 0.5
