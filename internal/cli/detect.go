@@ -55,8 +55,8 @@ screen says how many more regressions carrying the signal it needs ("more"). The
 and +2 on every candidate: the regressions the change is expected to avoid (tasks lifted out of L0/L1
 times the excess regression rate of the carriers it lifts — since the rate's change point when one is
 supported, "excess since"; net of the carriers' own excess at L2+ when the carriers that already ran
-at L2+ regress more than the others, since a level does not cure that part, "net of … among the
-carriers that ran at L2+") count twice, the levels it raises on tasks that did not need them (L2+
+at L2+ regress more than the other tasks there, since a level does not cure that part, "net of …
+among the carriers that ran at L2+") count twice, the levels it raises on tasks that did not need them (L2+
 tasks included) once, on the history's tasks (the parity prompts' side is bounded by the parity
 budget); the proposal is the change with the largest expected gain within the drift bound. Each
 change weighed shows the excess it was credited with and the excess it pays from; a candidate whose

@@ -157,7 +157,7 @@ func TestStreamingHoldsABoundedPart(t *testing.T) {
 		held = max(held, len(d.cur.buf))
 	}
 	det := d.finish()
-	if held > WindowSize+Horizon+SameAreaDistance {
+	if held > WindowSize+Horizon+heldContext {
 		t.Errorf("held up to %d tasks of the log at once", held)
 	}
 	if det.Accumulated.Eligible < 2000 || det.Accumulated.Flagged == 0 {

@@ -132,8 +132,8 @@ func TestABusyModuleDoesNotHoldTheLog(t *testing.T) {
 	det := Detect(DetectInput{Tasks: res.Tasks, Now: now, Resolver: Resolver{Active: &w}})
 	st := det.States()
 	// Held: the last horizon, the claims still open, the placebo's past and the window.
-	// The last horizon, ClaimWait (one horizon) of open claims, the placebo's past: not the run.
-	if held := n - st[0].Labelled; len(st) != 1 || held > 2*Horizon+SameAreaDistance+2 {
+	// The last horizon, ClaimWait (one horizon) of open claims, the held context: not the run.
+	if held := n - st[0].Labelled; len(st) != 1 || held > 2*Horizon+heldContext+2 {
 		t.Fatalf("%d of %d tasks held after a run of failures in one module (states %d)", held, n, len(st))
 	}
 	if acc := det.Accumulated; acc.Eligible+acc.Pending != n || acc.Flagged < n-Horizon-ClaimWait-1 {

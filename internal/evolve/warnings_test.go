@@ -37,7 +37,7 @@ func TestTaskWarningsListedThenCounted(t *testing.T) {
 	if last := whole.Warnings[MaxTaskWarnings]; last != (Warning{Source: "a.log", Reason: want}) {
 		t.Errorf("summary %+v, want %q", last, want)
 	}
-	for _, k := range []int{30, 40, 300} { // a state with fewer than the cap listed, about the cap, past it (30: a state holds SameAreaDistance counted tasks, so 25 would hold them all)
+	for _, k := range []int{45, 60, 300} { // a state with fewer than the cap listed, about the cap, past it (45: a state holds the last WindowSize tasks and heldContext counted ones, so 39 would hold them all)
 		prefix := Detect(DetectInput{Tasks: tasks[:k], Resolver: *r})
 		data, err := json.Marshal(prefix.States()[0])
 		if err != nil {
