@@ -163,11 +163,13 @@ func TestReview5StatesAcrossPathsAndCounts(t *testing.T) {
 		if read := c.Tasks - c.TasksFromState; read < added || c.TasksFromState < 0 {
 			t.Errorf("night %d: %d of %d task(s) taken up from the state, %d read: the %d new ones were not all read", night, c.TasksFromState, c.Tasks, read, added)
 		}
-		// Not taken up: the night after the apply (night 3: a new key), a log spelt through the link
+		// Not taken up: night 2, whose state of two short nights holds every task (the last WindowSize,
+		// the open horizon and the 19 counted ones before them, docs/decisions.md#nightly-state), the
+		// night after the apply (night 3: a new key), a log spelt through the link
 		// (night 7: another absolute path, so another key) and
 		// the night after it (the state is the link's), the spoiled states; the rotated log (night 5) is
 		// read in full, the other taken up.
-		if want := night > 1 && night != 3 && night != 7 && night != 8 && night != 10 && night != 11; want != (c.TasksFromState > 0) {
+		if want := night > 3 && night != 7 && night != 8 && night != 10 && night != 11; want != (c.TasksFromState > 0) {
 			t.Errorf("night %d: %d task(s) taken up from the state, want some: %v", night, c.TasksFromState, want)
 		}
 		if b := r5Tasks(t, logsOf(cached, 0)[1]) - len(bytes.Split(texts[1], []byte("  meta  "))) + 1; night == 5 && c.TasksFromState > b {
