@@ -50,11 +50,7 @@ func TestBranchNightsKeepTheNightlyState(t *testing.T) {
 	const nights = 12
 	resumed := 0
 	for night := 1; night <= nights; night++ {
-		active, _, err := activeAt(p.env.WeightsDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, text := seq.Night(night, &active)
+		text := nightUnder(t, p.env.WeightsDir, seq, night)
 		appendFile(t, p.logs[0], text[0])
 		resumed += p.resumes(t)
 		now = genlive.NightEnd(night)

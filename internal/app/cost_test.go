@@ -109,11 +109,7 @@ func TestNightCost(t *testing.T) {
 	// appendNight appends the next night's tasks, dispatched under the active weights.
 	appendNight := func() {
 		night++
-		active, _, err := activeAt(env.WeightsDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, text := seq.Night(night, &active)
+		text := nightUnder(t, env.WeightsDir, seq, night)
 		appendFile(t, log, text[0])
 	}
 	// At most 6 nights (TUNE_COST_NIGHTS): a night that reads the whole log costs seconds here, and the

@@ -107,6 +107,18 @@ func (p *stateProject) night(t *testing.T) (*NightlyResult, []byte) {
 	return out, js
 }
 
+// nightUnder is night n of seq dispatched under the weights active in weightsDir, as a live project's
+// hook dispatches it.
+func nightUnder(t testing.TB, weightsDir string, seq *genlive.Sequence, night int) [][]byte {
+	t.Helper()
+	active, _, err := activeAt(weightsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, text := seq.Night(night, &active)
+	return text
+}
+
 // resumes says how many logs the project's next night would take up from its nightly state with tasks
 // before its offset.
 func (p *stateProject) resumes(t *testing.T) int {
@@ -140,13 +152,9 @@ func TestNightlyStateDecidesAsAFullRead(t *testing.T) {
 	const nights = 14
 	resumed, applied, watched := 0, 0, 0
 	for night := 1; night <= nights; night++ {
-		active, _, err := activeAt(cached.env.WeightsDir)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var text [][]byte
 		if night != 4 && night != 5 { // a weekend: the nightly finds the logs quiet, Monday's tasks end their horizons
-			_, text = seq.Night(night, &active)
+			text = nightUnder(t, cached.env.WeightsDir, seq, night)
 		}
 		for _, p := range []*stateProject{cached, full} {
 			for i, l := range p.logs {
@@ -310,11 +318,7 @@ func TestNightStateSurvivesAnotherSpelling(t *testing.T) {
 	const nights = 8
 	resumed, watched := 0, 0
 	for night := 1; night <= nights; night++ {
-		active, _, err := activeAt(p.env.WeightsDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, text := seq.Night(night, &active)
+		text := nightUnder(t, p.env.WeightsDir, seq, night)
 		appendFile(t, abs, text[0])
 		now = genlive.NightEnd(night)
 		spelt, other := abs, alias
@@ -359,11 +363,7 @@ func TestNightlyStateDecidesAsAFullReadOverMonths(t *testing.T) {
 	seq := genlive.NewSequence(3, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95, Start: 40})
 	resumed := 0
 	for night := 1; night <= 75; night++ {
-		active, _, err := activeAt(cached.env.WeightsDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, text := seq.Night(night, &active)
+		text := nightUnder(t, cached.env.WeightsDir, seq, night)
 		for _, p := range []*stateProject{cached, full} {
 			appendFile(t, p.logs[0], text[0])
 		}

@@ -33,11 +33,7 @@ func TestOneReadJudgesAsTwoReads(t *testing.T) {
 		shared, alone := newStateProject(t, &now, rg.Logs), newStateProject(t, &now, rg.Logs)
 		seq := genlive.NewSequence(1, rg)
 		for night := 1; night <= 16; night++ {
-			active, _, err := activeAt(shared.env.WeightsDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, text := seq.Night(night, &active)
+			text := nightUnder(t, shared.env.WeightsDir, seq, night)
 			for _, p := range []*stateProject{shared, alone} {
 				for i, l := range p.logs {
 					appendFile(t, l, text[i])
@@ -155,11 +151,7 @@ func TestWatchReadsALogNamedTwiceOnce(t *testing.T) {
 	seq := genlive.NewSequence(1, genlive.Regime{Base: 0.05, Planted: []weights.Signal{weights.LayerCrossings}, Carrier: 0.95, LevelInsensitive: true})
 	var once, twice []byte
 	for night := 1; night <= 16; night++ {
-		active, _, err := activeAt(p.env.WeightsDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, text := seq.Night(night, &active)
+		text := nightUnder(t, p.env.WeightsDir, seq, night)
 		appendFile(t, p.logs[0], text[0])
 		now = genlive.NightEnd(night)
 		out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})

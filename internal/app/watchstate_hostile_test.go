@@ -30,11 +30,7 @@ func watchNights(t *testing.T, seed uint64, nights int) (*stateProject, *statePr
 	var held [2][]byte
 	resumed := 0
 	for night := 1; night <= nights; night++ {
-		active, _, err := activeAt(cached.env.WeightsDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, text := seq.Night(night, &active)
+		text := nightUnder(t, cached.env.WeightsDir, seq, night)
 		var write [2][]byte
 		for i := range text {
 			b := append(append([]byte{}, held[i]...), text[i]...)

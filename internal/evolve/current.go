@@ -36,11 +36,9 @@ type excessEstimate struct {
 	// cells is the table the excess was estimated from (excessTable.cells): the lifted tasks regressed,
 	// not, the others regressed, not.
 	cells [4]int
-	// high is the carriers' excess among the tasks that ran at L2+, subtracted from excess, when
-	// highSupported (excessTable.estimate); highCells its table.
-	high          float64
-	highSupported bool
-	highCells     [4]int
+	// high is the carriers' excess among the tasks that ran at L2+, subtracted from excess; nil when the
+	// test does not support it (excessTable.estimate).
+	high *float64
 }
 
 // sinceDate is the first day of the recent part as 2006-01-02, "" for the whole history.
@@ -196,10 +194,9 @@ func (e excessTable) estimate() excessEstimate {
 	est := excessEstimate{excess: e.excess(), cells: e.cells()}
 	c, o := e.high[0], e.high[1]
 	if c[0]+c[1] > 0 && o[0]+o[1] > 0 && stats.FisherGreater(c[0], c[1], o[0], o[1]) <= HighAlpha {
-		est.high = Excess(c[0], c[1], o[0], o[1])
-		est.highCells = [4]int{c[0], c[1], o[0], o[1]}
-		est.highSupported = true
-		est.excess = math.Max(0, est.excess-est.high)
+		high := Excess(c[0], c[1], o[0], o[1])
+		est.high = &high
+		est.excess = math.Max(0, est.excess-high)
 	}
 	return est
 }

@@ -281,6 +281,11 @@ func MoreNeededOnsets(tables []Table, blocks []int, latest []bool) int {
 	if PassesOnsets(tables, blocks) {
 		return 0 // one evaluation, the common case of a candidate
 	}
+	return moreNeededFailing(tables, blocks, latest)
+}
+
+// moreNeededFailing is MoreNeededOnsets of strata that do not pass (the screen knows it already).
+func moreNeededFailing(tables []Table, blocks []int, latest []bool) int {
 	with := append([]Table(nil), tables...)
 	for k := 1; k <= MaxMoreNeeded; k++ {
 		for i := range with {

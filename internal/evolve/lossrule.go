@@ -101,8 +101,8 @@ func lossGain(c Change, est excessEstimate, parent *weights.Weights, tasks []scr
 	n := tasksIn(tasks)
 	g := Gain{Change: c, Excess: Num(excess), ExcessSince: est.sinceDate(), Tasks: n, Lifted: int(r.lifted), Avoided: Num(avoided), ExtraLevels: Num(extra),
 		MoreNeeded: moreToPay(c, est, parent, tasks, r)}
-	if est.highSupported {
-		v := Num(est.high)
+	if est.high != nil {
+		v := Num(*est.high)
 		g.ExcessAtL2 = &v
 	}
 	if be := parent.Cost.BreakEven(r.lifted, r.liftedLevels, r.allLevels); be < 1 {

@@ -303,13 +303,17 @@ func Screen(tasks []screenCell, nFlagged int, st Strata) []ScreenRow {
 		}
 		sc := stats.Screen(a, b, c, d, Alpha, Confidence)
 		logE, onset := onsetMixture(tables, st.Block)
+		passes[s], underpowered[s] = logE >= math.Log(Threshold), !PassesOnsets(extreme, st.Block)
+		more := 0
+		if !passes[s] {
+			more = moreNeededFailing(tables, st.Block, st.Latest)
+		}
 		rows[s] = ScreenRow{Signal: weights.Signal(s).String(), A: a, B: b, C: c, D: d,
 			RateFlagged: Num(sc.RateWith), RateOther: Num(sc.RateWithout), Effect: Num(stats.PrevalenceDiff(a, b, c, d)),
 			Phi: Num(sc.Phi), LogOR: Num(sc.LogOR), SE: Num(sc.SE), Z: Num(sc.Z), P: Num(sc.P), MinP: Num(sc.MinP),
-			EValue: Num(ShownEValue(logE)), Threshold: Num(Threshold), MoreNeeded: MoreNeededOnsets(tables, st.Block, st.Latest),
+			EValue: Num(ShownEValue(logE)), Threshold: Num(Threshold), MoreNeeded: more,
 			Excess: Num(excess.excess()), Consistent: consistent(a, nFlagged)}
 		ps[s] = sc.P
-		passes[s], underpowered[s] = logE >= math.Log(Threshold), !PassesOnsets(extreme, st.Block)
 		if passes[s] && onset > 0 {
 			rows[s].EvidenceSince = st.since(onset)
 		}
