@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -112,6 +113,11 @@ type liveRecord struct {
 	// had accepted. With PaysLast they split the misses into what the rules were built to refuse and
 	// what they missed (summarize's "where it pays and nothing else refuses" row).
 	Passed, Vetoed bool
+	// PassedNight is the first night the test passed (0: never); Tables the planted signal's accumulated
+	// 2×2 on each night before it was raised (Tables[i] is night i+1's): with the regime's observed rates
+	// they replay the test as an oracle that knows those rates would have read it (oracleLogE).
+	PassedNight int
+	Tables      []evolve.Table
 	// Population is the loss rule's answer on the sequence's population rather than its few tasks
 	// (populationOracle): a +1 or +2 on the planted signal pays at the true excess.
 	Population populationOracle
@@ -267,6 +273,10 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 				rec.PaysNight = night
 			}
 			rec.Passed = rec.Passed || plantedPassed(rec.Signal, out)
+			if rec.Passed && rec.PassedNight == 0 {
+				rec.PassedNight = night
+			}
+			rec.Tables = append(rec.Tables, plantedTable(rec.Signal, out, rec.Tables))
 			rec.Vetoed = rec.Vetoed || plantedVetoed(rec.Signal, out)
 		}
 		if out.Escalated() {
@@ -515,6 +525,9 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 			liveRow{name, fmt.Sprintf("a step pays under the true rates on the last night before it was raised (night %d if never)", nights), "—", paysLast, n, ""},
 			liveRow{name, "of those, right signal applied " + by, target, rightWherePaysLast, paysLast, ""},
 			liveRow{name, "the accumulated test passed for the planted signal " + by, "—", count(func(r *liveRecord) bool { return r.Passed }), n, ""},
+		)
+		rows = append(rows, testCeilingRows(lr, recs)...)
+		rows = append(rows,
 			liveRow{name, "issue 11's holdout veto refused a change of the planted signal", "—", count(func(r *liveRecord) bool { return r.Vetoed }), n,
 				fmt.Sprintf("right signal applied in %d of them", count(func(r *liveRecord) bool { return r.Vetoed && r.firstRight() > 0 }))},
 			liveRow{name, "where a step pays on the last night, the test passed and the holdout never vetoed: right signal applied", "—", count(func(r *liveRecord) bool { return r.open() && r.firstRight() > 0 }), count((*liveRecord).open),
@@ -537,6 +550,76 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 			liveRow{name, "oscillation (up, down, up)", "≤ 2 %", count((*liveRecord).oscillated), n, ""})
 	}
 	return rows
+}
+
+// testCeilingRows say how far the accumulated test is from the same test given the answer: the
+// likelihood ratio at the regime's observed rates (every sequence's last table before the raise, pooled)
+// against the same null maximum and threshold (oracleLogE). The harness's nights are within one 30-day
+// block, so the test's onset mixture has one term: an effect from night 15 is read with the two weeks
+// before it, and the 16th night of an effect from night 1 is what it leaves by night 30 to a test that
+// knew the onset (docs/live-harness.md).
+func testCeilingRows(lr liveRegime, recs []liveRecord) []liveRow {
+	var pooled evolve.Table
+	for _, r := range recs {
+		if len(r.Tables) > 0 {
+			for i, v := range r.Tables[len(r.Tables)-1] {
+				pooled[i] += v
+			}
+		}
+	}
+	pa := float64(pooled[0]) / float64(max(1, pooled[0]+pooled[1]))
+	pb := float64(pooled[2]) / float64(max(1, pooled[2]+pooled[3]))
+	threshold := math.Log(evolve.Threshold)
+	oracleBy := func(r *liveRecord, night int) bool {
+		for _, t := range r.Tables[:min(night, len(r.Tables))] {
+			if oracleLogE(t, pa, pb) >= threshold {
+				return true
+			}
+		}
+		return false
+	}
+	testBy := func(r *liveRecord, night int) bool { return r.PassedNight > 0 && r.PassedNight <= night }
+	note := fmt.Sprintf("the test's likelihood ratio at the observed rates (carriers %.3f, others %.3f: every sequence's last table pooled) against the same null maximum, e ≥ %.0f", pa, pb, evolve.Threshold)
+	start := max(1, lr.Start)
+	var rows []liveRow
+	for _, effect := range []int{10, 16} {
+		night := start - 1 + effect
+		k, o := 0, 0
+		for i := range recs {
+			if testBy(&recs[i], night) {
+				k++
+			}
+			if oracleBy(&recs[i], night) {
+				o++
+			}
+		}
+		rows = append(rows,
+			liveRow{lr.Name, fmt.Sprintf("the accumulated test passed by night %d (the effect's %dth)", night, effect), "—", k, len(recs), ""},
+			liveRow{lr.Name, fmt.Sprintf("the same test given the observed rates (an oracle) passed by night %d (the effect's %dth)", night, effect), "—", o, len(recs), note})
+	}
+	return rows
+}
+
+// oracleLogE is the log likelihood ratio of a 2×2 at carrier and other rates pa, pb against its maximum
+// over the null pa ≤ pb (the denominator of evolve.LogEValueStrata for one table, written out here because
+// the harness alone needs it).
+func oracleLogE(t evolve.Table, pa, pb float64) float64 {
+	a, b, c, d := float64(t[0]), float64(t[1]), float64(t[2]), float64(t[3])
+	ll := func(k, n, p float64) float64 {
+		v := 0.0
+		if k > 0 {
+			v += k * math.Log(p)
+		}
+		if n-k > 0 {
+			v += (n - k) * math.Log(1-p)
+		}
+		return v
+	}
+	null := ll(a+c, a+b+c+d, (a+c)/max(1, a+b+c+d))
+	if a*(c+d) <= c*(a+b) {
+		null = ll(a, a+b, a/max(1, a+b)) + ll(c, c+d, c/max(1, c+d))
+	}
+	return ll(a, a+b, pa) + ll(c, c+d, pb) - null
 }
 
 // populationNote says, per planted signal, in how many sequences a step pays on the population and the
@@ -693,6 +776,19 @@ func plantedPassed(sig weights.Signal, out *NightlyResult) bool {
 		return false
 	}
 	return out.Loop.Detection.Screen[sig].Verdict == evolve.VerdictCandidate
+}
+
+// plantedTable is the night's accumulated 2×2 of signal sig; the night before's when the night read no
+// detection.
+func plantedTable(sig weights.Signal, out *NightlyResult, before []evolve.Table) evolve.Table {
+	if sig < 0 || out.EvolveResult == nil || out.Loop == nil || out.Loop.Detection == nil || int(sig) >= len(out.Loop.Detection.Screen) {
+		if len(before) == 0 {
+			return evolve.Table{}
+		}
+		return before[len(before)-1]
+	}
+	r := out.Loop.Detection.Screen[sig]
+	return evolve.Table{r.A, r.B, r.C, r.D}
 }
 
 // plantedVetoed says the night's holdout veto refused a change of signal sig.
