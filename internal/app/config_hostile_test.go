@@ -36,11 +36,17 @@ func TestConfigRefusesHostileValuesAndFiles(t *testing.T) {
 		}
 	}
 	for body, want := range map[string]string{
-		"[evolve]\nparity_budget = nan\n":  "evolve.parity_budget must lie between 0 and 2",
-		"[evolve]\nparity_budget = +inf\n": "evolve.parity_budget must lie between 0 and 2",
-		"[watch]\nalpha = nan\n":           "watch.alpha NaN",
-		"[watch]\noverkill_bound = -nan\n": "watch.overkill_bound NaN",
-		"[watch]\nalpha = inf\n":           "watch.alpha +Inf",
+		"[evolve]\nparity_budget = nan\n":                                               "evolve.parity_budget must lie between 0 and 2",
+		"[evolve]\nparity_budget = +inf\n":                                              "evolve.parity_budget must lie between 0 and 2",
+		"[watch]\nalpha = nan\n":                                                        "watch.alpha NaN",
+		"[watch]\noverkill_bound = -nan\n":                                              "watch.overkill_bound NaN",
+		"[watch]\nalpha = inf\n":                                                        "watch.alpha +Inf",
+		"[evolve.drift_acknowledged]\nlayer-crossings = nan\n":                          `evolve.drift_acknowledged."layer-crossings": NaN is not a multiple of 0.5`,
+		"[evolve.drift_acknowledged]\nlayer-crossings = 4.25\n":                         `evolve.drift_acknowledged."layer-crossings": 4.25 is not a multiple of 0.5`,
+		"[evolve.drift_acknowledged]\nlayer-crossings = 1e300\n":                        "is not a multiple of 0.5",
+		"[evolve.drift_acknowledged]\n\"../v0001.toml\" = 4\n":                          `"../v0001.toml" is not a knob (a signal: greenfield,`,
+		"[evolve.drift_acknowledged]\n\"L9 edge\" = 4\n":                                `or an edge: L0 edge,`,
+		"[evolve]\ndrift_acknowledged = \"layer-crossings\"\n":                          "config " + path,
 		"y = " + strings.Repeat("{a=", 20000) + "1" + strings.Repeat("}", 20000) + "\n": "a config file (tune.toml) holds at most 64 KiB",
 		"y = " + strings.Repeat("{a=", 1000) + "1" + strings.Repeat("}", 1000) + "\n":   "nested 17 deep",
 	} {
@@ -71,6 +77,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("[evolve]\nmax_steps = 3\nparity_budget = 0.03\n[watch]\nalpha = 0.05\n"))
 	f.Add([]byte("[evolve]\nparity_budget = nan\n[watch]\nalpha = -inf\n"))
 	f.Add([]byte("[evolve]\nholdout = \"priced\"\n"))
+	f.Add([]byte("[evolve.drift_acknowledged]\nlayer-crossings = 4\n\"L1 edge\" = 3.5\n"))
 	f.Add([]byte("y = " + strings.Repeat("{a=", 500) + "1" + strings.Repeat("}", 500) + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := parseConfig("fuzz.toml", data)
@@ -81,6 +88,11 @@ func FuzzParseConfig(f *testing.F) {
 			!(cfg.Watch.OverkillBound >= 0 && cfg.Watch.OverkillBound <= 1) || cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 ||
 			!slices.Contains([]evolve.HoldoutRule{"", evolve.HoldoutVeto, evolve.HoldoutPriced}, cfg.Evolve.Holdout) {
 			t.Fatalf("accepted out of range: %+v", cfg)
+		}
+		for k := range cfg.driftAcks {
+			if !slices.Contains(evolve.KnobNames(), k) {
+				t.Fatalf("accepted a knob that is none: %q", k)
+			}
 		}
 	})
 }

@@ -1,10 +1,16 @@
 package app
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/testutil"
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // A bound written as 0 would silently become the default in code (0 means "not set" in the loop and
@@ -32,5 +38,39 @@ func TestConfigRefusesAnExplicitZero(t *testing.T) {
 	}
 	if err := load("[watch]\n"); err != nil {
 		t.Errorf("an empty table: %v", err)
+	}
+}
+
+// Every tune.toml the docs show (a ```toml block in README.md or docs/*.md) is one the config accepts,
+// and the acknowledgement the escalation playbook shows reads as the knobs and values it names.
+func TestDocsConfigBlocksAreConfigs(t *testing.T) {
+	root := testutil.RepoRoot()
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)```toml\n(.*?)```")
+	n := 0
+	for _, f := range append(files, filepath.Join(root, "README.md")) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range block.FindAllSubmatch(data, -1) {
+			n++
+			cfg, err := parseConfig(f, m[1])
+			if err != nil {
+				t.Errorf("%s: a tune.toml the docs show is refused: %v\n%s", f, err, m[1])
+			}
+			if filepath.Base(f) == "escalation.md" {
+				want := evolve.DriftAcks{"layer-crossings": weights.Whole(4), "L1 edge": weights.Whole(3)}
+				if !maps.Equal(cfg.driftAcks, want) {
+					t.Errorf("the playbook's acknowledgement reads as %v, want %v", cfg.driftAcks, want)
+				}
+			}
+		}
+	}
+	if n < 3 {
+		t.Fatalf("%d toml blocks in the docs; the test reads none of what it should", n)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
@@ -145,7 +147,10 @@ type EvolveResult struct {
 	Decision weights.Decision `json:"decision"`
 	Refused  string           `json:"refused,omitempty"`
 	Drift    *evolve.Drift    `json:"drift,omitempty"`
-	Explain  Explain          `json:"explain"`
+	// DriftHeld is a stop at the drift bound on a knob tune.toml acknowledges at its value: no page
+	// (docs/escalation.md, "A drift bound a human has read").
+	DriftHeld *evolve.HeldDrift `json:"drift_held,omitempty"`
+	Explain   Explain           `json:"explain"`
 	// Partial is set when the outcome is partial: the flagged tasks still low and the refusal that
 	// stopped the run from going further (docs/decisions.md#partial-runs).
 	Partial string `json:"partial,omitempty"`
@@ -225,8 +230,13 @@ type evolveConfig struct {
 		// Holdout is how a change that raises the frozen holdout's loss is decided: "veto" (the
 		// default) or "priced" (docs/decisions.md#the-holdout-priced-on-request).
 		Holdout evolve.HoldoutRule `toml:"holdout"`
+		// DriftAcknowledged are the knobs a human left at the drift bound, each at its value
+		// (docs/decisions.md#a-drift-bound-a-human-has-read); checked into DriftAcks by parseConfig.
+		DriftAcknowledged map[string]float64 `toml:"drift_acknowledged"`
 	} `toml:"evolve"`
-	Watch watch.Config `toml:"watch"`
+	// driftAcks is DriftAcknowledged, checked.
+	driftAcks evolve.DriftAcks
+	Watch     watch.Config `toml:"watch"`
 	// Explore is read by tune score and tune explore (explore.ParseConfig checks it); it is here so
 	// that the table is known (docs/decisions.md#explore-a-randomized-share-of-near-edge-tasks).
 	Explore explore.Config `toml:"explore"`
@@ -266,7 +276,15 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound, parity_budget and holdout; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", path, und[0], explore.Keys)
+		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound, parity_budget, holdout and the table drift_acknowledged; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", path, und[0], explore.Keys)
+	}
+	// A value that is not a table decodes into an empty map without an error (BurntSushi/toml): refuse it,
+	// or a mistyped acknowledgement would be read as none and the pages would go on unexplained.
+	if md.IsDefined("evolve", "drift_acknowledged") && md.Type("evolve", "drift_acknowledged") != "Hash" {
+		return cfg, fmt.Errorf("config %s: evolve.drift_acknowledged is a %s: want a table of knobs and the values they were left at, e.g. [evolve.drift_acknowledged] layer-crossings = 4", path, strings.ToLower(md.Type("evolve", "drift_acknowledged")))
+	}
+	if cfg.driftAcks, err = driftAcks(cfg.Evolve.DriftAcknowledged); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
 		return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
@@ -306,13 +324,36 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 	return cfg, nil
 }
 
+// driftAcks checks tune.toml's [evolve.drift_acknowledged]: every key a knob (a signal, or an edge such
+// as "L1 edge"), every value a weight (a multiple of 0.5). A pull request can write anything there.
+func driftAcks(raw map[string]float64) (evolve.DriftAcks, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	knobs := evolve.KnobNames()
+	acks := evolve.DriftAcks{}
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		if !slices.Contains(knobs, k) {
+			return nil, fmt.Errorf("evolve.drift_acknowledged: %q is not a knob (a signal: %s; or an edge: %s)",
+				k, strings.Join(knobs[:weights.NumSignals], ", "), strings.Join(knobs[weights.NumSignals:], ", "))
+		}
+		v, err := weights.HalfFromFloat(raw[k])
+		if err != nil {
+			return nil, fmt.Errorf("evolve.drift_acknowledged.%q: %w: a weight is a multiple of 0.5, the value the knob was left at", k, err)
+		}
+		acks[k] = v
+	}
+	return acks, nil
+}
+
 // LoopConfig merges the options over the config file over the defaults in code.
 func LoopConfig(env Env, opts EvolveOptions) (evolve.LoopConfig, error) {
 	cfg, err := readConfig(env, opts.ConfigPath)
 	if err != nil {
 		return evolve.LoopConfig{}, err
 	}
-	lc := evolve.LoopConfig{MaxSteps: cfg.Evolve.MaxSteps, StallBound: cfg.Evolve.StallBound, ParityBudget: cfg.Evolve.ParityBudget, HoldoutRule: cfg.Evolve.Holdout}
+	lc := evolve.LoopConfig{MaxSteps: cfg.Evolve.MaxSteps, StallBound: cfg.Evolve.StallBound, ParityBudget: cfg.Evolve.ParityBudget, HoldoutRule: cfg.Evolve.Holdout,
+		DriftAcknowledged: cfg.driftAcks}
 	if lc.ParityBudget == 0 {
 		lc.ParityBudget = evolve.DefaultParityBudget
 	}
@@ -382,7 +423,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	out := &EvolveResult{Outcome: res.Outcome, Reason: res.Reason, Parent: weights.VersionName(parent.Version),
 		Config: res.Config, Steps: []EvolveStep{}, Loop: res, Tasks: read.tasks, TakenUp: read.takenUp,
 		Warnings: evolve.UniqueWarnings(append(parseWarnings(read), res.Detection.Warnings...)),
-		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, Explain: explain(res.Detection),
+		Decision: res.Decision(), Refused: res.Refused, Drift: res.Drift, DriftHeld: res.DriftHeld, Explain: explain(res.Detection),
 		Partial: res.Partial, Held: res.Held, HoldoutPaid: res.HoldoutPaid}
 	for _, s := range res.Steps {
 		out.Steps = append(out.Steps, EvolveStep{s})
@@ -397,6 +438,9 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		}
 		if res.Drift != nil {
 			prop.Reason += "; " + res.Drift.Reason
+		}
+		if res.DriftHeld != nil {
+			prop.Reason += "; held: " + res.DriftHeld.Line()
 		}
 		if res.Partial != "" {
 			prop.Reason += "; partial: " + res.Partial

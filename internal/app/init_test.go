@@ -65,6 +65,9 @@ func tomlKeys(typ reflect.Type, prefix string) []string {
 	var keys []string
 	for i := range typ.NumField() {
 		f := typ.Field(i)
+		if !f.IsExported() {
+			continue // what parseConfig derives from the keys, not a key
+		}
 		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
 		if f.Type.Kind() == reflect.Struct {
 			keys = append(keys, tomlKeys(f.Type, prefix+name+".")...)

@@ -98,7 +98,9 @@ type liveRecord struct {
 	Rollbacks    []int
 	RollbackOfUp []bool
 	Escalations  int
-	ApplyErrors  []string
+	// EscalationRun is the longest run of consecutive nights that escalated (a page every night).
+	EscalationRun, escalationRun int
+	ApplyErrors                  []string
 	// PaysNight is the first night, before the planted signal was raised, on which a +1 or +2 on it
 	// within the drift bound would have paid under the true rates: the night's pays_from_excess (the
 	// loss rule's break-even on the accumulated tasks) below the regime's true excess. 0 = never: by the
@@ -208,6 +210,10 @@ var liveNoWeights = os.Getenv("TUNE_LIVE_NO_WEIGHTS") != ""
 
 var liveWeightsField = regexp.MustCompile(`  weights=v[0-9]{4}`)
 
+// liveAck: TUNE_LIVE_ACK=1 plays a human who answers every drift-bound page by acknowledging the knob at
+// its value in tune.toml (docs/escalation.md, "A drift bound a human has read").
+var liveAck = os.Getenv("TUNE_LIVE_ACK") != ""
+
 // liveHoldout: TUNE_LIVE_HOLDOUT=priced plays every night with tune.toml's [evolve] holdout = "priced"
 // (docs/decisions.md#the-holdout-priced-on-request); unset, the default veto.
 var liveHoldout = os.Getenv("TUNE_LIVE_HOLDOUT")
@@ -226,11 +232,25 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 	var now time.Time
 	env := Env{Now: func() time.Time { return now }, WeightsDir: filepath.Join(dir, "weights"),
 		FixturesDir: filepath.Join(dir, "fixtures"), ReportsDir: filepath.Join(dir, "reports")}
-	if liveHoldout != "" {
+	acks := map[string]weights.Half{} // the drift-bound pages the human acknowledged (TUNE_LIVE_ACK)
+	writeConfig := func() {
+		var b strings.Builder
+		if liveHoldout != "" {
+			fmt.Fprintf(&b, "[evolve]\nholdout = %q\n", liveHoldout)
+		}
+		if len(acks) > 0 {
+			b.WriteString("[evolve.drift_acknowledged]\n")
+			for _, k := range slices.Sorted(maps.Keys(acks)) {
+				fmt.Fprintf(&b, "%q = %s\n", k, acks[k].Plain())
+			}
+		}
 		env.Config = filepath.Join(dir, "tune.toml")
-		if err := os.WriteFile(env.Config, fmt.Appendf(nil, "[evolve]\nholdout = %q\n", liveHoldout), 0o644); err != nil {
+		if err := os.WriteFile(env.Config, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if liveHoldout != "" {
+		writeConfig()
 	}
 	seq := genlive.NewSequence(seed, reg)
 	logs := make([]string, seq.Logs())
@@ -281,6 +301,16 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 		}
 		if out.Escalated() {
 			rec.Escalations++
+			rec.escalationRun++
+			rec.EscalationRun = max(rec.EscalationRun, rec.escalationRun)
+			// The human reads the page and leaves the weight where it is, as the playbook's answer
+			// (docs/escalation.md, "A drift bound a human has read").
+			if d := out.Drift; liveAck && d != nil {
+				acks[d.Knob] = d.Would - d.Change.Delta
+				writeConfig()
+			}
+		} else {
+			rec.escalationRun = 0
 		}
 		// What the night leaves for review is applied: the watch's rollback wins over a change of the
 		// same night (nightly's own rule, reviewOf).
@@ -471,7 +501,19 @@ func summarize(lr liveRegime, recs []liveRecord, nights int) []liveRow {
 	for _, k := range slices.Sorted(maps.Keys(outcomes)) {
 		oc = append(oc, fmt.Sprintf("%s %d", k, outcomes[k]))
 	}
+	var escNights, escRuns []int
+	for _, r := range recs {
+		if r.Escalations > 0 {
+			escNights, escRuns = append(escNights, r.Escalations), append(escRuns, r.EscalationRun)
+		}
+	}
 	extra := fmt.Sprintf("escalations %d, apply errors %d; nightly outcomes: %s", esc, errs, strings.Join(oc, ", "))
+	if len(escNights) > 0 {
+		slices.Sort(escNights)
+		slices.Sort(escRuns)
+		extra += fmt.Sprintf("; %d sequence(s) escalated, on a median of %d night(s), the longest run of pages %d nights in a row",
+			len(escNights), escNights[len(escNights)/2], escRuns[len(escRuns)-1])
+	}
 	name := lr.Name
 	var rows []liveRow
 	switch lr.kind {

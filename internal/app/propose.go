@@ -34,8 +34,10 @@ type ProposeResult struct {
 	Warnings    []evolve.Warning       `json:"warnings"`
 	// Drift is set when the change would cross the drift bound: nothing was measured and the command
 	// escalates (exit 3). Explain is the screen's population, correction and ledger exclusions.
-	Drift   *evolve.Drift `json:"drift,omitempty"`
-	Explain Explain       `json:"explain"`
+	Drift *evolve.Drift `json:"drift,omitempty"`
+	// DriftHeld replaces Drift when tune.toml acknowledges the knob at its value: no page.
+	DriftHeld *evolve.HeldDrift `json:"drift_held,omitempty"`
+	Explain   Explain           `json:"explain"`
 
 	// For the text output: the detection behind the step, the logs read and those read from a tail.
 	Detection *evolve.Detection `json:"-"`
@@ -82,6 +84,9 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
 		Detection: res.Detection, Logs: read.names, Drift: res.Drift, Explain: explain(res.Detection),
 		HoldoutPaid: evolve.HoldoutPaidBy(parent, []*evolve.StepResult{res})}
+	if held := cfg.DriftAcknowledged.Held(res.Drift, &parent); held != nil {
+		out.Drift, out.DriftHeld = nil, held
+	}
 	switch {
 	case res.Change != nil:
 		out.Proposal = res.Change

@@ -68,6 +68,44 @@ func TestParityBudgetFromConfigAndProposeAtTheDriftBound(t *testing.T) {
 	if code != 3 || !strings.Contains(out, `"drift": {`) {
 		t.Errorf("propose --json beyond the drift bound: exit %d, no drift object:\n%s", code, out)
 	}
+
+	// A human read the page and left layer-crossings at +4. tune.toml says so, and the same stop is held
+	// every night after, without a page (docs/escalation.md, "A drift bound a human has read").
+	ack := func(body string) {
+		p := filepath.Join(e.root, "ack.toml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.env = map[string]string{"TUNE_CONFIG": p}
+	}
+	ack("[evolve.drift_acknowledged]\nlayer-crossings = 4\n")
+	code, out, errOut = e.run("propose", drift)
+	if code != 0 || !strings.Contains(out, "held: layer-crossings +1 at the drift bound") || !strings.Contains(out, "stays at +4") {
+		t.Errorf("propose at an acknowledged drift: exit %d, want 0 and a held line\n%s%s", code, out, errOut)
+	}
+	if after := proposalFiles(t, e.weights); after != before {
+		t.Errorf("propose at an acknowledged drift wrote a proposal: %s → %s", before, after)
+	}
+	code, out, errOut = e.run("evolve", drift)
+	if code != 0 || !strings.Contains(out, "outcome: stalled") || !strings.Contains(out, "held: layer-crossings +1 at the drift bound") {
+		t.Errorf("evolve at an acknowledged drift: exit %d, want 0, stalled and a held line\n%s%s", code, out, errOut)
+	}
+	code, out, _ = e.run("evolve", drift, "--json")
+	for _, want := range []string{`"drift_held": {`, `"at": 4`, `"drift_acknowledged": {`, `"layer-crossings": 4`} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("evolve --json at an acknowledged drift: exit %d, no %s", code, want)
+		}
+	}
+	// What was acknowledged is a value: the knob at another one is another page.
+	ack("[evolve.drift_acknowledged]\nlayer-crossings = 3\n")
+	if code, out, errOut := e.run("evolve", drift); code != 3 || !strings.Contains(out+errOut, "drift bound") {
+		t.Errorf("evolve with layer-crossings acknowledged at +3, active at +4: exit %d, want 3\n%s%s", code, out, errOut)
+	}
+	// A knob that does not exist is an error that names the file and the key (a pull request wrote it).
+	ack("[evolve.drift_acknowledged]\nlayer-crosings = 4\n")
+	if code, _, errOut := e.run("evolve", drift); code != 1 || !strings.Contains(errOut, "ack.toml") || !strings.Contains(errOut, `"layer-crosings" is not a knob`) {
+		t.Errorf("a misspelt knob: exit %d, %s", code, errOut)
+	}
 }
 
 // proposalFiles lists the proposal files of a weights store.

@@ -187,26 +187,63 @@ func TestLoopNeverKeepsAStepThatLiftsNothing(t *testing.T) {
 	}
 }
 
-// The drift bound: with v0001 as the origin, a third point on one knob escalates instead of proposing.
-func TestLoopEscalatesAtTheDriftBound(t *testing.T) {
+// loopAtTheDriftBound runs the loop, with v0001 as the origin, from a parent two points up on
+// layer-crossings over three regressions that want a third point: -5 -3 +4 = -4 is still L1 under the
+// parent, so the tasks are eligible. The routine fixes carry explicit-bugfix and single-file too, so
+// layer-crossings is the one signal.
+func loopAtTheDriftBound(t *testing.T, acks DriftAcks) (*LoopResult, weights.Weights) {
+	t.Helper()
 	w := refWeights(t)
 	suite, holdout := repoSuite(t)
 	origin := w
 	parent := Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(2)}.Apply(w)
 	parent.Version = 2
-	// -5 -3 +4 = -4: still L1 under the parent, so the tasks are eligible and the loop wants a third point.
-	// The routine fixes carry explicit-bugfix and single-file too, so layer-crossings is the one signal.
 	h := genhistory.LowOnOneSignal(&parent, time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC))
-	tasks := parseLog(t, "drift.log", h.Render()).Tasks
-	res, err := Loop(LoopInput{Tasks: tasks, Parent: parent, Origin: &origin, Suite: suite, Holdout: holdout})
+	res, err := Loop(LoopInput{Tasks: parseLog(t, "drift.log", h.Render()).Tasks, Parent: parent, Origin: &origin,
+		Suite: suite, Holdout: holdout, Config: LoopConfig{DriftAcknowledged: acks}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res, parent
+}
+
+// The drift bound: with v0001 as the origin, a third point on one knob escalates instead of proposing.
+func TestLoopEscalatesAtTheDriftBound(t *testing.T) {
+	res, _ := loopAtTheDriftBound(t, nil)
 	if res.Outcome != OutcomeEscalated || res.Drift == nil || res.Drift.Knob != "layer-crossings" {
 		t.Fatalf("outcome %s (%s), drift %+v; want an escalation at the drift bound", res.Outcome, res.Reason, res.Drift)
 	}
 	if res.Final != res.Parent || len(res.Steps[0].Attempts) != 0 {
 		t.Fatal("a change beyond the drift bound must not be measured or kept")
+	}
+}
+
+// A drift-bound stop a human acknowledged in tune.toml at the knob's value ends the run without an
+// escalation, and says so; an acknowledgement of another value (the knob has moved since) does not.
+func TestLoopHoldsAnAcknowledgedDrift(t *testing.T) {
+	_, parent := loopAtTheDriftBound(t, nil)
+	run := func(acks DriftAcks) *LoopResult {
+		t.Helper()
+		res, _ := loopAtTheDriftBound(t, acks)
+		return res
+	}
+	at := parent.Signals[weights.LayerCrossings]
+	res := run(DriftAcks{"layer-crossings": at})
+	if res.Outcome != OutcomeStalled || res.Drift != nil || res.DriftHeld == nil || res.DriftHeld.Knob != "layer-crossings" || res.DriftHeld.At != at {
+		t.Fatalf("acknowledged at %s: outcome %s (%s), drift %+v, held %+v; want a stall that names the held drift", at, res.Outcome, res.Reason, res.Drift, res.DriftHeld)
+	}
+	if res.Final != res.Parent || res.Decision() != weights.DecisionNone {
+		t.Fatal("a held drift must keep nothing it did not keep before")
+	}
+	for _, want := range []string{"layer-crossings +1 at the drift bound", "stays at +4", "no page"} {
+		if !strings.Contains(res.DriftHeld.Line(), want) {
+			t.Errorf("held line %q lacks %q", res.DriftHeld.Line(), want)
+		}
+	}
+	for _, acks := range []DriftAcks{{"layer-crossings": at - weights.Whole(1)}, {"cross-layer": at}, nil} {
+		if res := run(acks); res.Outcome != OutcomeEscalated || res.Drift == nil || res.DriftHeld != nil {
+			t.Errorf("acknowledged %v: outcome %s, drift %v, held %v; want the escalation", acks, res.Outcome, res.Drift, res.DriftHeld)
+		}
 	}
 }
 

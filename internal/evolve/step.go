@@ -457,10 +457,56 @@ func driftOf(c Change, cand, origin *weights.Weights) *Drift {
 	}
 	for l := range cand.Buckets.Edges {
 		if d := cand.Buckets.Edges[l] - origin.Buckets.Edges[l]; d > bound || d < -bound {
-			return mk(weights.Level(l).String()+" edge", origin.Buckets.Edges[l], cand.Buckets.Edges[l])
+			return mk(edgeKnob(weights.Level(l)), origin.Buckets.Edges[l], cand.Buckets.Edges[l])
 		}
 	}
 	return nil
+}
+
+// edgeKnob is the name a bucket edge has as a knob: "L1 edge" (the upper edge of L1).
+func edgeKnob(l weights.Level) string { return l.String() + " edge" }
+
+// KnobNames are the names of every knob a drift can name: the nine signals, then the bucket edges.
+func KnobNames() []string {
+	var names []string
+	for s := range weights.NumSignals {
+		names = append(names, weights.Signal(s).String())
+	}
+	for l := range len(weights.Weights{}.Buckets.Edges) {
+		names = append(names, edgeKnob(weights.Level(l)))
+	}
+	return names
+}
+
+// DriftAcks are the drift-bound stops a human has read and answered "leave it": each knob with the value
+// it was left at (tune.toml's [evolve.drift_acknowledged], docs/decisions.md#a-drift-bound-a-human-has-read).
+type DriftAcks map[string]weights.Half
+
+// HeldDrift is a drift-bound stop a DriftAcks entry answers: the knob stays at At, and the night ends
+// without a page.
+type HeldDrift struct {
+	Drift
+	At weights.Half `json:"at"`
+}
+
+// Held is d as a HeldDrift when the knob it would move is acknowledged at its value in parent (the
+// weights the step ran from), nil otherwise: an acknowledgement covers the value a human saw, so a
+// rollback, an apply or a new v0001 that moves the knob brings the page back.
+func (a DriftAcks) Held(d *Drift, parent *weights.Weights) *HeldDrift {
+	if d == nil {
+		return nil
+	}
+	at := d.Change.knob(parent)
+	if v, ok := a[d.Knob]; !ok || v != at {
+		return nil
+	}
+	return &HeldDrift{Drift: *d, At: at}
+}
+
+// Line is what follows "held: " in a summary and in a proposal's reason.
+func (h *HeldDrift) Line() string {
+	return fmt.Sprintf("%s at the drift bound (%s would go from %s to %s, more than %d points from v0001's %s): %s stays at %s, as tune.toml's [evolve.drift_acknowledged] says; no page",
+		h.Change, h.Knob, h.At, h.Would, DriftBound, h.Origin, h.Knob, h.At)
 }
 
 // Step runs one evolution step. The only error is a missing suite; everything else is data.
