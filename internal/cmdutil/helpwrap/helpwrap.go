@@ -131,12 +131,23 @@ var lead = regexp.MustCompile(`^( *)((?:[-*] |\d+\. )?)((?:\S+(?: \S+)*? {2,})?)
 // list item, nor after a line ending in a shell continuation "\" or in a colon, which introduces
 // what follows): it is rejoined and wrapped, its
 // continuation lines under its text, since its source lines were broken for another width. Lines
-// that fit are kept as they are when they stand alone.
+// that fit are kept as they are when they stand alone. A fenced code block (from a line starting
+// "```" to the next) is code, kept line for line: a TOML table joined to its keys is no longer TOML.
 func Prose(s string, width int) string {
 	lines := strings.Split(s, "\n")
 	var out []string
 	for i := 0; i < len(lines); {
 		line := lines[i]
+		if fence(line) {
+			j := i + 1
+			for j < len(lines) && !fence(lines[j]) {
+				j++
+			}
+			j = min(j+1, len(lines))
+			out = append(out, lines[i:j]...)
+			i = j
+			continue
+		}
 		m := lead.FindStringSubmatch(line)
 		prefix := m[0]
 		j := i + 1
@@ -158,10 +169,13 @@ func Prose(s string, width int) string {
 	return strings.Join(out, "\n")
 }
 
+// fence reports whether line opens or closes a fenced code block.
+func fence(line string) bool { return strings.HasPrefix(strings.TrimLeft(line, " "), "```") }
+
 // continues reports whether next continues the paragraph of prev, whose text starts at column hang.
 func continues(prev, next string, hang int) bool {
 	body := strings.TrimLeft(next, " ")
-	if strings.TrimSpace(prev) == "" || body == "" || strings.HasSuffix(prev, "\\") || strings.HasSuffix(prev, ":") || len(next)-len(body) != hang {
+	if strings.TrimSpace(prev) == "" || body == "" || fence(next) || strings.HasSuffix(prev, "\\") || strings.HasSuffix(prev, ":") || len(next)-len(body) != hang {
 		return false
 	}
 	m := lead.FindStringSubmatch(next)

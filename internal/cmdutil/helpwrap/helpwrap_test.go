@@ -31,6 +31,28 @@ func TestProse(t *testing.T) {
 	}
 }
 
+// A fenced code block is code: its lines are neither joined nor wrapped, and the paragraph before it
+// does not run into its fence.
+func TestProseKeepsFencedCode(t *testing.T) {
+	in := "Write the answer into tune.toml, in a reviewed commit, with the knob and its value\n" +
+		"```toml\n" +
+		"[evolve.drift_acknowledged]\n" +
+		"layer-crossings = 4      # a comment long enough to pass the width of this test by far\n" +
+		"```\n" +
+		"From then on a night that stops at the drift bound on that knob does not page."
+	want := "Write the answer into tune.toml, in a reviewed\n" +
+		"commit, with the knob and its value\n" +
+		"```toml\n" +
+		"[evolve.drift_acknowledged]\n" +
+		"layer-crossings = 4      # a comment long enough to pass the width of this test by far\n" +
+		"```\n" +
+		"From then on a night that stops at the drift bound\n" +
+		"on that knob does not page."
+	if got := Prose(in, 50); got != want {
+		t.Errorf("Prose:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestExample(t *testing.T) {
 	in := `  tune diff active weights/proposals/p-98cce9bd98d5.json --format markdown > pr-body.md
   tune trace x.log --json | jq '.tasks[] | select(.level == "L1" and .loss > 0.5)'`
