@@ -1,6 +1,7 @@
 package app
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // tune.toml is PR-controlled: NaN and ±Inf are refused (NaN passed the old 0..2 check and turned the
@@ -46,13 +48,30 @@ func TestConfigRefusesHostileValuesAndFiles(t *testing.T) {
 		"[evolve.drift_acknowledged]\nlayer-crossings = 1e300\n":                        "is not a multiple of 0.5",
 		"[evolve.drift_acknowledged]\n\"../v0001.toml\" = 4\n":                          `"../v0001.toml" is not a knob (a signal: greenfield,`,
 		"[evolve.drift_acknowledged]\n\"L9 edge\" = 4\n":                                `or an edge: L0 edge,`,
-		"[evolve]\ndrift_acknowledged = \"layer-crossings\"\n":                          "config " + path,
+		"[evolve]\ndrift_acknowledged = \"layer-crossings\"\n":                          "evolve.drift_acknowledged is a string: want a table",
+		"[evolve.drift_acknowledged]\n\"\" = 4\n":                                       `"" is not a knob`,
+		"[evolve.drift_acknowledged]\nlayer-crossings = \"4\"\n":                        `evolve.drift_acknowledged."layer-crossings" is a string: want the weight`,
+		"[evolve.drift_acknowledged]\nlayer-crossings = [4]\n":                          `evolve.drift_acknowledged."layer-crossings" is an array`,
 		"y = " + strings.Repeat("{a=", 20000) + "1" + strings.Repeat("}", 20000) + "\n": "a config file (tune.toml) holds at most 64 KiB",
 		"y = " + strings.Repeat("{a=", 1000) + "1" + strings.Repeat("}", 1000) + "\n":   "nested 17 deep",
 	} {
 		write(body)
 		if err := load(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%.30q: %v, want %q", body, err, want)
+		}
+	}
+	// Every TOML spelling of the table reads the same acknowledgements (the review found dotted keys
+	// refused with a garbled message).
+	for _, body := range []string{
+		"[evolve.drift_acknowledged]\nlayer-crossings = 4\n\"L1 edge\" = 3.5\n",
+		"[evolve]\ndrift_acknowledged.layer-crossings = 4\ndrift_acknowledged.\"L1 edge\" = 3.5\n",
+		"evolve.drift_acknowledged = { layer-crossings = 4, \"L1 edge\" = 3.5 }\n",
+	} {
+		write(body)
+		cfg, err := readConfig(Env{Config: path}, "")
+		want := evolve.DriftAcks{"layer-crossings": weights.Whole(4), "L1 edge": weights.Half(7)}
+		if err != nil || !maps.Equal(cfg.driftAcks, want) {
+			t.Errorf("%q: %v, %v; want %v", body, err, cfg.driftAcks, want)
 		}
 	}
 	os.Remove(path)

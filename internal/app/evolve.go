@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/exitcode"
@@ -147,10 +149,10 @@ type EvolveResult struct {
 	Decision weights.Decision `json:"decision"`
 	Refused  string           `json:"refused,omitempty"`
 	Drift    *evolve.Drift    `json:"drift,omitempty"`
-	// DriftHeld is a stop at the drift bound on a knob tune.toml acknowledges at its value: no page
+	// DriftHeld are the stops at the drift bound on knobs tune.toml acknowledges at their value: no page
 	// (docs/escalation.md, "A drift bound a human has read").
-	DriftHeld *evolve.HeldDrift `json:"drift_held,omitempty"`
-	Explain   Explain           `json:"explain"`
+	DriftHeld []evolve.HeldDrift `json:"drift_held,omitempty"`
+	Explain   Explain            `json:"explain"`
 	// Partial is set when the outcome is partial: the flagged tasks still low and the refusal that
 	// stopped the run from going further (docs/decisions.md#partial-runs).
 	Partial string `json:"partial,omitempty"`
@@ -232,7 +234,7 @@ type evolveConfig struct {
 		Holdout evolve.HoldoutRule `toml:"holdout"`
 		// DriftAcknowledged are the knobs a human left at the drift bound, each at its value
 		// (docs/decisions.md#a-drift-bound-a-human-has-read); checked into DriftAcks by parseConfig.
-		DriftAcknowledged map[string]float64 `toml:"drift_acknowledged"`
+		DriftAcknowledged any `toml:"drift_acknowledged"`
 	} `toml:"evolve"`
 	// driftAcks is DriftAcknowledged, checked.
 	driftAcks evolve.DriftAcks
@@ -275,13 +277,13 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
+	// The acknowledged knobs are decoded as any and checked by driftAcks, so BurntSushi/toml reports
+	// them as undecoded.
+	und := slices.DeleteFunc(md.Undecoded(), func(k toml.Key) bool {
+		return len(k) > 2 && k[0] == "evolve" && k[1] == "drift_acknowledged"
+	})
+	if len(und) > 0 {
 		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound, parity_budget, holdout and the table drift_acknowledged; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", path, und[0], explore.Keys)
-	}
-	// A value that is not a table decodes into an empty map without an error (BurntSushi/toml): refuse it,
-	// or a mistyped acknowledgement would be read as none and the pages would go on unexplained.
-	if md.IsDefined("evolve", "drift_acknowledged") && md.Type("evolve", "drift_acknowledged") != "Hash" {
-		return cfg, fmt.Errorf("config %s: evolve.drift_acknowledged is a %s: want a table of knobs and the values they were left at, e.g. [evolve.drift_acknowledged] layer-crossings = 4", path, strings.ToLower(md.Type("evolve", "drift_acknowledged")))
 	}
 	if cfg.driftAcks, err = driftAcks(cfg.Evolve.DriftAcknowledged); err != nil {
 		return cfg, fmt.Errorf("config %s: %w", path, err)
@@ -324,26 +326,59 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 	return cfg, nil
 }
 
-// driftAcks checks tune.toml's [evolve.drift_acknowledged]: every key a knob (a signal, or an edge such
-// as "L1 edge"), every value a weight (a multiple of 0.5). A pull request can write anything there.
-func driftAcks(raw map[string]float64) (evolve.DriftAcks, error) {
-	if len(raw) == 0 {
+// driftAcks checks tune.toml's [evolve.drift_acknowledged]: a table (written as [evolve.drift_acknowledged],
+// inline or with dotted keys), every key a knob (a signal, or an edge such as "L1 edge"), every value a
+// weight (a multiple of 0.5). A pull request can write anything there. It is decoded as any and checked
+// here: BurntSushi/toml decodes a string into a map field as an empty map without an error, which would
+// read a mistyped acknowledgement as none while the pages go on unexplained.
+func driftAcks(raw any) (evolve.DriftAcks, error) {
+	if raw == nil {
 		return nil, nil
+	}
+	table, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("evolve.drift_acknowledged is %s: want a table of knobs and the values they were left at, e.g. [evolve.drift_acknowledged] layer-crossings = 4", tomlKind(raw))
 	}
 	knobs := evolve.KnobNames()
 	acks := evolve.DriftAcks{}
-	for _, k := range slices.Sorted(maps.Keys(raw)) {
+	for _, k := range slices.Sorted(maps.Keys(table)) {
 		if !slices.Contains(knobs, k) {
 			return nil, fmt.Errorf("evolve.drift_acknowledged: %q is not a knob (a signal: %s; or an edge: %s)",
 				k, strings.Join(knobs[:weights.NumSignals], ", "), strings.Join(knobs[weights.NumSignals:], ", "))
 		}
-		v, err := weights.HalfFromFloat(raw[k])
+		var f float64
+		switch v := table[k].(type) {
+		case int64:
+			f = float64(v)
+		case float64:
+			f = v
+		default:
+			return nil, fmt.Errorf("evolve.drift_acknowledged.%q is %s: want the weight the knob was left at, a multiple of 0.5", k, tomlKind(v))
+		}
+		v, err := weights.HalfFromFloat(f)
 		if err != nil {
 			return nil, fmt.Errorf("evolve.drift_acknowledged.%q: %w: a weight is a multiple of 0.5, the value the knob was left at", k, err)
 		}
 		acks[k] = v
 	}
 	return acks, nil
+}
+
+// tomlKind names the kind of a decoded TOML value for an error: "a string", "an array".
+func tomlKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64, float64:
+		return "a number"
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return "a date or time"
 }
 
 // LoopConfig merges the options over the config file over the defaults in code.
@@ -439,8 +474,8 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 		if res.Drift != nil {
 			prop.Reason += "; " + res.Drift.Reason
 		}
-		if res.DriftHeld != nil {
-			prop.Reason += "; held: " + res.DriftHeld.Line()
+		if len(res.DriftHeld) > 0 {
+			prop.Reason += "; held: " + evolve.HeldLine(res.DriftHeld)
 		}
 		if res.Partial != "" {
 			prop.Reason += "; partial: " + res.Partial

@@ -308,12 +308,6 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 			rec.Escalations++
 			rec.escalationRun++
 			rec.EscalationRun = max(rec.EscalationRun, rec.escalationRun)
-			// The human reads the page and leaves the weight where it is, as the playbook's answer
-			// (docs/escalation.md, "A drift bound a human has read").
-			if d := out.Drift; liveAck && d != nil {
-				acks[d.Knob] = d.Would - d.Change.Delta
-				writeConfig()
-			}
 		} else {
 			rec.escalationRun = 0
 		}
@@ -352,6 +346,17 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 				}
 				rec.Applies = append(rec.Applies, liveApply{Night: night, Rollback: out.Review == ReviewRollback, Changes: store.Changes(&before, &after)})
 			}
+		}
+		// The human reads the night's page and leaves the weight where it is, as the playbook's answer,
+		// at its value in the active weights once the night's review is applied (docs/escalation.md,
+		// "A drift bound a human has read").
+		if d := out.Drift; liveAck && out.Escalated() && d != nil {
+			left, _, err := activeAt(env.WeightsDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			acks[d.Knob], _ = evolve.KnobValue(&left, d.Knob)
+			writeConfig()
 		}
 		if verifyNightly || night == nights {
 			st, err := env.OpenStore()

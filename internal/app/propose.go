@@ -35,9 +35,10 @@ type ProposeResult struct {
 	// Drift is set when the change would cross the drift bound: nothing was measured and the command
 	// escalates (exit 3). Explain is the screen's population, correction and ledger exclusions.
 	Drift *evolve.Drift `json:"drift,omitempty"`
-	// DriftHeld replaces Drift when tune.toml acknowledges the knob at its value: no page.
-	DriftHeld *evolve.HeldDrift `json:"drift_held,omitempty"`
-	Explain   Explain           `json:"explain"`
+	// DriftHeld are the stops at the drift bound on knobs tune.toml acknowledges at their value: the
+	// step goes on without them, and pages only for another knob's stop.
+	DriftHeld []evolve.HeldDrift `json:"drift_held,omitempty"`
+	Explain   Explain            `json:"explain"`
 
 	// For the text output: the detection behind the step, the logs read and those read from a tail.
 	Detection *evolve.Detection `json:"-"`
@@ -67,12 +68,26 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := evolve.Step(evolve.StepInput{Stream: read.stream, Parent: parent, WeightsFor: resolver,
+	step := evolve.StepInput{Stream: read.stream, Parent: parent, WeightsFor: resolver,
 		Suite: evolve.PrepareSuite(fx.Scenarios), Holdout: evolve.PrepareSuite(fx.Holdout), HoldoutRule: cfg.HoldoutRule,
 		Used: dec.Used, Origin: dec.Origin, Parity: dec.Parity, ParityBudget: cfg.ParityBudget,
-		Now: env.Now(), EvidenceAfter: dec.EvidenceAfter})
+		Now: env.Now(), EvidenceAfter: dec.EvidenceAfter}
+	res, err := evolve.Step(step)
 	if err == nil {
 		err = read.err
+	}
+	// A stop at the drift bound on a knob tune.toml acknowledges at its value is held: the step is
+	// taken again on the same detection without that knob, as the loop does
+	// (docs/decisions.md#a-drift-bound-a-human-has-read).
+	var held []evolve.HeldDrift
+	for err == nil {
+		h := cfg.DriftAcknowledged.Held(res.Drift, &parent, &parent)
+		if h == nil {
+			break
+		}
+		held = append(held, *h)
+		step.Detected, step.Exclude = res.Detection, append(step.Exclude, res.Drift.Change)
+		res, err = evolve.Step(step)
 	}
 	if err != nil {
 		return nil, err
@@ -84,9 +99,7 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
 		Detection: res.Detection, Logs: read.names, Drift: res.Drift, Explain: explain(res.Detection),
 		HoldoutPaid: evolve.HoldoutPaidBy(parent, []*evolve.StepResult{res})}
-	if held := cfg.DriftAcknowledged.Held(res.Drift, &parent); held != nil {
-		out.Drift, out.DriftHeld = nil, held
-	}
+	out.DriftHeld = held
 	switch {
 	case res.Change != nil:
 		out.Proposal = res.Change

@@ -80,7 +80,7 @@ func TestParityBudgetFromConfigAndProposeAtTheDriftBound(t *testing.T) {
 	}
 	ack("[evolve.drift_acknowledged]\nlayer-crossings = 4\n")
 	code, out, errOut = e.run("propose", drift)
-	if code != 0 || !strings.Contains(out, "held: layer-crossings +1 at the drift bound") || !strings.Contains(out, "stays at +4") {
+	if code != 0 || !strings.Contains(out, "held: layer-crossings +1 at the drift bound") || !strings.Contains(out, "leaves layer-crossings at +4, its active value") {
 		t.Errorf("propose at an acknowledged drift: exit %d, want 0 and a held line\n%s%s", code, out, errOut)
 	}
 	if after := proposalFiles(t, e.weights); after != before {
@@ -91,7 +91,7 @@ func TestParityBudgetFromConfigAndProposeAtTheDriftBound(t *testing.T) {
 		t.Errorf("evolve at an acknowledged drift: exit %d, want 0, stalled and a held line\n%s%s", code, out, errOut)
 	}
 	code, out, _ = e.run("evolve", drift, "--json")
-	for _, want := range []string{`"drift_held": {`, `"at": 4`, `"drift_acknowledged": {`, `"layer-crossings": 4`} {
+	for _, want := range []string{`"drift_held": [`, `"at": 4`, `"drift_acknowledged": {`, `"layer-crossings": 4`} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("evolve --json at an acknowledged drift: exit %d, no %s", code, want)
 		}

@@ -35,7 +35,9 @@ and its EVAL report under --reports-dir, and print a summary a scheduler can act
           A "held:" line (--json "held") names a change only the frozen holdout refused: the
           evidence and the stated losses want it, and a human decides (` + app.EscalationDoc + `);
           with tune.toml [evolve] holdout = "priced", a "holdout paid:" line names a kept change
-          whose holdout loss the history's gain paid for
+          whose holdout loss the history's gain paid for; a "held: … at the drift bound … no page"
+          line (--json "drift_held") names a stop on a knob tune.toml's [evolve.drift_acknowledged]
+          holds at its value, which a human has read
   exit 1  error, or another tune nightly holds the lock (the second run exits at once)
   exit 2  usage error (a flag or argument is wrong: fix the crontab line or the workflow)
   exit 3  escalation: the loop hit its step cap while progressing, or a change would move a weight

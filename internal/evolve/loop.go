@@ -112,10 +112,10 @@ type LoopResult struct {
 	// Refused says why kept steps were dropped (a stalled run, or one that lifted no flagged task out of
 	// L0/L1): then Final is Parent and the run's Decision is revert.
 	Refused string `json:"refused,omitempty"`
-	// Drift is the change the drift bound stopped (the outcome is escalated); DriftHeld the one it stopped
-	// on a knob tune.toml acknowledges at its value (the run then ends stalled or partial, without a page).
-	Drift     *Drift     `json:"drift"`
-	DriftHeld *HeldDrift `json:"drift_held,omitempty"`
+	// Drift is the change the drift bound stopped (the outcome is escalated); DriftHeld the stops on knobs
+	// tune.toml acknowledges at their value, which the run stepped past without a page.
+	Drift     *Drift      `json:"drift"`
+	DriftHeld []HeldDrift `json:"drift_held,omitempty"`
 	// Partial says, for a partial run, how many flagged tasks are still low and the first refusal of
 	// the change that would have gone further (the proposal's reason carries it).
 	Partial string `json:"partial,omitempty"`
@@ -292,13 +292,14 @@ func loop(in LoopInput) (*LoopResult, error) {
 		ls.WitnessAfter = witness(step.SuiteLossAfter, unresolved, &step.Candidate)
 		ls.Progress = ls.WitnessAfter < ls.WitnessBefore
 		res.Steps = append(res.Steps, ls)
-		if held := cfg.DriftAcknowledged.Held(step.Drift, &res.Final); held != nil {
-			// A human read this page before and left the knob here: the run ends as one that found no
-			// change the rules allow, and says why (docs/decisions.md#a-drift-bound-a-human-has-read).
-			res.Outcome, res.DriftHeld, res.stillLow = OutcomeStalled, held, len(unresolved)
-			res.stallReason = fmt.Sprintf("%s stops at the drift bound on a knob tune.toml acknowledges at %s", held.Change, held.At)
-			res.Reason = fmt.Sprintf("%s; %d step(s) accepted and kept", res.stallReason, len(res.Accepted))
-			return res, nil
+		if held := cfg.DriftAcknowledged.Held(step.Drift, &res.Final, &res.Parent); held != nil {
+			// A human read this page before and left the knob here: the knob is out of this run, which
+			// goes on as if its change had been refused — another knob's stop still pages, and a run
+			// with nothing else to do stalls (docs/decisions.md#a-drift-bound-a-human-has-read). Not a
+			// step without progress: each held stop takes a knob out, so they are bounded.
+			res.DriftHeld = append(res.DriftHeld, *held)
+			exclude = append(exclude, step.Drift.Change)
+			continue
 		}
 		if step.Drift != nil {
 			res.Outcome, res.Drift = OutcomeEscalated, step.Drift

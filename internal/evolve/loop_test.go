@@ -218,8 +218,9 @@ func TestLoopEscalatesAtTheDriftBound(t *testing.T) {
 	}
 }
 
-// A drift-bound stop a human acknowledged in tune.toml at the knob's value ends the run without an
-// escalation, and says so; an acknowledgement of another value (the knob has moved since) does not.
+// A drift-bound stop a human acknowledged in tune.toml at the knob's value does not escalate: the knob
+// leaves the run, which then stalls having nothing else to do, and says so; an acknowledgement of another
+// value (the knob has moved since) or of another knob does not.
 func TestLoopHoldsAnAcknowledgedDrift(t *testing.T) {
 	_, parent := loopAtTheDriftBound(t, nil)
 	run := func(acks DriftAcks) *LoopResult {
@@ -229,21 +230,93 @@ func TestLoopHoldsAnAcknowledgedDrift(t *testing.T) {
 	}
 	at := parent.Signals[weights.LayerCrossings]
 	res := run(DriftAcks{"layer-crossings": at})
-	if res.Outcome != OutcomeStalled || res.Drift != nil || res.DriftHeld == nil || res.DriftHeld.Knob != "layer-crossings" || res.DriftHeld.At != at {
+	if res.Outcome != OutcomeStalled || res.Drift != nil || len(res.DriftHeld) != 1 || res.DriftHeld[0].Knob != "layer-crossings" || res.DriftHeld[0].At != at {
 		t.Fatalf("acknowledged at %s: outcome %s (%s), drift %+v, held %+v; want a stall that names the held drift", at, res.Outcome, res.Reason, res.Drift, res.DriftHeld)
 	}
 	if res.Final != res.Parent || res.Decision() != weights.DecisionNone {
 		t.Fatal("a held drift must keep nothing it did not keep before")
 	}
-	for _, want := range []string{"layer-crossings +1 at the drift bound", "stays at +4", "no page"} {
-		if !strings.Contains(res.DriftHeld.Line(), want) {
-			t.Errorf("held line %q lacks %q", res.DriftHeld.Line(), want)
+	for _, want := range []string{"layer-crossings +1 at the drift bound", "leaves layer-crossings at +4, its active value", "no page"} {
+		if !strings.Contains(HeldLine(res.DriftHeld), want) {
+			t.Errorf("held line %q lacks %q", HeldLine(res.DriftHeld), want)
 		}
 	}
 	for _, acks := range []DriftAcks{{"layer-crossings": at - weights.Whole(1)}, {"cross-layer": at}, nil} {
 		if res := run(acks); res.Outcome != OutcomeEscalated || res.Drift == nil || res.DriftHeld != nil {
 			t.Errorf("acknowledged %v: outcome %s, drift %v, held %v; want the escalation", acks, res.Outcome, res.Drift, res.DriftHeld)
 		}
+	}
+}
+
+// Two knobs stop at the drift bound and a human acknowledged one: the other still pages (the
+// independent review found the run ending on the first, acknowledged stop without trying the second).
+func TestAnAcknowledgedDriftDoesNotHideAnother(t *testing.T) {
+	w := refWeights(t)
+	suite, holdout := repoSuite(t)
+	origin, parent := w, w
+	parent.Signals[weights.LayerCrossings] += weights.Whole(2)
+	parent.Signals[weights.ContractRuleHit] += weights.Whole(2)
+	parent.Version = 3
+	// Carriers of each signal regress; each signal wants a third point.
+	h := genhistory.Carriers(&parent, time.Date(2026, 5, 31, 13, 0, 0, 0, time.UTC), 100,
+		[][]weights.Signal{{weights.Components, weights.LayerCrossings}, {weights.Components, weights.ContractRuleHit}}, []int{8, 6})
+	tasks := parseLog(t, "two.log", h.Render()).Tasks
+	run := func(acks DriftAcks) *LoopResult {
+		res, err := Loop(LoopInput{Tasks: tasks, Parent: parent, Origin: &origin, Suite: suite, Holdout: holdout, Config: LoopConfig{DriftAcknowledged: acks}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := run(nil)
+	if first.Drift == nil {
+		t.Fatalf("without an acknowledgement: outcome %s (%s); want an escalation at the drift bound", first.Outcome, first.Reason)
+	}
+	other := map[string]string{"layer-crossings": "contract-rule-hit", "contract-rule-hit": "layer-crossings"}[first.Drift.Knob]
+	res := run(DriftAcks{first.Drift.Knob: weights.Whole(4)})
+	if res.Outcome != OutcomeEscalated || res.Drift == nil || res.Drift.Knob != other || len(res.DriftHeld) != 1 {
+		t.Fatalf("%s acknowledged: outcome %s (%s), drift %+v, held %d; want the escalation on %s", first.Drift.Knob, res.Outcome, res.Reason, res.Drift, len(res.DriftHeld), other)
+	}
+	if res := run(DriftAcks{"layer-crossings": weights.Whole(4), "contract-rule-hit": weights.Whole(4)}); res.Outcome == OutcomeEscalated || len(res.DriftHeld) != 2 {
+		t.Errorf("both acknowledged: outcome %s (%s), held %d; want no page and both held", res.Outcome, res.Reason, len(res.DriftHeld))
+	}
+}
+
+// Held reads the knob the drift names, at its value in the active version: a parent already past the
+// bound on another knob (a hand-applied version) names that knob (the independent review's probe), an
+// acknowledgement only the night's own steps reach is not the value a human read, and one of the active
+// value holds whatever the night's kept steps did (they are a proposal, reviewed as any other).
+func TestHeldReadsTheNamedKnobInTheActiveVersion(t *testing.T) {
+	origin := refWeights(t)
+	parent := origin
+	parent.Signals[weights.ContractRuleHit] += weights.Whole(3)
+	c := Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(1)}
+	cw := c.Apply(parent)
+	d := driftOf(c, &cw, &origin)
+	if d.Knob != "contract-rule-hit" {
+		t.Fatalf("the drift names %s, want contract-rule-hit (the first knob past the bound)", d.Knob)
+	}
+	crh, lc := parent.Signals[weights.ContractRuleHit], parent.Signals[weights.LayerCrossings]
+	if (DriftAcks{d.Knob: crh}).Held(d, &parent, &parent) == nil {
+		t.Errorf("contract-rule-hit acknowledged at its value %s: not held", crh)
+	}
+	if h := (DriftAcks{d.Knob: lc}).Held(d, &parent, &parent); h != nil {
+		t.Errorf("contract-rule-hit acknowledged at layer-crossings' value %s: held (%s)", lc, h.Line())
+	}
+	active := parent
+	active.Signals[weights.ContractRuleHit] -= weights.Whole(1)
+	if h := (DriftAcks{d.Knob: crh}).Held(d, &parent, &active); h != nil {
+		t.Errorf("acknowledged at %s, active at %s, the night's steps at %s: held (%s)", crh, active.Signals[weights.ContractRuleHit], crh, h.Line())
+	}
+	// Acknowledged at the active value, the night's own kept steps do not matter: they are a proposal.
+	at := active.Signals[weights.ContractRuleHit]
+	h := (DriftAcks{d.Knob: at}).Held(d, &parent, &active)
+	if h == nil || h.At != at || h.From != crh {
+		t.Fatalf("acknowledged at the active %s, the night's steps at %s: held %+v, want At %s From %s", at, crh, h, at, crh)
+	}
+	if want := "(contract-rule-hit would go from " + crh.String() + " to "; !strings.Contains(h.Line(), want) ||
+		!strings.Contains(h.Line(), "leaves contract-rule-hit at "+at.String()+", its active value") {
+		t.Errorf("held line %q: want the step's value and the active one", h.Line())
 	}
 }
 

@@ -482,31 +482,59 @@ func KnobNames() []string {
 // it was left at (tune.toml's [evolve.drift_acknowledged], docs/decisions.md#a-drift-bound-a-human-has-read).
 type DriftAcks map[string]weights.Half
 
-// HeldDrift is a drift-bound stop a DriftAcks entry answers: the knob stays at At, and the night ends
-// without a page.
+// HeldDrift is a drift-bound stop a DriftAcks entry answers: the knob is acknowledged at At, its value in
+// the active version, and the night goes on without it and without a page. From is the knob's value in the
+// weights the step ran from, which the night's own kept steps may have moved.
 type HeldDrift struct {
 	Drift
-	At weights.Half `json:"at"`
+	From weights.Half `json:"from"`
+	At   weights.Half `json:"at"`
 }
 
-// Held is d as a HeldDrift when the knob it would move is acknowledged at its value in parent (the
-// weights the step ran from), nil otherwise: an acknowledgement covers the value a human saw, so a
-// rollback, an apply or a new v0001 that moves the knob brings the page back.
-func (a DriftAcks) Held(d *Drift, parent *weights.Weights) *HeldDrift {
+// KnobValue is the value of the knob named knob (KnobNames) in w; false for a name that is none.
+func KnobValue(w *weights.Weights, knob string) (weights.Half, bool) {
+	i := slices.Index(KnobNames(), knob)
+	switch {
+	case i < 0:
+		return 0, false
+	case i < int(weights.NumSignals):
+		return w.Signals[i], true
+	}
+	return w.Buckets.Edges[i-int(weights.NumSignals)], true
+}
+
+// Held is d as a HeldDrift when the knob it names is acknowledged at its value in active (the version the
+// run started from), nil otherwise. The acknowledgement is of the value a human can read in weights/ and
+// wrote into tune.toml: a rollback, an apply or a new v0001 that moves the active knob brings the page
+// back. The night's own kept steps do not: they are a proposal, reviewed like any other, and a night
+// whose kept steps are refused (they lift no flagged task) would otherwise page every night whatever the
+// human wrote (docs/decisions.md#a-drift-bound-a-human-has-read).
+func (a DriftAcks) Held(d *Drift, parent, active *weights.Weights) *HeldDrift {
 	if d == nil {
 		return nil
 	}
-	at := d.Change.knob(parent)
-	if v, ok := a[d.Knob]; !ok || v != at {
+	v, ok := a[d.Knob]
+	now, _ := KnobValue(active, d.Knob)
+	if !ok || v != now {
 		return nil
 	}
-	return &HeldDrift{Drift: *d, At: at}
+	from, _ := KnobValue(parent, d.Knob)
+	return &HeldDrift{Drift: *d, From: from, At: now}
+}
+
+// HeldLine is what follows "held: " for the drift-bound stops a run held.
+func HeldLine(held []HeldDrift) string {
+	s := make([]string, len(held))
+	for i := range held {
+		s[i] = held[i].Line()
+	}
+	return strings.Join(s, "; ")
 }
 
 // Line is what follows "held: " in a summary and in a proposal's reason.
 func (h *HeldDrift) Line() string {
-	return fmt.Sprintf("%s at the drift bound (%s would go from %s to %s, more than %d points from v0001's %s): %s stays at %s, as tune.toml's [evolve.drift_acknowledged] says; no page",
-		h.Change, h.Knob, h.At, h.Would, DriftBound, h.Origin, h.Knob, h.At)
+	return fmt.Sprintf("%s at the drift bound (%s would go from %s to %s, more than %d points from v0001's %s): tune.toml's [evolve.drift_acknowledged] leaves %s at %s, its active value; no page",
+		h.Change, h.Knob, h.From, h.Would, DriftBound, h.Origin, h.Knob, h.At)
 }
 
 // Step runs one evolution step. The only error is a missing suite; everything else is data.

@@ -26,8 +26,8 @@ func Propose(w io.Writer, rep *app.ProposeResult) error {
 	if rep.Drift != nil {
 		termtable.Fprintf(w, "escalated: %s; see %s\n", rep.Drift.Reason, app.EscalationDoc)
 	}
-	if rep.DriftHeld != nil {
-		termtable.Fprintf(w, "held: %s\n", rep.DriftHeld.Line())
+	if len(rep.DriftHeld) > 0 {
+		termtable.Fprintf(w, "held: %s\n", evolve.HeldLine(rep.DriftHeld))
 	}
 	if len(rep.Lifted) > 0 {
 		termtable.Fprintf(w, "lifted out of the low side: %s\n", strings.Join(rep.Lifted, ", "))
@@ -128,8 +128,8 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 	if len(out.Held) > 0 {
 		termtable.Fprintf(w, "held: %s\n", app.HeldLine(out.Held))
 	}
-	if out.DriftHeld != nil {
-		termtable.Fprintf(w, "held: %s\n", out.DriftHeld.Line())
+	if len(out.DriftHeld) > 0 {
+		termtable.Fprintf(w, "held: %s\n", evolve.HeldLine(out.DriftHeld))
 	}
 	if len(out.HoldoutPaid) > 0 {
 		termtable.Fprintf(w, "holdout paid: %s\n", app.HoldoutPaidLine(out.HoldoutPaid))

@@ -322,3 +322,26 @@ func LowOnOneSignal(w *weights.Weights, start time.Time) *History {
 	}
 	return h
 }
+
+// Carriers is n routine fixes (explicit-bugfix, single-file, every other one with components>=3) from
+// start, in which, from the 21st task on, every other task is a regressed carrier of the next of groups
+// in turn (the routine signals plus the group's), until the group has counts[g] of them ("patch A 20",
+// "patch B 22", …): histories where several signals, or several depths of one, want a change.
+func Carriers(w *weights.Weights, start time.Time, n int, groups [][]weights.Signal, counts []int) *History {
+	h := &History{Weights: w, Start: start}
+	made := make([]int, len(groups))
+	for i := range n {
+		sigs := []weights.Signal{weights.ExplicitBugfix, weights.SingleFile}
+		if i%2 == 1 {
+			sigs = append(sigs, weights.Components)
+		}
+		task := NewTask(w, fmt.Sprintf("routine fix %d", i), 0.05, sigs...)
+		if g := (i / 2) % len(groups); i >= 20 && i%2 == 0 && made[g] < counts[g] {
+			made[g]++
+			task = NewTask(w, fmt.Sprintf("patch %c %d", 'A'+g, i), 0.05, append([]weights.Signal{weights.ExplicitBugfix, weights.SingleFile}, groups[g]...)...)
+			task.RegressionFollowed = true
+		}
+		h.Tasks = append(h.Tasks, task)
+	}
+	return h
+}
