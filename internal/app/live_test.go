@@ -216,12 +216,16 @@ var liveNoWeights = os.Getenv("TUNE_LIVE_NO_WEIGHTS") != ""
 var liveWeightsField = regexp.MustCompile(`  weights=v[0-9]{4}`)
 
 // liveAck: TUNE_LIVE_ACK=1 plays a human who answers every drift-bound page by acknowledging the knob at
-// its value in tune.toml (docs/escalation.md, "A drift bound a human has read").
+// its value in the active weights, in tune.toml (docs/escalation.md, "A drift bound a human has read").
 var liveAck = os.Getenv("TUNE_LIVE_ACK") != ""
 
 // liveHoldout: TUNE_LIVE_HOLDOUT=priced plays every night with tune.toml's [evolve] holdout = "priced"
 // (docs/decisions.md#the-holdout-priced-on-request); unset, the default veto.
 var liveHoldout = os.Getenv("TUNE_LIVE_HOLDOUT")
+
+// liveWatchAlpha: TUNE_LIVE_WATCH_ALPHA=0.1 plays every night with tune.toml's [watch] alpha at that
+// level (a what-if of the watch's error rate against its power; unset, the default 0.05).
+var liveWatchAlpha = os.Getenv("TUNE_LIVE_WATCH_ALPHA")
 
 // playLive plays one sequence of nights through a fresh copy of the reference store.
 //
@@ -249,12 +253,15 @@ func playLive(t *testing.T, seed uint64, reg genlive.Regime, nights, followUp in
 				fmt.Fprintf(&b, "%q = %s\n", k, acks[k].Plain())
 			}
 		}
+		if liveWatchAlpha != "" {
+			fmt.Fprintf(&b, "[watch]\nalpha = %s\n", liveWatchAlpha)
+		}
 		env.Config = filepath.Join(dir, "tune.toml")
 		if err := os.WriteFile(env.Config, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if liveHoldout != "" {
+	if liveHoldout != "" || liveWatchAlpha != "" {
 		writeConfig()
 	}
 	seq := genlive.NewSequence(seed, reg)

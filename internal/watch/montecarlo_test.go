@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func (r regime) play(seed uint64) int {
 	v := p
 	v.Version, v.Parent = 2, 1
 	v.Signals[weights.ContractRuleHit] += weights.Whole(1)
-	b := NewBuilder(Input{Version: Version{&v, applied}, Parent: Version{&p, parentFrom}})
+	b := NewBuilder(Input{Version: Version{&v, applied}, Parent: Version{&p, parentFrom}, Config: Config{Alpha: monteCarloAlpha}})
 	carrier := []weights.SignalWeight{{Name: "contract-rule-hit"}, {Name: "explicit-bugfix"}, {Name: "unknown-file-territory"}}
 	other := []weights.SignalWeight{{Name: "explicit-bugfix"}}
 	high := []weights.SignalWeight{{Name: "greenfield"}}
@@ -105,6 +106,11 @@ func (r regime) play(seed uint64) int {
 }
 
 var zeroLoss = 0.0
+
+// monteCarloAlpha: TUNE_MC_ALPHA=0.1 plays the regimes with watch.alpha at that level, a what-if of the
+// watch's error rate against its power (docs/decisions.md, "The conditional row with more sequences, and
+// the watch's α"); the rates' checks then say which targets that level breaks. Unset, the default.
+var monteCarloAlpha, _ = strconv.ParseFloat(os.Getenv("TUNE_MC_ALPHA"), 64)
 
 func weightsV1() weights.Weights {
 	data, err := os.ReadFile("../../weights/v0001.toml")
