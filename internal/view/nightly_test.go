@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -85,5 +86,32 @@ func TestNightlySaysWhatThePricedHoldoutLetThrough(t *testing.T) {
 		"the history's expected gain pays for the loss added on the frozen holdout, as tune.toml's [evolve] holdout = \"priced\" asks (docs/decisions.md, \"The holdout, priced on request\")\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("got\n%s\nwant it to hold\n%s", b.String(), want)
+	}
+}
+
+// The held line escalation.md shows ("A drift bound a human has read", wrapped there) is the line a
+// night prints: the doc is read and its block compared, so that a change of the words changes the
+// playbook too.
+func TestEscalationDocShowsTheDriftHeldLine(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/escalation.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "```text\nheld: layer-crossings")
+	block, _, closed := strings.Cut(after, "```")
+	if !ok || !closed {
+		t.Fatal("docs/escalation.md has no text block with the held line of layer-crossings")
+	}
+	d := evolve.Drift{Change: evolve.Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(1)},
+		Knob: "layer-crossings", Origin: weights.Whole(2), Would: weights.Whole(5), Bound: weights.Whole(2)}
+	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "stalled", Reason: "no change left to try",
+		DriftHeld: []evolve.HeldDrift{{Drift: d, From: weights.Whole(4), At: weights.Whole(4)}}}, Tasks: 3}
+	var b bytes.Buffer
+	if err := Nightly(&b, out); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join(strings.Fields("held: layer-crossings"+block), " ") + "\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("the night prints\n%s\nthe playbook shows\n%s", b.String(), want)
 	}
 }
