@@ -1,12 +1,14 @@
 package app
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -74,5 +76,127 @@ func TestANightThatReachesAnAcknowledgedValueStillPages(t *testing.T) {
 	now = time.Date(2026, 6, 12, 0, 0, 0, 0, time.UTC)
 	if out := night("3"); out.Escalation() == nil || len(out.DriftHeld) != 0 {
 		t.Errorf("active +4 after the apply, acknowledged +3: outcome %s (%s), held %v; want the page", out.Outcome, out.Reason, out.DriftHeld)
+	}
+}
+
+// The page names the value to acknowledge: the knob's active value, not the one its step starts from or
+// would reach; and when tune.toml names the knob at another value, it says that this is why it pages (the
+// review's probe wrote the step's +4 from the playbook's example and was paged every night after).
+func TestThePageNamesTheValueToAcknowledge(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	p := newStateProject(t, &now, 1)
+	_, active := applyByHand(t, p.env, now, weights.LayerCrossings) // +2 → +3
+	h := genhistory.Carriers(&active, time.Date(2026, 5, 31, 4, 0, 0, 0, time.UTC), 60, [][]weights.Signal{
+		{weights.Components, weights.LayerCrossings, weights.UnknownFileTerritory}, {weights.Components, weights.LayerCrossings}}, []int{4, 4}).Render()
+	now = time.Date(2026, 6, 5, 0, 0, 0, 0, time.UTC)
+	if err := os.WriteFile(p.logs[0], h, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.env.Config = filepath.Join(p.dir, "tune.toml")
+	for night, ack := range []string{"", "4", "4"} {
+		body := ""
+		if ack != "" {
+			body = "[evolve.drift_acknowledged]\nlayer-crossings = " + ack + "\n"
+		}
+		if err := os.WriteFile(p.env.Config, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := Nightly(p.env, EvolveOptions{Logs: p.logs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := out.Escalation()
+		if page == nil || out.Drift == nil || out.Drift.Active != weights.Whole(3) {
+			t.Fatalf("night %d, acknowledged %q: outcome %s, drift %+v; want the page with the active +3", night, ack, out.Outcome, out.Drift)
+		}
+		if want := "layer-crossings is +3 in the active weights (v0002): to leave it there, name it at +3"; !strings.Contains(page.Error(), want) {
+			t.Errorf("night %d: the page %q does not say %q", night, page, want)
+		}
+		if mismatch := strings.Contains(page.Error(), "tune.toml names it at +4, not its active +3, so this stop pages"); mismatch != (ack != "") {
+			t.Errorf("night %d, acknowledged %q: the page %q says the mismatch: %v", night, ack, page, mismatch)
+		}
+		now = now.Add(24 * time.Hour)
+	}
+}
+
+// applyEdgeByHand moves the L1 edge of the active weights by whole points, as an applied proposal.
+func applyEdgeByHand(t *testing.T, env Env, now time.Time, whole int) weights.Weights {
+	t.Helper()
+	s, err := env.OpenStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	active, err := s.Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand := active
+	cand.Buckets.Edges[weights.L1] += weights.Whole(whole)
+	change := fmt.Sprintf("bucket L1 edge %+d", whole)
+	p := &store.Proposal{Created: now, Parent: active.Version, Decision: weights.DecisionAccept, Candidate: cand, Reason: change,
+		Steps: []store.ProposalStep{{Kind: "bucket", Edge: "L1", Delta: weights.Whole(whole), Decision: weights.DecisionAccept}}}
+	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: active.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: change, Decision: weights.DecisionAccept}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	return cand
+}
+
+func TestProposeKeepsTheHeldLineInTheProposal(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	p := newStateProject(t, &now, 1)
+	active := applyEdgeByHand(t, p.env, now, -2) // L1 edge -2 → -4: at the bound
+	// Five scenarios on the L2 upper edge (3) that carry contract-rule-hit pin it: its +1 costs too_high.
+	pin := ""
+	for i := 0; i < 5; i++ {
+		pin += fmt.Sprintf("[[scenario]]\nname = \"pin-crh-%d\"\nprompt = \"update the JSON schema for orders in src/a.py, see the R12 validator\"\nhistory = [\"x.md\"]\nlevels = [\"L2\"]\ndispatch_source = \"auto-level\"\norigin = \"review44\"\n\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, "fixtures", "suite", "pin.toml"), []byte(pin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if active.Buckets.Edges[weights.L1] != weights.Whole(-4) {
+		t.Fatalf("setup: the active L1 edge is %s, want -4", active.Buckets.Edges[weights.L1])
+	}
+	flag := "explicit-bugfix:-5,single-file:-3,contract-rule-hit:+2,cross-layer:+2"
+	log := ""
+	extra := []string{",single-file:-3", ",single-file:-3", ",single-file:-3", ",single-file:-3,cross-layer:+2", ",single-file:-3,cross-layer:+2", ",single-file:-3,greenfield:+3", ",single-file:-3,greenfield:+3", ",single-file:-3,unknown-file-territory:+1", ",single-file:-3,layer-crossings:+2", ",single-file:-3,layer-crossings:+2"}
+	for i := 0; i < 30; i++ {
+		ts := fmt.Sprintf("2026-05-%02dT%02d", 2+i/24, i%24)
+		sig := "explicit-bugfix:-5"
+		if i < len(extra) {
+			sig += extra[i]
+		}
+		log += ts + ":00:00Z  meta  L1/diagnostic  dispatch=auto  signals=" + sig + "  task=\"filler\"  loops=inner\n"
+		log += ts + ":00:02Z  inner  close  terminal=complete  loss_final=0.0\n"
+	}
+	for i, ts := range []string{"2026-05-20T00", "2026-05-20T01", "2026-05-20T02"} {
+		log += ts + ":00:00Z  meta  L1/diagnostic  dispatch=auto  signals=" + flag + "  task=\"t" + string(rune('a'+i)) + "\"  loops=inner\n"
+		log += ts + ":00:02Z  inner  close  terminal=complete  loss_final=0.0  regression_followed=true\n"
+	}
+	if err := os.WriteFile(p.logs[0], []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.env.Config = filepath.Join(p.dir, "tune.toml")
+	if err := os.WriteFile(p.env.Config, []byte("[evolve.drift_acknowledged]\n\"L1 edge\" = -4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Propose(p.env, p.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.DriftHeld) != 1 || out.DriftHeld[0].Knob != "L1 edge" || out.ProposalFile == nil {
+		t.Fatalf("setup: held %v, proposal %v, reason %s; want the L1 edge held and a proposal written", out.DriftHeld, out.ProposalFile, out.Reason)
+	}
+	data, err := os.ReadFile(*out.ProposalFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "held: bucket L1 edge -1 at the drift bound"; !strings.Contains(string(data), want) {
+		t.Errorf("tune propose held the L1 edge and wrote proposal %s without %q in its reason:\n%s", out.ProposalID, want, data)
 	}
 }

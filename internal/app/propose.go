@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,28 +78,36 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 		err = read.err
 	}
 	// A stop at the drift bound on a knob tune.toml acknowledges at its value is held: the step is
-	// taken again on the same detection without that knob, as the loop does
+	// taken again on the same detection without that knob and without what it measured, as the loop
+	// does, and what each held step measured is recorded with the rest
 	// (docs/decisions.md#a-drift-bound-a-human-has-read).
 	var held []evolve.HeldDrift
+	var steps []*evolve.StepResult
 	for err == nil {
 		h := cfg.DriftAcknowledged.Held(res.Drift, &parent, &parent)
 		if h == nil {
 			break
 		}
-		held = append(held, *h)
-		step.Detected, step.Exclude = res.Detection, append(step.Exclude, res.Drift.Change)
+		held, steps = append(held, *h), append(steps, res)
+		step.Detected, step.Exclude = res.Detection, slices.Concat(step.Exclude, []evolve.Change{res.Drift.Change}, res.Excluded())
 		res, err = evolve.Step(step)
 	}
 	if err != nil {
 		return nil, err
 	}
+	steps = append(steps, res)
+	attempts := []evolve.Attempt{}
+	for _, st := range steps {
+		attempts = append(attempts, st.Attempts...)
+	}
+	cfg.DriftAcknowledged.Page(res.Drift, &parent)
 	res.Warnings = evolve.UniqueWarnings(append(parseWarnings(read), res.Warnings...))
 
 	out := &ProposeResult{Triggered: res.Triggered, Decision: res.Decision, SuiteLossBefore: res.SuiteLossBefore,
 		SuiteLossAfter: res.SuiteLossAfter, Parent: weights.VersionName(parent.Version), Reason: res.Reason,
-		Flagged: res.Flagged, Attempts: res.Attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
+		Flagged: res.Flagged, Attempts: attempts, Lifted: res.Lifted, Holdout: res.Holdout, Warnings: res.Warnings,
 		Detection: res.Detection, Logs: read.names, Drift: res.Drift, Explain: explain(res.Detection),
-		HoldoutPaid: evolve.HoldoutPaidBy(parent, []*evolve.StepResult{res})}
+		HoldoutPaid: evolve.HoldoutPaidBy(parent, steps)}
 	out.DriftHeld = held
 	switch {
 	case res.Change != nil:
@@ -106,14 +115,17 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	case res.Tried != nil:
 		out.Proposal = res.Tried
 	}
-	if len(res.Attempts) == 0 {
+	if len(attempts) == 0 {
 		return out, nil
 	}
-	steps := []*evolve.StepResult{res}
 	// The EVAL report goes through the same code as tune report proposal and tune nightly, from the
 	// input saved with the proposal.
 	var in report.ProposalReport
-	p, path, created, err := recordProposal(env, ProposalFromSteps(steps, &parent, res.Candidate, env.Now()), steps, false,
+	prop := ProposalFromSteps(steps, &parent, res.Candidate, env.Now())
+	if len(held) > 0 {
+		prop.Reason += "; held: " + evolve.HeldLine(held)
+	}
+	p, path, created, err := recordProposal(env, prop, steps, false,
 		func(p *store.Proposal) (err error) {
 			in, err = saveReportInput(env, steps, parent, p, out.Warnings)
 			return err

@@ -264,7 +264,9 @@ func loop(in LoopInput) (*LoopResult, error) {
 		return res, nil
 	}
 	resolved := map[string]bool{}
-	var exclude []Change
+	// exclude is what the next step leaves out (cleared by a kept step); heldOut the changes of held
+	// drift-bound stops, out for the rest of the run: the active value that holds them does not move.
+	var exclude, heldOut []Change
 	noProgress := 0
 	for n := 1; ; n++ {
 		det := first.withResolved(resolved)
@@ -275,14 +277,15 @@ func loop(in LoopInput) (*LoopResult, error) {
 				len(res.Accepted), len(res.Resolved), windowFlagged(unresolved), TriggerThreshold, TriggerThreshold)
 			return res, nil
 		}
-		if n > cfg.MaxSteps {
+		// A held stop is not a step the cap counts: it measures nothing, and each takes a knob out.
+		if n-len(res.DriftHeld) > cfg.MaxSteps {
 			res.Outcome = OutcomeEscalated
 			res.Reason = fmt.Sprintf("step cap %d reached with %d flagged task(s) still on the low side; %d step(s) accepted and kept",
 				cfg.MaxSteps, len(unresolved), len(res.Accepted))
 			return res, nil
 		}
 		step, err := Step(StepInput{Detected: det, Parent: res.Final, WeightsFor: in.WeightsFor, Detect: in.Detect,
-			Suite: in.Suite, Holdout: in.Holdout, HoldoutRule: cfg.HoldoutRule, Exclude: append(slices.Clone(in.Refuted), exclude...), Parity: in.Parity, ParityBudget: cfg.ParityBudget,
+			Suite: in.Suite, Holdout: in.Holdout, HoldoutRule: cfg.HoldoutRule, Exclude: slices.Concat(in.Refuted, exclude, heldOut), Parity: in.Parity, ParityBudget: cfg.ParityBudget,
 			Origin: in.Origin, InLoop: true, ParityBase: &res.Parent})
 		if err != nil {
 			return nil, err
@@ -298,9 +301,11 @@ func loop(in LoopInput) (*LoopResult, error) {
 			// with nothing else to do stalls (docs/decisions.md#a-drift-bound-a-human-has-read). Not a
 			// step without progress: each held stop takes a knob out, so they are bounded.
 			res.DriftHeld = append(res.DriftHeld, *held)
-			exclude = append(exclude, step.Drift.Change)
+			heldOut = append(heldOut, step.Drift.Change)
+			exclude = append(exclude, step.Excluded()...)
 			continue
 		}
+		cfg.DriftAcknowledged.Page(step.Drift, &res.Parent)
 		if step.Drift != nil {
 			res.Outcome, res.Drift = OutcomeEscalated, step.Drift
 			res.Reason = fmt.Sprintf("%s; %d step(s) accepted and kept", step.Drift.Reason, len(res.Accepted))
@@ -320,12 +325,7 @@ func loop(in LoopInput) (*LoopResult, error) {
 			res.Final = step.Candidate
 			exclude = nil
 		} else {
-			for _, a := range step.Attempts {
-				exclude = append(exclude, a.Change)
-			}
-			if step.Tried != nil {
-				exclude = append(exclude, *step.Tried)
-			}
+			exclude = append(exclude, step.Excluded()...)
 		}
 		if ls.Progress {
 			noProgress = 0

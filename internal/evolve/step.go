@@ -435,6 +435,9 @@ type Drift struct {
 	Origin weights.Half `json:"origin"`
 	Would  weights.Half `json:"would_be"`
 	Bound  weights.Half `json:"bound"`
+	// Active is the knob's value in the active version, the value an acknowledgement names (set with
+	// DriftAcks.Page when the stop pages).
+	Active weights.Half `json:"active"`
 	Reason string       `json:"reason"`
 }
 
@@ -519,7 +522,26 @@ func (a DriftAcks) Held(d *Drift, parent, active *weights.Weights) *HeldDrift {
 		return nil
 	}
 	from, _ := KnobValue(parent, d.Knob)
-	return &HeldDrift{Drift: *d, From: from, At: now}
+	h := &HeldDrift{Drift: *d, From: from, At: now}
+	h.Active = now
+	return h
+}
+
+// Page completes a drift-bound stop that pages with what the human needs to answer it: the knob's value
+// in the active version (the value tune.toml's [evolve.drift_acknowledged] must name to leave it there),
+// and, when tune.toml names the knob at another value, that it does not hold this stop. The reviewer of
+// the rule wrote the value the page showed last ("to +5") or its step's ("from +4") and was paged every
+// night after, with nothing to say why.
+func (a DriftAcks) Page(d *Drift, active *weights.Weights) {
+	if d == nil {
+		return
+	}
+	d.Active, _ = KnobValue(active, d.Knob)
+	d.Reason += fmt.Sprintf("; %s is %s in the active weights (v%04d): to leave it there, name it at %s under tune.toml's [evolve.drift_acknowledged]",
+		d.Knob, d.Active, active.Version, d.Active)
+	if v, ok := a[d.Knob]; ok {
+		d.Reason += fmt.Sprintf(" (tune.toml names it at %s, not its active %s, so this stop pages)", v, d.Active)
+	}
 }
 
 // HeldLine is what follows "held: " for the drift-bound stops a run held.
@@ -535,6 +557,19 @@ func HeldLine(held []HeldDrift) string {
 func (h *HeldDrift) Line() string {
 	return fmt.Sprintf("%s at the drift bound (%s would go from %s to %s, more than %d points from v0001's %s): tune.toml's [evolve.drift_acknowledged] leaves %s at %s, its active value; no page",
 		h.Change, h.Knob, h.From, h.Would, DriftBound, h.Origin, h.Knob, h.At)
+}
+
+// Excluded are the changes a step measured or tried without keeping them: what the loop and tune
+// propose leave out of the next step on the same weights, so that none is measured twice.
+func (r *StepResult) Excluded() []Change {
+	var out []Change
+	for _, a := range r.Attempts {
+		out = append(out, a.Change)
+	}
+	if r.Tried != nil {
+		out = append(out, *r.Tried)
+	}
+	return out
 }
 
 // Step runs one evolution step. The only error is a missing suite; everything else is data.
