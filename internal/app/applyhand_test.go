@@ -1,10 +1,10 @@
 package app
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -26,6 +26,13 @@ func applyStepByHand(t testing.TB, env Env, now time.Time, sig weights.Signal, w
 // real proposal carries every counted flagged task, which is what the store reads again each night.
 func applyCarrying(t testing.TB, env Env, now time.Time, sig weights.Signal, whole int, evidence []store.FlaggedTask) (*store.Store, weights.Weights) {
 	t.Helper()
+	return applyChangeByHand(t, env, now, evolve.Change{Kind: weights.ChangeSignal, Signal: sig, Delta: weights.Whole(whole)}, evidence)
+}
+
+// applyChangeByHand applies change c (a signal or a bucket edge) on the active version through the
+// store, as tune apply would after an accepted proposal carrying evidence.
+func applyChangeByHand(t testing.TB, env Env, now time.Time, c evolve.Change, evidence []store.FlaggedTask) (*store.Store, weights.Weights) {
+	t.Helper()
 	s, err := env.OpenStore()
 	if err != nil {
 		t.Fatal(err)
@@ -34,15 +41,14 @@ func applyCarrying(t testing.TB, env Env, now time.Time, sig weights.Signal, who
 	if err != nil {
 		t.Fatal(err)
 	}
-	cand := active
-	cand.Signals[sig] += weights.Whole(whole)
-	change := fmt.Sprintf("%s %+d", sig, whole)
-	p := &store.Proposal{Created: now, Parent: active.Version, Decision: weights.DecisionAccept, Candidate: cand, Reason: change, Evidence: evidence,
-		Steps: []store.ProposalStep{{Kind: "signal", Signal: sig.String(), Delta: weights.Whole(whole), Decision: weights.DecisionAccept}}}
+	cand := c.Apply(active)
+	step := proposalStepOf(&evolve.Attempt{Change: c, Decision: weights.DecisionAccept}, nil)
+	p := &store.Proposal{Created: now, Parent: active.Version, Decision: weights.DecisionAccept, Candidate: cand, Reason: c.String(), Evidence: evidence,
+		Steps: []store.ProposalStep{step}}
 	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: active.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: change, Decision: weights.DecisionAccept}); err != nil {
+	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: active.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: c.String(), Decision: weights.DecisionAccept}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Apply(p); err != nil {

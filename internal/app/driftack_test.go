@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -119,38 +119,13 @@ func TestThePageNamesTheValueToAcknowledge(t *testing.T) {
 	}
 }
 
-// applyEdgeByHand moves the L1 edge of the active weights by whole points, as an applied proposal.
-func applyEdgeByHand(t *testing.T, env Env, now time.Time, whole int) weights.Weights {
-	t.Helper()
-	s, err := env.OpenStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	active, err := s.Active()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cand := active
-	cand.Buckets.Edges[weights.L1] += weights.Whole(whole)
-	change := fmt.Sprintf("bucket L1 edge %+d", whole)
-	p := &store.Proposal{Created: now, Parent: active.Version, Decision: weights.DecisionAccept, Candidate: cand, Reason: change,
-		Steps: []store.ProposalStep{{Kind: "bucket", Edge: "L1", Delta: weights.Whole(whole), Decision: weights.DecisionAccept}}}
-	if _, _, err := store.WriteProposal(s.ProposalsPath(), p); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Log(store.LogEntry{Action: store.ActionAccept, Parent: active.Version, Proposal: p.ID, ProposalSHA256: p.ContentSHA256(), Change: change, Decision: weights.DecisionAccept}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Apply(p); err != nil {
-		t.Fatal(err)
-	}
-	return cand
-}
-
+// tune propose holds an acknowledged stop from the bucket rule (a signal change measured and reverted
+// first): the proposal it writes carries the held line, as a night's does, and what the held step
+// measured (the review found neither, and the same proposal id as a night that paged).
 func TestProposeKeepsTheHeldLineInTheProposal(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	p := newStateProject(t, &now, 1)
-	active := applyEdgeByHand(t, p.env, now, -2) // L1 edge -2 → -4: at the bound
+	_, active := applyChangeByHand(t, p.env, now, evolve.Change{Kind: weights.ChangeBucket, Edge: weights.L1, Delta: weights.Whole(-2)}, nil) // L1 edge -2 → -4: at the bound
 	// Five scenarios on the L2 upper edge (3) that carry contract-rule-hit pin it: its +1 costs too_high.
 	pin := ""
 	for i := 0; i < 5; i++ {

@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/tools/genhistory"
-	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -35,37 +33,6 @@ func TestAHeldStopIsNotAStepOfTheCap(t *testing.T) {
 	if res.Outcome != OutcomeStalled || len(res.DriftHeld) != 1 {
 		t.Fatalf("max_steps 2, the stop acknowledged: outcome %s (%s), held %d; want a stall, no page", res.Outcome, res.Reason, len(res.DriftHeld))
 	}
-}
-
-func revertThenBucketInput(t *testing.T) (weights.Weights, []traceparse.Task, *Suite) {
-	t.Helper()
-	w := refWeights(t)
-	log := ""
-	for i, ts := range []string{"2026-05-01T00", "2026-05-01T01", "2026-05-01T02"} {
-		log += ts + ":00:00Z  meta  L1/diagnostic  dispatch=auto  signals=explicit-bugfix:-5,unknown-file-territory:+1,greenfield:+3,single-file:-3,contract-rule-hit:+2  task=\"t" + string(rune('a'+i)) + "\"  loops=inner\n"
-		log += ts + ":00:02Z  inner  close  terminal=complete  loss_final=0.0  regression_followed=true\n"
-	}
-	extra := []string{",unknown-file-territory:+1", ",greenfield:+3", ",greenfield:+3", ",single-file:-3", ",single-file:-3", ",single-file:-3"}
-	fillers := ""
-	for i := 0; i < 30; i++ {
-		ts := fmt.Sprintf("2026-04-%02dT%02d", 2+i/24, i%24)
-		sig := "explicit-bugfix:-5"
-		if i < len(extra) {
-			sig += extra[i]
-		}
-		fillers += ts + ":00:00Z  meta  L1/diagnostic  dispatch=auto  signals=" + sig + "  task=\"filler\"  loops=inner\n"
-		fillers += ts + ":00:02Z  inner  close  terminal=complete  loss_final=0.0\n"
-	}
-	log = fillers + log
-	scen := []fixtures.Scenario{
-		{Name: "minus7", Prompt: "fix the typo in docs/setup.md line 3", History: []string{"README.md"}, Levels: []weights.Level{weights.L0}, DispatchSource: fixtures.SourceAuto, Origin: "t"},
-		{Name: "three", Prompt: "design a new service from scratch", Levels: []weights.Level{weights.L2}, DispatchSource: fixtures.SourceAuto, Origin: "t"},
-		{Name: "contract-at-3", Prompt: "update the JSON schema for orders in src/a.py, see the R12 validator", History: []string{"x.md"}, Levels: []weights.Level{weights.L2}, DispatchSource: fixtures.SourceAuto, Origin: "t"},
-	}
-	for i := 2; i <= 5; i++ {
-		scen = append(scen, fixtures.Scenario{Name: fmt.Sprintf("contract-at-3-%d", i), Prompt: scen[2].Prompt, History: scen[2].History, Levels: scen[2].Levels, DispatchSource: fixtures.SourceAuto, Origin: "t"})
-	}
-	return w, parseLog(t, "e.log", []byte(log)).Tasks, PrepareSuite(scen)
 }
 
 // A signal change measured and reverted, then the bucket rule stops on an acknowledged edge: the held

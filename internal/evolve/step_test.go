@@ -103,7 +103,10 @@ func TestHalfStepAccepted(t *testing.T) {
 	}
 }
 
-func TestRevertThenBucket(t *testing.T) {
+// revertThenBucketInput is the history and suite of TestRevertThenBucket: the signal change the test
+// supports is refused by the suite and the bucket rule moves the L1 edge.
+func revertThenBucketInput(t *testing.T) (weights.Weights, []traceparse.Task, *Suite) {
+	t.Helper()
 	w := refWeights(t)
 	log := ""
 	// Three flagged L1 tasks at -2 sharing five signals; the preferred one (contract-rule-hit) is pinned by
@@ -138,8 +141,12 @@ func TestRevertThenBucket(t *testing.T) {
 	for i := 2; i <= 5; i++ {
 		scen = append(scen, fixtures.Scenario{Name: fmt.Sprintf("contract-at-3-%d", i), Prompt: scen[2].Prompt, History: scen[2].History, Levels: scen[2].Levels, DispatchSource: fixtures.SourceAuto, Origin: "t"})
 	}
-	suite := PrepareSuite(scen)
-	res, err := Step(StepInput{Tasks: parseLog(t, "e.log", []byte(log)).Tasks, Parent: w, Suite: suite})
+	return w, parseLog(t, "e.log", []byte(log)).Tasks, PrepareSuite(scen)
+}
+
+func TestRevertThenBucket(t *testing.T) {
+	w, tasks, suite := revertThenBucketInput(t)
+	res, err := Step(StepInput{Tasks: tasks, Parent: w, Suite: suite})
 	if err != nil {
 		t.Fatal(err)
 	}
