@@ -68,7 +68,8 @@ func TestAHeldEdgeStopIsNotMeasuredAgain(t *testing.T) {
 		t.Fatalf("unacknowledged: outcome %s (%s), drift %+v; want the page on the L1 edge naming its active -2", paged.Outcome, paged.Reason, paged.Drift)
 	}
 	held := run(DriftAcks{"L1 edge": weights.Whole(-2)})
-	if held.Outcome != OutcomeStalled || len(held.DriftHeld) != 1 || held.DriftHeld[0].Active != weights.Whole(-2) {
+	if held.Outcome != OutcomeStalled || len(held.DriftHeld) != 1 || held.DriftHeld[0].Active != weights.Whole(-2) ||
+		held.DriftHeld[0].Reason != held.DriftHeld[0].Line() {
 		t.Fatalf("acknowledged: outcome %s (%s), held %+v; want a stall holding the L1 edge", held.Outcome, held.Reason, held.DriftHeld)
 	}
 	if a, b := attempts(held), attempts(paged); !slices.Equal(a, b) {

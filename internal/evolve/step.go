@@ -523,7 +523,8 @@ func (a DriftAcks) Held(d *Drift, parent, active *weights.Weights) *HeldDrift {
 	}
 	from, _ := KnobValue(parent, d.Knob)
 	h := &HeldDrift{Drift: *d, From: from, At: now}
-	h.Active = now
+	// The drift's own reason ends "a human decides": held, the reason is what happened instead.
+	h.Active, h.Reason = now, h.Line()
 	return h
 }
 
