@@ -35,9 +35,10 @@ const ConfigTemplate = `# tune.toml: this directory is a tune project. tune find
 #                        # on the 255 parity prompts; a dearer change is reverted
 # holdout = "veto"       # "veto": the frozen holdout's loss must not rise; "priced": the history's
 #                        # expected gain must pay for it, as for the fixture suite
-# drift_acknowledged = {}  # knobs a human left at the drift bound after its page, each at the value
-#                          # it was left at, e.g. { layer-crossings = 4 }: a stop there ends the night
-#                          # without a page while the knob holds that value (docs/escalation.md)
+# drift_acknowledged = {}  # knobs a human left at the drift bound after its page, each at its value
+#                          # in the active weights (the page names it), e.g. { layer-crossings = 4 }: a
+#                          # stop there ends the night without a page while the active knob holds that
+#                          # value (docs/escalation.md)
 
 # [watch]
 # The verdicts of tune watch on an applied version (holding, too early, not helping, harmful).

@@ -40,8 +40,9 @@ type LoopConfig struct {
 	ParityBudget float64 `json:"parity_budget"`
 	// HoldoutRule is how a change that raises the frozen holdout's loss is decided ("": HoldoutVeto).
 	HoldoutRule HoldoutRule `json:"holdout,omitempty"`
-	// DriftAcknowledged are the knobs a human left at the drift bound: a stop there on one of them, at
-	// that value, ends the run without escalating (DriftAcks.Held).
+	// DriftAcknowledged are the knobs a human left at the drift bound: a stop on one of them, while the
+	// active version holds it at that value, takes the knob out of the run instead of escalating
+	// (DriftAcks.Held).
 	DriftAcknowledged DriftAcks `json:"drift_acknowledged,omitempty"`
 }
 
