@@ -137,23 +137,27 @@ func TestProposeKeepsTheHeldLineInTheProposal(t *testing.T) {
 	if active.Buckets.Edges[weights.L1] != weights.Whole(-4) {
 		t.Fatalf("setup: the active L1 edge is %s, want -4", active.Buckets.Edges[weights.L1])
 	}
-	flag := "explicit-bugfix:-5,single-file:-3,contract-rule-hit:+2,cross-layer:+2"
-	log := ""
-	extra := []string{",single-file:-3", ",single-file:-3", ",single-file:-3", ",single-file:-3,cross-layer:+2", ",single-file:-3,cross-layer:+2", ",single-file:-3,greenfield:+3", ",single-file:-3,greenfield:+3", ",single-file:-3,unknown-file-territory:+1", ",single-file:-3,layer-crossings:+2", ",single-file:-3,layer-crossings:+2"}
-	for i := 0; i < 30; i++ {
-		ts := fmt.Sprintf("2026-05-%02dT%02d", 2+i/24, i%24)
-		sig := "explicit-bugfix:-5"
+	// Thirty eligible L1 fixes with a few signals each, then three regressed carriers of contract-rule-hit
+	// and cross-layer, recorded at L1.
+	h := &genhistory.History{Weights: &active, Start: time.Date(2026, 5, 2, 0, 0, 0, 0, time.UTC)}
+	bugfix, single := weights.ExplicitBugfix, weights.SingleFile
+	extra := [][]weights.Signal{{single}, {single}, {single}, {single, weights.CrossLayer}, {single, weights.CrossLayer},
+		{single, weights.Greenfield}, {single, weights.Greenfield}, {single, weights.UnknownFileTerritory}, {single, weights.LayerCrossings}, {single, weights.LayerCrossings}}
+	for i := range 30 {
+		sigs := []weights.Signal{bugfix}
 		if i < len(extra) {
-			sig += extra[i]
+			sigs = append(sigs, extra[i]...)
 		}
-		log += ts + ":00:00Z  meta  L1/diagnostic  dispatch=auto  signals=" + sig + "  task=\"filler\"  loops=inner\n"
-		log += ts + ":00:02Z  inner  close  terminal=complete  loss_final=0.0\n"
+		task := genhistory.NewTask(&active, "filler", 0, sigs...)
+		task.Level = weights.L1
+		h.Tasks = append(h.Tasks, task)
 	}
-	for i, ts := range []string{"2026-05-20T00", "2026-05-20T01", "2026-05-20T02"} {
-		log += ts + ":00:00Z  meta  L1/diagnostic  dispatch=auto  signals=" + flag + "  task=\"t" + string(rune('a'+i)) + "\"  loops=inner\n"
-		log += ts + ":00:02Z  inner  close  terminal=complete  loss_final=0.0  regression_followed=true\n"
+	for i := range 3 {
+		task := genhistory.NewTask(&active, fmt.Sprintf("t%c", 'a'+i), 0, bugfix, single, weights.ContractRuleHit, weights.CrossLayer)
+		task.Level, task.RegressionFollowed = weights.L1, true
+		h.Tasks = append(h.Tasks, task)
 	}
-	if err := os.WriteFile(p.logs[0], []byte(log), 0o644); err != nil {
+	if err := os.WriteFile(p.logs[0], h.Render(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p.env.Config = filepath.Join(p.dir, "tune.toml")
