@@ -53,7 +53,7 @@ func TestANightThatReachesAnAcknowledgedValueStillPages(t *testing.T) {
 	// Acknowledged at the active value, the same night holds the stop: its kept +1 is a proposal like any
 	// other, left for review, and its reason says what was held.
 	out = night("3")
-	if out.Escalation() != nil || len(out.DriftHeld) != 1 || out.DriftHeld[0].At != weights.Whole(3) || out.DriftHeld[0].From != weights.Whole(4) {
+	if out.Escalation() != nil || len(out.DriftHeld) != 1 || out.DriftHeld[0].Active != weights.Whole(3) || out.DriftHeld[0].From != weights.Whole(4) {
 		t.Fatalf("acknowledged at the active +3, the night's steps at +4: outcome %s (%s), held %+v; want the stop held", out.Outcome, out.Reason, out.DriftHeld)
 	}
 	if out.Review != ReviewChange || out.Stored == nil || out.Stored.Candidate.Signals[weights.LayerCrossings] != weights.Whole(4) ||

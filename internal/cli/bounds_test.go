@@ -91,7 +91,7 @@ func TestParityBudgetFromConfigAndProposeAtTheDriftBound(t *testing.T) {
 		t.Errorf("evolve at an acknowledged drift: exit %d, want 0, stalled and a held line\n%s%s", code, out, errOut)
 	}
 	code, out, _ = e.run("evolve", drift, "--json")
-	for _, want := range []string{`"drift_held": [`, `"at": 4`, `"drift_acknowledged": {`, `"layer-crossings": 4`} {
+	for _, want := range []string{`"drift_held": [`, `"active": 4`, `"drift_acknowledged": {`, `"layer-crossings": 4`} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("evolve --json at an acknowledged drift: exit %d, no %s", code, want)
 		}

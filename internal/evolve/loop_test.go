@@ -230,7 +230,7 @@ func TestLoopHoldsAnAcknowledgedDrift(t *testing.T) {
 	}
 	at := parent.Signals[weights.LayerCrossings]
 	res := run(DriftAcks{"layer-crossings": at})
-	if res.Outcome != OutcomeStalled || res.Drift != nil || len(res.DriftHeld) != 1 || res.DriftHeld[0].Knob != "layer-crossings" || res.DriftHeld[0].At != at {
+	if res.Outcome != OutcomeStalled || res.Drift != nil || len(res.DriftHeld) != 1 || res.DriftHeld[0].Knob != "layer-crossings" || res.DriftHeld[0].Active != at {
 		t.Fatalf("acknowledged at %s: outcome %s (%s), drift %+v, held %+v; want a stall that names the held drift", at, res.Outcome, res.Reason, res.Drift, res.DriftHeld)
 	}
 	if res.Final != res.Parent || res.Decision() != weights.DecisionNone {
@@ -311,7 +311,7 @@ func TestHeldReadsTheNamedKnobInTheActiveVersion(t *testing.T) {
 	// Acknowledged at the active value, the night's own kept steps do not matter: they are a proposal.
 	at := active.Signals[weights.ContractRuleHit]
 	h := (DriftAcks{d.Knob: at}).Held(d, &parent, &active)
-	if h == nil || h.At != at || h.From != crh {
+	if h == nil || h.Active != at || h.From != crh {
 		t.Fatalf("acknowledged at the active %s, the night's steps at %s: held %+v, want At %s From %s", at, crh, h, at, crh)
 	}
 	if want := "(contract-rule-hit would go from " + crh.String() + " to "; !strings.Contains(h.Line(), want) ||

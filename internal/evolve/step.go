@@ -485,13 +485,12 @@ func KnobNames() []string {
 // it was left at (tune.toml's [evolve.drift_acknowledged], docs/decisions.md#a-drift-bound-a-human-has-read).
 type DriftAcks map[string]weights.Half
 
-// HeldDrift is a drift-bound stop a DriftAcks entry answers: the knob is acknowledged at At, its value in
-// the active version, and the night goes on without it and without a page. From is the knob's value in the
-// weights the step ran from, which the night's own kept steps may have moved.
+// HeldDrift is a drift-bound stop a DriftAcks entry answers: the knob is acknowledged at Drift.Active, its
+// value in the active version, and the night goes on without it and without a page. From is the knob's
+// value in the weights the step ran from, which the night's own kept steps may have moved.
 type HeldDrift struct {
 	Drift
 	From weights.Half `json:"from"`
-	At   weights.Half `json:"at"`
 }
 
 // KnobValue is the value of the knob named knob (KnobNames) in w; false for a name that is none.
@@ -522,9 +521,10 @@ func (a DriftAcks) Held(d *Drift, parent, active *weights.Weights) *HeldDrift {
 		return nil
 	}
 	from, _ := KnobValue(parent, d.Knob)
-	h := &HeldDrift{Drift: *d, From: from, At: now}
+	h := &HeldDrift{Drift: *d, From: from}
+	h.Active = now
 	// The drift's own reason ends "a human decides": held, the reason is what happened instead.
-	h.Active, h.Reason = now, h.Line()
+	h.Reason = h.Line()
 	return h
 }
 
@@ -557,7 +557,7 @@ func HeldLine(held []HeldDrift) string {
 // Line is what follows "held: " in a summary and in a proposal's reason.
 func (h *HeldDrift) Line() string {
 	return fmt.Sprintf("%s at the drift bound (%s would go from %s to %s, more than %d points from v0001's %s): tune.toml's [evolve.drift_acknowledged] leaves %s at %s, its active value; no page",
-		h.Change, h.Knob, h.From, h.Would, DriftBound, h.Origin, h.Knob, h.At)
+		h.Change, h.Knob, h.From, h.Would, DriftBound, h.Origin, h.Knob, h.Active)
 }
 
 // Excluded are the changes a step measured or tried without keeping them: what the loop and tune

@@ -103,9 +103,9 @@ func TestEscalationDocShowsTheDriftHeldLine(t *testing.T) {
 		t.Fatal("docs/escalation.md has no text block with the held line of layer-crossings")
 	}
 	d := evolve.Drift{Change: evolve.Change{Kind: weights.ChangeSignal, Signal: weights.LayerCrossings, Delta: weights.Whole(1)},
-		Knob: "layer-crossings", Origin: weights.Whole(2), Would: weights.Whole(5), Bound: weights.Whole(2)}
+		Knob: "layer-crossings", Origin: weights.Whole(2), Would: weights.Whole(5), Bound: weights.Whole(2), Active: weights.Whole(4)}
 	out := &app.NightlyResult{EvolveResult: &app.EvolveResult{Outcome: "stalled", Reason: "no change left to try",
-		DriftHeld: []evolve.HeldDrift{{Drift: d, From: weights.Whole(4), At: weights.Whole(4)}}}, Tasks: 3}
+		DriftHeld: []evolve.HeldDrift{{Drift: d, From: weights.Whole(4)}}}, Tasks: 3}
 	var b bytes.Buffer
 	if err := Nightly(&b, out); err != nil {
 		t.Fatal(err)
