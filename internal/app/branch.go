@@ -194,6 +194,8 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		res.Watch.ProposalPath = outside(res.Watch.ProposalPath)
 	}
 	if res.Review == "" {
+		// Nothing to review: the files went with the temporary tree, so the result names none.
+		dropFiles(res)
 		return res, nil
 	}
 
@@ -229,6 +231,12 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		if kept, body, ok := keptChange(repo, old, base, weightsRel, fixturesRel, reportsRel, b.Branch, res.Review); ok {
 			bodyPaths(kept.ID)
 			b.BranchProposal, b.Commit, b.Title = kept.ID, old, titleOf(kept, res)
+			if kept.ID == res.ReviewProposal {
+				res.FilesOn = b.Branch
+			} else {
+				// The branch keeps its own proposal's files; the night's went with the temporary tree.
+				dropFiles(res)
+			}
 			return res, writeBody(b.BodyFile, body)
 		}
 	}
@@ -284,12 +292,25 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	}
 	b.Commit = strings.TrimSpace(string(commit))
 	b.BranchUpdated = b.Commit != old
+	res.FilesOn = b.Branch
 	if b.BranchUpdated {
 		if _, err := repo.Run("update-ref", "-m", "tune nightly --branch", ref, b.Commit, old); err != nil {
 			return nil, err
 		}
 	}
 	return res, writeBody(b.BodyFile, bodyData)
+}
+
+// dropFiles empties the paths of the proposal and report files a --branch night wrote in its temporary
+// tree and committed nowhere, so that the result never names a file that does not exist.
+func dropFiles(res *NightlyResult) {
+	res.Reports = nil
+	if res.Proposal != nil {
+		res.Proposal.File = ""
+	}
+	if res.Watch != nil {
+		res.Watch.ProposalPath = ""
+	}
 }
 
 // branchTree checks out paths of base (the store, fixtures, reports and config) into a new temporary

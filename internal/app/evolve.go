@@ -138,7 +138,11 @@ type EvolveResult struct {
 	StateDump *string           `json:"state_dump"`
 	Applied   *string           `json:"applied"`
 	Reports   []string          `json:"reports,omitempty"`
-	Warnings  []evolve.Warning  `json:"warnings"`
+	// FilesOn is set by nightly --branch: the branch that holds the proposal and report files the result
+	// names, which are in the work tree only once it is merged (git show BRANCH:PATH reads them before).
+	// A --branch night that commits nothing new leaves them nowhere: their paths are then empty.
+	FilesOn  string           `json:"files_on,omitempty"`
+	Warnings []evolve.Warning `json:"warnings"`
 	// Watch is what the nightly watch found on the applied version (nightly only); WatchNote says why
 	// there was nothing to watch.
 	Watch     *WatchResult `json:"watch,omitempty"`

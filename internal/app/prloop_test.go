@@ -165,6 +165,7 @@ func playPRLoop(t *testing.T, seed uint64, wait, nights int) prTally {
 				run(cron, "push", "-q", "origin", "--delete", old)
 			}
 		}
+		namedFilesExist(t, seed, night, run, cron, res)
 		// Every night, whatever it reviews: a merged pull request's branch (merged in any of the three
 		// ways, and left on the remote) is never one to close.
 		repo := gitcmd.Repo{Dir: cron}
@@ -258,6 +259,34 @@ func cronNight(t *testing.T, root, remote string, night int, run func(string, ..
 		run(cron, "push", "-q", "--force", "origin", b.Branch)
 	}
 	return res, cron
+}
+
+// namedFilesExist fails the test when a --branch night's result names a proposal or report file that is
+// neither in the work tree nor, when the result says a branch holds them (files_on), on that branch: a CI
+// step that uploads the night's reports, or a reviewer who opens the printed path, must find it.
+func namedFilesExist(t *testing.T, seed uint64, night int, run func(string, ...string) string, cron string, res *NightlyResult) {
+	t.Helper()
+	named := slices.Clone(res.Reports)
+	if res.Proposal != nil && res.Proposal.File != "" {
+		named = append(named, res.Proposal.File)
+	}
+	if res.Watch != nil && res.Watch.ProposalPath != "" {
+		named = append(named, res.Watch.ProposalPath)
+	}
+	if res.FilesOn != "" && (res.BranchResult == nil || res.FilesOn != res.BranchResult.Branch) {
+		t.Fatalf("seed %d night %d: files on %q, but the night's branch is %+v", seed, night, res.FilesOn, res.BranchResult)
+	}
+	for _, f := range named {
+		rel, err := filepath.Rel(cron, f)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			t.Fatalf("seed %d night %d: %s lies outside the checkout %s", seed, night, f, cron)
+		}
+		if res.FilesOn != "" {
+			run(cron, "cat-file", "-e", res.FilesOn+":"+filepath.ToSlash(rel))
+		} else if _, err := os.Stat(f); err != nil {
+			t.Fatalf("seed %d night %d: the night names %s, which does not exist: %v", seed, night, rel, err)
+		}
+	}
 }
 
 var proposalID = regexp.MustCompile(`p-[0-9a-f]{12}`)

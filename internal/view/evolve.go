@@ -179,18 +179,26 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 	if out.Drift != nil {
 		termtable.Fprintf(w, "drift bound: %s\n", out.Drift.Reason)
 	}
+	// A --branch night's files are on its branch, not in the work tree (app.EvolveResult.FilesOn).
+	onBranch := ""
+	if out.FilesOn != "" {
+		onBranch = " on branch " + out.FilesOn
+	}
 	if p := out.Proposal; p != nil {
-		state := "written"
-		if !p.Created {
-			state = "unchanged (same proposal already pending)"
+		switch {
+		case p.File == "":
+			termtable.Fprintf(w, "proposal %s (%s, parent %s): not committed (--branch commits only a change to review, once)\n", p.ID, p.Decision, out.Parent)
+		case !p.Created:
+			termtable.Fprintf(w, "proposal %s (%s, parent %s): %s unchanged (same proposal already pending)\n", p.ID, p.Decision, out.Parent, Path(p.File))
+		default:
+			termtable.Fprintf(w, "proposal %s (%s, parent %s): %s written%s\n", p.ID, p.Decision, out.Parent, Path(p.File), onBranch)
 		}
-		termtable.Fprintf(w, "proposal %s (%s, parent %s): %s %s\n", p.ID, p.Decision, out.Parent, Path(p.File), state)
 	}
 	if out.Applied != nil {
 		termtable.Fprintf(w, "applied: weights %s is now active\n", *out.Applied)
 	}
 	for _, r := range out.Reports {
-		termtable.Fprintf(w, "report: %s\n", Path(r))
+		termtable.Fprintf(w, "report: %s%s\n", Path(r), onBranch)
 	}
 	if out.StateDump != nil {
 		termtable.Fprintf(w, "state dump: %s\n", Path(*out.StateDump))
