@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -66,7 +67,8 @@ type InitResult struct {
 	Dir string `json:"dir"`
 	// Written are the files written, relative to Dir, in order.
 	Written []string `json:"written"`
-	// Kept are the files left as they were: the store of an existing project under --force.
+	// Kept are the files left as they were: the store of an existing project (under --force, or --ci),
+	// and under --ci its tune.toml and fixtures/ too.
 	Kept []string `json:"kept"`
 	// Gitignore lists the entries added to .gitignore (none when they were all there).
 	Gitignore []string `json:"gitignore"`
@@ -99,9 +101,10 @@ func (e *ExistsError) Error() string {
 
 // Init lays out a tune project in dir: weights/v0001.toml (the reference weights), the fixture suite
 // and holdout the binary carries, tune.toml and the .gitignore entries. Without force it refuses when
-// any of these files exists. With force it rewrites tune.toml and the fixtures but never the weights
-// store: when weights/ already holds a version, the store (its versions and its log) is kept as it is
-// (docs/decisions.md#tune-init).
+// any of these files exists, except that ciKind on a project with a store adds the recipe (and what is
+// missing) and keeps every existing file. With force it rewrites tune.toml (setting the old one aside
+// as tune.toml.old) and the fixtures but never the weights store: when weights/ already holds a
+// version, the store (its versions and its log) is kept as it is (docs/decisions.md#tune-init).
 func Init(dir string, force bool, ciKind string) (*InitResult, error) {
 	files := map[string][]byte{project.ConfigFile: []byte(ConfigTemplate), "weights/v0001.toml": tune.ReferenceWeights}
 	err := fs.WalkDir(tune.Fixtures(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -130,16 +133,23 @@ func Init(dir string, force bool, ciKind string) (*InitResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// --ci on a project that has a store adds the recipe and whatever else is missing: the project's
+	// files stay as its pull requests left them (tune.toml holds reviewed settings).
+	addRecipe := ciKind != "" && storeExists && !force
 	var existing []string
 	for _, n := range names {
 		if storeExists && strings.HasPrefix(n, "weights/") {
 			continue // named once below
 		}
 		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(n))); err == nil {
+			if addRecipe {
+				res.Kept = appendOnce(res.Kept, keptName(n))
+				continue
+			}
 			existing = append(existing, n)
 		}
 	}
-	if storeExists && !force {
+	if storeExists && !force && !addRecipe {
 		existing = append(existing, "a weights store (weights/v*.toml)")
 	}
 	for _, f := range ciFiles {
@@ -152,12 +162,25 @@ func Init(dir string, force bool, ciKind string) (*InitResult, error) {
 	}
 	for _, n := range names {
 		if storeExists && strings.HasPrefix(n, "weights/") {
-			res.Kept = append(res.Kept, "weights/")
+			res.Kept = appendOnce(res.Kept, "weights/")
 			continue
 		}
 		p := filepath.Join(dir, filepath.FromSlash(n))
+		if slices.Contains(res.Kept, keptName(n)) {
+			continue
+		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
+		}
+		if n == project.ConfigFile && force {
+			// --force restores the template; the settings a reviewer put in the old file are set aside,
+			// not lost (the drift acknowledgements, the parity budget, the holdout rule).
+			if aside, err := setAside(p, files[n]); err != nil {
+				return nil, err
+			} else if aside != "" {
+				res.Written = append(res.Written, aside)
+				res.Notes = append(res.Notes, fmt.Sprintf("the previous %s is kept as %s: copy back the settings it held", project.ConfigFile, aside))
+			}
 		}
 		if err := atomicfile.Write(p, files[n], 0o644); err != nil {
 			return nil, err
@@ -180,6 +203,39 @@ func Init(dir string, force bool, ciKind string) (*InitResult, error) {
 	}
 	res.commitNote(ciKind)
 	return res, nil
+}
+
+// keptName is how a kept project file is listed: the fixtures as their directory.
+func keptName(n string) string {
+	if strings.HasPrefix(n, "fixtures/") {
+		return "fixtures/"
+	}
+	return n
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// setAside renames the file at p to p + ".old" when it exists and differs from want, and returns the
+// name it now has relative to p's directory ("" when nothing was set aside). An older .old is replaced.
+func setAside(p string, want []byte) (string, error) {
+	data, err := regular.ReadLimited(p, regular.ConfigFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	case bytes.Equal(data, want):
+		return "", nil
+	}
+	if err := atomicfile.Write(p+".old", data, 0o644); err != nil {
+		return "", err
+	}
+	return filepath.Base(p) + ".old", nil
 }
 
 type ciFile struct {

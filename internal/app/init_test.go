@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,5 +118,55 @@ func TestInitRefusesAndForceKeepsTheStore(t *testing.T) {
 	gi, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))
 	if strings.Count(string(gi), "weights/.lock\n") != 1 {
 		t.Errorf(".gitignore entries repeated:\n%s", gi)
+	}
+}
+
+// TestInitCIKeepsAnExistingProject: adding the pull-request recipe to a project that has a store writes
+// the recipe and keeps tune.toml (reviewed settings) as it is; --force sets a changed tune.toml aside
+// instead of losing it. Before, --ci refused every existing project and --force dropped its settings.
+func TestInitCIKeepsAnExistingProject(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Init(dir, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "tune.toml")
+	reviewed := ConfigTemplate + "[evolve.drift_acknowledged]\nlayer-crossings = 4\n"
+	if err := os.WriteFile(config, []byte(reviewed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Init(dir, false, "cron")
+	if err != nil {
+		t.Fatalf("--ci on an existing project: %v", err)
+	}
+	if data, _ := os.ReadFile(config); string(data) != reviewed {
+		t.Error("--ci rewrote tune.toml")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tune-nightly.sh")); err != nil || len(res.Written) != 0 || !slices.Equal(res.CI, []string{"tune-nightly.sh"}) {
+		t.Errorf("--ci: result %+v, recipe %v: want only the recipe written", res, err)
+	}
+	if !slices.Equal(res.Kept, []string{"fixtures/", "tune.toml", "weights/"}) {
+		t.Errorf("kept %v", res.Kept)
+	}
+	var ee *ExistsError
+	if _, err := Init(dir, false, "cron"); !errors.As(err, &ee) || !strings.Contains(err.Error(), "tune-nightly.sh") {
+		t.Errorf("--ci over an existing recipe: %v, want a refusal naming it", err)
+	}
+	if _, err := Init(dir, false, ""); !errors.As(err, &ee) {
+		t.Errorf("init without --ci on an existing project: %v, want a refusal", err)
+	}
+	res, err = Init(dir, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(config + ".old"); string(data) != reviewed || !slices.Contains(res.Written, "tune.toml.old") {
+		t.Errorf("--force: tune.toml.old holds %q, written %v: want the reviewed file set aside", data, res.Written)
+	}
+	if data, _ := os.ReadFile(config); string(data) != ConfigTemplate {
+		t.Error("--force did not restore the template")
+	}
+	// The template itself is not set aside again.
+	os.Remove(config + ".old")
+	if res, err = Init(dir, true, ""); err != nil || slices.Contains(res.Written, "tune.toml.old") {
+		t.Errorf("--force over the template: %v, written %v", err, res.Written)
 	}
 }

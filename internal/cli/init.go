@@ -45,12 +45,14 @@ and opens a pull request for each change to review: the GitHub Actions workflows
 Every tune command run in DIR or below it finds tune.toml and uses these directories, and finds
 .ldd/trace.log in the directory it runs from or the nearest parent that has one.
 
-init refuses when any of these files exists. --force rewrites tune.toml and the fixtures, but
-never the weights store: an existing store's versions and log are kept as they are.`,
+init refuses when any of these files exists, except that --ci in a project that already has a
+weights store adds the recipe and keeps the project's files as they are. --force rewrites tune.toml
+(the previous one is set aside as tune.toml.old) and the fixtures, but never the weights store: an
+existing store's versions and log are kept as they are.`,
 		Example: `  tune init
   tune init ~/src/shop-api
   tune init --force   # restore tune.toml and the fixtures; the store is kept
-  tune init --ci github`,
+  tune init --ci github   # in an existing project: adds the workflows, keeps tune.toml`,
 		Args: cmdutil.WantArgs(cobra.MaximumNArgs(1), "at most one directory (default the working directory), e.g. tune init ."),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = "."

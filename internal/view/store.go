@@ -54,7 +54,11 @@ func Init(w io.Writer, res *app.InitResult) error {
 		fmt.Fprintf(w, "  wrote %s\n", f)
 	}
 	for _, f := range res.Kept {
-		fmt.Fprintf(w, "  kept  %s (an existing store's history is never touched)\n", f)
+		why := "as it is"
+		if f == "weights/" {
+			why = "an existing store's history is never touched"
+		}
+		fmt.Fprintf(w, "  kept  %s (%s)\n", f, why)
 	}
 	if len(res.Gitignore) > 0 {
 		fmt.Fprintf(w, "  .gitignore: added %s\n", strings.Join(res.Gitignore, ", "))
@@ -64,6 +68,10 @@ func Init(w io.Writer, res *app.InitResult) error {
 		where = " (in " + res.Dir + " or below it: tune finds the project from there)"
 	}
 	for _, f := range res.CI {
+		if res.Repo == "" {
+			fmt.Fprintf(w, "  wrote %s\n", f)
+			continue
+		}
 		fmt.Fprintf(w, "  wrote %s (in the repository %s)\n", f, res.Repo)
 	}
 	fmt.Fprint(w, `next`+where+`:
