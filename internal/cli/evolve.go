@@ -16,6 +16,8 @@ type evolveOptions struct {
 	IO   *IOStreams
 	Env  app.Env
 	JSON bool
+	// set reports whether a flag was given (0 means "the default" only when it was not).
+	set func(name string) bool
 }
 
 // NewCmdEvolve builds `tune evolve`.
@@ -87,13 +89,19 @@ config file (--config, default tune.toml when it exists):
 // bind takes the factory's clock, environment and directories and the LOG arguments, and checks the flags.
 func (opts *evolveOptions) bind(f *Factory, logs []string) error {
 	opts.Env, opts.Logs = f.Env(), logs
-	if opts.MaxSteps < 0 || opts.StallBound < 0 {
-		return FlagErrorf("--max-steps and --stall-bound must be positive")
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"max-steps", opts.MaxSteps}, {"stall-bound", opts.StallBound}} {
+		if c.n < 0 || c.n == 0 && opts.set != nil && opts.set(c.name) {
+			return FlagErrorf("--%s %d: want a positive number of steps", c.name, c.n)
+		}
 	}
 	return nil
 }
 
 func addEvolveFlags(cmd *cobra.Command, opts *evolveOptions) {
+	opts.set = func(name string) bool { return cmd.Flags().Changed(name) }
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the run as JSON")
 	cmd.Flags().BoolVar(&opts.Apply, "apply", false, "apply the accumulated proposal to the weights store")
 	cmd.Flags().IntVar(&opts.MaxSteps, "max-steps", 0, fmt.Sprintf("global cap on steps; reaching it escalates (default %d)", evolve.DefaultMaxSteps))

@@ -348,8 +348,10 @@ func noProposalReason(det *Detection, exclude []Change, unpaid []Gain) string {
 		}
 		titles = append(titles, fmt.Sprintf("%s %q", f.MetaTimestamp, f.Title))
 	}
-	return "no proposal: " + strings.Join(parts, "; ") + fmt.Sprintf(" (%d settled eligible task(s), %d flagged)", det.Accumulated.Eligible, det.Accumulated.Flagged) +
-		"; flagged: " + strings.Join(titles, "; ")
+	// Two populations, each named: the settled ones the test counted, and the list, which also holds the
+	// windows' flagged tasks not settled yet (a reader saw "3 flagged" beside eight titles).
+	return "no proposal: " + strings.Join(parts, "; ") + fmt.Sprintf(" (%d settled eligible task(s), %d of them flagged)", det.Accumulated.Eligible, det.Accumulated.Flagged) +
+		fmt.Sprintf("; flagged in the windows or settled (%d): ", len(det.Flagged)) + strings.Join(titles, "; ")
 }
 
 // StepInput is one evolution step's input. A loop calls Step repeatedly: it passes the tasks once (or the

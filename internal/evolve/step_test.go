@@ -381,7 +381,9 @@ func TestNoProposalReasonNamesUnderpoweredConsistentSignal(t *testing.T) {
 	if !det.Triggered || det.Proposal != nil {
 		t.Fatalf("triggered=%v proposal=%v, want a trigger without a proposal", det.Triggered, det.Proposal)
 	}
-	for _, want := range []string{"no proposal: no signal passes the accumulated test: ", "explicit-bugfix is underpowered", "ambiguous is underpowered", `"fix 0"`} {
+	for _, want := range []string{"no proposal: no signal passes the accumulated test: ", "explicit-bugfix is underpowered", "ambiguous is underpowered", `"fix 0"`,
+		// the counts name their populations: the settled ones the test counted, the titles listed
+		"(3 settled eligible task(s), 3 of them flagged); flagged in the windows or settled (3): "} {
 		if !strings.Contains(det.Reason, want) {
 			t.Errorf("reason %q\nlacks %q", det.Reason, want)
 		}

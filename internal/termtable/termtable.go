@@ -195,6 +195,11 @@ func (t *Table) Render() error {
 	var hidden []string
 	for k := 0; ; k++ {
 		caps, ok := t.fit(natural, visible)
+		if ok && !t.distinct(visible, caps) {
+			// Hiding or cutting would show different rows as the same row: one record per block instead,
+			// which keeps every cell.
+			break
+		}
 		if ok {
 			if err := t.render(t.w, visible, caps); err != nil {
 				return err
@@ -214,6 +219,29 @@ func (t *Table) Render() error {
 		visible = without(visible, drop)
 	}
 	return t.vertical()
+}
+
+// distinct reports whether rows that differ still differ once only the visible columns are shown, cut
+// to caps: a reader must be able to tell two rows apart (tune watch's moved tasks differ only by the
+// meta time when their titles repeat).
+func (t *Table) distinct(visible []int, caps map[int]int) bool {
+	shown := make(map[string]string, len(t.rows))
+	for _, r := range t.rows {
+		var key, full strings.Builder
+		for _, i := range visible {
+			key.WriteString(t.clip(r[i], caps, i))
+			key.WriteByte(0)
+		}
+		for _, cell := range r {
+			full.WriteString(cell)
+			full.WriteByte(0)
+		}
+		if prev, ok := shown[key.String()]; ok && prev != full.String() {
+			return false
+		}
+		shown[key.String()] = full.String()
+	}
+	return true
 }
 
 // naturalWidths is each column's widest line, header included.

@@ -183,3 +183,42 @@ func TestShrinkStart(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsStayApart: when hiding a column or cutting a cell would show two different rows as the same
+// row, the table goes vertical instead (tune watch's moved tasks with one title, told apart only by the
+// meta time, read as 14 identical rows at 60 columns).
+func TestRowsStayApart(t *testing.T) {
+	render := func(width int) string {
+		var b bytes.Buffer
+		tbl := New(&b, "Task", "Meta time", "Levels").Shrink("Task").Optional("Meta time")
+		tbl.SetWidth(width)
+		for _, ts := range []string{"2026-11-20T10:00:00Z", "2026-11-20T11:00:00Z"} {
+			if err := tbl.Append("contract patch for the checkout flow", ts, "L1 → L2"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tbl.Render(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if got := render(90); !strings.Contains(got, "| 2026-11-20T11:00:00Z |") {
+		t.Errorf("90 columns: want the whole table:\n%s", got)
+	}
+	got := render(40)
+	if !strings.HasPrefix(got, "-[ 1 ]") || !strings.Contains(got, "2026-11-20T10:00:00Z") || !strings.Contains(got, "2026-11-20T11:00:00Z") {
+		t.Errorf("40 columns: want the vertical layout telling the rows apart:\n%s", got)
+	}
+	// Rows that differ in a visible column may still lose the optional one.
+	var b bytes.Buffer
+	tbl := New(&b, "Task", "Meta time", "Levels").Shrink("Task").Optional("Meta time")
+	tbl.SetWidth(40)
+	_ = tbl.Append("fix a", "2026-11-20T10:00:00Z", "L1 → L2")
+	_ = tbl.Append("fix b", "2026-11-20T11:00:00Z", "L1 → L2")
+	if err := tbl.Render(); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); !strings.Contains(got, "hidden: Meta time") {
+		t.Errorf("40 columns, rows told apart by their task: want the meta time hidden:\n%s", got)
+	}
+}

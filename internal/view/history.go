@@ -36,7 +36,7 @@ func History(w io.Writer, rep *app.HistoryResult) error {
 		return nil
 	}
 	t := termtable.New(w, "Serial", "Time", "Action", "Versions", "Proposal", "Change", "Decision", "Suite loss", "Reason").
-		Key("Change").Shrink("Reason", "Versions").Optional("Proposal", "Time", "Decision", "Suite loss", "Reason")
+		Key("Versions", "Change").Shrink("Reason").Optional("Proposal", "Time", "Decision", "Suite loss", "Reason")
 	for _, e := range rep.Entries {
 		if err := t.Append(historyCells(&e, rep.Active)...); err != nil {
 			return err
