@@ -84,8 +84,8 @@ appears whole or not at all: the bytes go to a hidden temp file beside FILE, ren
 when complete, so an unwritable directory or a full disk ends with an error naming FILE and nothing
 under that name. An existing FILE needs --force (then it is replaced only by a complete export).
 
-A line longer than --max-line-mb (default 64 MB; no trace writer comes near it) is skipped as it is
-read, never held, and reported like any skipped line, so a log of garbage cannot exhaust memory.
+A line longer than --max-line-mb (default 1 MB; the longest real trace line is 267 bytes) is skipped
+as it is read, never held, and reported like any skipped line, so a log of garbage cannot exhaust memory.
 A task keeps its first 10,000 entries (4 MB of lines); past that (a legacy log without meta lines
 is one task) its lines still count for its close, loss and files, its iterations are counted, and
 "omitted" in its JSON says what was not kept; a warning names the task and the line.
