@@ -15,7 +15,7 @@ import (
 )
 
 // NightlyLockName is the lock file in the weights directory that keeps two nightly runs apart.
-const NightlyLockName = ".nightly.lock"
+const NightlyLockName = store.NightlyLockFile
 
 // What a night leaves for a human to review (NightlyResult.Review).
 const (

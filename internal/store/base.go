@@ -208,9 +208,12 @@ func SnapshotDir(dir string) (Snapshot, error) {
 			lim = regular.StoreLog
 		}
 		data, err := regular.ReadLimitedNoFollow(filepath.Join(dir, filepath.FromSlash(name)), lim)
+		var notRegular *regular.Error
 		switch {
 		case err == nil:
 			snap[name] = data
+		case errors.As(err, &notRegular):
+			// a link or a device where a proposal should be: Verify lists it (not-regular) beside the rest
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, err
 		}

@@ -241,5 +241,14 @@ func TestEditedProposalIsRefused(t *testing.T) {
 	if _, err := s.Apply(sampleProposal(t)); err != nil {
 		t.Fatal(err)
 	}
+	// The file beside it is still the edited one: verify says so (weights show and diff refuse it), and
+	// the decided bytes put back verify.
+	if probs := s.Verify(); len(probs) != 1 || !strings.Contains(probs[0].Message, "is no longer the file that was decided") {
+		t.Fatalf("an applied proposal's file edited: %v", probs)
+	}
+	os.WriteFile(path, data, 0o644)
+	mustVerify(t, s)
+	// Gone is not edited: a decided proposal's file may be removed.
+	os.Remove(path)
 	mustVerify(t, s)
 }

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -121,11 +123,16 @@ func (st *state) proposalMeaning(e LogEntry, result *weights.Weights) error {
 	if !ok {
 		return fmt.Errorf("it names proposal %q, which is not a proposal file name", e.Proposal)
 	}
-	p, ok := readProposalFacts(path, decidedSHA(st.loggedDecisions(e.Proposal)))
-	if !ok {
-		// gone, or no longer the proposal that was decided (its id no longer matches its content): there is
-		// nothing to judge by; the candidate was already checked against the logged decisions
+	p, err := readProposalFacts(path, decidedSHA(st.loggedDecisions(e.Proposal)))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// gone: nothing to judge by; the candidate was already checked against the logged decisions
 		return nil
+	case err != nil:
+		// There but no longer the proposal that was decided (its id no longer matches its content, it does
+		// not parse, it is a link or a device): every reader of the version's provenance (weights show,
+		// diff) refuses it, so verify and verify --base, the pull request's check, must say so (ninth review).
+		return fmt.Errorf("proposal %s is no longer the file that was decided: %v", e.Proposal, err)
 	}
 	if cs := Changes(&p.candidate, result); len(cs) > 0 {
 		return fmt.Errorf("its weights differ from proposal %s's candidate in %s", e.Proposal, describeChanges(cs))
@@ -150,32 +157,32 @@ type proposalFacts struct {
 	contentSHA string
 }
 
-// readProposalFacts reads the proposal file at path and gives its facts (false when it cannot be read or
-// does not parse), once per content (contentMemo): a proposal carries every flagged task its evidence
+// readProposalFacts reads the proposal file at path and gives its facts (an error when it cannot be read
+// or does not parse: fs.ErrNotExist when it is gone), once per content (contentMemo): a proposal carries every flagged task its evidence
 // counted, 460 KB and 50 ms to parse, check and hash for a year of tasks. decided is the content hash the
 // log recorded for it ("" when none or several): a file whose bytes are the canonical form of that very
 // content (canonicalFacts) gives its facts without the full parse.
-func readProposalFacts(path, decided string) (proposalFacts, bool) {
+func readProposalFacts(path, decided string) (proposalFacts, error) {
 	data, err := regular.ReadLimitedNoFollow(path, regular.ProposalFile)
 	if err != nil {
-		return proposalFacts{}, false
+		return proposalFacts{}, err
 	}
 	f := proposalMemo.get(data, func() cachedFacts {
 		if f, ok := canonicalFacts(data, decided); ok {
-			return cachedFacts{facts: f, ok: true}
+			return cachedFacts{facts: f}
 		}
 		p, sha, err := parseProposal(path, data)
 		if err != nil {
-			return cachedFacts{}
+			return cachedFacts{err: err}
 		}
-		return cachedFacts{facts: proposalFacts{candidate: p.Candidate, ledger: ledgerKeys(p), contentSHA: sha}, ok: true}
+		return cachedFacts{facts: proposalFacts{candidate: p.Candidate, ledger: ledgerKeys(p), contentSHA: sha}}
 	}, decided)
-	return f.facts, f.ok
+	return f.facts, f.err
 }
 
 type cachedFacts struct {
 	facts proposalFacts
-	ok    bool
+	err   error
 }
 
 var proposalMemo contentMemo[cachedFacts]

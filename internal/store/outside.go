@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/ldd-tools/tune/internal/faultpoint"
 	"github.com/ldd-tools/tune/internal/regular"
@@ -92,12 +94,41 @@ func (s *Store) writeDirs() []string {
 	return dirs
 }
 
-// dirProblems is Verify's finding when a write directory is not a real directory.
+// dirProblems is Verify's finding when a write directory is not a real directory, and when an entry
+// tune reads or locks among the store's own files is not a regular file: the lock files, the proposals
+// and their saved report inputs. A pull request can commit any of them as a link or a device; each
+// then refuses a writer or a reader on every night after the merge, so verify --base must name them
+// (ninth review).
 func (s *Store) dirProblems() []Problem {
 	err := regular.RealDirs(s.writeDirs()...)
 	var de *regular.DirError
 	if errors.As(err, &de) {
 		return []Problem{{Kind: ProblemNotRegular, File: de.Path, Message: fmt.Sprintf("is %s: tune writes only into real directories inside the project, so every write refuses; replace it with a directory", de.What)}}
 	}
-	return nil
+	var out []Problem
+	check := func(rel, what string) {
+		fi, err := os.Lstat(filepath.Join(s.Dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return
+		}
+		if k := regular.Kind(fi.Mode()); k != "" {
+			out = append(out, Problem{Kind: ProblemNotRegular, File: rel, Message: fmt.Sprintf("is %s, not a regular file: %s; remove it", k, what)})
+		}
+	}
+	for _, lock := range []string{LockFile, NightlyLockFile} {
+		check(lock, "every run that takes this lock refuses it")
+	}
+	for _, sub := range []string{ProposalsDir, path.Join(ProposalsDir, InputsDir)} {
+		entries, err := os.ReadDir(filepath.Join(s.Dir, filepath.FromSlash(sub)))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if name := e.Name(); e.IsDir() && sub == ProposalsDir && name == InputsDir || strings.HasPrefix(name, ".") {
+				continue
+			}
+			check(path.Join(sub, e.Name()), "tune apply, weights show and diff refuse it")
+		}
+	}
+	return out
 }

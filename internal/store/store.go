@@ -19,6 +19,8 @@ import (
 const (
 	LockFile    = ".lock"
 	PendingFile = ".pending.json"
+	// NightlyLockFile keeps two nightly runs apart (tune nightly takes it; app.NightlyLockName).
+	NightlyLockFile = ".nightly.lock"
 )
 
 // ErrNothingToDo means the request was valid but changes nothing (exit 0 in the CLI).

@@ -1,0 +1,45 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestVerifyNamesLinksAmongTheStoresFiles: a pull request can commit a lock file, a proposal or a saved
+// report input as a link (to /dev/zero, outside the project); every night after the merge then refuses
+// it (the nightly lock, tune apply, weights show). Verify, and so verify --base, the pull request's
+// check, names each one; before, verify said "intact" and verify --base stopped at the first proposal
+// link with a bare error (the ninth review).
+func TestVerifyNamesLinksAmongTheStoresFiles(t *testing.T) {
+	s, dir := freshStore(t)
+	mustVerify(t, s)
+	if err := os.MkdirAll(filepath.Join(dir, ProposalsDir, InputsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	links := []string{NightlyLockFile, LockFile, ProposalsDir + "/p-cccccccccccc.json", ProposalsDir + "/" + InputsDir + "/p-cccccccccccc.toml"}
+	for _, l := range links {
+		if err := os.Symlink("/dev/zero", filepath.Join(dir, filepath.FromSlash(l))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, p := range s.Verify() {
+		if p.Kind == ProblemNotRegular {
+			got = append(got, p.File)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(links)
+	if !slices.Equal(got, links) {
+		t.Errorf("not-regular problems for %v, want %v", got, links)
+	}
+	if _, err := SnapshotDir(dir); err != nil {
+		t.Errorf("the snapshot verify --base compares stops at a link instead of leaving it to Verify: %v", err)
+	}
+	for _, l := range links {
+		os.Remove(filepath.Join(dir, filepath.FromSlash(l)))
+	}
+	mustVerify(t, s)
+}
