@@ -19,6 +19,7 @@ import (
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/explore"
+	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
@@ -255,16 +256,17 @@ func readConfig(env Env, configPath string) (evolveConfig, error) {
 		path = env.getenv("TUNE_CONFIG")
 		explicit = path != ""
 	}
+	named := explicit
 	if path == "" && env.Config != "" {
 		path, explicit = env.Config, true // the project's tune.toml, found upward
 	}
 	if path == "" {
 		path = "tune.toml"
 	}
-	// tune.toml is read only as a regular file within its size limit, then parsed within its nesting
-	// limits: a pull request can replace it with a FIFO, a link to /dev/zero or a TOML bomb
-	// (docs/decisions.md#hostile-files-issue-25).
-	data, err := regular.ReadLimited(path, regular.ConfigFile)
+	// tune.toml is read only as a regular file within its size limit (the project's own never through a
+	// link), then parsed within its nesting limits: a pull request can replace it with a FIFO, a link to
+	// /dev/zero or a TOML bomb (docs/decisions.md#hostile-files-issue-25).
+	data, err := project.ReadConfig(path, named)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !explicit:
 		return evolveConfig{}, nil

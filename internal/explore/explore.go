@@ -18,7 +18,6 @@ import (
 	"strconv"
 
 	"github.com/ldd-tools/tune/internal/project"
-	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/tomlbound"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -112,7 +111,7 @@ func ReadConfig(wd, config string) (Config, error) {
 	}
 	// A pull request can replace tune.toml with a FIFO, a device or a TOML bomb: read as every other
 	// reader of it does (docs/decisions.md#hostile-files-issue-25).
-	data, err := regular.ReadLimited(path, regular.ConfigFile)
+	data, err := project.ReadConfig(path, config != "")
 	if errors.Is(err, fs.ErrNotExist) && config == "" {
 		if _, lerr := os.Lstat(path); errors.Is(lerr, fs.ErrNotExist) {
 			return Config{}, nil // removed between the search and the read

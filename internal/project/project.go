@@ -11,6 +11,7 @@ package project
 import (
 	"errors"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/regular"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -166,4 +167,15 @@ func Resolve(wd string, changed func(flag string) bool, getenv func(string) stri
 		}
 	}
 	return root, builtin, nil
+}
+
+// ReadConfig reads a config file within regular.ConfigFile. The project's own tune.toml (named false:
+// found by walking up, or "tune.toml here") is read without following a link: a pull request can make
+// it a link to /proc/self/environ or a file outside the project, whose bytes a TOML error would quote
+// into a CI log (the ninth review). A file a user named (--config, TUNE_CONFIG) may be a link.
+func ReadConfig(path string, named bool) ([]byte, error) {
+	if named {
+		return regular.ReadLimited(path, regular.ConfigFile)
+	}
+	return regular.ReadLimitedNoFollow(path, regular.ConfigFile)
 }

@@ -21,9 +21,12 @@ type Limit struct {
 // file ~5 KB, a proposal ~3 KB, a saved report input ~40 KB for a thousand tasks) and far below what
 // would hurt a 2 GB CI runner even at the parsers' ~7× of the input.
 var (
-	WeightsFile   = Limit{"a weights version file", 256 << 10}
-	ConfigFile    = Limit{"a config file (tune.toml)", 64 << 10}
-	FixtureFile   = Limit{"a fixture file", 4 << 20}
+	WeightsFile = Limit{"a weights version file", 256 << 10}
+	ConfigFile  = Limit{"a config file (tune.toml)", 64 << 10}
+	FixtureFile = Limit{"a fixture file", 4 << 20}
+	// FixtureTotal bounds the fixture files together (suite, harvested, holdout; ~50 KB as shipped, a
+	// harvested fixture ~1 KB): no count of files within FixtureFile may make a replay hold gigabytes.
+	FixtureTotal  = Limit{"the fixtures together (suite, harvested and holdout)", 16 << 20}
 	ProposalFile  = Limit{"a proposal file", 4 << 20}
 	ProposalInput = Limit{"a saved report input", 32 << 20}
 	ReportFile    = Limit{"a report", 16 << 20}

@@ -42,4 +42,15 @@ func TestVerifyNamesLinksAmongTheStoresFiles(t *testing.T) {
 		os.Remove(filepath.Join(dir, filepath.FromSlash(l)))
 	}
 	mustVerify(t, s)
+	// fixtures/suite is read, never written, and a link there is reported too.
+	s.FixturesDir = filepath.Join(t.TempDir(), "fixtures")
+	if err := os.MkdirAll(s.FixturesDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(s.FixturesDir, "suite")); err != nil {
+		t.Fatal(err)
+	}
+	if probs := s.Verify(); len(probs) != 1 || probs[0].Kind != ProblemNotRegular || probs[0].File != filepath.Join(s.FixturesDir, "suite") {
+		t.Errorf("fixtures/suite linked outside: %v", probs)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/faultpoint"
+	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/regular"
 )
 
@@ -100,10 +101,15 @@ func (s *Store) writeDirs() []string {
 // then refuses a writer or a reader on every night after the merge, so verify --base must name them
 // (ninth review).
 func (s *Store) dirProblems() []Problem {
-	err := regular.RealDirs(s.writeDirs()...)
+	dirs := s.writeDirs()
+	if s.FixturesDir != "" {
+		// read, never written: a link there makes every replay read the fixtures from elsewhere
+		dirs = append(dirs, filepath.Join(s.FixturesDir, fixtures.SuiteDir), filepath.Join(s.FixturesDir, fixtures.HoldoutDir))
+	}
+	err := regular.RealDirs(dirs...)
 	var de *regular.DirError
 	if errors.As(err, &de) {
-		return []Problem{{Kind: ProblemNotRegular, File: de.Path, Message: fmt.Sprintf("is %s: tune writes only into real directories inside the project, so every write refuses; replace it with a directory", de.What)}}
+		return []Problem{{Kind: ProblemNotRegular, File: de.Path, Message: fmt.Sprintf("is %s: tune reads and writes only real directories inside the project, so every run that needs it refuses; replace it with a directory", de.What)}}
 	}
 	var out []Problem
 	check := func(rel, what string) {
