@@ -139,7 +139,7 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		// night would read the logs in full (docs/decisions.md#the-nightly-states-travel-with-a-branch-night).
 		carryStates(env.WeightsDir, inner.WeightsDir)
 		if res, err = night(inner, opts); err != nil {
-			return nil, err
+			return nil, &treePathError{err: err, tree: wt, top: top}
 		}
 		if first {
 			tasks, fromState = res.Tasks, res.TasksFromState
@@ -300,6 +300,17 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	}
 	return res, writeBody(b.BodyFile, bodyData)
 }
+
+// treePathError is an error of a --branch night run in its temporary tree, naming the files by their
+// place in the checkout: the tree is removed when the night ends, so a path into it names nothing a
+// reader can open (the ninth review: "/tmp/tune-branch-…/tree/fixtures/suite/a.toml:1: …").
+type treePathError struct {
+	err       error
+	tree, top string
+}
+
+func (e *treePathError) Error() string { return strings.ReplaceAll(e.err.Error(), e.tree, e.top) }
+func (e *treePathError) Unwrap() error { return e.err }
 
 // dropFiles empties the paths of the proposal and report files a --branch night wrote in its temporary
 // tree and committed nowhere, so that the result never names a file that does not exist.

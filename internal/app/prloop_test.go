@@ -305,3 +305,28 @@ func changedSignals(t *testing.T, w weights.Weights) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// A --branch night that fails names the file by its place in the checkout, not in the temporary tree
+// it ran in, which is gone when the error is read (the ninth review).
+func TestABranchNightsErrorNamesTheCheckout(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	root, remote, _, logPath, run := newLoopRepo(t, 1)
+	cron := filepath.Join(root, "cron")
+	run(root, "clone", "-q", remote, cron)
+	bad := filepath.Join(cron, "fixtures", "suite", "zz.toml")
+	if err := os.WriteFile(bad, []byte("bogus = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(cron, "add", "-A")
+	run(cron, "commit", "-q", "-m", "a fixture the suite cannot read")
+	appendFile(t, logPath, nil)
+	env := Env{Now: func() time.Time { return genlive.NightEnd(1) }, WeightsDir: filepath.Join(cron, "weights"),
+		FixturesDir: filepath.Join(cron, "fixtures"), ReportsDir: filepath.Join(cron, "reports"), Root: cron}
+	_, err := NightlyBranch(env, EvolveOptions{Logs: []string{logPath}}, func(string, string) ([]byte, error) { return nil, nil })
+	real, _ := filepath.EvalSymlinks(bad)
+	if err == nil || !strings.Contains(err.Error(), real+":1: unknown key bogus") || strings.Contains(err.Error(), "tune-branch") {
+		t.Errorf("a night on a bad fixture: %v, want it named as %s", err, real)
+	}
+}
