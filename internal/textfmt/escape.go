@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // Text a trace log, a transcript or a pull request carries (a task title, a model or project name, a
@@ -13,8 +14,11 @@ import (
 //
 // What is kept: tab and newline everywhere (tune's own layout), carriage return on the terminal only
 // (the progress bar redraws its line with it; it moves the cursor but sends no command). What is escaped:
-// the other C0 controls (ESC, BEL, …), DEL, and the C1 controls U+0080–U+009F (a terminal may read
-// U+009B as CSI).
+// the other C0 controls (ESC, BEL, …), DEL, the C1 controls U+0080–U+009F (a terminal may read
+// U+009B as CSI), and the bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E,
+// U+2066–U+2069): a title or a log reason holding U+202E shows its text reversed in a report, a pull
+// request body or `tune history`, so that what a reviewer reads is not what the file holds (the
+// "Trojan Source" trick; the ninth review found them printed raw).
 
 // Terminal returns s with its control characters escaped, for text printed on a terminal.
 func Terminal(s string) string { return escapeString(s, false) }
@@ -39,8 +43,9 @@ func firstControl(b []byte, cr bool) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
-		del, c2 := x^(0x7f*ones), x^(0xc2*ones)
-		if (x-0x20*ones)&^x&highs == 0 && (del-ones)&^del&highs == 0 && (c2-ones)&^c2&highs == 0 {
+		del, c2, e2, d8 := x^(0x7f*ones), x^(0xc2*ones), x^(0xe2*ones), x^(0xd8*ones)
+		if (x-0x20*ones)&^x&highs == 0 && (del-ones)&^del&highs == 0 && (c2-ones)&^c2&highs == 0 &&
+			(e2-ones)&^e2&highs == 0 && (d8-ones)&^d8&highs == 0 {
 			continue
 		}
 		for j := i; j < i+8; j++ {
@@ -57,12 +62,13 @@ func firstControl(b []byte, cr bool) int {
 	return -1
 }
 
-// maybeControl marks the bytes isControl may report: the C0 range, DEL and 0xC2 (the lead byte of C1).
+// maybeControl marks the bytes isControl may report: the C0 range, DEL, 0xC2 (the lead byte of C1),
+// 0xE2 and 0xD8 (the lead bytes of the bidirectional controls).
 var maybeControl = func() (t [256]bool) {
 	for c := 0; c < 0x20; c++ {
 		t[c] = true
 	}
-	t[0x7f], t[0xc2] = true, true
+	t[0x7f], t[0xc2], t[0xe2], t[0xd8] = true, true, true, true
 	return t
 }()
 
@@ -76,6 +82,12 @@ func isControl(b []byte, i int, c byte, cr bool) bool {
 		return true
 	case c == 0xc2: // U+0080–U+009F are 0xC2 0x80–0x9F in UTF-8
 		return i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9f
+	case c == 0xd8: // U+061C, the Arabic letter mark: 0xD8 0x9C
+		return i+1 < len(b) && b[i+1] == 0x9c
+	case c == 0xe2 && i+2 < len(b):
+		// U+200E, U+200F: E2 80 8E–8F; U+202A–U+202E: E2 80 AA–AE; U+2066–U+2069: E2 81 A6–A9
+		c1, c2 := b[i+1], b[i+2]
+		return c1 == 0x80 && (c2 == 0x8e || c2 == 0x8f || c2 >= 0xaa && c2 <= 0xae) || c1 == 0x81 && c2 >= 0xa6 && c2 <= 0xa9
 	}
 	return false
 }
@@ -87,9 +99,10 @@ func appendEscaped(dst, b []byte, cr bool) []byte {
 			dst = append(dst, c)
 			continue
 		}
-		if c == 0xc2 {
-			i++
-			dst = fmt.Appendf(dst, `\u%04x`, rune(b[i]))
+		if c >= 0x80 { // a multi-byte control: C1 or bidirectional
+			r, size := utf8.DecodeRune(b[i:])
+			dst = fmt.Appendf(dst, `\u%04x`, r)
+			i += size - 1
 			continue
 		}
 		dst = fmt.Appendf(dst, `\x%02x`, c)

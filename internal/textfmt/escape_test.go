@@ -17,7 +17,11 @@ func TestEscapesShowControlCharacters(t *testing.T) {
 	if got := Markdown(hostileTitle + "\r"); got != want+`\x0d` {
 		t.Errorf("Markdown: %q", got)
 	}
-	for _, s := range []string{"plain", "tab\tand\nnewline", "ünïcode → ok", "\u00a0nbsp"} {
+	// Bidirectional controls are shown, not obeyed: "\u202e" reverses what follows on screen.
+	if got := Markdown("ok \u202etxt.exe\u2066x\u2069\u200f\u061c"); got != `ok \u202etxt.exe\u2066x\u2069\u200f\u061c` {
+		t.Errorf("bidi: %q", got)
+	}
+	for _, s := range []string{"plain", "tab\tand\nnewline", "ünïcode → ok", "\u00a0nbsp", "— … → ‘quotes’ “x” • ←", "عربي"} {
 		if Terminal(s) != s || Markdown(s) != s {
 			t.Errorf("%q was changed", s)
 		}
@@ -48,6 +52,7 @@ func BenchmarkTerminalWriter(b *testing.B) {
 func FuzzFirstControl(f *testing.F) {
 	f.Add([]byte(hostileTitle), false)
 	f.Add([]byte("plain text\nwith a newline\x7f and \xc2\x9b"), true)
+	f.Add([]byte("→ \u202e rtl \u2066 \u200f \u061c \xe2\x80"), false)
 	f.Fuzz(func(t *testing.T, b []byte, cr bool) {
 		want := -1
 		for i, c := range b {
