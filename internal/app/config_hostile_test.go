@@ -74,35 +74,31 @@ func TestConfigRefusesHostileValuesAndFiles(t *testing.T) {
 			t.Errorf("%q: %v, %v; want %v", body, err, cfg.driftAcks, want)
 		}
 	}
-	os.Remove(path)
-	if err := os.Symlink("/dev/zero", path); err != nil {
-		t.Fatal(err)
+	// linkTo makes tune.toml a link to a file holding body (a device when body is "").
+	linkTo := func(target, body string) {
+		if body != "" {
+			target = filepath.Join(t.TempDir(), target)
+			if err := os.WriteFile(target, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.Remove(path)
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
 	}
+	linkTo("/dev/zero", "")
 	if err := load(); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("a link to /dev/zero: %v", err)
 	}
 	// The project's tune.toml is never read through a link: a link to a secret (here a file outside
 	// the project holding a token) would be quoted by the TOML error into a CI log (the ninth review).
 	// A file the user names may be one.
-	secret := filepath.Join(t.TempDir(), "environ")
-	if err := os.WriteFile(secret, []byte("GH_TOKEN=ghs_SECRET\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(path)
-	if err := os.Symlink(secret, path); err != nil {
-		t.Fatal(err)
-	}
+	linkTo("environ", "GH_TOKEN=ghs_SECRET\n")
 	if err := load(); err == nil || strings.Contains(err.Error(), "ghs") || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("the project's tune.toml linked to a secret: %v", err)
 	}
-	good := filepath.Join(t.TempDir(), "shared.toml")
-	if err := os.WriteFile(good, []byte("[evolve]\nmax_steps = 3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(path)
-	if err := os.Symlink(good, path); err != nil {
-		t.Fatal(err)
-	}
+	linkTo("shared.toml", "[evolve]\nmax_steps = 3\n")
 	if cfg, err := readConfig(Env{Config: filepath.Join(dir, "unused.toml")}, path); err != nil || cfg.Evolve.MaxSteps != 3 {
 		t.Errorf("--config naming a link: %v %+v", err, cfg.Evolve)
 	}
