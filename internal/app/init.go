@@ -220,22 +220,44 @@ func appendOnce(list []string, s string) []string {
 	return append(list, s)
 }
 
-// setAside renames the file at p to p + ".old" when it exists and differs from want, and returns the
-// name it now has relative to p's directory ("" when nothing was set aside). An older .old is replaced.
+// setAside moves the file at p out of the way when it exists and is not want: to p + ".old", or
+// ".old.1", ".old.2", … when that name is taken, so that no earlier set-aside file is lost. It returns
+// the new name relative to p's directory ("" when nothing was set aside). A link, a FIFO or a device
+// is moved as it is, never read: a tune.toml linked to /proc/self/environ would otherwise be copied,
+// environment and tokens, into the project (the tenth review).
 func setAside(p string, want []byte) (string, error) {
-	data, err := regular.ReadLimited(p, regular.ConfigFile)
+	fi, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", nil
 	case err != nil:
 		return "", err
-	case bytes.Equal(data, want):
-		return "", nil
+	case fi.Mode().IsRegular():
+		data, err := regular.ReadLimitedNoFollow(p, regular.ConfigFile)
+		var tooLarge *regular.TooLargeError
+		if err != nil && !errors.As(err, &tooLarge) {
+			return "", err
+		}
+		if err == nil && bytes.Equal(data, want) {
+			return "", nil
+		}
+	case fi.IsDir():
+		return "", fmt.Errorf("%s is a directory: tune init writes tune.toml there only when it is a file", p)
 	}
-	if err := atomicfile.Write(p+".old", data, 0o644); err != nil {
-		return "", err
+	for n := 0; n < 1000; n++ {
+		aside := p + ".old"
+		if n > 0 {
+			aside = fmt.Sprintf("%s.old.%d", p, n)
+		}
+		if _, err := os.Lstat(aside); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(p, aside); err != nil {
+			return "", err
+		}
+		return filepath.Base(aside), nil
 	}
-	return filepath.Base(p) + ".old", nil
+	return "", fmt.Errorf("%s: no free name to set it aside as (%s.old … .old.999 are taken): move them, then run tune init --force again", p, filepath.Base(p))
 }
 
 type ciFile struct {

@@ -169,4 +169,35 @@ func TestInitCIKeepsAnExistingProject(t *testing.T) {
 	if res, err = Init(dir, true, ""); err != nil || slices.Contains(res.Written, "tune.toml.old") {
 		t.Errorf("--force over the template: %v, written %v", err, res.Written)
 	}
+	// A second set-aside keeps the first (the tenth review: it was overwritten).
+	for i, body := range []string{"# first\n", "# second\n"} {
+		if err := os.WriteFile(config, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Init(dir, true, ""); err != nil {
+			t.Fatal(err)
+		}
+		name := []string{".old", ".old.1"}[i]
+		if data, _ := os.ReadFile(config + name); string(data) != body {
+			t.Errorf("set aside %d: tune.toml%s holds %q, want %q", i+1, name, data, body)
+		}
+	}
+	// A tune.toml linked to a secret is moved aside as the link, never read into the project.
+	secret := filepath.Join(t.TempDir(), "environ")
+	if err := os.WriteFile(secret, []byte("GH_TOKEN=ghp_SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(config)
+	if err := os.Symlink(secret, config); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Init(dir, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(config + ".old.2"); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the linked tune.toml set aside: %v %v, want the link itself", fi, err)
+	}
+	if data, _ := os.ReadFile(config); string(data) != ConfigTemplate {
+		t.Error("--force over a link did not write the template")
+	}
 }

@@ -2,8 +2,11 @@ package app
 
 import (
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/ldd-tools/tune"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -19,6 +22,25 @@ type VerifyResult struct {
 	// Base is the commit --base named: the store was also checked as an append-only extension of it.
 	Base     string          `json:"base,omitempty"`
 	Problems []store.Problem `json:"problems"`
+}
+
+// AddConfig reports the project's tune.toml (path, "" when none was found) when it is there but not a
+// regular file: every command reads it without following a link (project.ReadConfig), so such a file
+// merged from a pull request refuses every night after; verify --base is where it must show (the tenth
+// review).
+func (r *VerifyResult) AddConfig(path string) {
+	if path == "" {
+		return
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return
+	}
+	if k := regular.Kind(fi.Mode()); k != "" {
+		r.Problems = append(r.Problems, store.Problem{Kind: store.ProblemNotRegular, File: path,
+			Message: fmt.Sprintf("is %s, not a regular file: every command refuses the project's tune.toml then; make it a regular file", k)})
+		r.Intact = false
+	}
 }
 
 // AddBase checks the store against the git revision rev (VerifyBase) and adds what it finds.

@@ -16,6 +16,7 @@ type verifyOptions struct {
 	WeightsDir  string
 	FixturesDir string // where an interrupted apply's harvested fixtures go: its marker is checked against it
 	ReportsDir  string // temp files of killed report writes there are reported
+	Config      string // the project's tune.toml ("" outside a project): reported when not a regular file
 	// Base is a git revision the store must extend, append-only (--base).
 	Base string
 	JSON bool
@@ -59,7 +60,7 @@ file from version control.`,
   tune verify --base origin/main   # in a pull request: the store only grows`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.WeightsDir, opts.FixturesDir, opts.ReportsDir = f.WeightsDir, f.FixturesDir, f.ReportsDir
+			opts.WeightsDir, opts.FixturesDir, opts.ReportsDir, opts.Config = f.WeightsDir, f.FixturesDir, f.ReportsDir, f.Env().Config
 			if runF != nil {
 				return runF(opts)
 			}
@@ -73,6 +74,9 @@ file from version control.`,
 
 func verifyRun(opts *verifyOptions) error {
 	rep, err := app.Verify(opts.WeightsDir, opts.FixturesDir, opts.ReportsDir)
+	if err == nil {
+		rep.AddConfig(opts.Config)
+	}
 	if err == nil && opts.Base != "" {
 		err = rep.AddBase(opts.WeightsDir, opts.Base)
 	}

@@ -24,6 +24,10 @@ func TestVerifyNamesLinksAmongTheStoresFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A plain directory beside the proposals is no reader's: not reported (the tenth review).
+	if err := os.MkdirAll(filepath.Join(dir, ProposalsDir, "notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var got []string
 	for _, p := range s.Verify() {
 		if p.Kind == ProblemNotRegular {
@@ -52,5 +56,18 @@ func TestVerifyNamesLinksAmongTheStoresFiles(t *testing.T) {
 	}
 	if probs := s.Verify(); len(probs) != 1 || probs[0].Kind != ProblemNotRegular || probs[0].File != filepath.Join(s.FixturesDir, "suite") {
 		t.Errorf("fixtures/suite linked outside: %v", probs)
+	}
+	// A fixture file that is a link, in the suite or among the harvested ones (the tenth review).
+	os.Remove(filepath.Join(s.FixturesDir, "suite"))
+	for _, sub := range []string{"suite", "harvested"} {
+		if err := os.MkdirAll(filepath.Join(s.FixturesDir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/dev/zero", filepath.Join(s.FixturesDir, sub, "x.toml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if probs := s.Verify(); len(probs) != 2 || probs[0].Kind != ProblemNotRegular || probs[1].Kind != ProblemNotRegular {
+		t.Errorf("fixture files linked: %v", probs)
 	}
 }

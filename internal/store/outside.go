@@ -112,28 +112,41 @@ func (s *Store) dirProblems() []Problem {
 		return []Problem{{Kind: ProblemNotRegular, File: de.Path, Message: fmt.Sprintf("is %s: tune reads and writes only real directories inside the project, so every run that needs it refuses; replace it with a directory", de.What)}}
 	}
 	var out []Problem
-	check := func(rel, what string) {
-		fi, err := os.Lstat(filepath.Join(s.Dir, filepath.FromSlash(rel)))
+	// check reports the entry at abs (named name) when it is not a regular file.
+	check := func(abs, name, what string) {
+		fi, err := os.Lstat(abs)
 		if err != nil {
 			return
 		}
 		if k := regular.Kind(fi.Mode()); k != "" {
-			out = append(out, Problem{Kind: ProblemNotRegular, File: rel, Message: fmt.Sprintf("is %s, not a regular file: %s; remove it", k, what)})
+			out = append(out, Problem{Kind: ProblemNotRegular, File: name, Message: fmt.Sprintf("is %s, not a regular file: %s; remove it", k, what)})
 		}
 	}
 	for _, lock := range []string{LockFile, NightlyLockFile} {
-		check(lock, "every run that takes this lock refuses it")
+		check(s.path(lock), lock, "every run that takes this lock refuses it")
 	}
-	for _, sub := range []string{ProposalsDir, path.Join(ProposalsDir, InputsDir)} {
-		entries, err := os.ReadDir(filepath.Join(s.Dir, filepath.FromSlash(sub)))
+	// The entries a reader opens by their name: a plain directory beside them (notes/) trips nobody.
+	each := func(dir, suffix string, visit func(abs, name string)) {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
-			continue
+			return
 		}
 		for _, e := range entries {
-			if name := e.Name(); e.IsDir() && sub == ProposalsDir && name == InputsDir || strings.HasPrefix(name, ".") {
-				continue
+			if name := e.Name(); strings.HasSuffix(name, suffix) && !strings.HasPrefix(name, ".") {
+				visit(filepath.Join(dir, name), name)
 			}
-			check(path.Join(sub, e.Name()), "tune apply, weights show and diff refuse it")
+		}
+	}
+	for _, sub := range []struct{ rel, suffix string }{{ProposalsDir, ".json"}, {path.Join(ProposalsDir, InputsDir), ".toml"}} {
+		each(filepath.Join(s.Dir, filepath.FromSlash(sub.rel)), sub.suffix, func(abs, name string) {
+			check(abs, path.Join(sub.rel, name), "tune apply, weights show and diff refuse it")
+		})
+	}
+	if s.FixturesDir != "" {
+		for _, sub := range []string{fixtures.SuiteDir, fixtures.HoldoutDir, fixtures.HarvestedDir} {
+			each(filepath.Join(s.FixturesDir, sub), ".toml", func(abs, _ string) {
+				check(abs, abs, "every replay of the suite refuses it")
+			})
 		}
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -225,21 +226,20 @@ func (t *Table) Render() error {
 // to caps: a reader must be able to tell two rows apart (tune watch's moved tasks differ only by the
 // meta time when their titles repeat).
 func (t *Table) distinct(visible []int, caps map[int]int) bool {
-	shown := make(map[string]string, len(t.rows))
-	for _, r := range t.rows {
-		var key, full strings.Builder
+	// The rows as shown, each to the first row shown so; the full rows are compared only then (no copy
+	// of a long cell per row: a text view of a thousand 1 MB titles is big enough already).
+	shown := make(map[string]int, len(t.rows))
+	for n, r := range t.rows {
+		var key strings.Builder
 		for _, i := range visible {
 			key.WriteString(t.clip(r[i], caps, i))
 			key.WriteByte(0)
 		}
-		for _, cell := range r {
-			full.WriteString(cell)
-			full.WriteByte(0)
-		}
-		if prev, ok := shown[key.String()]; ok && prev != full.String() {
+		if prev, ok := shown[key.String()]; ok && !slices.Equal(t.rows[prev], r) {
 			return false
+		} else if !ok {
+			shown[key.String()] = n
 		}
-		shown[key.String()] = full.String()
 	}
 	return true
 }

@@ -190,8 +190,12 @@ func Evolve(w io.Writer, out *app.EvolveResult) error {
 			termtable.Fprintf(w, "proposal %s (%s, parent %s): not committed (--branch commits only a change to review, once)\n", p.ID, p.Decision, out.Parent)
 		case !p.Created:
 			termtable.Fprintf(w, "proposal %s (%s, parent %s): %s unchanged (same proposal already pending)\n", p.ID, p.Decision, out.Parent, Path(p.File))
+		case onBranch != "":
+			// on the branch, whether this night committed it or the branch already held it (the branch
+			// line says which)
+			termtable.Fprintf(w, "proposal %s (%s, parent %s): %s%s\n", p.ID, p.Decision, out.Parent, Path(p.File), onBranch)
 		default:
-			termtable.Fprintf(w, "proposal %s (%s, parent %s): %s written%s\n", p.ID, p.Decision, out.Parent, Path(p.File), onBranch)
+			termtable.Fprintf(w, "proposal %s (%s, parent %s): %s written\n", p.ID, p.Decision, out.Parent, Path(p.File))
 		}
 	}
 	if out.Applied != nil {
