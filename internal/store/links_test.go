@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +70,31 @@ func TestVerifyNamesLinksAmongTheStoresFiles(t *testing.T) {
 	}
 	if probs := s.Verify(); len(probs) != 2 || probs[0].Kind != ProblemNotRegular || probs[1].Kind != ProblemNotRegular {
 		t.Errorf("fixture files linked: %v", probs)
+	}
+}
+
+// TestVerifyNamesMisnamedAndBrokenProposals: a proposal copied under another proposal's name, and a file
+// that is no proposal, pass nothing (the tenth review: the copy made tune apply of its name say the other
+// one was applied already; the garbage stopped tune apply after the merge).
+func TestVerifyNamesMisnamedAndBrokenProposals(t *testing.T) {
+	s, dir := freshStore(t)
+	p := sampleProposal(t)
+	path, _, err := WriteProposal(filepath.Join(dir, ProposalsDir), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, s)
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(filepath.Join(dir, ProposalsDir, "p-cccccccccccc.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ProposalsDir, "p-dddddddddddd.json"), []byte("[[[["), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	probs := s.Verify()
+	if len(probs) != 2 || probs[0].File != "proposals/p-cccccccccccc.json" || probs[0].Kind != ProblemInvalid ||
+		!strings.Contains(probs[0].Message, "holds proposal "+p.ComputeID()+" under another name") ||
+		probs[1].File != "proposals/p-dddddddddddd.json" || !strings.Contains(probs[1].Message, "does not read as a proposal") {
+		t.Errorf("problems %v", probs)
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -142,6 +143,32 @@ func (s *Store) dirProblems() []Problem {
 			check(abs, path.Join(sub.rel, name), "tune apply, weights show and diff refuse it")
 		})
 	}
+	// A proposal is named by its id: a copy under another name (p-cccccccccccc.json holding
+	// p-dc5479cb3ce1) made `tune apply p-cccccccccccc` report the other one applied already, and a file
+	// that is no proposal at all stopped tune apply after the merge (the ninth and tenth reviews). The
+	// heads only are decoded, as tune apply lists them (proposalHeads).
+	each(s.ProposalsPath(), ".json", func(abs, name string) {
+		data, err := regular.ReadLimitedNoFollow(abs, regular.ProposalFile)
+		var notRegular *regular.Error
+		var tooLarge *regular.TooLargeError
+		switch {
+		case errors.As(err, &notRegular): // reported above
+			return
+		case errors.As(err, &tooLarge):
+			out = append(out, Problem{Kind: ProblemTooLarge, File: path.Join(ProposalsDir, name), Message: err.Error()})
+			return
+		case err != nil:
+			out = append(out, Problem{Kind: ProblemInvalid, File: path.Join(ProposalsDir, name), Message: err.Error()})
+			return
+		}
+		var h proposalHead
+		switch err := json.Unmarshal(data, &h); {
+		case err != nil:
+			out = append(out, Problem{Kind: ProblemInvalid, File: path.Join(ProposalsDir, name), Message: fmt.Sprintf("does not read as a proposal (%v): tune apply refuses it; remove it", err)})
+		case h.ID != "" && h.ID+".json" != name:
+			out = append(out, Problem{Kind: ProblemInvalid, File: path.Join(ProposalsDir, name), Message: fmt.Sprintf("holds proposal %s under another name: tune apply %s would act on %s; remove the copy", h.ID, strings.TrimSuffix(name, ".json"), h.ID)})
+		}
+	})
 	if s.FixturesDir != "" {
 		for _, sub := range []string{fixtures.SuiteDir, fixtures.HoldoutDir, fixtures.HarvestedDir} {
 			each(filepath.Join(s.FixturesDir, sub), ".toml", func(abs, _ string) {
