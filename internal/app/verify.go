@@ -2,11 +2,8 @@ package app
 
 import (
 	"errors"
-	"fmt"
-	"os"
 
 	"github.com/ldd-tools/tune"
-	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -32,13 +29,8 @@ func (r *VerifyResult) AddConfig(path string) {
 	if path == "" {
 		return
 	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return
-	}
-	if k := regular.Kind(fi.Mode()); k != "" {
-		r.Problems = append(r.Problems, store.Problem{Kind: store.ProblemNotRegular, File: path,
-			Message: fmt.Sprintf("is %s, not a regular file: every command refuses the project's tune.toml then; make it a regular file", k)})
+	if p, bad := store.NotRegular(path, path, "every command refuses the project's tune.toml then; make it a regular file"); bad {
+		r.Problems = append(r.Problems, p)
 		r.Intact = false
 	}
 }

@@ -15,7 +15,7 @@ type DirError struct {
 }
 
 func (e *DirError) Error() string {
-	return fmt.Sprintf("%s is %s, not a directory: tune writes only into real directories inside the project (replace it with a directory)", e.Path, e.What)
+	return fmt.Sprintf("%s is %s, not a directory: tune reads and writes only real directories inside the project (replace it with a directory)", e.Path, e.What)
 }
 
 // RealDirs checks the directories tune writes into, each named by its path: every one that exists must

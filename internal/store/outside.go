@@ -113,18 +113,13 @@ func (s *Store) dirProblems() []Problem {
 		return []Problem{{Kind: ProblemNotRegular, File: de.Path, Message: fmt.Sprintf("is %s: tune reads and writes only real directories inside the project, so every run that needs it refuses; replace it with a directory", de.What)}}
 	}
 	var out []Problem
-	// check reports the entry at abs (named name) when it is not a regular file.
 	check := func(abs, name, what string) {
-		fi, err := os.Lstat(abs)
-		if err != nil {
-			return
-		}
-		if k := regular.Kind(fi.Mode()); k != "" {
-			out = append(out, Problem{Kind: ProblemNotRegular, File: name, Message: fmt.Sprintf("is %s, not a regular file: %s; remove it", k, what)})
+		if p, bad := NotRegular(abs, name, what); bad {
+			out = append(out, p)
 		}
 	}
 	for _, lock := range []string{LockFile, NightlyLockFile} {
-		check(s.path(lock), lock, "every run that takes this lock refuses it")
+		check(s.path(lock), lock, "every run that takes this lock refuses it; remove it")
 	}
 	// The entries a reader opens by their name: a plain directory beside them (notes/) trips nobody.
 	each := func(dir, suffix string, visit func(abs, name string)) {
@@ -138,43 +133,62 @@ func (s *Store) dirProblems() []Problem {
 			}
 		}
 	}
-	for _, sub := range []struct{ rel, suffix string }{{ProposalsDir, ".json"}, {path.Join(ProposalsDir, InputsDir), ".toml"}} {
-		each(filepath.Join(s.Dir, filepath.FromSlash(sub.rel)), sub.suffix, func(abs, name string) {
-			check(abs, path.Join(sub.rel, name), "tune apply, weights show and diff refuse it")
-		})
-	}
-	// A proposal is named by its id: a copy under another name (p-cccccccccccc.json holding
-	// p-dc5479cb3ce1) made `tune apply p-cccccccccccc` report the other one applied already, and a file
-	// that is no proposal at all stopped tune apply after the merge (the ninth and tenth reviews). The
-	// heads only are decoded, as tune apply lists them (proposalHeads).
+	inputs := path.Join(ProposalsDir, InputsDir)
+	each(filepath.Join(s.Dir, filepath.FromSlash(inputs)), ".toml", func(abs, name string) {
+		check(abs, path.Join(inputs, name), "tune report proposal refuses it; remove it")
+	})
+	// A proposal must be a regular file, and is named by its id: a copy under another name
+	// (p-cccccccccccc.json holding p-dc5479cb3ce1) made `tune apply p-cccccccccccc` report the other one
+	// applied already, and a file that is no proposal at all stopped tune apply after the merge (the ninth
+	// and tenth reviews). The heads only are decoded, as tune apply lists them (proposalHeads).
 	each(s.ProposalsPath(), ".json", func(abs, name string) {
+		name = path.Join(ProposalsDir, name)
 		data, err := regular.ReadLimitedNoFollow(abs, regular.ProposalFile)
 		var notRegular *regular.Error
 		var tooLarge *regular.TooLargeError
 		switch {
-		case errors.As(err, &notRegular): // reported above
+		case errors.As(err, &notRegular):
+			out = append(out, notRegularProblem(name, notRegular.What, "tune apply, weights show and diff refuse it; remove it"))
 			return
 		case errors.As(err, &tooLarge):
-			out = append(out, Problem{Kind: ProblemTooLarge, File: path.Join(ProposalsDir, name), Message: err.Error()})
+			out = append(out, Problem{Kind: ProblemTooLarge, File: name, Message: err.Error()})
 			return
 		case err != nil:
-			out = append(out, Problem{Kind: ProblemInvalid, File: path.Join(ProposalsDir, name), Message: err.Error()})
+			out = append(out, Problem{Kind: ProblemInvalid, File: name, Message: err.Error()})
 			return
 		}
 		var h proposalHead
 		switch err := json.Unmarshal(data, &h); {
 		case err != nil:
-			out = append(out, Problem{Kind: ProblemInvalid, File: path.Join(ProposalsDir, name), Message: fmt.Sprintf("does not read as a proposal (%v): tune apply refuses it; remove it", err)})
-		case h.ID != "" && h.ID+".json" != name:
-			out = append(out, Problem{Kind: ProblemInvalid, File: path.Join(ProposalsDir, name), Message: fmt.Sprintf("holds proposal %s under another name: tune apply %s would act on %s; remove the copy", h.ID, strings.TrimSuffix(name, ".json"), h.ID)})
+			out = append(out, Problem{Kind: ProblemInvalid, File: name, Message: fmt.Sprintf("does not read as a proposal (%v): tune apply refuses it; remove it", err)})
+		case h.ID != "" && path.Join(ProposalsDir, h.ID+".json") != name:
+			out = append(out, Problem{Kind: ProblemInvalid, File: name, Message: fmt.Sprintf("holds proposal %s under another name: tune apply %s would act on %s; remove the copy", h.ID, strings.TrimSuffix(path.Base(name), ".json"), h.ID)})
 		}
 	})
 	if s.FixturesDir != "" {
 		for _, sub := range []string{fixtures.SuiteDir, fixtures.HoldoutDir, fixtures.HarvestedDir} {
 			each(filepath.Join(s.FixturesDir, sub), ".toml", func(abs, _ string) {
-				check(abs, abs, "every replay of the suite refuses it")
+				check(abs, abs, "every replay of the suite refuses it; remove it")
 			})
 		}
 	}
 	return out
+}
+
+// NotRegular is the not-regular problem of the file at abs, named name in the report, when it is there
+// and is a link, a FIFO, a device, a socket or a directory; what says who refuses it then and what to do. Verify uses it
+// for every file tune opens by name, and tune verify for the project's tune.toml.
+func NotRegular(abs, name, what string) (Problem, bool) {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return Problem{}, false
+	}
+	if k := regular.Kind(fi.Mode()); k != "" {
+		return notRegularProblem(name, k, what), true
+	}
+	return Problem{}, false
+}
+
+func notRegularProblem(name, kind, what string) Problem {
+	return Problem{Kind: ProblemNotRegular, File: name, Message: fmt.Sprintf("is %s, not a regular file: %s", kind, what)}
 }
