@@ -4,11 +4,13 @@ import "runtime/debug"
 
 // VersionInfo is what `tune version` prints: the release (Version, set at link time), the module
 // version and the VCS revision the Go toolchain stamped into the binary (debug.ReadBuildInfo).
+// Every key is always present in the JSON, so `jq -r .revision` prints an empty line, not "null", on
+// a build without VCS information.
 type VersionInfo struct {
 	Version  string `json:"version"`
 	Module   string `json:"module"`
-	Revision string `json:"revision,omitempty"`
-	Time     string `json:"time,omitempty"`
+	Revision string `json:"revision"`
+	Time     string `json:"time"`
 	Modified bool   `json:"modified"`
 	Go       string `json:"go"`
 }

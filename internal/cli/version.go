@@ -25,7 +25,8 @@ func newCmdVersion(f *Factory, runF func(*versionOptions) error) *cobra.Command 
 		Short: "Print tune's version, module version and VCS revision",
 		Long: `Print the release version, the Go module version and the VCS revision (commit, commit time, and
 whether the working tree had uncommitted changes) that the Go toolchain recorded in the binary. A
-binary built outside a VCS checkout (or with -buildvcs=false) has no revision.`,
+binary built outside a VCS checkout (or with -buildvcs=false) has no revision: the text says so and the
+JSON keys "revision" and "time" are empty strings.`,
 		Example: `  tune version
   tune version --json | jq -r .revision`,
 		Args: cobra.NoArgs,

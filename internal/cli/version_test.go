@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"runtime/debug"
 	"testing"
 
@@ -24,5 +25,19 @@ func TestBuildVersion(t *testing.T) {
 	_ = view.Version(&b, app.BuildVersion("dev", nil))
 	if b.String() != "tune dev\nmodule: unknown\nrevision: unknown (built without VCS information)\ngo: \n" {
 		t.Errorf("without build info: %q", b.String())
+	}
+	// Scripts read .revision: the key stays in the JSON (an empty string) when the binary has none.
+	b.Reset()
+	if err := view.Print(&b, true, app.BuildVersion("dev", nil), view.Version); err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]any
+	if err := json.Unmarshal(b.Bytes(), &keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"version", "module", "revision", "time", "modified", "go"} {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("--json without build info lacks %q: %s", k, b.String())
+		}
 	}
 }
