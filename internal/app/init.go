@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -74,8 +75,11 @@ type InitResult struct {
 	Gitignore []string `json:"gitignore"`
 	// Repo is the root of the git repository Dir lies in ("" when none); CI the recipe files --ci
 	// wrote, relative to it; Commit what to commit (relative to Dir) and Notes what else to do.
-	Repo   string   `json:"repo,omitempty"`
-	CI     []string `json:"ci"`
+	Repo string   `json:"repo,omitempty"`
+	CI   []string `json:"ci"`
+	// Sub is the project's directory relative to Repo, slash-separated ("" at the root, or outside a
+	// repository): where the --ci recipe runs its steps.
+	Sub    string   `json:"subdir"`
 	Commit []string `json:"commit"`
 	Notes  []string `json:"notes"`
 }
@@ -260,6 +264,26 @@ func setAside(p string, want []byte) (string, error) {
 	return "", fmt.Errorf("%s: no free name to set it aside as (%s.old … .old.999 are taken): move them, then run tune init --force again", p, filepath.Base(p))
 }
 
+// realDir is a directory's real path split at its nearest existing ancestor: existing with symbolic
+// links resolved, rest the part below it that tune init creates.
+type realDir struct{ existing, rest string }
+
+func existingReal(dir string) (realDir, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return realDir{}, err
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return realDir{existing: real, rest: rest}, nil
+		} else if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(p) == p {
+			return realDir{}, err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
 type ciFile struct {
 	rel, abs string
 	data     []byte
@@ -268,8 +292,18 @@ type ciFile struct {
 
 // ciFiles finds the repository Dir lies in and the recipe files --ci writes there.
 func (res *InitResult) ciFiles(kind string) ([]ciFile, error) {
-	if top, err := gitcmd.Toplevel(res.Dir); err == nil {
+	// tune init DIR creates DIR: the repository and the real path are those of its nearest existing
+	// ancestor, with the rest of DIR below it.
+	real, err := existingReal(res.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if top, err := gitcmd.Toplevel(real.existing); err == nil {
 		res.Repo = top
+		full := filepath.Join(real.existing, real.rest)
+		if rel, err := filepath.Rel(top, full); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			res.Sub = filepath.ToSlash(rel)
+		}
 	}
 	if kind == "" {
 		return nil, nil
@@ -296,6 +330,11 @@ func (res *InitResult) ciFiles(kind string) ([]ciFile, error) {
 			mode = 0o755
 		}
 		path := r.Path
+		if kind != "cron" {
+			if data, err = res.inProjectDir(kind, r.Recipe, data); err != nil {
+				return nil, err
+			}
+		}
 		if kind == "cron" {
 			path = filepath.Join(res.Dir, r.Path) // it runs in the project directory
 			if rel, err := filepath.Rel(root, path); err == nil {
@@ -305,6 +344,52 @@ func (res *InitResult) ciFiles(kind string) ([]ciFile, error) {
 		out = append(out, ciFile{rel: filepath.ToSlash(path), abs: filepath.Join(root, filepath.FromSlash(path)), data: data, mode: mode})
 	}
 	return out, nil
+}
+
+// safeSubdir is a project directory the recipes can name unquoted in YAML and in a shell line. Any
+// other name (quotes, $, control characters, a GitHub expression) keeps the recipe at the root and
+// refuses, so that no directory name turns into YAML or shell.
+var safeSubdir = regexp.MustCompile(`^[A-Za-z0-9._@+-]+(/[A-Za-z0-9._@+-]+)*$`)
+
+// subEdit is one anchored edit of a shipped recipe for a project in a subdirectory of its repository:
+// old must occur exactly once in the recipe, so that an edit of docs/ci that moves a line fails the
+// tests instead of leaving a recipe that runs at the root.
+type subEdit struct{ recipe, old, new string }
+
+// subEdits are the edits --ci makes to the shipped recipes when the project is SUB/ of its repository:
+// every step runs there (GitHub's job defaults, GitLab's before_script, which shares the script's
+// shell), and the paths actions/cache, upload-artifact and GitLab's cache and artifacts take, which
+// are relative to the repository root, start with SUB.
+var subEdits = []subEdit{
+	{"github-tune-nightly.yml", "    runs-on: ubuntu-latest\n", "    runs-on: ubuntu-latest\n    defaults: {run: {working-directory: SUB}}\n"},
+	{"github-tune-nightly.yml", "with: {path: weights/.cache,", "with: {path: SUB/weights/.cache,"},
+	{"github-tune-nightly.yml", "path: reports/evolve-state-*.json}", "path: SUB/reports/evolve-state-*.json}"},
+	{"github-tune-verify.yml", "    runs-on: ubuntu-latest\n", "    runs-on: ubuntu-latest\n    defaults: {run: {working-directory: SUB}}\n"},
+	{"gitlab-tune-nightly.yml", "gitlab.com/gitlab-org/cli/cmd/glab@latest\n", "gitlab.com/gitlab-org/cli/cmd/glab@latest\n    - cd SUB   # the project's directory in the repository\n"},
+	{"gitlab-tune-nightly.yml", "paths: [weights/.cache/]", "paths: [SUB/weights/.cache/]"},
+	{"gitlab-tune-nightly.yml", "paths: [reports/evolve-state-*.json, nightly.json]", "paths: [SUB/reports/evolve-state-*.json, SUB/nightly.json]"},
+}
+
+// inProjectDir returns the recipe as --ci writes it: the shipped file when the project is the
+// repository root, else with subEdits applied for res.Sub.
+func (res *InitResult) inProjectDir(kind, recipe string, data []byte) ([]byte, error) {
+	if res.Sub == "" {
+		return data, nil
+	}
+	if !safeSubdir.MatchString(res.Sub) {
+		return nil, fmt.Errorf("--ci %s: the project directory %q (in %s) has characters the recipe cannot name unquoted; move the project, or write the recipe by hand from docs/nightly.md with its steps run in that directory", kind, res.Sub, res.Repo)
+	}
+	s := string(data)
+	for _, e := range subEdits {
+		if e.recipe != recipe {
+			continue
+		}
+		if n := strings.Count(s, e.old); n != 1 {
+			return nil, fmt.Errorf("docs/ci/%s: %q occurs %d times, want once (the subdirectory edit of tune init --ci)", recipe, e.old, n)
+		}
+		s = strings.Replace(s, e.old, strings.ReplaceAll(e.new, "SUB", res.Sub), 1)
+	}
+	return []byte(s), nil
 }
 
 // commitNote says what to commit: the project's files and the recipes, never the lock files.
@@ -321,10 +406,8 @@ func (res *InitResult) commitNote(ciKind string) {
 	if ciKind != "" {
 		res.Notes = append(res.Notes, "the nightly reads the project's .ldd/trace.log from the checkout: commit it, or pass --logs GLOB in the recipe")
 	}
-	if abs, err := filepath.Abs(res.Dir); err == nil {
-		if real, err := filepath.EvalSymlinks(abs); err == nil && real != res.Repo && ciKind != "" && ciKind != "cron" {
-			res.Notes = append(res.Notes, fmt.Sprintf("the project is not the repository root: run the recipe's steps in %s (working-directory)", real))
-		}
+	if res.Sub != "" && ciKind != "" && ciKind != "cron" {
+		res.Notes = append(res.Notes, fmt.Sprintf("the project is not the repository root: the recipe runs its steps in %s (working-directory), and its cache and artifact paths start with it", res.Sub))
 	}
 	if ciKind == "gitlab" {
 		if _, err := os.Stat(filepath.Join(res.Repo, ".gitlab-ci.yml")); err == nil {

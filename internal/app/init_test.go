@@ -1,8 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -14,6 +17,7 @@ import (
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/explore"
 	"github.com/ldd-tools/tune/internal/watch"
+	"go.yaml.in/yaml/v3"
 )
 
 // TestConfigTemplateKeys uncomments every "# key = value" line of the tune.toml init writes and loads
@@ -200,4 +204,131 @@ func TestInitCIKeepsAnExistingProject(t *testing.T) {
 	if data, _ := os.ReadFile(config); string(data) != ConfigTemplate {
 		t.Error("--force over a link did not write the template")
 	}
+}
+
+// A project in a subdirectory of its repository gets recipes whose steps run there: the workflow's
+// cache and artifact paths, which GitHub and GitLab take from the repository root, name it too. The
+// root's recipes stay the shipped files byte for byte (docs/nightly.md runs them as they are).
+func TestInitCIInASubdirectory(t *testing.T) {
+	gitInit := func(t *testing.T) string {
+		repo := t.TempDir()
+		cmd := exec.Command("git", "init", "-q", repo)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+repo)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("git init: %v %s", err, out)
+		}
+		real, err := filepath.EvalSymlinks(repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return real
+	}
+	type job struct {
+		Defaults struct {
+			Run struct {
+				WorkingDirectory string `yaml:"working-directory"`
+			} `yaml:"run"`
+		} `yaml:"defaults"`
+		Steps []struct {
+			With map[string]string `yaml:"with"`
+		} `yaml:"steps"`
+	}
+	readYAML := func(t *testing.T, p string, v any) []byte {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(data, v); err != nil {
+			t.Fatalf("%s: %v\n%s", p, err, data)
+		}
+		return data
+	}
+
+	t.Run("github", func(t *testing.T) {
+		repo := gitInit(t)
+		dir := filepath.Join(repo, "services", "api")
+		res, err := Init(dir, false, "github")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sub != "services/api" {
+			t.Errorf("Sub = %q, want services/api", res.Sub)
+		}
+		for _, name := range []string{"tune-nightly.yml", "tune-verify.yml"} {
+			var w struct {
+				Jobs map[string]job `yaml:"jobs"`
+			}
+			readYAML(t, filepath.Join(repo, ".github", "workflows", name), &w)
+			if len(w.Jobs) != 1 {
+				t.Fatalf("%s: %d jobs", name, len(w.Jobs))
+			}
+			for id, j := range w.Jobs {
+				if j.Defaults.Run.WorkingDirectory != "services/api" {
+					t.Errorf("%s job %s: working-directory %q, want services/api", name, id, j.Defaults.Run.WorkingDirectory)
+				}
+				for _, s := range j.Steps {
+					if p, ok := s.With["path"]; ok && !strings.HasPrefix(p, "services/api/") {
+						t.Errorf("%s job %s: path %q is not under the project", name, id, p)
+					}
+				}
+			}
+		}
+		if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "runs its steps in services/api") }) {
+			t.Errorf("notes %q: want the subdirectory named", res.Notes)
+		}
+	})
+
+	t.Run("gitlab", func(t *testing.T) {
+		repo := gitInit(t)
+		dir := filepath.Join(repo, "tools", "ldd")
+		if _, err := Init(dir, false, "gitlab"); err != nil {
+			t.Fatal(err)
+		}
+		var g struct {
+			Tune struct {
+				BeforeScript []string `yaml:"before_script"`
+			} `yaml:".tune"`
+			Nightly struct {
+				Cache     struct{ Paths []string } `yaml:"cache"`
+				Artifacts struct{ Paths []string } `yaml:"artifacts"`
+			} `yaml:"tune-nightly"`
+		}
+		readYAML(t, filepath.Join(repo, ".gitlab", "tune.gitlab-ci.yml"), &g)
+		if n := len(g.Tune.BeforeScript); n == 0 || g.Tune.BeforeScript[n-1] != "cd tools/ldd" {
+			t.Errorf("before_script %q: want it to end in the project's directory", g.Tune.BeforeScript)
+		}
+		for _, p := range append(g.Nightly.Cache.Paths, g.Nightly.Artifacts.Paths...) {
+			if !strings.HasPrefix(p, "tools/ldd/") {
+				t.Errorf("path %q is not under the project", p)
+			}
+		}
+	})
+
+	t.Run("root is the shipped file", func(t *testing.T) {
+		repo := gitInit(t)
+		res, err := Init(repo, false, "github")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(filepath.Join(repo, ".github", "workflows", "tune-nightly.yml"))
+		want, _ := fs.ReadFile(tune.CIRecipes(), "github-tune-nightly.yml")
+		if res.Sub != "" || !bytes.Equal(got, want) {
+			t.Errorf("at the root: Sub %q, recipe differs from docs/ci: %v", res.Sub, !bytes.Equal(got, want))
+		}
+	})
+
+	t.Run("a name the recipe cannot carry", func(t *testing.T) {
+		repo := gitInit(t)
+		dir := filepath.Join(repo, `a"$(x)`)
+		_, err := Init(dir, false, "github")
+		if err == nil || !strings.Contains(err.Error(), "cannot name unquoted") {
+			t.Fatalf("Init in %q: %v, want a refusal", dir, err)
+		}
+		if _, err := os.Stat(filepath.Join(repo, ".github")); err == nil {
+			t.Error("a refused init wrote the workflows")
+		}
+		if _, err := os.Stat(filepath.Join(dir, "tune.toml")); err == nil {
+			t.Error("a refused init wrote tune.toml")
+		}
+	})
 }
