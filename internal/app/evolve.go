@@ -490,10 +490,7 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 			prop.Reason += "; held: " + HeldLine(res.Held)
 		}
 		var in report.ProposalReport
-		p, path, created, err := recordProposal(env, prop, steps, true, func(p *store.Proposal) (err error) {
-			in, err = saveReportInput(env, steps, parent, p, out.Warnings)
-			return err
-		})
+		p, path, created, err := recordProposal(env, prop, steps, true, reportInput(steps, parent, out.Warnings, &in))
 		if err != nil {
 			return nil, err
 		}

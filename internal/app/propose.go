@@ -125,11 +125,7 @@ func Propose(env Env, logs []string) (*ProposeResult, error) {
 	if len(held) > 0 {
 		prop.Reason += "; held: " + evolve.HeldLine(held)
 	}
-	p, path, created, err := recordProposal(env, prop, steps, false,
-		func(p *store.Proposal) (err error) {
-			in, err = saveReportInput(env, steps, parent, p, out.Warnings)
-			return err
-		})
+	p, path, created, err := recordProposal(env, prop, steps, false, reportInput(steps, parent, out.Warnings, &in))
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +236,7 @@ func proposalReason(steps []*evolve.StepResult, attempts []string, changes bool)
 // the same inputs adds nothing and returns the stored proposal. numbered prefixes each reason with
 // "evolve step N: " (the loop's steps share one proposal). saveInput saves the proposal's report input
 // under the store lock (store.Store.Propose).
-func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numbered bool, saveInput func(*store.Proposal) error) (*store.Proposal, string, bool, error) {
+func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numbered bool, input func(*store.Proposal) ([]byte, error)) (*store.Proposal, string, bool, error) {
 	s, err := env.OpenStore()
 	if err != nil {
 		return nil, "", false, err
@@ -261,5 +257,5 @@ func recordProposal(env Env, p *store.Proposal, steps []*evolve.StepResult, numb
 				Decision: a.Decision, Evidence: evidence, SuiteLossBefore: &before, SuiteLossAfter: &after, Reason: prefix + a.Reason})
 		}
 	}
-	return s.Propose(p, attempts, saveInput)
+	return s.Propose(p, attempts, input)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/evolve"
@@ -26,16 +25,13 @@ type ReportResult struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// ProposalInputPath is where the report input of proposal id is saved: beside the proposal, under
-// <weights>/proposals/inputs/ (the proposals' own *.json glob does not see it).
-func ProposalInputPath(weightsDir, id string) string {
-	return filepath.Join(weightsDir, store.ProposalsDir, store.InputsDir, id+".toml")
-}
-
-// saveReportInput converts the steps behind proposal p into its report input and saves it beside p.
-func saveReportInput(env Env, steps []*evolve.StepResult, parent weights.Weights, p *store.Proposal, warnings []evolve.Warning) (report.ProposalReport, error) {
-	in := ProposalReportFromSteps(steps, parent, p, warnings)
-	return in, report.SaveProposalInput(ProposalInputPath(env.WeightsDir, p.ID), in)
+// reportInput is the store's encoder of the report input of the proposal it stores (Store.Propose):
+// converted from the steps behind it, and kept in *in for the caller's reports.
+func reportInput(steps []*evolve.StepResult, parent weights.Weights, warnings []evolve.Warning, in *report.ProposalReport) func(*store.Proposal) ([]byte, error) {
+	return func(p *store.Proposal) ([]byte, error) {
+		*in = ProposalReportFromSteps(steps, parent, p, warnings)
+		return report.EncodeProposalInput(*in)
+	}
 }
 
 // ReportProposal writes the EVAL report of a proposal (a file or an id; "" = the newest) into outDir
@@ -61,16 +57,25 @@ func ReportProposal(env Env, proposal string, outDir string) (ReportResult, erro
 	if err != nil {
 		return res, fmt.Errorf("proposal %s: parent version: %w", p.ID, err)
 	}
-	in, err := report.LoadProposalInput(ProposalInputPath(env.WeightsDir, p.ID))
+	logged, err := s.LoggedInputSHA256(p.ID)
+	if err != nil {
+		return res, err
+	}
+	in, sha, err := report.LoadProposalInput(s.InputPath(p.ID))
 	switch {
-	case err == nil && in.ID == p.ID:
+	case err == nil && in.ID == p.ID && (logged == "" || logged == sha):
 		res.Input = "saved"
 		in.Before, in.After = parent, p.Candidate
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return res, err
 	default:
 		res.Input = "proposal file"
-		res.Notes = append(res.Notes, "no saved report input for "+p.ID+": window and screen not recorded")
+		switch {
+		case err == nil && logged != "" && logged != sha:
+			res.Notes = append(res.Notes, fmt.Sprintf("the saved report input of %s does not match the sha256 %s records for it (edited?): window and screen left out; tune verify names the file", p.ID, store.LogFile))
+		default:
+			res.Notes = append(res.Notes, "no saved report input for "+p.ID+": window and screen not recorded")
+		}
 		in = ProposalReportOf(p, parent)
 		fx, err := env.LoadSuite()
 		if err != nil {

@@ -6,7 +6,8 @@
 // produce the data (the evolution steps, a proposal, the weights store) are the application layer's
 // (internal/app/report_inputs.go), so that report never reads the store. The file I/O is WriteFiles (the Write*
 // helpers put rendered files under a directory through internal/atomicfile) and the saved proposal
-// input (SaveProposalInput, LoadProposalInput; docs/decisions.md#reports-from-stored-inputs).
+// input's form (EncodeProposalInput, LoadProposalInput; the store writes it and logs its hash:
+// docs/decisions.md#reports-from-stored-inputs).
 //
 // Rules every report follows:
 //   - Same input, same bytes: no clock (times come from the input), no map iteration, no randomness

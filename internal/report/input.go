@@ -2,13 +2,12 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/ldd-tools/tune/internal/atomicfile"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/tomlbound"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -21,35 +20,32 @@ import (
 // The weights (Before, After) are not saved: the store holds them (the parent version and the
 // proposal's candidate) and LoadProposalInput's caller puts them back.
 
-// SaveProposalInput writes in (without its weights) to path, atomically and 0644.
-func SaveProposalInput(path string, in ProposalReport) error {
+// EncodeProposalInput is the saved form of in (without its weights): the bytes the store writes beside
+// the proposal and whose sha256 it logs (store.Store.Propose).
+func EncodeProposalInput(in ProposalReport) ([]byte, error) {
 	in.Before, in.After = weights.Weights{}, weights.Weights{}
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(in); err != nil {
-		return fmt.Errorf("report input %s: %w", path, err)
+		return nil, fmt.Errorf("report input of %s: %w", in.ID, err)
 	}
-	if err := regular.RealDirs(filepath.Dir(filepath.Dir(path)), filepath.Dir(path)); err != nil {
-		return err // proposals/ and inputs/: a link would take the write outside the store
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, buf.Bytes(), atomicfile.Public)
+	return buf.Bytes(), nil
 }
 
-// LoadProposalInput reads an input SaveProposalInput wrote; Before and After are zero.
-func LoadProposalInput(path string) (ProposalReport, error) {
-	var in ProposalReport
+// LoadProposalInput reads an input EncodeProposalInput wrote; Before and After are zero. sha is the
+// sha256 (hex) of the bytes read, for the caller to check against the one the log records.
+func LoadProposalInput(path string) (in ProposalReport, sha string, err error) {
 	data, err := regular.ReadLimitedNoFollow(path, regular.ProposalInput)
 	if err != nil {
-		return in, fmt.Errorf("report input: %w", err)
+		return in, "", fmt.Errorf("report input: %w", err)
 	}
+	sum := sha256.Sum256(data)
+	sha = hex.EncodeToString(sum[:])
 	md, err := tomlbound.Decode(data, &in)
 	if err != nil {
-		return in, fmt.Errorf("report input %s: %w", path, err)
+		return in, sha, fmt.Errorf("report input %s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return in, fmt.Errorf("report input %s: unknown key %s (written by another version of tune?)", path, und[0])
+		return in, sha, fmt.Errorf("report input %s: unknown key %s (written by another version of tune?)", path, und[0])
 	}
-	return in, nil
+	return in, sha, nil
 }

@@ -2,7 +2,10 @@ package report
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -13,13 +16,20 @@ func TestProposalInputRoundTripRendersTheSameBytes(t *testing.T) {
 	in := sampleProposal()
 	in.Screen = append(in.Screen, ScreenRow{Signal: "empty-margin", Phi: math.NaN(), LogOdds: math.Inf(1), Z: math.Inf(-1),
 		FisherP: 1, HolmP: math.NaN(), MinP: 0.1 + 0.2})
-	path := filepath.Join(t.TempDir(), "inputs", in.ID+".toml")
-	if err := SaveProposalInput(path, in); err != nil {
-		t.Fatal(err)
-	}
-	got, err := LoadProposalInput(path)
+	data, err := EncodeProposalInput(in)
 	if err != nil {
 		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), in.ID+".toml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, sha, err := LoadProposalInput(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(data); sha != hex.EncodeToString(sum[:]) {
+		t.Errorf("sha %s is not the sha256 of the bytes read", sha)
 	}
 	got.Before, got.After = in.Before, in.After
 	want, err := RenderProposal(in)

@@ -59,6 +59,9 @@ type LogEntry struct {
 	// ProposalSHA256 is the proposal's ContentSHA256, on every attempt entry of it: apply writes only a
 	// proposal whose content still hashes to it.
 	ProposalSHA256 string `json:"proposal_sha256,omitempty"`
+	// InputSHA256 is the sha256 of the proposal's saved report input (proposals/inputs/<id>.toml), on
+	// every attempt entry of it: tune report proposal renders only an input that still hashes to it.
+	InputSHA256 string `json:"input_sha256,omitempty"`
 	// Change names the change: an attempt's as weights.ChangeLabel spells it ("bucket L1 edge -1"), an
 	// apply's or rollback's differences as weights.DiffLabel does ("ambiguous +1, bucket L1 +0.5").
 	Change   string           `json:"change,omitempty"`

@@ -499,10 +499,14 @@ func (st *state) headIs(line string) bool {
 // is a hash of its content), and in one append, so that no crash keeps some attempts and loses others.
 // A re-run on the same inputs adds nothing (the log already holds attempts of p) and returns the stored
 // proposal with its created time. It refuses, writing nothing, on a store that does not verify.
-// beside, when not nil, is called with the stored proposal, still under the store lock: for the files
-// saved beside a proposal (its report input), so that no other writer's clean-up of temp files left by
-// killed writes can remove one of them while it is being written.
-func (s *Store) Propose(p *Proposal, attempts []LogEntry, beside func(stored *Proposal) error) (stored *Proposal, path string, created bool, err error) {
+//
+// input, when not nil, encodes the proposal's report input from the stored proposal; it is saved beside
+// it (proposals/inputs/<id>.toml, InputPath), after the proposal and still under the store lock (no
+// other writer's clean-up of temp files left by killed writes can remove it mid-write), and its sha256
+// is logged with the attempts (input_sha256), so that an edited input is found (Verify, LoggedInputSHA256)
+// instead of rendered. A re-run writes the input again only when it is the logged one: the saved input
+// stays the one the logged attempts were decided with.
+func (s *Store) Propose(p *Proposal, attempts []LogEntry, input func(stored *Proposal) ([]byte, error)) (stored *Proposal, path string, created bool, err error) {
 	if !validDecision(p.Decision) {
 		return nil, "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
 	}
@@ -523,13 +527,29 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry, beside func(stored *Pr
 		if err := s.bootstrap(st); err != nil {
 			return err
 		}
+		// A re-run's input is encoded from the proposal as it was first written (its created time).
+		stored = p
+		if _, err := os.Lstat(filepath.Join(s.ProposalsPath(), p.ID+".json")); err == nil {
+			if stored, err = ReadProposal(filepath.Join(s.ProposalsPath(), p.ID+".json")); err != nil {
+				return err
+			}
+		}
+		var inputData []byte
+		var inputSHA string
+		if input != nil {
+			if inputData, err = input(stored); err != nil {
+				return err
+			}
+			inputSHA = fileSHA(inputData)
+		}
+		recorded := st.loggedInputSHA256(p.ID)
 		if !st.attemptsLogged(p.ID) && len(attempts) > 0 {
 			var lines [][]byte
 			for _, a := range attempts {
 				if a.Parent == 0 {
 					a.Parent = p.Parent
 				}
-				a.Proposal, a.ProposalSHA256 = p.ID, sha
+				a.Proposal, a.ProposalSHA256, a.InputSHA256 = p.ID, sha, inputSHA
 				a.Serial, a.Lineage, a.PrevHash, a.Time = 0, "", "", time.Time{}
 				line := s.buildLine(st, a)
 				lines = append(lines, line)
@@ -544,24 +564,52 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry, beside func(stored *Pr
 				return err
 			}
 			faultpoint.Reach(faultpoint.Step, "attempts")
+			recorded = inputSHA
 		}
 		path, created, err = writeProposal(s.ProposalsPath(), p, sha)
 		if err != nil {
 			return err
 		}
 		faultpoint.Reach(faultpoint.Step, "proposal")
-		stored = p
-		if !created {
-			if stored, err = ReadProposal(path); err != nil {
-				return err
-			}
+		if input == nil || (recorded != "" && recorded != inputSHA) {
+			return nil
 		}
-		if beside != nil {
-			return beside(stored)
+		if err := os.MkdirAll(filepath.Dir(s.InputPath(p.ID)), 0o755); err != nil {
+			return err
 		}
-		return nil
+		return writeFileAtomic(s.InputPath(p.ID), inputData)
 	})
 	return stored, path, created, err
+}
+
+// InputPath is where the report input of proposal id is saved: beside the proposal, under
+// proposals/inputs/ (the proposals' own *.json glob does not see it).
+func (s *Store) InputPath(id string) string {
+	return filepath.Join(s.Dir, ProposalsDir, InputsDir, id+".toml")
+}
+
+// loggedInputSHA256 is the report input's sha256 logged with the attempts of proposal id ("" when none
+// is: a proposal logged before inputs were hashed, or none logged).
+func (st *state) loggedInputSHA256(id string) string {
+	for _, l := range st.lines {
+		switch l.Entry.Action {
+		case ActionProposeAttempt, ActionAccept, ActionHalve, ActionRevert:
+			if l.OK && l.Entry.Proposal == id && l.Entry.InputSHA256 != "" {
+				return l.Entry.InputSHA256
+			}
+		}
+	}
+	return ""
+}
+
+// LoggedInputSHA256 is the sha256 of proposal id's report input as the log records it ("" when it does
+// not: a proposal from before inputs were hashed).
+func (s *Store) LoggedInputSHA256(id string) (string, error) {
+	st, err := readState(s.Dir)
+	if err != nil {
+		return "", err
+	}
+	return st.loggedInputSHA256(id), nil
 }
 
 // attemptsLogged reports whether the log holds attempts of proposal id.

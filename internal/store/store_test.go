@@ -656,30 +656,39 @@ func reopen(t *testing.T, dir string) (*Store, error) {
 	return s, err
 }
 
-// Propose saves the files beside a proposal (the report input) under the store lock, so another
-// writer's removal of temp files left by killed writes cannot remove one of them mid-write; on a re-run
-// (the proposal exists) it runs again, with the stored proposal.
-func TestProposeWithSavesBesideUnderTheLock(t *testing.T) {
+// Propose saves the report input beside a proposal under the store lock, so another writer's removal
+// of temp files left by killed writes cannot remove it mid-write, and logs its sha256 with the
+// attempts; a re-run (the proposal exists) encodes it from the stored proposal and rewrites it only
+// when it is the logged one.
+func TestProposeSavesTheInputUnderTheLockAndLogsItsHash(t *testing.T) {
 	s, dir := freshStore(t)
-	for run := range 2 {
+	attempts := []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: weights.DecisionAccept}}
+	for run, body := range []string{"first", "first", "second"} {
 		called := false
-		_, _, created, err := s.Propose(sampleProposal(t), []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: weights.DecisionAccept}},
-			func(stored *Proposal) error {
+		p, _, created, err := s.Propose(sampleProposal(t), attempts,
+			func(stored *Proposal) ([]byte, error) {
 				called = true
 				if ok, err := flock.New(filepath.Join(dir, LockFile)).TryLock(); ok || err != nil {
-					t.Errorf("run %d: beside ran without the store lock (%v)", run, err)
+					t.Errorf("run %d: input ran without the store lock (%v)", run, err)
 				}
 				if stored.ID == "" {
-					t.Errorf("run %d: beside got a proposal without an id", run)
+					t.Errorf("run %d: input got a proposal without an id", run)
 				}
-				return nil
+				return []byte(body), nil
 			})
 		if err != nil || !called || created != (run == 0) {
 			t.Fatalf("run %d: created %v, called %v, %v", run, created, called, err)
 		}
+		logged, err := s.LoggedInputSHA256(p.ID)
+		if err != nil || logged != fileSHA([]byte("first")) {
+			t.Errorf("run %d: logged input sha %q (%v), want the first run's", run, logged, err)
+		}
+		if got, _ := os.ReadFile(s.InputPath(p.ID)); string(got) != "first" {
+			t.Errorf("run %d: saved input %q, want the logged one kept", run, got)
+		}
 	}
-	if _, _, _, err := s.Propose(sampleProposal(t), nil, func(*Proposal) error { return errors.New("disk full") }); err == nil || !strings.Contains(err.Error(), "disk full") {
-		t.Fatalf("beside's error was not returned: %v", err)
+	if _, _, _, err := s.Propose(sampleProposal(t), nil, func(*Proposal) ([]byte, error) { return nil, errors.New("disk full") }); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("input's error was not returned: %v", err)
 	}
 }
 

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -75,7 +79,43 @@ func (s *Store) verifyOnce() []Problem {
 	problems := st.verify()
 	s.judgePending(st, problems)
 	problems = append(problems, s.dirProblems()...)
+	problems = append(problems, s.inputProblems(st)...)
 	return append(problems, s.staleOutsideProblems()...)
+}
+
+// inputProblems reports each saved report input whose content differs from the sha256 logged with its
+// proposal's attempts: tune report proposal leaves it out (it renders from the proposal file), and a
+// pull request that edits one must not pass verify --base. An input of a proposal logged before inputs
+// were hashed has nothing to be checked against; a link or a device there is dirProblems' finding.
+func (s *Store) inputProblems(st *state) []Problem {
+	dir := filepath.Join(s.Dir, ProposalsDir, InputsDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []Problem
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".toml")
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		logged := st.loggedInputSHA256(id)
+		if logged == "" {
+			continue
+		}
+		name := path.Join(ProposalsDir, InputsDir, e.Name())
+		data, err := regular.ReadLimitedNoFollow(filepath.Join(dir, e.Name()), regular.ProposalInput)
+		var tooLarge *regular.TooLargeError
+		switch {
+		case errors.As(err, &tooLarge):
+			out = append(out, Problem{Kind: ProblemTooLarge, File: name, Message: err.Error()})
+		case err != nil:
+			out = append(out, Problem{Kind: ProblemInvalid, File: name, Message: err.Error()})
+		case fileSHA(data) != logged:
+			out = append(out, Problem{Kind: ProblemEdited, File: name, Message: fmt.Sprintf("content differs from the sha256 %s records with proposal %s's attempts (edited after it was written): tune report proposal leaves it out; undo the edit, or remove it", LogFile, id)})
+		}
+	}
+	return out
 }
 
 // judgePending runs repair's own check (checkPending) on the marker the list reports, so verify says
