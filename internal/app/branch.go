@@ -717,27 +717,36 @@ func writeBody(path string, data []byte) error {
 // repoPath is path relative to the repository root top (slash-separated), or an error when it lies
 // outside the repository.
 func repoPath(top, path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	real, err := existingReal(path)
 	if err != nil {
 		return "", err
 	}
-	// Resolve symlinks on the part that exists (a reports directory may not exist yet).
-	rest := ""
-	for dir := abs; ; dir = filepath.Dir(dir) {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			abs = filepath.Join(real, rest)
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			break
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-	}
+	abs := filepath.Join(real.existing, real.rest)
 	rel, err := filepath.Rel(top, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", fmt.Errorf("--branch: %s lies outside the repository %s: the branch can only hold files of the repository", path, top)
 	}
 	return filepath.ToSlash(rel), nil
+}
+
+// realDir is a path's real form split at its nearest existing ancestor: existing with symbolic links
+// resolved, rest the part below it that does not exist yet (a reports directory, the DIR of tune init).
+type realDir struct{ existing, rest string }
+
+func existingReal(path string) (realDir, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return realDir{}, err
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return realDir{existing: real, rest: rest}, nil
+		} else if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(p) == p {
+			return realDir{}, err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 func inTree(wt, rel string) string { return filepath.Join(wt, filepath.FromSlash(rel)) }

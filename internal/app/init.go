@@ -264,26 +264,6 @@ func setAside(p string, want []byte) (string, error) {
 	return "", fmt.Errorf("%s: no free name to set it aside as (%s.old … .old.999 are taken): move them, then run tune init --force again", p, filepath.Base(p))
 }
 
-// realDir is a directory's real path split at its nearest existing ancestor: existing with symbolic
-// links resolved, rest the part below it that tune init creates.
-type realDir struct{ existing, rest string }
-
-func existingReal(dir string) (realDir, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return realDir{}, err
-	}
-	rest := ""
-	for p := abs; ; p = filepath.Dir(p) {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return realDir{existing: real, rest: rest}, nil
-		} else if !errors.Is(err, fs.ErrNotExist) || filepath.Dir(p) == p {
-			return realDir{}, err
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-	}
-}
-
 type ciFile struct {
 	rel, abs string
 	data     []byte
@@ -300,9 +280,8 @@ func (res *InitResult) ciFiles(kind string) ([]ciFile, error) {
 	}
 	if top, err := gitcmd.Toplevel(real.existing); err == nil {
 		res.Repo = top
-		full := filepath.Join(real.existing, real.rest)
-		if rel, err := filepath.Rel(top, full); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			res.Sub = filepath.ToSlash(rel)
+		if rel, err := repoPath(top, res.Dir); err == nil && rel != "." {
+			res.Sub = rel
 		}
 	}
 	if kind == "" {

@@ -35,7 +35,45 @@ func VerifyBase(weightsDir, rev string) (commit string, problems []store.Problem
 	if err != nil {
 		return "", nil, err
 	}
-	return commit, store.CheckExtension(base, head), nil
+	problems = store.CheckExtension(base, head)
+	committed, err := committedLocalFiles(repo, rel)
+	if err != nil {
+		return "", nil, err
+	}
+	return commit, append(problems, committed...), nil
+}
+
+// committedLocalFiles reports the store's files of one machine that HEAD commits: the nightly caches
+// (weights/.cache: the states of this machine's logs, rewritten every night, so a checkout that tracks
+// them is dirty after each night) and the lock and marker files (.gitignore's GitignoreEntries: a
+// committed .pending.json reads as an interrupted operation in every clone). tune never commits them
+// (the branch night removes the cache before it adds the store); a pull request can.
+func committedLocalFiles(repo gitcmd.Repo, rel string) ([]store.Problem, error) {
+	files, err := repo.Files("HEAD", rel)
+	if err != nil {
+		return nil, nil // an unborn HEAD commits nothing
+	}
+	local := map[string]bool{store.LockFile: true, store.PendingFile: true, NightlyLockName: true}
+	var out []store.Problem
+	cacheSeen := false
+	for _, f := range files {
+		name := strings.TrimPrefix(f, rel+"/")
+		if rel == "." {
+			name = f
+		}
+		switch {
+		case strings.HasPrefix(name, store.CacheDir+"/"):
+			if !cacheSeen {
+				cacheSeen = true
+				out = append(out, store.Problem{Kind: store.ProblemCommitted, File: store.CacheDir + "/",
+					Message: fmt.Sprintf("this machine's nightly states, rewritten every night, never belong in a commit; git rm -r --cached %s", path.Join(rel, store.CacheDir))})
+			}
+		case local[name]:
+			out = append(out, store.Problem{Kind: store.ProblemCommitted, File: name,
+				Message: fmt.Sprintf("a lock or marker file of one run on one machine never belongs in a commit; git rm --cached %s", path.Join(rel, name))})
+		}
+	}
+	return out, nil
 }
 
 // snapshotAt reads the store under rel at commit: its version files, its log and its proposals.

@@ -19,6 +19,10 @@ import (
 // new version is not what the log entry that wrote it says.
 const ProblemRewritten = "rewritten"
 
+// ProblemCommitted: HEAD commits a file of the store that belongs to one machine (the nightly caches,
+// a lock or marker file): tune verify --base.
+const ProblemCommitted = "committed"
+
 // Snapshot is a store's files as another revision holds them: name (relative to the store directory,
 // slash-separated) → bytes. Only version files, the log and proposals are looked at.
 type Snapshot map[string][]byte
