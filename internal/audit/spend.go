@@ -81,6 +81,10 @@ type Totals struct {
 	sub     tokenSums     // the token sums outside the main loop, for SubSpend
 	cost    pricing.Parts // priced requests, by token kind
 	think   pricing.Pico  // the thinking part of cost.Output
+	// thinkOut is Σ min(thinking, output tokens) per request: thinking as a part of output. An estimate
+	// (text length / 4) often exceeds the partial output_tokens Claude Code recorded before 2.1.70; the
+	// shares of output and of spend take thinking as the part, as its cost does (priced).
+	thinkOut uint64
 	nonMain pricing.Pico  // cost outside the main loop
 	unsplit pricing.Pico  // recorded costs that cannot be split by token kind (Cost.Unsplit)
 }
@@ -139,6 +143,7 @@ func (t *Totals) count(r *transcript.Request, c Cost, sign int) {
 	t.CacheCreation1h += n * r.CacheCreation1h
 	t.CacheReadInputTokens += n * r.CacheReadTokens
 	t.ThinkingTokens += n * r.ThinkingTokens
+	t.thinkOut += n * min(r.ThinkingTokens, r.OutputTokens)
 	t.ThinkingBlocks += sign * r.ThinkingBlocks
 	switch r.ThinkingSrc {
 	case transcript.ThinkingExact:
@@ -255,7 +260,7 @@ func spendShares(t *Totals, w Weights, total, sub float64) SpendShares {
 		Output:     ratio(float64(t.OutputTokens)*w.Output, total),
 		CacheRead:  ratio(float64(t.CacheReadInputTokens)*w.CacheRead, total),
 		CacheWrite: ratio(cacheWrite, total),
-		Thinking:   ratio(float64(t.ThinkingTokens)*w.Output, total),
+		Thinking:   ratio(float64(t.thinkOut)*w.Output, total),
 		NonMain:    ratio(sub, total),
 	}
 }
@@ -282,7 +287,7 @@ func SharesOf(t *Totals, whole, wholeCost float64) Shares {
 		Spend:              spendShares(t, BriefWeights, t.Spend, t.SubSpend),
 		TTL:                spendShares(t, TTLWeights, t.SpendTTL, t.SubSpendTTL),
 		OfTotal:            ratio(t.Spend, whole),
-		ThinkingOfOutput:   ratio(float64(t.ThinkingTokens), float64(t.OutputTokens)),
+		ThinkingOfOutput:   ratio(float64(t.thinkOut), float64(t.OutputTokens)),
 		MeanThinkingMain:   mean(t.MainThinkingTokens, t.MainRequests-t.SyntheticMainRequests),
 		MeanThinkingSub:    mean(t.SubThinkingTokens, t.SubRequests-t.SyntheticSubRequests),
 		MeanContextMain:    mean(t.MainContextTokens, t.MainRequests-t.SyntheticMainRequests),

@@ -32,3 +32,35 @@ func TestSyntheticRepliesStayOutOfTheMeans(t *testing.T) {
 		t.Fatal("Remove did not take the synthetic reply out")
 	}
 }
+
+// Thinking is a part of output: an estimate above a request's recorded (partial) output tokens is taken
+// as the output, in the shares of spend and of output as in the cost, so a part never exceeds its whole
+// (the audit review: 33,333 % of spend for a hostile file; 1.1 % beside 0.4 % on the spotter sample).
+func TestThinkingSharesNeverExceedOutput(t *testing.T) {
+	var tot Totals
+	over := &transcript.Request{Class: transcript.ClassMain, Model: "claude-opus-4-6", InputTokens: 100, OutputTokens: 3,
+		ThinkingTokens: 1000, ThinkingSrc: transcript.ThinkingEstimated}
+	under := &transcript.Request{Class: transcript.ClassMain, Model: "claude-opus-4-6", InputTokens: 100, OutputTokens: 100,
+		ThinkingTokens: 40, ThinkingSrc: transcript.ThinkingExact}
+	for _, r := range []*transcript.Request{over, under} {
+		tot.Add(r, Price(nil, r))
+	}
+	tot.Settle()
+	sh := SharesOf(&tot, tot.Spend, tot.PricedCostUSD)
+	if want := 43.0 / 103; sh.ThinkingOfOutput != want {
+		t.Errorf("thinking of output %v, want (3 + 40) / 103", sh.ThinkingOfOutput)
+	}
+	for name, s := range map[string]SpendShares{"cost": sh.Cost, "spend": sh.Spend, "spend_ttl": sh.TTL} {
+		if s.Thinking > s.Output {
+			t.Errorf("%s: thinking %v exceeds output %v", name, s.Thinking, s.Output)
+		}
+	}
+	if tot.ThinkingTokens != 1040 {
+		t.Errorf("thinking_tokens %d: the count stays uncapped", tot.ThinkingTokens)
+	}
+	tot.Remove(over, Price(nil, over))
+	tot.Settle()
+	if sh := SharesOf(&tot, tot.Spend, tot.PricedCostUSD); sh.ThinkingOfOutput != 0.4 {
+		t.Errorf("after Remove: thinking of output %v, want 0.4", sh.ThinkingOfOutput)
+	}
+}

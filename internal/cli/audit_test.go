@@ -119,7 +119,7 @@ func TestAuditReportHonoursReportsDir(t *testing.T) {
 	if code := Run(f, []string{"audit", "--report", "--reports-dir", dir, transcripts}); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "audit-1611359fd6e8.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "audit-96b4f26dac2e.md")); err != nil {
 		t.Errorf("the report is not in the --reports-dir: %v\n%s", err, errOut)
 	}
 	if _, err := os.Stat("reports"); err == nil {
