@@ -8,6 +8,7 @@ import (
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/pricing"
+	"github.com/ldd-tools/tune/internal/transcript"
 )
 
 // The option rules of the transcript use cases (audit, audit ab, effort): what the command's flag values may be, alone and
@@ -105,6 +106,9 @@ func (o *AuditOptions) Complete(env Env, fl AuditFlags) error {
 	if o.CostMode, err = ParseCostMode(fl.CostMode); err != nil {
 		return err
 	}
+	if err := CheckMaxLineBytes(o.MaxLineBytes); err != nil {
+		return err
+	}
 	return CheckCCUsage(o.CCUsage)
 }
 
@@ -138,11 +142,14 @@ func (o *AuditABOptions) Complete(armFlags []string, pairBySet bool) error {
 		// An unpaired comparison was silently run instead of the paired one asked for.
 		return exitcode.FlagErrorf("--pair-by %s needs --paired", o.PairBy)
 	}
-	if o.Alpha <= 0 || o.Alpha >= 1 {
+	if !(o.Alpha > 0 && o.Alpha < 1) { // written so that NaN fails too
 		return exitcode.FlagErrorf("--alpha %v: want a level between 0 and 1", o.Alpha)
 	}
-	if o.Confidence <= 0 || o.Confidence >= 1 {
+	if !(o.Confidence > 0 && o.Confidence < 1) {
 		return exitcode.FlagErrorf("--confidence %v: want a level between 0 and 1", o.Confidence)
+	}
+	if err := CheckMaxLineBytes(o.MaxLineBytes); err != nil {
+		return err
 	}
 	return CheckCCUsage(o.CCUsage)
 }
@@ -192,6 +199,15 @@ func ParseArms(values []string) ([]Arm, error) {
 		return nil, exitcode.FlagErrorf("need at least two arms, got %d (--arm NAME=PATH with different names)", len(arms))
 	}
 	return arms, nil
+}
+
+// CheckMaxLineBytes refuses a --max-line-bytes below 1: the scanner reads 0 and less as its default
+// (64 MiB), which is not what "skip lines longer than N bytes" says.
+func CheckMaxLineBytes(n int) error {
+	if n < 1 {
+		return exitcode.FlagErrorf("--max-line-bytes %d: want a number of bytes of at least 1 (the default is %d)", n, transcript.DefaultMaxLineBytes)
+	}
+	return nil
 }
 
 // CheckCCUsage checks a --ccusage value: "" or one of CCUsageModes (a usage error otherwise).

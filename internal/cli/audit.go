@@ -153,7 +153,7 @@ in order at the end.`,
 		"output `FORMAT`: text, json, csv, jsonl or parquet (csv, jsonl and parquet: one row per request)", "print the report as JSON (same as --format json)")
 	cmd.Flags().StringVar(&opts.CCUsage, "ccusage", "", "read lines exactly as ccusage 20.0.24's `REPORT` does: "+strings.Join(app.CCUsageModes, ", "))
 	cmd.Flags().StringVar(&opts.Label, "label", "", "effort `LEVEL` of requests whose transcript records none (e.g. the effort the runs were started with)")
-	cmd.Flags().IntVar(&opts.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
+	addMaxLineBytesFlag(cmd, &opts.MaxLineBytes)
 	cmd.Flags().BoolVar(&opts.Report, "report", false, "also write the EVAL report of the audit (as tune report audit)")
 	cmd.Flags().StringVar(&opts.Repo, "repo", "", "with --report: check the effort section against the pins of the agents and skills in `DIR` (default the project root, when it holds them)")
 	cmd.Flags().StringVar(&opts.flags.Out, "out", "", "write the --report into `DIR` (default the --reports-dir); with --format parquet, the Parquet file (or partition root)")
@@ -185,4 +185,9 @@ func auditRun(opts *auditOptions) error {
 		return view.AuditText(opts.IO.Out, res.Report, res.Input)
 	}
 	return nil
+}
+
+// addMaxLineBytesFlag is --max-line-bytes of every command that reads transcripts (audit, audit ab).
+func addMaxLineBytesFlag(cmd *cobra.Command, n *int) {
+	cmd.Flags().IntVar(n, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
 }

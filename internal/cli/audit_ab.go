@@ -8,7 +8,6 @@ import (
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/cmdutil"
-	"github.com/ldd-tools/tune/internal/transcript"
 	"github.com/ldd-tools/tune/internal/view"
 )
 
@@ -80,7 +79,7 @@ csv (one row per metric and arm), and benchfmt: Go benchmark lines, one per run,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.ArmFlags, "arm", nil, "an arm: `NAME=PATH` (repeatable; the first is the baseline)")
-	cmd.Flags().IntVar(&opts.MaxLineBytes, "max-line-bytes", transcript.DefaultMaxLineBytes, "skip transcript lines longer than `N` bytes (counted as too-long in the warnings) instead of holding them in memory")
+	addMaxLineBytesFlag(cmd, &opts.MaxLineBytes)
 	cmd.Flags().BoolVar(&opts.ByEffort, "by-effort", false, "make arms from the effort level the transcripts record")
 	cmd.Flags().StringVar(&opts.Baseline, "baseline", "", "the baseline arm `NAME` (default: the first --arm, or the lowest effort)")
 	cmd.Flags().BoolVar(&opts.Paired, "paired", false, "compare paired runs (exact signed-rank test)")

@@ -82,6 +82,7 @@ func TestAuditFlags(t *testing.T) {
 		{[]string{"--format", "xml"}, "--format \"xml\"", true},
 		{[]string{"--json", "--format", "csv"}, "--json and --format csv conflict", true},
 		{[]string{"--ccusage", "yearly"}, "--ccusage \"yearly\"", true},
+		{[]string{"--max-line-bytes", "-1"}, "--max-line-bytes -1: want a number of bytes of at least 1", true},
 	})
 }
 
@@ -100,6 +101,10 @@ func TestAuditABFlags(t *testing.T) {
 		{[]string{"--arm", "a=x", "--arm", "b=y", "--baseline", "c"}, "--baseline \"c\"", true},
 		{[]string{"--by-effort", "--alpha", "1.5"}, "--alpha", true},
 		{[]string{"--by-effort", "--confidence", "0"}, "--confidence", true},
+		// NaN compares false with everything: a range check written as x <= 0 || x >= 1 let it through
+		{[]string{"--by-effort", "--alpha", "NaN"}, "--alpha NaN: want a level between 0 and 1", true},
+		{[]string{"--by-effort", "--max-line-bytes", "0"}, "--max-line-bytes 0: want a number of bytes of at least 1", true},
+		{[]string{"--by-effort", "--confidence", "NaN"}, "--confidence NaN: want a level between 0 and 1", true},
 		{[]string{"--by-effort", "--json", "--format", "csv"}, "conflict", true},
 		{[]string{"--by-effort", "--pair-by", "task"}, "--pair-by task needs --paired", true},
 	})
