@@ -349,11 +349,40 @@ func checkTranscriptPaths(paths []string, each [][]string, res *transcript.Resul
 					n = fmt.Sprintf("%d files", len(files))
 				}
 				what = "no Claude Code transcript record (no line with a timestamp) in " + n
+				if skipped := skippedIn(res.Warnings, files); skipped != "" {
+					what = "no usable Claude Code transcript record in " + n + ": " + skipped
+				}
 			}
 			return fmt.Errorf("%s: %s", p, what)
 		}
 	}
 	return nil
+}
+
+// skippedIn names the first skipped lines of files (the scan's warnings, in scan order) as
+// "reason at FILE:LINE", so that an audit that found nothing says why: lines over --max-line-bytes,
+// counts over the token limit, malformed JSON. "" when none of the files had a line skipped.
+func skippedIn(warnings []transcript.Warning, files []string) string {
+	var parts []string
+	more := 0
+	for _, w := range warnings {
+		if !slices.Contains(files, w.File) {
+			continue
+		}
+		if len(parts) == 3 {
+			more++
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s at %s:%d", w.Reason, w.File, w.Line))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	out := "lines skipped: " + strings.Join(parts, ", ")
+	if more > 0 {
+		out += fmt.Sprintf(" and %d more", more)
+	}
+	return out
 }
 
 // auditAggregates are what a scan streams into for tune audit and its EVAL report: the spend
