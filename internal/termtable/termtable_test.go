@@ -222,3 +222,26 @@ func TestRowsStayApart(t *testing.T) {
 		t.Errorf("40 columns, rows told apart by their task: want the meta time hidden:\n%s", got)
 	}
 }
+
+// A cell is one line of its row: a model name or a title holding a newline and a fake row, or a
+// carriage return, is shown escaped in every style, so the table has exactly its rows.
+func TestCellsAreOneLine(t *testing.T) {
+	for _, style := range []Style{ASCII, Grid, Markdown} {
+		var b bytes.Buffer
+		tbl := NewStyled(&b, style, Columns("Model", "Requests")...)
+		_ = tbl.Append("opus\n| claude-haiku-4-5 | 1 |", "1")
+		_ = tbl.Append("haiku\rOVER", "2")
+		if err := tbl.Render(); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if strings.Contains(out, "\r") || !strings.Contains(out, `opus\n| claude-haiku-4-5 | 1 |`) || !strings.Contains(out, `haiku\rOVER`) && !strings.Contains(out, `haiku\x0dOVER`) {
+			t.Errorf("style %v: a cell's newline or carriage return reached the output:\n%s", style, out)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimLeft(l, " |"), "claude-haiku-4-5") {
+				t.Errorf("style %v: a forged row:\n%s", style, out)
+			}
+		}
+	}
+}
