@@ -78,15 +78,15 @@ type Totals struct {
 	// ModeDisplay); absent when none.
 	RecordedCostRequests int `json:"recorded_cost_requests,omitempty"`
 
-	sub     tokenSums     // the token sums outside the main loop, for SubSpend
-	cost    pricing.Parts // priced requests, by token kind
-	think   pricing.Pico  // the thinking part of cost.Output
+	sub   tokenSums     // the token sums outside the main loop, for SubSpend
+	cost  pricing.Parts // priced requests, by token kind
+	think pricing.Pico  // the thinking part of cost.Output
 	// thinkOut is Σ min(thinking, output tokens) per request: thinking as a part of output. An estimate
 	// (text length / 4) often exceeds the partial output_tokens Claude Code recorded before 2.1.70; the
 	// shares of output and of spend take thinking as the part, as its cost does (priced).
 	thinkOut uint64
-	nonMain pricing.Pico  // cost outside the main loop
-	unsplit pricing.Pico  // recorded costs that cannot be split by token kind (Cost.Unsplit)
+	nonMain  pricing.Pico // cost outside the main loop
+	unsplit  pricing.Pico // recorded costs that cannot be split by token kind (Cost.Unsplit)
 }
 
 // SyntheticModel is the model name of the error replies Claude Code writes itself (no API call).
