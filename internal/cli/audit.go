@@ -113,7 +113,8 @@ report audit" writes for the same transcripts. The written paths are printed on 
 Memory stays nearly flat however large the input: requests are finalised as each session's files
 have been read, and only a few dozen bytes per request are kept, for copies of it in later
 sessions (resumed or forked sessions). --format csv|jsonl keeps about twice that, to write the rows
-in order at the end.`,
+in order at the end. --report also runs tune effort's pass, which keeps each session's levels as
+spans (one per change of level) for its timeline: more when the level changes often.`,
 		Example: `  tune audit
   tune audit --by day --since 2026-02-01 --until 2026-02-28 --timezone Europe/Paris
   tune audit --by month --breakdown
