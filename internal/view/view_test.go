@@ -3,9 +3,11 @@ package view
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/tracecmd"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
@@ -42,6 +44,25 @@ func TestPrintChoosesJSONOrText(t *testing.T) {
 		var b bytes.Buffer
 		if err := Print(&b, c.json, map[string]string{"k": "<v>"}, text); err != nil || b.String() != c.want {
 			t.Errorf("json=%v: got %q, %v; want %q", c.json, b.String(), err, c.want)
+		}
+	}
+}
+
+// verify's closing advice names tune repair and --resign only for the problems they resolve: an edited
+// proposal input or a committed cache is not re-signed by --resign.
+func TestVerifyNextNamesOnlyWhatHelps(t *testing.T) {
+	cases := []struct {
+		problems []store.Problem
+		want     string
+	}{
+		{[]store.Problem{{Kind: store.ProblemEdited, File: "v0002.toml"}}, "Next: an intended hand edit of a version file → tune repair --resign; anything else"},
+		{[]store.Problem{{Kind: store.ProblemPending, File: ".pending.json"}}, "Next: an interrupted operation → tune repair; anything else"},
+		{[]store.Problem{{Kind: store.ProblemEdited, File: "proposals/inputs/p-fc1be2244246.toml"}}, "Next: do what each problem's line says"},
+		{[]store.Problem{{Kind: store.ProblemCommitted, File: ".cache/"}}, "Next: do what each problem's line says"},
+	}
+	for _, c := range cases {
+		if got := verifyNext(c.problems); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%v: %q, want it to start %q", c.problems, got, c.want)
 		}
 	}
 }

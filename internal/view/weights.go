@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/store"
@@ -61,8 +62,37 @@ func Verify(w io.Writer, rep *app.VerifyResult) error {
 	if rep.Base != "" {
 		termtable.Fprintf(w, "(checked against the store at %.12s: a \"rewritten\" problem means this branch changed its history; rebuild the branch on the base)\n", rep.Base)
 	}
-	termtable.Fprintln(w, "Next: an interrupted operation → tune repair; an intended hand edit → tune repair --resign; anything else → restore the file from version control.")
+	termtable.Fprintln(w, verifyNext(rep.Problems))
 	return nil
+}
+
+// verifyNext is verify's closing advice, naming only the commands that can help with the problems
+// found: tune repair for an interrupted operation, tune repair --resign for a hand edit of a version
+// file or weights.sum (it re-signs those, nothing else: an edited proposal input or a committed cache
+// is not its business).
+func verifyNext(problems []store.Problem) string {
+	var interrupted, resign bool
+	for _, p := range problems {
+		switch p.Kind {
+		case store.ProblemPending, store.ProblemStale:
+			interrupted = true
+		case store.ProblemEdited, store.ProblemSum, store.ProblemExtra, store.ProblemMissing:
+			// the store's own files sit at its top: a proposal's input is under proposals/
+			resign = resign || !strings.Contains(p.File, "/")
+		}
+	}
+	var steps []string
+	if interrupted {
+		steps = append(steps, "an interrupted operation → tune repair")
+	}
+	if resign {
+		steps = append(steps, "an intended hand edit of a version file → tune repair --resign")
+	}
+	if len(steps) == 0 {
+		return "Next: do what each problem's line says, or restore the file from version control."
+	}
+	steps = append(steps, "anything else → restore the file from version control")
+	return "Next: " + strings.Join(steps, "; ") + "."
 }
 
 // Resigned warns on w, when tune repair --resign re-signed the store, that the hand edit is now part
