@@ -605,7 +605,7 @@ func (st *state) loggedInputSHA256(id string) string {
 // LoggedInputSHA256 is the sha256 of proposal id's report input as the log records it ("" when it does
 // not: a proposal from before inputs were hashed).
 func (s *Store) LoggedInputSHA256(id string) (string, error) {
-	st, err := readState(s.Dir)
+	st, err := s.reads.load(s.Dir, true)
 	if err != nil {
 		return "", err
 	}
