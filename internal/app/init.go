@@ -325,9 +325,11 @@ func (res *InitResult) ciFiles(kind string) ([]ciFile, error) {
 	return out, nil
 }
 
-// safeSubdir is a project directory the recipes can name unquoted in YAML and in a shell line. Any
-// other name (quotes, $, control characters, a GitHub expression) keeps the recipe at the root and
-// refuses, so that no directory name turns into YAML or shell.
+// safeSubdir is a project directory the recipes can name in a double-quoted YAML string and, after
+// `cd --`, as one shell word. Any other name (quotes, $, spaces, control characters, a GitHub
+// expression) is refused, so that no directory name turns into YAML or shell. The YAML values are
+// quoted: `1.10`, `null` or `@web` unquoted would read as a number, a null or not at all (the PR-loop
+// review).
 var safeSubdir = regexp.MustCompile(`^[A-Za-z0-9._@+-]+(/[A-Za-z0-9._@+-]+)*$`)
 
 // subEdit is one anchored edit of a shipped recipe for a project in a subdirectory of its repository:
@@ -340,13 +342,13 @@ type subEdit struct{ recipe, old, new string }
 // shell), and the paths actions/cache, upload-artifact and GitLab's cache and artifacts take, which
 // are relative to the repository root, start with SUB.
 var subEdits = []subEdit{
-	{"github-tune-nightly.yml", "    runs-on: ubuntu-latest\n", "    runs-on: ubuntu-latest\n    defaults: {run: {working-directory: SUB}}\n"},
-	{"github-tune-nightly.yml", "with: {path: weights/.cache,", "with: {path: SUB/weights/.cache,"},
-	{"github-tune-nightly.yml", "path: reports/evolve-state-*.json}", "path: SUB/reports/evolve-state-*.json}"},
-	{"github-tune-verify.yml", "    runs-on: ubuntu-latest\n", "    runs-on: ubuntu-latest\n    defaults: {run: {working-directory: SUB}}\n"},
-	{"gitlab-tune-nightly.yml", "gitlab.com/gitlab-org/cli/cmd/glab@latest\n", "gitlab.com/gitlab-org/cli/cmd/glab@latest\n    - cd SUB   # the project's directory in the repository\n"},
-	{"gitlab-tune-nightly.yml", "paths: [weights/.cache/]", "paths: [SUB/weights/.cache/]"},
-	{"gitlab-tune-nightly.yml", "paths: [reports/evolve-state-*.json, nightly.json]", "paths: [SUB/reports/evolve-state-*.json, SUB/nightly.json]"},
+	{"github-tune-nightly.yml", "    runs-on: ubuntu-latest\n", "    runs-on: ubuntu-latest\n    defaults: {run: {working-directory: \"SUB\"}}\n"},
+	{"github-tune-nightly.yml", "with: {path: weights/.cache,", "with: {path: \"SUB/weights/.cache\","},
+	{"github-tune-nightly.yml", "path: reports/evolve-state-*.json}", "path: \"SUB/reports/evolve-state-*.json\"}"},
+	{"github-tune-verify.yml", "    runs-on: ubuntu-latest\n", "    runs-on: ubuntu-latest\n    defaults: {run: {working-directory: \"SUB\"}}\n"},
+	{"gitlab-tune-nightly.yml", "gitlab.com/gitlab-org/cli/cmd/glab@latest\n", "gitlab.com/gitlab-org/cli/cmd/glab@latest\n    - cd -- SUB   # the project's directory in the repository\n"},
+	{"gitlab-tune-nightly.yml", "paths: [weights/.cache/]", "paths: [\"SUB/weights/.cache/\"]"},
+	{"gitlab-tune-nightly.yml", "paths: [reports/evolve-state-*.json, nightly.json]", "paths: [\"SUB/reports/evolve-state-*.json\", \"SUB/nightly.json\"]"},
 }
 
 // inProjectDir returns the recipe as --ci writes it: the shipped file when the project is the
@@ -356,7 +358,7 @@ func (res *InitResult) inProjectDir(kind, recipe string, data []byte) ([]byte, e
 		return data, nil
 	}
 	if !safeSubdir.MatchString(res.Sub) {
-		return nil, fmt.Errorf("--ci %s: the project directory %q (in %s) has characters the recipe cannot name unquoted; move the project, or write the recipe by hand from docs/nightly.md with its steps run in that directory", kind, res.Sub, res.Repo)
+		return nil, fmt.Errorf("--ci %s: the project directory %q (in %s) has characters the recipe cannot name safely; move the project, or write the recipe by hand from docs/nightly.md with its steps run in that directory", kind, res.Sub, res.Repo)
 	}
 	s := string(data)
 	for _, e := range subEdits {

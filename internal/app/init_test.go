@@ -233,7 +233,29 @@ func TestInitCIInASubdirectory(t *testing.T) {
 			With map[string]string `yaml:"with"`
 		} `yaml:"steps"`
 	}
-	readYAML := func(t *testing.T, p string, v any) []byte {
+	var readYAML func(t *testing.T, p string, v any) []byte
+	checkGitHub := func(t *testing.T, repo, sub string) {
+		for _, name := range []string{"tune-nightly.yml", "tune-verify.yml"} {
+			var w struct {
+				Jobs map[string]job `yaml:"jobs"`
+			}
+			readYAML(t, filepath.Join(repo, ".github", "workflows", name), &w)
+			if len(w.Jobs) != 1 {
+				t.Fatalf("%s: %d jobs", name, len(w.Jobs))
+			}
+			for id, j := range w.Jobs {
+				if j.Defaults.Run.WorkingDirectory != sub {
+					t.Errorf("%s job %s: working-directory %q, want %s", name, id, j.Defaults.Run.WorkingDirectory, sub)
+				}
+				for _, s := range j.Steps {
+					if p, ok := s.With["path"]; ok && !strings.HasPrefix(p, sub+"/") {
+						t.Errorf("%s job %s: path %q is not under the project", name, id, p)
+					}
+				}
+			}
+		}
+	}
+	readYAML = func(t *testing.T, p string, v any) []byte {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -244,43 +266,27 @@ func TestInitCIInASubdirectory(t *testing.T) {
 		return data
 	}
 
-	t.Run("github", func(t *testing.T) {
-		repo := gitInit(t)
-		dir := filepath.Join(repo, "services", "api")
-		res, err := Init(dir, false, "github")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Sub != "services/api" {
-			t.Errorf("Sub = %q, want services/api", res.Sub)
-		}
-		for _, name := range []string{"tune-nightly.yml", "tune-verify.yml"} {
-			var w struct {
-				Jobs map[string]job `yaml:"jobs"`
+	// names YAML reads as a number, a null or nothing at all unquoted (the PR-loop review)
+	for _, sub := range []string{"services/api", "1.10", "null", "@web", "-x/0x1F"} {
+		t.Run("github "+sub, func(t *testing.T) {
+			repo := gitInit(t)
+			res, err := Init(filepath.Join(repo, filepath.FromSlash(sub)), false, "github")
+			if err != nil {
+				t.Fatal(err)
 			}
-			readYAML(t, filepath.Join(repo, ".github", "workflows", name), &w)
-			if len(w.Jobs) != 1 {
-				t.Fatalf("%s: %d jobs", name, len(w.Jobs))
+			if res.Sub != sub {
+				t.Errorf("Sub = %q, want %s", res.Sub, sub)
 			}
-			for id, j := range w.Jobs {
-				if j.Defaults.Run.WorkingDirectory != "services/api" {
-					t.Errorf("%s job %s: working-directory %q, want services/api", name, id, j.Defaults.Run.WorkingDirectory)
-				}
-				for _, s := range j.Steps {
-					if p, ok := s.With["path"]; ok && !strings.HasPrefix(p, "services/api/") {
-						t.Errorf("%s job %s: path %q is not under the project", name, id, p)
-					}
-				}
+			checkGitHub(t, repo, sub)
+			if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "runs its steps in "+sub) }) {
+				t.Errorf("notes %q: want the subdirectory named", res.Notes)
 			}
-		}
-		if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "runs its steps in services/api") }) {
-			t.Errorf("notes %q: want the subdirectory named", res.Notes)
-		}
-	})
+		})
+	}
 
 	t.Run("gitlab", func(t *testing.T) {
 		repo := gitInit(t)
-		dir := filepath.Join(repo, "tools", "ldd")
+		dir := filepath.Join(repo, "tools", "@ldd")
 		if _, err := Init(dir, false, "gitlab"); err != nil {
 			t.Fatal(err)
 		}
@@ -294,11 +300,11 @@ func TestInitCIInASubdirectory(t *testing.T) {
 			} `yaml:"tune-nightly"`
 		}
 		readYAML(t, filepath.Join(repo, ".gitlab", "tune.gitlab-ci.yml"), &g)
-		if n := len(g.Tune.BeforeScript); n == 0 || g.Tune.BeforeScript[n-1] != "cd tools/ldd" {
+		if n := len(g.Tune.BeforeScript); n == 0 || g.Tune.BeforeScript[n-1] != "cd -- tools/@ldd" {
 			t.Errorf("before_script %q: want it to end in the project's directory", g.Tune.BeforeScript)
 		}
 		for _, p := range append(g.Nightly.Cache.Paths, g.Nightly.Artifacts.Paths...) {
-			if !strings.HasPrefix(p, "tools/ldd/") {
+			if !strings.HasPrefix(p, "tools/@ldd/") {
 				t.Errorf("path %q is not under the project", p)
 			}
 		}
@@ -321,7 +327,7 @@ func TestInitCIInASubdirectory(t *testing.T) {
 		repo := gitInit(t)
 		dir := filepath.Join(repo, `a"$(x)`)
 		_, err := Init(dir, false, "github")
-		if err == nil || !strings.Contains(err.Error(), "cannot name unquoted") {
+		if err == nil || !strings.Contains(err.Error(), "cannot name safely") {
 			t.Fatalf("Init in %q: %v, want a refusal", dir, err)
 		}
 		if _, err := os.Stat(filepath.Join(repo, ".github")); err == nil {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/gitcmd"
-	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/store"
 )
 
@@ -62,7 +61,7 @@ func committedLocalFiles(repo gitcmd.Repo, rel string) ([]store.Problem, error) 
 			name = f
 		}
 		switch {
-		case strings.HasPrefix(name, store.CacheDir+"/"):
+		case name == store.CacheDir || strings.HasPrefix(name, store.CacheDir+"/"): // a file or a link there too
 			if !cacheSeen {
 				cacheSeen = true
 				out = append(out, store.Problem{Kind: store.ProblemCommitted, File: store.CacheDir + "/",
@@ -76,7 +75,8 @@ func committedLocalFiles(repo gitcmd.Repo, rel string) ([]store.Problem, error) 
 	return out, nil
 }
 
-// snapshotAt reads the store under rel at commit: its version files, its log and its proposals.
+// snapshotAt reads the store under rel at commit: its version files, its log, its proposals and their
+// saved report inputs.
 func snapshotAt(repo gitcmd.Repo, commit, rel string) (store.Snapshot, error) {
 	files, err := repo.Files(commit, rel)
 	if err != nil {
@@ -87,18 +87,12 @@ func snapshotAt(repo gitcmd.Repo, commit, rel string) (store.Snapshot, error) {
 		name := strings.TrimPrefix(f, rel+"/")
 		dir, file := path.Split(name)
 		keep := (dir == "" && (file == store.LogFile || strings.HasSuffix(file, ".toml"))) ||
-			(dir == store.ProposalsDir+"/" && strings.HasSuffix(file, ".json"))
+			(dir == store.ProposalsDir+"/" && strings.HasSuffix(file, ".json")) ||
+			(dir == store.ProposalsDir+"/"+store.InputsDir+"/" && strings.HasSuffix(file, ".toml"))
 		if !keep {
 			continue
 		}
-		limit := regular.WeightsFile
-		switch {
-		case file == store.LogFile:
-			limit = regular.StoreLog
-		case dir != "":
-			limit = regular.ProposalFile
-		}
-		data, _, err := repo.Show(commit, f, limit)
+		data, _, err := repo.Show(commit, f, store.SnapshotLimit(name))
 		if err != nil {
 			return nil, err
 		}

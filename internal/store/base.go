@@ -24,7 +24,8 @@ const ProblemRewritten = "rewritten"
 const ProblemCommitted = "committed"
 
 // Snapshot is a store's files as another revision holds them: name (relative to the store directory,
-// slash-separated) → bytes. Only version files, the log and proposals are looked at.
+// slash-separated) → bytes. Only version files, the log, the proposals and their saved report inputs
+// are looked at.
 type Snapshot map[string][]byte
 
 // CheckExtension checks that head is an append-only extension of base (docs/decisions.md#verify-base):
@@ -34,7 +35,11 @@ type Snapshot map[string][]byte
 //   - every ledger key of base is in head's ledger, for the same version;
 //   - every version file head adds was written by a log entry head adds, and equals what that entry
 //     says: a rollback restores the content of the version it names, an apply the candidate of its
-//     proposal (when head holds the proposal file; its id is a hash of its content).
+//     proposal (when head holds the proposal file; its id is a hash of its content);
+//   - every saved report input (proposals/inputs/<id>.toml) of base that head holds is byte for byte
+//     the same: an input is written once, and one from before inputs were hashed has nothing else to
+//     be checked against (a removed one is allowed, as a removed proposal is: the report then says it
+//     has no saved input).
 //
 // It is pure (two snapshots in, problems out), so that it does not depend on where the revisions come
 // from; the store's own checks (the hash chain, weights.sum) are Verify's.
@@ -73,6 +78,18 @@ func CheckExtension(base, head Snapshot) []Problem {
 	for _, k := range keys {
 		if v, ok := headLedger[k]; !ok || v != baseLedger[k] {
 			add(ProblemRewritten, LogFile, 0, "ledger key %s (spent by %s at the base) is %s at HEAD", k, baseLedger[k], orGone(v))
+		}
+	}
+	inputs := make([]string, 0)
+	for name := range base {
+		if strings.HasPrefix(name, ProposalsDir+"/"+InputsDir+"/") {
+			inputs = append(inputs, name)
+		}
+	}
+	sort.Strings(inputs)
+	for _, name := range inputs {
+		if data, ok := head[name]; ok && !bytes.Equal(data, base[name]) {
+			add(ProblemRewritten, name, 0, "changed since the base (a saved report input is written once, with its proposal)")
 		}
 	}
 	if len(out) > 0 {
@@ -187,6 +204,20 @@ func snapshotWeights(s Snapshot, name string) (weights.Weights, error) {
 	return weights.Parse(name, data)
 }
 
+// SnapshotLimit is the size limit of a snapshot's file by its name: the log's, a saved report input's,
+// a proposal's, a version file's.
+func SnapshotLimit(name string) regular.Limit {
+	switch {
+	case name == LogFile:
+		return regular.StoreLog
+	case strings.HasPrefix(name, ProposalsDir+"/"+InputsDir+"/"):
+		return regular.ProposalInput
+	case strings.HasPrefix(name, ProposalsDir+"/"):
+		return regular.ProposalFile
+	}
+	return regular.WeightsFile
+}
+
 // SnapshotDir reads the snapshot of the store directory dir on disk: its version files, its log and its
 // proposals.
 func SnapshotDir(dir string) (Snapshot, error) {
@@ -206,11 +237,15 @@ func SnapshotDir(dir string) (Snapshot, error) {
 	for _, p := range proposals {
 		names = append(names, path.Join(ProposalsDir, filepath.Base(p)))
 	}
+	inputs, err := filepath.Glob(filepath.Join(dir, ProposalsDir, InputsDir, "p-*.toml"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range inputs {
+		names = append(names, path.Join(ProposalsDir, InputsDir, filepath.Base(p)))
+	}
 	for _, name := range names {
-		lim := regular.ProposalFile
-		if name == LogFile {
-			lim = regular.StoreLog
-		}
+		lim := SnapshotLimit(name)
 		data, err := regular.ReadLimitedNoFollow(filepath.Join(dir, filepath.FromSlash(name)), lim)
 		var notRegular *regular.Error
 		switch {

@@ -66,11 +66,26 @@ func TestCheckExtensionRefusesRewrites(t *testing.T) {
 		{"a version dropped", func(t *testing.T, s *Store, dir string) {
 			os.Remove(filepath.Join(dir, "v0002.toml"))
 		}, "v0002.toml: rewritten: the base holds this version; HEAD dropped it"},
+		// an input from before inputs were hashed (no input_sha256 to check it against) is still
+		// written once: a pull request that edits it is caught against the base (the PR-loop review)
+		{"a saved report input edited", func(t *testing.T, s *Store, dir string) {
+			in := filepath.Join(dir, ProposalsDir, InputsDir, "p-000000000001.toml")
+			if err := os.WriteFile(in, []byte("Reason = \"forged\"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "proposals/inputs/p-000000000001.toml: rewritten: changed since the base"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s, dir := freshStore(t)
 			if _, err := s.Apply(decide(t, s, sampleProposal(t))); err != nil {
+				t.Fatal(err)
+			}
+			inputs := filepath.Join(dir, ProposalsDir, InputsDir)
+			if err := os.MkdirAll(inputs, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(inputs, "p-000000000001.toml"), []byte("Reason = \"as decided\"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			base := snapshot(t, dir)

@@ -501,11 +501,11 @@ func (st *state) headIs(line string) bool {
 // proposal with its created time. It refuses, writing nothing, on a store that does not verify.
 //
 // input, when not nil, encodes the proposal's report input from the stored proposal; it is saved beside
-// it (proposals/inputs/<id>.toml, InputPath), after the proposal and still under the store lock (no
-// other writer's clean-up of temp files left by killed writes can remove it mid-write), and its sha256
-// is logged with the attempts (input_sha256), so that an edited input is found (Verify, LoggedInputSHA256)
-// instead of rendered. A re-run writes the input again only when it is the logged one: the saved input
-// stays the one the logged attempts were decided with.
+// it (proposals/inputs/<id>.toml, InputPath) under the store lock (no other writer's clean-up of temp
+// files left by killed writes can remove it mid-write), before the attempts, which log its sha256
+// (input_sha256), so that an edited input is found (Verify, LoggedInputSHA256, verify --base) instead of
+// rendered. It is written once (saveInput): the saved input stays the one the logged attempts were
+// decided with.
 func (s *Store) Propose(p *Proposal, attempts []LogEntry, input func(stored *Proposal) ([]byte, error)) (stored *Proposal, path string, created bool, err error) {
 	if !validDecision(p.Decision) {
 		return nil, "", false, fmt.Errorf("proposal decision %q: want accept, halve, revert or none", p.Decision)
@@ -534,15 +534,17 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry, input func(stored *Pro
 				return err
 			}
 		}
-		var inputData []byte
 		var inputSHA string
 		if input != nil {
-			if inputData, err = input(stored); err != nil {
+			data, err := input(stored)
+			if err != nil {
 				return err
 			}
-			inputSHA = fileSHA(inputData)
+			inputSHA = fileSHA(data)
+			if err := s.saveInput(st, p.ID, data, inputSHA); err != nil {
+				return err
+			}
 		}
-		recorded := st.loggedInputSHA256(p.ID)
 		if !st.attemptsLogged(p.ID) && len(attempts) > 0 {
 			var lines [][]byte
 			for _, a := range attempts {
@@ -564,22 +566,38 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry, input func(stored *Pro
 				return err
 			}
 			faultpoint.Reach(faultpoint.Step, "attempts")
-			recorded = inputSHA
 		}
 		path, created, err = writeProposal(s.ProposalsPath(), p, sha)
 		if err != nil {
 			return err
 		}
 		faultpoint.Reach(faultpoint.Step, "proposal")
-		if input == nil || (recorded != "" && recorded != inputSHA) {
-			return nil
-		}
-		if err := os.MkdirAll(filepath.Dir(s.InputPath(p.ID)), 0o755); err != nil {
-			return err
-		}
-		return writeFileAtomic(s.InputPath(p.ID), inputData)
+		return nil
 	})
 	return stored, path, created, err
+}
+
+// saveInput writes the report input data (its sha256 inputSHA) of proposal id, before the attempts
+// that log its hash, and only once: a proposal whose attempts are logged keeps the input it has. So a
+// kill between the log and the proposal (the re-run writes the proposal again, with a new created time,
+// so its input encodes otherwise) leaves the logged input in place, a kill before the log leaves an
+// input the re-run replaces, and a saved input never changes under verify --base's eyes. A logged
+// proposal's missing input is written again when it is the logged one (or none is logged: a proposal
+// from before inputs were hashed).
+func (s *Store) saveInput(st *state, id string, data []byte, inputSHA string) error {
+	path := s.InputPath(id)
+	if st.attemptsLogged(id) {
+		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+			return nil // there (or not a regular file: Verify names it), and written once
+		}
+		if recorded := st.loggedInputSHA256(id); recorded != "" && recorded != inputSHA {
+			return nil // the logged input cannot be made again: the report falls back, and says so
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, data)
 }
 
 // InputPath is where the report input of proposal id is saved: beside the proposal, under

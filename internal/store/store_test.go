@@ -687,6 +687,18 @@ func TestProposeSavesTheInputUnderTheLockAndLogsItsHash(t *testing.T) {
 			t.Errorf("run %d: saved input %q, want the logged one kept", run, got)
 		}
 	}
+	// A logged proposal's missing input is written again when it is the logged one, and only then (a
+	// re-run after a kill between the log and the proposal encodes another created time).
+	p := sampleProposal(t)
+	for _, c := range []struct{ body, want string }{{"other", ""}, {"first", "first"}} {
+		os.Remove(s.InputPath(p.ComputeID()))
+		if _, _, _, err := s.Propose(sampleProposal(t), attempts, func(*Proposal) ([]byte, error) { return []byte(c.body), nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(s.InputPath(p.ComputeID())); string(got) != c.want {
+			t.Errorf("input %q after a re-run encoding %q: want %q", got, c.body, c.want)
+		}
+	}
 	if _, _, _, err := s.Propose(sampleProposal(t), nil, func(*Proposal) ([]byte, error) { return nil, errors.New("disk full") }); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("input's error was not returned: %v", err)
 	}
