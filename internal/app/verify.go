@@ -76,6 +76,9 @@ func Verify(weightsDir, fixturesDir, reportsDir string) (*VerifyResult, error) {
 	return rep, nil
 }
 
+// NothingToResign is the note of a tune repair --resign that found nothing to re-sign.
+const NothingToResign = "nothing to re-sign: every version file, weights.sum and the log agree"
+
 // RepairResult is what tune repair reports (and its --json shape).
 type RepairResult struct {
 	Repaired bool     `json:"repaired"`
@@ -105,7 +108,11 @@ func Repair(env Env, abort, resign bool, reason string) (*RepairResult, error) {
 	}
 	if errors.Is(err, store.ErrNothingToDo) {
 		// No marker: say whether anything else is wrong.
-		rep := &RepairResult{Details: []string{}, Note: "nothing to repair: no interrupted operation", Removed: s.RemovedTemps()}
+		note := "nothing to repair: no interrupted operation"
+		if resign {
+			note = NothingToResign
+		}
+		rep := &RepairResult{Details: []string{}, Note: note, Removed: s.RemovedTemps()}
 		for _, p := range s.Verify() {
 			rep.Details = append(rep.Details, p.String())
 		}

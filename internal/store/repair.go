@@ -206,8 +206,14 @@ func (s *Store) Resign(reason string) (*RepairResult, error) {
 		if st.pendingData != nil {
 			return fmt.Errorf("an interrupted operation is pending (%s); run `tune repair` first", s.path(PendingFile))
 		}
+		problems := st.verify()
+		if len(problems) == 0 {
+			// nothing differs from the log: a re-sign entry would only say so, for good (the PR-loop
+			// review ran --resign on an edited proposal input, which it does not cover)
+			return ErrNothingToDo
+		}
 		var edited []string
-		for _, p := range st.verify() {
+		for _, p := range problems {
 			switch p.Kind {
 			case ProblemEdited:
 				edited = append(edited, p.File)

@@ -310,6 +310,14 @@ func TestHandEditRefusedByActiveWeightsAndBlessedByResign(t *testing.T) {
 	if err != nil || w.Signals[weights.SingleFile] != weights.Whole(-2) {
 		t.Fatalf("after resign: %v %v", w.Signals, err)
 	}
+	// once re-signed, nothing differs: a second --resign has nothing to do and logs nothing
+	logBefore, _ := os.ReadFile(filepath.Join(dir, LogFile))
+	if _, err := s.Resign("again"); !errors.Is(err, ErrNothingToDo) {
+		t.Errorf("resign of a store that verifies: %v, want nothing to do", err)
+	}
+	if logAfter, _ := os.ReadFile(filepath.Join(dir, LogFile)); !bytes.Equal(logAfter, logBefore) {
+		t.Errorf("resign with nothing to re-sign wrote the log:\n%s", logAfter[len(logBefore):])
+	}
 	os.Remove(filepath.Join(dir, "v0002.toml"))
 	if _, err := s.Resign(""); err == nil || !strings.Contains(err.Error(), "a deleted version is not an edit") {
 		t.Errorf("resign over a deleted file: %v", err)

@@ -122,6 +122,15 @@ func Repair(w io.Writer, rep *app.RepairResult) error {
 	case !rep.Repaired && len(rep.Details) == 0:
 		fmt.Fprintln(w, "nothing to repair: the weights store is intact")
 		return nil
+	case !rep.Repaired && rep.Note == app.NothingToResign:
+		// --resign covers version files and weights.sum; what is left is another file's (an edited
+		// proposal input, a link among the store's files), whose line says what to do
+		fmt.Fprintf(w, "%s; the store does not verify for other reasons:\n", rep.Note)
+		for _, d := range rep.Details {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+		fmt.Fprintln(w, "Do what each line says, or restore the files from version control.")
+		return nil
 	case !rep.Repaired:
 		fmt.Fprintf(w, "no interrupted operation to resolve, but the store does not verify:\n")
 		for _, d := range rep.Details {
