@@ -11,15 +11,19 @@ import (
 	"os"
 
 	"github.com/ldd-tools/tune/internal/front"
+	"github.com/ldd-tools/tune/internal/textfmt"
 )
 
 func main() {
 	args := os.Args[1:]
+	// the same gate as tune-full's streams (internal/iostreams): control characters a log or a prompt
+	// carries are shown escaped, so both front ends print the same bytes
+	out, errOut := textfmt.TerminalWriter(os.Stdout), textfmt.TerminalWriter(os.Stderr)
 	switch front.Wants(args) {
 	case "score":
-		os.Exit(front.Score(args, os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+		os.Exit(front.Score(args, os.Stdin, out, errOut, os.Getenv))
 	case "trace":
-		if code, ran := front.Trace(args, os.Stdin, os.Stdout, os.Stderr, os.Getenv); ran {
+		if code, ran := front.Trace(args, os.Stdin, out, errOut, os.Getenv); ran {
 			os.Exit(code)
 		}
 	}

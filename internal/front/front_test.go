@@ -2,6 +2,7 @@ package front_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,5 +273,59 @@ func TestBuildIsStatic(t *testing.T) {
 	}
 	if builds != 2 {
 		t.Errorf("make build runs %d go builds, want 2 (tune and tune-full)", builds)
+	}
+}
+
+// The two binaries, as processes: a trace log whose title carries DEL, a right-to-left override and
+// ESC gives the same bytes from the light front end (a named log) and from tune-full, and the JSON is
+// valid (the trace review: tune-full wrote DEL as \x7f, not JSON; the light binary wrote U+202E raw).
+func TestBinariesPrintTheSameEscapedJSON(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool:", err)
+	}
+	bin := t.TempDir()
+	build := exec.Command(goTool, "build", "-o", bin+string(filepath.Separator), "./cmd/tune", "./cmd/tune-full")
+	build.Dir = repoRoot()
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	log := filepath.Join(t.TempDir(), "trace.log")
+	title := "fix the typo\x7f in \u202eREADME.md \x1b[2J now"
+	data := "2026-12-01T10:00:00Z  meta  L0/reflex  dispatch=auto  task=\"" + title + "\"  loops=inner\n" +
+		"2026-12-01T10:00:01Z  inner  close  terminal=complete  loss_final=0\n"
+	if err := os.WriteFile(log, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, args ...string) string {
+		cmd := exec.Command(filepath.Join(bin, name), args...)
+		cmd.Env = append(os.Environ(), "TUNE_NOW=2026-12-02T00:00:00Z")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s %q: %v", name, args, err)
+		}
+		return string(out)
+	}
+	for _, format := range [][]string{{"--json"}, {"--format", "jsonl"}} {
+		args := append(append([]string{"trace", "--last", "0"}, format...), log)
+		light, full := run("tune", args...), run("tune-full", args...)
+		if light != full {
+			t.Errorf("%q: the binaries differ\nlight: %q\nfull:  %q", args, light, full)
+		}
+		for _, doc := range strings.Split(strings.TrimSpace(full), "\n") {
+			if format[0] == "--json" {
+				doc = full
+			}
+			if !json.Valid([]byte(doc)) {
+				t.Errorf("%q: not JSON: %q", args, doc)
+			}
+			if format[0] == "--json" {
+				break
+			}
+		}
+		if strings.ContainsAny(full, "\x7f\x1b\u202e") {
+			t.Errorf("%q: a control character reached stdout raw: %q", args, full)
+		}
 	}
 }

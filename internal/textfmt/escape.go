@@ -9,7 +9,7 @@ import (
 
 // Text a trace log, a transcript or a pull request carries (a task title, a model or project name, a
 // file name in a warning) can hold terminal control sequences: `ESC]52;c;…BEL` writes the clipboard,
-// `ESC[2J` clears the screen. tune never emits them: every control character is shown as a \xNN escape
+// `ESC[2J` clears the screen. tune never emits them: every control character is shown as a \xNN or \uXXXX escape
 // instead, by one function per kind of output (docs/decisions.md#hostile-files-issue-25).
 //
 // What is kept: tab and newline everywhere (tune's own layout), carriage return on the terminal only
@@ -105,6 +105,13 @@ func appendEscaped(dst, b []byte, cr bool) []byte {
 			i += size - 1
 			continue
 		}
+		if c == 0x7f {
+			// DEL as \u007f, like the multi-byte controls: encoding/json writes DEL raw, so in a JSON
+			// string (every --json output passes here) \x7f would make the document invalid (the trace
+			// review); the C0 controls never reach here raw in JSON, which escapes them itself
+			dst = append(dst, `\u007f`...)
+			continue
+		}
 		dst = fmt.Appendf(dst, `\x%02x`, c)
 	}
 	return dst
@@ -112,7 +119,8 @@ func appendEscaped(dst, b []byte, cr bool) []byte {
 
 // TerminalWriter wraps w (the process's stdout or stderr) so that every write is escaped as Terminal
 // does: one gate for every table, warning and message, whatever printed it. JSON is unaffected (its
-// encoder escapes control characters itself). The one write passed whole is the progress bar's
+// encoder escapes the C0 controls itself, and DEL, C1 and the bidirectional controls are written here
+// as \uXXXX, a valid JSON escape). The one write passed whole is the progress bar's
 // erase-line sequence, which tune writes by itself.
 func TerminalWriter(w io.Writer) io.Writer { return &terminalWriter{w: w} }
 
