@@ -267,3 +267,27 @@ func TestStreamedEqualsRead(t *testing.T) {
 		}
 	}
 }
+
+// A task whose close is the incomplete last line is open here and closed for the reference (which reads
+// the line): it is listed beyond the reference, not lost silently (the trace review). An incomplete last
+// line that is not a close changes nothing the reference counts, and is not listed.
+func TestIncompleteCloseIsListed(t *testing.T) {
+	dir := t.TempDir()
+	head := "2026-12-01T10:00:00Z  meta  L1/diagnostic  dispatch=auto  task=\"t\"  loops=inner\n2026-12-01T10:00:01Z  inner  k=1  loss=0.4\n"
+	for name, c := range map[string]struct {
+		last   string
+		listed bool
+	}{
+		"close": {"2026-12-01T10:00:02Z  inner  close  terminal=failed  loss_final=0.4", true},
+		"inner": {"2026-12-01T10:00:02Z  inner  k=2  loss=0.3", false},
+	} {
+		log := filepath.Join(dir, name+".log")
+		if err := os.WriteFile(log, []byte(head+c.last), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep := Build(read(t, log), Options{Days: lifetime, Now: now})
+		if got := len(rep.Beyond.Tasks) == 1; got != c.listed || rep.NTasksTotal != 0 {
+			t.Errorf("%s: listed %v (%+v), want %v; none counted", name, got, rep.Beyond.Tasks, c.listed)
+		}
+	}
+}

@@ -177,7 +177,9 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []En
 	p.line++
 	p.at = offset
 	p.res.Lines.Read++
+	closes := false // an incomplete last line that would have been its task's close
 	if !terminated && lc.skip != skipBlank {
+		closes = lc.skip == keep && i < len(ents) && ents[i].Kind == KindClose
 		lc.skip = skipIncomplete
 	}
 	if lc.skip != keep {
@@ -193,7 +195,11 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []En
 		default:
 			p.warn(p.line, offset, p.skipReason(lc.skip), true)
 			if lc.skip != skipNoLoop { // the reference drops a line without a loop too
-				p.depart(p.line, offset, skippedDeparture(lc.skip))
+				reason := skippedDeparture(lc.skip)
+				if closes {
+					reason += IncompleteCloseNote
+				}
+				p.depart(p.line, offset, reason)
 			}
 		}
 		if lc.skip == skipNoTimestamp && lc.openQuote {
@@ -219,6 +225,10 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []En
 	p.add(lc, ents, i)
 	p.departures(lc, e)
 }
+
+// IncompleteCloseNote ends the departure of an incomplete last line that is its task's close: the
+// reference reads it and counts the task closed, where tune keeps it open (accuracy lists it).
+const IncompleteCloseNote = " and closes the task with it"
 
 // skippedDeparture says how the reference reads a line skipped here (without line numbers, which
 // differ between whole and tail reads).
