@@ -67,13 +67,51 @@ func touches(t *traceparse.Task, file string) bool {
 		}
 		return false
 	}
-	if match(t.Files...) || match(scorer.ExtractPaths(t.Title)...) {
+	if match(t.Files...) || match(wholePaths(t.Title)...) {
 		return true
 	}
 	for _, e := range t.Entries {
-		if match(scorer.ExtractPaths(e.Fields.Value("action"))...) || match(scorer.ExtractPaths(e.Fields.Value("layer"))...) {
+		if match(wholePaths(e.Fields.Value("action"))...) || match(wholePaths(e.Fields.Value("layer"))...) {
 			return true
 		}
 	}
 	return false
+}
+
+// wholePaths are the paths the scorer sees in text (scorer.ExtractPaths) that stand whole in it. The
+// scorer's pattern, the reference's, ends a path at its extension, so "date.go.orig" yields "date.go";
+// as evidence of which task touched date.go that names the wrong task (the trace review). A path stands
+// whole when what follows it is not more of a name: a letter, a digit, "_", "/", "-", or a "." that
+// goes on ("date.go." ending a sentence, "date.go:42" and "date.go," stand whole).
+func wholePaths(text string) []string {
+	var out []string
+	for _, p := range scorer.ExtractPaths(text) {
+		for rest := text; ; {
+			i := strings.Index(rest, p)
+			if i < 0 {
+				break
+			}
+			after := rest[i+len(p):]
+			if !continuesName(after) {
+				out = append(out, p)
+				break
+			}
+			rest = rest[i+1:]
+		}
+	}
+	return out
+}
+
+// continuesName reports whether after (the text right after a path) goes on with more of the name.
+func continuesName(after string) bool {
+	nameByte := func(c byte) bool {
+		return c == '_' || c == '/' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	switch {
+	case after == "":
+		return false
+	case after[0] == '.':
+		return len(after) > 1 && nameByte(after[1])
+	}
+	return nameByte(after[0])
 }

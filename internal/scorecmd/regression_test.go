@@ -20,3 +20,22 @@ func TestTouches(t *testing.T) {
 		}
 	}
 }
+
+// A path in a title stands whole: "date.go.orig", "date.go.bak" or "date.go-old" do not name date.go,
+// though the scorer's pattern reads "date.go" in them (the trace review: --regression-of-last picked the
+// task that restored date.go.orig); "date.go:42", "date.go," and a sentence's "date.go." do.
+func TestTouchesWholePaths(t *testing.T) {
+	for title, want := range map[string]bool{
+		"restore src/util/date.go.orig from backup":      false,
+		"drop src/util/date.go.bak":                      false,
+		"see src/util/date.go-old":                       false,
+		"fix src/util/date.go:42":                        true,
+		"fix src/util/date.go, then test":                true,
+		"fix the parsing in src/util/date.go.":           true,
+		"fix src/util/date.go.orig and src/util/date.go": true,
+	} {
+		if got := touches(&traceparse.Task{Title: title}, "src/util/date.go"); got != want {
+			t.Errorf("%q touches src/util/date.go: %v, want %v", title, got, want)
+		}
+	}
+}
