@@ -278,3 +278,29 @@ func TestTraceMaxLine(t *testing.T) {
 		}
 	}
 }
+
+// A log whose file name holds a newline cannot print a line of its own making: its warnings and the
+// detection's window line keep the name on their line (the trace review).
+func TestLogNameStaysOnItsLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a\ntune: note: 0 warnings, log verified\n.log")
+	if err := os.WriteFile(path, []byte("2026-12-01T10:00:00Z  meta  L0/reflex  dispatch=auto  task=t  loops=inner\n2026-12-01T10:00:01Z  inner  k=1  stray  loss=0.5\n"), 0o644); err != nil {
+		t.Skip("this file system refuses the name:", err)
+	}
+	for _, args := range [][]string{{"trace", path}, {"detect", path}} {
+		var o, e bytes.Buffer
+		f := NewFactory()
+		f.IO = &IOStreams{In: strings.NewReader(""), Out: &o, ErrOut: &e}
+		f.Getenv = func(k string) string { return map[string]string{"TUNE_NOW": "2026-12-02T00:00:00Z"}[k] }
+		t.Chdir(filepath.Dir(path))
+		Run(f, args)
+		out, errOut := o.String(), e.String()
+		if !strings.Contains(out+errOut, `\ntune: note: 0 warnings`) {
+			t.Errorf("%s: the name is not shown escaped:\n%s%s", args[0], out, errOut)
+		}
+		for _, line := range strings.Split(out+errOut, "\n") {
+			if strings.HasPrefix(line, "tune: note: 0 warnings") || strings.HasPrefix(line, ".log") {
+				t.Errorf("%s: a line made by the file name:\n%s%s", args[0], out, errOut)
+			}
+		}
+	}
+}

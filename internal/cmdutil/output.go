@@ -1,6 +1,10 @@
 package cmdutil
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/ldd-tools/tune/internal/textfmt"
+)
 
 // AddOutputFlags declares the global --wide and --quiet flags on root. Both command trees (the light score front and
 // the full one) declare it here, so that a command line and --help read the same in both; only the full
@@ -16,5 +20,6 @@ func WarnLine(where, reason string) string {
 	if where != "" {
 		where += ": "
 	}
-	return "tune: warning: " + where + reason + "\n"
+	// one line, whatever a file name or a quoted value holds (textfmt.OneLine)
+	return "tune: warning: " + textfmt.OneLine(where+reason) + "\n"
 }

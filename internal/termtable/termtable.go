@@ -167,12 +167,6 @@ func (t *Table) index(header string) int {
 	panic("termtable: no column " + header)
 }
 
-// oneLine shows a newline or a carriage return inside a cell as \n or \r: a cell is one line of its row.
-// The escapes of textfmt keep both (tune's own layout, the progress bar), so a model name or a title
-// holding "\n| fake | row |" printed an extra row that looked like the table's, and a "\r" overwrote the
-// start of its line on a terminal (the audit review).
-var oneLine = strings.NewReplacer("\n", `\n`, "\r", `\r`)
-
 // Append adds a row; missing cells are empty, extra cells are an error.
 func (t *Table) Append(cells ...string) error {
 	if len(cells) > len(t.cols) {
@@ -186,7 +180,8 @@ func (t *Table) Append(cells ...string) error {
 		escape = textfmt.Markdown
 	}
 	for i, c := range cells {
-		row[i] = oneLine.Replace(escape(c))
+		// a cell is one line of its row: data cannot forge a row or overwrite a line (the audit review)
+		row[i] = textfmt.OneLine(escape(c))
 	}
 	t.rows = append(t.rows, row)
 	return nil

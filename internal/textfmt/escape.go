@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,19 @@ import (
 // U+2066–U+2069): a title or a log reason holding U+202E shows its text reversed in a report, a pull
 // request body or `tune history`, so that what a reviewer reads is not what the file holds (the
 // "Trojan Source" trick; the ninth review found them printed raw).
+
+// OneLine shows a newline or a carriage return in s as \n or \r: for a value that stands inside one line
+// of tune's own layout (a table cell, a file name in a warning or a header). The escapes above keep
+// both, which tune's layout needs, so a log named "a\ntune: note: …" printed a line of its own making
+// (the trace review).
+func OneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r") {
+		return s
+	}
+	return oneLine.Replace(s)
+}
+
+var oneLine = strings.NewReplacer("\n", `\n`, "\r", `\r`)
 
 // Terminal returns s with its control characters escaped, for text printed on a terminal.
 func Terminal(s string) string { return escapeString(s, false) }

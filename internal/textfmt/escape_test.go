@@ -66,3 +66,19 @@ func FuzzFirstControl(f *testing.F) {
 		}
 	})
 }
+
+// A value inside one line of tune's layout stays on it: a log named "a\ntune: note: …" cannot print a
+// line of its own making in a warning or a header (the trace review).
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain.log":                          "plain.log",
+		"a\ntune: note: 0 warnings\n.log":    `a\ntune: note: 0 warnings\n.log`,
+		"over\rwritten":                      `over\rwritten`,
+		"crlf\r\n":                           `crlf\r\n`,
+		"tab\tstays (the layout's own tabs)": "tab\tstays (the layout's own tabs)",
+	} {
+		if got := OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

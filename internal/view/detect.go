@@ -8,6 +8,7 @@ import (
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/termtable"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -27,7 +28,7 @@ func Detection(w io.Writer, det *evolve.Detection, logs []string, tails Tails) e
 			which = fmt.Sprintf("all %d", l.Tasks)
 		}
 		termtable.Fprintf(w, "window: %s labelled tasks of %s (%d closed, %d eligible), median loss_final %s\n",
-			which, l.Source, l.Closed, l.Eligible, median)
+			which, textfmt.OneLine(l.Source), l.Closed, l.Eligible, median)
 		if l.ResolvedByActive > 0 || l.Used > 0 {
 			termtable.Fprintf(w, "  left out: %d dispatched low but lifted by the active weights, %d already used by an applied change\n",
 				l.ResolvedByActive, l.Used)
@@ -35,7 +36,7 @@ func Detection(w io.Writer, det *evolve.Detection, logs []string, tails Tails) e
 	}
 	for _, l := range logs {
 		if !windowed[l] {
-			termtable.Fprintf(w, "window: no task with a level label in %s\n", l)
+			termtable.Fprintf(w, "window: no task with a level label in %s\n", textfmt.OneLine(l))
 		}
 	}
 	state := "not triggered"
