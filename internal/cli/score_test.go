@@ -115,6 +115,8 @@ func TestScoreFlagErrors(t *testing.T) {
 		{"score", "--weights", "w.toml", "--weights-dir", dir, "prompt"},
 		{"score", "--batch", "-", "-"},
 		{"score", "--bogus"},
+		// a value that is not a timestamp is a usage error, as a bad --loops is (the trace review)
+		{"score", "--log", filepath.Join(dir, "t.log"), "--regression-of", "yesterday", "prompt"},
 	}
 	for _, args := range cases {
 		if code, _, errOut := runScoreCmd(t, "", args...); code != ExitUsage {

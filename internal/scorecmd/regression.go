@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
@@ -25,7 +26,7 @@ func regressionOf(logPath, stamp, file string) (string, error) {
 	if stamp != "" {
 		t, err := time.Parse(time.RFC3339Nano, stamp)
 		if err != nil {
-			return "", fmt.Errorf("--regression-of %q: not a meta timestamp (RFC 3339, e.g. 2026-11-02T10:00:00.123456Z); nothing was written", stamp)
+			return "", exitcode.FlagErrorf("--regression-of %q: not a meta timestamp (RFC 3339, e.g. 2026-11-02T10:00:00.123456Z); nothing was written", stamp)
 		}
 		at = t
 	}
