@@ -226,8 +226,7 @@ func (b *Builder) Add(t *traceparse.Task) {
 		// A task left open here because a line the reference reads was skipped (an incomplete last
 		// line, say, that holds its close) is one the reference may count: it is listed, so that the
 		// difference stays accounted for (the trace review found it silently missing).
-		if slices.ContainsFunc(t.Departures, func(d traceparse.Departure) bool { return strings.HasSuffix(d.Reason, traceparse.IncompleteCloseNote) }) &&
-			(t.MetaTime.IsZero() || !t.MetaTime.Before(b.cutoff)) {
+		if t.CloseSkipped && (t.MetaTime.IsZero() || !t.MetaTime.Before(b.cutoff)) {
 			rep.Beyond.Tasks = append(rep.Beyond.Tasks, beyondTask(t, append(departures(t), "not counted here: open, its close being the skipped incomplete line")))
 		}
 		return

@@ -56,12 +56,18 @@ const ConfigTemplate = `# tune.toml: this directory is a tune project. tune find
 # margin = 1     # score points below the next level's edge that count as near (a multiple of 0.5)
 `
 
-// GitignoreEntries are the store's lock and marker files, which never belong in version control.
-var GitignoreEntries = []string{
-	"weights/" + store.LockFile,
-	"weights/" + store.PendingFile,
-	"weights/" + NightlyLockName,
-}
+// storeLocalFiles are the store's lock and marker files: they belong to one run on one machine, never
+// to version control (.gitignore's entries; verify --base fails a commit of one).
+var storeLocalFiles = []string{store.LockFile, store.PendingFile, NightlyLockName}
+
+// GitignoreEntries are the lines tune init adds to .gitignore: storeLocalFiles under weights/.
+var GitignoreEntries = func() []string {
+	out := make([]string, len(storeLocalFiles))
+	for i, f := range storeLocalFiles {
+		out[i] = "weights/" + f
+	}
+	return out
+}()
 
 // InitResult is what `tune init` did.
 type InitResult struct {
@@ -313,8 +319,7 @@ func (res *InitResult) ciFiles(kind string) ([]ciFile, error) {
 			if data, err = res.inProjectDir(kind, r.Recipe, data); err != nil {
 				return nil, err
 			}
-		}
-		if kind == "cron" {
+		} else {
 			path = filepath.Join(res.Dir, r.Path) // it runs in the project directory
 			if rel, err := filepath.Rel(root, path); err == nil {
 				path = rel

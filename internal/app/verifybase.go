@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/gitcmd"
@@ -44,22 +45,21 @@ func VerifyBase(weightsDir, rev string) (commit string, problems []store.Problem
 
 // committedLocalFiles reports the store's files of one machine that HEAD commits: the nightly caches
 // (weights/.cache: the states of this machine's logs, rewritten every night, so a checkout that tracks
-// them is dirty after each night) and the lock and marker files (.gitignore's GitignoreEntries: a
-// committed .pending.json reads as an interrupted operation in every clone). tune never commits them
-// (the branch night removes the cache before it adds the store); a pull request can.
+// them is dirty after each night) and storeLocalFiles (a committed .pending.json reads as an interrupted
+// operation in every clone). tune never commits them (the branch night removes the cache before it adds
+// the store); a pull request can.
 func committedLocalFiles(repo gitcmd.Repo, rel string) ([]store.Problem, error) {
+	if head, err := repo.Ref("HEAD"); err != nil || head == "" {
+		return nil, err // an unborn HEAD commits nothing
+	}
 	files, err := repo.Files("HEAD", rel)
 	if err != nil {
-		return nil, nil // an unborn HEAD commits nothing
+		return nil, err
 	}
-	local := map[string]bool{store.LockFile: true, store.PendingFile: true, NightlyLockName: true}
 	var out []store.Problem
 	cacheSeen := false
 	for _, f := range files {
 		name := strings.TrimPrefix(f, rel+"/")
-		if rel == "." {
-			name = f
-		}
 		switch {
 		case name == store.CacheDir || strings.HasPrefix(name, store.CacheDir+"/"): // a file or a link there too
 			if !cacheSeen {
@@ -67,7 +67,7 @@ func committedLocalFiles(repo gitcmd.Repo, rel string) ([]store.Problem, error) 
 				out = append(out, store.Problem{Kind: store.ProblemCommitted, File: store.CacheDir + "/",
 					Message: fmt.Sprintf("this machine's nightly states, rewritten every night, never belong in a commit; git rm -r --cached %s", path.Join(rel, store.CacheDir))})
 			}
-		case local[name]:
+		case slices.Contains(storeLocalFiles, name):
 			out = append(out, store.Problem{Kind: store.ProblemCommitted, File: name,
 				Message: fmt.Sprintf("a lock or marker file of one run on one machine never belongs in a commit; git rm --cached %s", path.Join(rel, name))})
 		}

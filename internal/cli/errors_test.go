@@ -39,7 +39,7 @@ func TestErrorsInTheUsersWords(t *testing.T) {
 		{"score on blank stdin", " \n\n", []string{"score", "-"}, ExitUsage,
 			`tune: tune score: stdin held no prompt; give the prompt as an argument or pipe it in, e.g. echo "fix the typo" | tune score` + "\n" + usageHint},
 		{"nothing readable", "", []string{"audit", "/dev/zero"}, ExitError,
-			"tune: /dev/zero: nothing readable: transcripts: /dev/zero is a character device, not a regular file: tune reads only regular files\n"},
+			"tune: /dev/zero: nothing readable: transcripts: /dev/zero is a character device, not a regular file: tune opens only regular files\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

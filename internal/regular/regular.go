@@ -21,7 +21,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s is %s, not a regular file: tune reads only regular files", e.Path, e.What)
+	return fmt.Sprintf("%s is %s, not a regular file: tune opens only regular files", e.Path, e.What)
 }
 
 // Kind names the type of a file mode for messages ("a FIFO", "a device", …); "" for a regular file.
@@ -58,6 +58,22 @@ func Check(path string, fi fs.FileInfo) error {
 // path swapped between a check and the open cannot slip through.
 func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return checkOpened(path, f)
+}
+
+// OpenAppend opens path for appending (created when missing, perm) when it is, or links to, a regular
+// file: a FIFO opened read-write never blocks and swallows what is written, a device takes it
+// elsewhere. The path is checked before the open (opening a device can act) and the opened file after.
+func OpenAppend(path string, perm fs.FileMode) (*os.File, error) {
+	if fi, err := os.Stat(path); err == nil {
+		if err := Check(path, fi); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		return nil, err
 	}

@@ -529,8 +529,9 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry, input func(stored *Pro
 		}
 		// A re-run's input is encoded from the proposal as it was first written (its created time).
 		stored = p
-		if _, err := os.Lstat(filepath.Join(s.ProposalsPath(), p.ID+".json")); err == nil {
-			if stored, err = ReadProposal(filepath.Join(s.ProposalsPath(), p.ID+".json")); err != nil {
+		existing := filepath.Join(s.ProposalsPath(), p.ID+".json")
+		if _, err := os.Lstat(existing); err == nil {
+			if stored, err = ReadProposal(existing); err != nil {
 				return err
 			}
 		}
@@ -545,7 +546,7 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry, input func(stored *Pro
 				return err
 			}
 		}
-		if !st.attemptsLogged(p.ID) && len(attempts) > 0 {
+		if logged, _ := st.loggedAttempts(p.ID); !logged && len(attempts) > 0 {
 			var lines [][]byte
 			for _, a := range attempts {
 				if a.Parent == 0 {
@@ -586,11 +587,11 @@ func (s *Store) Propose(p *Proposal, attempts []LogEntry, input func(stored *Pro
 // from before inputs were hashed).
 func (s *Store) saveInput(st *state, id string, data []byte, inputSHA string) error {
 	path := s.InputPath(id)
-	if st.attemptsLogged(id) {
+	if logged, recorded := st.loggedAttempts(id); logged {
 		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 			return nil // there (or not a regular file: Verify names it), and written once
 		}
-		if recorded := st.loggedInputSHA256(id); recorded != "" && recorded != inputSHA {
+		if recorded != "" && recorded != inputSHA {
 			return nil // the logged input cannot be made again: the report falls back, and says so
 		}
 	}
@@ -606,20 +607,6 @@ func (s *Store) InputPath(id string) string {
 	return filepath.Join(s.Dir, ProposalsDir, InputsDir, id+".toml")
 }
 
-// loggedInputSHA256 is the report input's sha256 logged with the attempts of proposal id ("" when none
-// is: a proposal logged before inputs were hashed, or none logged).
-func (st *state) loggedInputSHA256(id string) string {
-	for _, l := range st.lines {
-		switch l.Entry.Action {
-		case ActionProposeAttempt, ActionAccept, ActionHalve, ActionRevert:
-			if l.OK && l.Entry.Proposal == id && l.Entry.InputSHA256 != "" {
-				return l.Entry.InputSHA256
-			}
-		}
-	}
-	return ""
-}
-
 // LoggedInputSHA256 is the sha256 of proposal id's report input as the log records it ("" when it does
 // not: a proposal from before inputs were hashed).
 func (s *Store) LoggedInputSHA256(id string) (string, error) {
@@ -627,20 +614,24 @@ func (s *Store) LoggedInputSHA256(id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return st.loggedInputSHA256(id), nil
+	_, sha := st.loggedAttempts(id)
+	return sha, nil
 }
 
-// attemptsLogged reports whether the log holds attempts of proposal id.
-func (st *state) attemptsLogged(id string) bool {
+// loggedAttempts reports whether the log holds attempts of proposal id, and the sha256 of the report
+// input logged with them ("" when none is: attempts from before inputs were hashed, or a watch's
+// rollback, which saves no input). A run's attempts are appended at once (Propose), so the first says it
+// for all.
+func (st *state) loggedAttempts(id string) (logged bool, inputSHA string) {
 	for _, l := range st.lines {
 		switch l.Entry.Action {
 		case ActionProposeAttempt, ActionAccept, ActionHalve, ActionRevert:
 			if l.OK && l.Entry.Proposal == id {
-				return true
+				return true, l.Entry.InputSHA256
 			}
 		}
 	}
-	return false
+	return false, ""
 }
 
 // Log appends an evolution attempt (propose-attempt, accept, halve, revert) to the log. The store fills

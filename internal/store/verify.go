@@ -99,7 +99,7 @@ func (s *Store) inputProblems(st *state) []Problem {
 		if !ok || !e.Type().IsRegular() {
 			continue
 		}
-		logged := st.loggedInputSHA256(id)
+		_, logged := st.loggedAttempts(id)
 		if logged == "" {
 			continue
 		}

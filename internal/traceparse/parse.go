@@ -196,8 +196,9 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []En
 			p.warn(p.line, offset, p.skipReason(lc.skip), true)
 			if lc.skip != skipNoLoop { // the reference drops a line without a loop too
 				reason := skippedDeparture(lc.skip)
-				if closes {
-					reason += IncompleteCloseNote
+				if closes && p.open {
+					reason += " and closes the task with it"
+					p.cur.CloseSkipped = true
 				}
 				p.depart(p.line, offset, reason)
 			}
@@ -225,10 +226,6 @@ func (p *parser) account(lc *lineClass, terminated bool, offset int64, ents []En
 	p.add(lc, ents, i)
 	p.departures(lc, e)
 }
-
-// IncompleteCloseNote ends the departure of an incomplete last line that is its task's close: the
-// reference reads it and counts the task closed, where tune keeps it open (accuracy lists it).
-const IncompleteCloseNote = " and closes the task with it"
 
 // skippedDeparture says how the reference reads a line skipped here (without line numbers, which
 // differ between whole and tail reads).

@@ -119,6 +119,9 @@ type Task struct {
 	// skipped where the reference reads it, …); empty when the reference reads the task the same way.
 	// Reports that promise the reference's numbers count these tasks apart (docs/decisions.md#accuracy-beyond-reference).
 	Departures []Departure `json:"-"`
+	// CloseSkipped: its close is the incomplete last line, skipped here, which the reference reads and
+	// counts the task closed by (tune accuracy lists such a task beside the reference's numbers).
+	CloseSkipped bool `json:"-"`
 	// Omitted is nil unless the task reached a bound of what one task keeps (MaxTaskEntries): it then
 	// counts the entries (and departures, files) read but not kept (docs/decisions.md#bounded-memory-per-task).
 	Omitted *Omitted `json:"omitted,omitempty"`

@@ -7,7 +7,6 @@ package tracewrite
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -140,10 +139,6 @@ func Title(prompt string, max int) string {
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
-func notRegularLog(path string, m fs.FileMode) error {
-	return fmt.Errorf("%s is %s, not a regular file: tune appends trace entries only to a regular file; nothing was written", path, regular.Kind(m))
-}
-
 // Append adds one entry to the trace log at path: it creates the parent directory and the file when
 // missing, takes an exclusive lock (a sidecar path+".lock", so the lock works the same on every OS), and
 // writes the line and its newline in one write. If the file does not end with a newline (a writer died
@@ -160,22 +155,11 @@ func Append(path string, line string) error {
 		return fmt.Errorf("%s: lock: %w", path, err)
 	}
 	defer lock.Unlock()
-	// A FIFO opened read-write never blocks and swallows the entry, a device takes it somewhere else:
-	// the log must be a regular file (a link to one is fine), checked before the open and on the file
-	// opened (the trace review: --log to a FIFO exited 0 and the meta line was lost).
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return notRegularLog(path, fi.Mode())
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	// only a regular file (a link to one is fine): the trace review's --log to a FIFO exited 0 and the
+	// entry went nowhere
+	f, err := regular.OpenAppend(path, 0o644)
 	if err != nil {
 		return err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		if err != nil {
-			return err
-		}
-		return notRegularLog(path, fi.Mode())
 	}
 	buf := make([]byte, 0, len(line)+2)
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
