@@ -59,11 +59,11 @@ type SignalCount struct {
 // LevelSummary is one level of per_level, as the reference writes it.
 type LevelSummary struct {
 	N               int            `json:"n"`
-	MedianK         float64        `json:"median_k"`
-	MedianFinalLoss float64        `json:"median_final_loss"`
-	CompleteRate    float64        `json:"complete_rate"`
-	OverkillRate    float64        `json:"overkill_rate"`
-	UnderkillRate   float64        `json:"underkill_rate"`
+	MedianK         PyFloat        `json:"median_k"`
+	MedianFinalLoss PyFloat        `json:"median_final_loss"`
+	CompleteRate    PyFloat        `json:"complete_rate"`
+	OverkillRate    PyFloat        `json:"overkill_rate"`
+	UnderkillRate   PyFloat        `json:"underkill_rate"`
 	TopSignals      []SignalCount  `json:"top_signals"`
 	Terminals       map[string]int `json:"terminals"`
 }
@@ -84,8 +84,8 @@ func (p *PerLevel) At(i int) *LevelSummary {
 
 // Overall holds the rates over all tasks with a level.
 type Overall struct {
-	OverkillRate  float64 `json:"overkill_rate"`
-	UnderkillRate float64 `json:"underkill_rate"`
+	OverkillRate  PyFloat `json:"overkill_rate"`
+	UnderkillRate PyFloat `json:"underkill_rate"`
 }
 
 // Summary is the reference's dispatch_accuracy object, field for field.
@@ -364,14 +364,14 @@ func summarise(tasks []*fact, days int) (Summary, Intervals) {
 		ls.TopSignals = []SignalCount{}
 		ls.Terminals = map[string]int{}
 		if b.n > 0 {
-			ls.MedianK = PyRound(median(b.ks), 2)
-			ls.CompleteRate = PyRound(float64(b.complete)/float64(b.n), 4)
-			ls.OverkillRate = PyRound(float64(b.over)/float64(b.n), 4)
-			ls.UnderkillRate = PyRound(float64(b.under)/float64(b.n), 4)
+			ls.MedianK = PyFloat(PyRound(median(b.ks), 2))
+			ls.CompleteRate = PyFloat(PyRound(float64(b.complete)/float64(b.n), 4))
+			ls.OverkillRate = PyFloat(PyRound(float64(b.over)/float64(b.n), 4))
+			ls.UnderkillRate = PyFloat(PyRound(float64(b.under)/float64(b.n), 4))
 			ls.Terminals = b.terminals
 		}
 		if len(b.losses) > 0 {
-			ls.MedianFinalLoss = PyRound(median(b.losses), 3)
+			ls.MedianFinalLoss = PyFloat(PyRound(median(b.losses), 3))
 		}
 		top := slices.Clone(b.signals)
 		slices.SortStableFunc(top, func(x, y SignalCount) int { return y.N - x.N })
@@ -380,8 +380,8 @@ func summarise(tasks []*fact, days int) (Summary, Intervals) {
 		li.Complete, li.Overkill, li.Underkill = NewRate(b.complete, b.n), NewRate(b.over, b.n), NewRate(b.under, b.n)
 	}
 	if s.NTasksWithLevel > 0 {
-		s.Overall.OverkillRate = PyRound(float64(over)/float64(s.NTasksWithLevel), 4)
-		s.Overall.UnderkillRate = PyRound(float64(under)/float64(s.NTasksWithLevel), 4)
+		s.Overall.OverkillRate = PyFloat(PyRound(float64(over)/float64(s.NTasksWithLevel), 4))
+		s.Overall.UnderkillRate = PyFloat(PyRound(float64(under)/float64(s.NTasksWithLevel), 4))
 	}
 	iv.Overall.Overkill, iv.Overall.Underkill = NewRate(over, s.NTasksWithLevel), NewRate(under, s.NTasksWithLevel)
 	return s, iv
@@ -414,6 +414,38 @@ func median(xs []float64) float64 {
 func PyRound(x float64, places int) float64 {
 	f, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', places, 64), 64)
 	return f
+}
+
+// PyFloat is a value of the reference's JSON, which Python writes as a float: its marshalled form is
+// Python's repr, so a whole value keeps its ".0" (1.0, not Go's 1) and scripts that compare the text of
+// the reference's output see the same bytes.
+type PyFloat float64
+
+// MarshalJSON writes f as Python's json.dumps does: the shortest decimal that reads back as f, in
+// positional notation with at least one decimal for exponents −4 to 15, else as 1e-05 / 1.5e+16.
+func (f PyFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil, fmt.Errorf("accuracy: %v is not a JSON number", x)
+	}
+	if x == 0 {
+		if math.Signbit(x) {
+			return []byte("-0.0"), nil
+		}
+		return []byte("0.0"), nil
+	}
+	// strconv's shortest exponent form is Python's (two exponent digits at least, with a sign); Python
+	// switches to it where the decimal exponent is below −4 or above 15
+	e := strconv.FormatFloat(x, 'e', -1, 64)
+	_, exp, _ := strings.Cut(e, "e")
+	if n, _ := strconv.Atoi(exp); n < -4 || n >= 16 {
+		return []byte(e), nil
+	}
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return []byte(s), nil
 }
 
 // origin says where a task's key in a split came from.

@@ -3,6 +3,7 @@ package accuracy
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -66,6 +67,47 @@ func sameAsReference(t *testing.T, name string, rep *Report) {
 		g, _ := json.MarshalIndent(got, "", " ")
 		w, _ := json.MarshalIndent(want, "", " ")
 		t.Errorf("%s: reference fields differ\n--- reference\n%s\n--- tune\n%s", name, w, g)
+		return
+	}
+	// The same bytes too, not only the same values: a script that compares the reference's output as
+	// text sees 1.0 where Python writes 1.0.
+	ref, err := os.ReadFile(filepath.Join("testdata", "reference", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, ref); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out) // as tune prints it: components>=3, not components\u003e=3
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rep.Summary); err != nil {
+		t.Fatal(err)
+	}
+	if mine := bytes.TrimSuffix(out.Bytes(), []byte("\n")); !bytes.Equal(mine, compact.Bytes()) {
+		t.Errorf("%s: the reference's fields have other bytes\n--- reference\n%s\n--- tune\n%s", name, compact.Bytes(), mine)
+	}
+}
+
+// TestPyFloatIsPythonsRepr: the values of the reference's fields are written as Python's json.dumps
+// writes floats (want is json.dumps of the same list, CPython 3.11).
+func TestPyFloatIsPythonsRepr(t *testing.T) {
+	tenth := 0.1 // a variable: the constant 0.1 + 0.2 is exactly 0.3
+	vals := []float64{0.0, 1.0, 0.5, 2.5, 0.028, 1e-05, 1.5e-05, 0.0001, 0.00012345, 1e15, 1e16, 9999999999999998.0,
+		123456789012345.6, 1e22, -3.0, math.Copysign(0, -1), tenth + 0.2, 5e-324, 1.7976931348623157e308}
+	want := "[0.0,1.0,0.5,2.5,0.028,1e-05,1.5e-05,0.0001,0.00012345,1000000000000000.0,1e+16,9999999999999998.0," +
+		"123456789012345.6,1e+22,-3.0,-0.0,0.30000000000000004,5e-324,1.7976931348623157e+308]"
+	py := make([]PyFloat, len(vals))
+	for i, v := range vals {
+		py[i] = PyFloat(v)
+	}
+	got, err := json.Marshal(py)
+	if err != nil || string(got) != want {
+		t.Errorf("json of %v:\n got %s (err %v)\nwant %s", vals, got, err, want)
+	}
+	if _, err := json.Marshal(PyFloat(math.NaN())); err == nil {
+		t.Error("NaN marshalled; the reference's JSON has no NaN")
 	}
 }
 
