@@ -144,19 +144,7 @@ func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 			Reason: fmt.Sprintf("the watch found %s harmful, so this run did not evolve: %s", wr.Version, wr.Reason)}
 		if wr.Proposal != "" {
 			out.Reason += rollbackAwaits(wr.Proposal)
-			in := report.ProposalReport{ID: wr.Proposal, Created: env.Now().UTC(), Parent: versionNumber(wr.Version),
-				Decision: weights.DecisionAccept, Reason: "roll " + wr.Version + " back to the content of " + wr.Parent, Watch: watchFinding(wr)}
-			s, err := env.OpenStore()
-			if err != nil {
-				return nil, err
-			}
-			if in.Before, err = s.Version(in.Parent); err != nil {
-				return nil, err
-			}
-			if in.After, err = s.Version(versionNumber(wr.Parent)); err != nil {
-				return nil, err
-			}
-			if out.Reports, err = report.WriteProposal(env.ReportsDir, in); err != nil {
+			if out.Reports, err = rollbackReport(env, wr); err != nil {
 				return nil, err
 			}
 		}
@@ -171,16 +159,50 @@ func night(env Env, opts EvolveOptions) (*NightlyResult, error) {
 			return nil, err
 		}
 	}
+	if wr != nil && wr.Proposal != "" {
+		// not helping: the rollback the night leaves for review has its report, as a harmful night's has
+		if out.Reports, err = rollbackReport(env, wr); err != nil {
+			return nil, err
+		}
+	}
 	if out.ReportInput != nil {
 		in := *out.ReportInput
 		if wr != nil {
 			in.Watch = watchFinding(wr)
 		}
-		if out.Reports, err = report.WriteProposal(env.ReportsDir, in); err != nil {
+		files, err := report.WriteProposal(env.ReportsDir, in)
+		if err != nil {
 			return nil, err
 		}
+		out.Reports = append(out.Reports, files...)
 	}
 	return reviewOf(out, wr), nil
+}
+
+// rollbackReport writes the EVAL report of the rollback proposal the watch left: what the proposal file
+// holds (its step, the tasks that regressed, the suite replayed under both versions), as tune report
+// proposal renders a proposal without a saved input, and the watch's finding.
+func rollbackReport(env Env, wr *WatchResult) ([]string, error) {
+	s, err := env.OpenStore()
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.ResolveProposal(wr.Proposal)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := s.Version(p.Parent)
+	if err != nil {
+		return nil, fmt.Errorf("proposal %s: parent version: %w", p.ID, err)
+	}
+	in := ProposalReportOf(p, parent)
+	fx, err := env.LoadSuite()
+	if err != nil {
+		return nil, err
+	}
+	in.Replay = replayOf(fx.Scenarios, parent, p.Candidate)
+	in.Watch = watchFinding(wr)
+	return report.WriteProposal(env.ReportsDir, in)
 }
 
 // rollbackAwaits is what a harmful night's reason adds when it leaves the rollback proposal id for review.

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"github.com/ldd-tools/tune/internal/fixtures"
 	"io/fs"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
@@ -81,12 +82,17 @@ func ReportProposal(env Env, proposal string, outDir string) (ReportResult, erro
 		if err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("fixtures: %v; the report has no replay", err))
 		} else {
-			suite := evolve.PrepareSuite(fx.Scenarios)
-			in.Replay = ReplayRows(suite.Score(&parent), suite.Score(&p.Candidate))
+			in.Replay = replayOf(fx.Scenarios, parent, p.Candidate)
 		}
 	}
 	res.Files, err = report.WriteProposal(outDir, in)
 	return res, err
+}
+
+// replayOf is the report's replay table: the suite scored under a proposal's parent and its candidate.
+func replayOf(scenarios []fixtures.Scenario, parent, candidate weights.Weights) []report.ScenarioLoss {
+	suite := evolve.PrepareSuite(scenarios)
+	return ReplayRows(suite.Score(&parent), suite.Score(&candidate))
 }
 
 // ReportHistory writes the EVAL report of the weights store into outDir.

@@ -38,7 +38,8 @@ the newest proposal there that was accepted (decision accept or halve) and is no
 
 apply refuses a proposal whose decision is revert or none, and one measured against a version that
 is no longer active (its replay no longer holds: propose again). Applying the same proposal twice
-does nothing.
+does nothing, and so does applying a stale proposal whose weights the active version already has (a
+watch's rollback proposal after the same rollback by hand).
 
 Harvest: each flagged task of the proposal that kept its prompt becomes a fixture in
 <fixtures-dir>/harvested/, expected one level above the level it was dispatched at, so the suite grows

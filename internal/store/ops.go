@@ -239,7 +239,8 @@ type Outcome struct {
 
 // Apply writes proposal p as the next version (parent = the active version), harvests its flagged tasks
 // into fixtures and logs it. It refuses a proposal that is not accept/halve, one measured against a
-// version that is no longer active, and one already applied (ErrNothingToDo).
+// version that is no longer active, and one already applied or whose weights the active version
+// already has (ErrNothingToDo).
 func (s *Store) Apply(p *Proposal) (*Outcome, error) {
 	if p.ID == "" {
 		p.ID = p.ComputeID()
@@ -256,18 +257,23 @@ func (s *Store) Apply(p *Proposal) (*Outcome, error) {
 			return fmt.Errorf("%w: proposal %s was already applied as %s (log serial %d)", ErrNothingToDo, p.ID, weights.VersionName(e.Result), e.Serial)
 		}
 		active := st.active()
+		activeW, err := st.loadVersion(active)
+		if err != nil {
+			return err
+		}
+		changes := Changes(&activeW, &p.Candidate)
 		if p.Parent != active {
+			if len(changes) == 0 {
+				// e.g. a rollback proposal the watch left, after a rollback by hand: what it asks is done
+				return fmt.Errorf("%w: proposal %s was measured against %s, and the active version %s already has its weights",
+					ErrNothingToDo, p.ID, weights.VersionName(p.Parent), weights.VersionName(active))
+			}
 			return fmt.Errorf("proposal %s was measured against %s, but the active version is %s: its evidence and replay no longer hold; run `tune propose` again",
 				p.ID, weights.VersionName(p.Parent), weights.VersionName(active))
 		}
 		if err := st.checkLedger(p); err != nil {
 			return err
 		}
-		activeW, err := st.loadVersion(active)
-		if err != nil {
-			return err
-		}
-		changes := Changes(&activeW, &p.Candidate)
 		if len(changes) == 0 {
 			return fmt.Errorf("%w: proposal %s changes nothing against %s", ErrNothingToDo, p.ID, weights.VersionName(active))
 		}
