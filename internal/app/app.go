@@ -282,6 +282,7 @@ func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 // state's offset, what the read before it gave taken from the state.
 func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 	stop := errors.New("stopped")
+	repeats := newRepeatedTasks(len(l.names))
 	for i, name := range l.names {
 		r := logRead{path: l.paths[i], name: name}
 		if fi, err := os.Stat(r.path); err == nil {
@@ -304,6 +305,9 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 		lines, r.size, err = traceparse.StreamLogFrom(r.path, offset, 0, line, func(t *traceparse.Task) error {
 			r.tasks++
 			t.Source = name
+			if repeats.repeated(i, t) {
+				return nil
+			}
 			if !yield(t) {
 				return stop
 			}
@@ -315,6 +319,12 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 				r.warnings = append(r.warnings, w)
 			}
 		})
+		for _, w := range repeats.warnings(i, name, l.names) {
+			warns.Add(w)
+			if r.overflow = r.overflow || len(r.warnings) >= traceparse.MaxWarnings; !r.overflow {
+				r.warnings = append(r.warnings, w)
+			}
+		}
 		r.lines.Add(lines)
 		l.lines.Add(r.lines)
 		l.tasks += r.tasks

@@ -196,11 +196,12 @@ func rollbackReport(env Env, wr *WatchResult) ([]string, error) {
 		return nil, fmt.Errorf("proposal %s: parent version: %w", p.ID, err)
 	}
 	in := ProposalReportOf(p, parent)
-	fx, err := env.LoadSuite()
-	if err != nil {
-		return nil, err
+	// A harmful night evolves nothing, so nothing else needs the suite: without one the report has no
+	// replay table (the proposal's step still carries the suite losses it was measured with), as
+	// tune report proposal does.
+	if fx, err := env.LoadSuite(); err == nil {
+		in.Replay = replayOf(fx.Scenarios, parent, p.Candidate)
 	}
-	in.Replay = replayOf(fx.Scenarios, parent, p.Candidate)
 	in.Watch = watchFinding(wr)
 	return report.WriteProposal(env.ReportsDir, in)
 }

@@ -37,6 +37,9 @@ type WatchResult struct {
 	// ProposalNote says why no proposal was written although the verdict calls for one.
 	ProposalNote string   `json:"proposal_note,omitempty"`
 	Logs         []string `json:"logs"`
+	// Warnings are the trace reader's on the logs the watch read alone (tune watch); a night's are in
+	// its own warnings, once.
+	Warnings []evolve.Warning `json:"warnings"`
 }
 
 // NothingToWatchError says there is no applied version to judge (the store has only its first version,
@@ -77,6 +80,9 @@ type watchRun struct {
 	feed             *watchFeed
 	// result is the verdict, once judged.
 	result *WatchResult
+	// warnings are the trace reader's, when the watch read the logs alone (a night's detection reports
+	// its own read's).
+	warnings []evolve.Warning
 }
 
 // judgeAlone reads the logs for the watch alone and judges.
@@ -98,7 +104,10 @@ func (run *watchRun) judge(env Env) error {
 	if run.nightState {
 		saveWatchState(env.WeightsDir, run.key, run.reads)
 	}
-	out := &WatchResult{Result: run.b.Result(), Active: run.target == run.active, Logs: run.logs}
+	out := &WatchResult{Result: run.b.Result(), Active: run.target == run.active, Logs: run.logs, Warnings: []evolve.Warning{}}
+	if !run.nightState {
+		out.Warnings = evolve.UniqueWarnings(run.warnings)
+	}
 	run.result = out
 	if !out.Proposes() {
 		return nil
@@ -139,7 +148,8 @@ func startWatch(env Env, opts WatchOptions) (*watchRun, error) {
 
 // readAlone reads the logs for the watch alone, each from its state when one was taken up.
 func (run *watchRun) readAlone() error {
-	reads, err := streamWatch(run.b, run.logs, run.in.Logs, run.resume)
+	run.warnings = run.warnings[:0]
+	reads, err := streamWatch(run.b, run.logs, run.in.Logs, run.resume, func(w evolve.Warning) { run.warnings = append(run.warnings, w) })
 	run.reads = reads
 	return err
 }
@@ -190,6 +200,9 @@ func watchInput(env Env, opts WatchOptions) (*watchSetup, error) {
 	if i < 0 {
 		if target == active && (len(acts) == 0 || acts[0].Action == store.ActionInit && acts[0].Version == target) {
 			return nil, first
+		}
+		if _, err := s.Version(target); err != nil {
+			return nil, err // a version that does not exist is a mistake, not "nothing to watch"
 		}
 		return nil, &NothingToWatchError{fmt.Sprintf("the evolution log never made %s active", weights.VersionName(target))}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/watch"
@@ -200,10 +201,12 @@ func (f *watchFeed) end(path, name string, offset int64, modified time.Time, siz
 
 // streamWatch feeds the logs to b, each from its state when resume holds one (b has taken the states
 // up), and returns what each read gave for the next state.
-func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef) ([]watchRead, error) {
+func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef, warn func(evolve.Warning)) ([]watchRead, error) {
 	f := newWatchFeed(b)
 	reads := make([]watchRead, len(paths))
+	repeats := newRepeatedTasks(len(paths))
 	for i, path := range paths {
+		tasks := 0
 		var modified time.Time
 		if fi, err := os.Stat(path); err == nil {
 			modified = fi.ModTime()
@@ -214,11 +217,23 @@ func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef) 
 		}
 		_, size, err := traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
 			t.Source = names[i]
-			f.add(t)
+			tasks++
+			if !repeats.repeated(i, t) {
+				f.add(t)
+			}
 			return nil
-		}, nil)
+		}, func(w traceparse.Warning) {
+			warn(evolve.Warning{Source: names[i], Line: w.Line, Reason: w.Reason})
+		})
 		if err != nil {
 			return nil, err
+		}
+		for _, w := range repeats.warnings(i, names[i], names) {
+			warn(evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
+		}
+		if tasks == 0 && offset == 0 {
+			// a log read whole that holds no task: a wrong path would otherwise read as "too early"
+			warn(evolve.Warning{Source: names[i], Reason: "no task in this log (empty, or no line is a trace line): the watch has nothing from it"})
 		}
 		reads[i] = f.end(path, names[i], offset, modified, size)
 	}

@@ -138,6 +138,10 @@ func TestApplyNewestPendingHarvestsAndRefusesStale(t *testing.T) {
 	older := storeTestProposal(t)
 	older.Reason = "older"
 	older.Created = older.Created.Add(-time.Hour)
+	// ambiguous +2: once the newest (+1) is applied, older asks for other weights than the active ones,
+	// so it is stale (one asking for the active weights is nothing to do: TestNightlyReportsTheWatchsRollback)
+	older.Candidate.Signals[weights.Ambiguous] += weights.Whole(1)
+	older.Steps[0].Delta = weights.Whole(2)
 	writeTestProposal(t, wd, older)
 	newest := storeTestProposal(t)
 	writeTestProposal(t, wd, newest)

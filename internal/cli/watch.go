@@ -35,8 +35,8 @@ the version, each task's signals scored under both. Only tasks dispatched auto c
 override-down, a bump or an explicit level is the user's choice, not the weights'.
 
 A regression is what the trace records: regression_followed=true on the task's close, a later
-task naming it with regression_of=<its meta timestamp> (tune score --log --regression-of writes
-one), or its first later task in the same files (within 5 tasks of its log) failing — the weak
+task of the same log naming it with regression_of=<its meta timestamp> (tune score --log
+--regression-of writes one; a log rotated away takes its namings with it), or its first later task in the same files (within 5 tasks of its log) failing — the weak
 kind, read for every rate alike, before and after the version, so that ordinary failures cancel
 in the differences the tests measure. Each test is an e-process: its e-value may be looked at every night, over every log, and
 reaches its threshold with probability at most alpha while the version does what it should.
@@ -89,7 +89,7 @@ moved, not_counted {dispatch: n}, before {lifted_while_low, other_low, overkill_
 threshold, need_more, rejected, note}], moved_tasks [{log, line, meta_timestamp, task, from, to,
 level, test, overkill_trial, regressed, event, evidence}], evidence [{log, line, meta_timestamp, task, level,
 note}], config {min_tasks, overkill_bound, min_recurrences, alpha}, active, proposal,
-proposal_path, proposal_new, proposal_note, logs}; need_more and the proposal fields only when
+proposal_path, proposal_new, proposal_note, logs, warnings [{source, line, reason}]}; need_more and the proposal fields only when
 they apply. A test's alt_rate is 0 when its e-value averages over every rate worse than the null
 (the harm tests); its need_more is -1 when the test cannot be made (note says why).`,
 		Example: `  tune watch
@@ -98,15 +98,18 @@ they apply. A test's alt_rate is 0 when its e-value averages over every rate wor
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Logs = args
+			if opts.Version == "active" {
+				opts.Version = "" // as diff and weights show spell it
+			}
 			if opts.Version != "" {
 				if _, err := weights.ParseVersionName(opts.Version); err != nil {
-					return FlagErrorf("--version %q: want a version name like v0002", opts.Version)
+					return FlagErrorf("--version %q: want a version name like v0002, or active", opts.Version)
 				}
 			}
 			return runOnLogs(f, opts, &opts.Logs, runF, watchRun)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Version, "version", "", "watch this applied `version` (e.g. v0002) instead of the active one")
+	cmd.Flags().StringVar(&opts.Version, "version", "", "watch this applied `version` (e.g. v0002; default active) instead of the active one")
 	cmd.Flags().StringVar(&opts.ConfigPath, "config", "", "config `file` with the [watch] bounds (default TUNE_CONFIG, else tune.toml)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the finding as JSON")
 	return cmd
@@ -117,5 +120,6 @@ func watchRun(opts *watchOptions) error {
 	if err != nil {
 		return storeNothingToDo(opts.IO, err)
 	}
+	view.Warnings(opts.IO.ErrOut, res.Warnings, nil)
 	return view.Print(opts.IO.Out, opts.JSON, res, view.Watch)
 }

@@ -429,8 +429,8 @@ func TestNightlyWatchLetsTheEvolveRun(t *testing.T) {
 		name, config string
 		summary, md  []string
 	}{
-		{name: "holding", summary: []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HOLDING", "no evidence against v0002"},
-			md: []string{"is **holding**: no evidence against v0002", "| not helping | 0/20 | 26% | 59% |", "| 2026-11-02T00:00:00Z | task 20 | L1 → L2 | not helping | – |"}},
+		{name: "holding", summary: []string{"watch: v0002 (parent v0001, contract-rule-hit +1) is HOLDING", "no test reached its threshold over the 20 task(s) v0002 moved"},
+			md: []string{"is **holding**: no test reached its threshold", "| not helping | 0/20 | 26% | 59% |", "| 2026-11-02T00:00:00Z | task 20 | L1 → L2 | not helping | – |"}},
 		{name: "too early", config: "[watch]\nmin_tasks = 200\n", summary: []string{"is TOO EARLY", "200 needed:"},
 			md: []string{"is **too early**:", "200 needed:", "| not helping | 0/20 | 26% | 59% |"}},
 	} {
@@ -557,4 +557,53 @@ func TestWatchHarmfulJSON(t *testing.T) {
 	id := regexp.MustCompile(`p-[0-9a-f]{12}`).FindString(out)
 	golden := strings.NewReplacer(log, "trace.log", dir, "weights", id, "<id>").Replace(out)
 	testutil.Golden(t, "watch_harmful.json", []byte(golden))
+}
+
+// TestWatchSaysWhatItCouldNotRead: tune watch names the lines it skipped and a log that gave no task
+// (a wrong path read as "too early" before), in text and --json; a --version that does not exist is
+// an error naming the versions, not "nothing to watch"; --version active is the default spelled out.
+// Review of the watch (F2, F3, F4, F7).
+func TestWatchSaysWhatItCouldNotRead(t *testing.T) {
+	dir := harmfulStore(t)
+	log := harmfulLog(t)
+	data := mustRead(t, log)
+	if err := os.WriteFile(log, []byte(data+"stray prose line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junk := filepath.Join(t.TempDir(), "junk.log")
+	if err := os.WriteFile(junk, []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := watchCLI(t, dir, "watch", log, junk)
+	if code != 0 || !strings.Contains(out, "HARMFUL") {
+		t.Fatalf("watch: %d %s %s", code, out, errOut)
+	}
+	lines := strings.Count(data, "\n")
+	for _, want := range []string{
+		fmt.Sprintf("tune: warning: %s:%d: does not start with a timestamp", log, lines+1),
+		"tune: warning: " + junk + ":1: does not start with a timestamp",
+		"tune: warning: " + junk + ": no task in this log",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	code, out, _ = watchCLI(t, dir, "watch", "--json", "--version", "active", log, junk)
+	if code != 0 || !strings.Contains(out, `"source": "`+junk+`"`) || !strings.Contains(out, `"reason": "no task in this log`) {
+		t.Errorf("watch --json --version active: %d, no warnings in\n%s", code, out)
+	}
+	// a copy of the log: read, but its tasks count once
+	copied := filepath.Join(t.TempDir(), "copy.log")
+	if err := os.WriteFile(copied, []byte(mustRead(t, log)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, once, _ := watchCLI(t, dir, "watch", "--jq", ".tests", log)
+	code, twice, errOut := watchCLI(t, dir, "watch", "--jq", ".tests", log, copied)
+	if code != 0 || once != twice || !strings.Contains(errOut, copied+":1: this task and 59 more are tasks of "+log+" again") {
+		t.Errorf("watch over a log and its copy: %d\n%s\nwant the tests of the log alone\n%s\nand a warning naming the copy: %s", code, twice, once, errOut)
+	}
+	code, _, errOut = watchCLI(t, dir, "watch", "--version", "v0042", log)
+	if code != 1 || !strings.Contains(errOut, "v0042.toml does not exist (versions: v0001, v0002)") {
+		t.Errorf("watch --version v0042: %d %s", code, errOut)
+	}
 }

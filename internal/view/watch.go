@@ -23,7 +23,7 @@ func Watch(w io.Writer, r *app.WatchResult) error {
 	termtable.Fprintf(w, "%s (parent %s, %s): %s\n", r.Version, r.Parent, strings.Join(r.Changes, ", "), strings.ToUpper(r.Verdict))
 	termtable.Fprintf(w, "  %s\n", r.Reason)
 	if len(r.Tests) > 0 {
-		t := termtable.New(w, "Test", "Events", "Null ≤", "Alt", "e-value", "Threshold", "More").Shrink("Test").Optional("Alt", "More")
+		t := termtable.New(w, "Test", "Events", "Null ≤", "Alt", "e-value", "Threshold", "More").Optional("Alt", "More") // the test is the key: never cut
 		for _, x := range r.Tests {
 			null, alt, e, more := fmt.Sprintf("%.0f%%", 100*x.Null), "any worse", watchE(x.E), "—"
 			if x.Alt > 0 {
@@ -77,7 +77,7 @@ func watchMoved(w io.Writer, r *watch.Result) error {
 	if more > 0 {
 		rows = rows[:watchRows]
 	}
-	t := termtable.New(w, "Task", "Meta time", "Levels", "Test", "Against").Shrink("Task", "Against").Optional("Meta time")
+	t := termtable.New(w, "Task", "Meta time", "Levels", "Test", "Against").Shrink("Task", "Test", "Against").Optional("Meta time")
 	for _, m := range rows {
 		if err := t.Append(m.Task, m.MetaTimestamp, m.From+" → "+m.To, cmp.Or(m.Tests(), "—"), cmp.Or(m.Against(), "—")); err != nil {
 			return err

@@ -675,7 +675,7 @@ func (b *Builder) Result() *Result {
 		res.Reason = fmt.Sprintf("%d task(s) under %s dispatched auto at a level the change moved, %d needed: %d more", res.Moved, vName, cfg.MinTasks, res.NeedMore)
 	default:
 		res.Verdict = Holding
-		res.Reason = fmt.Sprintf("no evidence against %s over the %d task(s) it moved: %s", vName, res.Moved, testsLine(res.Tests))
+		res.Reason = fmt.Sprintf("no test reached its threshold over the %d task(s) %s moved: %s", res.Moved, vName, testsLine(res.Tests))
 	}
 	if failed != nil {
 		res.Evidence = evidence(rows, failed.Name)
