@@ -220,6 +220,9 @@ type traceLogs struct {
 	// read is what each path's read gave, for the next state.
 	resume map[string]*cachedLog
 	read   []logRead
+	// repeated says a log gave a task an earlier log of the read gave (repeatedTasks): the night then
+	// leaves no state to take up, so the next one reads whole and sees every repeat.
+	repeated bool
 }
 
 // logRead is what one log's read gave: its size when read, every line count, warning (all of them,
@@ -300,31 +303,32 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 		for _, w := range r.warnings {
 			warns.Add(w)
 		}
+		warn := func(w traceparse.Warning) {
+			w.File = name
+			warns.Add(w)
+			if r.overflow = r.overflow || len(r.warnings) >= traceparse.MaxWarnings; !r.overflow {
+				r.warnings = append(r.warnings, w)
+			}
+		}
 		var err error
 		var lines traceparse.LineCounts
 		lines, r.size, err = traceparse.StreamLogFrom(r.path, offset, 0, line, func(t *traceparse.Task) error {
 			r.tasks++
 			t.Source = name
-			if repeats.repeated(i, t) {
+			if dup, w := repeats.repeated(i, t, l.names); dup {
+				l.repeated = true
+				// warned where a whole read warns: at the first repeat, in line order with the
+				// reader's warnings; a night from the state keeps the warning of the night that met it
+				if w != nil && !repeatWarned(r.warnings, *w) {
+					warn(*w)
+				}
 				return nil
 			}
 			if !yield(t) {
 				return stop
 			}
 			return nil
-		}, func(w traceparse.Warning) {
-			w.File = name
-			warns.Add(w)
-			if r.overflow = r.overflow || len(r.warnings) >= traceparse.MaxWarnings; !r.overflow {
-				r.warnings = append(r.warnings, w)
-			}
-		})
-		for _, w := range repeats.warnings(i, name, l.names) {
-			warns.Add(w)
-			if r.overflow = r.overflow || len(r.warnings) >= traceparse.MaxWarnings; !r.overflow {
-				r.warnings = append(r.warnings, w)
-			}
-		}
+		}, warn)
 		r.lines.Add(lines)
 		l.lines.Add(r.lines)
 		l.tasks += r.tasks

@@ -183,6 +183,12 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 // the state is a cache, and the next night reads in full.
 func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.LogState) {
 	out := detectState{Format: detectStateFormat, Key: key, Logs: []cachedLog{}}
+	// Logs that repeat each other's tasks leave no log's state: a night from a state reads only new
+	// tasks, and could not tell a new task from one an earlier night read in another log
+	// (docs/decisions.md#a-task-in-two-logs).
+	if l.repeated {
+		states = nil
+	}
 	for _, st := range states {
 		var r *logRead
 		for i := range l.read {

@@ -952,3 +952,9 @@ func traceNight(t *testing.T, seed uint64, night int, sig weights.Signal, pop po
 	defer f.Close()
 	fmt.Fprintln(f, line)
 }
+
+// versionNumber is the number of a version name ("v0002" → 2; 0 when it is none).
+func versionNumber(name string) int {
+	n, _ := weights.ParseVersionName(name)
+	return n
+}

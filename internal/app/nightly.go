@@ -11,7 +11,6 @@ import (
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/watch"
-	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // NightlyLockName is the lock file in the weights directory that keeps two nightly runs apart.
@@ -251,11 +250,6 @@ func checkLogsEmpty(env Env, logs []string) error {
 
 // OutcomeWatchHarmful is the nightly outcome when the watch stopped the run.
 const OutcomeWatchHarmful = "watch-harmful"
-
-func versionNumber(name string) int {
-	n, _ := weights.ParseVersionName(name)
-	return n
-}
 
 // reportMovedRows is how many moved tasks the EVAL report's Watch section lists (events first);
 // tune watch --json lists them all.

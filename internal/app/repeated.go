@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"maps"
 	"slices"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -19,24 +18,25 @@ import (
 type repeatedTasks struct {
 	seed  maphash.Seed
 	first map[uint64]int // key hash → the log that gave it first
-	// found, per log, the repeats of each earlier log: how many and the first one's line
-	found map[int]map[int]*repeat
+	// warned, per log, the earlier logs whose tasks it was found to repeat
+	warned map[int]map[int]bool
 }
-
-type repeat struct{ n, line int }
 
 func newRepeatedTasks(logs int) *repeatedTasks {
 	if logs < 2 {
 		return nil
 	}
-	return &repeatedTasks{seed: maphash.MakeSeed(), first: map[uint64]int{}, found: map[int]map[int]*repeat{}}
+	return &repeatedTasks{seed: maphash.MakeSeed(), first: map[uint64]int{}, warned: map[int]map[int]bool{}}
 }
 
-// repeated reports whether task t of log i repeats a task of an earlier log (and notes it). A task
-// repeated within one log is the log's own business and is not dropped here.
-func (r *repeatedTasks) repeated(i int, t *traceparse.Task) bool {
-	if r == nil {
-		return false
+// repeated reports whether task t of log i repeats a task of an earlier log of names; w is the warning
+// to give when it is the first repeat of that log's tasks here. A task repeated within one log is the
+// log's own business and is not dropped here.
+func (r *repeatedTasks) repeated(i int, t *traceparse.Task, names []string) (dup bool, w *traceparse.Warning) {
+	// A task of a log from before meta lines (its time is its first line's, its title made up) or
+	// without a meta time or a title has no key that tells it apart from another log's: never a repeat.
+	if r == nil || t.Legacy || t.MetaTimestamp == "" || t.Title == "" {
+		return false, nil
 	}
 	var h maphash.Hash
 	h.SetSeed(r.seed)
@@ -53,33 +53,27 @@ func (r *repeatedTasks) repeated(i int, t *traceparse.Task) bool {
 	j, ok := r.first[k]
 	if !ok {
 		r.first[k] = i
-		return false
+		return false, nil
 	}
 	if j == i {
-		return false
+		return false, nil
 	}
-	if r.found[i] == nil {
-		r.found[i] = map[int]*repeat{}
+	if r.warned[i] == nil {
+		r.warned[i] = map[int]bool{}
 	}
-	if rp := r.found[i][j]; rp != nil {
-		rp.n++
-	} else {
-		r.found[i][j] = &repeat{n: 1, line: t.Line}
+	if r.warned[i][j] {
+		return true, nil
 	}
-	return true
+	r.warned[i][j] = true
+	// The reason names the earlier log and nothing that depends on how much of the log was read, so
+	// that a night from its state, which reads only the new tasks and keeps the warnings of the nights
+	// before, warns as a whole read does (repeatWarned).
+	return true, &traceparse.Warning{File: t.Source, Line: t.Line, Reason: fmt.Sprintf(
+		"a task of %s again (the same meta time and title: a copy of that log?): counted once, as is every later repeat of its tasks here", names[j])}
 }
 
-// warnings says, for log i (named name), which earlier logs it repeated tasks of: one warning per
-// earlier log, at the first repeat's line.
-func (r *repeatedTasks) warnings(i int, name string, names []string) []traceparse.Warning {
-	if r == nil || len(r.found[i]) == 0 {
-		return nil
-	}
-	var out []traceparse.Warning
-	for _, j := range slices.Sorted(maps.Keys(r.found[i])) {
-		rp := r.found[i][j]
-		out = append(out, traceparse.Warning{File: name, Line: rp.line, Reason: fmt.Sprintf(
-			"this task and %d more are tasks of %s again (the same meta time and title: a copy?): counted once", rp.n-1, names[j])})
-	}
-	return out
+// repeatWarned reports whether warns, a log's warnings so far, already say what w says: a night from
+// the state keeps the warning of the night that met the first repeat.
+func repeatWarned(warns []traceparse.Warning, w traceparse.Warning) bool {
+	return slices.ContainsFunc(warns, func(o traceparse.Warning) bool { return o.File == w.File && o.Reason == w.Reason })
 }

@@ -41,6 +41,9 @@ type r5Seq struct {
 	shareCarrier, shareHigh float64
 	shareDeep, shareLift1   float64
 	perDayMin, perDayMax    int
+	// shift moves every task's time: two projects' sequences otherwise give tasks of the same meta
+	// time and title, which a read of both logs counts once (docs/decisions.md#a-task-in-two-logs).
+	shift time.Duration
 }
 
 var r5Start = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -101,7 +104,7 @@ func (s *r5Seq) day(d int) []r5Task {
 				p = s.reg.deep
 			}
 		}
-		out[i] = r5Task{fired: f, regressed: s.rng.Float64() < p, at: r5Start.Add(time.Duration(d)*24*time.Hour + 8*time.Hour + time.Duration(i)*10*time.Minute)}
+		out[i] = r5Task{fired: f, regressed: s.rng.Float64() < p, at: r5Start.Add(time.Duration(d)*24*time.Hour + 8*time.Hour + time.Duration(i)*10*time.Minute + s.shift)}
 	}
 	return out
 }

@@ -83,6 +83,8 @@ type watchRun struct {
 	// warnings are the trace reader's, when the watch read the logs alone (a night's detection reports
 	// its own read's).
 	warnings []evolve.Warning
+	// repeated says a log gave a task an earlier log gave (repeatedTasks): no state is left then.
+	repeated bool
 }
 
 // judgeAlone reads the logs for the watch alone and judges.
@@ -102,7 +104,11 @@ func (run *watchRun) judgeAlone(env Env) error {
 // "harmful" on the active version, writes the rollback proposal.
 func (run *watchRun) judge(env Env) error {
 	if run.nightState {
-		saveWatchState(env.WeightsDir, run.key, run.reads)
+		reads := run.reads
+		if run.repeated {
+			reads = nil // as the detection's (saveDetectState): the next night reads whole
+		}
+		saveWatchState(env.WeightsDir, run.key, reads)
 	}
 	out := &WatchResult{Result: run.b.Result(), Active: run.target == run.active, Logs: run.logs, Warnings: []evolve.Warning{}}
 	if !run.nightState {
@@ -149,8 +155,8 @@ func startWatch(env Env, opts WatchOptions) (*watchRun, error) {
 // readAlone reads the logs for the watch alone, each from its state when one was taken up.
 func (run *watchRun) readAlone() error {
 	run.warnings = run.warnings[:0]
-	reads, err := streamWatch(run.b, run.logs, run.in.Logs, run.resume, func(w evolve.Warning) { run.warnings = append(run.warnings, w) })
-	run.reads = reads
+	reads, repeated, err := streamWatch(run.b, run.logs, run.in.Logs, run.resume, func(w evolve.Warning) { run.warnings = append(run.warnings, w) })
+	run.reads, run.repeated = reads, repeated
 	return err
 }
 

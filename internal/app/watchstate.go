@@ -201,9 +201,9 @@ func (f *watchFeed) end(path, name string, offset int64, modified time.Time, siz
 
 // streamWatch feeds the logs to b, each from its state when resume holds one (b has taken the states
 // up), and returns what each read gave for the next state.
-func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef, warn func(evolve.Warning)) ([]watchRead, error) {
+func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef, warn func(evolve.Warning)) (reads []watchRead, repeated bool, err error) {
 	f := newWatchFeed(b)
-	reads := make([]watchRead, len(paths))
+	reads = make([]watchRead, len(paths))
 	repeats := newRepeatedTasks(len(paths))
 	for i, path := range paths {
 		tasks := 0
@@ -215,21 +215,23 @@ func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef, 
 		if resume != nil {
 			offset, line = resume[i].Offset, resume[i].Line
 		}
-		_, size, err := traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
+		_, size, rerr := traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
 			t.Source = names[i]
 			tasks++
-			if !repeats.repeated(i, t) {
+			dup, w := repeats.repeated(i, t, names)
+			repeated = repeated || dup
+			if w != nil {
+				warn(evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
+			}
+			if !dup {
 				f.add(t)
 			}
 			return nil
 		}, func(w traceparse.Warning) {
 			warn(evolve.Warning{Source: names[i], Line: w.Line, Reason: w.Reason})
 		})
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range repeats.warnings(i, names[i], names) {
-			warn(evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
+		if rerr != nil {
+			return nil, false, rerr
 		}
 		if tasks == 0 && offset == 0 {
 			// a log read whole that holds no task: a wrong path would otherwise read as "too early"
@@ -237,7 +239,7 @@ func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef, 
 		}
 		reads[i] = f.end(path, names[i], offset, modified, size)
 	}
-	return reads, nil
+	return reads, repeated, nil
 }
 
 // tapDetection returns the detection's read of the logs with every task fed to the watch as well,
@@ -275,6 +277,7 @@ func (run *watchRun) endTap(l *traceLogs) error {
 		run.b = watch.NewBuilder(*run.in)
 		return run.readAlone()
 	}
+	run.repeated = l.repeated
 	run.reads = make([]watchRead, len(run.logs))
 	for i, r := range l.read {
 		run.reads[i] = run.feed.end(r.path, r.name, 0, r.modified, r.size)

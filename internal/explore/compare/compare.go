@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -251,11 +252,13 @@ func difference(k1, n1, k2, n2 int) Difference {
 	return d
 }
 
-// round keeps 4 significant digits of an e-value, so the JSON does not carry float noise.
+// round keeps 4 significant digits of an e-value, so the JSON does not carry float noise: the nearest
+// float to the 4-digit decimal, which is what strconv reads back (multiplying by a power of ten and
+// dividing again is not exact: 1.339e206 came out as 1.3390000000000005e+206).
 func round(e float64) float64 {
-	if e == 0 {
-		return e
+	r, err := strconv.ParseFloat(strconv.FormatFloat(e, 'g', 4, 64), 64)
+	if err != nil {
+		return e // ±Inf or NaN: nothing to round
 	}
-	p := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(e))))
-	return math.Round(e*p) / p
+	return r
 }
