@@ -223,6 +223,11 @@ type traceLogs struct {
 	// repeated says a log gave a task an earlier log of the read gave (repeatedTasks): the night then
 	// leaves no state to take up, so the next one reads whole and sees every repeat.
 	repeated bool
+	// prints are, with two or more logs, the prints of every task each log gave (by index of names),
+	// which the next state keeps so that a night from it can check its new tasks against them
+	// (checkRepeats); checked says that check ran and found none.
+	prints  [][]uint64
+	checked bool
 }
 
 // logRead is what one log's read gave: its size when read, every line count, warning (all of them,
@@ -286,6 +291,9 @@ func openTraceLogs(env Env, paths []string) (*traceLogs, error) {
 func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 	stop := errors.New("stopped")
 	repeats := newRepeatedTasks(len(l.names))
+	if repeats != nil {
+		l.prints = make([][]uint64, len(l.names))
+	}
 	for i, name := range l.names {
 		r := logRead{path: l.paths[i], name: name}
 		if fi, err := os.Stat(r.path); err == nil {
@@ -315,7 +323,11 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 		lines, r.size, err = traceparse.StreamLogFrom(r.path, offset, 0, line, func(t *traceparse.Task) error {
 			r.tasks++
 			t.Source = name
-			if dup, w := repeats.repeated(i, t, l.names); dup {
+			p, ok := taskPrint(t)
+			if repeats != nil && ok {
+				l.prints[i] = append(l.prints[i], p)
+			}
+			if dup, w := repeats.repeated(i, t, p, ok, l.names); dup {
 				l.repeated = true
 				// warned where a whole read warns: at the first repeat, in line order with the
 				// reader's warnings; a night from the state keeps the warning of the night that met it

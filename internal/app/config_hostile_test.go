@@ -38,13 +38,13 @@ func TestConfigRefusesHostileValuesAndFiles(t *testing.T) {
 		}
 	}
 	for body, want := range map[string]string{
-		"[evolve]\nparity_budget = nan\n":                                               "evolve.parity_budget must lie between 0 and 2",
+		"[evolve]\nparity_budget = nan\n":                                               "tune.toml:2: evolve.parity_budget must lie between 0 and 2",
 		"[evolve]\nparity_budget = +inf\n":                                              "evolve.parity_budget must lie between 0 and 2",
-		"[watch]\nalpha = nan\n":                                                        "watch.alpha NaN",
-		"[watch]\noverkill_bound = -nan\n":                                              "watch.overkill_bound NaN",
+		"[watch]\nalpha = nan\n":                                                        "tune.toml:2: watch.alpha NaN",
+		"[watch]\noverkill_bound = -nan\n":                                              "tune.toml:2: watch.overkill_bound NaN",
 		"[watch]\nalpha = inf\n":                                                        "watch.alpha +Inf",
 		"[evolve.drift_acknowledged]\nlayer-crossings = nan\n":                          `evolve.drift_acknowledged."layer-crossings": NaN is not a multiple of 0.5`,
-		"[evolve.drift_acknowledged]\nlayer-crossings = 4.25\n":                         `evolve.drift_acknowledged."layer-crossings": 4.25 is not a multiple of 0.5`,
+		"[evolve.drift_acknowledged]\nlayer-crossings = 4.25\n":                         `tune.toml:1: evolve.drift_acknowledged."layer-crossings": 4.25 is not a multiple of 0.5`,
 		"[evolve.drift_acknowledged]\nlayer-crossings = 1e300\n":                        "is not a multiple of 0.5",
 		"[evolve.drift_acknowledged]\n\"../v0001.toml\" = 4\n":                          `"../v0001.toml" is not a knob (a signal: greenfield,`,
 		"[evolve.drift_acknowledged]\n\"L9 edge\" = 4\n":                                `or an edge: L0 edge,`,

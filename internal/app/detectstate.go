@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,8 +30,9 @@ import (
 // flag, docs/decisions.md#the-clamp-in-the-loss-rule; 8: a cell's block is floored before the origin
 // and evolve.NoBlock without a time, docs/decisions.md#onsets-at-30-day-blocks; 9: a cell's ran-high and
 // regressed-high flags, docs/decisions.md#the-carriers-at-l2; 10: a state holds WindowSize − 1 counted
-// tasks before its first uncounted one, docs/decisions.md#nightly-state).
-const detectStateFormat = 10
+// tasks before its first uncounted one, docs/decisions.md#nightly-state; 11: the prints of every task of
+// each log when a night reads two or more, docs/decisions.md#a-task-in-two-logs).
+const detectStateFormat = 11
 
 // detectState is the cached state of the logs a night read.
 type detectState struct {
@@ -53,6 +55,10 @@ type cachedLog struct {
 	// cut and written on would reach before them (docs/decisions.md#nightly-state).
 	Check     string `json:"check"`
 	CheckedTo int64  `json:"checked_to"`
+	// Prints are, when the night read two or more logs, the prints of every task the log gave
+	// (encodePrints): a night from the state checks its new tasks against them (checkRepeats).
+	// Absent when the night read one log: a night of two or more then reads that log whole.
+	Prints *string `json:"prints,omitempty"`
 }
 
 // encodeState is a nightly state file (the detection's or the watch's): the state as one JSON line. A
@@ -174,6 +180,64 @@ func (l *traceLogs) loadDetectState(weightsDir, key string) {
 		}
 		l.resume[c.State.Source] = c
 	}
+	if !l.checkRepeats() {
+		l.resume = nil
+	}
+}
+
+// checkRepeats reports whether a night from the states decides as a whole read would although it reads
+// only each log's new part: with two or more logs, none of the tasks it is about to read (a resumed log
+// from its state's offset, any other log whole) may repeat a task another log gave, tonight or on an
+// earlier night (the prints the states keep). A repeat found, a print missing or unreadable: false, and
+// the night reads whole, which counts each repeated task once (docs/decisions.md#a-task-in-two-logs).
+// It reads those parts once more before the night's read: new tasks only, on the nights that use states.
+func (l *traceLogs) checkRepeats() bool {
+	if len(l.names) < 2 || len(l.resume) == 0 {
+		return true
+	}
+	owner := map[uint64]int{} // print → the log that gave it
+	for i, name := range l.names {
+		c := l.resume[name]
+		if c == nil {
+			continue
+		}
+		if c.Prints == nil {
+			return false // kept by a night of one log: its tasks were never checked against the others'
+		}
+		ps, ok := decodePrints(*c.Prints)
+		if !ok {
+			return false
+		}
+		for _, p := range ps {
+			if j, seen := owner[p]; seen && j != i {
+				return false
+			}
+			owner[p] = i
+		}
+	}
+	for i, path := range l.paths {
+		offset, line := int64(0), 1
+		if c := l.resume[l.names[i]]; c != nil {
+			offset, line = c.State.Offset, c.State.Line
+		}
+		repeat := errors.New("repeat")
+		_, _, err := traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
+			p, ok := taskPrint(t)
+			if !ok {
+				return nil
+			}
+			if j, seen := owner[p]; seen && j != i {
+				return repeat
+			}
+			owner[p] = i
+			return nil
+		}, nil)
+		if err != nil {
+			return false // a repeat, or a read the night's own read will report
+		}
+	}
+	l.checked = true
+	return true
 }
 
 // saveDetectState writes the state of the logs just read (states: the detection's, in order) under key.
@@ -200,6 +264,10 @@ func (l *traceLogs) saveDetectState(weightsDir, key string, states []*evolve.Log
 			continue
 		}
 		if c, ok := splitRead(r, st); ok {
+			if l.prints != nil {
+				ps := encodePrints(l.logPrints(st.Source))
+				c.Prints = &ps
+			}
 			out.Logs = append(out.Logs, c)
 		}
 	}
@@ -325,4 +393,16 @@ func checkBytes(path string, offset, to int64) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// logPrints are the prints of every task log name gave: those its state kept, and tonight's read.
+func (l *traceLogs) logPrints(name string) []uint64 {
+	var ps []uint64
+	if c := l.resume[name]; c != nil && c.Prints != nil {
+		ps, _ = decodePrints(*c.Prints) // checked by checkRepeats
+	}
+	if i := slices.Index(l.names, name); i >= 0 && i < len(l.prints) {
+		ps = append(ps, l.prints[i]...)
+	}
+	return ps
 }

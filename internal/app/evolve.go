@@ -292,26 +292,33 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound, parity_budget, holdout and the table drift_acknowledged; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", path, und[0], explore.Keys)
 	}
 	if cfg.driftAcks, err = driftAcks(cfg.Evolve.DriftAcknowledged); err != nil {
-		return cfg, fmt.Errorf("config %s: %w", path, err)
+		return cfg, fmt.Errorf("config %s: %w", tomlbound.Where(path, data, &tomlbound.KeyError{Key: []string{"evolve", "drift_acknowledged"}}), err)
 	}
-	if cfg.Evolve.MaxSteps < 0 || cfg.Evolve.StallBound < 0 {
-		return cfg, fmt.Errorf("config %s: evolve.max_steps and evolve.stall_bound must be positive", path)
+	// bad is the error of a value out of range: the file and the key's line.
+	bad := func(table, key, format string, args ...any) error {
+		where := tomlbound.Where(path, data, &tomlbound.KeyError{Key: []string{table, key}})
+		return fmt.Errorf("config %s: "+format, append([]any{where}, args...)...)
 	}
-	if !(cfg.Evolve.ParityBudget >= 0 && cfg.Evolve.ParityBudget <= 2) { // NaN fails both
-		return cfg, fmt.Errorf("config %s: evolve.parity_budget must lie between 0 and 2 (a too-high cost per prompt)", path)
+	switch {
+	case cfg.Evolve.MaxSteps < 0:
+		return cfg, bad("evolve", "max_steps", "evolve.max_steps and evolve.stall_bound must be positive")
+	case cfg.Evolve.StallBound < 0:
+		return cfg, bad("evolve", "stall_bound", "evolve.max_steps and evolve.stall_bound must be positive")
+	case !(cfg.Evolve.ParityBudget >= 0 && cfg.Evolve.ParityBudget <= 2): // NaN fails both
+		return cfg, bad("evolve", "parity_budget", "evolve.parity_budget must lie between 0 and 2 (a too-high cost per prompt)")
 	}
 	switch cfg.Evolve.Holdout {
 	case evolve.HoldoutVeto, evolve.HoldoutPriced:
 	case "":
 		if md.IsDefined("evolve", "holdout") {
-			return cfg, fmt.Errorf("config %s: evolve.holdout = \"\": want %q (the default) or %q; leave the key out for the default", path, evolve.HoldoutVeto, evolve.HoldoutPriced)
+			return cfg, bad("evolve", "holdout", "evolve.holdout = \"\": want %q (the default) or %q; leave the key out for the default", evolve.HoldoutVeto, evolve.HoldoutPriced)
 		}
 	default:
-		return cfg, fmt.Errorf("config %s: evolve.holdout = %q: want %q (the default: the frozen holdout's loss must not rise) or %q (the loss it adds is paid by the history's expected gain, as the suite's is)",
-			path, cfg.Evolve.Holdout, evolve.HoldoutVeto, evolve.HoldoutPriced)
+		return cfg, bad("evolve", "holdout", "evolve.holdout = %q: want %q (the default: the frozen holdout's loss must not rise) or %q (the loss it adds is paid by the history's expected gain, as the suite's is)",
+			cfg.Evolve.Holdout, evolve.HoldoutVeto, evolve.HoldoutPriced)
 	}
 	if err := cfg.Watch.Check(); err != nil {
-		return cfg, fmt.Errorf("config %s: %w", path, err)
+		return cfg, fmt.Errorf("config %s: %w", tomlbound.Where(path, data, err), err)
 	}
 	if cfg.Explore, err = explore.ParseConfig(path, data); err != nil {
 		return cfg, err
@@ -326,7 +333,7 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 		{"watch", "overkill_bound", cfg.Watch.OverkillBound == 0}, {"watch", "min_recurrences", cfg.Watch.MinRecurrences == 0},
 		{"watch", "alpha", cfg.Watch.Alpha == 0}} {
 		if z.zero && md.IsDefined(z.table, z.key) {
-			return cfg, fmt.Errorf("config %s: %s.%s = 0 would be read as the default: leave the key out, or set a positive value", path, z.table, z.key)
+			return cfg, bad(z.table, z.key, "%s.%s = 0 would be read as the default: leave the key out, or set a positive value", z.table, z.key)
 		}
 	}
 	return cfg, nil
@@ -423,6 +430,11 @@ func Evolve(env Env, opts EvolveOptions) (*EvolveResult, error) {
 	if opts.nightState {
 		stateKey = inputs.stateKey(env)
 		read.loadDetectState(env.WeightsDir, stateKey)
+		if w := opts.watch; w != nil && len(read.names) >= 2 && !read.checked {
+			// Only a night whose new tasks were checked against every log's earlier ones may read the
+			// logs' new parts alone (checkRepeats); the watch reads whole too then.
+			w.forgetState()
+		}
 	}
 	st, err := env.OpenStore()
 	if err != nil {

@@ -1,23 +1,24 @@
 package app
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
-	"hash/maphash"
+	"hash/fnv"
 	"slices"
+	"strconv"
 
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
-// repeatedTasks finds a task that an earlier log of the same read already gave: the same meta time and
-// title, the key the evidence ledger and the explore draw identify a task by (evolve.TaskKey). A copy
-// of a log (trace.log.bak, a project copied beside the original, both matched by one glob) would
+// repeatedTasks finds a task that an earlier log of the same read already gave: the same meta line (meta
+// time, title, level, dispatch, creativity, weights version and signals; taskPrint). A copy of a log
+// (trace.log.bak, a project copied beside the original, a merged view, all matched by one glob) would
 // otherwise enter the accumulated evidence twice, and a doubled table's e-value is about the square of
 // the single one's (docs/decisions.md#a-task-in-two-logs). Only with two or more logs; memory is one
-// 8-byte hash per task read.
+// 8-byte print per task read.
 type repeatedTasks struct {
-	seed  maphash.Seed
-	first map[uint64]int // key hash → the log that gave it first
+	first map[uint64]int // print → the log that gave it first
 	// warned, per log, the earlier logs whose tasks it was found to repeat
 	warned map[int]map[int]bool
 }
@@ -26,33 +27,48 @@ func newRepeatedTasks(logs int) *repeatedTasks {
 	if logs < 2 {
 		return nil
 	}
-	return &repeatedTasks{seed: maphash.MakeSeed(), first: map[uint64]int{}, warned: map[int]map[int]bool{}}
+	return &repeatedTasks{first: map[uint64]int{}, warned: map[int]map[int]bool{}}
 }
 
-// repeated reports whether task t of log i repeats a task of an earlier log of names; w is the warning
-// to give when it is the first repeat of that log's tasks here. A task repeated within one log is the
-// log's own business and is not dropped here.
-func (r *repeatedTasks) repeated(i int, t *traceparse.Task, names []string) (dup bool, w *traceparse.Warning) {
-	// A task of a log from before meta lines (its time is its first line's, its title made up) or
-	// without a meta time or a title has no key that tells it apart from another log's: never a repeat.
-	if r == nil || t.Legacy || t.MetaTimestamp == "" || t.Title == "" {
+// taskPrint is a task's print: an FNV-64a hash of its meta line's fields, stable across runs (nightly
+// states keep prints, prints). ok is false for a task whose meta line does not tell it apart from
+// another log's: a task of a log from before meta lines (its time is its first line's, its title made
+// up) or one without a meta time or a title.
+func taskPrint(t *traceparse.Task) (p uint64, ok bool) {
+	if t.Legacy || t.MetaTimestamp == "" || t.Title == "" {
+		return 0, false
+	}
+	h := fnv.New64a()
+	var buf []byte
+	field := func(b []byte) {
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	if t.MetaTime.IsZero() {
+		field([]byte(t.MetaTimestamp))
+	} else {
+		field(strconv.AppendInt(buf[:0], t.MetaTime.UnixNano(), 10)) // one instant however it is spelt
+	}
+	for _, s := range []string{t.Title, t.Level, t.Dispatch, t.Creativity, t.WeightsVersion} {
+		field([]byte(s))
+	}
+	for _, s := range t.Signals {
+		buf = append(append(buf[:0], s.Name...), ':')
+		field(strconv.AppendInt(buf, int64(s.Weight), 10))
+	}
+	return h.Sum64(), true
+}
+
+// repeated reports whether task t (print p, ok) of log i repeats a task of an earlier log of names; w
+// is the warning to give when it is the first repeat of that log's tasks here. A task repeated within one
+// log is the log's own business and is not dropped here.
+func (r *repeatedTasks) repeated(i int, t *traceparse.Task, p uint64, ok bool, names []string) (dup bool, w *traceparse.Warning) {
+	if r == nil || !ok {
 		return false, nil
 	}
-	var h maphash.Hash
-	h.SetSeed(r.seed)
-	if !t.MetaTime.IsZero() {
-		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(t.MetaTime.UnixNano()))
-		h.Write(b[:])
-	} else {
-		h.WriteString(t.MetaTimestamp)
-	}
-	h.WriteByte(0)
-	h.WriteString(t.Title)
-	k := h.Sum64()
-	j, ok := r.first[k]
-	if !ok {
-		r.first[k] = i
+	j, seen := r.first[p]
+	if !seen {
+		r.first[p] = i
 		return false, nil
 	}
 	if j == i {
@@ -69,11 +85,37 @@ func (r *repeatedTasks) repeated(i int, t *traceparse.Task, names []string) (dup
 	// that a night from its state, which reads only the new tasks and keeps the warnings of the nights
 	// before, warns as a whole read does (repeatWarned).
 	return true, &traceparse.Warning{File: t.Source, Line: t.Line, Reason: fmt.Sprintf(
-		"a task of %s again (the same meta time and title: a copy of that log?): counted once, as is every later repeat of its tasks here", names[j])}
+		"a task of %s again (the same meta line: a copy of that log?): counted once, there, as is every later repeat of its tasks here", names[j])}
 }
 
 // repeatWarned reports whether warns, a log's warnings so far, already say what w says: a night from
 // the state keeps the warning of the night that met the first repeat.
 func repeatWarned(warns []traceparse.Warning, w traceparse.Warning) bool {
 	return slices.ContainsFunc(warns, func(o traceparse.Warning) bool { return o.File == w.File && o.Reason == w.Reason })
+}
+
+// encodePrints is a log's prints as a state keeps them: sorted, each once, 8 bytes little-endian, base64.
+func encodePrints(ps []uint64) string {
+	ps = slices.Compact(slices.Sorted(slices.Values(ps)))
+	b := make([]byte, 8*len(ps))
+	for i, p := range ps {
+		binary.LittleEndian.PutUint64(b[8*i:], p)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// decodePrints reads encodePrints' form; ok is false for anything else (a state is hostile input).
+func decodePrints(s string) (ps []uint64, ok bool) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b)%8 != 0 {
+		return nil, false
+	}
+	ps = make([]uint64, len(b)/8)
+	for i := range ps {
+		ps[i] = binary.LittleEndian.Uint64(b[8*i:])
+		if i > 0 && ps[i] <= ps[i-1] {
+			return nil, false
+		}
+	}
+	return ps, true
 }

@@ -19,32 +19,62 @@ func TestRepeatedTasks(t *testing.T) {
 	}
 	names := []string{"merged.log", "t1.log", "t2.log"}
 	r := newRepeatedTasks(len(names))
-	if dup, _ := r.repeated(0, task("merged.log", 1, "checkout fails"), names); dup {
+	rep := func(i int, t *traceparse.Task) (bool, *traceparse.Warning) {
+		p, ok := taskPrint(t)
+		return r.repeated(i, t, p, ok, names)
+	}
+	if dup, _ := rep(0, task("merged.log", 1, "checkout fails")); dup {
 		t.Fatal("the first sight of a task is a repeat")
 	}
-	if dup, _ := r.repeated(0, task("merged.log", 9, "checkout fails"), names); dup {
+	if dup, _ := rep(0, task("merged.log", 9, "checkout fails")); dup {
 		t.Error("a task repeated inside its own log was dropped")
 	}
-	dup, w := r.repeated(1, task("t1.log", 4, "checkout fails"), names)
+	dup, w := rep(1, task("t1.log", 4, "checkout fails"))
 	if !dup || w == nil || w.File != "t1.log" || w.Line != 4 || !strings.HasPrefix(w.Reason, "a task of merged.log again") {
 		t.Fatalf("the task again in t1.log: repeat %v, warning %+v", dup, w)
 	}
-	r.repeated(0, task("merged.log", 10, "other"), names)
-	if dup, w := r.repeated(1, task("t1.log", 12, "other"), names); !dup || w != nil {
+	rep(0, task("merged.log", 10, "other"))
+	if dup, w := rep(1, task("t1.log", 12, "other")); !dup || w != nil {
 		t.Errorf("a second repeat of merged.log in t1.log: repeat %v, warning %+v (want one warning per pair)", dup, w)
 	}
-	if dup, w := r.repeated(2, task("t2.log", 3, "other"), names); !dup || w == nil || w.Line != 3 {
+	if dup, w := rep(2, task("t2.log", 3, "other")); !dup || w == nil || w.Line != 3 {
 		t.Errorf("the first repeat in another log: repeat %v, warning %+v", dup, w)
 	}
 	legacy := task("t1.log", 1, "(legacy-trace, no meta header)")
 	legacy.Legacy = true
 	for _, tk := range []*traceparse.Task{legacy, task("t1.log", 2, "")} {
-		r.repeated(0, tk, names)
-		if dup, _ := r.repeated(2, tk, names); dup {
+		rep(0, tk)
+		if dup, _ := rep(2, tk); dup {
 			t.Errorf("%+v counted as a repeat: it has no key", tk)
 		}
 	}
+	// another project's task at the same second with the same title, but its own level and signals
+	same := task("merged.log", 20, "fix the failing test")
+	rep(0, same)
+	other := task("t2.log", 20, "fix the failing test")
+	other.Level = "L2"
+	if dup, _ := rep(2, other); dup {
+		t.Error("a task of another level at the same time and title counted as a repeat")
+	}
 	if one := newRepeatedTasks(1); one != nil {
 		t.Error("one log keeps a set of keys")
+	}
+}
+
+// TestPrintsRoundTrip: a state's prints read back as written, sorted and each once; anything else is
+// refused (a state is hostile input).
+func TestPrintsRoundTrip(t *testing.T) {
+	got, ok := decodePrints(encodePrints([]uint64{9, 3, 9, 1 << 63}))
+	if !ok || len(got) != 3 || got[0] != 3 || got[1] != 9 || got[2] != 1<<63 {
+		t.Errorf("round trip: %v %v", got, ok)
+	}
+	for _, bad := range []string{"!", "AAAA", encodePrints([]uint64{1})[:8]} {
+		if _, ok := decodePrints(bad); ok {
+			t.Errorf("%q decoded", bad)
+		}
+	}
+	unsorted := encodePrints([]uint64{1}) + encodePrints([]uint64{1})
+	if _, ok := decodePrints(unsorted); ok {
+		t.Errorf("%q (two encodings glued) decoded", unsorted)
 	}
 }

@@ -257,3 +257,61 @@ func spoilPaths(t *testing.T, p *r5Project, paths []string) {
 		}
 	}
 }
+
+// TestALaggingCopyIsCountedOnceThroughTheStates: a mirror that gets the log's tasks days late (a sync,
+// a collector) holds, each night, tasks the log gave on nights the state does not read again. A night
+// from the states checks its new tasks against the prints the states keep of every log's tasks, finds
+// the repeats and reads whole: every night then decides as the log alone, and as a night without states
+// (the copies review, F1: before, the states hid the repeats and the e-value was about squared).
+func TestALaggingCopyIsCountedOnceThroughTheStates(t *testing.T) {
+	once, cached, full := newR5Project(t), newR5Project(t), newR5Project(t)
+	s := newR5Seq(41, r5Regime{base: 0.08, lifted: 0.6, deep: 0.6, days: 14})
+	w := refWeights()
+	const lag = 5
+	var days [][]byte
+	for d := range 14 {
+		text := r5Render(s.day(d), w)
+		days = append(days, text)
+		for _, p := range []*r5Project{once, cached, full} {
+			appendFile(t, p.log, text)
+			p.now = r5Start.Add(time.Duration(d)*24*time.Hour + 20*time.Hour)
+		}
+		var outs [2][]byte
+		var res [2]*NightlyResult
+		for i, p := range []*r5Project{cached, full} {
+			mirror := filepath.Join(p.dir, "mirror", ".ldd", "trace.log")
+			if err := os.MkdirAll(filepath.Dir(mirror), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if d >= lag {
+				appendFile(t, mirror, days[d-lag])
+			} else {
+				appendFile(t, mirror, nil)
+			}
+			if p == full {
+				if err := os.RemoveAll(filepath.Join(p.env.WeightsDir, store.CacheDir)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, err := Nightly(p.env, EvolveOptions{Logs: []string{p.log, mirror}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = out
+			o := *out
+			o.TasksFromState = 0
+			outs[i] = (&stateProject{dir: p.dir}).jsonOf(t, &o)
+		}
+		a := once.night(t)
+		if !bytes.Equal(outs[0], outs[1]) {
+			t.Fatalf("day %d: the night from the states decided otherwise than the full read:\n%s\n%s", d, outs[0], outs[1])
+		}
+		if got := res[0].Explain.Accumulated; got.Eligible != a.Explain.Accumulated.Eligible || got.Flagged != a.Explain.Accumulated.Flagged {
+			t.Fatalf("day %d: with the lagging mirror %d settled eligible, %d flagged; the log alone %d, %d",
+				d, got.Eligible, got.Flagged, a.Explain.Accumulated.Eligible, a.Explain.Accumulated.Flagged)
+		}
+		if d > lag && res[0].TasksFromState != 0 {
+			t.Errorf("day %d: %d task(s) taken up from a state although the logs repeat each other", d, res[0].TasksFromState)
+		}
+	}
+}

@@ -152,6 +152,13 @@ func startWatch(env Env, opts WatchOptions) (*watchRun, error) {
 	return run, nil
 }
 
+// forgetState drops the state the watch took up: it reads every log whole.
+func (run *watchRun) forgetState() {
+	if run.resume != nil {
+		run.b, run.resume = watch.NewBuilder(*run.in), nil
+	}
+}
+
 // readAlone reads the logs for the watch alone, each from its state when one was taken up.
 func (run *watchRun) readAlone() error {
 	run.warnings = run.warnings[:0]

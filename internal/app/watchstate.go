@@ -218,7 +218,8 @@ func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef, 
 		_, size, rerr := traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
 			t.Source = names[i]
 			tasks++
-			dup, w := repeats.repeated(i, t, names)
+			p, ok := taskPrint(t)
+			dup, w := repeats.repeated(i, t, p, ok, names)
 			repeated = repeated || dup
 			if w != nil {
 				warn(evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})

@@ -62,16 +62,17 @@ func (c Config) On() bool { return c.Share > 0 }
 // check validates the table's values; marginSet says the file wrote margin (a 0 written is refused,
 // since 0 reads as the default).
 func (c Config) check(marginSet bool) error {
+	share, margin := []string{"explore", "share"}, []string{"explore", "margin"}
 	if !(c.Share >= 0 && c.Share <= MaxShare) { // NaN fails both
-		return fmt.Errorf("explore.share = %v: want a probability between 0 (off) and %v", c.Share, MaxShare)
+		return &tomlbound.KeyError{Key: share, Msg: fmt.Sprintf("explore.share = %v: want a probability between 0 (off) and %v", c.Share, MaxShare)}
 	}
 	switch {
 	case c.Margin == 0 && marginSet:
-		return errors.New("explore.margin = 0 would be read as the default (1): leave the key out, or set a positive value")
+		return &tomlbound.KeyError{Key: margin, Msg: "explore.margin = 0 would be read as the default (1): leave the key out, or set a positive value"}
 	case !(c.Margin >= 0 && c.Margin <= MaxMargin):
-		return fmt.Errorf("explore.margin = %v: want score points between 0.5 and %v", c.Margin, MaxMargin)
+		return &tomlbound.KeyError{Key: margin, Msg: fmt.Sprintf("explore.margin = %v: want score points between 0.5 and %v", c.Margin, MaxMargin)}
 	case c.Margin*2 != math.Trunc(c.Margin*2):
-		return fmt.Errorf("explore.margin = %v: want a multiple of 0.5 (scores move in half points)", c.Margin)
+		return &tomlbound.KeyError{Key: margin, Msg: fmt.Sprintf("explore.margin = %v: want a multiple of 0.5 (scores move in half points)", c.Margin)}
 	}
 	return nil
 }
@@ -92,7 +93,7 @@ func ParseConfig(path string, data []byte) (Config, error) {
 		}
 	}
 	if err := doc.Explore.check(md.IsDefined("explore", "margin")); err != nil {
-		return Config{}, fmt.Errorf("config %s: %w", path, err)
+		return Config{}, fmt.Errorf("config %s: %w", tomlbound.Where(path, data, err), err)
 	}
 	return doc.Explore, nil
 }

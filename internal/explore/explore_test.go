@@ -149,7 +149,7 @@ func TestParseConfig(t *testing.T) {
 		{"[watch]\nmin_tasks = 3\n", "{0 0}", ""},
 		{"[explore]\nshare = 0.1\n", "{0.1 0}", ""},
 		{"[explore]\nshare = 0\nmargin = 2.5\n", "{0 2.5}", ""},
-		{"[explore]\nshare = 0.25\n", "", "config tune.toml: explore.share = 0.25: want a probability between 0 (off) and 0.2"},
+		{"[explore]\nshare = 0.25\n", "", "config tune.toml:2: explore.share = 0.25: want a probability between 0 (off) and 0.2"},
 		{"[explore]\nshare = -0.1\n", "", "explore.share = -0.1"},
 		{"[explore]\nshare = nan\n", "", "explore.share = NaN"},
 		{"[explore]\nmargin = 0\n", "", "explore.margin = 0 would be read as the default"},
@@ -248,7 +248,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig("tune.toml", data)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "config tune.toml: ") {
+			if !strings.HasPrefix(err.Error(), "config tune.toml") {
 				t.Fatalf("error without the file: %v", err)
 			}
 			return

@@ -50,6 +50,7 @@ import (
 	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/scorer"
+	"github.com/ldd-tools/tune/internal/tomlbound"
 	"github.com/ldd-tools/tune/internal/traceparse"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -97,15 +98,18 @@ func (c Config) WithDefaults() Config {
 
 // Check reports a bound out of range.
 func (c Config) Check() error {
+	bad := func(key, format string, v any) error {
+		return &tomlbound.KeyError{Key: []string{"watch", key}, Msg: fmt.Sprintf("watch.%s %v: "+format, key, v)}
+	}
 	switch {
 	case c.MinTasks < 0:
-		return fmt.Errorf("watch.min_tasks %d: want a positive number of tasks", c.MinTasks)
+		return bad("min_tasks", "want a positive number of tasks", c.MinTasks)
 	case !(c.OverkillBound >= 0 && c.OverkillBound <= 1): // NaN fails both
-		return fmt.Errorf("watch.overkill_bound %g: want a rate margin between 0 and 1", c.OverkillBound)
+		return bad("overkill_bound", "want a rate margin between 0 and 1", c.OverkillBound)
 	case c.MinRecurrences < 0:
-		return fmt.Errorf("watch.min_recurrences %d: want a positive number of tasks", c.MinRecurrences)
+		return bad("min_recurrences", "want a positive number of tasks", c.MinRecurrences)
 	case !(c.Alpha >= 0 && c.Alpha < 1): // NaN fails both
-		return fmt.Errorf("watch.alpha %g: want a level between 0 and 1", c.Alpha)
+		return bad("alpha", "want a level between 0 and 1", c.Alpha)
 	}
 	return nil
 }
