@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ldd-tools/tune/internal/store"
-	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -20,28 +19,15 @@ import (
 // by hand, applying the stale proposal is nothing to do (exit 0), not "propose again". Review of the
 // watch: the harmful report said "no change; nothing was replayed", the not-helping night wrote none.
 func TestNightlyReportsTheWatchsRollback(t *testing.T) {
-	dir := t.TempDir()
-	if err := testutil.CopyReference(dir); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	env := Env{Now: func() time.Time { return now }, WeightsDir: filepath.Join(dir, "weights"),
-		FixturesDir: filepath.Join(dir, "fixtures"), ReportsDir: filepath.Join(dir, "reports")}
+	env := referenceProject(t, &now)
 	applyByHand(t, env, now, weights.ContractRuleHit) // v0002: contract-rule-hit +1 lifts these L1 tasks to L2
 	var b strings.Builder
 	// lifted are the signals v0002 lifts, with contract-rule-hit's weight crh when the task ran.
 	lifted := func(crh int) string {
 		return fmt.Sprintf("contract-rule-hit:+%d,explicit-bugfix:-5,unknown-file-territory:+1", crh)
 	}
-	task := func(at time.Time, level, signals string, i int, reg bool) {
-		ts := func(sec int) string { return at.Add(time.Duration(sec) * time.Second).Format(time.RFC3339) }
-		fmt.Fprintf(&b, "%s  meta  %s  dispatch=auto  signals=%s  task=\"task %d\"  loops=inner\n%s  inner  k=1  skill=s  action=a  loss=0.100\n", ts(0), level, signals, i, ts(1))
-		close := ts(2) + "  inner  close  terminal=complete  loss_final=0.100"
-		if reg {
-			close += "  regression_followed=true"
-		}
-		b.WriteString(close + "\n")
-	}
+	task := func(at time.Time, level, signals string, i int, reg bool) { writeAutoTask(&b, at, level, signals, i, reg) }
 	for i := range 20 {
 		task(time.Date(2026, 10, 1, i, 0, 0, 0, time.UTC), "L1/diagnostic", lifted(2), i, i < 12)
 		task(time.Date(2026, 10, 2, i, 0, 0, 0, time.UTC), "L1/diagnostic", "explicit-bugfix:-5", 100+i, i < 1)
