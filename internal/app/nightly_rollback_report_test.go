@@ -27,7 +27,9 @@ func TestNightlyReportsTheWatchsRollback(t *testing.T) {
 	lifted := func(crh int) string {
 		return fmt.Sprintf("contract-rule-hit:+%d,explicit-bugfix:-5,unknown-file-territory:+1", crh)
 	}
-	task := func(at time.Time, level, signals string, i int, reg bool) { writeAutoTask(&b, at, level, signals, i, reg) }
+	task := func(at time.Time, level, signals string, i int, reg bool) {
+		writeAutoTask(&b, at, level, signals, i, reg)
+	}
 	for i := range 20 {
 		task(time.Date(2026, 10, 1, i, 0, 0, 0, time.UTC), "L1/diagnostic", lifted(2), i, i < 12)
 		task(time.Date(2026, 10, 2, i, 0, 0, 0, time.UTC), "L1/diagnostic", "explicit-bugfix:-5", 100+i, i < 1)

@@ -25,7 +25,9 @@ func TestRefutedRaisesAreTheWatchsNotHelpingRollback(t *testing.T) {
 	// 20 tasks at L1 that v0002 lifts, 12 regressed, 20 others 1 regressed; after it, 20 lifted, 14
 	// still regressed: not helping.
 	var b strings.Builder
-	task := func(at time.Time, level, signals string, i int, reg bool) { writeAutoTask(&b, at, level, signals, i, reg) }
+	task := func(at time.Time, level, signals string, i int, reg bool) {
+		writeAutoTask(&b, at, level, signals, i, reg)
+	}
 	const lifted = "contract-rule-hit:+2,explicit-bugfix:-5,unknown-file-territory:+1"
 	for i := range 20 {
 		task(time.Date(2026, 10, 1, i, 0, 0, 0, time.UTC), "L1/diagnostic", lifted, i, i < 12)
