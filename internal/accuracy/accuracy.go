@@ -170,7 +170,8 @@ type Report struct {
 	ByWeightsVersion []Group   `json:"by_weights_version"`
 	ByDispatch       []Group   `json:"by_dispatch"`
 	ByLog            []Group   `json:"by_log"`
-	// Undated counts the closed tasks left out because their meta timestamp is not RFC 3339.
+	// Undated counts the closed tasks left out because their meta timestamp is not RFC 3339 (or is before
+	// year 1, which Go reads and the reference does not).
 	Undated int `json:"n_tasks_undated"`
 }
 
@@ -234,7 +235,7 @@ func (b *Builder) Add(t *traceparse.Task) {
 	if t.MetaTime.IsZero() {
 		rep.Undated++
 		rep.Beyond.Tasks = append(rep.Beyond.Tasks, beyondTask(t, []string{
-			"meta timestamp " + strconv.Quote(t.MetaTimestamp) + " is not RFC 3339: left out of every window here; the reference's ISO reader may keep it"}))
+			"meta timestamp " + strconv.Quote(t.MetaTimestamp) + " is not an RFC 3339 time from year 1 on: left out of every window here; the reference's ISO reader may keep it"}))
 		return
 	}
 	if t.MetaTime.Before(b.cutoff) {

@@ -333,3 +333,19 @@ func TestIncompleteCloseIsListed(t *testing.T) {
 		}
 	}
 }
+
+// TestYearZeroIsUndated: a meta time in year 0000, which Go parses and the reference's Python does not,
+// is counted undated and listed, not dropped as older than every window (trace review, minor).
+func TestYearZeroIsUndated(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "y0.log")
+	body := "0000-06-01T10:00:00Z  meta  L1/diagnostic  dispatch=auto  signals=explicit-bugfix:-5  task=\"year zero\"  loops=inner\n" +
+		"0000-06-01T10:00:01Z  inner  k=1  skill=s  action=a  loss=0.100\n" +
+		"0000-06-01T10:00:02Z  inner  close  terminal=complete  loss_final=0.100\n"
+	if err := os.WriteFile(log, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := Build(read(t, log), Options{Days: lifetime, Now: now})
+	if rep.Undated != 1 || rep.Beyond.NTasks != 1 || rep.NTasksTotal != 0 {
+		t.Errorf("year 0000: undated %d, listed %d, counted %d; want 1, 1, 0", rep.Undated, rep.Beyond.NTasks, rep.NTasksTotal)
+	}
+}

@@ -551,8 +551,14 @@ func (c *classifier) readHead(lc *lineClass, e *Entry) {
 // and noted, and the task stays out of time windows (`n_tasks_undated`, docs/decisions.md#trace-logs).
 func parseMetaTime(lc *lineClass, ts string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
+	switch {
+	case err != nil:
 		lc.notes = append(lc.notes, fmt.Sprintf("timestamp %q is not RFC 3339: the task is left out of time windows", ts))
+	case t.Year() < 1:
+		// Go reads year 0000; the reference's Python datetime does not (years 1–9999): undated, not a
+		// task of two thousand years ago that every window leaves out without a word
+		lc.notes = append(lc.notes, fmt.Sprintf("timestamp %q is before year 1: the task is left out of time windows", ts))
+		return time.Time{}
 	}
 	return t
 }
