@@ -30,8 +30,8 @@ func newRepeatedTasks(logs int) *repeatedTasks {
 	return &repeatedTasks{first: map[uint64]int{}, warned: map[int]map[int]bool{}}
 }
 
-// taskPrint is a task's print: an FNV-64a hash of its meta line's fields, stable across runs (nightly
-// states keep prints, prints). ok is false for a task whose meta line does not tell it apart from
+// taskPrint is a task's print: an FNV-64a hash of its meta line (its time as an instant, the fields
+// read from it and every key=value it holds), stable across runs (nightly states keep prints). ok is false for a task whose meta line does not tell it apart from
 // another log's: a task of a log from before meta lines (its time is its first line's, its title made
 // up) or one without a meta time or a title.
 func taskPrint(t *traceparse.Task) (p uint64, ok bool) {
@@ -55,6 +55,10 @@ func taskPrint(t *traceparse.Task) (p uint64, ok bool) {
 	for _, s := range t.Signals {
 		buf = append(append(buf[:0], s.Name...), ':')
 		field(strconv.AppendInt(buf, int64(s.Weight), 10))
+	}
+	// and every other key=value of the meta line, in its order (regression_of=, loops=, files=, …)
+	for k, v := range t.Meta.Fields.All() {
+		field(append(append(append(buf[:0], k...), '='), v...))
 	}
 	return h.Sum64(), true
 }
@@ -85,7 +89,7 @@ func (r *repeatedTasks) repeated(i int, t *traceparse.Task, p uint64, ok bool, n
 	// that a night from its state, which reads only the new tasks and keeps the warnings of the nights
 	// before, warns as a whole read does (repeatWarned).
 	return true, &traceparse.Warning{File: t.Source, Line: t.Line, Reason: fmt.Sprintf(
-		"a task of %s again (the same meta line: a copy of that log?): counted once, there, as is every later repeat of its tasks here", names[j])}
+		"a task of %s again (the same meta line: a copy of that log?): counted once, there, as is every later repeat of its tasks here; while logs share tasks, a night reads them whole", names[j])}
 }
 
 // repeatWarned reports whether warns, a log's warnings so far, already say what w says: a night from

@@ -1,10 +1,13 @@
 package app
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/traceparse"
 )
 
@@ -76,5 +79,36 @@ func TestPrintsRoundTrip(t *testing.T) {
 	unsorted := encodePrints([]uint64{1}) + encodePrints([]uint64{1})
 	if _, ok := decodePrints(unsorted); ok {
 		t.Errorf("%q (two encodings glued) decoded", unsorted)
+	}
+}
+
+// TestPrintIsTheWholeMetaLine: two projects' tasks of the same second, title, level and signals that
+// differ in another key of the meta line (regression_of=, loops=) are two tasks; the same meta line
+// is one, whatever follows it (the copies re-review, finding A).
+func TestPrintIsTheWholeMetaLine(t *testing.T) {
+	const head = "2026-03-02T10:00:00Z  meta  L1/diagnostic  dispatch=auto  signals=explicit-bugfix:-5  task=\"fix the failing test\""
+	print := func(meta, body string) uint64 {
+		t.Helper()
+		log := filepath.Join(t.TempDir(), "trace.log")
+		if err := os.WriteFile(log, []byte(meta+"\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tasks := testutil.TraceTasks(t, log)
+		p, ok := taskPrint(&tasks[0])
+		if len(tasks) != 1 || !ok {
+			t.Fatalf("%q: %d task(s), print %v", meta, len(tasks), ok)
+		}
+		return p
+	}
+	closeA := "2026-03-02T10:00:09Z  inner  close  terminal=complete  loss_final=0.100  regression_followed=true\n"
+	closeB := "2026-03-02T10:00:04Z  inner  close  terminal=complete  loss_final=0.000\n"
+	base := print(head+"  regression_of=2026-03-01T09:00:00Z  loops=inner", closeA)
+	if print(head+"  regression_of=2026-03-01T09:00:00Z  loops=inner", closeB) != base {
+		t.Error("the same meta line with another body: two prints (a copy taken mid-task would count twice)")
+	}
+	for _, meta := range []string{head + "  regression_of=2026-02-27T15:00:00Z  loops=inner", head + "  regression_of=2026-03-01T09:00:00Z  loops=inner,outer"} {
+		if print(meta, closeA) == base {
+			t.Errorf("%q: the print of another task", meta)
+		}
 	}
 }
