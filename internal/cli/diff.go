@@ -45,6 +45,11 @@ proposal it names when it is still in weights/proposals/ (else the counts in the
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir = f.WeightsDir
 			opts.A, opts.B = args[0], args[1]
+			for _, ref := range args {
+				if err := checkWeightsRef(ref); err != nil {
+					return err
+				}
+			}
 			if err := cmdutil.CheckFormat(cmd); err != nil {
 				return err
 			}

@@ -59,3 +59,26 @@ func TestDiffGolden(t *testing.T) {
 		t.Errorf("bad ref: %d %s", code, errOut)
 	}
 }
+
+// TestVersionZeroIsAUsageError: a reference that reads as a version number but names none is a usage
+// error (exit 2) in weights show and diff, as in rollback --to; a version that does not exist yet is
+// the store's error (exit 1). Review of the watch (F7).
+func TestVersionZeroIsAUsageError(t *testing.T) {
+	wd, fd := storeTestDirs(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"weights", "show", "0"}, 2, `"0" is not a weights version: versions start at v0001`},
+		{[]string{"weights", "show", "v0000"}, 2, `"v0000" is not a weights version`},
+		{[]string{"diff", "v0001", "0"}, 2, `"0" is not a weights version`},
+		{[]string{"weights", "show", "9"}, 1, "v0009.toml does not exist (versions: v0001)"},
+		{[]string{"diff", "1", "active"}, 0, ""},
+	} {
+		code, _, errOut := storeRun(t, wd, fd, nil, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d %q, want %d %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"regexp"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/view"
+	"github.com/ldd-tools/tune/internal/weights"
 )
 
 // NewCmdWeights builds the `tune weights` group.
@@ -50,6 +53,9 @@ plus parent, active, created, reason and evidence.`,
 			if len(args) == 1 {
 				opts.Ref = args[0]
 			}
+			if err := checkWeightsRef(opts.Ref); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -69,4 +75,17 @@ func weightsShowRun(opts *weightsShowOptions) error {
 		return view.WriteJSON(opts.IO.Out, ref.Doc())
 	}
 	return view.Weights(opts.IO.Out, ref)
+}
+
+// versionLike matches what can only be meant as a version number: v0002, V2, 0, -1.
+var versionLike = regexp.MustCompile(`^[vV]?-?[0-9]+$`)
+
+// checkWeightsRef refuses, as a usage error, a reference that reads as a version number but names none
+// (0, v0000, -1): versions start at v0001, as rollback --to says. Anything else is looked up as a
+// version, "active" or a proposal file or id.
+func checkWeightsRef(ref string) error {
+	if _, err := weights.ParseVersionName(ref); err != nil && versionLike.MatchString(ref) {
+		return FlagErrorf("%q is not a weights version: versions start at v0001", ref)
+	}
+	return nil
 }
