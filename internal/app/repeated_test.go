@@ -112,3 +112,19 @@ func TestPrintIsTheWholeMetaLine(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTaskPrint is the cost a read of two or more logs adds per task: its print and the lookup.
+func BenchmarkTaskPrint(b *testing.B) {
+	tasks := testutil.TraceTasks(b, "../../demo/traces/checkout-service.log")
+	names := []string{"a.log", "b.log"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		r := newRepeatedTasks(len(names))
+		for i := range tasks {
+			p, ok := taskPrint(&tasks[i])
+			r.repeated(i%2, &tasks[i], p, ok, names)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(tasks)), "ns/task")
+}
