@@ -323,18 +323,20 @@ func (l *traceLogs) stream(yield func(*traceparse.Task) bool) {
 		lines, r.size, err = traceparse.StreamLogFrom(r.path, offset, 0, line, func(t *traceparse.Task) error {
 			r.tasks++
 			t.Source = name
-			p, ok := taskPrint(t)
-			if repeats != nil && ok {
-				l.prints[i] = append(l.prints[i], p)
-			}
-			if dup, w := repeats.repeated(i, t, p, ok, l.names); dup {
-				l.repeated = true
-				// warned where a whole read warns: at the first repeat, in line order with the
-				// reader's warnings; a night from the state keeps the warning of the night that met it
-				if w != nil && !repeatWarned(r.warnings, *w) {
-					warn(*w)
+			if repeats != nil { // two or more logs
+				p, ok := taskPrint(t)
+				if ok {
+					l.prints[i] = append(l.prints[i], p)
 				}
-				return nil
+				if dup, w := repeats.repeated(i, t, p, ok, l.names); dup {
+					l.repeated = true
+					// warned where a whole read warns: at the first repeat, in line order with the
+					// reader's warnings; a night from the state keeps the warning of the night that met it
+					if w != nil && !repeatWarned(r.warnings, *w) {
+						warn(*w)
+					}
+					return nil
+				}
 			}
 			if !yield(t) {
 				return stop

@@ -215,12 +215,12 @@ func (l *traceLogs) checkRepeats() bool {
 			owner[p] = i
 		}
 	}
+	repeat := errors.New("repeat")
 	for i, path := range l.paths {
 		offset, line := int64(0), 1
 		if c := l.resume[l.names[i]]; c != nil {
 			offset, line = c.State.Offset, c.State.Line
 		}
-		repeat := errors.New("repeat")
 		_, _, err := traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
 			p, ok := taskPrint(t)
 			if !ok {

@@ -292,12 +292,11 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound, parity_budget, holdout and the table drift_acknowledged; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", path, und[0], explore.Keys)
 	}
 	if cfg.driftAcks, err = driftAcks(cfg.Evolve.DriftAcknowledged); err != nil {
-		return cfg, fmt.Errorf("config %s: %w", tomlbound.Where(path, data, &tomlbound.KeyError{Key: []string{"evolve", "drift_acknowledged"}}), err)
+		return cfg, fmt.Errorf("config %s: %w", tomlbound.At(path, data, "evolve", "drift_acknowledged"), err)
 	}
 	// bad is the error of a value out of range: the file and the key's line.
 	bad := func(table, key, format string, args ...any) error {
-		where := tomlbound.Where(path, data, &tomlbound.KeyError{Key: []string{table, key}})
-		return fmt.Errorf("config %s: "+format, append([]any{where}, args...)...)
+		return fmt.Errorf("config %s: "+format, append([]any{tomlbound.At(path, data, table, key)}, args...)...)
 	}
 	switch {
 	case cfg.Evolve.MaxSteps < 0:

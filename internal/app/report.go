@@ -3,11 +3,11 @@ package app
 import (
 	"errors"
 	"fmt"
-	"github.com/ldd-tools/tune/internal/fixtures"
 	"io/fs"
 
 	"github.com/ldd-tools/tune/internal/accuracy"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"

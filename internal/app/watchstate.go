@@ -218,15 +218,18 @@ func streamWatch(b *watch.Builder, paths, names []string, resume []watchLogRef, 
 		_, size, rerr := traceparse.StreamLogFrom(path, offset, 0, line, func(t *traceparse.Task) error {
 			t.Source = names[i]
 			tasks++
-			p, ok := taskPrint(t)
-			dup, w := repeats.repeated(i, t, p, ok, names)
-			repeated = repeated || dup
-			if w != nil {
-				warn(evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
+			if repeats != nil { // two or more logs
+				p, ok := taskPrint(t)
+				dup, w := repeats.repeated(i, t, p, ok, names)
+				if w != nil {
+					warn(evolve.Warning{Source: w.File, Line: w.Line, Reason: w.Reason})
+				}
+				if dup {
+					repeated = true
+					return nil
+				}
 			}
-			if !dup {
-				f.add(t)
-			}
+			f.add(t)
 			return nil
 		}, func(w traceparse.Warning) {
 			warn(evolve.Warning{Source: names[i], Line: w.Line, Reason: w.Reason})

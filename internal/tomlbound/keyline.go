@@ -22,9 +22,15 @@ func (e *KeyError) Error() string { return e.Msg }
 func Where(path string, data []byte, err error) string {
 	var ke *KeyError
 	if errors.As(err, &ke) {
-		if n := KeyLine(data, ke.Key...); n > 0 {
-			return path + ":" + strconv.Itoa(n)
-		}
+		return At(path, data, ke.Key...)
+	}
+	return path
+}
+
+// At is path, followed by ":LINE" when data defines the dotted key (parts key).
+func At(path string, data []byte, key ...string) string {
+	if n := KeyLine(data, key...); n > 0 {
+		return path + ":" + strconv.Itoa(n)
 	}
 	return path
 }
