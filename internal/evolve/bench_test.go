@@ -103,3 +103,21 @@ func BenchmarkMoreNeededOnsets(b *testing.B) {
 		MoreNeededOnsets(tables, blocks, latest)
 	}
 }
+
+// BenchmarkMoreNeededManyLogs is the same on a hundred logs of three months each (a monorepo's packages,
+// each with its own trace log): every log's latest block may take the regressions still to come.
+func BenchmarkMoreNeededManyLogs(b *testing.B) {
+	var tables []Table
+	var blocks []int
+	var latest []bool
+	for lg := range 100 {
+		for blk := range 3 {
+			tables = append(tables, Table{lg % 2, 8 + blk%3, 1, 30})
+			blocks = append(blocks, blk)
+			latest = append(latest, blk == 2)
+		}
+	}
+	for b.Loop() {
+		MoreNeededOnsets(tables, blocks, latest)
+	}
+}

@@ -164,37 +164,46 @@ const OnsetWindow = 12
 // history's does, k when the tasks from block k on do (what the explanations name as the evidence's
 // start).
 func onsetMixture(tables []Table, blocks []int) (logE float64, onset int) {
-	terms, last := onsetTerms(tables, blocks)
-	logs := make([]float64, 0, len(terms)+1)
-	best := terms[0]
-	for _, t := range terms {
-		logs = append(logs, t.logE)
-		if t.logE > best.logE {
-			best = t
+	m := newMixture(tables, blocks)
+	return m.logE(m.alternatives(-1, 0), -1, 0)
+}
+
+// mixture is what the onset mixture's terms sum, summed once: the whole history's pooled table and null
+// log likelihood, and those of each weighed onset, from its block to the last. A stratum's counts
+// changed is then weighed from these sums and that stratum's own null (moreNeededFailing), not by
+// summing every stratum again: with a hundred logs that search was quadratic in the logs.
+//
+// An onset at a block no stratum holds has, at every time, the same e-value as the onset at the next
+// block that holds one, so the two are one term whose weight is their weights' sum: Σ_{k=a+1..b}
+// 1/(k(k+1)) = 1/(a+1) − 1/(b+1), a the block held before b (0 for the first). So a month without
+// tasks — a project paused, or one task misdated years ahead — neither spends the window nor loses the
+// weight of the onsets it skips. Only the onsets whose data begin in one of the last OnsetWindow blocks
+// that hold a stratum are weighed; dropping the others only lowers the mixture.
+type mixture struct {
+	whole     Table   // every stratum pooled
+	wholeNull float64 // Σ nullLogLik over every stratum
+	// onsets[k] is the onset at the k-th weighed block (ascending): its block, the log of its weight,
+	// and the strata from its block on, pooled and their nulls summed from the last block back.
+	onsets []mixtureOnset
+	index  map[int]int // a weighed block → its onset's position
+	last   int         // the last block held (0: none after block 0)
+}
+
+type mixtureOnset struct {
+	block   int
+	logW    float64
+	suffix  Table
+	sufNull float64
+}
+
+func newMixture(tables []Table, blocks []int) *mixture {
+	m := &mixture{}
+	for _, t := range tables {
+		for j := range t {
+			m.whole[j] += t[j]
 		}
+		m.wholeNull += nullLogLik(t)
 	}
-	// The onsets after the last block reached: E = 1 each, weights summing to (1 − w)/(last+1).
-	logs = append(logs, math.Log((1-OnsetWeight)/float64(last+1)))
-	return logSumExp(logs), best.block
-}
-
-// onsetTerm is one weighted term of the mixture: the onset's block (0: the whole history) and the log
-// of its weight times its e-value.
-type onsetTerm struct {
-	block int
-	logE  float64
-}
-
-// onsetTerms is the mixture's terms for the whole history and for the onsets whose data begin in one of
-// the last OnsetWindow blocks that hold a stratum, and the last block. Each onset's e-value is
-// LogEValueStrata of the strata from its block on, summed from the last block back (the pooled table
-// and the per-stratum null both add up). An onset at a block no stratum holds has, at every time, the
-// same e-value as the onset at the next block that holds one, so the two are one term whose weight is
-// their weights' sum: Σ_{k=a+1..b} 1/(k(k+1)) = 1/(a+1) − 1/(b+1), a the block held before b (0 for
-// the first). So a month without tasks — a project paused, or one task misdated years ahead — neither
-// spends the window nor loses the weight of the onsets it skips.
-func onsetTerms(tables []Table, blocks []int) ([]onsetTerm, int) {
-	terms := []onsetTerm{{0, math.Log(OnsetWeight) + LogEValueStrata(tables)}}
 	var held []int
 	for _, b := range blocks {
 		if b >= 1 {
@@ -204,43 +213,99 @@ func onsetTerms(tables []Table, blocks []int) ([]onsetTerm, int) {
 	slices.Sort(held)
 	held = slices.Compact(held)
 	if len(held) == 0 {
-		return terms, 0
+		return m
 	}
-	last := held[len(held)-1]
+	m.last = held[len(held)-1]
 	// prev[i] is the block held before held[i] (0 for the first): the onsets in (prev, held[i]] share
-	// its term. Only the last OnsetWindow are weighed; dropping the others only lowers the mixture.
+	// its term.
 	prev := make([]int, len(held))
 	for i := 1; i < len(held); i++ {
 		prev[i] = held[i-1]
 	}
 	from := max(0, len(held)-OnsetWindow)
 	held, prev = held[from:], prev[from:]
-	index := make(map[int]int, len(held))
+	m.index = make(map[int]int, len(held))
 	for i, b := range held {
-		index[b] = i
+		m.index[b] = i
 	}
 	pooled := make([]Table, len(held))
 	null := make([]float64, len(held))
 	for i, t := range tables {
-		if k, ok := index[blocks[i]]; ok {
+		if k, ok := m.index[blocks[i]]; ok {
 			for j := range t {
 				pooled[k][j] += t[j]
 			}
 			null[k] += nullLogLik(t)
 		}
 	}
+	m.onsets = make([]mixtureOnset, len(held))
 	var suffix Table
-	suffixNull := 0.0
-	onsets := make([]onsetTerm, len(held))
+	sufNull := 0.0
 	for k := len(held) - 1; k >= 0; k-- {
 		for j := range suffix {
 			suffix[j] += pooled[k][j]
 		}
-		suffixNull += null[k]
+		sufNull += null[k]
 		weight := 1/float64(prev[k]+1) - 1/float64(held[k]+1)
-		onsets[k] = onsetTerm{held[k], math.Log((1-OnsetWeight)*weight) + logAlternative(suffix) - suffixNull}
+		m.onsets[k] = mixtureOnset{held[k], math.Log((1 - OnsetWeight) * weight), suffix, sufNull}
 	}
-	return append(terms, onsets...), last
+	return m
+}
+
+// position is the onset whose block a stratum's is, -1 when none is weighed (block 0, NoBlock, or
+// before the window): only the whole history's term then counts that stratum.
+func (m *mixture) position(block int) int {
+	if k, ok := m.index[block]; ok {
+		return k
+	}
+	return -1
+}
+
+// alternatives is each term's log weight plus the alternative's log marginal likelihood of its pooled
+// table, with add flagged carriers more in a stratum at position at: the whole history's first, then the
+// onsets'. They depend on the stratum only through its position, so the search for more_needed weighs
+// them once per position and count.
+func (m *mixture) alternatives(at, add int) []float64 {
+	alts := make([]float64, 1+len(m.onsets))
+	whole := m.whole
+	whole[0] += add
+	alts[0] = logAlternative(whole)
+	for k, o := range m.onsets {
+		if k <= at {
+			o.suffix[0] += add
+		}
+		alts[1+k] = o.logW + logAlternative(o.suffix)
+	}
+	return alts
+}
+
+// logE is the mixture's log e-value and its largest term's block, from alternatives(at, …) and the
+// change delta of the null log likelihood of the stratum the carriers were added to (0: none added).
+func (m *mixture) logE(alts []float64, at int, delta float64) (float64, int) {
+	logs := make([]float64, 0, len(alts)+1)
+	best := onsetTerm{0, math.Log(OnsetWeight) + (alts[0] - (m.wholeNull + delta))}
+	logs = append(logs, best.logE)
+	for k, o := range m.onsets {
+		null := o.sufNull
+		if k <= at {
+			null += delta
+		}
+		t := onsetTerm{o.block, alts[1+k] - null}
+		logs = append(logs, t.logE)
+		if t.logE > best.logE {
+			best = t
+		}
+	}
+	// The onsets after the last block reached: E = 1 each, weights summing to (1 − w)/(last+1).
+	logs = append(logs, math.Log((1-OnsetWeight)/float64(m.last+1)))
+	return logSumExp(logs), best.block
+}
+
+// onsetTerm is one weighted term of the mixture: the onset's block (0: the whole history) and the log
+// of its weight times its e-value.
+type onsetTerm struct {
+	block int
+	logE  float64
 }
 
 // logSumExp is log Σ exp(x).
@@ -286,16 +351,30 @@ func MoreNeededOnsets(tables []Table, blocks []int, latest []bool) int {
 
 // moreNeededFailing is MoreNeededOnsets of strata that do not pass (the screen knows it already).
 func moreNeededFailing(tables []Table, blocks []int, latest []bool) int {
-	with := append([]Table(nil), tables...)
+	m := newMixture(tables, blocks)
+	threshold := math.Log(Threshold)
+	at := make([]int, len(tables))
+	for i := range tables {
+		at[i] = -1
+		if blocks != nil {
+			at[i] = m.position(blocks[i])
+		}
+	}
+	alts := map[int][]float64{}
 	for k := 1; k <= MaxMoreNeeded; k++ {
-		for i := range with {
+		clear(alts)
+		for i, t := range tables {
 			if latest != nil && !latest[i] {
 				continue
 			}
-			with[i][0] = tables[i][0] + k
-			passes := PassesOnsets(with, blocks)
-			with[i][0] = tables[i][0]
-			if passes {
+			a, ok := alts[at[i]]
+			if !ok {
+				a = m.alternatives(at[i], k)
+				alts[at[i]] = a
+			}
+			with := t
+			with[0] += k
+			if logE, _ := m.logE(a, at[i], nullLogLik(with)-nullLogLik(t)); logE >= threshold {
 				return k
 			}
 		}
