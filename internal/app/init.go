@@ -80,7 +80,8 @@ type InitResult struct {
 	// Gitignore lists the entries added to .gitignore (none when they were all there).
 	Gitignore []string `json:"gitignore"`
 	// Repo is the root of the git repository Dir lies in ("" when none); CI the recipe files --ci
-	// wrote, relative to it; Commit what to commit (relative to Dir) and Notes what else to do.
+	// wrote, relative to it; Commit what to commit, each path as `git add` takes it from the working
+	// directory; Notes what else to do.
 	Repo string   `json:"repo,omitempty"`
 	CI   []string `json:"ci"`
 	// Sub is the project's directory relative to Repo, slash-separated ("" at the root, or outside a
@@ -135,6 +136,9 @@ func Init(dir string, force bool, ciKind string) (*InitResult, error) {
 	sort.Strings(names)
 
 	res := &InitResult{Dir: dir, Written: []string{}, Kept: []string{}, Gitignore: []string{}, CI: []string{}, Commit: []string{}, Notes: []string{}}
+	if err := checkGitignore(filepath.Join(dir, ".gitignore")); err != nil {
+		return nil, err // before anything is written
+	}
 	ciFiles, err := res.ciFiles(ciKind)
 	if err != nil {
 		return nil, err
@@ -319,11 +323,10 @@ func (res *InitResult) ciFiles(kind string) ([]ciFile, error) {
 			if data, err = res.inProjectDir(kind, r.Recipe, data); err != nil {
 				return nil, err
 			}
-		} else {
-			path = filepath.Join(res.Dir, r.Path) // it runs in the project directory
-			if rel, err := filepath.Rel(root, path); err == nil {
-				path = rel
-			}
+		} else if res.Repo != "" {
+			// It runs in the project directory: SUB/ of the repository (res.Sub, found from the real
+			// path, so a relative DIR or one through a link lands in the project, never beside it).
+			path = filepath.Join(filepath.FromSlash(res.Sub), r.Path)
 		}
 		out = append(out, ciFile{rel: filepath.ToSlash(path), abs: filepath.Join(root, filepath.FromSlash(path)), data: data, mode: mode})
 	}
@@ -380,13 +383,21 @@ func (res *InitResult) inProjectDir(kind, recipe string, data []byte) ([]byte, e
 
 // commitNote says what to commit: the project's files and the recipes, never the lock files.
 func (res *InitResult) commitNote(ciKind string) {
-	res.Commit = append(res.Commit, project.ConfigFile, "weights/", "fixtures/", ".gitignore")
+	// Every path as `git add` takes it from where init ran: the project's files under DIR, the
+	// recipes (at the repository root, or in the project for cron) relative to the working directory.
+	for _, f := range []string{project.ConfigFile, "weights/", "fixtures/", ".gitignore"} {
+		p := filepath.ToSlash(filepath.Join(res.Dir, f))
+		if strings.HasSuffix(f, "/") {
+			p += "/"
+		}
+		res.Commit = append(res.Commit, p)
+	}
 	if res.Repo == "" {
 		res.Notes = append(res.Notes, "not a git repository: the pull-request loop (tune nightly --branch, tune verify --base) needs one; git init, then commit the files above")
 		return
 	}
 	for _, f := range res.CI {
-		res.Commit = append(res.Commit, filepath.Join(res.Repo, filepath.FromSlash(f)))
+		res.Commit = append(res.Commit, fromWorkingDir(filepath.Join(res.Repo, filepath.FromSlash(f))))
 	}
 	res.Notes = append(res.Notes, "commit the files above (git add, git commit): tune nightly --branch builds on HEAD and refuses a project whose weights store is not committed; the lock files stay untracked (.gitignore)")
 	if ciKind != "" {
@@ -402,6 +413,22 @@ func (res *InitResult) commitNote(ciKind string) {
 			res.Notes = append(res.Notes, "create .gitlab-ci.yml with: include: [{local: .gitlab/tune.gitlab-ci.yml}]")
 		}
 	}
+}
+
+// fromWorkingDir is path (absolute, real) relative to the working directory when it has one, else path.
+func fromWorkingDir(path string) string {
+	wd, err := os.Getwd()
+	if err == nil {
+		wd, err = filepath.EvalSymlinks(wd) // the repository's path is real: compare like with like
+	}
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(rel)
 }
 
 // hasVersions reports whether dir holds a weights version file (a store, with or without a log).
@@ -421,9 +448,27 @@ func hasVersions(dir string) (bool, error) {
 	return false, nil
 }
 
+// checkGitignore refuses a .gitignore that is not a regular file. Init reads it and writes it back with
+// its entries added, and asks for it to be committed: a link would put its target's content (another
+// project's file, /proc/self/environ) into the repository, and a FIFO would block.
+func checkGitignore(path string) error {
+	li, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := regular.Check(path, li); err != nil {
+		return fmt.Errorf("%w: tune init adds its entries to a regular .gitignore only; make it one, or add these lines to what it points to: %s",
+			err, strings.Join(GitignoreEntries, " "))
+	}
+	return nil
+}
+
 // addGitignore appends the entries .gitignore lacks (creating it) and returns them.
 func addGitignore(path string, entries []string) ([]string, error) {
-	data, err := regular.ReadLimited(path, regular.SmallText)
+	data, err := regular.ReadLimitedNoFollow(path, regular.SmallText)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -323,6 +323,43 @@ func TestInitCIInASubdirectory(t *testing.T) {
 		}
 	})
 
+	// The cron script runs in its own directory (cd "$(dirname "$0")"), so it must be the project's,
+	// whatever DIR's form: relative from a sibling directory, or "." inside the project (the first
+	// review of init: it landed beside the project, or outside the repository).
+	t.Run("cron with a relative DIR", func(t *testing.T) {
+		repo := gitInit(t)
+		if err := os.MkdirAll(filepath.Join(repo, "tools"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(filepath.Join(repo, "tools"))
+		res, err := Init(filepath.Join("..", "services", "api"), false, "cron")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := filepath.Join(repo, "services", "api", "tune-nightly.sh")
+		if _, err := os.Stat(want); err != nil || !slices.Equal(res.CI, []string{"services/api/tune-nightly.sh"}) {
+			t.Errorf("the script: %v, CI %q: want it in the project, %s", err, res.CI, want)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(repo), "services")); err == nil {
+			t.Error("init wrote outside the repository")
+		}
+		// What to commit, as git add takes it from here.
+		if want := []string{"../services/api/tune.toml", "../services/api/weights/", "../services/api/fixtures/", "../services/api/.gitignore", "../services/api/tune-nightly.sh"}; !slices.Equal(res.Commit, want) {
+			t.Errorf("commit %q, want %q", res.Commit, want)
+		}
+		t.Chdir(filepath.Join(repo, "services", "api"))
+		os.Remove(want)
+		if res, err = Init(".", false, "cron"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(want); err != nil || !slices.Equal(res.CI, []string{"services/api/tune-nightly.sh"}) {
+			t.Errorf("from inside the project: %v, CI %q", err, res.CI)
+		}
+		if _, err := os.Stat(filepath.Join(repo, "tune-nightly.sh")); err == nil {
+			t.Error("the script went to the repository root")
+		}
+	})
+
 	t.Run("a name the recipe cannot carry", func(t *testing.T) {
 		repo := gitInit(t)
 		dir := filepath.Join(repo, `a"$(x)`)
@@ -337,4 +374,28 @@ func TestInitCIInASubdirectory(t *testing.T) {
 			t.Error("a refused init wrote tune.toml")
 		}
 	})
+}
+
+// A .gitignore that is a link (or a FIFO) is refused before anything is written: init would read its
+// target into the project's .gitignore and ask for it to be committed (the first review of init put
+// /proc/self/environ there).
+func TestInitRefusesALinkedGitignore(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "environ")
+	if err := os.WriteFile(secret, []byte("GH_TOKEN=ghp_SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(secret, filepath.Join(dir, ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Init(dir, false, "")
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), "weights/.lock") {
+		t.Fatalf("Init with a linked .gitignore: %v, want a refusal naming the link and the lines to add", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tune.toml")); err == nil {
+		t.Error("a refused init wrote tune.toml")
+	}
+	if data, _ := os.ReadFile(secret); string(data) != "GH_TOKEN=ghp_SECRET\n" {
+		t.Errorf("the link's target changed: %q", data)
+	}
 }
