@@ -264,3 +264,49 @@ func TestReadersDuringWritesReportNoTampering(t *testing.T) {
 		t.Errorf("too little overlap: %d reads, %d rollbacks", reads, n)
 	}
 }
+
+// A proposal not applied yet that was edited after tune wrote it must fail verify (so verify --base, the
+// pull request's check): tune nightly, apply and diff refuse it, so before, an edited candidate passed
+// verify and every nightly after the merge failed (the first review of the set-up commands).
+func TestVerifyNamesAnEditedPendingProposal(t *testing.T) {
+	s, _ := freshStore(t)
+	attempts := []LogEntry{{Action: ActionAccept, Change: "ambiguous +1", Decision: weights.DecisionAccept}}
+	p, path, _, err := s.Propose(sampleProposal(t), attempts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems := s.Verify(); len(problems) != 0 {
+		t.Fatalf("a store with a pending proposal: %v", problems)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ProposalsDir + "/" + p.ID + ".json"
+	for _, c := range []struct{ what, old, new string }{
+		{"the reason edited", `"reason": "+1`, `"reason": "+2`},
+		{"the id removed, the content edited", `"id": "` + p.ID + `",`, ``},
+	} {
+		edited := strings.Replace(string(data), c.old, c.new, 1)
+		if c.what == "the id removed, the content edited" {
+			edited = strings.Replace(edited, `"reason": "+1`, `"reason": "+2`, 1)
+		}
+		if edited == string(data) {
+			t.Fatalf("%s: the edit changed nothing in\n%s", c.what, data)
+		}
+		if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		problems := s.Verify()
+		if len(problems) != 1 || problems[0].Kind != ProblemEdited || problems[0].File != name || !strings.Contains(problems[0].Message, "restore it") {
+			t.Errorf("%s: verify says %v, want one edited problem naming %s", c.what, problems, name)
+		}
+	}
+	// Only the id removed: the same content, still the proposal tune wrote.
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), `"id": "`+p.ID+`",`, ``, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if problems := s.Verify(); len(problems) != 0 {
+		t.Errorf("the id removed, nothing else: %v", problems)
+	}
+}

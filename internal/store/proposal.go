@@ -494,11 +494,14 @@ func parseProposal(name string, data []byte) (*Proposal, string, error) {
 	sha := p.ContentSHA256()
 	id := idOf(sha)
 	if p.ID != "" && p.ID != id {
-		return nil, "", fmt.Errorf("%s: id %s does not match the content (hash gives %s): the proposal was edited after it was written", name, p.ID, id)
+		return nil, "", fmt.Errorf("%s: id %s does not match the content (hash gives %s): the proposal was edited after it was written; %s", name, p.ID, id, restoreProposal)
 	}
 	p.ID = id
 	return p, sha, nil
 }
+
+// restoreProposal is what to do with a proposal file that is no longer the one tune wrote.
+const restoreProposal = "restore it from version control, or remove it (the next tune nightly proposes again from the evidence)"
 
 // decodeProposal decodes and checks a proposal file's fields; its ID is the file's own (maybe empty),
 // not yet checked against the content.

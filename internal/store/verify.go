@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -80,7 +81,58 @@ func (s *Store) verifyOnce() []Problem {
 	s.judgePending(st, problems)
 	problems = append(problems, s.dirProblems()...)
 	problems = append(problems, s.inputProblems(st)...)
+	problems = append(problems, s.proposalProblems(st)...)
 	return append(problems, s.staleOutsideProblems()...)
+}
+
+// proposalProblems reports each proposal not applied yet that is no longer the file tune wrote: its id
+// does not match its content, its content differs from the hash logged with its decisions, or it does
+// not parse. tune nightly, apply and diff refuse such a file, so a pull request that edits one must not
+// pass verify --base (the first review of the set-up commands: a candidate weight edited by hand passed
+// verify, then every nightly failed). An applied proposal is judged with its apply (proposalMeaning); a
+// link, a device, a copy under another name or a file whose head does not decode is dirProblems' finding.
+func (s *Store) proposalProblems(st *state) []Problem {
+	entries, err := os.ReadDir(s.ProposalsPath())
+	if err != nil {
+		return nil
+	}
+	var out []Problem
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || st.appliedEntry(id) != nil {
+			continue
+		}
+		name := path.Join(ProposalsDir, e.Name())
+		abs := filepath.Join(s.ProposalsPath(), e.Name())
+		data, err := regular.ReadLimitedNoFollow(abs, regular.ProposalFile)
+		if err != nil {
+			continue // not regular, too large or unreadable: dirProblems' finding
+		}
+		var h proposalHead
+		if json.Unmarshal(data, &h) != nil || (h.ID != "" && h.ID != id) {
+			continue // not a proposal, or one under another name: dirProblems' finding
+		}
+		f, err := readProposalFacts(abs, decidedSHA(st.loggedDecisions(id)))
+		if err == nil && idOf(f.contentSHA) != id {
+			err = fmt.Errorf("its content is proposal %s's, not %s's (no id in the file): it was written or edited by hand", idOf(f.contentSHA), id)
+		}
+		if err == nil {
+			for _, d := range st.loggedDecisions(id) {
+				if d.ProposalSHA256 != "" && d.ProposalSHA256 != f.contentSHA {
+					err = fmt.Errorf("its content hash %s differs from the %s recorded with its %s decision (serial %d): the file was edited after it was decided", short(f.contentSHA), short(d.ProposalSHA256), d.Action, d.Serial)
+					break
+				}
+			}
+		}
+		if err != nil {
+			msg := strings.TrimPrefix(err.Error(), abs+": ")
+			if !strings.HasSuffix(msg, restoreProposal) {
+				msg += "; tune nightly, apply and diff refuse it: " + restoreProposal
+			}
+			out = append(out, Problem{Kind: ProblemEdited, File: name, Message: msg})
+		}
+	}
+	return out
 }
 
 // inputProblems reports each saved report input whose content differs from the sha256 logged with its
