@@ -383,8 +383,8 @@ func (res *InitResult) inProjectDir(kind, recipe string, data []byte) ([]byte, e
 
 // commitNote says what to commit: the project's files and the recipes, never the lock files.
 func (res *InitResult) commitNote(ciKind string) {
-	// Every path as `git add` takes it from where init ran: the project's files under DIR, the
-	// recipes (at the repository root, or in the project for cron) relative to the working directory.
+	// Every path as `git add` takes it from where init ran: the project's files and the recipes (at the
+	// repository root, or in the project for cron) named from DIR as the user gave it.
 	for _, f := range []string{project.ConfigFile, "weights/", "fixtures/", ".gitignore"} {
 		p := filepath.ToSlash(filepath.Join(res.Dir, f))
 		if strings.HasSuffix(f, "/") {
@@ -396,8 +396,13 @@ func (res *InitResult) commitNote(ciKind string) {
 		res.Notes = append(res.Notes, "not a git repository: the pull-request loop (tune nightly --branch, tune verify --base) needs one; git init, then commit the files above")
 		return
 	}
+	project := filepath.Join(res.Repo, filepath.FromSlash(res.Sub))
 	for _, f := range res.CI {
-		res.Commit = append(res.Commit, fromWorkingDir(filepath.Join(res.Repo, filepath.FromSlash(f))))
+		p := filepath.Join(res.Repo, filepath.FromSlash(f))
+		if rel, err := filepath.Rel(project, p); err == nil {
+			p = filepath.Join(res.Dir, rel) // from DIR as the user named it, like the project's files
+		}
+		res.Commit = append(res.Commit, filepath.ToSlash(p))
 	}
 	res.Notes = append(res.Notes, "commit the files above (git add, git commit): tune nightly --branch builds on HEAD and refuses a project whose weights store is not committed; the lock files stay untracked (.gitignore)")
 	if ciKind != "" {
@@ -413,22 +418,6 @@ func (res *InitResult) commitNote(ciKind string) {
 			res.Notes = append(res.Notes, "create .gitlab-ci.yml with: include: [{local: .gitlab/tune.gitlab-ci.yml}]")
 		}
 	}
-}
-
-// fromWorkingDir is path (absolute, real) relative to the working directory when it has one, else path.
-func fromWorkingDir(path string) string {
-	wd, err := os.Getwd()
-	if err == nil {
-		wd, err = filepath.EvalSymlinks(wd) // the repository's path is real: compare like with like
-	}
-	if err != nil {
-		return path
-	}
-	rel, err := filepath.Rel(wd, path)
-	if err != nil {
-		return path
-	}
-	return filepath.ToSlash(rel)
 }
 
 // hasVersions reports whether dir holds a weights version file (a store, with or without a log).

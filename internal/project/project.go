@@ -179,3 +179,26 @@ func ReadConfig(path string, named bool) ([]byte, error) {
 	}
 	return regular.ReadLimitedNoFollow(path, regular.ConfigFile)
 }
+
+// Shown is p as the user names it from the working directory: relative when p is under it (the path
+// as given or through the links it holds), else p. A relative p is already named from there. For the
+// paths text output shows and the commands a message tells the user to run.
+func Shown(p string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	dirs := []string{wd}
+	if real, err := filepath.EvalSymlinks(wd); err == nil && real != wd {
+		dirs = append(dirs, real)
+	}
+	for _, d := range dirs {
+		if r, err := filepath.Rel(d, p); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+			return r
+		}
+	}
+	return p
+}

@@ -2,8 +2,11 @@ package store
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ldd-tools/tune/internal/project"
 )
 
 // HeadFile anchors the end of the evolution log: the serial, lineage and line hash of its last entry.
@@ -83,7 +86,7 @@ func (st *state) verifyHead(pl *problemList) {
 	}
 	switch {
 	case h.Serial > last.Serial:
-		pl.add(Problem{Kind: ProblemHead, File: HeadFile, Message: fmt.Sprintf("anchors serial %d, but %s ends at serial %d: lines were removed from the end of the log (a silent rollback); restore %s from version control (git checkout -- %s)", h.Serial, LogFile, last.Serial, LogFile, LogFile)})
+		pl.add(Problem{Kind: ProblemHead, File: HeadFile, Message: fmt.Sprintf("anchors serial %d, but %s ends at serial %d: lines were removed from the end of the log (a silent rollback); restore %s from version control (git checkout -- %s)", h.Serial, LogFile, last.Serial, LogFile, project.Shown(filepath.Join(st.dir, LogFile)))})
 	case h.Serial == last.Serial && h.SHA256 != last.SHA256:
 		pl.add(Problem{Kind: ProblemHead, File: HeadFile, Message: fmt.Sprintf("anchors serial %d with another line hash than %s's last line: the last line was replaced; restore %s from version control", h.Serial, LogFile, LogFile)})
 	case h.Serial == last.Serial:

@@ -8,14 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/traceparse"
@@ -31,14 +29,7 @@ func WriteJSON(w io.Writer, v any) error {
 }
 
 // Path shortens a path under the working directory for the text output (JSON keeps it as is).
-func Path(p string) string {
-	if wd, err := os.Getwd(); err == nil {
-		if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
-			return r
-		}
-	}
-	return p
-}
+func Path(p string) string { return project.Shown(p) }
 
 // Tails maps the logs whose line numbers count from a tail read (the part before it was too long to
 // count, see traceparse.AbsoluteLines) to the byte offset the read started at.
