@@ -60,13 +60,14 @@ const ConfigTemplate = `# tune.toml: this directory is a tune project. tune find
 // to version control (.gitignore's entries; verify --base fails a commit of one).
 var storeLocalFiles = []string{store.LockFile, store.PendingFile, NightlyLockName}
 
-// GitignoreEntries are the lines tune init adds to .gitignore: storeLocalFiles under weights/.
+// GitignoreEntries are the lines tune init adds to .gitignore: storeLocalFiles under weights/, and the
+// lock of the project's trace log (tune score --log takes it beside the log, which is committed).
 var GitignoreEntries = func() []string {
-	out := make([]string, len(storeLocalFiles))
-	for i, f := range storeLocalFiles {
-		out[i] = "weights/" + f
+	out := make([]string, 0, len(storeLocalFiles)+1)
+	for _, f := range storeLocalFiles {
+		out = append(out, "weights/"+f)
 	}
-	return out
+	return append(out, project.TraceLog+".lock")
 }()
 
 // InitResult is what `tune init` did.
@@ -474,7 +475,7 @@ func addGitignore(path string, entries []string) ([]string, error) {
 	for _, e := range entries {
 		if !have[e] && !have["/"+e] {
 			if len(added) == 0 {
-				b.WriteString("# tune: lock and marker files of the weights store\n")
+				b.WriteString("# tune: lock and marker files of the weights store and the trace log\n")
 			}
 			b.WriteString(e + "\n")
 			added = append(added, e)

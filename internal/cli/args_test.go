@@ -38,6 +38,11 @@ func TestEINVALExitsOneAndUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"history", "x"}, ExitUsage, "unknown command"},
 		{[]string{"trace", "--last", "x"}, ExitUsage, "invalid argument"},
 		{[]string{"trace", "--nope"}, ExitUsage, "unknown flag"},
+		// an unset variable in an agent's hook: before, nothing was logged (or no evidence) and exit 0
+		{[]string{"score", "--log", "", "fix a.go"}, ExitUsage, "--log is empty"},
+		{[]string{"score", "--log", "t.log", "--regression-of", "", "fix a.go"}, ExitUsage, "--regression-of is empty"},
+		{[]string{"score", "--log", "t.log", "--regression-of-last", "", "fix a.go"}, ExitUsage, "--regression-of-last is empty"},
+		{[]string{"score", "--history", "", "fix a.go"}, ExitUsage, "--history is empty"},
 	} {
 		var errOut bytes.Buffer
 		code := execute(newRoot(&errOut), c.args, &errOut)

@@ -231,9 +231,11 @@ func TestScoreLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The clock stands still: each task is stamped a microsecond after the one before (a stamp is its
+	// task's identity, tracewrite.AppendAt).
 	want := `2026-12-01T03:00:00.000000Z  meta  L0/reflex  dispatch=auto  signals=explicit-bugfix:-5,single-file:-3  weights=v0001  task="fix the typo in README.md line 12"  loops=inner
-2026-12-01T03:00:00.000000Z  meta  L3/structural  creativity=standard  dispatch=auto  signals=greenfield:+3,cross-layer:+2,layer-crossings:+2,contract-rule-hit:+2  weights=v0001  task="clamp case"  loops=design,inner
-2026-12-01T03:00:00.000000Z  meta  L4/method  creativity=standard  dispatch=explicit  signals=  weights=v0001  task='LDD[level=L4]: it'"'"'s "quoted"'  loops=cot
+2026-12-01T03:00:00.000001Z  meta  L3/structural  creativity=standard  dispatch=auto  signals=greenfield:+3,cross-layer:+2,layer-crossings:+2,contract-rule-hit:+2  weights=v0001  task="clamp case"  loops=design,inner
+2026-12-01T03:00:00.000002Z  meta  L4/method  creativity=standard  dispatch=explicit  signals=  weights=v0001  task='LDD[level=L4]: it'"'"'s "quoted"'  loops=cot
 `
 	if string(data) != want {
 		t.Errorf("log:\n%s\nwant\n%s", data, want)

@@ -5,14 +5,22 @@ import (
 	"os"
 
 	"github.com/ldd-tools/tune/internal/atomicfile"
+	"github.com/ldd-tools/tune/internal/regular"
 )
 
 // CreateFile starts the file an export writes (--out): a temp file beside it that only a complete
 // export renames into place, so a failure (an unwritable directory, a full disk, an interrupted run)
-// never leaves a partial file under the final name; an existing file is refused unless force.
+// never leaves a partial file under the final name; an existing file is refused unless force. Whatever
+// force says, only a regular file is replaced: the rename would put the export in place of a device
+// (as root, --out /dev/null --force replaced the system's /dev/null), a FIFO or a link.
 func CreateFile(path string, force bool) (*atomicfile.File, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("--out %s is a directory: name the file to write", path)
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.IsDir() {
+			return nil, fmt.Errorf("--out %s is a directory: name the file to write", path)
+		}
+		if k := regular.Kind(fi.Mode()); k != "" {
+			return nil, fmt.Errorf("--out %s is %s: an export replaces a regular file only (--force too); name a file", path, k)
+		}
 	}
 	f, err := atomicfile.Create(path, atomicfile.Public, force)
 	if err != nil {

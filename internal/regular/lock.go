@@ -38,6 +38,26 @@ func TryLock(path string, wait time.Duration) (*FileLock, error) {
 	}
 }
 
+// noteMax bounds what Note reads: a lock file is anyone's to fill.
+const noteMax = 64
+
+// Note is the short note the lock file holds (what SetNote wrote; at most 64 bytes read), nil when none.
+// The lock's holder reads it: a writer leaves the next one a hint (the trace log's last stamp).
+func (l *FileLock) Note() []byte {
+	b := make([]byte, noteMax)
+	n, _ := l.f.ReadAt(b, 0)
+	return b[:n]
+}
+
+// SetNote replaces the lock file's note with b. Only the holder writes it.
+func (l *FileLock) SetNote(b []byte) error {
+	if err := l.f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := l.f.WriteAt(b, 0)
+	return err
+}
+
 // Unlock releases the lock (closing the file releases the flock).
 func (l *FileLock) Unlock() error { return l.f.Close() }
 

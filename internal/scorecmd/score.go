@@ -145,6 +145,13 @@ compares the arms, within each log and share.`,
 			opts.WeightsDirChosen = cmd.Flags().Changed("weights-dir") || env.Getenv("TUNE_WEIGHTS_DIR") != ""
 			opts.TaskSet = cmd.Flags().Changed("task")
 			opts.LoopsSet = cmd.Flags().Changed("loops")
+			// An empty value is an unset variable in an agent's hook ("--log $TRACE"), not a choice: left
+			// alone it logged nothing, or dropped the evidence, and exited 0 (the review of the writing side).
+			for _, name := range []string{"log", "regression-of", "regression-of-last", "history", "weights", "batch"} {
+				if f := cmd.Flags().Lookup(name); f.Changed && f.Value.String() == "" {
+					return exitcode.FlagErrorf("--%s is empty: give it a value, or leave the flag out (an unset variable in the command line?); nothing was written", name)
+				}
+			}
 			if opts.WeightsFile != "" && cmd.Flags().Changed("weights-dir") {
 				return exitcode.FlagErrorf("give either --weights FILE or --weights-dir DIR, not both")
 			}
@@ -247,9 +254,9 @@ func Run(opts *Options) error {
 	if opts.Log != "" {
 		// Redacted before it is cut: a key cut first leaves a fragment no pattern recognises
 		// (docs/decisions.md#store-integrity-and-hostile-inputs-issue-18).
-		task := redact.String(opts.Task)
+		task := tracewrite.Clean(redact.String(opts.Task))
 		if !opts.TaskSet {
-			task = tracewrite.Title(redact.String(prompt), TitleRunes)
+			task = tracewrite.Clean(tracewrite.Title(redact.String(tracewrite.TitleInput(prompt, TitleRunes)), TitleRunes))
 		}
 		loops := opts.Loops
 		if !opts.LoopsSet {
@@ -263,23 +270,30 @@ func Run(opts *Options) error {
 			}
 			extra = map[string]string{RegressionKey: of}
 		}
-		now := opts.Env.Now()
 		// The project's [explore] draw: a near-edge task is recorded in the control arm, or dispatched
 		// one level higher in the raised arm (docs/decisions.md#explore-a-randomized-share-of-near-edge-tasks).
-		// Only a logged task is drawn: an exploration nobody records measures nothing.
+		// Only a logged task is drawn: an exploration nobody records measures nothing. The draw hashes
+		// the meta stamp, which the writer takes under the log's lock (no two tasks share one).
 		cfg, err := exploreConfig(opts.Env)
 		if err != nil {
 			return err
 		}
-		if arm, ok := cfg.Draw(&r, &w, now.UTC().Format(tracewrite.TimestampLayout), task); ok {
-			r, extra = cfg.Apply(r, arm, extra)
-			if !opts.LoopsSet {
-				loops = defaultLoops(r.FinalLevel)
+		scored := r
+		_, err = tracewrite.AppendAt(opts.Log, opts.Env.Now(), func(stamp time.Time) (string, error) {
+			r, extra, loops := scored, extra, loops
+			if arm, ok := cfg.Draw(&r, &w, stamp.Format(tracewrite.TimestampLayout), task); ok {
+				r, extra = cfg.Apply(r, arm, extra)
+				if !opts.LoopsSet {
+					loops = defaultLoops(r.FinalLevel)
+				}
 			}
-		}
-		if err := tracewrite.Append(opts.Log, tracewrite.FormatMeta(now, r, task, loops, extra)); err != nil {
+			scored = r
+			return tracewrite.FormatMeta(stamp, r, task, loops, extra), nil
+		})
+		if err != nil {
 			return err
 		}
+		r = scored
 	}
 	if opts.JSON {
 		return writeResultJSON(opts.Env.Out, r, true)

@@ -98,8 +98,8 @@ func (s *Store) proposalProblems(st *state) []Problem {
 	}
 	var out []Problem
 	for _, e := range entries {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() || st.appliedEntry(id) != nil {
+		named, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || strings.HasPrefix(named, ".") || st.appliedEntry(named) != nil {
 			continue
 		}
 		name := path.Join(ProposalsDir, e.Name())
@@ -109,18 +109,21 @@ func (s *Store) proposalProblems(st *state) []Problem {
 			continue // not regular, too large or unreadable: dirProblems' finding
 		}
 		var h proposalHead
-		if json.Unmarshal(data, &h) != nil || (h.ID != "" && h.ID != id) {
+		if json.Unmarshal(data, &h) != nil || (h.ID != "" && h.ID != named) {
 			continue // not a proposal, or one under another name: dirProblems' finding
 		}
-		f, err := readProposalFacts(abs, decidedSHA(st.loggedDecisions(id)))
-		if err == nil && idOf(f.contentSHA) != id {
-			err = fmt.Errorf("its content is proposal %s's, not %s's (no id in the file): it was written or edited by hand", idOf(f.contentSHA), id)
-		}
+		f, err := readProposalFacts(abs, decidedSHA(st.loggedDecisions(named)))
 		if err == nil {
+			id := idOf(f.contentSHA)
+			if st.appliedEntry(id) != nil {
+				continue // a file without its id whose content was applied: judged with its apply
+			}
+			if id != named && ValidProposalID(named) {
+				err = fmt.Errorf("its content is proposal %s's, not %s's (no id in the file): it was written or edited by hand", id, named)
+			}
 			for _, d := range st.loggedDecisions(id) {
-				if d.ProposalSHA256 != "" && d.ProposalSHA256 != f.contentSHA {
+				if err == nil && d.ProposalSHA256 != "" && d.ProposalSHA256 != f.contentSHA {
 					err = fmt.Errorf("its content hash %s differs from the %s recorded with its %s decision (serial %d): the file was edited after it was decided", short(f.contentSHA), short(d.ProposalSHA256), d.Action, d.Serial)
-					break
 				}
 			}
 		}

@@ -13,8 +13,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/gofrs/flock"
+	"unicode/utf8"
 
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/scorer"
@@ -102,11 +101,11 @@ func validKey(k string) bool {
 // Two cases the reference writer gets wrong are made safe, so the value always reads back unchanged: a
 // backslash (shlex would eat it outside single quotes) is shell-quoted, and any other Unicode whitespace
 // (which Python's line.strip() would cut at the end of a line) is double-quoted. A line break cannot be
-// represented in a one-line entry, so CR and LF become spaces.
+// represented in a one-line entry, so CR and LF become spaces; so do the other control characters, and
+// bytes that are not UTF-8 become U+FFFD (Clean): a reader warns on either, and an ESC would reach the
+// terminal of whoever reads the log.
 func Quote(value string) string {
-	if strings.ContainsAny(value, "\r\n") {
-		value = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(value)
-	}
+	value = Clean(value)
 	switch {
 	case strings.ContainsAny(value, `"\`):
 		return "'" + strings.ReplaceAll(value, "'", `'"'"'`) + "'"
@@ -119,6 +118,55 @@ func Quote(value string) string {
 // pySpace is Python's str.isspace (what strip() removes), which includes the shlex separators.
 func pySpace(r rune) bool {
 	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
+}
+
+// Clean is value as an entry can hold it: CR LF, and each other C0 control character or DEL, become one
+// space, and bytes that are not UTF-8 become U+FFFD. A tab stays (Quote quotes it).
+func Clean(value string) string {
+	if !strings.ContainsFunc(value, isControl) && utf8.ValidString(value) {
+		return value
+	}
+	value = strings.ReplaceAll(strings.ToValidUTF8(value, "\uFFFD"), "\r\n", " ")
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return ' '
+		}
+		return r
+	}, value)
+}
+
+func isControl(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
+
+// titleMargin is how far past the text Title keeps a title input reaches (TitleInput): more than any
+// secret the redaction knows is long, so a secret that begins in the title is whole in the input.
+const titleMargin = 64 << 10
+
+// TitleInput is the start of prompt that Title(…, max) reads, plus titleMargin bytes: what a caller
+// redacts before making the title. Redacting a pasted transcript whole cost seconds a megabyte (the
+// review of the writing side: 13.6 s for 6 MB), for a title of max runes.
+func TitleInput(prompt string, max int) string {
+	n, gap := 0, false
+	for i, r := range prompt {
+		if pySpace(r) {
+			gap = n > 0
+			continue
+		}
+		if gap {
+			n++ // the one space Title joins with
+			gap = false
+		}
+		if n++; n > max {
+			end := i + titleMargin
+			if end >= len(prompt) {
+				return prompt
+			}
+			for end > i && !utf8.RuneStart(prompt[end]) {
+				end--
+			}
+			return prompt[:end]
+		}
+	}
+	return prompt
 }
 
 // Title makes a one-line task title from a prompt: whitespace runs become one space, and a title longer
@@ -139,43 +187,101 @@ func Title(prompt string, max int) string {
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
+// LockWait is how long Append waits for another writer of the same log (a tune score holds the lock for
+// one write) before it gives up.
+const LockWait = 30 * time.Second
+
 // Append adds one entry to the trace log at path: it creates the parent directory and the file when
 // missing, takes an exclusive lock (a sidecar path+".lock", so the lock works the same on every OS), and
 // writes the line and its newline in one write. If the file does not end with a newline (a writer died
 // mid-line), a newline is written first so the new entry starts on its own line.
 func Append(path string, line string) error {
-	if strings.ContainsAny(line, "\r\n") {
-		return fmt.Errorf("%s: an entry must be one line", path)
-	}
+	_, err := AppendAt(path, time.Time{}, func(time.Time) (string, error) { return line, nil })
+	return err
+}
+
+// AppendAt is Append of an entry stamped under the lock: entry gets the stamp, now to the microsecond,
+// or one microsecond past the stamp the previous writer left in the lock file when now is not after
+// it, and returns the line. A meta line's stamp is its task's identity (regression_of= names it), so two
+// agents scoring in the same microsecond must not share one (the review of the writing side: 1 in 300
+// of 8 parallel writers did, and one regression_of= then flagged both tasks). A recorded stamp more
+// than a second ahead of now is not followed: the lock file is the project's, and one planted far in
+// the future would otherwise date every task after it. A zero now stamps nothing (Append).
+func AppendAt(path string, now time.Time, entry func(stamp time.Time) (string, error)) (time.Time, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return time.Time{}, err
 	}
-	lock := flock.New(path + ".lock")
-	if err := lock.Lock(); err != nil {
-		return fmt.Errorf("%s: lock: %w", path, err)
+	// regular.TryLock, not a plain open: a link committed at .ldd/trace.log.lock to ../.git/index.lock
+	// made every score create git's lock, and a FIFO there hung it (the review of the writing side).
+	lock, err := regular.TryLock(path+".lock", LockWait)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: lock: %w", path, err)
+	}
+	if lock == nil {
+		return time.Time{}, fmt.Errorf("%s: another writer has held %s.lock for %s: is a tune score hung? nothing was written", path, filepath.Base(path), LockWait)
 	}
 	defer lock.Unlock()
+	stamp := time.Time{}
+	if !now.IsZero() {
+		stamp = now.UTC().Truncate(time.Microsecond)
+		if last, err := time.Parse(TimestampLayout, string(lock.Note())); err == nil && !stamp.After(last) && last.Sub(stamp) <= time.Second {
+			stamp = last.Add(time.Microsecond)
+		}
+	}
+	line, err := entry(stamp)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if strings.ContainsAny(line, "\r\n") {
+		return time.Time{}, fmt.Errorf("%s: an entry must be one line", path)
+	}
 	// only a regular file (a link to one is fine): the trace review's --log to a FIFO exited 0 and the
 	// entry went nowhere
 	f, err := regular.OpenAppend(path, 0o644)
 	if err != nil {
-		return err
+		return time.Time{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return time.Time{}, err
 	}
 	buf := make([]byte, 0, len(line)+2)
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+	if st.Size() > 0 {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, st.Size()-1); err != nil && err != io.EOF {
-			f.Close()
-			return fmt.Errorf("%s: %w", path, err)
+			return time.Time{}, err
 		}
 		if last[0] != '\n' {
 			buf = append(buf, '\n')
 		}
 	}
 	buf = append(append(buf, line...), '\n')
-	if _, err := f.Write(buf); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
+	if err := writeOrCut(f, st.Size(), buf); err != nil {
+		return time.Time{}, err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return time.Time{}, err
+	}
+	if !stamp.IsZero() {
+		lock.SetNote([]byte(stamp.Format(TimestampLayout))) // a hint for the next writer, not a record
+	}
+	return stamp, nil
+}
+
+// writeOrCut writes buf at the end of f, which held size bytes. When the write fails, a part of the line
+// may be there (a full disk): the next append would end it, and it would read as a task with cut
+// fields (the review of the writing side), so f is cut back to size.
+func writeOrCut(f interface {
+	Write([]byte) (int, error)
+	Truncate(int64) error
+}, size int64, buf []byte) error {
+	_, err := f.Write(buf)
+	if err == nil {
+		return nil
+	}
+	if terr := f.Truncate(size); terr != nil {
+		return fmt.Errorf("%w (and cutting the part written back failed: %v)", err, terr)
+	}
+	return err
 }
