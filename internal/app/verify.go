@@ -2,8 +2,12 @@ package app
 
 import (
 	"errors"
+	"io/fs"
+	"strconv"
+	"strings"
 
 	"github.com/ldd-tools/tune"
+	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -32,7 +36,38 @@ func (r *VerifyResult) AddConfig(path string) {
 	if p, bad := store.NotRegular(path, path, "every command refuses the project's tune.toml then; make it a regular file"); bad {
 		r.Problems = append(r.Problems, p)
 		r.Intact = false
+		return
 	}
+	// Read as every night reads it: a duplicate key, a value out of range or an unknown key merged from
+	// a pull request passed verify --base, then refused every nightly (the first review of the set-up
+	// commands).
+	if _, err := readConfig(Env{}, path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.Problems = append(r.Problems, configProblem(path, err))
+		r.Intact = false
+	}
+}
+
+// configProblem is the invalid problem of the config at path: its line, when the error names one, and
+// the error without the path it repeats.
+func configProblem(path string, err error) store.Problem {
+	p := store.Problem{Kind: store.ProblemInvalid, File: project.Shown(path)}
+	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "config "), "config: ")
+	if rest, ok := strings.CutPrefix(msg, path+":"); ok {
+		msg = strings.TrimSpace(rest)
+		if n, after, ok := strings.Cut(rest, ":"); ok {
+			if line, err := strconv.Atoi(n); err == nil && line > 0 {
+				p.Line, msg = line, strings.TrimSpace(after)
+			}
+		}
+	}
+	if p.Line == 0 {
+		if _, after, ok := strings.Cut(msg, "toml: line "); ok {
+			digits := after[:len(after)-len(strings.TrimLeft(after, "0123456789"))]
+			p.Line, _ = strconv.Atoi(digits)
+		}
+	}
+	p.Message = msg + "; every tune nightly refuses it: fix it in the pull request"
+	return p
 }
 
 // AddBase checks the store against the git revision rev (VerifyBase) and adds what it finds.
