@@ -100,6 +100,16 @@ var CIKinds = map[string][]struct{ Recipe, Path string }{
 	"cron":   {{"tune-nightly.sh", "tune-nightly.sh"}},
 }
 
+// CIKindNames are the values --ci takes, sorted (completion, and the usage error).
+func CIKindNames() []string {
+	names := make([]string, 0, len(CIKinds))
+	for k := range CIKinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // ExistsError is init's refusal to overwrite: the files that are already there.
 type ExistsError struct {
 	Dir   string

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ldd-tools/tune/internal/app"
 	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/store"
 )
@@ -19,17 +20,45 @@ func addCompletions(root *cobra.Command, f *Factory) {
 			return values, cobra.ShellCompDirectiveNoFileComp
 		}
 	}
+	// find walks the tree by name: root.Find would merge a command's persistent flags into its own
+	// before jsonfilter adds --jq and --template to them (tune report's).
+	find := func(path string) *cobra.Command {
+		cmd := root
+		for _, name := range strings.Fields(path) {
+			var next *cobra.Command
+			for _, c := range cmd.Commands() {
+				if c.Name() == name {
+					next = c
+				}
+			}
+			if next == nil {
+				return nil
+			}
+			cmd = next
+		}
+		return cmd
+	}
 	flag := func(path, name string, fn cobra.CompletionFunc) {
-		if cmd, _, err := root.Find(strings.Fields(path)); err == nil && cmd.Flags().Lookup(name) != nil {
+		if cmd := find(path); cmd != nil && cmd.Flags().Lookup(name) != nil {
 			_ = cmd.RegisterFlagCompletionFunc(name, fn)
 		}
 	}
 	args := func(path string, fn cobra.CompletionFunc) {
-		if cmd, _, err := root.Find(strings.Fields(path)); err == nil && cmd.Name() == strings.Fields(path)[len(strings.Fields(path))-1] {
+		if cmd := find(path); cmd != nil {
 			cmd.ValidArgsFunction = fn
 		}
 	}
 	flag("audit", "by", fixed(audit.GroupByNames()...))
+	flag("init", "ci", fixed(app.CIKindNames()...))
+	flag("watch", "version", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeVersions(cmd, f, true), cobra.ShellCompDirectiveNoFileComp
+	})
+	args("report proposal", func(cmd *cobra.Command, done []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(done) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return completeProposals(cmd, f), cobra.ShellCompDirectiveNoFileComp
+	})
 	flag("rollback", "to", func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return completeVersions(cmd, f, false), cobra.ShellCompDirectiveNoFileComp
 	})

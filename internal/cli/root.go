@@ -6,12 +6,14 @@ package cli
 
 import (
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ldd-tools/tune/internal/cmdutil"
 	"github.com/ldd-tools/tune/internal/cmdutil/helpwrap"
 	"github.com/ldd-tools/tune/internal/cmdutil/jsonfilter"
+	"github.com/ldd-tools/tune/internal/exitcode"
 	"github.com/ldd-tools/tune/internal/termtable"
 )
 
@@ -120,6 +122,7 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		root.AddCommand(add(f))
 	}
 	addCompletions(root, f)
+	typeHelpAndCompletion(root)
 	cmdutil.TypeUsageErrors(root)
 	jsonfilter.AddFlags(root)
 	// Help is prose: it fits the terminal as tables do, and 80 columns when the width is unknown.
@@ -127,4 +130,33 @@ Exit codes: 0 success or nothing to do, 1 error, 2 usage, 3 escalation (needs a 
 		return termtable.Resolve(false, f.Getenv("COLUMNS"), f.IO.OutIsTerminal, f.IO.TermWidth)
 	})
 	return root
+}
+
+// typeHelpAndCompletion makes cobra's own help and completion commands now, so that their usage errors
+// are typed like every other's: `tune help nosuch` printed the root's usage and `tune completion nosh`
+// its help, both with exit 0 (the first review of the set-up commands); they exit 2 now.
+func typeHelpAndCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	var help *cobra.Command
+	for _, c := range root.Commands() { // not root.Find: it merges the persistent flags before --jq is added
+		if c.Name() == "help" && c.Run != nil {
+			help = c
+		}
+	}
+	if help == nil {
+		return
+	}
+	run := help.Run
+	help.Run = nil
+	help.Args = cobra.ArbitraryArgs
+	help.RunE = func(c *cobra.Command, args []string) error {
+		// Find stops at the last command it knows and returns what it did not consume: a topic it
+		// does not know is left over (the root takes arbitrary arguments, so Find reports no error).
+		if cmd, rest, err := c.Root().Find(args); cmd == nil || err != nil || len(rest) > 0 {
+			return exitcode.FlagErrorf("unknown help topic %q: tune --help lists the commands and help topics", strings.Join(args, " "))
+		}
+		run(c, args)
+		return nil
+	}
 }
