@@ -289,10 +289,14 @@ func parseConfig(path string, data []byte) (evolveConfig, error) {
 		return len(k) > 2 && k[0] == "evolve" && k[1] == "drift_acknowledged"
 	})
 	if len(und) > 0 {
-		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound, parity_budget, holdout and the table drift_acknowledged; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", path, und[0], explore.Keys)
+		return cfg, fmt.Errorf("config %s: unknown key %s (the [evolve] table takes max_steps, stall_bound, parity_budget, holdout and the table drift_acknowledged; [watch] takes min_tasks, overkill_bound, min_recurrences and alpha; %s)", tomlbound.At(path, data, und[0]...), und[0], explore.Keys)
 	}
 	if cfg.driftAcks, err = driftAcks(cfg.Evolve.DriftAcknowledged); err != nil {
-		return cfg, fmt.Errorf("config %s: %w", tomlbound.At(path, data, "evolve", "drift_acknowledged"), err)
+		where := tomlbound.Where(path, data, err) // the knob's line
+		if where == path {
+			where = tomlbound.At(path, data, "evolve", "drift_acknowledged")
+		}
+		return cfg, fmt.Errorf("config %s: %w", where, err)
 	}
 	// bad is the error of a value out of range: the file and the key's line.
 	bad := func(table, key, format string, args ...any) error {
@@ -355,8 +359,8 @@ func driftAcks(raw any) (evolve.DriftAcks, error) {
 	acks := evolve.DriftAcks{}
 	for _, k := range slices.Sorted(maps.Keys(table)) {
 		if !slices.Contains(knobs, k) {
-			return nil, fmt.Errorf("evolve.drift_acknowledged: %q is not a knob (a signal: %s; or an edge: %s)",
-				k, strings.Join(knobs[:weights.NumSignals], ", "), strings.Join(knobs[weights.NumSignals:], ", "))
+			return nil, &tomlbound.KeyError{Key: []string{"evolve", "drift_acknowledged", k}, Msg: fmt.Sprintf("evolve.drift_acknowledged: %q is not a knob (a signal: %s; or an edge: %s)",
+				k, strings.Join(knobs[:weights.NumSignals], ", "), strings.Join(knobs[weights.NumSignals:], ", "))}
 		}
 		var f float64
 		switch v := table[k].(type) {
@@ -365,11 +369,11 @@ func driftAcks(raw any) (evolve.DriftAcks, error) {
 		case float64:
 			f = v
 		default:
-			return nil, fmt.Errorf("evolve.drift_acknowledged.%q is %s: want the weight the knob was left at, a multiple of 0.5", k, tomlKind(v))
+			return nil, &tomlbound.KeyError{Key: []string{"evolve", "drift_acknowledged", k}, Msg: fmt.Sprintf("evolve.drift_acknowledged.%q is %s: want the weight the knob was left at, a multiple of 0.5", k, tomlKind(v))}
 		}
-		v, err := weights.HalfFromFloat(f)
+		v, err := weights.SaneHalf(f)
 		if err != nil {
-			return nil, fmt.Errorf("evolve.drift_acknowledged.%q: %w: a weight is a multiple of 0.5, the value the knob was left at", k, err)
+			return nil, &tomlbound.KeyError{Key: []string{"evolve", "drift_acknowledged", k}, Msg: fmt.Sprintf("evolve.drift_acknowledged.%q: %v (the weight the knob was left at)", k, err)}
 		}
 		acks[k] = v
 	}

@@ -3,8 +3,6 @@ package app
 import (
 	"errors"
 	"io/fs"
-	"strconv"
-	"strings"
 
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/project"
@@ -47,26 +45,10 @@ func (r *VerifyResult) AddConfig(path string) {
 	}
 }
 
-// configProblem is the invalid problem of the config at path: its line, when the error names one, and
-// the error without the path it repeats.
+// configProblem is the invalid problem of the config at path (its line when the error names one).
 func configProblem(path string, err error) store.Problem {
-	p := store.Problem{Kind: store.ProblemInvalid, File: project.Shown(path)}
-	msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "config "), "config: ")
-	if rest, ok := strings.CutPrefix(msg, path+":"); ok {
-		msg = strings.TrimSpace(rest)
-		if n, after, ok := strings.Cut(rest, ":"); ok {
-			if line, err := strconv.Atoi(n); err == nil && line > 0 {
-				p.Line, msg = line, strings.TrimSpace(after)
-			}
-		}
-	}
-	if p.Line == 0 {
-		if _, after, ok := strings.Cut(msg, "toml: line "); ok {
-			digits := after[:len(after)-len(strings.TrimLeft(after, "0123456789"))]
-			p.Line, _ = strconv.Atoi(digits)
-		}
-	}
-	p.Message = msg + "; every tune nightly refuses it: fix it in the pull request"
+	p := store.ProblemOf(store.ProblemInvalid, project.Shown(path), "config "+path, err) // readConfig's prefix
+	p.Message += "; every tune nightly refuses it: fix it in the pull request"
 	return p
 }
 

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/regular"
@@ -46,6 +47,29 @@ type Problem struct {
 	File    string `json:"file"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
+}
+
+// ProblemOf is the problem kind of file, from err of a reader that prefixed its message with name
+// ("name: …", "name:LINE: …"): the line goes to Line, and the name is not repeated in the message; a
+// TOML syntax error's "toml: line N" gives the line too.
+func ProblemOf(kind, file, name string, err error) Problem {
+	p := Problem{Kind: kind, File: file}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, name+":"); ok {
+		msg = strings.TrimSpace(rest)
+		if n, after, ok := strings.Cut(rest, ":"); ok {
+			if line, err := strconv.Atoi(n); err == nil && line > 0 {
+				p.Line, msg = line, strings.TrimSpace(after)
+			}
+		}
+	}
+	if p.Line == 0 {
+		if _, after, ok := strings.Cut(msg, "toml: line "); ok {
+			p.Line, _ = strconv.Atoi(after[:len(after)-len(strings.TrimLeft(after, "0123456789"))])
+		}
+	}
+	p.Message = msg
+	return p
 }
 
 func (p Problem) String() string {
@@ -240,7 +264,7 @@ func (st *state) verifyFiles(pl *problemList) {
 	for _, f := range st.files {
 		w, err := weights.Parse(f.Name, f.Data)
 		if err != nil {
-			pl.add(Problem{Kind: ProblemInvalid, File: f.Name, Message: err.Error()})
+			pl.add(ProblemOf(ProblemInvalid, f.Name, f.Name, err))
 		} else if w.Version != f.Version {
 			pl.add(Problem{Kind: ProblemInvalid, File: f.Name, Message: fmt.Sprintf("says version = %d, its name says %d", w.Version, f.Version)})
 		}

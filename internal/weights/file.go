@@ -50,8 +50,10 @@ func Parse(name string, data []byte) (Weights, error) {
 		}
 		return Weights{}, fmt.Errorf("%s: unknown key %s", name, strings.Join(keys, ", "))
 	}
+	// fail names the key, and its line when the file defines it (a range or a value out of order is
+	// found after the decode, which alone knows the lines).
 	fail := func(key, format string, args ...any) (Weights, error) {
-		return Weights{}, fmt.Errorf("%s: %s: %s", name, key, fmt.Sprintf(format, args...))
+		return Weights{}, fmt.Errorf("%s: %s: %s", tomlbound.At(name, data, keyParts(key)...), key, fmt.Sprintf(format, args...))
 	}
 	if !md.IsDefined("schema") {
 		return fail("schema", "missing")
@@ -77,7 +79,7 @@ func Parse(name string, data []byte) (Weights, error) {
 		if !ok {
 			return fail("signals."+quoteKey(n), "unknown signal (known: %s)", strings.Join(signalNames[:], ", "))
 		}
-		h, err := saneHalf(f.Signals[n])
+		h, err := SaneHalf(f.Signals[n])
 		if err != nil {
 			return fail("signals."+quoteKey(n), "%v", err)
 		}
@@ -99,7 +101,7 @@ func Parse(name string, data []byte) (Weights, error) {
 		if !ok {
 			return fail("buckets."+k, "missing")
 		}
-		h, err := saneHalf(v)
+		h, err := SaneHalf(v)
 		if err != nil {
 			return fail("buckets."+k, "%v", err)
 		}
@@ -134,8 +136,8 @@ const MaxMagnitude = 100
 // MaxCost bounds each cost of a version file (the reference's are 1 and 2).
 const MaxCost = 1000
 
-// saneHalf is HalfFromFloat within ±MaxMagnitude (NaN and ±Inf are not multiples of 0.5 either).
-func saneHalf(f float64) (Half, error) {
+// SaneHalf is HalfFromFloat within ±MaxMagnitude (NaN and ±Inf are not multiples of 0.5 either).
+func SaneHalf(f float64) (Half, error) {
 	if !(f >= -MaxMagnitude && f <= MaxMagnitude) {
 		return 0, fmt.Errorf("%v is outside the sane range -%d..+%d", f, MaxMagnitude, MaxMagnitude)
 	}
@@ -145,6 +147,15 @@ func saneHalf(f float64) (Half, error) {
 // bareKey is compiled on first use, not at init: `tune score` links this package and rarely quotes a
 // key (docs/decisions.md#score-start-up).
 var bareKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
+
+// keyParts splits a dotted key as quoteKey writes it ("signals.\"components>=3\"") into its parts.
+func keyParts(key string) []string {
+	table, rest, ok := strings.Cut(key, ".")
+	if !ok {
+		return []string{key}
+	}
+	return []string{table, strings.Trim(rest, `"`)}
+}
 
 func quoteKey(k string) string {
 	if bareKey().MatchString(k) {
