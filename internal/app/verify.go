@@ -7,6 +7,7 @@ import (
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/store"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -41,6 +42,22 @@ func (r *VerifyResult) AddConfig(path string) {
 	// commands).
 	if _, err := readConfig(Env{}, path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.Problems = append(r.Problems, configProblem(path, err))
+		r.Intact = false
+	}
+}
+
+// AddFixtures reads the fixture suite (suite/, harvested/ and holdout/) as every replay reads it: a
+// duplicate scenario name, a level that is none, an unknown key, a suite removed or past the size bound
+// merged from a pull request passed verify --base, then failed every night (the review of the reports
+// and fixtures). Only the first problem is named: the loader stops there, as a night does. A store
+// checked on its own (no project, no fixtures directory) has no suite to read.
+func (r *VerifyResult) AddFixtures(env Env) {
+	if env.Config == "" && missing(env.FixturesDir) {
+		return
+	}
+	if _, err := env.LoadSuite(); err != nil {
+		r.Problems = append(r.Problems, store.Problem{Kind: store.ProblemInvalid, File: project.Shown(env.FixturesDir),
+			Message: textfmt.OneLine(err.Error()) + "; every replay, tune propose and tune nightly refuse the suite: fix it in the pull request"})
 		r.Intact = false
 	}
 }

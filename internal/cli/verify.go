@@ -14,9 +14,10 @@ import (
 type verifyOptions struct {
 	IO          *IOStreams
 	WeightsDir  string
-	FixturesDir string // where an interrupted apply's harvested fixtures go: its marker is checked against it
-	ReportsDir  string // temp files of killed report writes there are reported
-	Config      string // the project's tune.toml ("" outside a project): reported when not a regular file
+	FixturesDir string  // where an interrupted apply's harvested fixtures go: its marker is checked against it
+	ReportsDir  string  // temp files of killed report writes there are reported
+	Config      string  // the project's tune.toml ("" outside a project): reported when not a regular file
+	Env         app.Env // the fixture suite is read as a night reads it (Env.LoadSuite)
 	// Base is a git revision the store must extend, append-only (--base).
 	Base string
 	JSON bool
@@ -61,6 +62,7 @@ file from version control.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir, opts.FixturesDir, opts.ReportsDir, opts.Config = f.WeightsDir, f.FixturesDir, f.ReportsDir, f.Env().Config
+			opts.Env = f.Env()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -76,6 +78,7 @@ func verifyRun(opts *verifyOptions) error {
 	rep, err := app.Verify(opts.WeightsDir, opts.FixturesDir, opts.ReportsDir)
 	if err == nil {
 		rep.AddConfig(opts.Config)
+		rep.AddFixtures(opts.Env)
 	}
 	if err == nil && opts.Base != "" {
 		err = rep.AddBase(opts.WeightsDir, opts.Base)
