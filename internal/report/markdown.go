@@ -95,7 +95,9 @@ func cellText(s string) string {
 
 // Escape makes untrusted text (a task title, a label) render literally in Markdown while staying readable
 // in a raw diff: it escapes only what would start markup — backslash, code spans, '*' emphasis, '_'
-// emphasis at a word edge, '~~' strikethrough, an HTML tag, a link target "](" — and flattens newlines.
+// emphasis at a word edge, '~~' strikethrough, an HTML tag, a link target "](", an entity "&#…;" or
+// "&name;" (a numeric one made a raw U+202E from escaped text: the review of the reports), '$' math —
+// and flattens newlines.
 func Escape(s string) string {
 	rs := []rune(s)
 	var b strings.Builder
@@ -118,12 +120,39 @@ func Escape(s string) string {
 			b.WriteByte('\\')
 		case r == '(' && prev == ']':
 			b.WriteByte('\\')
+		case r == '&' && (next == '#' || unicode.IsLetter(next)):
+			b.WriteByte('\\')
+		case r == '$':
+			b.WriteByte('\\')
 		case r == '\n' || r == '\r' || r == '\t':
 			r = ' '
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// EscapeBody is Escape for a pull request's body, which a forge reads for more than Markdown: an
+// "@name" there notifies a person or a team and a "#123" links (with "fixes", closes) an issue, so
+// both get a zero-width space after their sign, as dependency bots write them; and '|' is escaped, as
+// the body holds tables.
+func EscapeBody(s string) string {
+	s = Escape(s)
+	var b strings.Builder
+	rs := []rune(s)
+	for i, r := range rs {
+		b.WriteRune(r)
+		prev := ' '
+		if i > 0 {
+			prev = rs[i-1]
+		}
+		if (r == '@' || r == '#') && i+1 < len(rs) && !isWordRune(prev) {
+			if next := rs[i+1]; (r == '@' && isWordRune(next)) || (r == '#' && unicode.IsDigit(next)) {
+				b.WriteString("&#8203;")
+			}
+		}
+	}
+	return strings.ReplaceAll(b.String(), "|", `\|`)
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -53,3 +53,32 @@ func TestFormatting(t *testing.T) {
 		}
 	}
 }
+
+// A title from a trace log reaches the EVAL report and the pull request's body. An entity there made a
+// raw U+202E (reversing what the reviewer reads), '$' starts GitHub math, and in the body "@name"
+// notifies people and "fixes #1" closes an issue on merge (the review of the reports).
+func TestEscapeEntitiesMathMentionsAndRefs(t *testing.T) {
+	for in, want := range map[string]string{
+		"a &#x202E; b":         `a \&#x202E; b`,
+		"fish &amp; chips":     `fish \&amp; chips`,
+		"R&D, a & b":           `R\&D, a & b`, // `\&` renders as "&"
+		"cost $x^2$":           `cost \$x^2\$`,
+		"@octocat fixes #1":    `@octocat fixes #1`,
+		"![](http://t/p.gif)":  `![]\(http://t/p.gif)`,
+		"mail a@b.c, issue#12": `mail a@b.c, issue#12`,
+	} {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"@octocat and @org/team fixes #1": "@&#8203;octocat and @&#8203;org/team fixes #&#8203;1",
+		"mail a@b.c, issue#12, #x, @ ":    "mail a@b.c, issue#12, #x, @ ",
+		"a | b &#x202E;":                  `a \| b \&#x202E;`,
+		`already \|`:                      `already \\\|`,
+	} {
+		if got := EscapeBody(in); got != want {
+			t.Errorf("EscapeBody(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

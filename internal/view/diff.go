@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/app"
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/termtable"
 	"github.com/ldd-tools/tune/internal/textfmt"
 )
@@ -101,9 +102,6 @@ func DiffText(w io.Writer, rep *app.DiffResult) error {
 	return nil
 }
 
-// markdownText keeps free text (task titles) from being read as HTML or table syntax in a PR body.
-var markdownText = strings.NewReplacer("<", "&lt;", ">", "&gt;", "|", `\|`)
-
 // DiffMarkdown prints tune diff as a pull-request body.
 func DiffMarkdown(w io.Writer, rep *app.DiffResult) error {
 	fmt.Fprintf(w, "### Weights %s → %s\n\n", rep.A, rep.B)
@@ -115,15 +113,15 @@ func DiffMarkdown(w io.Writer, rep *app.DiffResult) error {
 		return err
 	}
 	if s := diffSummary(rep); s != "" {
-		fmt.Fprintf(w, "\n**Evidence:** %s.\n", markdownText.Replace(s))
+		fmt.Fprintf(w, "\n**Evidence:** %s.\n", report.EscapeBody(s))
 	}
 	if rep.Reason != "" {
-		fmt.Fprintf(w, "\n**Reason:** %s\n", markdownText.Replace(rep.Reason))
+		fmt.Fprintf(w, "\n**Reason:** %s\n", report.EscapeBody(rep.Reason))
 	}
 	if len(rep.Tasks) > 0 {
 		fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", textfmt.Plural(len(rep.Tasks), "flagged task"))
 		for _, t := range rep.Tasks {
-			fmt.Fprintf(w, "- %s\n", markdownText.Replace(t))
+			fmt.Fprintf(w, "- %s\n", report.EscapeBody(t))
 		}
 		fmt.Fprintln(w, "\n</details>")
 	}
