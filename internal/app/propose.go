@@ -157,13 +157,15 @@ func ProposalFromSteps(steps []*evolve.StepResult, parent *weights.Weights, fina
 		}
 	}
 	for _, f := range first.Flagged {
-		// Proposal files travel into pull requests: a secret-looking string in a title never goes with them.
-		title := report.Redact(f.Title)
+		// Proposal files travel into pull requests: a secret-looking string in a title never goes with
+		// them, nor a title of megabytes.
+		title, cut := report.TaskTitle(f.Title)
 		ft := store.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: title, Level: f.Level, Source: f.Source,
 			Evidence: f.EvidenceStrings(), Key: f.Key}
 		// The trace keeps a title, not the prompt. Only when the signals were re-detected from the title
-		// is the title what the scorer judged, and so a prompt worth harvesting as a fixture.
-		if f.SignalsSource == evolve.SignalsReDetected {
+		// is the title what the scorer judged, and so a prompt worth harvesting as a fixture; a cut one
+		// is not what it judged.
+		if f.SignalsSource == evolve.SignalsReDetected && !cut {
 			ft.Prompt = title
 		}
 		p.Evidence = append(p.Evidence, ft)

@@ -150,7 +150,8 @@ func fromFlagged(flagged []evolve.Flagged) []report.FlaggedTask {
 		for j, s := range f.Signals {
 			signals[j] = s.Name
 		}
-		out[i] = report.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level, Source: f.Source, Line: f.Line,
+		title, _ := report.TaskTitle(f.Title)
+		out[i] = report.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: title, Level: f.Level, Source: f.Source, Line: f.Line,
 			Evidence: f.EvidenceStrings(), Signals: signals, Redetected: f.SignalsSource == evolve.SignalsReDetected}
 	}
 	return out

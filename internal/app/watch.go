@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ldd-tools/tune/internal/evolve"
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/watch"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -324,8 +325,9 @@ func proposeRollback(env Env, s *store.Store, out *WatchResult, vw, pw *weights.
 	}
 	var evidence []string
 	for _, t := range out.Evidence {
-		p.Evidence = append(p.Evidence, store.FlaggedTask{MetaTimestamp: t.MetaTimestamp, Title: t.Task, Level: t.Level, Source: t.Log, Evidence: []string{t.Note}})
-		evidence = append(evidence, fmt.Sprintf("%s %s %q: %s", t.MetaTimestamp, t.Level, t.Task, t.Note))
+		title, _ := report.TaskTitle(t.Task)
+		p.Evidence = append(p.Evidence, store.FlaggedTask{MetaTimestamp: t.MetaTimestamp, Title: title, Level: t.Level, Source: t.Log, Evidence: []string{t.Note}})
+		evidence = append(evidence, fmt.Sprintf("%s %s %q: %s", t.MetaTimestamp, t.Level, title, t.Note))
 	}
 	path, created, err := store.WriteProposal(s.ProposalsPath(), p)
 	if err != nil {

@@ -1,6 +1,10 @@
 package report
 
-import "github.com/ldd-tools/tune/internal/redact"
+import (
+	"unicode/utf8"
+
+	"github.com/ldd-tools/tune/internal/redact"
+)
 
 // Redacted replaces a secret-looking string.
 const Redacted = redact.Redacted
@@ -11,3 +15,36 @@ func Redact(s string) string { return redact.String(s) }
 
 // RedactCount is redact.Count: Redact with the number of strings replaced, for the report's footnote.
 func RedactCount(s string) (string, int) { return redact.Count(s) }
+
+// MaxTitleRunes bounds a task title where tune writes one for people: a proposal, its log entries, the
+// EVAL report, the pull request's body. A trace log's title has no bound (the reference writer keeps
+// the whole prompt): three titles of 440 KB made a 5 MB proposal the store then refused to read, a
+// report padded to 7 MB and a body GitHub refuses (the review of the reports).
+const MaxTitleRunes = 300
+
+// titleSecretMargin is how much past MaxTitleRunes a title is redacted before it is cut: more than any
+// secret the redaction knows is long, so one that begins in the kept part is redacted whole.
+const titleSecretMargin = 64 << 10
+
+// TaskTitle is title as tune writes it for people: redacted, then cut to MaxTitleRunes ("…" at the
+// end); cut says whether it was. A long title is cut before the redaction too (at 4 bytes a rune plus
+// titleSecretMargin), which costs seconds a megabyte.
+func TaskTitle(title string) (shown string, cut bool) {
+	if limit := 4*MaxTitleRunes + titleSecretMargin; len(title) > limit {
+		for limit > 0 && !utf8.RuneStart(title[limit]) {
+			limit--
+		}
+		title, cut = title[:limit], true
+	}
+	title = Redact(title)
+	if utf8.RuneCountInString(title) > MaxTitleRunes {
+		n := 0
+		for i := range title {
+			if n == MaxTitleRunes-1 {
+				return title[:i] + "…", true
+			}
+			n++
+		}
+	}
+	return title, cut
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestRedact(t *testing.T) {
@@ -74,4 +75,25 @@ func FuzzRedact(f *testing.F) {
 			t.Fatalf("secret survived in %q", got)
 		}
 	})
+}
+
+// A title tune writes for people is bounded, redacted whole where it is kept, and says when it was cut.
+func TestTaskTitleIsBounded(t *testing.T) {
+	if got, cut := TaskTitle("fix the login"); got != "fix the login" || cut {
+		t.Errorf("a short title: %q, cut %v", got, cut)
+	}
+	long := strings.Repeat("word ", 200000) // 1 MB
+	got, cut := TaskTitle(long)
+	if !cut || utf8.RuneCountInString(got) != MaxTitleRunes || !strings.HasSuffix(got, "…") || !strings.HasPrefix(long, strings.TrimSuffix(got, "…")) {
+		t.Errorf("a 1 MB title: %d runes, cut %v, %.40q", utf8.RuneCountInString(got), cut, got)
+	}
+	secret := "ghp_" + strings.Repeat("a1B2c3D4", 5)
+	got, _ = TaskTitle("token " + secret + " " + long)
+	if strings.Contains(got, secret[:12]) {
+		t.Errorf("the secret at the start of a long title survived: %.80q", got)
+	}
+	got, cut = TaskTitle(strings.Repeat("é", MaxTitleRunes))
+	if cut || got != strings.Repeat("é", MaxTitleRunes) {
+		t.Errorf("a title of exactly %d runes was cut", MaxTitleRunes)
+	}
 }

@@ -48,14 +48,17 @@ func harvestFixtures(fixturesDir string, p *Proposal, version int) ([]harvestWri
 		}
 		origin := fmt.Sprintf("harvested by tune apply of %s as %s: task %s in %s, dispatched %s, low-side regression (%s); expected one level above",
 			p.ID, weights.VersionName(version), t.MetaTimestamp, t.Source, t.Level, kinds)
-		sc := fixtures.HarvestScenario(fmt.Sprintf("harvested %s: %s", t.MetaTimestamp, label), t.Prompt, got, origin)
+		// The file is named by the task's log, stamp and prompt; the scenario by that name too. A stamp and
+		// title alone repeat across logs (projects that record on the hour), and two scenarios of one
+		// name stop every replay after the apply (the review of the reports and fixtures).
+		id := "h-" + fileSHA([]byte(t.Source + "\n" + t.MetaTimestamp + "\n" + t.Prompt))[:12]
+		sc := fixtures.HarvestScenario(fmt.Sprintf("harvested %s: %s (%s)", t.MetaTimestamp, label, id), t.Prompt, got, origin)
 		header := fmt.Sprintf("Harvested fixture: a task dispatched at %s that regressed.\nWritten by tune apply (%s, %s); edit freely, it is not part of the weights store.", t.Level, p.ID, weights.VersionName(version))
 		data := fixtures.Marshal(header, []fixtures.Scenario{sc})
 		if _, err := fixtures.Parse("harvested", data); err != nil {
 			return nil, fmt.Errorf("internal error: a harvested fixture does not parse: %w", err)
 		}
-		name := "h-" + fileSHA([]byte(t.Source + "\n" + t.MetaTimestamp + "\n" + t.Prompt))[:12] + ".toml"
-		out = append(out, harvestWrite{Path: filepath.Join(abs, HarvestDir, name), Content: data})
+		out = append(out, harvestWrite{Path: filepath.Join(abs, HarvestDir, id+".toml"), Content: data})
 	}
 	return out, nil
 }

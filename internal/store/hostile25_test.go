@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/fixtures"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -308,5 +309,35 @@ func TestVerifyNamesAnEditedPendingProposal(t *testing.T) {
 	}
 	if problems := s.Verify(); len(problems) != 0 {
 		t.Errorf("the id removed, nothing else: %v", problems)
+	}
+}
+
+// The same stamp and title in two logs (projects that record on the hour) harvest two scenarios whose
+// names differ: one name in two files stopped every replay after the apply (the review of the reports).
+func TestHarvestedNamesDoNotCollideAcrossLogs(t *testing.T) {
+	p := sampleProposal(t)
+	task := FlaggedTask{MetaTimestamp: "2026-11-20T10:00:00Z", Title: "fix the bug that breaks the API contract", Level: "L1",
+		Evidence: []string{"regression_followed"}, Prompt: "fix the bug that breaks the API contract"}
+	a, b := task, task
+	a.Source, b.Source = "logs/a/trace.log", "logs/b/trace.log"
+	p.Evidence = []FlaggedTask{a, b}
+	dir := t.TempDir()
+	writes, err := harvestFixtures(dir, p, 2)
+	if err != nil || len(writes) != 2 {
+		t.Fatalf("harvest: %d writes, %v", len(writes), err)
+	}
+	names := map[string]bool{}
+	for _, w := range writes {
+		sc, err := fixtures.Parse(w.Path, w.Content)
+		if err != nil || len(sc) != 1 {
+			t.Fatalf("%s: %v", w.Path, err)
+		}
+		if names[sc[0].Name] {
+			t.Errorf("two harvested scenarios named %q", sc[0].Name)
+		}
+		names[sc[0].Name] = true
+		if !strings.Contains(sc[0].Name, strings.TrimSuffix(filepath.Base(w.Path), ".toml")) {
+			t.Errorf("scenario %q does not carry its file's id %s", sc[0].Name, filepath.Base(w.Path))
+		}
 	}
 }
