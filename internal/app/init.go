@@ -410,8 +410,17 @@ func (res *InitResult) commitNote(ciKind string) {
 	project := filepath.Join(res.Repo, filepath.FromSlash(res.Sub))
 	for _, f := range res.CI {
 		p := filepath.Join(res.Repo, filepath.FromSlash(f))
-		if rel, err := filepath.Rel(project, p); err == nil {
-			p = filepath.Join(res.Dir, rel) // from DIR as the user named it, like the project's files
+		// From DIR as the user named it, like the project's files; a path that leaves the project is
+		// named from the working directory instead (DIR may be a link, and ".." after a link's name
+		// leaves the real tree: the re-review).
+		if rel, err := filepath.Rel(project, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			p = filepath.Join(res.Dir, rel)
+		} else if wd, err := os.Getwd(); err == nil {
+			if real, err := filepath.EvalSymlinks(wd); err == nil {
+				if r, err := filepath.Rel(real, p); err == nil {
+					p = r
+				}
+			}
 		}
 		res.Commit = append(res.Commit, filepath.ToSlash(p))
 	}

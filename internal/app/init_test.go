@@ -360,6 +360,31 @@ func TestInitCIInASubdirectory(t *testing.T) {
 		}
 	})
 
+	// DIR through a link: the recipes at the repository root are named from the working directory, not
+	// by ".." after the link's name, which leaves the real tree (the re-review).
+	t.Run("github through a linked DIR", func(t *testing.T) {
+		repo := gitInit(t)
+		for _, d := range []string{"proj", "other"} {
+			if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link := filepath.Join(t.TempDir(), "plink")
+		if err := os.Symlink(filepath.Join(repo, "proj"), link); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(filepath.Join(repo, "other"))
+		res, err := Init(link, false, "github")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Commit {
+			if strings.Contains(c, ".github") && c != "../.github/workflows/tune-nightly.yml" && c != "../.github/workflows/tune-verify.yml" {
+				t.Errorf("commit names the recipe %s, want it from the working directory (../.github/…)", c)
+			}
+		}
+	})
+
 	t.Run("a name the recipe cannot carry", func(t *testing.T) {
 		repo := gitInit(t)
 		dir := filepath.Join(repo, `a"$(x)`)

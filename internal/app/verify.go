@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"io/fs"
+	"strings"
 
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/project"
@@ -42,6 +43,18 @@ func (r *VerifyResult) AddConfig(path string) {
 	// commands).
 	if _, err := readConfig(Env{}, path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.Problems = append(r.Problems, configProblem(path, err))
+		r.Intact = false
+	}
+}
+
+// AddNamedConfig reads the config TUNE_CONFIG names, which every command reads instead of the
+// project's tune.toml (the re-review: verify passed a TUNE_CONFIG every nightly then refused). Unlike
+// the project's file it must exist.
+func (r *VerifyResult) AddNamedConfig(path string) {
+	if _, err := readConfig(Env{}, path); err != nil {
+		p := configProblem(path, err)
+		p.Message = strings.Replace(p.Message, "; every tune nightly refuses it: fix it in the pull request", "; every command refuses TUNE_CONFIG's file: fix it, or unset TUNE_CONFIG", 1)
+		r.Problems = append(r.Problems, p)
 		r.Intact = false
 	}
 }

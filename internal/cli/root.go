@@ -147,6 +147,19 @@ func typeHelpAndCompletion(root *cobra.Command) {
 	if help == nil {
 		return
 	}
+	// cobra completes the commands only: add the help topics (tune help escalation), as `tune help` lists them.
+	complete := help.ValidArgsFunction
+	help.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		out, dir := complete(c, args, toComplete)
+		if len(args) == 0 {
+			for _, t := range c.Root().Commands() {
+				if t.IsAdditionalHelpTopicCommand() && strings.HasPrefix(t.Name(), toComplete) {
+					out = append(out, cobra.CompletionWithDesc(t.Name(), t.Short))
+				}
+			}
+		}
+		return out, dir
+	}
 	run := help.Run
 	help.Run = nil
 	help.Args = cobra.ArbitraryArgs

@@ -18,6 +18,7 @@ type verifyOptions struct {
 	ReportsDir  string  // temp files of killed report writes there are reported
 	Config      string  // the project's tune.toml ("" outside a project): reported when not a regular file
 	Env         app.Env // the fixture suite is read as a night reads it (Env.LoadSuite)
+	NamedConfig string  // TUNE_CONFIG: read too when set, as every command reads it instead
 	// Base is a git revision the store must extend, append-only (--base).
 	Base string
 	JSON bool
@@ -63,6 +64,7 @@ file from version control.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.WeightsDir, opts.FixturesDir, opts.ReportsDir, opts.Config = f.WeightsDir, f.FixturesDir, f.ReportsDir, f.Env().Config
 			opts.Env = f.Env()
+			opts.NamedConfig = f.Getenv("TUNE_CONFIG")
 			if runF != nil {
 				return runF(opts)
 			}
@@ -78,6 +80,9 @@ func verifyRun(opts *verifyOptions) error {
 	rep, err := app.Verify(opts.WeightsDir, opts.FixturesDir, opts.ReportsDir)
 	if err == nil {
 		rep.AddConfig(opts.Config)
+		if opts.NamedConfig != "" && opts.NamedConfig != opts.Config {
+			rep.AddNamedConfig(opts.NamedConfig)
+		}
 		rep.AddFixtures(opts.Env)
 	}
 	if err == nil && opts.Base != "" {

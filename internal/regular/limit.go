@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -125,6 +126,10 @@ func readAll(f *os.File, path string, lim Limit) ([]byte, error) {
 // hanging; the opened file is checked with fstat.
 func OpenLock(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o644)
+	if errors.Is(err, fs.ErrPermission) {
+		// another user's lock file, readable only: flock needs no write access (a note cannot be left)
+		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	}
 	if err != nil {
 		if isLoop(err) {
 			return nil, &Error{Path: path, What: "a symbolic link"}

@@ -147,8 +147,8 @@ compares the arms, within each log and share.`,
 			opts.LoopsSet = cmd.Flags().Changed("loops")
 			// An empty value is an unset variable in an agent's hook ("--log $TRACE"), not a choice: left
 			// alone it logged nothing, or dropped the evidence, and exited 0 (the review of the writing side).
-			for _, name := range []string{"log", "regression-of", "regression-of-last", "history", "weights", "batch"} {
-				if f := cmd.Flags().Lookup(name); f.Changed && f.Value.String() == "" {
+			for _, name := range []string{"log", "regression-of", "regression-of-last", "history", "weights", "batch", "task", "loops"} {
+				if f := cmd.Flags().Lookup(name); f.Changed && (f.Value.String() == "" || f.Value.String() == "[]") {
 					return exitcode.FlagErrorf("--%s is empty: give it a value, or leave the flag out (an unset variable in the command line?); nothing was written", name)
 				}
 			}
@@ -279,7 +279,7 @@ func Run(opts *Options) error {
 			return err
 		}
 		scored := r
-		_, err = tracewrite.AppendAt(opts.Log, opts.Env.Now(), func(stamp time.Time) (string, error) {
+		_, err = tracewrite.AppendAt(opts.Log, opts.Env.Now, func(stamp time.Time) (string, error) {
 			r, extra, loops := scored, extra, loops
 			if arm, ok := cfg.Draw(&r, &w, stamp.Format(tracewrite.TimestampLayout), task); ok {
 				r, extra = cfg.Apply(r, arm, extra)

@@ -187,6 +187,11 @@ func Title(prompt string, max int) string {
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
+// NoteAhead is how far ahead of the clock a writer follows the previous writer's stamp: a clock
+// stepped back by a correction keeps the stamps going up; a note further ahead is not one a writer
+// left.
+const NoteAhead = time.Minute
+
 // LockWait is how long Append waits for another writer of the same log (a tune score holds the lock for
 // one write) before it gives up.
 const LockWait = 30 * time.Second
@@ -196,18 +201,20 @@ const LockWait = 30 * time.Second
 // writes the line and its newline in one write. If the file does not end with a newline (a writer died
 // mid-line), a newline is written first so the new entry starts on its own line.
 func Append(path string, line string) error {
-	_, err := AppendAt(path, time.Time{}, func(time.Time) (string, error) { return line, nil })
+	_, err := AppendAt(path, nil, func(time.Time) (string, error) { return line, nil })
 	return err
 }
 
-// AppendAt is Append of an entry stamped under the lock: entry gets the stamp, now to the microsecond,
-// or one microsecond past the stamp the previous writer left in the lock file when now is not after
-// it, and returns the line. A meta line's stamp is its task's identity (regression_of= names it), so two
-// agents scoring in the same microsecond must not share one (the review of the writing side: 1 in 300
-// of 8 parallel writers did, and one regression_of= then flagged both tasks). A recorded stamp more
-// than a second ahead of now is not followed: the lock file is the project's, and one planted far in
-// the future would otherwise date every task after it. A zero now stamps nothing (Append).
-func AppendAt(path string, now time.Time, entry func(stamp time.Time) (string, error)) (time.Time, error) {
+// AppendAt is Append of an entry stamped under the lock: entry gets the stamp and returns the line. The
+// stamp is now(), read once the lock is held, to the microsecond; when that is not after the stamp the
+// previous writer left in the lock file (its note), it is one microsecond past the note instead. A
+// meta line's stamp is its task's identity (regression_of= names it), so two agents scoring in the same
+// microsecond must not share one (the review of the writing side: 1 in 300 of 8 parallel writers did,
+// and one regression_of= then flagged both tasks), nor may a clock stepped back a few seconds repeat
+// one. A note more than NoteAhead ahead of the clock is not followed, and is replaced: the lock file
+// is the project's, and one planted far in the future would otherwise date every task after it. A nil
+// now stamps nothing (Append).
+func AppendAt(path string, now func() time.Time, entry func(stamp time.Time) (string, error)) (time.Time, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return time.Time{}, err
 	}
@@ -222,9 +229,9 @@ func AppendAt(path string, now time.Time, entry func(stamp time.Time) (string, e
 	}
 	defer lock.Unlock()
 	stamp := time.Time{}
-	if !now.IsZero() {
-		stamp = now.UTC().Truncate(time.Microsecond)
-		if last, err := time.Parse(TimestampLayout, string(lock.Note())); err == nil && !stamp.After(last) && last.Sub(stamp) <= time.Second {
+	if now != nil {
+		stamp = now().UTC().Truncate(time.Microsecond) // after the lock: a writer that waited stamps when it writes
+		if last, err := time.Parse(TimestampLayout, string(lock.Note())); err == nil && last.Sub(stamp) <= NoteAhead && !stamp.After(last) {
 			stamp = last.Add(time.Microsecond)
 		}
 	}

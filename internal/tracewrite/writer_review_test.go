@@ -45,39 +45,45 @@ func TestAppendLockIsNeverALinkOrAFIFO(t *testing.T) {
 	}
 }
 
-// Two writers stamping in the same microsecond get two stamps: the stamp is the task's identity.
-// A stamp in the lock file far ahead of the clock, or garbage there, is not followed.
+// Two writers stamping in the same microsecond get two stamps: the stamp is the task's identity. A
+// clock stepped back a few seconds keeps them going up (the re-review: one moved the note back and a
+// later stamp repeated an earlier one). A stamp in the lock file far ahead of the clock, or garbage
+// there, is not followed, and is replaced.
 func TestAppendAtNeverRepeatsAStamp(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.log")
-	now := time.Date(2026, 12, 7, 10, 0, 0, 123456789, time.UTC)
 	line := func(stamp time.Time) (string, error) {
 		return stamp.Format(TimestampLayout) + "  meta  L0/reflex  task=t", nil
 	}
+	at := func(tm time.Time) func() time.Time { return func() time.Time { return tm } }
+	ten := time.Date(2026, 12, 7, 10, 0, 0, 123456789, time.UTC)
 	var stamps []time.Time
-	for range 3 {
-		stamp, err := AppendAt(path, now, line)
+	for _, now := range []time.Time{ten, ten, ten.Add(-5 * time.Second), ten.Add(-5 * time.Second), ten} {
+		stamp, err := AppendAt(path, at(now), line)
 		if err != nil {
 			t.Fatal(err)
 		}
 		stamps = append(stamps, stamp)
 	}
-	first := now.Truncate(time.Microsecond)
+	first := ten.Truncate(time.Microsecond)
 	for i, s := range stamps {
 		if want := first.Add(time.Duration(i) * time.Microsecond); !s.Equal(want) {
 			t.Errorf("stamp %d: %s, want %s", i, s.Format(TimestampLayout), want.Format(TimestampLayout))
 		}
 	}
 	data, _ := os.ReadFile(path)
-	if got := strings.Count(string(data), "\n"); got != 3 || !strings.HasPrefix(strings.Split(string(data), "\n")[2], first.Add(2*time.Microsecond).Format(TimestampLayout)) {
+	if lines := strings.Split(strings.TrimSpace(string(data)), "\n"); len(lines) != 5 || !strings.HasPrefix(lines[4], first.Add(4*time.Microsecond).Format(TimestampLayout)) {
 		t.Errorf("the log:\n%s", data)
 	}
+	later := ten.Add(time.Hour)
 	for _, note := range []string{"2099-01-01T00:00:00.000000Z", "garbage", strings.Repeat("9", 100)} {
 		if err := os.WriteFile(path+".lock", []byte(note), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		later := now.Add(time.Hour)
-		if stamp, err := AppendAt(path, later, line); err != nil || !stamp.Equal(later.Truncate(time.Microsecond)) {
-			t.Errorf("note %.20q: stamp %s, %v: want the clock's", note, stamp, err)
+		for i := range 2 {
+			want := later.Truncate(time.Microsecond).Add(time.Duration(i) * time.Microsecond)
+			if stamp, err := AppendAt(path, at(later), line); err != nil || !stamp.Equal(want) {
+				t.Errorf("note %.20q, write %d: stamp %s, %v: want %s", note, i, stamp, err, want)
+			}
 		}
 	}
 }
