@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +107,20 @@ func (s *Store) verifyOnce() []Problem {
 	problems = append(problems, s.dirProblems()...)
 	problems = append(problems, s.inputProblems(st)...)
 	problems = append(problems, s.proposalProblems(st)...)
-	return append(problems, s.staleOutsideProblems()...)
+	return withoutMissingLinks(append(problems, s.staleOutsideProblems()...))
+}
+
+// withoutMissingLinks drops the "missing" problem of a file that is there as a link or a FIFO: the store
+// reads neither, so it also found the file missing, and said the same thing twice, the second time
+// wrongly ("not on disk": the first review of the set-up commands).
+func withoutMissingLinks(problems []Problem) []Problem {
+	there := map[string]bool{}
+	for _, p := range problems {
+		if p.Kind == ProblemNotRegular {
+			there[p.File] = true
+		}
+	}
+	return slices.DeleteFunc(problems, func(p Problem) bool { return p.Kind == ProblemMissing && there[p.File] })
 }
 
 // proposalProblems reports each proposal not applied yet that is no longer the file tune wrote: its id

@@ -59,6 +59,10 @@ func TestVerifyNextNamesOnlyWhatHelps(t *testing.T) {
 		{[]store.Problem{{Kind: store.ProblemPending, File: ".pending.json"}}, "Next: an interrupted operation → tune repair; anything else"},
 		{[]store.Problem{{Kind: store.ProblemEdited, File: "proposals/inputs/p-fc1be2244246.toml"}}, "Next: do what each problem's line says"},
 		{[]store.Problem{{Kind: store.ProblemCommitted, File: ".cache/"}}, "Next: do what each problem's line says"},
+		// resign refuses these: it re-signs edits, it does not bring files back or record extra ones
+		{[]store.Problem{{Kind: store.ProblemExtra, File: "v0007.toml"}}, "Next: do what each problem's line says"},
+		{[]store.Problem{{Kind: store.ProblemMissing, File: "v0002.toml"}}, "Next: do what each problem's line says"},
+		{[]store.Problem{{Kind: store.ProblemMissing, File: store.HeadFile}}, "Next: an intended hand edit of a version file → tune repair --resign"},
 	}
 	for _, c := range cases {
 		if got := verifyNext(c.problems); !strings.HasPrefix(got, c.want) {

@@ -76,9 +76,13 @@ func verifyNext(problems []store.Problem) string {
 		switch p.Kind {
 		case store.ProblemPending, store.ProblemStale:
 			interrupted = true
-		case store.ProblemEdited, store.ProblemSum, store.ProblemExtra, store.ProblemMissing:
+		case store.ProblemEdited, store.ProblemSum:
 			// the store's own files sit at its top: a proposal's input is under proposals/
 			resign = resign || !strings.Contains(p.File, "/")
+		case store.ProblemMissing:
+			// resign anchors a log whose anchor is gone; a version file gone or one nobody recorded
+			// (extra) it refuses (the first review of the set-up commands)
+			resign = resign || p.File == store.HeadFile
 		}
 	}
 	var steps []string
