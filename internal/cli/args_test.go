@@ -43,7 +43,6 @@ func TestEINVALExitsOneAndUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"score", "--log", "t.log", "--regression-of", "", "fix a.go"}, ExitUsage, "--regression-of is empty"},
 		{[]string{"score", "--log", "t.log", "--regression-of-last", "", "fix a.go"}, ExitUsage, "--regression-of-last is empty"},
 		{[]string{"score", "--history", "", "fix a.go"}, ExitUsage, "--history is empty"},
-		{[]string{"score", "--log", "t.log", "--task", "", "fix a.go"}, ExitUsage, "--task is empty"},
 		{[]string{"score", "--log", "t.log", "--loops", "", "fix a.go"}, ExitUsage, "--loops is empty"},
 		// cobra's own commands, typed like the others: they printed help and exited 0
 		{[]string{"help", "nosuch"}, ExitUsage, `unknown help topic "nosuch"`},

@@ -147,7 +147,8 @@ compares the arms, within each log and share.`,
 			opts.LoopsSet = cmd.Flags().Changed("loops")
 			// An empty value is an unset variable in an agent's hook ("--log $TRACE"), not a choice: left
 			// alone it logged nothing, or dropped the evidence, and exited 0 (the review of the writing side).
-			for _, name := range []string{"log", "regression-of", "regression-of-last", "history", "weights", "batch", "task", "loops"} {
+			// --task "" stays: an empty title is a choice the flag documents (TestScoreOptions).
+			for _, name := range []string{"log", "regression-of", "regression-of-last", "history", "weights", "batch", "loops"} {
 				if f := cmd.Flags().Lookup(name); f.Changed && (f.Value.String() == "" || f.Value.String() == "[]") {
 					return exitcode.FlagErrorf("--%s is empty: give it a value, or leave the flag out (an unset variable in the command line?); nothing was written", name)
 				}

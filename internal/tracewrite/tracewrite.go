@@ -215,6 +215,11 @@ func Append(path string, line string) error {
 // is the project's, and one planted far in the future would otherwise date every task after it. A nil
 // now stamps nothing (Append).
 func AppendAt(path string, now func() time.Time, entry func(stamp time.Time) (string, error)) (time.Time, error) {
+	// A directory is refused before anything is made: "--log dir/" created dir/ and dir/.lock, then
+	// failed (the review of the writing side).
+	if fi, err := os.Stat(path); strings.HasSuffix(path, "/") || (err == nil && fi.IsDir()) {
+		return time.Time{}, fmt.Errorf("%s is a directory: name the trace log file in it (e.g. %s)", path, filepath.Join(path, "trace.log"))
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return time.Time{}, err
 	}

@@ -158,3 +158,23 @@ func TestTitleInputGivesTheSameTitle(t *testing.T) {
 		}
 	}
 }
+
+// A directory as the log is refused before anything is made (it created the directory and a lock in it).
+func TestAppendRefusesADirectoryBeforeMakingIt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs")
+	if err := Append(dir+"/", "entry"); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Append to logs/: %v", err)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Error("logs/ was created")
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := Append(dir, "entry"); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Append to a directory: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".lock")); err == nil {
+		t.Error("a lock was made in the directory")
+	}
+}
