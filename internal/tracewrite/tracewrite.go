@@ -1,7 +1,7 @@
 // Package tracewrite writes .ldd/trace.log entries in the reference's v0.13 format, quoted so that the
 // reference reader (shlex.split, POSIX mode) reads every value back unchanged.
 //
-// FormatMeta and Quote are pure; Append is the only function that touches the file system.
+// FormatMeta and Quote are pure; AppendAt is the only function that touches the file system.
 package tracewrite
 
 import (
@@ -192,20 +192,16 @@ func Title(prompt string, max int) string {
 // left.
 const NoteAhead = time.Minute
 
-// LockWait is how long Append waits for another writer of the same log (a tune score holds the lock for
+// LockWait is how long AppendAt waits for another writer of the same log (a tune score holds the lock for
 // one write) before it gives up.
 const LockWait = 30 * time.Second
 
-// Append adds one entry to the trace log at path: it creates the parent directory and the file when
+// AppendAt adds one entry to the trace log at path: it creates the parent directory and the file when
 // missing, takes an exclusive lock (a sidecar path+".lock", so the lock works the same on every OS), and
 // writes the line and its newline in one write. If the file does not end with a newline (a writer died
 // mid-line), a newline is written first so the new entry starts on its own line.
-func Append(path string, line string) error {
-	_, err := AppendAt(path, nil, func(time.Time) (string, error) { return line, nil })
-	return err
-}
-
-// AppendAt is Append of an entry stamped under the lock: entry gets the stamp and returns the line. The
+//
+// The entry is stamped under the lock: entry gets the stamp and returns the line. The
 // stamp is now(), read once the lock is held, to the microsecond; when that is not after the stamp the
 // previous writer left in the lock file (its note), it is one microsecond past the note instead. A
 // meta line's stamp is its task's identity (regression_of= names it), so two agents scoring in the same
@@ -213,7 +209,7 @@ func Append(path string, line string) error {
 // and one regression_of= then flagged both tasks), nor may a clock stepped back a few seconds repeat
 // one. A note more than NoteAhead ahead of the clock is not followed, and is replaced: the lock file
 // is the project's, and one planted far in the future would otherwise date every task after it. A nil
-// now stamps nothing (Append).
+// now stamps nothing.
 func AppendAt(path string, now func() time.Time, entry func(stamp time.Time) (string, error)) (time.Time, error) {
 	// A directory is refused before anything is made: "--log dir/" created dir/ and dir/.lock, then
 	// failed (the review of the writing side).
