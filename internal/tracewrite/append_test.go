@@ -7,4 +7,3 @@ func Append(path string, line string) error {
 	_, err := AppendAt(path, nil, func(time.Time) (string, error) { return line, nil })
 	return err
 }
-
