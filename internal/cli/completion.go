@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -66,7 +67,7 @@ func addCompletions(root *cobra.Command, f *Factory) {
 		if len(done) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return completeProposals(cmd, f), cobra.ShellCompDirectiveDefault // ids, or a proposal file
+		return completePending(cmd, f), cobra.ShellCompDirectiveDefault // ids, or a proposal file
 	})
 	args("weights show", func(cmd *cobra.Command, done []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(done) > 0 {
@@ -102,4 +103,23 @@ func completeVersions(cmd *cobra.Command, f *Factory, withActive bool) []cobra.C
 // completeProposals lists the pending proposal ids (p-…).
 func completeProposals(cmd *cobra.Command, f *Factory) []cobra.Completion {
 	return store.ProposalIDs(completionStore(cmd, f))
+}
+
+// completePending lists the proposals tune apply would write: accepted or halved, not applied yet (the
+// re-review: it offered a "none" proposal and an applied one, which apply refuses).
+func completePending(cmd *cobra.Command, f *Factory) []cobra.Completion {
+	s, err := store.Open(completionStore(cmd, f), nil)
+	if err != nil {
+		return nil
+	}
+	pending, err := s.PendingProposals()
+	if err != nil {
+		return nil
+	}
+	out := make([]cobra.Completion, 0, len(pending))
+	for _, p := range pending {
+		out = append(out, p.ID)
+	}
+	slices.Sort(out)
+	return out
 }
