@@ -82,3 +82,17 @@ func TestEscapeEntitiesMathMentionsAndRefs(t *testing.T) {
 		}
 	}
 }
+
+// A backtick in a path is kept in its code span (it was shown as ', a path that does not exist).
+func TestCodeSpanKeepsBackticks(t *testing.T) {
+	for in, want := range map[string]string{
+		"logs/a/trace.log": "`logs/a/trace.log`",
+		"logs/a`b/t.log":   "``logs/a`b/t.log``",
+		"a``b":             "```a``b```",
+		"`lead":            "`` `lead ``",
+	} {
+		if got := CodeSpan(in); got != want {
+			t.Errorf("CodeSpan(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

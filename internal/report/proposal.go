@@ -658,11 +658,32 @@ func (r *redactions) safe(s string) string {
 	return Escape(out)
 }
 
-// code prints a path or label as inline code (no Markdown escaping needed, but no backtick either).
+// code prints a path or label as inline code, exactly: no Markdown escaping is needed there, and a
+// backtick in it is kept by a longer fence (CommonMark), where it was shown as ' (a path that does not
+// exist: the review of the reports).
 func (r *redactions) code(s string) string {
 	out, n := RedactCount(s)
 	r.n += n
-	return "`" + strings.ReplaceAll(out, "`", "'") + "`"
+	return CodeSpan(out)
+}
+
+// CodeSpan is s as a Markdown code span: fenced by one backtick more than its longest run of them, and
+// padded with a space where it begins or ends with one.
+func CodeSpan(s string) string {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
 }
 
 func (r *redactions) footnote(w io.Writer) {
