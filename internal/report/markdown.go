@@ -126,6 +126,9 @@ func Escape(s string) string {
 			b.WriteByte('\\')
 		case r == '\n' || r == '\r' || r == '\t':
 			r = ' '
+		case invisible(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
 		}
 		b.WriteRune(r)
 	}
@@ -153,6 +156,13 @@ func EscapeBody(s string) string {
 		}
 	}
 	return strings.ReplaceAll(b.String(), "|", `\|`)
+}
+
+// invisible reports the characters that render as nothing and could split or hide a word from a
+// reviewer (the review of the reports): zero-width space, word joiner and the invisible operators, the
+// byte-order mark, and the tag characters. The joiners U+200C and U+200D stay: emoji sequences need them.
+func invisible(r rune) bool {
+	return r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || (r >= 0xe0000 && r <= 0xe007f)
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

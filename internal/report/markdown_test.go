@@ -59,13 +59,15 @@ func TestFormatting(t *testing.T) {
 // notifies people and "fixes #1" closes an issue on merge (the review of the reports).
 func TestEscapeEntitiesMathMentionsAndRefs(t *testing.T) {
 	for in, want := range map[string]string{
-		"a &#x202E; b":         `a \&#x202E; b`,
-		"fish &amp; chips":     `fish \&amp; chips`,
-		"R&D, a & b":           `R\&D, a & b`, // `\&` renders as "&"
-		"cost $x^2$":           `cost \$x^2\$`,
-		"@octocat fixes #1":    `@octocat fixes #1`,
-		"![](http://t/p.gif)":  `![]\(http://t/p.gif)`,
-		"mail a@b.c, issue#12": `mail a@b.c, issue#12`,
+		"a &#x202E; b":          `a \&#x202E; b`,
+		"fish &amp; chips":      `fish \&amp; chips`,
+		"R&D, a & b":            `R\&D, a & b`, // `\&` renders as "&"
+		"cost $x^2$":            `cost \$x^2\$`,
+		"@octocat fixes #1":     `@octocat fixes #1`,
+		"![](http://t/p.gif)":   `![]\(http://t/p.gif)`,
+		"mail a@b.c, issue#12":  `mail a@b.c, issue#12`,
+		"r\u200bm -rf, \ufeffx": `r\u200bm -rf, \ufeffx`, // shown, not invisible
+		"family 👨\u200d👩":       "family 👨\u200d👩",       // a joiner stays
 	} {
 		if got := Escape(in); got != want {
 			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
