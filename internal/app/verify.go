@@ -2,11 +2,13 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/project"
+	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -100,6 +102,12 @@ func (r *VerifyResult) AddBase(weightsDir, rev string) error {
 // report writes in reportsDir ("" skips them).
 func Verify(weightsDir, fixturesDir, reportsDir string) (*VerifyResult, error) {
 	s, err := store.Open(weightsDir, nil)
+	var linked *regular.DirError
+	if errors.As(err, &linked) {
+		// a store that is a link is a finding, listed as the others are (verify --base, --json)
+		return &VerifyResult{Dir: weightsDir, Problems: []store.Problem{{Kind: store.ProblemNotRegular, File: project.Shown(weightsDir),
+			Message: fmt.Sprintf("is %s, not a directory: tune reads and writes only real directories inside the project, so every command refuses the store; replace it with the directory", linked.What)}}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -341,3 +341,22 @@ func TestHarvestedNamesDoNotCollideAcrossLogs(t *testing.T) {
 		}
 	}
 }
+
+// A store that is a link is read by no one: the readers followed it (to another project's store, say)
+// while verify and every writer refused it (the first review of the set-up commands).
+func TestALinkedStoreIsNotRead(t *testing.T) {
+	_, dir := freshStore(t)
+	link := filepath.Join(t.TempDir(), "weights")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(link, nil); err == nil || !strings.Contains(err.Error(), "is a symbolic link, not a directory") {
+		t.Errorf("Open of a linked store: %v", err)
+	}
+	if _, _, err := OpenActive(link, nil); err == nil || !strings.Contains(err.Error(), "is a symbolic link, not a directory") {
+		t.Errorf("OpenActive of a linked store: %v", err)
+	}
+	if _, err := Open(dir, nil); err != nil {
+		t.Errorf("the store itself: %v", err)
+	}
+}

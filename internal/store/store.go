@@ -171,6 +171,12 @@ func loadState(dir string) (st *state, err error) {
 
 // readState reads the store's files once.
 func readState(dir string) (*state, error) {
+	// The store is read only as a real directory, as it is written: a pull request can make weights/ a
+	// link to another project's store, which the readers (score, history, weights show, diff) followed
+	// while verify and every writer refused it (the first review of the set-up commands).
+	if err := regular.RealDirs(dir); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
