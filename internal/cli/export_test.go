@@ -276,10 +276,21 @@ func jsonKeys(t *testing.T, line string) []string {
 // type (UTC), token counts are 64-bit integers, and every column chunk is zstd-compressed.
 func TestParquetColumnsAreTheJSONFields(t *testing.T) {
 	dir := t.TempDir()
-	log := "../../testdata/ldd/traces/e2e-demos__v013x__merged-view.log"
+	// A real log, and a task that records an [explore] draw (its three fields are in the JSON only
+	// when set): the last task's JSON has every field.
+	data, err := os.ReadFile("../../testdata/ldd/traces/e2e-demos__v013x__merged-view.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "explore.log")
+	data = append(data, "\n2026-12-01T10:00:00.000000Z  meta  L2/deliberate  dispatch=explore  signals=cross-layer:+2  task=\"x\"  loops=inner  explore=raised  explore_level=L1  explore_share=0.2\n"...)
+	if err := os.WriteFile(log, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, jsonl, _ := traceCLI(t, "trace", "--last", "0", "--format", "jsonl", log)
+	lines := strings.Split(strings.TrimSpace(jsonl), "\n")
 	var want []string
-	for _, k := range jsonKeys(t, strings.SplitN(jsonl, "\n", 2)[0]) {
+	for _, k := range jsonKeys(t, lines[len(lines)-1]) {
 		if k != "iterations" {
 			want = append(want, k)
 		}

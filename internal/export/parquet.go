@@ -68,7 +68,11 @@ type TaskRow struct {
 	LossFinalFrom      string      `parquet:"loss_final_from,dict"`
 	RegressionFollowed bool        `parquet:"regression_followed"`
 	RegressionOf       string      `parquet:"regression_of"`
-	Files              []string    `parquet:"files,list"`
+	// Explore, ExploreLevel and ExploreShare are the recorded [explore] draw, "" when none.
+	Explore      string   `parquet:"explore,dict"`
+	ExploreLevel string   `parquet:"explore_level,dict"`
+	ExploreShare string   `parquet:"explore_share,dict"`
+	Files        []string `parquet:"files,list"`
 	// IterationCount and K count its iteration lines, all and those that are not baselines, summarised
 	// ones included (traceparse.Task.Iterations): what the JSON's iterations list gives, for the
 	// queries that need k (dispatch accuracy) without reading the lines.
@@ -96,7 +100,7 @@ func TaskRowOf(t *traceparse.Task) TaskRow {
 		Dispatch: t.Dispatch, Creativity: t.Creativity, WeightsVersion: t.WeightsVersion, Task: t.Title,
 		Loops: t.Loops, LoopsUsed: t.LoopsUsed, Closed: t.Closed, Terminal: t.Terminal, LossFinal: t.LossFinal,
 		LossFinalFrom: t.LossFinalFrom, RegressionFollowed: t.RegressionFollowed, RegressionOf: t.RegressionOf,
-		Files: t.Files,
+		Explore: t.Explore, ExploreLevel: t.ExploreLevel, ExploreShare: t.ExploreShare, Files: t.Files,
 	}
 	all, k := t.Iterations()
 	row.IterationCount, row.K = int64(all), int64(k)

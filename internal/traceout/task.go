@@ -65,6 +65,12 @@ func AppendTask(dst []byte, t *traceparse.Task) []byte {
 	dst = jsonenc.Bool(dst, t.RegressionFollowed)
 	dst = append(dst, `,"regression_of":`...)
 	dst = jsonenc.String(dst, t.RegressionOf)
+	for _, f := range [...]struct{ key, v string }{{`,"explore":`, t.Explore}, {`,"explore_level":`, t.ExploreLevel}, {`,"explore_share":`, t.ExploreShare}} {
+		if f.v != "" { // omitempty
+			dst = append(dst, f.key...)
+			dst = jsonenc.String(dst, f.v)
+		}
+	}
 	dst = append(dst, `,"files":`...)
 	dst = appendStrings(dst, t.Files)
 	if o := t.Omitted; o != nil {

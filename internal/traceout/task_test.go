@@ -81,7 +81,7 @@ func TestAppendTaskIsEncodingJSON(t *testing.T) {
 	task := traceparse.Task{Source: odd, Line: 3, Offset: 1 << 40, MetaTimestamp: odd, Legacy: true, Level: "L4", Dispatch: odd,
 		Creativity: "inventive", Signals: []weights.SignalWeight{{Name: odd, Weight: 5}, {Name: "x", Weight: -4}, {Name: "z", Weight: 0}},
 		WeightsVersion: "v0002", Title: odd, Loops: []string{odd}, LoopsUsed: []string{}, Closed: true, Terminal: odd,
-		LossFinal: &tiny, LossFinalFrom: "close", RegressionFollowed: true, RegressionOf: odd, Files: nil,
+		LossFinal: &tiny, LossFinalFrom: "close", RegressionFollowed: true, RegressionOf: odd, Explore: "raised", ExploreLevel: odd, ExploreShare: "0.2", Files: nil,
 		Omitted: &traceparse.Omitted{Line: 9, Offset: 99, Entries: 1, Iterations: 2, Baselines: 3, Departures: 4, Files: 5},
 		Entries: []traceparse.Entry{{Line: 1, Offset: 2, Timestamp: odd, Loop: odd, Kind: odd, K: &k, Baseline: true, Epoch: -1, Loss: &loss, DeltaLoss: &tiny,
 			Fields: traceparse.FieldsFrom(map[string]string{"z": odd, "a": "", odd: "v", "task": "ghp_" + strings.Repeat("a", 36), "Z": "upper"})}, {}},
@@ -89,7 +89,7 @@ func TestAppendTaskIsEncodingJSON(t *testing.T) {
 	sameAsStdlib(t, "every field", []traceparse.Task{task, {Signals: []weights.SignalWeight{}}, {}})
 	// A field added to Task, Entry or Omitted must be added to AppendTask too (the differential above
 	// catches it only when the data sets it).
-	for typ, n := range map[reflect.Type]int{reflect.TypeFor[traceparse.Task](): 27, reflect.TypeFor[traceparse.Entry](): 11, reflect.TypeFor[traceparse.Omitted](): 7} {
+	for typ, n := range map[reflect.Type]int{reflect.TypeFor[traceparse.Task](): 30, reflect.TypeFor[traceparse.Entry](): 11, reflect.TypeFor[traceparse.Omitted](): 7} {
 		if typ.NumField() != n {
 			t.Errorf("%s has %d fields, AppendTask knows %d: update it and this count", typ, typ.NumField(), n)
 		}

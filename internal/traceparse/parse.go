@@ -447,6 +447,11 @@ func (p *parser) finishTask() {
 		return
 	}
 	t := &p.cur
+	if v, ok := t.Meta.Fields.Get("explore"); ok { // the meta line's own fields: three lookups a task at most
+		t.Explore = redact.String(strings.Clone(v))
+		t.ExploreLevel = redact.String(strings.Clone(t.Meta.Fields.Value("explore_level")))
+		t.ExploreShare = redact.String(strings.Clone(t.Meta.Fields.Value("explore_share")))
+	}
 	if p.hasClose {
 		if v, ok := p.lastCloseLossFinal, p.lastCloseHasLossFinal; ok {
 			if f, ok := parseFinite(v); ok {

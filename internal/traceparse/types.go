@@ -112,6 +112,12 @@ type Task struct {
 	RegressionFollowed bool   `json:"regression_followed"`
 	// RegressionOf is regression_of= (the meta timestamp of an earlier task), "" when absent.
 	RegressionOf string `json:"regression_of"`
+	// Explore, ExploreLevel and ExploreShare are the [explore] draw the meta line records (explore=,
+	// explore_level=, explore_share=), "" (and left out of the JSON) when it records none: the arms
+	// `tune explore` compares, so that an export can compare them too (the review of the writing side).
+	Explore      string `json:"explore,omitempty"`
+	ExploreLevel string `json:"explore_level,omitempty"`
+	ExploreShare string `json:"explore_share,omitempty"`
 	// Files is the union of files= on any of its lines, sorted and deduplicated.
 	Files []string `json:"files"`
 	// Departures say, one line each, where this reading of the task departs from the reference
