@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/weights"
 )
@@ -126,7 +127,8 @@ func buildDiff(a, b *WeightsRef) *DiffResult {
 			rep.Confidence = p.Confidence
 		}
 		for _, t := range p.Evidence {
-			rep.Tasks = append(rep.Tasks, strings.TrimSpace(fmt.Sprintf("%s %s %s (%s) — %s", t.MetaTimestamp, t.Level, t.Title, strings.Join(t.Evidence, ", "), t.Source)))
+			title, _ := report.TaskTitle(t.Title) // a proposal written before titles were cut carries them whole
+			rep.Tasks = append(rep.Tasks, strings.TrimSpace(fmt.Sprintf("%s %s %s (%s) — %s", t.MetaTimestamp, t.Level, title, strings.Join(t.Evidence, ", "), t.Source)))
 		}
 	case e != nil:
 		rep.Proposal, rep.Decision, rep.Flagged, rep.Reason = e.Proposal, e.Decision, len(e.Evidence), e.Reason

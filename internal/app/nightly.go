@@ -269,7 +269,8 @@ func watchFinding(r *WatchResult) *report.WatchFinding {
 		rows = rows[:reportMovedRows]
 	}
 	for _, m := range rows {
-		f.Moved = append(f.Moved, report.WatchMoved{MetaTimestamp: m.MetaTimestamp, Task: m.Task, Levels: m.From + " → " + m.To, Test: m.Tests(), Against: m.Against()})
+		title, _ := report.TaskTitle(m.Task)
+		f.Moved = append(f.Moved, report.WatchMoved{MetaTimestamp: m.MetaTimestamp, Task: title, Levels: m.From + " → " + m.To, Test: m.Tests(), Against: m.Against()})
 	}
 	return f
 }

@@ -111,7 +111,8 @@ func ProposalReportOf(p *store.Proposal, parent weights.Weights) report.Proposal
 		Confidence: p.Confidence, SuiteLossBefore: p.SuiteLossBefore, SuiteLossAfter: p.SuiteLossAfter,
 		Before: parent, After: p.Candidate}
 	for _, f := range p.Evidence {
-		in.Flagged = append(in.Flagged, report.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: f.Title, Level: f.Level,
+		title, _ := report.TaskTitle(f.Title) // a proposal written before titles were cut carries them whole
+		in.Flagged = append(in.Flagged, report.FlaggedTask{MetaTimestamp: f.MetaTimestamp, Title: title, Level: f.Level,
 			Source: f.Source, Evidence: f.Evidence})
 	}
 	seen := map[string]bool{}

@@ -105,8 +105,9 @@ func completeProposals(cmd *cobra.Command, f *Factory) []cobra.Completion {
 	return store.ProposalIDs(completionStore(cmd, f))
 }
 
-// completePending lists the proposals tune apply would write: accepted or halved, not applied yet (the
-// re-review: it offered a "none" proposal and an applied one, which apply refuses).
+// completePending lists the proposals tune apply would write: accepted or halved, not applied yet,
+// measured against the active version (the re-reviews: it offered a "none" proposal, an applied one
+// and one whose parent is no longer active, which apply refuses).
 func completePending(cmd *cobra.Command, f *Factory) []cobra.Completion {
 	s, err := store.Open(completionStore(cmd, f), nil)
 	if err != nil {
@@ -116,9 +117,15 @@ func completePending(cmd *cobra.Command, f *Factory) []cobra.Completion {
 	if err != nil {
 		return nil
 	}
+	active, err := s.ActiveVersion()
+	if err != nil {
+		return nil
+	}
 	out := make([]cobra.Completion, 0, len(pending))
 	for _, p := range pending {
-		out = append(out, p.ID)
+		if p.Parent == active {
+			out = append(out, p.ID)
+		}
 	}
 	slices.Sort(out)
 	return out

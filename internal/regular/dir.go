@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // DirError refuses a directory tune would write into that is not a real directory (a symbolic link
@@ -25,7 +26,9 @@ func (e *DirError) Error() string {
 // See docs/decisions.md#hostile-files-issue-25.
 func RealDirs(paths ...string) error {
 	for _, p := range paths {
-		fi, err := os.Lstat(p)
+		// cleaned: Lstat("weights/") follows a link at weights (the second re-review: a trailing slash
+		// let readers, writers and verify through a linked store)
+		fi, err := os.Lstat(filepath.Clean(p))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue

@@ -376,7 +376,7 @@ func historyAccuracy(r *renderSet, groups []accuracy.Group, charts []NamedChart)
 	fmt.Fprintf(w, "| version | tasks | with level | underkill L0 | underkill L1 | overkill L3 | overkill L4 | underkill | overkill |\n|---|---:|---:|---|---|---|---|---|---|\n")
 	for _, g := range groups {
 		iv := &g.Intervals
-		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", Escape(g.Key), g.Summary.NTasksTotal, g.Summary.NTasksWithLevel,
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", Cell(g.Key), g.Summary.NTasksTotal, g.Summary.NTasksWithLevel,
 			rateCell(iv.At(0).Underkill), rateCell(iv.At(1).Underkill), rateCell(iv.At(3).Overkill), rateCell(iv.At(4).Overkill),
 			rateCell(iv.Overall.Underkill), rateCell(iv.Overall.Overkill))
 	}

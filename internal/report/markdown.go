@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -83,6 +84,10 @@ func tableBlock(w io.Writer, cols []Column, rows [][]string) error {
 // cell of every report (184 MB of a hostile night's 2 GB of allocations).
 var cellReplacer = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", `\|`)
 
+// Cell is Escape of a value written into a table row by hand (not through WriteTable): its pipes are
+// escaped too, or a title with "|" split the watch's table of moved tasks (the second re-review).
+func Cell(s string) string { return cellText(Escape(s)) }
+
 // cellText keeps a value on one table line: newlines become spaces, pipes are escaped, and an empty cell
 // becomes an en dash so that a blank is never mistaken for a rendering error.
 func cellText(s string) string {
@@ -114,8 +119,8 @@ func Escape(s string) string {
 			b.WriteByte('\\')
 		case r == '_' && !(isWordRune(prev) && isWordRune(next)):
 			b.WriteByte('\\')
-		case r == '~' && (next == '~' || prev == '~'):
-			b.WriteByte('\\')
+		case r == '~':
+			b.WriteByte('\\') // GFM strikes through between single tildes too
 		case r == '<' && (unicode.IsLetter(next) || next == '/' || next == '!' || next == '?'):
 			b.WriteByte('\\')
 		case r == '(' && prev == ']':
@@ -135,34 +140,55 @@ func Escape(s string) string {
 	return b.String()
 }
 
-// EscapeBody is Escape for a pull request's body, which a forge reads for more than Markdown: an
-// "@name" there notifies a person or a team and a "#123" links (with "fixes", closes) an issue, so
-// both get a zero-width space after their sign, as dependency bots write them; and '|' is escaped, as
-// the body holds tables.
+// EscapeBody is Escape for a pull request's body, which a forge reads for more than Markdown: "@name"
+// notifies a person or a team, "#12", "owner/repo#12" and "GH-12" link an issue, and a closing keyword
+// ("fixes", "closes", "resolves" and their forms) before one of them or an issue's URL closes it when
+// the request is merged. Each gets a zero-width space (&#8203;, as dependency bots write it): after the
+// sign of a mention or a reference, and inside a closing keyword before a URL; '|' is escaped, as the body holds
+// tables. A mention counts after any character but an ASCII letter or digit, as GitHub reads it (the
+// second re-review: "é@alice" still notified).
 func EscapeBody(s string) string {
-	s = Escape(s)
 	var b strings.Builder
-	rs := []rune(s)
+	rs := []rune(Escape(s))
 	for i, r := range rs {
 		b.WriteRune(r)
 		prev := ' '
 		if i > 0 {
 			prev = rs[i-1]
 		}
-		if (r == '@' || r == '#') && i+1 < len(rs) && !isWordRune(prev) {
-			if next := rs[i+1]; (r == '@' && isWordRune(next)) || (r == '#' && unicode.IsDigit(next)) {
-				b.WriteString("&#8203;")
-			}
+		if i+1 >= len(rs) {
+			continue
+		}
+		next := rs[i+1]
+		switch {
+		case r == '@' && !isASCIIWord(prev) && isWordRune(next),
+			r == '#' && unicode.IsDigit(next),
+			r == '-' && unicode.IsDigit(next) && i >= 2 && strings.EqualFold(string(rs[i-2:i]), "GH"):
+			b.WriteString("&#8203;")
 		}
 	}
-	return strings.ReplaceAll(b.String(), "|", `\|`)
+	s = closingKeyword.ReplaceAllStringFunc(b.String(), func(k string) string { return k[:1] + "&#8203;" + k[1:] })
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// closingKeyword matches GitHub's issue-closing keywords before an issue's URL. Before "#12",
+// "owner/repo#12" or "GH-12" they close nothing once the reference itself is broken, so "fix flaky
+// export" reads as written.
+var closingKeyword = regexp.MustCompile(`(?i)\b(close[sd]?|fix(e[sd])?|resolve[sd]?):?\s+https?://`)
+
+func isASCIIWord(r rune) bool {
+	return r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
 }
 
 // invisible reports the characters that render as nothing and could split or hide a word from a
 // reviewer (the review of the reports): zero-width space, word joiner and the invisible operators, the
 // byte-order mark, and the tag characters. The joiners U+200C and U+200D stay: emoji sequences need them.
 func invisible(r rune) bool {
-	return r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || (r >= 0xe0000 && r <= 0xe007f)
+	switch r {
+	case 0x00ad, 0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x180e, 0x200b, 0x3164, 0xfeff, 0xffa0:
+		return true // soft hyphen, grapheme joiner, the Hangul and Khmer fillers, Mongolian separator
+	}
+	return (r >= 0x2060 && r <= 0x2064) || (r >= 0xe0000 && r <= 0xe007f)
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

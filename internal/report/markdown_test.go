@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ldd-tools/tune/internal/testutil"
 )
@@ -75,9 +76,14 @@ func TestEscapeEntitiesMathMentionsAndRefs(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"@octocat and @org/team fixes #1": "@&#8203;octocat and @&#8203;org/team fixes #&#8203;1",
-		"mail a@b.c, issue#12, #x, @ ":    "mail a@b.c, issue#12, #x, @ ",
-		"a | b &#x202E;":                  `a \| b \&#x202E;`,
-		`already \|`:                      `already \\\|`,
+		"fix flaky export":                "fix flaky export",
+		"mail a@b.c, #x, @ , prefix":      "mail a@b.c, #x, @ , prefix",
+		// the second re-review: a cross-repository reference, GH-N, an issue URL after a closing
+		// keyword, a mention after a non-ASCII letter, single tildes
+		"Closes o/r#12 and GH-7, resolved https://github.com/o/r/issues/3": "Closes o/r#&#8203;12 and GH-&#8203;7, r&#8203;esolved https://github.com/o/r/issues/3",
+		"cc é@alice ~struck~": `cc é@&#8203;alice \~struck\~`,
+		"a | b &#x202E;":      `a \| b \&#x202E;`,
+		`already \|`:          `already \\\|`,
 	} {
 		if got := EscapeBody(in); got != want {
 			t.Errorf("EscapeBody(%q) = %q, want %q", in, got, want)
@@ -96,5 +102,18 @@ func TestCodeSpanKeepsBackticks(t *testing.T) {
 		if got := CodeSpan(in); got != want {
 			t.Errorf("CodeSpan(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A title in the watch's table of moved tasks is cut and cannot split the row (the second re-review: a
+// title with pipes made eight cells of five, and 50 rows of 440 KB titles a 7 MB report).
+func TestWatchRowsAreCutAndKeepTheirCells(t *testing.T) {
+	var r redactions
+	cell := r.title("a | b | c " + strings.Repeat("A", 5000))
+	if strings.Count(cell, "|") != strings.Count(cell, `\|`) {
+		t.Errorf("an unescaped pipe in %.60q", cell)
+	}
+	if n := utf8.RuneCountInString(strings.ReplaceAll(cell, `\|`, "|")); n > MaxTitleRunes+10 {
+		t.Errorf("the cell holds %d runes", n)
 	}
 }

@@ -658,6 +658,13 @@ func (r *redactions) safe(s string) string {
 	return Escape(out)
 }
 
+// title is a task title as a table cell: redacted (counted), cut to MaxTitleRunes, escaped, pipes too.
+func (r *redactions) title(s string) string {
+	out, _, n := taskTitleCount(s)
+	r.n += n
+	return Cell(out)
+}
+
 // code prints a path or label as inline code, exactly: no Markdown escaping is needed there, and a
 // backtick in it is kept by a longer fence (CommonMark), where it was shown as ' (a path that does not
 // exist: the review of the reports).
@@ -722,7 +729,7 @@ func proposalWatch(w io.Writer, f *WatchFinding, red *redactions) {
 		fmt.Fprintf(w, "| test | events | null ≤ | alternative | e-value | threshold | more needed | null from |\n|---|---|---:|---:|---:|---:|---:|---|\n")
 		for _, t := range f.Tests {
 			if t.Note != "" {
-				fmt.Fprintf(w, "| %s | %s | – | – | – | %.3g | – | %s |\n", Escape(t.Name), Escape(t.Events), t.Threshold, Escape(t.Note))
+				fmt.Fprintf(w, "| %s | %s | – | – | – | %.3g | – | %s |\n", Cell(t.Name), Cell(t.Events), t.Threshold, Cell(t.Note))
 				continue
 			}
 			alt := "any worse"
@@ -733,14 +740,14 @@ func proposalWatch(w io.Writer, f *WatchFinding, red *redactions) {
 			if t.NeedMore > 0 {
 				more = strconv.Itoa(t.NeedMore)
 			}
-			fmt.Fprintf(w, "| %s | %s | %.0f%% | %s | %.3g | %.3g | %s | %s |\n", Escape(t.Name), Escape(t.Events), 100*t.Null, alt, t.E, t.Threshold, more, Escape(t.Basis))
+			fmt.Fprintf(w, "| %s | %s | %.0f%% | %s | %.3g | %.3g | %s | %s |\n", Cell(t.Name), Cell(t.Events), 100*t.Null, alt, t.E, t.Threshold, more, Cell(t.Basis))
 		}
 		fmt.Fprintln(w)
 	}
 	if len(f.Moved) > 0 {
 		fmt.Fprintf(w, "Tasks the change moved (dispatched auto):\n\n| meta time | task | parent → version | test | against the version |\n|---|---|---|---|---|\n")
 		for _, m := range f.Moved {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", Escape(m.MetaTimestamp), red.safe(m.Task), Escape(m.Levels), Escape(cmp.Or(m.Test, "–")), Escape(cmp.Or(m.Against, "–")))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", Cell(m.MetaTimestamp), red.title(m.Task), Cell(m.Levels), Cell(cmp.Or(m.Test, "–")), Cell(cmp.Or(m.Against, "–")))
 		}
 		fmt.Fprintln(w)
 		if f.MovedMore > 0 {

@@ -30,21 +30,27 @@ const titleSecretMargin = 64 << 10
 // end); cut says whether it was. A long title is cut before the redaction too (at 4 bytes a rune plus
 // titleSecretMargin), which costs seconds a megabyte.
 func TaskTitle(title string) (shown string, cut bool) {
+	shown, cut, _ = taskTitleCount(title)
+	return shown, cut
+}
+
+// taskTitleCount is TaskTitle with the number of strings the redaction replaced (the report's footnote).
+func taskTitleCount(title string) (shown string, cut bool, redacted int) {
 	if limit := 4*MaxTitleRunes + titleSecretMargin; len(title) > limit {
 		for limit > 0 && !utf8.RuneStart(title[limit]) {
 			limit--
 		}
 		title, cut = title[:limit], true
 	}
-	title = Redact(title)
+	title, redacted = RedactCount(title)
 	if utf8.RuneCountInString(title) > MaxTitleRunes {
 		n := 0
 		for i := range title {
 			if n == MaxTitleRunes-1 {
-				return title[:i] + "…", true
+				return title[:i] + "…", true, redacted
 			}
 			n++
 		}
 	}
-	return title, cut
+	return title, cut, redacted
 }

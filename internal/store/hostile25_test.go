@@ -360,3 +360,17 @@ func TestALinkedStoreIsNotRead(t *testing.T) {
 		t.Errorf("the store itself: %v", err)
 	}
 }
+
+// A trailing slash is no way past the check: Lstat("weights/") follows the link (the second re-review).
+func TestALinkedStoreWithATrailingSlashIsNotRead(t *testing.T) {
+	_, dir := freshStore(t)
+	link := filepath.Join(t.TempDir(), "weights")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{link + "/", link + "/.", link + "//"} {
+		if _, err := Open(p, nil); err == nil || !strings.Contains(err.Error(), "is a symbolic link, not a directory") {
+			t.Errorf("Open(%q): %v", p, err)
+		}
+	}
+}
