@@ -171,6 +171,20 @@ func EscapeBody(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
+// ListItem is EscapeBody of the text of a list item ("- " + it). At an item's start "[x] " is a task
+// checkbox (GitHub counts it in the request's tasks), "#" a heading, ">" a quote, "-" or "+" a list,
+// "1." a numbered one (the second re-review): a backslash keeps the character as text.
+func ListItem(s string) string {
+	s = EscapeBody(s)
+	if s != "" && strings.ContainsRune("[#>-+", rune(s[0])) || numberedItem.MatchString(s) {
+		s = `\` + s
+	}
+	return s
+}
+
+// numberedItem is the start of a numbered list item.
+var numberedItem = regexp.MustCompile(`^[0-9]{1,9}[.)]( |$)`)
+
 // closingKeyword matches GitHub's issue-closing keywords before an issue's URL. Before "#12",
 // "owner/repo#12" or "GH-12" they close nothing once the reference itself is broken, so "fix flaky
 // export" reads as written.

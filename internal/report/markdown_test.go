@@ -117,3 +117,19 @@ func TestWatchRowsAreCutAndKeepTheirCells(t *testing.T) {
 		t.Errorf("the cell holds %d runes", n)
 	}
 }
+
+// At a list item's start, block syntax stays text: a checkbox GitHub counts, a heading, a quote.
+func TestListItemStartIsText(t *testing.T) {
+	for in, want := range map[string]string{
+		"[x] done":          `\[x] done`,
+		"# big":             `\# big`,
+		"> quoted":          `\> quoted`,
+		"1. first":          `\1. first`,
+		"logs/a/trace.log":  "logs/a/trace.log",
+		"+1 ambiguous, a+b": `\+1 ambiguous, a+b`,
+	} {
+		if got := ListItem(in); got != want {
+			t.Errorf("ListItem(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

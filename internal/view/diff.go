@@ -121,7 +121,7 @@ func DiffMarkdown(w io.Writer, rep *app.DiffResult) error {
 	if len(rep.Tasks) > 0 {
 		fmt.Fprintf(w, "\n<details><summary>%s</summary>\n\n", textfmt.Plural(len(rep.Tasks), "flagged task"))
 		for _, t := range rep.Tasks {
-			fmt.Fprintf(w, "- %s\n", report.EscapeBody(t))
+			fmt.Fprintf(w, "- %s\n", report.ListItem(t))
 		}
 		fmt.Fprintln(w, "\n</details>")
 	}
