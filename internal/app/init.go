@@ -407,13 +407,13 @@ func (res *InitResult) commitNote(ciKind string) {
 		res.Notes = append(res.Notes, "not a git repository: the pull-request loop (tune nightly --branch, tune verify --base) needs one; git init, then commit the files above")
 		return
 	}
-	project := filepath.Join(res.Repo, filepath.FromSlash(res.Sub))
+	projectDir := filepath.Join(res.Repo, filepath.FromSlash(res.Sub))
 	for _, f := range res.CI {
 		p := filepath.Join(res.Repo, filepath.FromSlash(f))
 		// From DIR as the user named it, like the project's files; a path that leaves the project is
 		// named from the working directory instead (DIR may be a link, and ".." after a link's name
 		// leaves the real tree: the re-review).
-		if rel, err := filepath.Rel(project, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if rel, err := filepath.Rel(projectDir, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 			p = filepath.Join(res.Dir, rel)
 		} else if wd, err := os.Getwd(); err == nil {
 			if real, err := filepath.EvalSymlinks(wd); err == nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
 
 	"github.com/ldd-tools/tune"
 	"github.com/ldd-tools/tune/internal/project"
@@ -44,7 +43,7 @@ func (r *VerifyResult) AddConfig(path string) {
 	// a pull request passed verify --base, then refused every nightly (the first review of the set-up
 	// commands).
 	if _, err := readConfig(Env{}, path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		r.Problems = append(r.Problems, configProblem(path, err))
+		r.Problems = append(r.Problems, configProblem(path, err, "every tune nightly refuses it: fix it in the pull request"))
 		r.Intact = false
 	}
 }
@@ -54,9 +53,7 @@ func (r *VerifyResult) AddConfig(path string) {
 // the project's file it must exist.
 func (r *VerifyResult) AddNamedConfig(path string) {
 	if _, err := readConfig(Env{}, path); err != nil {
-		p := configProblem(path, err)
-		p.Message = strings.Replace(p.Message, "; every tune nightly refuses it: fix it in the pull request", "; every command refuses TUNE_CONFIG's file: fix it, or unset TUNE_CONFIG", 1)
-		r.Problems = append(r.Problems, p)
+		r.Problems = append(r.Problems, configProblem(path, err, "every command refuses TUNE_CONFIG's file: fix it, or unset TUNE_CONFIG"))
 		r.Intact = false
 	}
 }
@@ -77,10 +74,11 @@ func (r *VerifyResult) AddFixtures(env Env) {
 	}
 }
 
-// configProblem is the invalid problem of the config at path (its line when the error names one).
-func configProblem(path string, err error) store.Problem {
+// configProblem is the invalid problem of the config at path (its line when the error names one),
+// with what follows from it and what to do.
+func configProblem(path string, err error, advice string) store.Problem {
 	p := store.ProblemOf(store.ProblemInvalid, project.Shown(path), "config "+path, err) // readConfig's prefix
-	p.Message += "; every tune nightly refuses it: fix it in the pull request"
+	p.Message += "; " + advice
 	return p
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Redacted replaces a secret-looking string.
@@ -205,4 +206,22 @@ var (
 type foldedWord struct {
 	rest  string
 	alone bool
+}
+
+// Margin is how far past the part of a text that is kept its redaction must read: more than any secret
+// the rules know is long, so a secret that begins in the kept part is whole in what is redacted.
+const Margin = 64 << 10
+
+// Head is the start of s a redaction needs when only its first n bytes are kept: n bytes and Margin
+// more, cut back to a rune's start (s whole when it is shorter). Redacting a megabyte costs seconds; a
+// title needs only its head.
+func Head(s string, n int) string {
+	end := n + Margin
+	if end >= len(s) {
+		return s
+	}
+	for end > n && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end]
 }

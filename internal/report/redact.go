@@ -22,13 +22,9 @@ func RedactCount(s string) (string, int) { return redact.Count(s) }
 // report padded to 7 MB and a body GitHub refuses (the review of the reports).
 const MaxTitleRunes = 300
 
-// titleSecretMargin is how much past MaxTitleRunes a title is redacted before it is cut: more than any
-// secret the redaction knows is long, so one that begins in the kept part is redacted whole.
-const titleSecretMargin = 64 << 10
-
 // TaskTitle is title as tune writes it for people: redacted, then cut to MaxTitleRunes ("…" at the
-// end); cut says whether it was. A long title is cut before the redaction too (at 4 bytes a rune plus
-// titleSecretMargin), which costs seconds a megabyte.
+// end); cut says whether it was. A long title is cut before the redaction too (its first 4 bytes a rune
+// and the redaction's margin, redact.Head): redacting costs seconds a megabyte.
 func TaskTitle(title string) (shown string, cut bool) {
 	shown, cut, _ = taskTitleCount(title)
 	return shown, cut
@@ -36,13 +32,9 @@ func TaskTitle(title string) (shown string, cut bool) {
 
 // taskTitleCount is TaskTitle with the number of strings the redaction replaced (the report's footnote).
 func taskTitleCount(title string) (shown string, cut bool, redacted int) {
-	if limit := 4*MaxTitleRunes + titleSecretMargin; len(title) > limit {
-		for limit > 0 && !utf8.RuneStart(title[limit]) {
-			limit--
-		}
-		title, cut = title[:limit], true
-	}
-	title, redacted = RedactCount(title)
+	head := redact.Head(title, 4*MaxTitleRunes)
+	cut = len(head) < len(title)
+	title, redacted = RedactCount(head)
 	if utf8.RuneCountInString(title) > MaxTitleRunes {
 		n := 0
 		for i := range title {

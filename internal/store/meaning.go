@@ -140,10 +140,18 @@ func (st *state) proposalMeaning(e LogEntry, result *weights.Weights) error {
 	if keys := p.ledger; !slices.Equal(keys, e.Ledger) && !(len(keys) == 0 && len(e.Ledger) == 0) {
 		return fmt.Errorf("its ledger keys %v are not those of proposal %s's evidence %v", e.Ledger, e.Proposal, keys)
 	}
-	sha := p.contentSHA
-	for _, d := range st.loggedDecisions(e.Proposal) {
-		if d.ProposalSHA256 != "" && d.ProposalSHA256 != sha {
-			return fmt.Errorf("proposal %s was edited after it was decided (content hash %s, logged %s at serial %d)", e.Proposal, short(sha), short(d.ProposalSHA256), d.Serial)
+	if d := decidedOtherwise(st.loggedDecisions(e.Proposal), p.contentSHA); d != nil {
+		return fmt.Errorf("proposal %s was edited after it was decided (content hash %s, logged %s at serial %d)", e.Proposal, short(p.contentSHA), short(d.ProposalSHA256), d.Serial)
+	}
+	return nil
+}
+
+// decidedOtherwise is the first decision that logged another content hash than sha (nil when none):
+// the proposal file was edited after it was decided.
+func decidedOtherwise(decisions []LogEntry, sha string) *LogEntry {
+	for i := range decisions {
+		if d := &decisions[i]; d.ProposalSHA256 != "" && d.ProposalSHA256 != sha {
+			return d
 		}
 	}
 	return nil
@@ -167,6 +175,11 @@ func readProposalFacts(path, decided string) (proposalFacts, error) {
 	if err != nil {
 		return proposalFacts{}, err
 	}
+	return proposalFactsOf(path, data, decided)
+}
+
+// proposalFactsOf is readProposalFacts of the bytes already read from path.
+func proposalFactsOf(path string, data []byte, decided string) (proposalFacts, error) {
 	f := proposalMemo.get(data, func() cachedFacts {
 		if f, ok := canonicalFacts(data, decided); ok {
 			return cachedFacts{facts: f}

@@ -150,7 +150,7 @@ func (s *Store) proposalProblems(st *state) []Problem {
 		if json.Unmarshal(data, &h) != nil || (h.ID != "" && h.ID != named) {
 			continue // not a proposal, or one under another name: dirProblems' finding
 		}
-		f, err := readProposalFacts(abs, decidedSHA(st.loggedDecisions(named)))
+		f, err := proposalFactsOf(abs, data, decidedSHA(st.loggedDecisions(named)))
 		if err == nil {
 			id := idOf(f.contentSHA)
 			if st.appliedEntry(id) != nil {
@@ -158,11 +158,8 @@ func (s *Store) proposalProblems(st *state) []Problem {
 			}
 			if id != named && ValidProposalID(named) {
 				err = fmt.Errorf("its content is proposal %s's, not %s's (no id in the file): it was written or edited by hand", id, named)
-			}
-			for _, d := range st.loggedDecisions(id) {
-				if err == nil && d.ProposalSHA256 != "" && d.ProposalSHA256 != f.contentSHA {
-					err = fmt.Errorf("its content hash %s differs from the %s recorded with its %s decision (serial %d): the file was edited after it was decided", short(f.contentSHA), short(d.ProposalSHA256), d.Action, d.Serial)
-				}
+			} else if d := decidedOtherwise(st.loggedDecisions(id), f.contentSHA); d != nil {
+				err = fmt.Errorf("its content hash %s differs from the %s recorded with its %s decision (serial %d): the file was edited after it was decided", short(f.contentSHA), short(d.ProposalSHA256), d.Action, d.Serial)
 			}
 		}
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ldd-tools/tune/internal/redact"
 	"github.com/ldd-tools/tune/internal/regular"
 	"github.com/ldd-tools/tune/internal/scorer"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -137,12 +138,8 @@ func Clean(value string) string {
 
 func isControl(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
 
-// titleMargin is how far past the text Title keeps a title input reaches (TitleInput): more than any
-// secret the redaction knows is long, so a secret that begins in the title is whole in the input.
-const titleMargin = 64 << 10
-
-// TitleInput is the start of prompt that Title(…, max) reads, plus titleMargin bytes: what a caller
-// redacts before making the title. Redacting a pasted transcript whole cost seconds a megabyte (the
+// TitleInput is the start of prompt that Title(…, max) reads, with the redaction's margin
+// (redact.Head): what a caller redacts before making the title. Redacting a pasted transcript whole cost seconds a megabyte (the
 // review of the writing side: 13.6 s for 6 MB), for a title of max runes.
 func TitleInput(prompt string, max int) string {
 	n, gap := 0, false
@@ -156,14 +153,7 @@ func TitleInput(prompt string, max int) string {
 			gap = false
 		}
 		if n++; n > max {
-			end := i + titleMargin
-			if end >= len(prompt) {
-				return prompt
-			}
-			for end > i && !utf8.RuneStart(prompt[end]) {
-				end--
-			}
-			return prompt[:end]
+			return redact.Head(prompt, i)
 		}
 	}
 	return prompt

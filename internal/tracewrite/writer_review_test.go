@@ -153,7 +153,7 @@ func TestTitleInputGivesTheSameTitle(t *testing.T) {
 		if got, want := Title(redact.String(in), 80), Title(redact.String(p), 80); got != want {
 			t.Errorf("prompt %d: title %q from the input, %q from the whole prompt", i, got, want)
 		}
-		if (i == 3 || i == 4 || i == 5) && len(in) > titleMargin+1000 {
+		if (i == 3 || i == 4 || i == 5) && len(in) > redact.Margin+1000 {
 			t.Errorf("prompt %d: TitleInput kept %d bytes of %d", i, len(in), len(p))
 		}
 	}
