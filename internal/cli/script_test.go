@@ -85,14 +85,19 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Fatalf("%s has no file %s", args[0], args[1])
 			},
-			// appendline FILE TEXT appends TEXT and a newline to FILE, as an agent appends its trace lines.
+			// appendline FILE TEXT appends TEXT and a newline to FILE, as an agent appends its trace lines;
+			// appendline -n FILE TEXT leaves the newline out, as a writer that died mid-line.
 			"appendline": func(ts *testscript.TestScript, neg bool, args []string) {
+				end := "\n"
+				if len(args) > 0 && args[0] == "-n" {
+					end, args = "", args[1:]
+				}
 				if len(args) != 2 {
-					ts.Fatalf("usage: appendline FILE TEXT")
+					ts.Fatalf("usage: appendline [-n] FILE TEXT")
 				}
 				f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_APPEND|os.O_WRONLY, 0)
 				ts.Check(err)
-				_, err = f.WriteString(args[1] + "\n")
+				_, err = f.WriteString(args[1] + end)
 				ts.Check(err)
 				ts.Check(f.Close())
 			},

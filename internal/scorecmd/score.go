@@ -280,7 +280,7 @@ func Run(opts *Options) error {
 			return err
 		}
 		scored := r
-		_, err = tracewrite.AppendAt(opts.Log, opts.Env.Now, func(stamp time.Time) (string, error) {
+		wrote, err := tracewrite.AppendAt(opts.Log, opts.Env.Now, func(stamp time.Time) (string, error) {
 			r, extra, loops := scored, extra, loops
 			if arm, ok := cfg.Draw(&r, &w, stamp.Format(tracewrite.TimestampLayout), task); ok {
 				r, extra = cfg.Apply(r, arm, extra)
@@ -293,6 +293,10 @@ func Run(opts *Options) error {
 		})
 		if err != nil {
 			return err
+		}
+		if wrote.Ended != "" {
+			// a warning, not a note: --quiet keeps it (docs/decisions.md#a-torn-last-line-is-named)
+			fmt.Fprint(opts.Env.ErrOut, cmdutil.WarnLine(opts.Log, "its last line had no line end (a writer that died mid-line, or an edit); this entry ended it, so it is now read as a task: "+wrote.Ended+"; if that line is cut, delete it"))
 		}
 		r = scored
 	}

@@ -5,11 +5,13 @@
 package tracewrite
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -189,7 +191,10 @@ const LockWait = 30 * time.Second
 // AppendAt adds one entry to the trace log at path: it creates the parent directory and the file when
 // missing, takes an exclusive lock (a sidecar path+".lock", so the lock works the same on every OS), and
 // writes the line and its newline in one write. If the file does not end with a newline (a writer died
-// mid-line), a newline is written first so the new entry starts on its own line.
+// mid-line, or an edit left it), a newline is written first so the new entry starts on its own line,
+// and Appended.Ended says which line it ended: the reader skips an unended last line as a write in
+// progress, but reads it once it is ended, and the writer cannot tell a torn line from a whole one, so
+// the person who runs it is told (docs/decisions.md#a-torn-last-line-is-named).
 //
 // The entry is stamped under the lock: entry gets the stamp and returns the line. The
 // stamp is now(), read once the lock is held, to the microsecond; when that is not after the stamp the
@@ -200,23 +205,23 @@ const LockWait = 30 * time.Second
 // one. A note more than NoteAhead ahead of the clock is not followed, and is replaced: the lock file
 // is the project's, and one planted far in the future would otherwise date every task after it. A nil
 // now stamps nothing.
-func AppendAt(path string, now func() time.Time, entry func(stamp time.Time) (string, error)) (time.Time, error) {
+func AppendAt(path string, now func() time.Time, entry func(stamp time.Time) (string, error)) (Appended, error) {
 	// A directory is refused before anything is made: "--log dir/" created dir/ and dir/.lock, then
 	// failed (the review of the writing side).
 	if fi, err := os.Stat(path); strings.HasSuffix(path, "/") || (err == nil && fi.IsDir()) {
-		return time.Time{}, fmt.Errorf("%s is a directory: name the trace log file in it (e.g. %s)", path, filepath.Join(path, "trace.log"))
+		return Appended{}, fmt.Errorf("%s is a directory: name the trace log file in it (e.g. %s)", path, filepath.Join(path, "trace.log"))
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return time.Time{}, err
+		return Appended{}, err
 	}
 	// regular.TryLock, not a plain open: a link committed at .ldd/trace.log.lock to ../.git/index.lock
 	// made every score create git's lock, and a FIFO there hung it (the review of the writing side).
 	lock, err := regular.TryLock(path+".lock", LockWait)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: lock: %w", path, err)
+		return Appended{}, fmt.Errorf("%s: lock: %w", path, err)
 	}
 	if lock == nil {
-		return time.Time{}, fmt.Errorf("%s: another writer has held %s.lock for %s: is a tune score hung? nothing was written", path, filepath.Base(path), LockWait)
+		return Appended{}, fmt.Errorf("%s: another writer has held %s.lock for %s: is a tune score hung? nothing was written", path, filepath.Base(path), LockWait)
 	}
 	defer lock.Unlock()
 	stamp := time.Time{}
@@ -228,43 +233,78 @@ func AppendAt(path string, now func() time.Time, entry func(stamp time.Time) (st
 	}
 	line, err := entry(stamp)
 	if err != nil {
-		return time.Time{}, err
+		return Appended{}, err
 	}
 	if strings.ContainsAny(line, "\r\n") {
-		return time.Time{}, fmt.Errorf("%s: an entry must be one line", path)
+		return Appended{}, fmt.Errorf("%s: an entry must be one line", path)
 	}
 	// only a regular file (a link to one is fine): the trace review's --log to a FIFO exited 0 and the
 	// entry went nowhere
 	f, err := regular.OpenAppend(path, 0o644)
 	if err != nil {
-		return time.Time{}, err
+		return Appended{}, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return time.Time{}, err
+		return Appended{}, err
 	}
 	buf := make([]byte, 0, len(line)+2)
+	ended := ""
 	if st.Size() > 0 {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, st.Size()-1); err != nil && err != io.EOF {
-			return time.Time{}, err
+			return Appended{}, err
 		}
 		if last[0] != '\n' {
 			buf = append(buf, '\n')
+			ended = unendedLine(f, st.Size())
 		}
 	}
 	buf = append(append(buf, line...), '\n')
 	if err := writeOrCut(f, st.Size(), buf); err != nil {
-		return time.Time{}, err
+		return Appended{}, err
 	}
 	if err := f.Close(); err != nil {
-		return time.Time{}, err
+		return Appended{}, err
 	}
 	if !stamp.IsZero() {
 		lock.SetNote([]byte(stamp.Format(TimestampLayout))) // a hint for the next writer, not a record
 	}
-	return stamp, nil
+	return Appended{Stamp: stamp, Ended: ended}, nil
+}
+
+// Appended is what AppendAt wrote.
+type Appended struct {
+	Stamp time.Time // the entry's stamp (zero when AppendAt had no clock)
+	// Ended is the unended last line the write ended, quoted and cut to its start (or, when its start is
+	// further back than unendedLook, to its end after "…"); empty when the log ended with a newline.
+	Ended string
+}
+
+// unendedLook bounds how far back AppendAt looks for an unended line's start, so a write stays one
+// small read whatever the log holds.
+const unendedLook = 4096
+
+// unendedLine is the unended last line of f, which holds size bytes, as Appended.Ended shows it.
+func unendedLine(f io.ReaderAt, size int64) string {
+	from := max(size-unendedLook, 0)
+	tail := make([]byte, size-from)
+	n, err := f.ReadAt(tail, from)
+	if err != nil && err != io.EOF {
+		return "(unreadable)"
+	}
+	tail = tail[:n]
+	const show = 60
+	if i := bytes.LastIndexByte(tail, '\n'); i >= 0 || from == 0 {
+		runes := []rune(strings.ToValidUTF8(string(tail[i+1:]), "\uFFFD"))
+		if len(runes) > show {
+			return strconv.Quote(string(runes[:show])) + "…"
+		}
+		return strconv.Quote(string(runes))
+	}
+	runes := []rune(strings.ToValidUTF8(string(tail), "\uFFFD"))
+	return "…" + strconv.Quote(string(runes[max(len(runes)-show, 0):]))
 }
 
 // writeOrCut writes buf at the end of f, which held size bytes. When the write fails, a part of the line

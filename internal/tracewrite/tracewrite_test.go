@@ -366,3 +366,33 @@ func TestTitle(t *testing.T) {
 		}
 	}
 }
+
+// The line an append ends is named, so the person who runs the writer can check it: once ended, the
+// reader reads it as a task (docs/decisions.md#a-torn-last-line-is-named). The start of the line names
+// its task; a start further back than the writer looks is shown by its end. Nothing is named when the
+// log ended with its newline.
+func TestAppendNamesTheLineItEnds(t *testing.T) {
+	long := strings.Repeat("x", unendedLook+10)
+	cases := []struct{ before, want string }{
+		{"", ""},
+		{"2026-01-01T00:00:00Z  inner  k=1\n", ""},
+		{"a\n2026-01-01T00:00:00Z  meta  L1/diagnostic  task=\"checkout te", `"2026-01-01T00:00:00Z  meta  L1/diagnostic  task=\"checkout te"`},
+		{"2026-01-01T00:00:00Z  meta  L0/reflex  task=\"" + long[:100], `"2026-01-01T00:00:00Z  meta  L0/reflex  task=\"xxxxxxxxxxxxxxx"…`},
+		{"2026-01-01T00:00:00Z  meta  L0/reflex  task=" + long, `…"` + strings.Repeat("x", 60) + `"`},
+		{"a\n" + long + "tail-end", `…"` + strings.Repeat("x", 52) + `tail-end"`},
+		{"a\n\x1b[31mred\xff\u202e", "\"\\x1b[31mred\ufffd\\u202e\""}, // controls and bidi marks escaped
+	}
+	for _, c := range cases {
+		path := filepath.Join(t.TempDir(), "trace.log")
+		if err := os.WriteFile(path, []byte(c.before), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wrote, err := AppendAt(path, nil, func(time.Time) (string, error) { return "next", nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wrote.Ended != c.want {
+			t.Errorf("after %.40q: Ended %s, want %s", c.before, wrote.Ended, c.want)
+		}
+	}
+}

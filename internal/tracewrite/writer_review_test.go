@@ -58,11 +58,11 @@ func TestAppendAtNeverRepeatsAStamp(t *testing.T) {
 	ten := time.Date(2026, 12, 7, 10, 0, 0, 123456789, time.UTC)
 	var stamps []time.Time
 	for _, now := range []time.Time{ten, ten, ten.Add(-5 * time.Second), ten.Add(-5 * time.Second), ten} {
-		stamp, err := AppendAt(path, at(now), line)
+		wrote, err := AppendAt(path, at(now), line)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stamps = append(stamps, stamp)
+		stamps = append(stamps, wrote.Stamp)
 	}
 	first := ten.Truncate(time.Microsecond)
 	for i, s := range stamps {
@@ -81,8 +81,8 @@ func TestAppendAtNeverRepeatsAStamp(t *testing.T) {
 		}
 		for i := range 2 {
 			want := later.Truncate(time.Microsecond).Add(time.Duration(i) * time.Microsecond)
-			if stamp, err := AppendAt(path, at(later), line); err != nil || !stamp.Equal(want) {
-				t.Errorf("note %.20q, write %d: stamp %s, %v: want %s", note, i, stamp, err, want)
+			if wrote, err := AppendAt(path, at(later), line); err != nil || !wrote.Stamp.Equal(want) {
+				t.Errorf("note %.20q, write %d: stamp %s, %v: want %s", note, i, wrote.Stamp, err, want)
 			}
 		}
 	}
