@@ -24,6 +24,9 @@ type VerifyResult struct {
 	// Base is the commit --base named: the store was also checked as an append-only extension of it.
 	Base     string          `json:"base,omitempty"`
 	Problems []store.Problem `json:"problems"`
+	// HoldoutChanged names what the range from Base changes in the frozen holdout and its rule
+	// (AddHoldoutChanges): for the reviewer, not problems.
+	HoldoutChanged []string `json:"holdout_changed,omitempty"`
 }
 
 // AddConfig reports the project's tune.toml (path, "" when none was found) when it is there but not a

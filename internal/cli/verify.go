@@ -53,6 +53,9 @@ of a pull request): every version file and log entry of REV is still there, unch
 key of REV still credits the same version; and every version HEAD adds equals what the log entry
 that wrote it says (a rollback equals the version it restores, an apply its proposal's candidate). A
 branch that rewrites the store's history and re-signs it verifies on its own, but not with --base.
+It also names what the range changes in the frozen holdout (its scenarios under the fixtures'
+holdout/, and tune.toml's [evolve] holdout rule): no rule of tune changes them, a reviewed change
+may, so they are listed for the reviewer and do not fail the check.
 
 What to do next: an interrupted operation → tune repair. A forged marker → inspect it and delete it
 by hand. An intended hand edit → tune repair --resign (logged loudly). Anything else → restore the
@@ -87,6 +90,9 @@ func verifyRun(opts *verifyOptions) error {
 	}
 	if err == nil && opts.Base != "" {
 		err = rep.AddBase(opts.WeightsDir, opts.Base)
+	}
+	if err == nil && opts.Base != "" {
+		err = rep.AddHoldoutChanges(opts.FixturesDir, opts.Config)
 	}
 	if err == nil {
 		err = view.Print(opts.IO.Out, opts.JSON, rep, view.Verify)

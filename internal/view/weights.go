@@ -53,6 +53,7 @@ func Verify(w io.Writer, rep *app.VerifyResult) error {
 		if rep.Base != "" {
 			termtable.Fprintf(w, "it extends the store at %.12s append-only: every version, log entry and ledger key kept; every new version is what its log entry says\n", rep.Base)
 		}
+		holdoutChanged(w, rep)
 		return nil
 	}
 	termtable.Fprintf(w, "weights store %s does NOT verify (%s):\n", rep.Dir, textfmt.Plural(len(rep.Problems), "problem"))
@@ -63,7 +64,19 @@ func Verify(w io.Writer, rep *app.VerifyResult) error {
 		termtable.Fprintf(w, "(checked against the store at %.12s: a \"rewritten\" problem means this branch changed its history; rebuild the branch on the base)\n", rep.Base)
 	}
 	termtable.Fprintln(w, verifyNext(rep.Problems))
+	holdoutChanged(w, rep)
 	return nil
+}
+
+// holdoutChanged names, for the reviewer, what verify --base found changed in the frozen holdout.
+func holdoutChanged(w io.Writer, rep *app.VerifyResult) {
+	if len(rep.HoldoutChanged) == 0 {
+		return
+	}
+	termtable.Fprintf(w, "this range changes the frozen holdout, which no rule of tune changes (a reviewer decides: docs/escalation.md, \"A change the holdout holds\"):\n")
+	for _, c := range rep.HoldoutChanged {
+		termtable.Fprintf(w, "  %s\n", c)
+	}
 }
 
 // verifyNext is verify's closing advice, naming only the commands that can help with the problems
