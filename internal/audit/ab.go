@@ -463,9 +463,21 @@ func CompareArms(arms []Arm, opt ABOptions) (*ABReport, error) {
 	}
 	holmFootnotes(rep.Metrics, opt.Alpha)
 	for i := range rep.Metrics {
-		explainDisagreement(&rep.Metrics[i], len(ps))
+		explainDisagreement(&rep.Metrics[i], rep.Tests())
 	}
 	return rep, nil
+}
+
+// Tests is how many tests Holm adjusts over: the metrics with a p (one without data has none). The
+// header and the footnotes both say it (the audit review: a footnote counted the metric without data).
+func (rep *ABReport) Tests() int {
+	n := 0
+	for _, m := range rep.Metrics {
+		if m.P != nil && !math.IsNaN(*m.P) {
+			n++
+		}
+	}
+	return n
 }
 
 // explainDisagreement says why a ratio interval and the test disagree, when they do: they come from

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -54,5 +55,20 @@ func TestDisagreementExplained(t *testing.T) {
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("[%v, %v] significant %v: warnings %q, want %q", c.lo, c.hi, c.significant, got, c.want)
 		}
+	}
+}
+
+// The footnote of a disagreement names the tests Holm adjusted over, as the header does: a metric
+// without data has no p and is no test (the audit review: the footnote said 5 beside a header's 4).
+func TestHolmCountsOnlyTests(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	rep := &ABReport{Metrics: []MetricResult{{P: f(0.03)}, {P: nil}, {P: f(0.5)}, {P: f(math.NaN())}, {P: f(0.01)}}}
+	if got := rep.Tests(); got != 3 {
+		t.Errorf("Tests: %d, want 3", got)
+	}
+	mr := MetricResult{RatioLo: f(0.48), RatioHi: f(0.85), PHolm: f(0.125)}
+	explainDisagreement(&mr, rep.Tests())
+	if got := strings.Join(mr.Warnings, "; "); !strings.Contains(got, "over 3 tests") {
+		t.Errorf("footnote %q, want it to say over 3 tests", got)
 	}
 }

@@ -1,8 +1,6 @@
 package audit
 
 import (
-	"math"
-
 	"github.com/ldd-tools/tune/internal/pricing"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -80,7 +78,7 @@ func priced(table *pricing.Table, r *transcript.Request, c Cost) Cost {
 	c.Parts = p.Parts(u)
 	if r.OutputTokens > 0 && r.ThinkingTokens > 0 {
 		th := min(r.ThinkingTokens, r.OutputTokens)
-		c.Thinking = pricing.Pico(float64(c.Parts.Output) * float64(th) / float64(r.OutputTokens))
+		c.Thinking = pricing.Pico(float64(c.Parts.Output) * float64(th) / float64(r.OutputTokens)) // ≤ Output
 	}
 	return c
 }
@@ -88,7 +86,7 @@ func priced(table *pricing.Table, r *transcript.Request, c Cost) Cost {
 // recorded is r's recorded cost, split by token kind in proportion to its priced parts when the
 // model has a price and the tokens cost something; the parts sum to the recorded cost exactly.
 func recorded(table *pricing.Table, r *transcript.Request, c Cost) Cost {
-	total := pricing.Pico(math.Round(r.RecordedCostUSD * 1e12))
+	total := pricing.FromUSD(r.RecordedCostUSD)
 	p := priced(table, r, c)
 	c.Known, c.Recorded = true, true
 	calc := p.Parts.Total()
@@ -97,7 +95,7 @@ func recorded(table *pricing.Table, r *transcript.Request, c Cost) Cost {
 		return c
 	}
 	f := float64(total) / float64(calc)
-	scale := func(v pricing.Pico) pricing.Pico { return pricing.Pico(math.Round(float64(v) * f)) }
+	scale := func(v pricing.Pico) pricing.Pico { return pricing.Round(float64(v) * f) }
 	c.Parts = pricing.Parts{Input: scale(p.Parts.Input), Output: scale(p.Parts.Output), CacheWrite: scale(p.Parts.CacheWrite),
 		CacheRead: scale(p.Parts.CacheRead), Premium1h: scale(p.Parts.Premium1h)}
 	c.Thinking = min(scale(p.Thinking), c.Parts.Output)

@@ -61,3 +61,31 @@ func TestPriceModes(t *testing.T) {
 }
 
 func (c Cost) unsplitOnly() bool { return c.Parts.Total() == 0 }
+
+// Costs past int64 picodollars ($9.2 million) stay right: thirteen requests of the most output tokens a
+// request may carry, at claude-opus-4's $75 per million, wrapped the sums to −$8.7 million in --json
+// and a 19-digit sum in text (the audit review). The sums are 128-bit now; a recorded cost past the
+// per-request bound is held at it, never wrapped.
+func TestCostsPastInt64(t *testing.T) {
+	var tot Totals
+	r := transcript.Request{Model: "claude-opus-4-20250514", OutputTokens: transcript.MaxTokens, Class: transcript.ClassMain}
+	c := Price(nil, &r)
+	for range 13 {
+		tot.Add(&r, c)
+	}
+	extra := transcript.Request{Model: "claude-opus-4-20250514", OutputTokens: 1000, Class: transcript.ClassSubagent}
+	ce := Price(nil, &extra)
+	tot.Add(&extra, ce)
+	tot.Remove(&extra, ce) // exact: what is removed was added
+	tot.Settle()
+	if tot.CostUSD == nil || *tot.CostUSD != 9_750_000 || tot.CostByKindUSD.Output != 9_750_000 {
+		t.Errorf("13 × 10^10 output tokens at $75/M: cost %v, output %v, want $9,750,000", tot.CostUSD, tot.CostByKindUSD.Output)
+	}
+	if s := SharesOf(&tot, tot.Spend, tot.PricedCostUSD); s.Cost.Output != 1 || s.Cost.NonMain != 0 {
+		t.Errorf("cost shares %+v, want all output, none outside the main loop", s.Cost)
+	}
+	rec := transcript.Request{Model: "claude-opus-4-20250514", OutputTokens: 10, RecordedCostUSD: 1e300, HasRecordedCost: true}
+	if got := Price(pricing.Embedded().WithMode(pricing.ModeAuto), &rec); got.Total() != pricing.MaxPart {
+		t.Errorf("a recorded cost of $1e300: %d picodollars, want the bound %d", got.Total(), pricing.MaxPart)
+	}
+}

@@ -78,15 +78,15 @@ type Totals struct {
 	// ModeDisplay); absent when none.
 	RecordedCostRequests int `json:"recorded_cost_requests,omitempty"`
 
-	sub   tokenSums     // the token sums outside the main loop, for SubSpend
-	cost  pricing.Parts // priced requests, by token kind
-	think pricing.Pico  // the thinking part of cost.Output
+	sub   tokenSums        // the token sums outside the main loop, for SubSpend
+	cost  pricing.SumParts // priced requests, by token kind
+	think pricing.Sum      // the thinking part of cost.Output
 	// thinkOut is Σ min(thinking, output tokens) per request: thinking as a part of output. An estimate
 	// (text length / 4) often exceeds the partial output_tokens Claude Code recorded before 2.1.70; the
 	// shares of output and of spend take thinking as the part, as its cost does (priced).
 	thinkOut uint64
-	nonMain  pricing.Pico // cost outside the main loop
-	unsplit  pricing.Pico // recorded costs that cannot be split by token kind (Cost.Unsplit)
+	nonMain  pricing.Sum // cost outside the main loop
+	unsplit  pricing.Sum // recorded costs that cannot be split by token kind (Cost.Unsplit)
 }
 
 // SyntheticModel is the model name of the error replies Claude Code writes itself (no API call).
@@ -113,10 +113,10 @@ func (t *Totals) Remove(r *transcript.Request, c Cost) { t.count(r, c, -1) }
 func (t *Totals) count(r *transcript.Request, c Cost, sign int) {
 	if c.Known {
 		t.cost.Add(c.Parts, sign)
-		t.think += pricing.Pico(sign) * c.Thinking
-		t.unsplit += pricing.Pico(sign) * c.Unsplit
+		t.think.Add(c.Thinking, sign)
+		t.unsplit.Add(c.Unsplit, sign)
 		if r.Class != transcript.ClassMain {
-			t.nonMain += pricing.Pico(sign) * c.Total()
+			t.nonMain.Add(c.Total(), sign)
 		}
 		if c.Recorded {
 			t.RecordedCostRequests += sign
@@ -181,7 +181,7 @@ func (t *Totals) Settle() {
 	all := tokenSums{t.InputTokens, t.OutputTokens, t.CacheReadInputTokens, t.CacheCreation5m, t.CacheCreation1h}
 	t.Spend, t.SpendTTL = all.spend(BriefWeights), all.spend(TTLWeights)
 	t.SubSpend, t.SubSpendTTL = t.sub.spend(BriefWeights), t.sub.spend(TTLWeights)
-	t.PricedCostUSD = (t.cost.Total() + t.unsplit).USD()
+	t.PricedCostUSD = t.cost.Total().Plus(t.unsplit).USD()
 	t.Cost1hPremiumUSD = t.cost.Premium1h.USD()
 	t.CostByKindUSD = CostKinds{Input: t.cost.Input.USD(), Output: t.cost.Output.USD(), CacheWrite: t.cost.CacheWrite.USD(),
 		CacheRead: t.cost.CacheRead.USD(), Thinking: t.think.USD(), Unsplit: t.unsplit.USD()}
@@ -267,14 +267,14 @@ func spendShares(t *Totals, w Weights, total, sub float64) SpendShares {
 
 func costShares(t *Totals) SpendShares {
 	c := &t.cost
-	total := float64(c.Total() + t.unsplit) // the kinds leave out the unsplit recorded cost
+	total := c.Total().Plus(t.unsplit).Float() // the kinds leave out the unsplit recorded cost
 	return SpendShares{
-		Input:      ratio(float64(c.Input), total),
-		Output:     ratio(float64(c.Output), total),
-		CacheRead:  ratio(float64(c.CacheRead), total),
-		CacheWrite: ratio(float64(c.CacheWrite), total),
-		Thinking:   ratio(float64(t.think), total),
-		NonMain:    ratio(float64(t.nonMain), total),
+		Input:      ratio(c.Input.Float(), total),
+		Output:     ratio(c.Output.Float(), total),
+		CacheRead:  ratio(c.CacheRead.Float(), total),
+		CacheWrite: ratio(c.CacheWrite.Float(), total),
+		Thinking:   ratio(t.think.Float(), total),
+		NonMain:    ratio(t.nonMain.Float(), total),
 	}
 }
 

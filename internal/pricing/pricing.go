@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 	"sync"
@@ -22,11 +23,101 @@ import (
 //go:embed claude.json
 var embedded []byte
 
-// Pico is an amount of money in picodollars (1e-12 USD).
+// Pico is an amount of money in picodollars (1e-12 USD): one request's cost or one of its parts, at
+// most MaxPart each. Sums of many requests are a Sum.
 type Pico int64
 
 // USD converts to dollars.
 func (p Pico) USD() float64 { return float64(p) / 1e12 }
+
+// MaxPart bounds one token kind's cost of one request: 2^60 picodollars, about $1.15 million. The
+// embedded table's dearest rate ($75 per million tokens) at the most tokens a request may carry
+// (10^10, transcript.MaxTokens) is $750,000, so only a --pricing rate above $115 per million tokens
+// meets the bound, and a request's parts together stay inside int64 (5 × 2^60 < 2^63). Before the
+// bound, one such request, or thirteen at the embedded price, wrapped the int64 sums into a negative
+// total (the audit review, docs/decisions.md#costs-past-int64).
+const MaxPart Pico = 1 << 60
+
+// times is n tokens at rate, at most MaxPart.
+func times(n uint64, rate Pico) Pico {
+	if rate <= 0 {
+		return 0
+	}
+	if n > uint64(MaxPart/rate) {
+		return MaxPart
+	}
+	return Pico(n) * rate
+}
+
+// FromUSD is usd in picodollars, rounded, within ±MaxPart (NaN is 0): a recorded cost is read from
+// the transcript, and a float past int64 converts to anything.
+func FromUSD(usd float64) Pico { return Round(usd * 1e12) }
+
+// Round is v picodollars rounded to a whole number within ±MaxPart (NaN is 0).
+func Round(v float64) Pico {
+	v = math.Round(v)
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case v >= float64(MaxPart):
+		return MaxPart
+	case v <= -float64(MaxPart):
+		return -MaxPart
+	}
+	return Pico(v)
+}
+
+// Sum is an exact 128-bit sum of Pico amounts: costs added and taken out again in any order give the
+// same sum, and no corpus reaches its bound (int64 picodollars end at $9.2 million).
+type Sum struct {
+	hi int64
+	lo uint64
+}
+
+// Add adds p to s, sign 1 or -1.
+func (s *Sum) Add(p Pico, sign int) {
+	v := int64(p) * int64(sign) // |p| ≤ 5 × MaxPart: no overflow
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, uint64(v), 0)
+	s.hi += int64(carry) + v>>63 // v>>63 is v's sign extended into the high word
+}
+
+// Plus is s + t.
+func (s Sum) Plus(t Sum) Sum {
+	lo, carry := bits.Add64(s.lo, t.lo, 0)
+	return Sum{hi: s.hi + t.hi + int64(carry), lo: lo}
+}
+
+// Float is s in picodollars, as a float64.
+func (s Sum) Float() float64 {
+	if s.hi < 0 { // negated first: −1·2^64 + (2^64 − 3) would round to 0
+		lo, carry := bits.Add64(^s.lo, 1, 0)
+		return -(float64(^s.hi+int64(carry))*0x1p64 + float64(lo))
+	}
+	return float64(s.hi)*0x1p64 + float64(s.lo)
+}
+
+// USD converts to dollars.
+func (s Sum) USD() float64 { return s.Float() / 1e12 }
+
+// SumParts sums Parts by kind (Sum).
+type SumParts struct {
+	Input, Output, CacheWrite, CacheRead, Premium1h Sum
+}
+
+// Add adds q to p, sign 1 or -1.
+func (p *SumParts) Add(q Parts, sign int) {
+	p.Input.Add(q.Input, sign)
+	p.Output.Add(q.Output, sign)
+	p.CacheWrite.Add(q.CacheWrite, sign)
+	p.CacheRead.Add(q.CacheRead, sign)
+	p.Premium1h.Add(q.Premium1h, sign)
+}
+
+// Total is the sum of the kinds (Premium1h is a part of CacheWrite).
+func (p SumParts) Total() Sum {
+	return p.Input.Plus(p.Output).Plus(p.CacheWrite).Plus(p.CacheRead)
+}
 
 // longContext is the token count above which the *_above rates apply to a token kind of one request
 // (LiteLLM's "_above_200k_tokens" fields).
@@ -64,6 +155,7 @@ func (u Usage) Tokens() uint64 {
 	return u.Input + u.Output + u.CacheWrite5m + u.CacheWrite1h + u.CacheRead
 }
 
+// pico is a rate of the table (checked: 0 to 1e-3 USD per token) in picodollars.
 func pico(usd float64) Pico { return Pico(math.Round(usd * 1e12)) }
 
 func picoAbove(base float64, above *float64) Pico {
@@ -76,9 +168,9 @@ func picoAbove(base float64, above *float64) Pico {
 // tiered prices n tokens at base, and those above 200,000 at above when the model has such a rate.
 func tiered(n uint64, base float64, above *float64) Pico {
 	if above != nil && n > longContext {
-		return longContext*pico(base) + Pico(n-longContext)*pico(*above)
+		return min(longContext*pico(base)+times(n-longContext, pico(*above)), MaxPart)
 	}
-	return Pico(n) * pico(base)
+	return times(n, pico(base))
 }
 
 // Parts is the cost of one request by token kind. CacheWrite includes Premium1h: what the 1-hour
@@ -89,16 +181,6 @@ type Parts struct {
 
 // Total is the request's cost.
 func (p Parts) Total() Pico { return p.Input + p.Output + p.CacheWrite + p.CacheRead }
-
-// Add adds q to p, sign 1 or -1.
-func (p *Parts) Add(q Parts, sign int) {
-	s := Pico(sign)
-	p.Input += s * q.Input
-	p.Output += s * q.Output
-	p.CacheWrite += s * q.CacheWrite
-	p.CacheRead += s * q.CacheRead
-	p.Premium1h += s * q.Premium1h
-}
 
 // Cost is the price of u (see Parts).
 func (p *Price) Cost(u Usage) Pico { return p.Parts(u).Total() }
@@ -126,27 +208,27 @@ func (p *Price) Parts(u Usage) Parts {
 		if long && in1hAbove != nil {
 			r1h = pico(*in1hAbove)
 		}
-		c.Input = Pico(u.Input) * rate(p.Input, p.InputAbove)
-		c.Output = Pico(u.Output) * rate(p.Output, p.OutputAbove)
-		c.CacheRead = Pico(u.CacheRead) * rate(p.CacheRead, p.CacheReadAbove)
-		w1h = Pico(u.CacheWrite1h) * r1h
-		w1hAt5m = Pico(u.CacheWrite1h) * rate(p.CacheWrite, p.CacheWriteAbove)
-		c.CacheWrite = Pico(u.CacheWrite5m)*rate(p.CacheWrite, p.CacheWriteAbove) + w1h
+		c.Input = times(u.Input, rate(p.Input, p.InputAbove))
+		c.Output = times(u.Output, rate(p.Output, p.OutputAbove))
+		c.CacheRead = times(u.CacheRead, rate(p.CacheRead, p.CacheReadAbove))
+		w1h = times(u.CacheWrite1h, r1h)
+		w1hAt5m = times(u.CacheWrite1h, rate(p.CacheWrite, p.CacheWriteAbove))
+		c.CacheWrite = min(times(u.CacheWrite5m, rate(p.CacheWrite, p.CacheWriteAbove))+w1h, MaxPart)
 	} else {
 		c.Input = tiered(u.Input, p.Input, p.InputAbove)
 		c.Output = tiered(u.Output, p.Output, p.OutputAbove)
 		c.CacheRead = tiered(u.CacheRead, p.CacheRead, p.CacheReadAbove)
 		if in1hAbove != nil && u.CacheWrite1h > longContext {
-			w1h = longContext*in1h + Pico(u.CacheWrite1h-longContext)*pico(*in1hAbove)
+			w1h = min(longContext*in1h+times(u.CacheWrite1h-longContext, pico(*in1hAbove)), MaxPart)
 		} else {
-			w1h = Pico(u.CacheWrite1h) * in1h
+			w1h = times(u.CacheWrite1h, in1h)
 		}
 		w1hAt5m = tiered(u.CacheWrite1h, p.CacheWrite, p.CacheWriteAbove)
-		c.CacheWrite = tiered(u.CacheWrite5m, p.CacheWrite, p.CacheWriteAbove) + w1h
+		c.CacheWrite = min(tiered(u.CacheWrite5m, p.CacheWrite, p.CacheWriteAbove)+w1h, MaxPart)
 	}
 	c.Premium1h = w1h - w1hAt5m
 	if u.Fast && p.FastMultiplier > 0 && p.FastMultiplier != 1 {
-		m := func(v Pico) Pico { return Pico(math.Round(float64(v) * p.FastMultiplier)) }
+		m := func(v Pico) Pico { return Round(float64(v) * p.FastMultiplier) }
 		c = Parts{m(c.Input), m(c.Output), m(c.CacheWrite), m(c.CacheRead), m(c.Premium1h)}
 	}
 	return c
@@ -301,8 +383,8 @@ func parse(b []byte, name string) (*Table, error) {
 
 func (p *Price) check() error {
 	for _, v := range []*float64{&p.Input, &p.Output, &p.CacheWrite, &p.CacheRead, p.InputAbove, p.OutputAbove, p.CacheWriteAbove, p.CacheReadAbove} {
-		// $1,000 per million tokens is far above any model's price; the bound keeps picodollar sums of
-		// any real corpus inside int64.
+		// $1,000 per million tokens is far above any model's price; a request's part past MaxPart is held
+		// there, and sums are 128-bit (docs/decisions.md#costs-past-int64).
 		if v != nil && (math.IsNaN(*v) || *v < 0 || *v > 1e-3) {
 			return fmt.Errorf("price %v is not a USD amount per token (0 to 0.001)", *v)
 		}

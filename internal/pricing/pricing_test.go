@@ -1,6 +1,7 @@
 package pricing
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -150,4 +151,35 @@ func FuzzOverride(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A Sum is exact past int64 and in any order; a rate past what MaxPart allows is held at it.
+func TestSumAndBound(t *testing.T) {
+	var s Sum
+	for range 20 {
+		s.Add(MaxPart, 1)
+	}
+	s.Add(7, 1)
+	s.Add(MaxPart, -1)
+	if got, want := s.Float(), 19*float64(MaxPart)+7; got != want {
+		t.Errorf("19 × 2^60 + 7: %v, want %v", got, want)
+	}
+	for range 19 {
+		s.Add(MaxPart, -1)
+	}
+	if s.Float() != 7 || s.Plus(Sum{}).Float() != 7 {
+		t.Errorf("after taking everything but 7 out: %v", s.Float())
+	}
+	s.Add(10, -1)
+	if s.Float() != -3 {
+		t.Errorf("7 − 10: %v", s.Float())
+	}
+	p := Price{Output: 1e-3, Input: 1e-3, CacheWrite: 1e-3, CacheRead: 1e-3, FastMultiplier: 100}
+	parts := p.Parts(Usage{Input: 1e10, Output: 1e10, CacheWrite5m: 1e10, CacheWrite1h: 1e10, CacheRead: 1e10, Fast: true})
+	if parts.Output != MaxPart || parts.CacheWrite != MaxPart || parts.Total() < 0 {
+		t.Errorf("10^10 tokens of each kind at $1,000/M in fast mode: %+v, want each part held at MaxPart", parts)
+	}
+	if FromUSD(math.NaN()) != 0 || FromUSD(-1e300) != -MaxPart || FromUSD(0.25) != 250_000_000_000 {
+		t.Errorf("FromUSD: %d %d %d", FromUSD(math.NaN()), FromUSD(-1e300), FromUSD(0.25))
+	}
 }

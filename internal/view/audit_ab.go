@@ -130,14 +130,8 @@ func abHeader(b *bytes.Buffer, rep *audit.ABReport, markdown bool) {
 	if markdown {
 		bullet = "- "
 	}
-	tests := 0
-	for _, m := range rep.Metrics {
-		if m.P != nil {
-			tests++
-		}
-	}
 	fmt.Fprintf(b, "%sA/B of %d arms, baseline %s; %s; α = %v after Holm over %d tests; %v%% CIs (medians: distribution-free; ratio of medians: bootstrap, %d resamples, seeded from the data)\n",
-		bullet, len(rep.Arms), rep.Arms[0].Name, testName(rep), rep.Alpha, tests, 100*rep.Confidence, rep.Resamples)
+		bullet, len(rep.Arms), rep.Arms[0].Name, testName(rep), rep.Alpha, rep.Tests(), 100*rep.Confidence, rep.Resamples)
 	for _, a := range rep.Arms {
 		fmt.Fprintf(b, "%s%s: %d runs, Claude Code %s (%s), effort from %s\n", bullet, a.Name, a.Runs,
 			orUnknown(strings.Join(a.Versions, ", ")), audit.JoinFamilies(a.Families), strings.Join(a.EffortSources, ", "))

@@ -100,6 +100,9 @@ func appendRows(t *termtable.Table, rows [][]string) error {
 
 // usd formats a cost for humans: cents, with thousands separators.
 func usd(v float64) string {
+	if v < 0 { // not a cost tune sums, but never a wrapped uint64 (the audit review)
+		return "-" + usd(-v)
+	}
 	if v > 0 && v < 0.005 {
 		return "<$0.01"
 	}
