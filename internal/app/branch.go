@@ -388,7 +388,15 @@ func skipDeclined(res *NightlyResult, weightsDir string, declined map[string]boo
 			}
 			continue
 		}
-		more := movedBy(p, *refused)
+		st, err := store.Open(weightsDir, nil)
+		if err != nil {
+			return false, err
+		}
+		parent, err := st.Version(p.Parent)
+		if err != nil {
+			return false, err
+		}
+		more := movedBy(p, &parent, *refused)
 		if len(more) == 0 {
 			res.Review, res.ReviewProposal = "", ""
 			return false, nil
@@ -417,6 +425,10 @@ func declinedOnBranches(repo gitcmd.Repo, inner Env, weightsRel string, declined
 	if err != nil {
 		return nil, nil, err
 	}
+	parent, err := s.Version(active)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, name := range declined {
 		if !strings.HasPrefix(name, BranchPrefix+weights.VersionName(active)+"-") {
 			continue // another version's no
@@ -438,30 +450,30 @@ func declinedOnBranches(repo gitcmd.Repo, inner Env, weightsRel string, declined
 		if err != nil || ChangeBranch(p, ReviewChange) != name || slices.Contains(names, name) {
 			continue
 		}
-		out = append(out, movedBy(p, out)...)
+		out = append(out, movedBy(p, &parent, out)...)
 		names = append(names, name)
 	}
 	return out, names, nil
 }
 
-// movedBy lists the signals and bucket edges proposal p's applicable steps move that are not in
-// known yet, as changes to refuse (evolve refuses a signal or an edge whatever the step).
-func movedBy(p *store.Proposal, known []evolve.Change) []evolve.Change {
+// movedBy lists the signals and bucket edges proposal p's candidate moves from parent (the weights
+// of p's parent) that are not in known yet, as changes to refuse (evolve refuses a signal or an edge
+// whatever the step). The candidate, not the proposal's steps: the branch name hashes the candidate
+// alone, and a closed request of a forged proposal with no change but a listed step refused that
+// step's signal (the review of the pull-request loop).
+func movedBy(p *store.Proposal, parent *weights.Weights, known []evolve.Change) []evolve.Change {
 	var out []evolve.Change
-	for _, st := range p.Steps {
-		if !st.Decision.Applicable() {
-			continue
-		}
-		c := evolve.Change{Kind: st.Kind}
-		switch st.Kind {
+	for _, ch := range store.Changes(parent, &p.Candidate) {
+		c := evolve.Change{Kind: ch.Kind}
+		switch ch.Kind {
 		case weights.ChangeSignal:
-			sig, ok := weights.SignalByName(st.Signal)
+			sig, ok := weights.SignalByName(ch.Name)
 			if !ok {
 				continue
 			}
 			c.Signal = sig
 		case weights.ChangeBucket:
-			lv, err := weights.ParseLevel(st.Edge)
+			lv, err := weights.ParseLevel(ch.Name)
 			if err != nil {
 				continue
 			}
@@ -655,9 +667,11 @@ func committedProposal(repo gitcmd.Repo, commit string) (string, bool) {
 	return id, store.ValidProposalID(id)
 }
 
-// superseded lists the other tune/ branches not merged into base: neither is their tip an ancestor of
-// base, nor does base hold the proposal their commit applied (a squash or rebase merge copies the
-// commit's files, not the commit).
+// superseded lists the other branches of tune's (a name ChangeBranch gives, a tip that names its
+// proposal) not merged into base: neither is their tip an ancestor of base, nor does base hold the
+// proposal their commit applied (a squash or rebase merge copies the commit's files, not the commit).
+// A person's branch under tune/ is never listed: the recipes close the request of every branch listed
+// and delete it.
 func superseded(repo gitcmd.Repo, base, branch, weightsRel string) ([]string, error) {
 	out, err := repo.Line("for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/"+BranchPrefix)
 	if err != nil {
@@ -666,21 +680,23 @@ func superseded(repo gitcmd.Repo, base, branch, weightsRel string) ([]string, er
 	list := []string{}
 	for _, l := range strings.Split(out, "\n") {
 		name, tip, ok := strings.Cut(l, " ")
-		if !ok || name == branch {
-			continue
+		if !ok || name == branch || !IsChangeBranch(name) {
+			continue // a name tune never gives is a person's branch: the recipe would close its request and delete it (the review of the pull-request loop)
 		}
 		if _, err := repo.Run("merge-base", "--is-ancestor", tip, base); err == nil {
 			continue // merged: nothing to close
 		}
-		if id, ok := committedProposal(repo, tip); ok {
-			// The same proposal file (the same blob) on the branch and on the base: a commit that only
-			// names a merged proposal is not that proposal's merge (the ninth review).
-			file := path.Join(weightsRel, store.ProposalsDir, id+".json")
-			onBase, err1 := repo.Line("rev-parse", "--verify", "--quiet", base+":"+file)
-			onTip, err2 := repo.Line("rev-parse", "--verify", "--quiet", tip+":"+file)
-			if err1 == nil && err2 == nil && onBase != "" && onBase == onTip {
-				continue // squashed or rebased in
-			}
+		id, ok := committedProposal(repo, tip)
+		if !ok {
+			continue // no proposal named by its tip: not a commit of tune's, so not tune's to close
+		}
+		// The same proposal file (the same blob) on the branch and on the base: a commit that only
+		// names a merged proposal is not that proposal's merge (the ninth review).
+		file := path.Join(weightsRel, store.ProposalsDir, id+".json")
+		onBase, err1 := repo.Line("rev-parse", "--verify", "--quiet", base+":"+file)
+		onTip, err2 := repo.Line("rev-parse", "--verify", "--quiet", tip+":"+file)
+		if err1 == nil && err2 == nil && onBase != "" && onBase == onTip {
+			continue // squashed or rebased in
 		}
 		list = append(list, name)
 	}
