@@ -295,10 +295,29 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	res.FilesOn = b.Branch
 	if b.BranchUpdated {
 		if _, err := repo.Run("update-ref", "-m", "tune nightly --branch", ref, b.Commit, old); err != nil {
+			if blocking := blockingRefs(repo, ref); len(blocking) > 0 {
+				return nil, fmt.Errorf("--branch: cannot write the branch %s: git keeps branches as paths, and %s holds that path (as a folder, or as a branch above it); no night can write its branch until it is gone: delete it (git branch -D NAME; git push origin --delete NAME)", strings.TrimPrefix(ref, "refs/heads/"), strings.Join(blocking, ", "))
+			}
 			return nil, err
 		}
 	}
 	return res, writeBody(b.BodyFile, bodyData)
+}
+
+// blockingRefs lists the branches whose names keep ref from being written: those below it
+// (tune/v0001-…/x) and those above it (tune). A branch anyone can push to can be named so, and every
+// night then failed with git's "cannot lock ref" (the review of the pull-request loop).
+func blockingRefs(repo gitcmd.Repo, ref string) []string {
+	var out []string
+	if below, err := repo.Line("for-each-ref", "--format=%(refname:short)", ref+"/"); err == nil && below != "" {
+		out = append(out, strings.Split(below, "\n")...)
+	}
+	for dir := path.Dir(ref); strings.HasPrefix(dir, "refs/heads/"); dir = path.Dir(dir) {
+		if _, err := repo.Run("show-ref", "--verify", "--quiet", dir); err == nil {
+			out = append(out, strings.TrimPrefix(dir, "refs/heads/"))
+		}
+	}
+	return out
 }
 
 // treePathError is an error of a --branch night run in its temporary tree, naming the files by their
