@@ -20,6 +20,7 @@ import (
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/gitcmd"
 	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -560,7 +561,7 @@ func keptChange(repo gitcmd.Repo, old, base, weightsRel, fixturesRel, reportsRel
 		return nil, nil, false
 	}
 	changes, ok := nightTree(repo, old, base, []string{weightsRel, fixturesRel, reportsRel})
-	if !ok {
+	if !ok || !onlyNightFiles(changes, weightsRel, fixturesRel, reportsRel, id) {
 		return nil, nil, false
 	}
 	harvested, ok := extendsWith(repo, old, base, weightsRel, p)
@@ -611,6 +612,51 @@ func nightTree(repo gitcmd.Repo, old, base string, dirs []string) ([]treeChange,
 	}
 	return changes, true
 }
+
+// onlyNightFiles reports whether the changes under the store and the reports are files a night writes
+// for proposal id: the new version (extendsWith checks it is the one), the log, its head, weights.sum,
+// the proposal and its saved input; the proposal's report and charts and its pull request body. A branch
+// that also held a committed .pending.json, .lock, nightly cache, extra proposal or report was kept
+// as the night's own, under its author (the review of the pull-request loop), though verify --base
+// fails it and a merged cache dirties every checkout after.
+func onlyNightFiles(changes []treeChange, weightsRel, fixturesRel, reportsRel, id string) bool {
+	under := func(name, dir string) (string, bool) {
+		if dir == "." {
+			return "", false // a directory at the repository's root holds everything: not told apart here
+		}
+		return strings.CutPrefix(name, dir+"/")
+	}
+	stem := report.ProposalBase(id)
+	for _, c := range changes {
+		if _, ok := under(c.name, fixturesRel); ok {
+			continue // onlyHarvested's
+		}
+		if rel, ok := under(c.name, weightsRel); ok {
+			switch rel {
+			case store.LogFile, store.HeadFile, store.SumFile, path.Join(store.ProposalsDir, id+".json"), path.Join(store.ProposalsDir, store.InputsDir, id+".toml"):
+				continue
+			}
+			if !versionFile.MatchString(rel) {
+				return false
+			}
+			continue
+		}
+		if rel, ok := under(c.name, reportsRel); ok && rel != id+".pr.md" && rel != stem+".md" && !proposalChart(rel, stem) {
+			return false
+		}
+	}
+	return true
+}
+
+// proposalChart says whether rel is a chart of the proposal report named stem (proposal-<id>-loss.svg,
+// -decision.svg: report.RenderProposal's files).
+func proposalChart(rel, stem string) bool {
+	name, ok := strings.CutPrefix(rel, stem+"-")
+	return ok && strings.HasSuffix(name, ".svg") && !strings.Contains(name, "/")
+}
+
+// versionFile matches a version file's name at the store's top.
+var versionFile = regexp.MustCompile(`^v[0-9]{4,}\.toml$`)
 
 // onlyHarvested reports whether the changes under the fixtures directory are exactly the fixtures the
 // branch's apply harvested, each new and with the content its log entry records: a night never
