@@ -12,8 +12,11 @@ git fetch --quiet --prune origin '+refs/heads/main:refs/remotes/origin/main' '+r
 # this script (its closes are its own comments "superseded by …") and not from a fork. tune proposes none
 # of them again and names them in "declined"; reopen one to ask again.
 version=$(tune weights show --jq .version) || { alert-ops "tune nightly: tune weights show failed" "$PWD"; exit 1; }
+# the branches fetched, and those of closed requests whose branch was deleted on close (their no stands)
+heads=$(gh pr list --state closed --limit 1000 --json headRefName --jq '.[].headRefName') ||
+  { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
 declined=
-for b in $(git for-each-ref --format='%(refname:lstrip=2)' "refs/heads/tune/$version-*"); do
+for b in $({ git for-each-ref --format='%(refname:lstrip=2)' "refs/heads/tune/$version-*"; printf '%s\n' "$heads" | grep "^tune/$version-"; } | sort -u); do
   n=$(gh pr list --head "$b" --state all --json state,isCrossRepository,comments \
     --jq '[.[] | select(.state == "CLOSED" and (.isCrossRepository | not) and all(.comments[]; .viewerDidAuthor and (.body | startswith("superseded by ")) | not))] | length') ||
     { alert-ops "tune nightly: gh pr list failed" "$PWD"; exit 1; }
