@@ -12,6 +12,8 @@ package tomlbound
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 )
@@ -39,8 +41,41 @@ func Decode(data []byte, v any) (toml.MetaData, error) {
 	if err := Check(data); err != nil {
 		return toml.MetaData{}, err
 	}
-	return toml.Decode(string(data), v)
+	md, err := toml.Decode(string(data), v)
+	return md, tableMismatch(err)
 }
+
+// tableMismatch words BurntSushi/toml's "type mismatch for <Go type>: expected table but found int64"
+// (a table key given a value: `evolve = 3`) in the file's terms: the Go type named the decoder's struct
+// field by field, which says nothing to a person editing tune.toml (the review of the pull-request loop).
+func tableMismatch(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	m := mismatchPrefix.FindStringSubmatch(msg)
+	i := strings.LastIndex(msg, ": expected table but found ")
+	if m == nil || i < len(m[0]) {
+		return err
+	}
+	found := msg[i+len(": expected table but found "):]
+	switch {
+	case strings.HasPrefix(found, "int"), strings.HasPrefix(found, "float"):
+		found = "a number"
+	case found == "string":
+		found = "a string"
+	case found == "bool":
+		found = "a boolean"
+	case strings.HasPrefix(found, "[]"):
+		found = "an array"
+	case strings.HasPrefix(found, "time."):
+		found = "a date"
+	}
+	return fmt.Errorf("%s%q must be a table ([%s] with its keys on the lines below it), not %s", m[1], m[2], m[2], found)
+}
+
+// mismatchPrefix is the position BurntSushi/toml puts before a type mismatch: the line and the key.
+var mismatchPrefix = regexp.MustCompile(`^(toml: (?:line [0-9]+ )?\(last key "([^"]*)"\): )type mismatch for `)
 
 // Check scans data for nesting deeper than MaxDepth and keys of more than MaxKeyParts parts. It follows
 // TOML's four string forms and comments, so brackets, braces and dots inside them do not count; it is

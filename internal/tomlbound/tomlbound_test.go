@@ -79,3 +79,28 @@ func FuzzCheck(f *testing.F) {
 		_, _ = Decode(data, &v)
 	})
 }
+
+// A value where a table belongs is named in the file's terms: BurntSushi/toml named the Go struct the
+// table decodes into, field by field with its tags (the review of the pull-request loop).
+func TestATableGivenAValue(t *testing.T) {
+	var v struct {
+		Evolve struct {
+			MaxSteps int `toml:"max_steps"`
+		} `toml:"evolve"`
+	}
+	for in, want := range map[string]string{
+		"evolve = 3\n":          `toml: line 1 (last key "evolve"): "evolve" must be a table ([evolve] with its keys on the lines below it), not a number`,
+		"evolve = [1]\n":        `not an array`,
+		"evolve = \"x\"\n":      `not a string`,
+		"evolve = true\n":       `not a boolean`,
+		"evolve = 1979-05-27\n": `not a date`,
+	} {
+		_, err := Decode([]byte(in), &v)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "struct") {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	if _, err := Decode([]byte("[evolve]\nmax_steps = \"x\"\n"), &v); err == nil || !strings.Contains(err.Error(), `"evolve.max_steps"`) {
+		t.Errorf("another mismatch is left as the decoder words it: %v", err)
+	}
+}
