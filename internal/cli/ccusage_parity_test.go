@@ -126,8 +126,9 @@ func TestCCUsageParityClaims(t *testing.T) {
 			t.Errorf("default --by day, %s: %v; ccusage daily %v", day, byDay[day], dailyRows[day])
 		}
 	}
-	if edge := "2025-06-14"; byDay[edge].same(dailyRows[edge]) || byDay[edge].Input-dailyRows[edge].Input != 320 {
-		t.Errorf("default --by day, %s: %v; ccusage daily %v: want tune to read the 3 records ccusage skips (320 input tokens more)", edge, byDay[edge], dailyRows[edge])
+	if edge := "2025-06-14"; byDay[edge].same(dailyRows[edge]) || byDay[edge].Input-dailyRows[edge].Input != 320 ||
+		byDay[edge].Output-dailyRows[edge].Output != 350 || math.Round((byDay[edge].Cost-dailyRows[edge].Cost)*1e4) != 62 {
+		t.Errorf("default --by day, %s: %v; ccusage daily %v: want tune to read the 3 records ccusage skips (320 input and 350 output tokens, $0.0062 more)", edge, byDay[edge], dailyRows[edge])
 	}
 
 	// 2. Every ccusage report's totals are reproduced with --ccusage REPORT.

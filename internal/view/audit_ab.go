@@ -73,8 +73,12 @@ func rangePct(s audit.ArmStat) string {
 	return fmt.Sprintf("± %.0f%%", 100*d)
 }
 
-// delta is benchstat's "vs base": "~" when not significant, else the change of the medians.
+// delta is benchstat's "vs base": "–" when there was nothing to test (no data in an arm), "~" when not
+// significant, else the change of the medians ("?" when the baseline median is 0).
 func delta(mr *audit.MetricResult) string {
+	if mr.P == nil || math.IsNaN(*mr.P) {
+		return "–" // not "~", which reads as a finding (the audit review)
+	}
 	if !mr.Significant {
 		return "~"
 	}
@@ -83,6 +87,18 @@ func delta(mr *audit.MetricResult) string {
 		return "?"
 	}
 	return fmt.Sprintf("%+.2f%%", 100*(*a-*b)/(*b))
+}
+
+// zeroBaseline says whether some median of the report is 0, where delta and rangePct show "?".
+func zeroBaseline(rep *audit.ABReport) bool {
+	for _, mr := range rep.Metrics {
+		for _, s := range mr.Arms {
+			if s.Median != nil && *s.Median == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func pValue(p *float64) string {
@@ -190,6 +206,9 @@ func writeABTable(w io.Writer, rep *audit.ABReport, markdown bool) error {
 		b.WriteString("\n")
 	}
 	b.WriteString(`"~": no difference detected at this sample size (Holm-adjusted p > α); it does not mean "no difference".` + "\n")
+	if zeroBaseline(rep) {
+		b.WriteString(`"?": the median is 0, so no change or range relative to it can be given; the test still compares the runs.` + "\n")
+	}
 	if markdown {
 		for i, n := range notes {
 			mark := strconv.Itoa(i + 1)

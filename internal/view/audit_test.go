@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ldd-tools/tune/internal/audit"
 	"github.com/ldd-tools/tune/internal/effort"
 	"github.com/ldd-tools/tune/internal/transcript"
 )
@@ -50,5 +51,40 @@ func TestScanAndEffortWarnings(t *testing.T) {
 	EffortWarnings(&b, "", []effort.Warning{{File: "t.jsonl", Line: 7, Reason: "cut"}})
 	if got, want := b.String(), "tune: warning: repo/agents/x.md:3: bad\ntune: warning: repo/settings.json: odd\ntune: warning: t.jsonl:7: cut\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// A metric with nothing to test (no data in an arm) shows "–", not "~", which reads as a finding; a
+// median of 0 shows "?" and the legend says what it means (the audit review).
+func TestABCellsSayWhatTheyMean(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	arms := func(b, a float64) map[string]audit.ArmStat {
+		return map[string]audit.ArmStat{"low": {N: 6, Median: f(b), Lo: f(b), Hi: f(b + 1)}, "high": {N: 6, Median: f(a), Lo: f(a), Hi: f(a + 1)}}
+	}
+	rep := &audit.ABReport{Arms: []audit.ArmInfo{{Name: "low"}, {Name: "high"}}, Alpha: 0.05, Confidence: 0.95}
+	for _, name := range audit.Metrics {
+		mr := audit.MetricResult{Name: name, Baseline: "low", Arm: "high", Arms: arms(300, 600), Test: "mann-whitney", P: f(0.002), PHolm: f(0.008), Significant: true}
+		switch name {
+		case "output_tokens":
+			mr.Arms = arms(0, 600)
+		case "active_seconds":
+			mr = audit.MetricResult{Name: name, Baseline: "low", Arm: "high", Arms: map[string]audit.ArmStat{"low": {}, "high": {}}, Test: "none"}
+		}
+		rep.Metrics = append(rep.Metrics, mr)
+	}
+	var b strings.Builder
+	if err := AuditAB(&b, rep, "text"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{`"?": the median is 0`, "Holm over 4 tests"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "active_seconds") && strings.Contains(l, "~") {
+			t.Errorf("a metric with no data reads as no difference: %q", l)
+		}
 	}
 }
