@@ -7,7 +7,7 @@ cd "$(dirname "$0")" || exit 1
 keep=$(git rev-parse --absolute-git-dir)/tune-nightly && mkdir -p "$keep" || exit 1
 out=$keep/out.json err=$keep/err.txt
 git fetch --quiet --prune origin '+refs/heads/main:refs/remotes/origin/main' '+refs/heads/tune/*:refs/heads/tune/*' &&
-  git checkout --quiet --detach origin/main || { alert-ops "tune nightly: git fetch failed" "$PWD"; exit 1; }
+  git checkout --quiet --detach origin/main || { alert-ops "tune nightly: git fetch or checkout of origin/main failed" "$PWD"; exit 1; }
 # the reviewers' noes: the active version's tune/ branches whose pull request was closed unmerged, not by
 # this script (its closes are its own comments "superseded by …") and not from a fork. tune proposes none
 # of them again and names them in "declined"; reopen one to ask again.
