@@ -20,7 +20,6 @@ import (
 	"github.com/ldd-tools/tune/internal/evolve"
 	"github.com/ldd-tools/tune/internal/gitcmd"
 	"github.com/ldd-tools/tune/internal/regular"
-	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -561,7 +560,7 @@ func keptChange(repo gitcmd.Repo, old, base, weightsRel, fixturesRel, reportsRel
 		return nil, nil, false
 	}
 	changes, ok := nightTree(repo, old, base, []string{weightsRel, fixturesRel, reportsRel})
-	if !ok || !onlyNightFiles(changes, weightsRel, fixturesRel, reportsRel, id) {
+	if !ok || !onlyNightFiles(repo, old, changes, weightsRel, fixturesRel, reportsRel) {
 		return nil, nil, false
 	}
 	harvested, ok := extendsWith(repo, old, base, weightsRel, p)
@@ -613,47 +612,87 @@ func nightTree(repo gitcmd.Repo, old, base string, dirs []string) ([]treeChange,
 	return changes, true
 }
 
-// onlyNightFiles reports whether the changes under the store and the reports are files a night writes
-// for proposal id: the new version (extendsWith checks it is the one), the log, its head, weights.sum,
-// the proposal and its saved input; the proposal's report and charts and its pull request body. A branch
-// that also held a committed .pending.json, .lock, nightly cache, extra proposal or report was kept
-// as the night's own, under its author (the review of the pull-request loop), though verify --base
-// fails it and a merged cache dirties every checkout after.
-func onlyNightFiles(changes []treeChange, weightsRel, fixturesRel, reportsRel, id string) bool {
-	under := func(name, dir string) (string, bool) {
-		if dir == "." {
-			return "", false // a directory at the repository's root holds everything: not told apart here
-		}
-		return strings.CutPrefix(name, dir+"/")
+// onlyNightFiles reports whether the changes from base to the tip are files a night writes. Under the
+// store: the new version (extendsWith checks it is the one), the log, its head, weights.sum, proposals
+// whose name is the id their content gives (a night may write two, the evolve step's and the watch's
+// rollback, the re-review) and their saved inputs. Under the reports: a proposal's report, its charts
+// and a pull request body. The fixtures are onlyHarvested's. A change belongs to the most specific of
+// the three directories (a reports directory inside the store is the reports'); one at the repository's
+// root holds what the others do not. A branch that also held a committed .pending.json, .lock, nightly
+// cache, copied proposal or extra report was kept as the night's own, under its author (the review of
+// the pull-request loop), though verify --base fails it and a merged cache dirties every checkout after.
+func onlyNightFiles(repo gitcmd.Repo, tip string, changes []treeChange, weightsRel, fixturesRel, reportsRel string) bool {
+	type dir struct {
+		rel  string
+		kind int
 	}
-	stem := report.ProposalBase(id)
-	for _, c := range changes {
-		if _, ok := under(c.name, fixturesRel); ok {
-			continue // onlyHarvested's
+	const fixturesKind, storeKind, reportsKind = 0, 1, 2
+	dirs := []dir{{fixturesRel, fixturesKind}, {weightsRel, storeKind}, {reportsRel, reportsKind}}
+	specificity := func(rel string) int {
+		if rel == "." {
+			return -1
 		}
-		if rel, ok := under(c.name, weightsRel); ok {
-			switch rel {
-			case store.LogFile, store.HeadFile, store.SumFile, path.Join(store.ProposalsDir, id+".json"), path.Join(store.ProposalsDir, store.InputsDir, id+".toml"):
-				continue
+		return len(rel)
+	}
+	slices.SortStableFunc(dirs, func(a, b dir) int { return specificity(b.rel) - specificity(a.rel) })
+	for _, c := range changes {
+		kind, rel := -1, ""
+		for _, d := range dirs {
+			if d.rel == "." {
+				kind, rel = d.kind, c.name
+				break
 			}
-			if !versionFile.MatchString(rel) {
+			if r, ok := strings.CutPrefix(c.name, d.rel+"/"); ok {
+				kind, rel = d.kind, r
+				break
+			}
+		}
+		switch kind {
+		case fixturesKind:
+			continue
+		case storeKind:
+			if !nightStoreFile(repo, tip, c.name, rel) {
 				return false
 			}
-			continue
-		}
-		if rel, ok := under(c.name, reportsRel); ok && rel != id+".pr.md" && rel != stem+".md" && !proposalChart(rel, stem) {
+		case reportsKind:
+			if !nightReport.MatchString(rel) {
+				return false
+			}
+		default:
 			return false
 		}
 	}
 	return true
 }
 
-// proposalChart says whether rel is a chart of the proposal report named stem (proposal-<id>-loss.svg,
-// -decision.svg: report.RenderProposal's files).
-func proposalChart(rel, stem string) bool {
-	name, ok := strings.CutPrefix(rel, stem+"-")
-	return ok && strings.HasSuffix(name, ".svg") && !strings.Contains(name, "/")
+// nightStoreFile says whether rel, the name in the store of the tip's file name, is one a night writes.
+func nightStoreFile(repo gitcmd.Repo, tip, name, rel string) bool {
+	switch dir, base := path.Split(rel); {
+	case dir == "" && (base == store.LogFile || base == store.HeadFile || base == store.SumFile || versionFile.MatchString(base)):
+		return true
+	case dir == store.ProposalsDir+"/"+store.InputsDir+"/":
+		id, ok := strings.CutSuffix(base, ".toml")
+		return ok && store.ValidProposalID(id)
+	case dir == store.ProposalsDir+"/":
+		id, ok := strings.CutSuffix(base, ".json")
+		if !ok || !store.ValidProposalID(id) {
+			return false
+		}
+		data, ok, err := repo.Show(tip, name, regular.ProposalFile)
+		if err != nil || !ok {
+			return false
+		}
+		p, err := store.ParseProposal(base, data)
+		return err == nil && p.ID == id // a copy under another name is not the night's
+	}
+	return false
 }
+
+// nightReport matches the report files a night writes: a proposal's EVAL report and its charts
+// (report.ProposalBase: proposal-<id>.md, proposal-<id>-loss.svg, -decision.svg) and a pull request
+// body (<id>.pr.md).
+// TestNightReportNamesTheReportsFiles keeps it equal to report.ProposalBase.
+var nightReport = regexp.MustCompile(`^(proposal-p-[0-9a-f]{12}(\.md|-[a-z]+\.svg)|p-[0-9a-f]{12}\.pr\.md)$`)
 
 // versionFile matches a version file's name at the store's top.
 var versionFile = regexp.MustCompile(`^v[0-9]{4,}\.toml$`)

@@ -3,6 +3,7 @@ package app
 import (
 	"testing"
 
+	"github.com/ldd-tools/tune/internal/report"
 	"github.com/ldd-tools/tune/internal/store"
 	"github.com/ldd-tools/tune/internal/testutil"
 	"github.com/ldd-tools/tune/internal/weights"
@@ -33,5 +34,21 @@ func TestMovedByReadsTheCandidate(t *testing.T) {
 	}
 	if again := movedBy(real, &parent, got); len(again) != 0 {
 		t.Errorf("a knob already refused is refused again: %v", again)
+	}
+}
+
+// The report files a kept branch may hold are the ones report.RenderProposal writes for a proposal,
+// and its pull request body; nothing else.
+func TestNightReportNamesTheReportsFiles(t *testing.T) {
+	id := "p-0123456789ab"
+	for _, name := range []string{report.ProposalBase(id) + ".md", report.ProposalBase(id) + "-loss.svg", report.ProposalBase(id) + "-decision.svg", id + ".pr.md"} {
+		if !nightReport.MatchString(name) {
+			t.Errorf("%s, a file a night writes, is refused", name)
+		}
+	}
+	for _, name := range []string{"extra.md", "proposal-p-0123456789ab.md.bak", "sub/" + id + ".pr.md", "proposal-p-aaaa.md"} {
+		if nightReport.MatchString(name) {
+			t.Errorf("%s is taken for a night's report", name)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ldd-tools/tune/internal/gitcmd"
 	"github.com/ldd-tools/tune/internal/project"
 	"github.com/ldd-tools/tune/internal/regular"
+	"github.com/ldd-tools/tune/internal/textfmt"
 	"github.com/ldd-tools/tune/internal/weights"
 )
 
@@ -22,33 +23,40 @@ import (
 // configPath. No rule of tune may change either, and the evidence's verdict depends on both; a
 // reviewed change may (docs/escalation.md, "A change the holdout holds"), so they are named for the
 // reviewer, not counted as problems (docs/decisions.md#verify-base-names-a-change-of-the-holdout).
-// Nothing is named without a base, or for a directory outside the repository.
-func (r *VerifyResult) AddHoldoutChanges(fixturesDir, configPath string) error {
+// Both are read in the repository of the store (weightsDir), whose commit the base is: a fixtures
+// directory or a tune.toml outside it (another work tree, a submodule) is not compared. A base whose
+// holdout does not read is named as such: the pull request may be the one that repairs it. With no
+// tune.toml now (configPath ""), the one beside the store is compared, so deleting it is named too.
+func (r *VerifyResult) AddHoldoutChanges(weightsDir, fixturesDir, configPath string) {
 	if r.Base == "" {
-		return nil
+		return
 	}
-	top, err := gitcmd.Toplevel(fixturesDir)
+	top, err := gitcmd.Toplevel(weightsDir)
 	if err != nil {
-		return nil // a fixtures directory outside any work tree: nothing a pull request changes
+		return
 	}
 	repo := gitcmd.Repo{Dir: top}
-	if rel, err := repoPath(top, filepath.Join(fixturesDir, fixtures.HoldoutDir)); err == nil {
-		before, err := holdoutAt(repo, r.Base, rel)
-		if err != nil {
-			return err
-		}
-		// the work tree's holdout as every replay reads it; a suite that does not load is AddFixtures'
-		// problem already, and its holdout is not compared
-		if suite, err := fixtures.LoadSuite(fixturesDir); err == nil {
-			r.HoldoutChanged = append(r.HoldoutChanged, holdoutDiff(before, suite.Holdout)...)
+	if ft, err := gitcmd.Toplevel(fixturesDir); err == nil && ft == top {
+		if rel, err := repoPath(top, filepath.Join(fixturesDir, fixtures.HoldoutDir)); err == nil {
+			before, err := holdoutAt(repo, r.Base, rel)
+			switch {
+			case err != nil:
+				r.HoldoutChanged = append(r.HoldoutChanged, fmt.Sprintf("the holdout at the base does not read, so it is not compared: %s", textfmt.OneLine(err.Error())))
+			default:
+				// the work tree's holdout as every replay reads it; a suite that does not load is
+				// AddFixtures' problem already, and its holdout is not compared
+				if suite, err := fixtures.LoadSuite(fixturesDir); err == nil {
+					r.HoldoutChanged = append(r.HoldoutChanged, holdoutDiff(before, suite.Holdout)...)
+				}
+			}
 		}
 	}
 	if configPath == "" {
-		return nil
+		configPath = filepath.Join(filepath.Dir(weightsDir), project.ConfigFile)
 	}
 	rel, err := repoPath(top, configPath)
 	if err != nil {
-		return nil
+		return
 	}
 	rule := func(data []byte, ok bool) evolve.HoldoutRule {
 		cfg, err := parseConfig(rel, data)
@@ -59,13 +67,13 @@ func (r *VerifyResult) AddHoldoutChanges(fixturesDir, configPath string) error {
 	}
 	data, ok, err := repo.Show(r.Base, rel, regular.ConfigFile)
 	if err != nil {
-		return err
+		r.HoldoutChanged = append(r.HoldoutChanged, fmt.Sprintf("%s at the base does not read, so its holdout rule is not compared: %s", rel, textfmt.OneLine(err.Error())))
+		return
 	}
 	headData, headErr := project.ReadConfig(configPath, false)
 	if was, is := rule(data, ok), rule(headData, headErr == nil); was != is {
 		r.HoldoutChanged = append(r.HoldoutChanged, fmt.Sprintf("%s: [evolve] holdout %q → %q", rel, was, is))
 	}
-	return nil
 }
 
 // holdoutAt reads the holdout scenarios of the *.toml files directly under rel at commit, as

@@ -98,14 +98,27 @@ func recorded(table *pricing.Table, r *transcript.Request, c Cost) Cost {
 	scale := func(v pricing.Pico) pricing.Pico { return pricing.Round(float64(v) * f) }
 	c.Parts = pricing.Parts{Input: scale(p.Parts.Input), Output: scale(p.Parts.Output), CacheWrite: scale(p.Parts.CacheWrite),
 		CacheRead: scale(p.Parts.CacheRead), Premium1h: scale(p.Parts.Premium1h)}
-	c.Thinking = min(scale(p.Thinking), c.Parts.Output)
-	// Rounding leaves at most a few picodollars: they go to the largest part.
+	// Thinking is a part of the output cost: never more of it than the output, whatever the sign (a
+	// recorded cost can be negative, and ccusage sums it as it is; min picked a negative output as
+	// the thinking of a request without any, the re-review).
+	c.Thinking = scale(p.Thinking)
+	if abs(c.Thinking) > abs(c.Parts.Output) {
+		c.Thinking = c.Parts.Output
+	}
+	// Rounding leaves at most a few picodollars: they go to the largest part, by magnitude.
 	largest := &c.Parts.Input
 	for _, v := range []*pricing.Pico{&c.Parts.Output, &c.Parts.CacheWrite, &c.Parts.CacheRead} {
-		if *v > *largest {
+		if abs(*v) > abs(*largest) {
 			largest = v
 		}
 	}
 	*largest += total - c.Parts.Total()
 	return c
+}
+
+func abs(v pricing.Pico) pricing.Pico {
+	if v < 0 {
+		return -v
+	}
+	return v
 }

@@ -89,3 +89,19 @@ func TestCostsPastInt64(t *testing.T) {
 		t.Errorf("a recorded cost of $1e300: %d picodollars, want the bound %d", got.Total(), pricing.MaxPart)
 	}
 }
+
+// A negative recorded cost (ccusage sums it as it is) splits like a positive one: no thinking for a
+// request without any, and the rounding goes to the largest part by magnitude (the re-review: the whole
+// output went to thinking).
+func TestNegativeRecordedCost(t *testing.T) {
+	r := transcript.Request{Model: "claude-opus-4-20250514", OutputTokens: 100, InputTokens: 3, RecordedCostUSD: -5, HasRecordedCost: true}
+	c := Price(pricing.Embedded().WithMode(pricing.ModeAuto), &r)
+	if c.Thinking != 0 || c.Total() != pricing.FromUSD(-5) || c.Parts.Output > c.Parts.Input {
+		t.Errorf("−$5 recorded for 100 output tokens, no thinking: %+v", c)
+	}
+	r.ThinkingTokens = 50
+	c = Price(pricing.Embedded().WithMode(pricing.ModeAuto), &r)
+	if c.Thinking >= 0 || c.Thinking < c.Parts.Output || c.Total() != pricing.FromUSD(-5) {
+		t.Errorf("−$5 with half the output thinking: %+v", c)
+	}
+}

@@ -69,9 +69,10 @@ A later night that proposes the same change on the same base leaves the branch (
 request) as it is, however its evidence grew (--json "branch_updated": false); a moved base
 rebuilds it. --json adds "branch", "branch_proposal" (the proposal the branch holds), "title",
 "body_file" (the pull request body, in the git directory; "body_path" is its copy on the branch),
-"commit" and "base" (the branch's commit and its parent), "branch_updated" and "supersedes" (other
-unmerged tune/ branches, whose pull requests to close). See docs/nightly.md for a crontab line, a GitHub Actions workflow and a
-GitLab CI job.
+"commit" and "base" (the branch's commit and its parent), "branch_updated" and "supersedes" (tune's
+other unmerged branches, whose pull requests to close: a name tune gives and a commit naming its
+proposal; a person's branch under tune/ is never listed). See docs/nightly.md for a crontab line, a
+GitHub Actions workflow and a GitLab CI job.
 
 --declined names branches whose pull requests a reviewer closed unmerged: their no. On that
 version the night refuses every weight such a change moved (read from the branch, or from its own

@@ -92,7 +92,7 @@ func verifyRun(opts *verifyOptions) error {
 		err = rep.AddBase(opts.WeightsDir, opts.Base)
 	}
 	if err == nil && opts.Base != "" {
-		err = rep.AddHoldoutChanges(opts.FixturesDir, opts.Config)
+		rep.AddHoldoutChanges(opts.WeightsDir, opts.FixturesDir, opts.Config)
 	}
 	if err == nil {
 		err = view.Print(opts.IO.Out, opts.JSON, rep, view.Verify)

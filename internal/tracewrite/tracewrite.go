@@ -286,9 +286,10 @@ type Appended struct {
 // small read whatever the log holds.
 const unendedLook = 4096
 
-// unendedLine is the unended last line of f, which holds size bytes, as Appended.Ended shows it.
+// unendedLine is the unended last line of f, which holds size bytes, as Appended.Ended shows it; ""
+// for a line the reader skips anyway (blank, or a comment), which ending changes nothing.
 func unendedLine(f io.ReaderAt, size int64) string {
-	from := max(size-unendedLook, 0)
+	from := max(size-unendedLook-1, 0) // one byte more: the line end before a line that starts at the window
 	tail := make([]byte, size-from)
 	n, err := f.ReadAt(tail, from)
 	if err != nil && err != io.EOF {
@@ -297,6 +298,9 @@ func unendedLine(f io.ReaderAt, size int64) string {
 	tail = tail[:n]
 	const show = 60
 	if i := bytes.LastIndexByte(tail, '\n'); i >= 0 || from == 0 {
+		if line := strings.TrimSpace(string(tail[i+1:])); line == "" || strings.HasPrefix(line, "#") {
+			return ""
+		}
 		runes := []rune(strings.ToValidUTF8(string(tail[i+1:]), "\uFFFD"))
 		if len(runes) > show {
 			return strconv.Quote(string(runes[:show])) + "…"

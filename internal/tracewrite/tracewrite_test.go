@@ -381,6 +381,9 @@ func TestAppendNamesTheLineItEnds(t *testing.T) {
 		{"2026-01-01T00:00:00Z  meta  L0/reflex  task=" + long, `…"` + strings.Repeat("x", 60) + `"`},
 		{"a\n" + long + "tail-end", `…"` + strings.Repeat("x", 52) + `tail-end"`},
 		{"a\n\x1b[31mred\xff\u202e", "\"\\x1b[31mred\ufffd\\u202e\""}, // controls and bidi marks escaped
+		{"a\n   \r", ""},       // a blank line is skipped, ended or not
+		{"a\n# a comment", ""}, // so is a comment
+		{"a\n" + strings.Repeat("y", unendedLook), `"` + strings.Repeat("y", 60) + `"…`}, // a start exactly at the window is read
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "trace.log")
