@@ -32,6 +32,10 @@ elif [ "$rc" -ne 0 ]; then
   exit "$rc"
 fi
 jq -r '(.declined // [])[] | "tune nightly: a reviewer closed the pull request of \(.); not proposed again (reopen it to ask again)"' "$out"
+# after a merge, tune's requests made on a version no longer active can no longer merge: closed
+for old in $(jq -r '(.stale // [])[]' "$out"); do
+  gh pr close "$old" --delete-branch --comment "superseded by the merge of another change" || true
+done
 review=$(jq -r .review "$out")
 [ -n "$review" ] || exit "$rc"
 branch=$(jq -r .branch "$out")

@@ -196,6 +196,13 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 	if res.Review == "" {
 		// Nothing to review: the files went with the temporary tree, so the result names none.
 		dropFiles(res)
+		// A night after a merge has nothing to review more often than not, and the other requests of the
+		// merged change's parent can no longer merge: they stayed open until a night proposed something
+		// (the review of the pull-request loop), and a reviewer who resolved the conflict "theirs" replaced
+		// the merged version with theirs.
+		if res.Stale, err = staleBranches(repo, base, weightsRel, inner); err != nil {
+			return nil, err
+		}
 		return res, nil
 	}
 
@@ -769,6 +776,26 @@ func committedProposal(repo gitcmd.Repo, commit string) (string, bool) {
 		}
 	}
 	return id, store.ValidProposalID(id)
+}
+
+// staleBranches are tune's branches not merged into base (superseded's) made on a version that is no
+// longer the active one in inner's store.
+func staleBranches(repo gitcmd.Repo, base, weightsRel string, inner Env) ([]string, error) {
+	s, err := inner.OpenStore()
+	if err != nil {
+		return nil, err
+	}
+	active, err := s.ActiveVersion()
+	if err != nil {
+		return nil, err
+	}
+	all, err := superseded(repo, base, "", weightsRel)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(name string) bool {
+		return strings.HasPrefix(name, BranchPrefix+weights.VersionName(active)+"-")
+	}), nil
 }
 
 // superseded lists the other branches of tune's (a name ChangeBranch gives, a tip that names its

@@ -41,6 +41,10 @@ type NightlyResult struct {
 	// active version: read from the branch before the night, or caught by name when the night would have
 	// left one for review (NightlyBranch). The next change the evidence prefers stands instead.
 	Declined []string `json:"declined"`
+	// Stale are tune's open branches of a version no longer active, named by a --branch night that
+	// leaves nothing to review (a night with a review lists them in supersedes): their change can no
+	// longer be merged, since another change was merged since, and the recipes close their requests.
+	Stale []string `json:"stale,omitempty"`
 	*BranchResult
 }
 

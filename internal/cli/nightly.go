@@ -71,8 +71,9 @@ rebuilds it. --json adds "branch", "branch_proposal" (the proposal the branch ho
 "body_file" (the pull request body, in the git directory; "body_path" is its copy on the branch),
 "commit" and "base" (the branch's commit and its parent), "branch_updated" and "supersedes" (tune's
 other unmerged branches, whose pull requests to close: a name tune gives and a commit naming its
-proposal; a person's branch under tune/ is never listed). See docs/nightly.md for a crontab line, a
-GitHub Actions workflow and a GitLab CI job.
+proposal; a person's branch under tune/ is never listed). A night with nothing to review adds
+"stale" instead: tune's open branches made on a version no longer active, whose pull requests to
+close. See docs/nightly.md for a crontab line, a GitHub Actions workflow and a GitLab CI job.
 
 --declined names branches whose pull requests a reviewer closed unmerged: their no. On that
 version the night refuses every weight such a change moved (read from the branch, or from its own

@@ -26,6 +26,9 @@ func Nightly(w io.Writer, out *app.NightlyResult) error {
 			read = fmt.Sprintf("%d task(s): %d taken up from the last night's state, %d read", out.Tasks, out.TasksFromState, out.Tasks-out.TasksFromState)
 		}
 		termtable.Fprintf(w, "review: nothing (%s)\n", read)
+		if len(out.Stale) > 0 {
+			termtable.Fprintf(w, "stale: %s (made on a version no longer active: their change can no longer merge; close their pull requests)\n", strings.Join(out.Stale, " "))
+		}
 	default:
 		termtable.Fprintf(w, "review: %s %s\n", out.Review, out.ReviewProposal)
 	}
