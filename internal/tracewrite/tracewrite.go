@@ -124,7 +124,10 @@ func pySpace(r rune) bool {
 }
 
 // Clean is value as an entry can hold it: CR LF, and each other C0 control character or DEL, become one
-// space, and bytes that are not UTF-8 become U+FFFD. A tab stays (Quote quotes it).
+// space, and bytes that are not UTF-8 become U+FFFD. A tab stays (Quote quotes it). The bidi embedding,
+// override and isolate controls become a space too: a log is read with cat and less, where U+202E turns
+// the rest of the line around (tune's own views escape them, a terminal does not). The marks that only
+// set a direction (U+200E, U+200F) stay: they reorder nothing on their own.
 func Clean(value string) string {
 	if !strings.ContainsFunc(value, isControl) && utf8.ValidString(value) {
 		return value
@@ -138,7 +141,9 @@ func Clean(value string) string {
 	}, value)
 }
 
-func isControl(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
 
 // TitleInput is the start of prompt that Title(…, max) reads, with the redaction's margin
 // (redact.Head): what a caller redacts before making the title. Redacting a pasted transcript whole cost seconds a megabyte (the

@@ -121,6 +121,8 @@ func TestQuoteCleansControlsAndBadUTF8(t *testing.T) {
 		"line\r\nbreak\rand\nend": `"line break and end"`,
 		"tab\there":               "\"tab\there\"",
 		"del\x7f":                 `"del "`,
+		"ab\u202ecd\u2066e\u2069": `"ab cd e "`, // bidi override and isolates: a cat of the log reorders nothing
+		"rtl\u200fmark":           "rtl\u200fmark",
 	} {
 		got := Quote(in)
 		if got != want {
