@@ -91,6 +91,17 @@ func NightlyBranch(env Env, opts EvolveOptions, body BodyFunc) (*NightlyResult, 
 		}
 	}
 	weightsRel, fixturesRel, reportsRel := rels[0], rels[1], rels[2]
+	// A branch is checked file by file against what a night writes in each of the three (keptChange): one
+	// path for two of them cannot be told apart, and the branch was rebuilt every night (the second
+	// re-review of the pull-request loop).
+	for i, a := range rels {
+		for j, b := range rels[i+1:] {
+			if a == b {
+				names := []string{"the weights store", "the fixtures", "the reports directory"}
+				return nil, fmt.Errorf("--branch: %s and %s are one directory (%s): a branch night needs three (set --weights-dir, --fixtures-dir and --reports-dir, or TUNE_WEIGHTS_DIR, TUNE_FIXTURES_DIR and TUNE_REPORTS_DIR, apart)", names[i], names[i+1+j], a)
+			}
+		}
+	}
 	if files, err := repo.Files(base, weightsRel); err != nil || !hasVersionFile(files) {
 		return nil, fmt.Errorf("--branch: HEAD (%s) holds no weights store at %s: commit the store first (tune init says what to commit)", gitcmd.Short(base), weightsRel)
 	}
@@ -567,11 +578,11 @@ func keptChange(repo gitcmd.Repo, old, base, weightsRel, fixturesRel, reportsRel
 		return nil, nil, false
 	}
 	changes, ok := nightTree(repo, old, base, []string{weightsRel, fixturesRel, reportsRel})
-	if !ok || !onlyNightFiles(repo, old, changes, weightsRel, fixturesRel, reportsRel) {
+	if !ok {
 		return nil, nil, false
 	}
-	harvested, ok := extendsWith(repo, old, base, weightsRel, p)
-	if !ok || !onlyHarvested(repo, old, fixturesRel, changes, harvested) {
+	ext, ok := extendsWith(repo, old, base, weightsRel, p)
+	if !ok || !onlyNightFiles(changes, weightsRel, fixturesRel, reportsRel, ext, id) || !onlyHarvested(repo, old, fixturesRel, changes, ext.harvested) {
 		return nil, nil, false
 	}
 	// The body goes to a pull request as the night's own would: without escape sequences
@@ -620,15 +631,17 @@ func nightTree(repo gitcmd.Repo, old, base string, dirs []string) ([]treeChange,
 }
 
 // onlyNightFiles reports whether the changes from base to the tip are files a night writes. Under the
-// store: the new version (extendsWith checks it is the one), the log, its head, weights.sum, proposals
-// whose name is the id their content gives (a night may write two, the evolve step's and the watch's
-// rollback, the re-review) and their saved inputs. Under the reports: a proposal's report, its charts
-// and a pull request body. The fixtures are onlyHarvested's. A change belongs to the most specific of
-// the three directories (a reports directory inside the store is the reports'); one at the repository's
-// root holds what the others do not. A branch that also held a committed .pending.json, .lock, nightly
-// cache, copied proposal or extra report was kept as the night's own, under its author (the review of
-// the pull-request loop), though verify --base fails it and a merged cache dirties every checkout after.
-func onlyNightFiles(repo gitcmd.Repo, tip string, changes []treeChange, weightsRel, fixturesRel, reportsRel string) bool {
+// store: the new version (extendsWith checks it is the one), the log, its head, weights.sum, and the
+// proposals the log's new entries name (a night may write two, the evolve step's and the watch's
+// rollback), each under the id its content gives, with the input its entry logged. Under the reports:
+// those proposals' reports and charts, and the body of the one the commit names (id). The fixtures are
+// onlyHarvested's. A change belongs to the most specific of the three directories (a reports directory
+// inside the store is the reports'); one at the repository's root holds what the others do not (the
+// three are different paths: NightlyBranch refuses the same path twice). A branch that also held a
+// committed .pending.json, .lock, nightly cache, another proposal or report was kept as the night's
+// own, under its author (the reviews of the pull-request loop), though verify --base fails some of it
+// and a merged cache dirties every checkout after.
+func onlyNightFiles(changes []treeChange, weightsRel, fixturesRel, reportsRel string, ext extension, id string) bool {
 	type dir struct {
 		rel  string
 		kind int
@@ -658,11 +671,15 @@ func onlyNightFiles(repo gitcmd.Repo, tip string, changes []treeChange, weightsR
 		case fixturesKind:
 			continue
 		case storeKind:
-			if !nightStoreFile(repo, tip, c.name, rel) {
+			if !nightStoreFile(rel, ext) {
 				return false
 			}
 		case reportsKind:
-			if !nightReport.MatchString(rel) {
+			m := nightReport.FindStringSubmatch(rel)
+			if m == nil {
+				return false
+			}
+			if _, logged := ext.proposals[m[1]+m[2]]; m[1] != "" && !logged || m[2] != "" && m[2] != id {
 				return false
 			}
 		default:
@@ -672,24 +689,22 @@ func onlyNightFiles(repo gitcmd.Repo, tip string, changes []treeChange, weightsR
 	return true
 }
 
-// nightStoreFile says whether rel, the name in the store of the tip's file name, is one a night writes.
-func nightStoreFile(repo gitcmd.Repo, tip, name, rel string) bool {
+// nightStoreFile says whether rel, a file of the store at the tip, is one a night writes (ext).
+func nightStoreFile(rel string, ext extension) bool {
 	switch dir, base := path.Split(rel); {
 	case dir == "" && (base == store.LogFile || base == store.HeadFile || base == store.SumFile || versionFile.MatchString(base)):
 		return true
 	case dir == store.ProposalsDir+"/"+store.InputsDir+"/":
-		id, ok := strings.CutSuffix(base, ".toml")
-		return ok && store.ValidProposalID(id)
+		id, _ := strings.CutSuffix(base, ".toml")
+		sha, logged := ext.proposals[id]
+		sum := sha256.Sum256(ext.store[rel])
+		return logged && sha != "" && hex.EncodeToString(sum[:]) == sha
 	case dir == store.ProposalsDir+"/":
 		id, ok := strings.CutSuffix(base, ".json")
-		if !ok || !store.ValidProposalID(id) {
+		if _, logged := ext.proposals[id]; !ok || !logged {
 			return false
 		}
-		data, ok, err := repo.Show(tip, name, regular.ProposalFile)
-		if err != nil || !ok {
-			return false
-		}
-		p, err := store.ParseProposal(base, data)
+		p, err := store.ParseProposal(base, ext.store[rel])
 		return err == nil && p.ID == id // a copy under another name is not the night's
 	}
 	return false
@@ -699,7 +714,8 @@ func nightStoreFile(repo gitcmd.Repo, tip, name, rel string) bool {
 // (report.ProposalBase: proposal-<id>.md, proposal-<id>-loss.svg, -decision.svg) and a pull request
 // body (<id>.pr.md).
 // TestNightReportNamesTheReportsFiles keeps it equal to report.ProposalBase.
-var nightReport = regexp.MustCompile(`^(proposal-p-[0-9a-f]{12}(\.md|-[a-z]+\.svg)|p-[0-9a-f]{12}\.pr\.md)$`)
+// The id is the first group for a report or chart, the second for a body.
+var nightReport = regexp.MustCompile(`^(?:proposal-(p-[0-9a-f]{12})(?:\.md|-[a-z]+\.svg)|(p-[0-9a-f]{12})\.pr\.md)$`)
 
 // versionFile matches a version file's name at the store's top.
 var versionFile = regexp.MustCompile(`^v[0-9]{4,}\.toml$`)
@@ -735,14 +751,14 @@ func onlyHarvested(repo gitcmd.Repo, old, fixturesRel string, changes []treeChan
 
 // extendsWith reports whether the store at old is an append-only extension of the store at base that
 // adds one version, p's candidate, and gives the fixtures its added entries harvested.
-func extendsWith(repo gitcmd.Repo, old, base, weightsRel string, p *store.Proposal) (map[string]string, bool) {
+func extendsWith(repo gitcmd.Repo, old, base, weightsRel string, p *store.Proposal) (extension, bool) {
 	from, err := snapshotAt(repo, base, weightsRel)
 	if err != nil {
-		return nil, false
+		return extension{}, false
 	}
 	to, err := snapshotAt(repo, old, weightsRel)
 	if err != nil || len(store.CheckExtension(from, to)) > 0 {
-		return nil, false
+		return extension{}, false
 	}
 	added := 0
 	for name, data := range to {
@@ -751,11 +767,19 @@ func extendsWith(repo gitcmd.Repo, old, base, weightsRel string, p *store.Propos
 		}
 		w, err := weights.Parse(name, data)
 		if err != nil || len(store.Changes(&p.Candidate, &w)) > 0 {
-			return nil, false
+			return extension{}, false
 		}
 		added++
 	}
-	return store.HarvestAdded(from, to), added == 1
+	return extension{harvested: store.HarvestAdded(from, to), proposals: store.ProposalsAdded(from, to), store: to}, added == 1
+}
+
+// extension is what a branch's store adds to its base's, as its log says: the fixtures harvested (path →
+// sha256), the proposals its entries name (id → the sha256 of their logged input), and the store at the
+// tip.
+type extension struct {
+	harvested, proposals map[string]string
+	store                store.Snapshot
 }
 
 // committedProposal is the proposal id the "Proposal:" line of commit's message names (commitMessage

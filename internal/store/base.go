@@ -156,13 +156,8 @@ func orGone(v string) string {
 // the fixtures directory) to the sha256 the entry records for it: what a branch that only extends the
 // base may add under the fixtures.
 func HarvestAdded(base, head Snapshot) map[string]string {
-	baseLines, _, _ := parseLog(base[LogFile])
-	headLines, _, _ := parseLog(head[LogFile])
 	out := map[string]string{}
-	if len(headLines) < len(baseLines) {
-		return out
-	}
-	for _, e := range entriesOf(headLines[len(baseLines):]) {
+	for _, e := range addedEntries(base, head) {
 		for i, name := range e.Harvested {
 			if i < len(e.HarvestedSHA256) {
 				out[name] = e.HarvestedSHA256[i]
@@ -170,6 +165,29 @@ func HarvestAdded(base, head Snapshot) map[string]string {
 		}
 	}
 	return out
+}
+
+// ProposalsAdded maps each proposal the entries head's log adds beyond base's name (its attempts, the
+// apply or rollback of it) to the sha256 of the report input logged with it ("" when none is: a watch's
+// rollback saves no input): the proposals a branch that only extends the base may add, with their inputs.
+func ProposalsAdded(base, head Snapshot) map[string]string {
+	out := map[string]string{}
+	for _, e := range addedEntries(base, head) {
+		if e.Proposal != "" && out[e.Proposal] == "" {
+			out[e.Proposal] = e.InputSHA256
+		}
+	}
+	return out
+}
+
+// addedEntries are the entries of head's log past base's (none when head's is shorter).
+func addedEntries(base, head Snapshot) []LogEntry {
+	baseLines, _, _ := parseLog(base[LogFile])
+	headLines, _, _ := parseLog(head[LogFile])
+	if len(headLines) < len(baseLines) {
+		return nil
+	}
+	return entriesOf(headLines[len(baseLines):])
 }
 
 func entriesOf(lines []logLine) []LogEntry {
