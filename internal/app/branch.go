@@ -679,7 +679,9 @@ func onlyNightFiles(changes []treeChange, weightsRel, fixturesRel, reportsRel st
 			if m == nil {
 				return false
 			}
-			if _, logged := ext.proposals[m[1]+m[2]]; m[1] != "" && !logged || m[2] != "" && m[2] != id {
+			if reportID, bodyID := m[1], m[2]; bodyID != "" && bodyID != id {
+				return false // one body, of the proposal the commit names
+			} else if _, logged := ext.proposals[reportID]; reportID != "" && !logged {
 				return false
 			}
 		default:
@@ -692,8 +694,11 @@ func onlyNightFiles(changes []treeChange, weightsRel, fixturesRel, reportsRel st
 // nightStoreFile says whether rel, a file of the store at the tip, is one a night writes (ext).
 func nightStoreFile(rel string, ext extension) bool {
 	switch dir, base := path.Split(rel); {
-	case dir == "" && (base == store.LogFile || base == store.HeadFile || base == store.SumFile || versionFile.MatchString(base)):
+	case dir == "" && (base == store.LogFile || base == store.HeadFile || base == store.SumFile):
 		return true
+	case dir == "":
+		_, ok := store.VersionFileName(base)
+		return ok
 	case dir == store.ProposalsDir+"/"+store.InputsDir+"/":
 		id, _ := strings.CutSuffix(base, ".toml")
 		sha, logged := ext.proposals[id]
@@ -711,14 +716,10 @@ func nightStoreFile(rel string, ext extension) bool {
 }
 
 // nightReport matches the report files a night writes: a proposal's EVAL report and its charts
-// (report.ProposalBase: proposal-<id>.md, proposal-<id>-loss.svg, -decision.svg) and a pull request
-// body (<id>.pr.md).
-// TestNightReportNamesTheReportsFiles keeps it equal to report.ProposalBase.
-// The id is the first group for a report or chart, the second for a body.
+// (report.ProposalBase: proposal-<id>.md, proposal-<id>-loss.svg, -decision.svg; the id is the first
+// group) and a pull request body (<id>.pr.md; the second group). TestNightReportNamesTheReportsFiles
+// keeps it equal to report.ProposalBase.
 var nightReport = regexp.MustCompile(`^(?:proposal-(p-[0-9a-f]{12})(?:\.md|-[a-z]+\.svg)|(p-[0-9a-f]{12})\.pr\.md)$`)
-
-// versionFile matches a version file's name at the store's top.
-var versionFile = regexp.MustCompile(`^v[0-9]{4,}\.toml$`)
 
 // onlyHarvested reports whether the changes under the fixtures directory are exactly the fixtures the
 // branch's apply harvested, each new and with the content its log entry records: a night never

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"cmp"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -94,7 +93,7 @@ func holdoutAt(repo gitcmd.Repo, commit, rel string) ([]fixtures.Scenario, error
 		}
 		scs, err := fixtures.Parse(gitcmd.Short(commit)+":"+f, data)
 		if err != nil {
-			return nil, fmt.Errorf("--base: the holdout at the base does not read: %w", err)
+			return nil, err
 		}
 		out = append(out, scs...)
 	}
@@ -124,7 +123,7 @@ func holdoutDiff(before, after []fixtures.Scenario) []string {
 			out = append(out, fmt.Sprintf("holdout scenario %q removed (%s)", s.Name, levels(s.Levels)))
 		}
 	}
-	slices.SortFunc(out, cmp.Compare)
+	slices.Sort(out)
 	return out
 }
 

@@ -78,7 +78,7 @@ func priced(table *pricing.Table, r *transcript.Request, c Cost) Cost {
 	c.Parts = p.Parts(u)
 	if r.OutputTokens > 0 && r.ThinkingTokens > 0 {
 		th := min(r.ThinkingTokens, r.OutputTokens)
-		c.Thinking = pricing.Pico(float64(c.Parts.Output) * float64(th) / float64(r.OutputTokens)) // ≤ Output
+		c.Thinking = pricing.Pico(float64(c.Parts.Output) * float64(th) / float64(r.OutputTokens))
 	}
 	return c
 }

@@ -155,22 +155,19 @@ func (u Usage) Tokens() uint64 {
 	return u.Input + u.Output + u.CacheWrite5m + u.CacheWrite1h + u.CacheRead
 }
 
-// pico is a rate of the table (checked: 0 to 1e-3 USD per token) in picodollars.
-func pico(usd float64) Pico { return Pico(math.Round(usd * 1e12)) }
-
 func picoAbove(base float64, above *float64) Pico {
 	if above == nil {
-		return pico(base)
+		return FromUSD(base)
 	}
-	return pico(*above)
+	return FromUSD(*above)
 }
 
 // tiered prices n tokens at base, and those above 200,000 at above when the model has such a rate.
 func tiered(n uint64, base float64, above *float64) Pico {
 	if above != nil && n > longContext {
-		return min(longContext*pico(base)+times(n-longContext, pico(*above)), MaxPart)
+		return min(longContext*FromUSD(base)+times(n-longContext, FromUSD(*above)), MaxPart)
 	}
-	return times(n, pico(base))
+	return times(n, FromUSD(base))
 }
 
 // Parts is the cost of one request by token kind. CacheWrite includes Premium1h: what the 1-hour
@@ -188,7 +185,7 @@ func (p *Price) Cost(u Usage) Pico { return p.Parts(u).Total() }
 // Parts prices u with ccusage's formula: a 1-hour cache write costs twice the input price (twice the
 // long-context input price above the threshold), and fast mode multiplies the whole.
 func (p *Price) Parts(u Usage) Parts {
-	in1h := 2 * pico(p.Input)
+	in1h := 2 * FromUSD(p.Input)
 	var in1hAbove *float64
 	if p.InputAbove != nil {
 		v := 2 * *p.InputAbove
@@ -202,11 +199,11 @@ func (p *Price) Parts(u Usage) Parts {
 			if long {
 				return picoAbove(base, above)
 			}
-			return pico(base)
+			return FromUSD(base)
 		}
 		r1h := in1h
 		if long && in1hAbove != nil {
-			r1h = pico(*in1hAbove)
+			r1h = FromUSD(*in1hAbove)
 		}
 		c.Input = times(u.Input, rate(p.Input, p.InputAbove))
 		c.Output = times(u.Output, rate(p.Output, p.OutputAbove))
@@ -219,7 +216,7 @@ func (p *Price) Parts(u Usage) Parts {
 		c.Output = tiered(u.Output, p.Output, p.OutputAbove)
 		c.CacheRead = tiered(u.CacheRead, p.CacheRead, p.CacheReadAbove)
 		if in1hAbove != nil && u.CacheWrite1h > longContext {
-			w1h = min(longContext*in1h+times(u.CacheWrite1h-longContext, pico(*in1hAbove)), MaxPart)
+			w1h = min(longContext*in1h+times(u.CacheWrite1h-longContext, FromUSD(*in1hAbove)), MaxPart)
 		} else {
 			w1h = times(u.CacheWrite1h, in1h)
 		}

@@ -205,7 +205,7 @@ func snapshotVersions(s Snapshot) []string {
 	var names []string
 	for name := range s {
 		if !strings.Contains(name, "/") {
-			if _, ok := versionFileName(name); ok {
+			if _, ok := VersionFileName(name); ok {
 				names = append(names, name)
 			}
 		}

@@ -116,7 +116,7 @@ func (s *Store) resolveWrite(w pendingWrite) (string, error) {
 	var root string
 	switch w.Root {
 	case RootStore:
-		if _, ok := versionFileName(p); !ok {
+		if _, ok := VersionFileName(p); !ok {
 			return "", fmt.Errorf("write %q: the store only writes version files (vNNNN.toml)", p)
 		}
 		root = s.Dir

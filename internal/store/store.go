@@ -216,7 +216,7 @@ func readState(dir string) (*state, error) {
 			st.stale = append(st.stale, name)
 			continue
 		}
-		v, ok := versionFileName(name)
+		v, ok := VersionFileName(name)
 		if !ok {
 			continue
 		}
@@ -278,8 +278,8 @@ func storeLimit(name string) regular.Limit {
 	return regular.StoreSmall
 }
 
-// versionFileName parses "v0002.toml" (the canonical name of a version; "v2.toml" is not one).
-func versionFileName(name string) (int, bool) {
+// VersionFileName parses "v0002.toml" (the canonical name of a version; "v2.toml" is not one).
+func VersionFileName(name string) (int, bool) {
 	base, ok := strings.CutSuffix(name, ".toml")
 	if !ok || !strings.HasPrefix(base, "v") {
 		return 0, false

@@ -82,9 +82,13 @@ func TestABCellsSayWhatTheyMean(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	row := ""
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "active_seconds") && strings.Contains(l, "~") {
-			t.Errorf("a metric with no data reads as no difference: %q", l)
+		if strings.Contains(l, "active_seconds") {
+			row = l
 		}
+	}
+	if !strings.Contains(row, "–") || strings.Contains(row, "~") {
+		t.Errorf("the row of a metric with no data is %q: want \"–\", never \"~\" (no difference)", row)
 	}
 }
